@@ -1,0 +1,181 @@
+"""The typed events a run yields. Renderers, the trace writer and the tests all consume these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+from toolcall_cli.messages import ToolCall, ToolResult
+
+# --- emitted by a strategy's parser while a reply arrives ------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta:
+    """Display text (text outside any call), as it arrives."""
+
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReasoningDelta:
+    """Thinking text (`<think>` or `reasoning_content`): shown apart, never parsed for calls."""
+
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallForming:
+    """A call whose text is still arriving; `arguments_text` is everything seen so far."""
+
+    kind: Literal["call_forming"] = "call_forming"
+    index: int
+    name: str | None
+    arguments_text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallParsed:
+    """A complete call, parsed and ready to run."""
+
+    kind: Literal["tool_call_parsed"] = "tool_call_parsed"
+    call: ToolCall
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParseError:
+    """Call text that could not be turned into a call. It is fed back, never raised."""
+
+    kind: Literal["parse_error"] = "parse_error"
+    message: str
+    raw: str
+    call_id: str
+    truncated: bool = False
+    """True when the reply ended inside the call (cut by max_tokens or a dropped stream)."""
+
+
+ParserEvent = Union[TextDelta, ReasoningDelta, CallForming, ToolCallParsed, ParseError]
+
+# --- emitted by the loop --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted:
+    kind: Literal["run_started"] = "run_started"
+    question: str
+    model: str
+    strategy: str
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IterationStarted:
+    kind: Literal["iteration_started"] = "iteration_started"
+    iteration: int
+    request: dict[str, Any]
+    """The exact request body sent to the model (OpenAI chat-completions shape)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelReplied:
+    """The model's whole reply for one iteration, verbatim, once it has fully arrived."""
+
+    kind: Literal["model_replied"] = "model_replied"
+    iteration: int
+    raw: str
+    """The raw output: the content text, or for native tool calls the message as JSON."""
+    text: str
+    reasoning: str = ""
+    finish_reason: str | None = None
+    latency: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolStarted:
+    kind: Literal["tool_started"] = "tool_started"
+    call: ToolCall
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolFinished:
+    kind: Literal["tool_finished"] = "tool_finished"
+    call: ToolCall
+    result: ToolResult
+
+
+@dataclass(frozen=True, kw_only=True)
+class FedBack:
+    """The messages appended to the request for the next iteration, in wire format."""
+
+    kind: Literal["fed_back"] = "fed_back"
+    iteration: int
+    messages: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Notice:
+    """Something the user should know that is not an error of the run (e.g. a cut result)."""
+
+    kind: Literal["notice"] = "notice"
+    level: Literal["info", "warning", "error"] = "info"
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinalAnswer:
+    kind: Literal["final_answer"] = "final_answer"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LimitReached:
+    kind: Literal["limit_reached"] = "limit_reached"
+    limit: Literal["iterations", "timeout"]
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelFailed:
+    """The model could not be reached or answered with an error; the run stops."""
+
+    kind: Literal["model_failed"] = "model_failed"
+    message: str
+    error_kind: str
+    """A short category ("connection", "timeout", "auth", "not_found", "bad_request",
+    "rate_limit", "server", "protocol")."""
+
+
+StopReason = Literal["answered", "limit", "model_failed", "interrupted"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished:
+    kind: Literal["run_finished"] = "run_finished"
+    stop_reason: StopReason
+    iterations: int
+    tool_calls: int
+    elapsed: float
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+Event = Union[
+    TextDelta,
+    ReasoningDelta,
+    CallForming,
+    ToolCallParsed,
+    ParseError,
+    RunStarted,
+    IterationStarted,
+    ModelReplied,
+    ToolStarted,
+    ToolFinished,
+    FedBack,
+    Notice,
+    FinalAnswer,
+    LimitReached,
+    ModelFailed,
+    RunFinished,
+]

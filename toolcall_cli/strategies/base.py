@@ -1,0 +1,54 @@
+"""The strategy boundary: how tools and results are put on the wire, and how replies are parsed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from toolcall_cli.events import ParseError, ParserEvent
+from toolcall_cli.messages import Message, ToolCall, ToolSpec
+from toolcall_cli.models.base import ModelRequest
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A whole model reply after parsing."""
+
+    raw: str
+    """The model's output verbatim (content text, or the message JSON for native calls)."""
+    text: str
+    """Display text: everything outside calls."""
+    calls: tuple[ToolCall, ...] = ()
+    errors: tuple[ParseError, ...] = ()
+    reasoning: str = ""
+    finish_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class ReplyParser(Protocol):
+    """Consumes one reply's chunks (OpenAI dicts) and yields parser events as they resolve."""
+
+    def feed(self, chunk: dict[str, Any]) -> list[ParserEvent]: ...
+
+    def close(self) -> list[ParserEvent]: ...
+
+    def reply(self) -> Reply:
+        """The whole reply; valid after close()."""
+        ...
+
+
+class Strategy(Protocol):
+    name: str
+    streaming: bool
+    """True when tools start while the reply is still arriving."""
+
+    def build_request(
+        self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
+    ) -> ModelRequest: ...
+
+    def parser(self, call_id_prefix: str) -> ReplyParser: ...
+
+    def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """Messages in this strategy's wire format (what the model will actually see)."""
+        ...
