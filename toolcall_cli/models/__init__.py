@@ -1,0 +1,66 @@
+"""Models: the embedded offline model, a scripted replay model, and OpenAI-compatible endpoints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolcall_cli.models.base import Model
+
+LOCAL_MODELS = ("offline", "scripted")
+
+
+class ModelConfigError(ValueError):
+    """The user asked for a model that cannot be set up (a usage error, exit code 2)."""
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    name: str = "offline"
+    seed: int = 0
+    script: Path | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    max_retries: int = 2
+
+    def __repr__(self) -> str:  # the key must never leak through a repr
+        return f"ModelChoice(name={self.name!r}, base_url={self.base_url!r})"
+
+
+def get_model(choice: ModelChoice) -> Model:
+    if choice.name == "offline":
+        from toolcall_cli.models.offline import OfflineModel
+
+        return OfflineModel(seed=choice.seed)
+    if choice.name == "scripted":
+        return scripted_model(choice.script)
+    if not choice.base_url:
+        raise ModelConfigError(
+            f"model {choice.name!r} needs an endpoint: give --base-url URL or --profile NAME "
+            "(or use --model offline)"
+        )
+    from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
+
+    return OpenAICompatModel(
+        Endpoint(
+            base_url=choice.base_url,
+            model=choice.name,
+            api_key=choice.api_key,
+            connect_timeout=choice.connect_timeout,
+            read_timeout=choice.read_timeout,
+            max_retries=choice.max_retries,
+        )
+    )
+
+
+def scripted_model(script: Path | None) -> Model:
+    from toolcall_cli.models.scripted import ScriptedModel
+
+    if script is None:
+        raise ModelConfigError("--model scripted needs --script FILE (a JSON list or JSONL of replies)")
+    try:
+        return ScriptedModel.from_file(script)
+    except (OSError, ValueError) as error:
+        raise ModelConfigError(f"cannot read script {script}: {error}") from None

@@ -1,0 +1,35 @@
+"""Ways of doing tool use: how tools go on the wire and how calls come back."""
+
+from __future__ import annotations
+
+from toolcall_cli.strategies.base import Strategy
+
+STRATEGY_NAMES = ("regex", "schema", "stream")
+
+
+class UnknownStrategy(ValueError):
+    pass
+
+
+def get_strategy(name: str, *, schema_mode: str = "tools", stream_mode: str = "tags") -> Strategy:
+    """The strategy called `name`; raises UnknownStrategy with the valid names.
+
+    `schema_mode` is "tools" (native function calling) or "json" (structured output);
+    `stream_mode` is "tags" (text protocol) or "native" (tool_calls deltas).
+    """
+    from toolcall_cli.strategies.regex import RegexStrategy
+    from toolcall_cli.strategies.schema import SchemaStrategy
+    from toolcall_cli.strategies.stream import StreamStrategy
+
+    if name == "regex":
+        return RegexStrategy()
+    if name == "stream" and stream_mode in ("tags", "native"):
+        return StreamStrategy("native" if stream_mode == "native" else "tags")
+    if name == "schema" and schema_mode in ("tools", "json"):
+        return SchemaStrategy("json" if schema_mode == "json" else "tools")
+    if name in STRATEGY_NAMES:
+        raise UnknownStrategy(
+            f"unknown mode for {name}: schema takes --schema-mode tools|json, "
+            "stream takes --stream-mode tags|native"
+        )
+    raise UnknownStrategy(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}")

@@ -24,6 +24,9 @@ class Reply:
     reasoning: str = ""
     finish_reason: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    native: dict[str, Any] | None = None
+    """For native function calling: the assistant message's `content` and `tool_calls` exactly as
+    they must be echoed back (broken calls included, so every tool message answers a known id)."""
 
 
 class ReplyParser(Protocol):

@@ -1,0 +1,59 @@
+"""Shared test set-up: no test may reach beyond this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _is_loopback(host: Any) -> bool:
+    if isinstance(host, (bytes, bytearray)):
+        host = host.decode()
+    if not isinstance(host, str):
+        return True  # AF_UNIX paths and the like stay on this machine
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else address
+    if not _is_loopback(host):
+        raise AssertionError(f"test tried to reach the network: {address!r}")
+    return _real_connect(self, address)
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    if host is not None and not _is_loopback(host):
+        raise AssertionError(f"test tried to resolve a network name: {host!r}")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Any non-loopback connection or name lookup fails the test (as pydantic-ai's
+    ALLOW_MODEL_REQUESTS = False does for models)."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own config dir and no provider keys from the developer's shell."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TOOLCALL_MODEL", "TOOLCALL_PROFILE",
+                 "TOOLCALL_STRATEGY", "TOOLCALL_CONFIG", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)

@@ -1,0 +1,150 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests: it replays scripted answers,
+streams SSE split into arbitrary byte chunks, and produces every failure the client handles."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Answer:
+    """One scripted answer to one request."""
+
+    status: int = 200
+    json_body: Any = None
+    raw: bytes | None = None
+    sse: list[str] | None = None
+    """`data:` payloads (without the prefix) or whole lines; sent as an event stream."""
+    headers: dict[str, str] = field(default_factory=dict)
+    split_seed: int | None = None
+    """Split the streamed bytes at random places (seeded), to test reassembly."""
+    cut_after: int | None = None
+    """Close the connection after this many body bytes (a stream cut mid-reply)."""
+    delay: float = 0.0
+    """Seconds to wait before answering (read timeouts)."""
+
+
+def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None,
+               finish_reason: str = "stop", usage: dict[str, int] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def text_stream(text: str, piece: int = 3) -> list[str]:
+    chunks = [
+        json.dumps({"object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": {"content": text[i:i + piece]}, "finish_reason": None}]})
+        for i in range(0, len(text), piece)
+    ]
+    chunks.append(json.dumps({"object": "chat.completion.chunk",
+                              "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    return [*chunks, "[DONE]"]
+
+
+class FakeOpenAI:
+    """Start with `with FakeOpenAI() as server:`; queue answers with `server.answers.append`."""
+
+    def __init__(self) -> None:
+        self.answers: list[Answer] = []
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self) -> Answer:
+        return self.answers.pop(0) if self.answers else Answer(status=500, json_body={"error": {"message": "no scripted answer left"}})
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(length)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                try:
+                    fake.requests.append(json.loads(body))
+                except json.JSONDecodeError:
+                    fake.requests.append({"_raw": body.decode(errors="replace")})
+                if not self.path.endswith("/chat/completions"):
+                    self._send(Answer(status=404, json_body={"error": {"message": f"no route {self.path}"}}))
+                    return
+                self._send(fake._next())
+
+            def _send(self, answer: Answer) -> None:
+                time.sleep(answer.delay)
+                payload = self._payload(answer)
+                self.send_response(answer.status)
+                content_type = "text/event-stream" if answer.sse is not None else "application/json"
+                self.send_header("Content-Type", content_type)
+                for key, value in answer.headers.items():
+                    self.send_header(key, value)
+                if answer.cut_after is not None:
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload[: answer.cut_after])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                for piece in _pieces(payload, answer.split_seed):
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+
+            @staticmethod
+            def _payload(answer: Answer) -> bytes:
+                if answer.raw is not None:
+                    return answer.raw
+                if answer.sse is not None:
+                    lines = [ln if ln.startswith(("data:", ":", "event:")) else f"data: {ln}" for ln in answer.sse]
+                    return "".join(f"{ln}\n\n" for ln in lines).encode()
+                return json.dumps(answer.json_body if answer.json_body is not None else {}).encode()
+
+        return Handler
+
+
+def _pieces(payload: bytes, seed: int | None) -> Iterator[bytes]:
+    if seed is None:
+        yield payload
+        return
+    rng = random.Random(seed)
+    at = 0
+    while at < len(payload):
+        size = rng.randint(1, 17)
+        yield payload[at : at + size]
+        at += size

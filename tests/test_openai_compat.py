@@ -1,0 +1,252 @@
+"""The OpenAI-compatible client against a real HTTP server on 127.0.0.1, and its failures."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from fake_openai import Answer, FakeOpenAI, completion, text_stream
+from toolcall_cli.models.base import ModelError, ModelRequest
+from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel, sse_data
+from toolcall_cli.strategies.schema import NativeReplyParser
+
+SECRET = "sk-test-SECRET-abcdef123456"
+
+
+OPEN_MODELS: list[OpenAICompatModel] = []
+
+
+@pytest.fixture(autouse=True)
+def close_models() -> Any:
+    yield
+    while OPEN_MODELS:
+        OPEN_MODELS.pop().close()
+
+
+def model_at(base_url: str, **kwargs: Any) -> tuple[OpenAICompatModel, list[float]]:
+    waits: list[float] = []
+    endpoint = Endpoint(base_url=base_url, model="fake-model", api_key=SECRET, **kwargs)
+    model = OpenAICompatModel(endpoint, sleep=waits.append)
+    OPEN_MODELS.append(model)
+    return model, waits
+
+
+def ask(model: OpenAICompatModel, stream: bool = False) -> list[dict[str, Any]]:
+    body: dict[str, Any] = {"model": "x", "messages": [{"role": "user", "content": "hi"}]}
+    if stream:
+        body["stream"] = True
+    return list(model.stream(ModelRequest(body)))
+
+
+def failure(model: OpenAICompatModel, stream: bool = False) -> ModelError:
+    with pytest.raises(ModelError) as caught:
+        ask(model, stream)
+    assert SECRET not in str(caught.value)
+    return caught.value
+
+
+@pytest.fixture
+def server() -> Any:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def test_plain_completion_sends_model_key_and_body(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(json_body=completion("hello")))
+    model, _ = model_at(server.base_url)
+    [reply] = ask(model)
+    assert reply["choices"][0]["message"]["content"] == "hello"
+    assert server.requests[0]["model"] == "fake-model"
+    assert server.headers[0]["authorization"] == f"Bearer {SECRET}"
+
+
+def test_stream_split_into_arbitrary_bytes_reassembles(server: FakeOpenAI) -> None:
+    text = "北京今天晴，气温 28°C。" * 3
+    server.answers.append(Answer(sse=text_stream(text, piece=2), split_seed=7))
+    model, _ = model_at(server.base_url)
+    chunks = ask(model, stream=True)
+    joined = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert joined == text
+
+
+def test_connection_refused_is_one_clear_line() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model, _ = model_at(f"http://127.0.0.1:{port}/v1")
+    error = failure(model)
+    assert error.kind == "connection"
+    assert f"127.0.0.1:{port}" in str(error) and "\n" not in str(error)
+
+
+def test_unresolvable_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_such_host(*args: Any, **kwargs: Any) -> Any:
+        raise socket.gaierror(-2, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_host)
+    model, _ = model_at("http://no-such-host.invalid/v1")
+    error = failure(model)
+    assert error.kind == "connection" and "resolve" in str(error)
+
+
+def test_connect_timeout_through_mock_transport() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectTimeout("timed out", request=request)
+
+    endpoint = Endpoint(base_url="http://127.0.0.1:9/v1", model="m", connect_timeout=1.5)
+    model = OpenAICompatModel(endpoint, transport=httpx.MockTransport(handler))
+    OPEN_MODELS.append(model)
+    error = failure(model)
+    assert error.kind == "timeout" and "1.5 s" in str(error)
+
+
+def test_read_timeout_is_configurable(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(json_body=completion("late"), delay=1.0))
+    model, _ = model_at(server.base_url, read_timeout=0.2)
+    error = failure(model)
+    assert error.kind == "timeout" and "0.2 s" in str(error)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_bad_key_never_printed(server: FakeOpenAI, status: int) -> None:
+    server.answers.append(
+        Answer(status=status, json_body={"error": {"message": f"Incorrect API key provided: {SECRET}"}})
+    )
+    model, _ = model_at(server.base_url)
+    error = failure(model)
+    assert error.kind == "auth" and str(status) in str(error)
+
+
+def test_404_names_the_model(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(status=404, json_body={"error": {"message": "model not found"}}))
+    model, _ = model_at(server.base_url)
+    error = failure(model)
+    assert error.kind == "not_found" and "fake-model" in str(error)
+
+
+def test_400_shows_the_providers_message(server: FakeOpenAI) -> None:
+    server.answers.append(
+        Answer(status=400, json_body={"error": {"message": "messages[1].content must be a string"}})
+    )
+    model, _ = model_at(server.base_url)
+    error = failure(model)
+    assert error.kind == "bad_request" and "messages[1].content must be a string" in str(error)
+
+
+def test_model_that_rejects_tools_suggests_regex(server: FakeOpenAI) -> None:
+    server.answers.append(
+        Answer(status=400, json_body={"error": {"message": "this model does not support tools"}})
+    )
+    model, _ = model_at(server.base_url)
+    error = failure(model)
+    assert error.kind == "unsupported" and "--strategy regex" in str(error)
+
+
+def test_429_honours_retry_after_then_succeeds(server: FakeOpenAI) -> None:
+    server.answers += [
+        Answer(status=429, headers={"Retry-After": "3"}, json_body={"error": {"message": "slow down"}}),
+        Answer(json_body=completion("ok")),
+    ]
+    model, waits = model_at(server.base_url)
+    [reply] = ask(model)
+    assert reply["choices"][0]["message"]["content"] == "ok"
+    assert waits == [3.0]
+
+
+def test_429_retries_are_bounded(server: FakeOpenAI) -> None:
+    server.answers += [Answer(status=429, headers={"Retry-After": "100"}) for _ in range(5)]
+    model, waits = model_at(server.base_url, max_retries=2, max_retry_wait=5.0)
+    error = failure(model)
+    assert error.kind == "rate_limit"
+    assert waits == [5.0, 5.0]  # capped, and only max_retries of them
+    assert len(server.requests) == 3
+
+
+def test_5xx_retries_with_backoff(server: FakeOpenAI) -> None:
+    server.answers += [Answer(status=503), Answer(status=502), Answer(json_body=completion("ok"))]
+    model, waits = model_at(server.base_url)
+    assert ask(model)[0]["choices"][0]["message"]["content"] == "ok"
+    assert waits == [0.5, 1.0]
+
+
+def test_5xx_exhausted(server: FakeOpenAI) -> None:
+    server.answers += [Answer(status=500, json_body={"error": {"message": "boom"}}) for _ in range(3)]
+    model, _ = model_at(server.base_url)
+    error = failure(model)
+    assert error.kind == "server" and "boom" in str(error)
+
+
+def test_non_json_body(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(raw=b"<html>Bad Gateway</html>"))
+    model, _ = model_at(server.base_url)
+    assert failure(model).kind == "protocol"
+
+
+def test_malformed_sse_line(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(sse=['{"choices": [{"delta": {"content": "hi"}}]}', "{not json", "[DONE]"]))
+    model, _ = model_at(server.base_url)
+    error = failure(model, stream=True)
+    assert error.kind == "protocol" and "malformed" in str(error)
+
+
+def test_stream_cut_mid_reply(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(sse=text_stream("x" * 300, piece=5), cut_after=200))
+    model, _ = model_at(server.base_url)
+    received: list[dict[str, Any]] = []
+    with pytest.raises(ModelError) as caught:
+        for chunk in model.stream(ModelRequest({"messages": [], "stream": True})):
+            received.append(chunk)
+    assert caught.value.kind == "protocol" and "cut" in str(caught.value)
+    assert received, "the chunks before the cut are delivered"
+
+
+def test_sse_parser_skips_comments_and_joins_multiline_data() -> None:
+    lines = [": keep-alive", "", "event: message", "data: {\"a\":", "data: 1}", "", "data: [DONE]", ""]
+    assert list(sse_data(iter(lines))) == ['{"a":\n1}', "[DONE]"]
+
+
+# --- recorded streams from ../shared/conformance/sse_streams.jsonl -----------------------------
+
+CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+
+
+def recorded_streams() -> list[dict[str, Any]]:
+    path = CONFORMANCE / "sse_streams.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def as_sse_lines(case: dict[str, Any]) -> list[str]:
+    """Raw `data:` lines as recorded, or (for the docs example) tool_calls arrays made into chunks."""
+    if all(isinstance(c, str) and c.startswith("data:") for c in case["chunks"]):
+        return list(case["chunks"])
+    lines = []
+    for delta in case["chunks"]:
+        tool_calls = json.loads(delta) if isinstance(delta, str) else delta
+        choice = {"index": 0, "delta": {"tool_calls": tool_calls} if tool_calls else {}, "finish_reason": None}
+        lines.append("data: " + json.dumps({"choices": [choice]}))
+    return [*lines, "data: [DONE]"]
+
+
+@pytest.mark.skipif(not recorded_streams(), reason="../shared/conformance/sse_streams.jsonl is absent")
+@pytest.mark.parametrize("case", recorded_streams(), ids=lambda c: c["id"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_recorded_stream_over_http_yields_expected_calls(
+    server: FakeOpenAI, case: dict[str, Any], seed: int
+) -> None:
+    server.answers.append(Answer(sse=as_sse_lines(case), split_seed=seed))
+    model, _ = model_at(server.base_url)
+    parser = NativeReplyParser("call_")
+    for chunk in model.stream(ModelRequest({"messages": [], "stream": True})):
+        parser.feed(chunk)
+    parser.close()
+    reply = parser.reply()
+    got = [{"name": c.name, "arguments": c.arguments, "id": c.id} for c in reply.calls]
+    assert got == case["expected_calls"]
+    assert not reply.errors

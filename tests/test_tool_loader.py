@@ -1,0 +1,247 @@
+"""Loading tools.d plugins: what registers, and one clear line for each thing that goes wrong."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from toolcall_cli.tools.loader import (
+    bundled_tools_dir,
+    load_tools,
+    tool_dirs,
+    user_tools_dir,
+)
+
+
+def write(directory: Path, name: str, source: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return path
+
+
+GOOD = """
+    from toolcall_cli import tool
+
+    @tool
+    def echo(text: str) -> str:
+        '''Echo the text back.'''
+        return text
+"""
+
+
+def test_loads_marked_functions_with_their_source(tmp_path: Path) -> None:
+    path = write(tmp_path, "echo.py", GOOD)
+    result = load_tools([tmp_path])
+    assert result.problems == []
+    assert result.registry.names() == ["echo"]
+    echo = result.registry.get("echo")
+    assert echo is not None
+    assert echo.source == str(path)
+    assert echo.spec.description == "Echo the text back."
+    assert echo.func("hi") == "hi"
+
+
+def test_only_marked_functions_defined_in_the_file_register(tmp_path: Path) -> None:
+    write(tmp_path, "aaa_base.py", GOOD)
+    write(
+        tmp_path,
+        "bbb_user.py",
+        """
+        import importlib
+        from pathlib import Path
+        from os.path import join
+        from toolcall_cli import tool
+        from toolcall_cli.tools.registry import TOOL_MARK
+
+        def helper(x: int) -> int:
+            return x
+
+        @tool(name="mine")
+        def mine(x: int) -> int:
+            return helper(x)
+        """,
+    )
+    result = load_tools([tmp_path])
+    assert result.problems == []
+    assert result.registry.names() == ["echo", "mine"]
+
+
+def test_imported_marked_tool_is_not_registered_twice(tmp_path: Path) -> None:
+    lib = write(tmp_path / "lib", "shared_tools.py", GOOD)
+    sys.path.insert(0, str(lib.parent))
+    try:
+        write(tmp_path / "plugins", "reexport.py", "from shared_tools import echo\n")
+        result = load_tools([tmp_path / "plugins"])
+    finally:
+        sys.path.remove(str(lib.parent))
+        sys.modules.pop("shared_tools", None)
+    assert result.problems == []
+    assert result.registry.names() == []
+
+
+def test_broken_plugin_is_one_line_naming_the_file_and_others_still_load(tmp_path: Path) -> None:
+    write(tmp_path, "a_good.py", GOOD)
+    write(tmp_path, "broken.py", "import os\n\nvalue = x + 1\n")
+    write(tmp_path, "c_syntax.py", "def oops(:\n    pass\n")
+    write(tmp_path, "d_exit.py", "import sys\nsys.exit(3)\n")
+    write(tmp_path, "e_import.py", "import no_such_module_for_toolcall_tests\n")
+    write(
+        tmp_path,
+        "z_good.py",
+        """
+        from toolcall_cli import tool
+
+        @tool
+        def shout(text: str) -> str:
+            return text.upper()
+        """,
+    )
+    result = load_tools([tmp_path])
+    assert result.registry.names() == ["echo", "shout"]
+    problems = dict(p.split(": could not load: ", 1) for p in result.problems)
+    assert len(problems) == 4
+    by_file = {Path(name).name: why for name, why in problems.items()}
+    assert by_file["broken.py"] == "NameError: name 'x' is not defined (line 3)"
+    assert by_file["c_syntax.py"].startswith("SyntaxError: ")
+    assert by_file["c_syntax.py"].endswith("(line 1)")
+    assert by_file["d_exit.py"] == "SystemExit: 3 (line 2)"
+    assert by_file["e_import.py"].startswith("ModuleNotFoundError: No module named")
+    for problem in result.problems:
+        assert "\n" not in problem
+        assert "Traceback" not in problem
+
+
+def test_schema_error_skips_only_that_function(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "mixed.py",
+        """
+        from toolcall_cli import tool
+
+        @tool
+        def fine(n: int) -> int:
+            return n
+
+        @tool
+        def untyped(n):
+            return n
+        """,
+    )
+    result = load_tools([tmp_path])
+    assert result.registry.names() == ["fine"]
+    assert len(result.problems) == 1
+    assert "mixed.py" in result.problems[0]
+    assert "untyped: parameter `n` has no type annotation" in result.problems[0]
+
+
+def test_duplicate_names_keep_the_first_and_name_both_files(tmp_path: Path) -> None:
+    first = write(tmp_path / "one", "echo.py", GOOD)
+    second = write(tmp_path / "two", "echo_again.py", GOOD)
+    result = load_tools([tmp_path / "one", tmp_path / "two"])
+    assert result.registry.names() == ["echo"]
+    kept = result.registry.get("echo")
+    assert kept is not None and kept.source == str(first)
+    assert len(result.problems) == 1
+    assert "echo_again.py" in result.problems[0]
+    assert "one/echo.py" in result.problems[0] or str(first) in result.problems[0]
+    assert result.problems[0].startswith(str(second)) or "two/echo_again.py" in result.problems[0]
+
+
+def test_same_file_name_in_two_dirs_does_not_clash(tmp_path: Path) -> None:
+    write(tmp_path / "one", "tools.py", GOOD)
+    write(tmp_path / "two", "tools.py", GOOD.replace("def echo", "def echo2"))
+    result = load_tools([tmp_path / "one", tmp_path / "two"])
+    assert result.problems == []
+    assert result.registry.names() == ["echo", "echo2"]
+
+
+def test_files_load_in_sorted_order_and_underscore_files_are_skipped(tmp_path: Path) -> None:
+    write(tmp_path, "b.py", GOOD.replace("def echo", "def tool_b"))
+    write(tmp_path, "a.py", GOOD.replace("def echo", "def tool_a"))
+    write(tmp_path, "_private.py", GOOD.replace("def echo", "def hidden"))
+    write(tmp_path, "notes.txt", "not python")
+    result = load_tools([tmp_path])
+    assert result.registry.names() == ["tool_a", "tool_b"]
+
+
+def test_missing_dirs_are_silent_unless_asked_for(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    assert load_tools([missing]).problems == []
+    result = load_tools([missing], explicit=[missing])
+    assert len(result.problems) == 1
+    assert "nope" in result.problems[0]
+    assert "no such directory" in result.problems[0]
+
+
+def test_a_file_given_as_tools_dir_is_reported(tmp_path: Path) -> None:
+    path = write(tmp_path, "echo.py", GOOD)
+    result = load_tools([path], explicit=[path])
+    assert result.problems == [f"--tools {path}: is not a directory"]
+
+
+def test_loading_does_not_touch_sys_path(tmp_path: Path) -> None:
+    write(tmp_path, "echo.py", GOOD)
+    before = list(sys.path)
+    load_tools([tmp_path])
+    assert sys.path == before
+
+
+def test_plugin_dataclasses_and_postponed_annotations_work(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "points.py",
+        """
+        from __future__ import annotations
+        from dataclasses import dataclass
+        from typing import Literal
+        from toolcall_cli import tool
+
+        @dataclass
+        class Point:
+            x: int
+
+        @tool
+        def move(x: int, way: Literal["left", "right"] = "left") -> int:
+            return Point(x - 1 if way == "left" else x + 1).x
+        """,
+    )
+    result = load_tools([tmp_path])
+    assert result.problems == []
+    move = result.registry.get("move")
+    assert move is not None
+    assert move.func(1, "right") == 2
+    assert move.spec.parameters["properties"]["way"]["enum"] == ["left", "right"]
+
+
+def test_tool_dirs_order_and_dedupe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    extra = [Path("mine"), tmp_path / "mine", tmp_path / "other"]
+    dirs = tool_dirs(extra, include_bundled=True, cwd=tmp_path)
+    assert dirs == [
+        bundled_tools_dir().resolve(),
+        user_tools_dir().resolve(),
+        (tmp_path / "tools.d").resolve(),
+        (tmp_path / "mine").resolve(),
+        (tmp_path / "other").resolve(),
+    ]
+    without = tool_dirs([], include_bundled=False, cwd=tmp_path)
+    assert bundled_tools_dir().resolve() not in without
+
+
+def test_user_tools_dir_is_under_the_app_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    if sys.platform.startswith("linux"):
+        assert user_tools_dir() == tmp_path / "config" / "toolcall" / "tools.d"
+    assert user_tools_dir().name == "tools.d"
+
+
+def test_bundled_dir_ships_the_example_tools() -> None:
+    result = load_tools([bundled_tools_dir()])
+    assert result.problems == []
+    assert set(result.registry.names()) == {"get_weather", "calculate", "get_time", "convert_units"}
+    assert bundled_tools_dir().name == "tools.d"
+    assert bundled_tools_dir().parent.name == "toolcall_cli"

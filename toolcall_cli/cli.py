@@ -1,0 +1,435 @@
+"""The `toolcall` command: parse flags, assemble a session, pick a renderer. No loop logic here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import click
+import typer
+
+from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve
+from toolcall_cli.events import Event, RunFinished
+from toolcall_cli.loop import Approver, Limits, deny_all
+from toolcall_cli.messages import ToolCall
+from toolcall_cli.models import ModelChoice, ModelConfigError, get_model
+from toolcall_cli.render import make_renderer
+from toolcall_cli.session import Session
+from toolcall_cli.strategies import UnknownStrategy, get_strategy
+from toolcall_cli.strategies.base import Strategy
+from toolcall_cli.tools.loader import load_tools, tool_dirs
+from toolcall_cli.tools.registry import Tool, ToolRegistry
+
+EXIT_ANSWERED = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_LIMIT = 3
+EXIT_INTERRUPTED = 130
+
+EXIT_BY_STOP = {
+    "answered": EXIT_ANSWERED,
+    "limit": EXIT_LIMIT,
+    "model_failed": EXIT_FAILURE,
+    "interrupted": EXIT_INTERRUPTED,
+}
+
+app = typer.Typer(
+    name="toolcall",
+    help="Watch LLM tool use (function calling) work, step by step.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+config_app = typer.Typer(help="Where the config file is, and what it resolves to.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+class StrategyName(str, Enum):
+    regex = "regex"
+    schema = "schema"
+    stream = "stream"
+
+
+class SchemaMode(str, Enum):
+    tools = "tools"
+    json = "json"
+
+
+class StreamMode(str, Enum):
+    tags = "tags"
+    native = "native"
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    typer.echo(f"toolcall: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    typer.echo(f"toolcall: warning: {message}", err=True)
+
+
+# --- shared options ---------------------------------------------------------------------------
+
+StrategyOpt = Annotated[
+    StrategyName | None,
+    typer.Option("--strategy", "-s", help="How tools go on the wire: regex (default), schema, stream."),
+]
+SchemaModeOpt = Annotated[
+    SchemaMode, typer.Option("--schema-mode", help="schema: native `tools`, or `json` structured output.")
+]
+StreamModeOpt = Annotated[
+    StreamMode, typer.Option("--stream-mode", help="stream: tagged text, or native tool_calls deltas.")
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="offline (default), scripted, or a model name at --base-url."),
+]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", "-p", help="A named endpoint: openai, deepseek, qwen, ollama, ...")
+]
+BaseUrlOpt = Annotated[
+    str | None, typer.Option("--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
+]
+ApiKeyOpt = Annotated[
+    str | None, typer.Option("--api-key", help="API key (better: the profile's key variable).")
+]
+ConnectTimeoutOpt = Annotated[
+    float, typer.Option("--connect-timeout", min=0.1, help="Seconds to wait for a connection.")
+]
+ReadTimeoutOpt = Annotated[
+    float, typer.Option("--read-timeout", min=0.1, help="Seconds to wait for the model to answer.")
+]
+ScriptOpt = Annotated[
+    Path | None, typer.Option("--script", help="Replies for --model scripted (JSON list or JSONL).")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for the offline model.")]
+ToolsOpt = Annotated[
+    list[Path] | None, typer.Option("--tools", help="Another tools.d directory (repeatable).")
+]
+NoDefaultToolsOpt = Annotated[
+    bool, typer.Option("--no-default-tools", help="Leave the bundled tools out.")
+]
+MaxIterOpt = Annotated[
+    int, typer.Option("--max-iterations", min=1, help="Stop after this many model requests.")
+]
+ToolTimeoutOpt = Annotated[
+    float, typer.Option("--tool-timeout", min=0.01, help="Default per-tool timeout in seconds.")
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run dangerous tools without asking.")]
+TraceOpt = Annotated[
+    Path | None, typer.Option("--trace", help="Also write every event as JSON lines to this file.")
+]
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    strategy: StrategyName | None = None
+    schema_mode: SchemaMode = SchemaMode.tools
+    stream_mode: StreamMode = StreamMode.tags
+    model: str | None = None
+    profile: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    script: Path | None = None
+    seed: int = 0
+    tools: tuple[Path, ...] = ()
+    no_default_tools: bool = False
+    max_iterations: int = 5
+    tool_timeout: float = 10.0
+    yes: bool = False
+
+
+def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegistry:
+    dirs = tool_dirs(list(extra), include_bundled=not no_default_tools, cwd=Path.cwd())
+    loaded = load_tools(dirs, explicit=list(extra))
+    for problem in loaded.problems:
+        warn(problem)
+    return loaded.registry
+
+
+def approver(yes: bool) -> Approver:
+    if yes:
+        return lambda call, tool: True
+    if not sys.stdin.isatty():
+        return deny_all
+    return ask_approval
+
+
+def ask_approval(call: ToolCall, tool: Tool) -> bool:
+    args = json.dumps(call.arguments, ensure_ascii=False)
+    return typer.confirm(f"Run dangerous tool {call.name}({args})?", default=False, err=True)
+
+
+def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
+    """The model to build and the strategy name, after flags > environment > config > defaults."""
+    try:
+        resolved = resolve(
+            flags={
+                "model": options.model,
+                "profile": options.profile,
+                "base_url": options.base_url,
+                "api_key": options.api_key,
+                "strategy": options.strategy.value if options.strategy else None,
+            },
+            config=load_config(config_path()),
+        )
+    except ConfigError as error:
+        fail(str(error))
+    choice = ModelChoice(
+        name=resolved.model,
+        seed=options.seed,
+        script=options.script,
+        base_url=resolved.base_url,
+        api_key=resolved.api_key,
+        connect_timeout=options.connect_timeout,
+        read_timeout=options.read_timeout,
+    )
+    return choice, resolved.strategy
+
+
+def pick_strategy(name: str, options: SessionOptions) -> Strategy:
+    try:
+        return get_strategy(
+            name, schema_mode=options.schema_mode.value, stream_mode=options.stream_mode.value
+        )
+    except UnknownStrategy as error:
+        fail(str(error))
+
+
+def build_session(options: SessionOptions) -> Session:
+    choice, strategy_name = model_choice(options)
+    try:
+        model = get_model(choice)
+    except ModelConfigError as error:
+        fail(str(error))
+    return Session(
+        model=model,
+        strategy=pick_strategy(strategy_name, options),
+        registry=load_registry(options.tools, options.no_default_tools),
+        limits=Limits(max_iterations=options.max_iterations, tool_timeout=options.tool_timeout),
+        approve=approver(options.yes),
+    )
+
+
+def output_mode(quiet: bool, as_json: bool) -> str:
+    if quiet and as_json:
+        fail("--quiet and --json cannot be used together")
+    if as_json:
+        return "json"
+    if quiet:
+        return "quiet"
+    return "live" if sys.stdout.isatty() else "plain"
+
+
+def render_run(events: Iterator[Event], mode: str, trace: Path | None = None) -> int:
+    """Render a run's events and return the exit code its end calls for."""
+    from toolcall_cli.trace import TraceWriter
+
+    renderer = make_renderer(mode)
+    writer = TraceWriter.open(trace) if trace else None
+    code = EXIT_FAILURE
+    try:
+        for event in events:
+            renderer.handle(event)
+            if writer:
+                writer.write(event)
+            if isinstance(event, RunFinished):
+                code = EXIT_BY_STOP[event.stop_reason]
+    except KeyboardInterrupt:
+        renderer.close()
+        typer.echo("toolcall: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    finally:
+        if writer:
+            writer.close()
+    renderer.close()
+    return code
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+@app.command()
+def run(
+    question: Annotated[str, typer.Argument(help="The question to answer.")],
+    strategy: StrategyOpt = None,
+    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    stream_mode: StreamModeOpt = StreamMode.tags,
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    read_timeout: ReadTimeoutOpt = 120.0,
+    script: ScriptOpt = None,
+    seed: SeedOpt = 0,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+    max_iterations: MaxIterOpt = 5,
+    tool_timeout: ToolTimeoutOpt = 10.0,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
+    yes: YesOpt = False,
+    trace: TraceOpt = None,
+) -> None:
+    """Answer one question, showing every iteration of the tool-use loop."""
+    if not question.strip():
+        fail("the question is empty")
+    mode = output_mode(quiet, as_json)
+    session = build_session(
+        SessionOptions(
+            strategy, schema_mode, stream_mode, model, profile, base_url, api_key,
+            connect_timeout, read_timeout, script, seed, tuple(tools or ()), no_default_tools,
+            max_iterations, tool_timeout, yes,
+        )
+    )
+    raise typer.Exit(render_run(session.ask(question), mode, trace))
+
+
+@app.command()
+def chat(
+    strategy: StrategyOpt = None,
+    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    stream_mode: StreamModeOpt = StreamMode.tags,
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    read_timeout: ReadTimeoutOpt = 120.0,
+    script: ScriptOpt = None,
+    seed: SeedOpt = 0,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+    max_iterations: MaxIterOpt = 5,
+    tool_timeout: ToolTimeoutOpt = 10.0,
+    yes: YesOpt = False,
+    history_file: Annotated[
+        Path | None, typer.Option("--history-file", help="Where the input history is kept.")
+    ] = None,
+) -> None:
+    """A conversation that keeps its memory between questions (/help for commands)."""
+    from toolcall_cli.repl import Repl, default_history_file
+
+    options = SessionOptions(
+        strategy, schema_mode, stream_mode, model, profile, base_url, api_key, connect_timeout,
+        read_timeout, script, seed, tuple(tools or ()), no_default_tools, max_iterations,
+        tool_timeout, yes,
+    )
+    session = build_session(options)
+    choice, _ = model_choice(options)
+
+    def make_model(name: str) -> Any:
+        return get_model(ModelChoice(**{**choice.__dict__, "name": name}))
+
+    repl = Repl(session, history_file=history_file or default_history_file(), make_model=make_model)
+    raise typer.Exit(repl.loop())
+
+
+@app.command("tools")
+def tools_command(
+    name: Annotated[str | None, typer.Argument(help="Show this tool's JSON Schema.")] = None,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+) -> None:
+    """List the loaded tools and their source files, or print one tool's JSON Schema."""
+    registry = load_registry(tuple(tools or ()), no_default_tools)
+    if name is not None:
+        found = registry.get(name)
+        if found is None:
+            available = ", ".join(registry.names()) or "none"
+            fail(f"no tool named {name!r}; loaded tools: {available}")
+        typer.echo(json.dumps(found.spec.to_openai()["function"], ensure_ascii=False, indent=2))
+        return
+    from toolcall_cli.render.tables import print_tool_table
+
+    print_tool_table(list(registry))
+
+
+@app.command()
+def prompt(
+    question: Annotated[str, typer.Argument(help="The question the request would carry.")],
+    strategy: StrategyOpt = None,
+    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    stream_mode: StreamModeOpt = StreamMode.tags,
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+) -> None:
+    """Print the exact first request the model would receive, as JSON."""
+    from toolcall_cli.messages import user
+
+    options = SessionOptions(strategy, schema_mode, stream_mode, model, profile)
+    choice, strategy_name = model_choice(options)
+    registry = load_registry(tuple(tools or ()), no_default_tools)
+    request = pick_strategy(strategy_name, options).build_request(
+        [user(question)], registry.specs(), choice.name
+    )
+    typer.echo(json.dumps(request.body, ensure_ascii=False, indent=2))
+
+
+@config_app.command("path")
+def config_path_command() -> None:
+    """Print where the config file is (it need not exist)."""
+    typer.echo(str(config_path()))
+
+
+@config_app.command("show")
+def config_show(
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    strategy: StrategyOpt = None,
+) -> None:
+    """Show the settings a run would use and where each came from. Keys are masked."""
+    path = config_path()
+    try:
+        config = load_config(path)
+        resolved = resolve(
+            flags={"model": model, "profile": profile, "base_url": base_url, "api_key": api_key,
+                   "strategy": strategy.value if strategy else None},
+            config=config,
+        )
+    except ConfigError as error:
+        fail(str(error))
+    typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
+    rows = [("profile", resolved.profile), ("model", resolved.model), ("strategy", resolved.strategy),
+            ("base_url", resolved.base_url), ("api_key", mask(resolved.api_key))]
+    for key, value in rows:
+        source = resolved.sources.get(key, "-")
+        typer.echo(f"{key:<9} {value if value is not None else '(not set)'}  [{source}]")
+    from toolcall_cli.config import BUILTIN_PROFILES
+
+    names = sorted({*BUILTIN_PROFILES, *config.profiles})
+    typer.echo(f"profiles: {', '.join(names)}")
+
+
+def main() -> None:
+    """Entry point: usage errors become one line and exit code 2, never a traceback."""
+    try:
+        code = app(standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError:
+        code = 0
+    except click.UsageError as error:
+        hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
+        typer.echo(f"toolcall: error: {error.format_message()}{hint}", err=True)
+        code = EXIT_USAGE
+    except click.exceptions.Exit as done:
+        code = done.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        typer.echo("toolcall: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,199 @@
+"""What every renderer shares: the Renderer protocol and the text helpers that keep model and
+tool output safe and short to show."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, Protocol
+
+from toolcall_cli.events import Event, ModelReplied, RunFinished, RunStarted
+
+
+class Renderer(Protocol):
+    """Consumes a run's events one by one; `close()` ends the output (also after Ctrl-C)."""
+
+    def handle(self, event: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+    def suspended(self) -> AbstractContextManager[None]:
+        """Hands the terminal over for a while, e.g. to ask before a dangerous tool runs."""
+        ...
+
+
+@contextmanager
+def nothing_to_suspend() -> Iterator[None]:
+    """`suspended()` for renderers that write lines and never hold the terminal."""
+    yield
+
+
+def assert_never(value: NoReturn) -> NoReturn:
+    """`typing.assert_never`, which Python 3.10 lacks: mypy proves every event kind is handled."""
+    raise AssertionError(f"unhandled event: {value!r}")
+
+
+# C0 controls except tab and newline, DEL and C1 controls: a model or a tool could send an
+# escape sequence that moves the cursor or recolours the terminal, so they are shown, not sent.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """Text safe to write to a terminal: control characters become `\\xNN`."""
+    text = text.replace("\r\n", "\n")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A text shortened for display, and how long it was in full."""
+
+    text: str
+    full_length: int
+    was_cut: bool
+
+    def note(self) -> str:
+        """`… (1,234 chars in full)` when shortened, else empty."""
+        return f"… ({self.full_length:,} chars in full)" if self.was_cut else ""
+
+
+def cut(text: str, max_chars: int, max_lines: int | None = None) -> Cut:
+    """Keep the head of `text`: at most `max_chars` characters and `max_lines` lines."""
+    shown = text[:max_chars] if max_chars >= 0 else text
+    if max_lines is not None:
+        lines = shown.split("\n")
+        if len(lines) > max_lines:
+            shown = "\n".join(lines[:max_lines])
+    return Cut(text=shown, full_length=len(text), was_cut=len(shown) < len(text))
+
+
+def one_line(text: str, max_chars: int) -> str:
+    """Whitespace collapsed to single spaces and cut with `…`: for previews."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
+
+
+def compact_json(value: Any) -> str:
+    """Arguments as one line of JSON; anything JSON cannot hold is shown by its repr."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):  # circular structures, NaN in odd places
+        return repr(value)
+
+
+def indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in text.split("\n"))
+
+
+def request_summary(body: dict[str, Any]) -> str:
+    """`3 messages, 2 tools, streaming`: what went to the model, in one line."""
+    messages = body.get("messages")
+    tools = body.get("tools")
+    parts = [plural(len(messages) if isinstance(messages, list) else 0, "message")]
+    if isinstance(tools, list) and tools:
+        parts.append(plural(len(tools), "tool"))
+    if body.get("response_format"):
+        parts.append("response_format")
+    if body.get("stream"):
+        parts.append("streaming")
+    return ", ".join(parts)
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def usage_summary(usage: dict[str, int]) -> str:
+    """`120 prompt / 45 completion tokens`, or `` when the model reported none."""
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if prompt is not None or completion is not None:
+        return f"{_count(prompt)} prompt / {_count(completion)} completion tokens"
+    total = usage.get("total_tokens")
+    return f"{_count(total)} tokens" if total is not None else ""
+
+
+def _count(value: object) -> str:
+    # Usage comes from the server: a number normally, but nothing guarantees it.
+    if value is None:
+        return "0"
+    return f"{value:,}" if isinstance(value, int) else visible(str(value))
+
+
+def reply_summary(event: ModelReplied) -> str:
+    """`finish tool_calls, 0.41s, 120 prompt / 45 completion tokens`."""
+    parts = [f"finish {visible(event.finish_reason)}"] if event.finish_reason else []
+    if event.latency:
+        parts.append(f"{event.latency:.2f}s")
+    tokens = usage_summary(event.usage)
+    if tokens:
+        parts.append(tokens)
+    return ", ".join(parts)
+
+
+def message_preview(message: dict[str, Any], max_chars: int = 100) -> str:
+    """One wire-format message as `role: preview`, e.g. `tool get_weather [call_1]: {...}`."""
+    role = str(message.get("role", "?"))
+    label = role
+    if role == "tool":
+        name, call_id = message.get("name"), message.get("tool_call_id")
+        label = " ".join(str(p) for p in ("tool", name, f"[{call_id}]" if call_id else None) if p)
+    parts = [one_line(_content_text(message.get("content")), max_chars)]
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        parts.append("calls " + ", ".join(_call_preview(c) for c in calls))
+    body = " | ".join(p for p in parts if p) or "(empty)"
+    return visible(f"{label}: {body}")
+
+
+def _content_text(content: Any) -> str:
+    # OpenAI content is a string, null, or a list of typed parts.
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return compact_json(content)
+
+
+def _call_preview(call: Any) -> str:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict):
+        return one_line(compact_json(call), 60)
+    return f"{function.get('name')}({one_line(str(function.get('arguments', '')), 60)})"
+
+
+@dataclass
+class RunStats:
+    """What the footer needs that RunFinished does not carry: per-iteration latencies."""
+
+    latencies: list[float] = field(default_factory=list)
+
+    def update(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.latencies.clear()
+        elif isinstance(event, ModelReplied) and event.latency:
+            self.latencies.append(event.latency)
+
+    def latency_summary(self) -> str:
+        """`latency 0.41s, 0.38s` (one per iteration), or `` when unknown."""
+        if not self.latencies:
+            return ""
+        return "latency " + ", ".join(f"{t:.2f}s" for t in self.latencies)
+
+
+def footer_parts(event: RunFinished, stats: RunStats) -> list[str]:
+    """`2 iterations`, `3 tool calls`, `1.23s`, tokens, latencies, and how the run stopped
+    when it did not end with an answer."""
+    parts = [
+        plural(event.iterations, "iteration"),
+        plural(event.tool_calls, "tool call"),
+        f"{event.elapsed:.2f}s",
+    ]
+    parts += [p for p in (usage_summary(event.usage), stats.latency_summary()) if p]
+    if event.stop_reason != "answered":
+        parts.append(f"stopped: {event.stop_reason}")
+    return parts

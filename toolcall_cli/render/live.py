@@ -1,0 +1,459 @@
+"""The rich view for a terminal: finished steps scroll up, the current iteration stays live."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from rich.console import Console, Group, RenderableType
+from rich.highlighter import JSONHighlighter
+from rich.live import Live
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.spinner import Spinner
+from rich.text import Text
+
+from toolcall_cli.events import (
+    CallForming,
+    Event,
+    FedBack,
+    FinalAnswer,
+    IterationStarted,
+    LimitReached,
+    ModelFailed,
+    ModelReplied,
+    Notice,
+    ParseError,
+    ReasoningDelta,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    ToolCallParsed,
+    ToolFinished,
+    ToolStarted,
+)
+from toolcall_cli.messages import ToolCall, ToolResult
+from toolcall_cli.render.base import (
+    RunStats,
+    assert_never,
+    compact_json,
+    cut,
+    footer_parts,
+    message_preview,
+    one_line,
+    plural,
+    reply_summary,
+    request_summary,
+    visible,
+)
+
+# Events after which the current iteration's live region has nothing left to show.
+_TURN_ENDERS = (IterationStarted, FedBack, FinalAnswer, LimitReached, ModelFailed, RunFinished)
+# Deltas arrive per token; everything else is rare enough to redraw at once.
+_DELTAS = (TextDelta, ReasoningDelta, CallForming)
+
+_json_highlighter = JSONHighlighter()
+
+
+@dataclass
+class _Running:
+    call: ToolCall
+    spinner: Spinner
+    since: float
+
+
+@dataclass
+class _Turn:
+    """The live state of one iteration: what streams in, and the tools still running."""
+
+    iteration: int
+    since: float
+    waiting: Spinner = field(default_factory=lambda: Spinner("dots", style="cyan"))
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    forming: dict[int, tuple[CallForming, Spinner]] = field(default_factory=dict)
+    pending: list[RenderableType] = field(default_factory=list)
+    """Steps finished before the reply ended; printed after the raw output, so the scrollback
+    reads in order: output, calls, results."""
+    running: dict[str, _Running] = field(default_factory=dict)
+    replied: bool = False
+
+    def drop_forming(self) -> None:
+        # Calls complete in the order they started, so the oldest forming call is the one done.
+        if self.forming:
+            del self.forming[min(self.forming)]
+
+
+class LiveRenderer:
+    """Renders a run with rich; `close()` stops the live region and leaves the terminal clean."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        auto_refresh: bool = True,
+        show_request: bool = False,
+        result_chars: int = 300,
+        result_lines: int = 6,
+        raw_chars: int = 4000,
+        raw_lines: int = 80,
+        reasoning_chars: int = 1200,
+        refresh_per_second: float = 12.5,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._console = console
+        self._auto_refresh = auto_refresh
+        self._show_request = show_request
+        self._result_limits = (result_chars, result_lines)
+        self._raw_limits = (raw_chars, raw_lines)
+        self._reasoning_chars = reasoning_chars
+        self._refresh_per_second = refresh_per_second
+        self._clock = clock
+        self._stats = RunStats()
+        self._turn: _Turn | None = None
+        self._live: Live | None = None
+        # The refresh thread reads the turn while the loop's thread changes it.
+        self._lock = threading.RLock()
+
+    # --- the Renderer protocol -------------------------------------------------------------
+
+    def handle(self, event: Event) -> None:
+        self._stats.update(event)
+        if isinstance(event, _TURN_ENDERS):
+            self._end_turn()
+        with self._lock:
+            above = self._apply(event)
+        if self._turn is not None:
+            self._start_live()
+            self._refresh(delta=isinstance(event, _DELTAS))
+        for renderable in above:
+            self._console.print(renderable)
+
+    def close(self) -> None:
+        self._end_turn()
+
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        """Clear the live region while something else reads from or writes to the terminal
+        (an approval prompt: Live would swallow it); it comes back on the way out."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+        try:
+            yield
+        finally:
+            if self._turn is not None:
+                self._start_live()
+                self._refresh(delta=False)
+
+    # --- events ------------------------------------------------------------------------------
+
+    def _apply(self, event: Event) -> list[RenderableType]:
+        """Update the live state for `event`; return what to print above the live region."""
+        match event:
+            case RunStarted():
+                return [self._header(event)]
+            case IterationStarted():
+                self._turn = _Turn(iteration=event.iteration, since=self._clock())
+                return self._iteration_heading(event)
+            case TextDelta():
+                self._current().text.append(event.text)
+            case ReasoningDelta():
+                self._current().reasoning.append(event.text)
+            case CallForming():
+                self._on_forming(event)
+            case ToolCallParsed():
+                self._current().drop_forming()
+                return self._step(self._call_block(event.call))
+            case ParseError():
+                self._current().drop_forming()
+                return self._step(self._parse_error_block(event))
+            case ModelReplied():
+                return self._on_replied(event)
+            case ToolStarted():
+                self._on_tool_started(event.call)
+            case ToolFinished():
+                self._current().running.pop(event.call.id, None)
+                return self._step(self._result_block(event.call, event.result))
+            case FedBack():
+                return [self._fed_back_block(event)]
+            case Notice():
+                return [_notice_line(event)]
+            case FinalAnswer():
+                return [_answer_panel(event.text)]
+            case LimitReached():
+                return [_stop_panel(f"limit reached: {event.limit}", event.message, "yellow")]
+            case ModelFailed():
+                title = f"model failed: {event.error_kind}"
+                return [_stop_panel(title, event.message, "red")]
+            case RunFinished():
+                return [self._footer(event)]
+            case _:
+                assert_never(event)
+        return []
+
+    def _current(self) -> _Turn:
+        if self._turn is None:  # events outside an iteration: show them rather than fail
+            self._turn = _Turn(iteration=0, since=self._clock())
+        return self._turn
+
+    def _step(self, renderable: RenderableType) -> list[RenderableType]:
+        turn = self._current()
+        if turn.replied:
+            return [renderable]
+        turn.pending.append(renderable)
+        return []
+
+    def _on_forming(self, event: CallForming) -> None:
+        turn = self._current()
+        previous = turn.forming.get(event.index)
+        spinner = previous[1] if previous else Spinner("dots", style="yellow")
+        turn.forming[event.index] = (event, spinner)
+
+    def _on_replied(self, event: ModelReplied) -> list[RenderableType]:
+        turn = self._current()
+        turn.replied = True
+        turn.forming.clear()
+        turn.text.clear()
+        turn.reasoning.clear()
+        pending, turn.pending = turn.pending, []
+        return [*self._reasoning_panel(event.reasoning), self._raw_panel(event), *pending]
+
+    def _on_tool_started(self, call: ToolCall) -> None:
+        spinner = Spinner("dots", style="cyan")
+        self._current().running[call.id] = _Running(call, spinner, self._clock())
+
+    # --- the live region ---------------------------------------------------------------------
+
+    def _start_live(self) -> None:
+        if self._live is not None:
+            return
+        self._live = Live(
+            console=self._console,
+            auto_refresh=self._auto_refresh,
+            refresh_per_second=self._refresh_per_second,
+            transient=True,  # everything it showed is printed above once finished
+            get_renderable=self._live_view,
+        )
+        self._live.start()
+
+    def _refresh(self, *, delta: bool) -> None:
+        # With auto refresh the refresh thread picks deltas up at its own pace (that is the
+        # throttle); other events redraw at once so the region never lags what is printed.
+        if self._live is not None and not (delta and self._auto_refresh):
+            self._live.refresh()
+
+    def _end_turn(self) -> None:
+        """Stop the live region; what never finished (an interrupted stream) is printed."""
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.stop()
+        with self._lock:
+            turn, self._turn = self._turn, None
+        if turn is None:
+            return
+        for renderable in _leftovers(turn):
+            self._console.print(renderable)
+
+    def _live_view(self) -> RenderableType:
+        with self._lock:
+            turn = self._turn
+            if turn is None:
+                return Text("")
+            return Group(*self._streaming_rows(turn), *self._running_rows(turn))
+
+    def _streaming_rows(self, turn: _Turn) -> list[RenderableType]:
+        if turn.replied:
+            return []
+        rows: list[RenderableType] = []
+        if turn.reasoning:
+            rows.append(_tail("".join(turn.reasoning), 4, "dim italic"))
+        if turn.text:
+            rows.append(_tail("".join(turn.text), 12, ""))
+        rows += turn.pending
+        for event, spinner in turn.forming.values():
+            spinner.update(text=_forming_text(event))
+            rows.append(spinner)
+        if not (turn.text or turn.reasoning or turn.forming or turn.pending):
+            turn.waiting.update(text=Text(f"waiting for the model… {self._since(turn.since)}"))
+            rows.append(turn.waiting)
+        return rows
+
+    def _running_rows(self, turn: _Turn) -> list[RenderableType]:
+        rows: list[RenderableType] = []
+        for running in turn.running.values():
+            label = Text.assemble(("running ", "cyan"), (visible(running.call.name), "bold"))
+            label.append(f"  {self._since(running.since)}", style="dim")
+            running.spinner.update(text=label)
+            rows.append(running.spinner)
+        return rows
+
+    def _since(self, start: float) -> str:
+        return f"{self._clock() - start:.1f}s"
+
+    # --- blocks printed above --------------------------------------------------------------
+
+    def _header(self, event: RunStarted) -> RenderableType:
+        body = Text.assemble(
+            ("model ", "dim"),
+            (visible(event.model), "bold"),
+            ("  ·  strategy ", "dim"),
+            (visible(event.strategy), "bold"),
+        )
+        tools = ", ".join(visible(name) for name in event.tools) or "(none)"
+        body.append_text(Text.assemble("\n", ("tools ", "dim"), tools))
+        body.append_text(Text.assemble("\n", ("question ", "dim"), visible(event.question)))
+        return Panel(body, title="toolcall", title_align="left", border_style="cyan")
+
+    def _iteration_heading(self, event: IterationStarted) -> list[RenderableType]:
+        rows: list[RenderableType] = [
+            Rule(Text(f"Iteration {event.iteration}", style="bold"), align="left"),
+            Text(f"request: {request_summary(event.request)}", style="dim"),
+        ]
+        if self._show_request:
+            body = json.dumps(event.request, ensure_ascii=False, indent=2, default=repr)
+            rows.append(_json_highlighter(Text(visible(body))))
+        return rows
+
+    def _reasoning_panel(self, reasoning: str) -> list[RenderableType]:
+        if not reasoning:
+            return []
+        shown = cut(visible(reasoning), self._reasoning_chars)
+        body = Text(shown.text, style="dim italic")
+        if shown.was_cut:
+            body.append("\n" + shown.note(), style="dim")
+        return [Panel(body, title="reasoning", title_align="left", border_style="dim")]
+
+    def _raw_panel(self, event: ModelReplied) -> RenderableType:
+        shown = cut(visible(event.raw), *self._raw_limits)
+        # Text, never a markup string: `[bold]` or `[/tool_call]` from the model stays literal.
+        body = Text(shown.text) if shown.text else Text("(empty)", style="dim")
+        if shown.was_cut:
+            body.append("\n" + shown.note(), style="dim")
+        summary = reply_summary(event)
+        return Panel(
+            body,
+            title="model output (raw)",
+            title_align="left",
+            subtitle=Text(summary, style="dim") if summary else None,
+            subtitle_align="right",
+            border_style="blue",
+        )
+
+    def _call_block(self, call: ToolCall) -> RenderableType:
+        line = Text.assemble(("→ call ", "magenta"), (visible(call.name), "bold magenta"), " ")
+        line.append_text(_json_highlighter(Text(visible(compact_json(call.arguments)))))
+        line.append(f"  {visible(call.id)}", style="dim")
+        if not call.repaired:
+            return line
+        note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
+        note.append(visible(one_line(call.raw, 200)), style="dim")
+        return Group(line, note)
+
+    def _parse_error_block(self, error: ParseError) -> RenderableType:
+        rows: list[RenderableType] = [
+            Text.assemble(("✗ parse error ", "bold red"), (visible(error.message), "red")),
+        ]
+        if error.truncated:
+            rows.append(
+                Text("  the reply ended inside the call (max_tokens or a cut stream)", "red")
+            )
+        raw = cut(visible(error.raw), *self._result_limits)
+        body = Text("raw: ", style="dim")
+        body.append(raw.text + (f"\n{raw.note()}" if raw.was_cut else ""))
+        rows.append(Padding(body, (0, 0, 0, 4), expand=False))
+        fed = f"  ↩ fed back to the model as an error result for {visible(error.call_id)}"
+        rows.append(Text(fed, style="dim red"))
+        return Group(*rows)
+
+    def _result_block(self, call: ToolCall, result: ToolResult) -> RenderableType:
+        if result.ok:
+            head = Text.assemble(("✓ ", "bold green"), (visible(call.name), "bold"))
+        else:
+            head = Text.assemble(("✗ ", "bold red"), (visible(call.name), "bold red"))
+            head.append(f" {result.error_kind or 'error'}", style="red")
+        head.append(f"  {result.duration:.2f}s", style="dim")
+        shown = cut(visible(result.content), *self._result_limits)
+        body = Text("fed back: " if not result.ok else "", style="dim")
+        body.append(shown.text, style="" if result.ok else "red")
+        for note in (shown.note(), _model_cut_note(result)):
+            if note:
+                body.append("\n" + note, style="dim")
+        return Group(head, Padding(body, (0, 0, 0, 4), expand=False))
+
+    def _fed_back_block(self, event: FedBack) -> RenderableType:
+        head = f"↩ fed back to the model ({plural(len(event.messages), 'message')})"
+        rows: list[RenderableType] = [Text(head, style="cyan")]
+        rows += [
+            Text("    " + message_preview(m, 300), style="dim", no_wrap=True, overflow="ellipsis")
+            for m in event.messages
+        ]
+        return Group(*rows)
+
+    def _footer(self, event: RunFinished) -> RenderableType:
+        return Group(Rule(style="dim"), Text(" · ".join(footer_parts(event, self._stats)), "dim"))
+
+
+def _tail(text: str, lines: int, style: str) -> Text:
+    """The last lines of a growing text: the live region stays small however long it gets."""
+    kept = visible(text).split("\n")[-lines:]
+    return Text("\n".join(kept), style=style)
+
+
+def _forming_text(event: CallForming) -> Text:
+    label = Text.assemble(("forming ", "yellow"), (visible(event.name or "?"), "bold"), " ")
+    tail = event.arguments_text[-120:]
+    label.append(visible(one_line(tail, 120)), style="dim")
+    return label
+
+
+def _model_cut_note(result: ToolResult) -> str:
+    if result.full_length is None:
+        return ""
+    return f"the tool returned {result.full_length:,} chars; the model got {len(result.content):,}"
+
+
+def _notice_line(event: Notice) -> Text:
+    marks = {"info": ("ℹ", "cyan"), "warning": ("⚠", "yellow"), "error": ("✗", "red")}
+    mark, style = marks.get(event.level, ("ℹ", "cyan"))
+    return Text(f"{mark} {visible(event.message)}", style=style)
+
+
+def _answer_panel(text: str) -> Panel:
+    body = Text(visible(text)) if text else Text("(empty answer)", style="dim")
+    return Panel(body, title="answer", title_align="left", border_style="green")
+
+
+def _stop_panel(title: str, message: str, colour: str) -> Panel:
+    return Panel(Text(visible(message)), title=title, title_align="left", border_style=colour)
+
+
+def _leftovers(turn: _Turn) -> list[RenderableType]:
+    """What an iteration that ended early (model failed, Ctrl-C) had shown only live."""
+    rows: list[RenderableType] = []
+    if not turn.replied and (turn.text or turn.reasoning):
+        partial = (
+            Text(visible("".join(turn.reasoning)), style="dim italic") if turn.reasoning else Text()
+        )
+        if turn.text:
+            partial.append(("\n" if turn.reasoning else "") + visible("".join(turn.text)), style="")
+        rows.append(
+            Panel(
+                partial,
+                title="model output so far (incomplete)",
+                title_align="left",
+                border_style="yellow",
+            )
+        )
+    if not turn.replied:
+        rows += turn.pending
+    rows += [
+        Text(f"… {visible(r.call.name)} was still running", style="yellow")
+        for r in turn.running.values()
+    ]
+    return rows

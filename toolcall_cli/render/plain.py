@@ -1,0 +1,174 @@
+"""Plain lines for pipes and logs (no colours, no control codes), and the quiet answer-only mode."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import IO
+
+from toolcall_cli.events import (
+    CallForming,
+    Event,
+    FedBack,
+    FinalAnswer,
+    IterationStarted,
+    LimitReached,
+    ModelFailed,
+    ModelReplied,
+    Notice,
+    ParseError,
+    ReasoningDelta,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    ToolCallParsed,
+    ToolFinished,
+    ToolStarted,
+)
+from toolcall_cli.messages import ToolCall, ToolResult
+from toolcall_cli.render.base import (
+    RunStats,
+    assert_never,
+    compact_json,
+    cut,
+    footer_parts,
+    indent,
+    message_preview,
+    nothing_to_suspend,
+    one_line,
+    reply_summary,
+    request_summary,
+    visible,
+)
+
+
+class PlainRenderer:
+    """The same steps as the live view, one plain line (or indented block) each.
+
+    Streaming deltas are skipped: the whole reply shows once it has arrived.
+    """
+
+    def __init__(self, stream: IO[str], *, result_chars: int = 300, result_lines: int = 6) -> None:
+        self._stream = stream
+        self._result_limits = (result_chars, result_lines)
+        self._stats = RunStats()
+
+    def handle(self, event: Event) -> None:
+        self._stats.update(event)
+        lines = self._lines(event)
+        if lines:
+            self._stream.write("\n".join(lines) + "\n")
+            self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.flush()
+
+    def suspended(self) -> AbstractContextManager[None]:
+        return nothing_to_suspend()
+
+    def _lines(self, event: Event) -> list[str]:
+        match event:
+            case TextDelta() | ReasoningDelta() | CallForming() | ToolStarted():
+                return []
+            case RunStarted():
+                return _header(event)
+            case IterationStarted():
+                summary = request_summary(event.request)
+                return [f"== iteration {event.iteration} ==", f"request: {summary}"]
+            case ModelReplied():
+                return _reply(event)
+            case ToolCallParsed():
+                return _call(event.call)
+            case ParseError():
+                return self._parse_error(event)
+            case ToolFinished():
+                return self._result(event.call, event.result)
+            case FedBack():
+                return ["fed back:", *(indent(message_preview(m, 200)) for m in event.messages)]
+            case Notice():
+                return [f"{event.level}: {visible(event.message)}"]
+            case FinalAnswer():
+                return _labelled("answer", event.text)
+            case LimitReached():
+                return [f"limit reached ({event.limit}): {visible(event.message)}"]
+            case ModelFailed():
+                return [f"model failed ({event.error_kind}): {visible(event.message)}"]
+            case RunFinished():
+                return ["-- " + ", ".join(footer_parts(event, self._stats))]
+            case _:
+                assert_never(event)
+
+    def _parse_error(self, error: ParseError) -> list[str]:
+        lines = [f"error parse_error {visible(error.call_id)}: {visible(error.message)}"]
+        if error.truncated:
+            lines.append("    the reply ended inside the call")
+        raw = cut(visible(error.raw), *self._result_limits)
+        lines += [indent("raw: " + raw.text), *([indent(raw.note())] if raw.was_cut else [])]
+        return lines
+
+    def _result(self, call: ToolCall, result: ToolResult) -> list[str]:
+        status = "ok" if result.ok else f"error {result.error_kind or 'error'}"
+        shown = cut(visible(result.content), *self._result_limits)
+        head, *rest = shown.text.split("\n")
+        lines = [f"tool {visible(call.name)} {status} {result.duration:.2f}s -> {head}"]
+        lines += [indent(line) for line in rest]
+        if shown.was_cut:
+            lines.append(indent(shown.note()))
+        if result.full_length is not None:
+            lines.append(
+                indent(f"(the model got {len(result.content):,} of {result.full_length:,} chars)")
+            )
+        return lines
+
+
+class QuietRenderer:
+    """Only the final answer's text: for scripts. Failures go to stderr from the CLI."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, FinalAnswer):
+            self._stream.write(visible(event.text) + "\n")
+            self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.flush()
+
+    def suspended(self) -> AbstractContextManager[None]:
+        return nothing_to_suspend()
+
+
+def _header(event: RunStarted) -> list[str]:
+    tools = ", ".join(visible(name) for name in event.tools) or "(none)"
+    return [
+        f"model {visible(event.model)}, strategy {visible(event.strategy)}, tools: {tools}",
+        *_labelled("question", event.question),
+    ]
+
+
+def _reply(event: ModelReplied) -> list[str]:
+    lines: list[str] = []
+    if event.reasoning:
+        lines += ["reasoning:", indent(visible(event.reasoning))]
+    lines += ["model output:", indent(visible(event.raw)) if event.raw else "    (empty)"]
+    summary = reply_summary(event)
+    return lines + ([f"({summary})"] if summary else [])
+
+
+def _call(call: ToolCall) -> list[str]:
+    lines = [f"call {visible(call.name)} {visible(compact_json(call.arguments))}"]
+    if call.repaired:
+        lines.append(
+            indent(
+                f"(json-repair fixed the JSON; the model wrote: {visible(one_line(call.raw, 200))})"
+            )
+        )
+    return lines
+
+
+def _labelled(label: str, text: str) -> list[str]:
+    """`label: text` on one line, or the label then the text indented when it has several."""
+    text = visible(text)
+    if "\n" not in text:
+        return [f"{label}: {text}"]
+    return [f"{label}:", indent(text)]

@@ -1,0 +1,29 @@
+"""The `toolcall tools` listing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from toolcall_cli.tools.registry import Tool
+
+
+def print_tool_table(tools: Sequence[Tool], console: Console | None = None) -> None:
+    console = console or Console(highlight=False)
+    if not tools:
+        console.print("No tools are loaded.")
+        return
+    table = Table(title=f"{len(tools)} tools", title_justify="left", expand=False)
+    table.add_column("name", style="bold cyan", no_wrap=True)
+    table.add_column("parameters")
+    table.add_column("description")
+    table.add_column("source", style="dim")
+    for tool in tools:
+        props = tool.spec.parameters.get("properties", {})
+        required = set(tool.spec.parameters.get("required", []))
+        params = ", ".join(p if p in required else f"{p}?" for p in props)
+        summary = tool.spec.description.splitlines()[0] if tool.spec.description else ""
+        table.add_row(tool.spec.name, params, summary, tool.source, end_section=False)
+    console.print(table)

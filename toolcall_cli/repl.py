@@ -1,0 +1,172 @@
+"""`toolcall chat`: a prompt-toolkit conversation with history, completion and slash commands."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import typer
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
+
+from toolcall_cli.events import RunFinished
+from toolcall_cli.models.base import Model
+from toolcall_cli.render import make_renderer
+from toolcall_cli.session import Session
+from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
+
+COMMANDS: dict[str, str] = {
+    "/help": "show this help",
+    "/tools": "list the loaded tools",
+    "/strategy": "/strategy NAME: switch to regex, schema or stream",
+    "/model": "/model NAME: switch the model (offline, scripted)",
+    "/reset": "forget the conversation so far",
+    "/history": "show how many messages the conversation holds",
+    "/exit": "leave (Ctrl-D works too)",
+}
+
+MAX_QUESTION_CHARS = 8000
+
+
+def default_history_file() -> Path:
+    return Path(typer.get_app_dir("toolcall")) / "chat_history"
+
+
+class SlashCompleter(Completer):
+    """Completes slash commands, strategy names after /strategy, and tool names anywhere."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        word = document.get_word_before_cursor(WORD=True)
+        if text.startswith("/strategy "):
+            yield from _matching(word, STRATEGY_NAMES)
+        elif text.startswith("/") and " " not in text:
+            yield from _matching(word, COMMANDS)
+        else:
+            yield from _matching(word, self._session.registry.names())
+
+
+def _matching(word: str, options: Iterable[str]) -> Iterable[Completion]:
+    for option in options:
+        if word and option.startswith(word):
+            yield Completion(option, start_position=-len(word))
+
+
+class Repl:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        history_file: Path,
+        make_model: Callable[[str], Model],
+        pt_input: Input | None = None,
+        pt_output: Output | None = None,
+        mode: str | None = None,
+    ) -> None:
+        self.session = session
+        self._make_model = make_model
+        self._mode = mode or ("live" if sys.stdout.isatty() else "plain")
+        history_file.parent.mkdir(parents=True, exist_ok=True)
+        self._prompt: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history_file)),
+            completer=SlashCompleter(session),
+            complete_while_typing=False,
+            input=pt_input,
+            output=pt_output,
+        )
+
+    def say(self, text: str) -> None:
+        typer.echo(text)
+
+    def loop(self) -> int:
+        """Read questions until /exit or Ctrl-D. Returns the exit code."""
+        self.say(
+            f"toolcall chat — model {self.session.model.name}, strategy {self.session.strategy.name}. "
+            "/help for commands, Ctrl-D to leave."
+        )
+        while True:
+            try:
+                line = self._prompt.prompt("you> ")
+            except KeyboardInterrupt:
+                continue  # Ctrl-C at the prompt clears the line, as in a shell
+            except EOFError:
+                return 0
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("/"):
+                if self.command(line) == "exit":
+                    return 0
+                continue
+            self.ask(line)
+
+    def ask(self, question: str) -> None:
+        if len(question) > MAX_QUESTION_CHARS:
+            self.say(f"That question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}.")
+            return
+        renderer = make_renderer(self._mode)
+        try:
+            for event in self.session.ask(question):
+                renderer.handle(event)
+                if isinstance(event, RunFinished):
+                    break
+        except KeyboardInterrupt:
+            renderer.close()
+            self.say("(turn cancelled; the conversation is as it was before it)")
+            return
+        renderer.close()
+
+    def command(self, line: str) -> str | None:
+        name, _, arg = line.partition(" ")
+        arg = arg.strip()
+        if name in ("/exit", "/quit"):
+            return "exit"
+        if name == "/help":
+            for command, text in COMMANDS.items():
+                self.say(f"  {command:<10} {text}")
+        elif name == "/tools":
+            for tool in self.session.registry:
+                self.say(f"  {tool.spec.name:<16} {tool.spec.description.splitlines()[0] if tool.spec.description else ''}")
+        elif name == "/strategy":
+            self._switch_strategy(arg)
+        elif name == "/model":
+            self._switch_model(arg)
+        elif name == "/reset":
+            self.session.reset()
+            self.say("Conversation cleared.")
+        elif name == "/history":
+            self.say(f"The conversation holds {len(self.session.history)} messages.")
+        else:
+            self.say(f"Unknown command {name}; /help lists them.")
+        return None
+
+    def _switch_strategy(self, name: str) -> None:
+        try:
+            self.session.use_strategy(name)
+        except UnknownStrategy as error:
+            self.say(str(error))
+            return
+        self.say(f"Strategy is now {name}.")
+
+    def _switch_model(self, name: str) -> None:
+        from toolcall_cli.models import ModelConfigError
+
+        if not name:
+            self.say(f"The model is {self.session.model.name}. /model NAME switches it.")
+            return
+        try:
+            self.session.model = self._make_model(name)
+        except ModelConfigError as error:
+            self.say(str(error))
+            return
+        self.say(f"Model is now {self.session.model.name}.")

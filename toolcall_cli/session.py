@@ -1,0 +1,48 @@
+"""A conversation: the model, strategy, tools and history that successive questions share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from toolcall_cli.events import Event
+from toolcall_cli.loop import Approver, Limits, deny_all, run
+from toolcall_cli.messages import Message
+from toolcall_cli.models.base import Model
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.strategies.base import Strategy
+from toolcall_cli.tools.registry import ToolRegistry
+
+
+@dataclass
+class Session:
+    model: Model
+    strategy: Strategy
+    registry: ToolRegistry
+    limits: Limits = field(default_factory=Limits)
+    approve: Approver = deny_all
+    history: list[Message] = field(default_factory=list)
+
+    def ask(self, question: str) -> Iterator[Event]:
+        """One turn. If it is interrupted (Ctrl-C), the history is put back as it was before
+        the turn, so a half-finished turn never confuses the next one."""
+        mark = len(self.history)
+        try:
+            yield from run(
+                question,
+                model=self.model,
+                strategy=self.strategy,
+                registry=self.registry,
+                history=self.history,
+                limits=self.limits,
+                approve=self.approve,
+            )
+        except (KeyboardInterrupt, GeneratorExit):
+            del self.history[mark:]
+            raise
+
+    def reset(self) -> None:
+        self.history.clear()
+
+    def use_strategy(self, name: str) -> None:
+        self.strategy = get_strategy(name)

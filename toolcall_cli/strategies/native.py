@@ -1,0 +1,220 @@
+"""Native function calling on the wire: `tool_calls` in a message, or streamed as deltas by index."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import json_repair
+
+from toolcall_cli.events import CallForming, ParseError, ParserEvent, TextDelta, ToolCallParsed
+from toolcall_cli.messages import ToolCall
+
+
+class ArgumentsError(ValueError):
+    """Arguments text that is not JSON, even after repair."""
+
+
+def decode_arguments(text: str) -> tuple[Any, bool]:
+    """Decode a native call's `arguments` string: strict JSON first, json-repair only if that fails.
+
+    Returns (value, repaired). An empty string means no arguments. A JSON string that itself
+    holds an object (double encoding) is decoded once more.
+    """
+    if not text.strip():
+        return {}, False
+    try:
+        value, repaired = json.loads(text), False
+    except json.JSONDecodeError:
+        value, repaired = repair(text), True
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            inner = json.loads(value)
+        except json.JSONDecodeError:
+            return value, repaired
+        if isinstance(inner, dict):
+            return inner, repaired
+    return value, repaired
+
+
+def repair(text: str) -> Any:
+    """json-repair, trusted only when it yields an object: it turns any garbage into *something*."""
+    value = json_repair.loads(text)
+    if not isinstance(value, dict) or (not value and text.strip() not in ("{}", "{ }")):
+        raise ArgumentsError(f"not a JSON object: {text[:80]!r}")
+    return value
+
+
+@dataclass
+class JsonDepth:
+    """Tells, a piece at a time, when a streamed JSON object has closed (linear: each character
+    is looked at once)."""
+
+    depth: int = 0
+    started: bool = False
+    in_string: bool = False
+    escaped: bool = False
+
+    def feed(self, piece: str) -> bool:
+        for char in piece:
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif char == "\\":
+                    self.escaped = True
+                elif char == '"':
+                    self.in_string = False
+            elif char == '"':
+                self.in_string = True
+            elif char in "{[":
+                self.depth += 1
+                self.started = True
+            elif char in "}]":
+                self.depth -= 1
+        return self.complete
+
+    @property
+    def complete(self) -> bool:
+        return self.started and self.depth <= 0 and not self.in_string
+
+
+@dataclass
+class CallSlot:
+    """One call being assembled from deltas."""
+
+    index: int
+    position: int
+    id: str | None = None
+    name: str | None = None
+    parts: list[str] = field(default_factory=list)
+    depth: JsonDepth = field(default_factory=JsonDepth)
+    done: bool = False
+
+    @property
+    def arguments_text(self) -> str:
+        return "".join(self.parts)
+
+
+class NativeCallAssembler:
+    """Builds calls from `tool_calls` entries, whole or in deltas.
+
+    Quirks handled: the id and name may be repeated on every delta (never concatenated);
+    `arguments` may arrive whole, in pieces, as null, or (Ollama) as an object; Ollama gives
+    parallel calls the same index with different ids, so a new id on a used index is a new call.
+    """
+
+    def __init__(self, call_id_prefix: str) -> None:
+        self._prefix = call_id_prefix
+        self._slots: list[CallSlot] = []
+        self._open: dict[int, CallSlot] = {}
+        self._last: dict[int, CallSlot] = {}
+        self.calls: list[ToolCall] = []
+        self.errors: list[ParseError] = []
+
+    def add(self, entries: list[dict[str, Any]]) -> list[ParserEvent]:
+        events: list[ParserEvent] = []
+        for position, entry in enumerate(entries):
+            if isinstance(entry, dict):
+                events += self._add_entry(entry, position)
+        return events
+
+    def _add_entry(self, entry: dict[str, Any], position: int) -> list[ParserEvent]:
+        index = entry.get("index")
+        index = index if isinstance(index, int) else position
+        new_id = entry.get("id") if isinstance(entry.get("id"), str) and entry.get("id") else None
+        events: list[ParserEvent] = []
+        if self._is_echo(index, new_id, entry):
+            return events
+        slot = self._open.get(index)
+        if slot is not None and new_id and slot.id and new_id != slot.id:
+            events += self._finish(slot)
+            slot = None
+        if slot is None:
+            events += self._finish_others(index)
+            slot = CallSlot(index=index, position=len(self._slots), id=new_id)
+            self._slots.append(slot)
+            self._open[index] = slot
+            self._last[index] = slot
+        slot.id = slot.id or new_id
+        function = entry.get("function") or {}
+        name = function.get("name")
+        if isinstance(name, str) and name and not slot.name:
+            slot.name = name
+        events += self._add_arguments(slot, function.get("arguments"))
+        return events
+
+    def _is_echo(self, index: int, new_id: str | None, entry: dict[str, Any]) -> bool:
+        """A delta for a call that is already complete (same id, or none): trailing whitespace,
+        a repeated name, or a provider re-sending what it sent. It must not start a new call."""
+        last = self._last.get(index)
+        if last is None or not last.done:
+            return False
+        return new_id is None or new_id == last.id
+
+    def _add_arguments(self, slot: CallSlot, arguments: Any) -> list[ParserEvent]:
+        if isinstance(arguments, (dict, list)):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if not isinstance(arguments, str) or not arguments:
+            return []
+        slot.parts.append(arguments)
+        complete = slot.depth.feed(arguments)
+        forming = CallForming(index=slot.position, name=slot.name, arguments_text=slot.arguments_text)
+        return [forming, *self._finish(slot)] if complete else [forming]
+
+    def _finish_others(self, index: int) -> list[ParserEvent]:
+        # A delta for a new index means the earlier calls are complete (models emit them in order).
+        events: list[ParserEvent] = []
+        for other in list(self._open.values()):
+            if other.index != index:
+                events += self._finish(other)
+        return events
+
+    def _finish(self, slot: CallSlot) -> list[ParserEvent]:
+        self._open.pop(slot.index, None)
+        if slot.done:
+            return []
+        slot.done = True
+        call_id = slot.id or f"{self._prefix}{slot.position}"
+        raw = slot.arguments_text
+        if not slot.name:
+            return [self._error(call_id, raw, "a tool call arrived without a function name")]
+        try:
+            arguments, repaired = decode_arguments(raw)
+        except ArgumentsError:
+            message = (
+                f"the arguments of `{slot.name}` are not valid JSON ({raw[:120]!r}). "
+                "Send them as one JSON object, e.g. {\"param\": \"value\"}."
+            )
+            return [self._error(call_id, raw, message)]
+        call = ToolCall(id=call_id, name=slot.name, arguments=arguments, raw=raw, repaired=repaired)
+        self.calls.append(call)
+        return [ToolCallParsed(call=call)]
+
+    def _error(self, call_id: str, raw: str, message: str) -> ParseError:
+        error = ParseError(message=message, raw=raw, call_id=call_id)
+        self.errors.append(error)
+        return error
+
+    def finish(self) -> list[ParserEvent]:
+        """The reply has ended (finish chunk, or the stream closed): complete every open call."""
+        events: list[ParserEvent] = []
+        for slot in list(self._open.values()):
+            events += self._finish(slot)
+        return events
+
+    def wire_calls(self) -> list[dict[str, Any]]:
+        """Every call as it should be echoed back in the assistant message, broken ones included
+        (each `tool` message must answer an id the assistant message carries)."""
+        return [
+            {
+                "id": slot.id or f"{self._prefix}{slot.position}",
+                "type": "function",
+                "function": {"name": slot.name or "", "arguments": slot.arguments_text or "{}"},
+            }
+            for slot in self._slots
+        ]
+
+
+def text_event(text: str) -> list[ParserEvent]:
+    return [TextDelta(text=text)] if text else []

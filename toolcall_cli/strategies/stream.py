@@ -1,0 +1,45 @@
+"""The stream strategy: the reply is parsed while tokens arrive, and each tool starts as soon as
+its call is complete, while the model is still writing.
+
+Two wire variants: `tags` (the regex strategy's text protocol, parsed incrementally) and
+`native` (OpenAI `tool_calls` deltas assembled by index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from toolcall_cli.messages import Message, ToolSpec
+from toolcall_cli.models.base import ModelRequest
+from toolcall_cli.strategies.regex import RegexStrategy, TextReplyParser
+from toolcall_cli.strategies.schema import NativeReplyParser, SchemaStrategy
+
+StreamMode = Literal["tags", "native"]
+
+
+class StreamStrategy:
+    name = "stream"
+    streaming = True
+
+    def __init__(self, mode: StreamMode = "tags") -> None:
+        self.mode = mode
+        self._base: RegexStrategy | SchemaStrategy = (
+            SchemaStrategy("tools") if mode == "native" else RegexStrategy()
+        )
+
+    def build_request(
+        self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
+    ) -> ModelRequest:
+        body = dict(self._base.build_request(history, tools, model).body)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        return ModelRequest(body)
+
+    def parser(self, call_id_prefix: str) -> TextReplyParser | NativeReplyParser:
+        if self.mode == "native":
+            return NativeReplyParser(call_id_prefix)
+        return TextReplyParser(call_id_prefix)
+
+    def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        return self._base.to_wire(messages)

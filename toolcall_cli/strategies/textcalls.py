@@ -1,0 +1,770 @@
+"""Tool calls written as text: one incremental parser for whole replies and token streams.
+
+Batch parsing is feeding the whole reply as one chunk; any chunking gives the same result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import json_repair
+
+from toolcall_cli.events import (
+    CallForming,
+    ParseError,
+    ParserEvent,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallParsed,
+)
+from toolcall_cli.messages import ToolCall
+from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
+
+FORMAT_HINT = (
+    f'Write each call exactly as {CALL_OPEN}{{"name": "<tool name>", "arguments": '
+    f"{{<arguments as a JSON object>}}}}{CALL_CLOSE}, with double-quoted JSON."
+)
+
+# Tags real models wrap a call in. Only <tool_call> is what we ask for; the others count only
+# when a JSON value follows them, so prose that mentions "<tool>" stays prose.
+_WRAPPER_TAGS = ("tool_call", "tools", "tool", "response", "json", "JSON", "xml", "function_call")
+_OPENER = re.compile(r"<(tool_call|tools|tool|response|json|JSON|xml|function_call)>")
+_FUNCTION_OPENER = re.compile(r'<function=([\w.\-]{1,64})>|<function\s{1,8}name="([\w.\-]{1,64})">')
+_FUNCTION_PREFIX = re.compile(
+    r'<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:=[\w.\-]{0,64}|\s{1,8}(?:n(?:a(?:m(?:e(?:="[\w.\-]{0,64})?)?)?)?)?)?)?)?)?)?)?)?)?)?'
+)
+_TAG_PREFIXES = frozenset(
+    f"<{name}>"[:cut] for name in _WRAPPER_TAGS for cut in range(1, len(name) + 2)
+)
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_FENCE = "```"
+_FENCE_LANG = re.compile(r"[\w+\-.]{0,32}")
+
+_TEXT_SPECIAL = re.compile(r"[<{\[`]")
+_TEXT_SPECIAL_CHARS = frozenset("<{[`")
+_JSON_STRUCT = re.compile(r"[{}\[\]\"'<:,]")
+_STRING_STOP = {'"': re.compile(r'[\\"]'), "'": re.compile(r"[\\']")}
+_NON_SPACE = re.compile(r"\S")
+_SPACE_RUN = re.compile(r"\s{0,256}")
+# A `'` opens a string only where JSON expects a value or key, so "it's" in a broken
+# call does not swallow the rest of the reply as a string.
+_QUOTE_OPENERS = frozenset("{[,:")
+_ARGUMENT_KEYS = ("arguments", "parameters")
+
+_XML_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.S)
+_XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?(?:</parameter>|\Z)", re.S)
+
+State = Literal["start", "reasoning", "text", "code", "call"]
+
+
+@dataclass(frozen=True)
+class ParsedText:
+    """A whole reply after parsing: display text, calls, parse errors and reasoning."""
+
+    text: str
+    calls: tuple[ToolCall, ...]
+    errors: tuple[ParseError, ...]
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class _Opener:
+    """A wrapper tag that may start a call: where it ends and what closes it."""
+
+    end: int
+    close: str
+    name: str | None
+    """The tool name when the tag carries it (`<function=NAME>`)."""
+    canonical: bool
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    """A call whose text is still arriving, with the JSON-aware scan state over it."""
+
+    tagged: bool
+    """True for a call inside wrapper tags, False for a bare JSON candidate."""
+    close: str = ""
+    open_len: int = 0
+    fixed_name: str | None = None
+    fenced: bool = False
+    fence_prefix: str = ""
+    """The fence opener held back in front of a bare candidate, shown if it is no call."""
+    pieces: list[str] = field(default_factory=list)
+    length: int = 0
+    depth: int = 0
+    quote: str = ""
+    escape: bool = False
+    prev: str = ""
+    complete: bool = False
+    """A whole JSON value has been seen (depth went back to 0)."""
+    capturing: bool = False
+    captured: list[str] = field(default_factory=list)
+    last_string: str | None = None
+    expect_name: bool = False
+    name: str | None = None
+    args_start: int = -1
+    forming_at: int = 0
+
+    def text(self) -> str:
+        joined = "".join(self.pieces)
+        self.pieces = [joined]
+        return joined
+
+    def looks_like_call(self) -> bool:
+        return self.tagged or (self.name is not None and self.args_start >= 0)
+
+
+# Scan outcomes inside a pending call.
+_MORE, _STALL, _END, _IMPLICIT_END, _ABANDON = range(5)
+
+
+class CallTextParser:
+    """Turns model text, fed in chunks of any size, into display text, reasoning and calls.
+
+    feed() returns the events that resolved with that chunk; close() ends the reply. After
+    close(), `text`, `reasoning`, `calls` and `errors` hold the accumulated results. The
+    returned lists are fresh and may be kept or mutated by the caller.
+    """
+
+    def __init__(self, call_id_prefix: str = "call_") -> None:
+        self._prefix = call_id_prefix
+        self._state: State = "start"
+        self._held = ""
+        self._call: _PendingCall | None = None
+        self._fence_open = False
+        self._closed = False
+        self._next_id = 0
+        self._out: list[ParserEvent] = []
+        self._pending_text: list[str] = []
+        self._pending_reasoning: list[str] = []
+        self._text_parts: list[str] = []
+        self._reasoning_parts: list[str] = []
+        self._delta_cache: dict[str, TextDelta] = {}
+        self.calls: list[ToolCall] = []
+        self.errors: list[ParseError] = []
+
+    @property
+    def text(self) -> str:
+        """All display text so far: the concatenation of every TextDelta."""
+        return "".join(self._text_parts)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self._reasoning_parts)
+
+    # --- public entry points ------------------------------------------------------------------
+
+    def feed(self, text: str) -> list[ParserEvent]:
+        """Consume one chunk; return the events that resolved with it."""
+        if self._closed:
+            raise RuntimeError("CallTextParser.feed() called after close()")
+        if not text:
+            return []
+        fast = self._fast_path(text)
+        if fast is not None:
+            return fast
+        self._out = []
+        self._run(self._held + text if self._held else text, final=False)
+        self._maybe_forming()
+        self._flush()
+        return self._out
+
+    def close(self) -> list[ParserEvent]:
+        """End of reply: flush held text and finish (or flag) a call left open."""
+        if self._closed:
+            return []
+        self._closed = True
+        self._out = []
+        held, self._held = self._held, ""
+        self._run(held, final=True)
+        while self._call is not None:
+            rest = self._finish_at_end(self._call)
+            if rest:
+                self._run(rest, final=True)
+        self._flush()
+        return self._out
+
+    # --- fast paths: most chunks are plain prose or the inside of a string --------------------
+
+    def _fast_path(self, text: str) -> list[ParserEvent] | None:
+        if self._held:
+            return None
+        if self._state == "text":
+            if len(text) == 1:
+                if text in _TEXT_SPECIAL_CHARS:
+                    return None
+            elif _TEXT_SPECIAL.search(text) is not None:
+                return None
+            self._text_parts.append(text)
+            return [self._text_delta(text)]
+        call = self._call
+        if call is None or not call.quote or call.escape:
+            return None
+        if "\\" in text or call.quote in text:
+            return None
+        call.pieces.append(text)
+        call.length += len(text)
+        if call.capturing:
+            call.captured.append(text)
+        if call.length < call.forming_at or not call.looks_like_call():
+            return []
+        self._out = []
+        self._maybe_forming()
+        return self._out
+
+    def _text_delta(self, text: str) -> TextDelta:
+        # Events are frozen, so one instance per short chunk can be shared; building a
+        # dataclass per character would cost more than all the parsing.
+        if len(text) > 4:
+            return TextDelta(text=text)
+        delta = self._delta_cache.get(text)
+        if delta is None:
+            delta = TextDelta(text=text)
+            if len(self._delta_cache) < 4096:
+                self._delta_cache[text] = delta
+        return delta
+
+    # --- the state machine ----------------------------------------------------------------------
+
+    def _run(self, buf: str, *, final: bool) -> None:
+        pos, end = 0, len(buf)
+        while pos < end:
+            state = self._state
+            if state == "text":
+                pos, stalled = self._step_text(buf, pos, final)
+            elif state == "call":
+                pos, stalled = self._step_call(buf, pos, final)
+            elif state == "code":
+                pos, stalled = self._step_code(buf, pos, final)
+            elif state == "reasoning":
+                pos, stalled = self._step_reasoning(buf, pos, final)
+            else:
+                pos, stalled = self._step_start(buf, pos, final)
+            if stalled:
+                break
+        self._held = buf[pos:]
+
+    def _step_start(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        space = _SPACE_RUN.match(buf, pos)
+        k = space.end() if space else pos
+        if buf.startswith(_THINK_OPEN, k):
+            self._state = "reasoning"
+            return k + len(_THINK_OPEN), False
+        rest = buf[k:]
+        if not final and len(rest) < len(_THINK_OPEN) and _THINK_OPEN.startswith(rest):
+            if k - pos < 256:
+                return pos, True
+        self._state = "text"
+        return pos, False
+
+    def _step_reasoning(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        j = buf.find(_THINK_CLOSE, pos)
+        if j >= 0:
+            self._reason(buf[pos:j])
+            self._state = "text"
+            return j + len(_THINK_CLOSE), False
+        hold = len(buf) if final else _partial_suffix(buf, pos, _THINK_CLOSE)
+        self._reason(buf[pos:hold])
+        return hold, hold < len(buf)
+
+    def _step_code(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        j = buf.find(_FENCE, pos)
+        if j >= 0:
+            self._emit(buf[pos : j + len(_FENCE)])
+            self._state = "text"
+            return j + len(_FENCE), False
+        hold = len(buf) if final else _partial_suffix(buf, pos, _FENCE)
+        self._emit(buf[pos:hold])
+        return hold, hold < len(buf)
+
+    def _step_text(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        m = _TEXT_SPECIAL.search(buf, pos)
+        if m is None:
+            self._emit(buf[pos:])
+            return len(buf), False
+        j = m.start()
+        self._emit(buf[pos:j])
+        c = buf[j]
+        if c == "<":
+            nxt = self._try_tag(buf, j, final, fence_start=-1)
+        elif c == "`":
+            nxt = self._try_fence(buf, j, final)
+        else:
+            nxt = self._try_bare(buf, j, final, fence_start=-1)
+        if nxt is None:
+            return j, True
+        if nxt < 0:  # not special after all: show the one character and move on
+            self._emit(c)
+            return j + 1, False
+        return nxt, False
+
+    # Each _try_* returns the position to continue from, -1 when the character is plain text,
+    # or None when more characters are needed to decide.
+
+    def _try_tag(self, buf: str, j: int, final: bool, fence_start: int) -> int | None:
+        opener = _match_opener(buf, j)
+        if opener is None:
+            if not final and _could_open(buf, j):
+                return None
+            return -1
+        k = _skip_space(buf, opener.end)
+        if k == len(buf) and not final and k - opener.end < 256:
+            return None
+        first = buf[k] if k < len(buf) else ""
+        if first in ("{", "[") or (opener.canonical and first in ("<", "")):
+            self._open_tagged(buf, j, opener, fence_start)
+            return opener.end
+        return -1
+
+    def _try_bare(self, buf: str, j: int, final: bool, fence_start: int) -> int | None:
+        k = _skip_space(buf, j + 1)
+        if buf[j] == "[" and k < len(buf):
+            if buf[k] != "{":
+                return -1
+            k = _skip_space(buf, k + 1)
+        if k == len(buf):
+            return None if not final and k - j < 512 else -1
+        if buf[k] not in ("\"", "'"):
+            return -1
+        prefix = buf[fence_start:j] if fence_start >= 0 else ""
+        self._call = _PendingCall(tagged=False, fenced=fence_start >= 0, fence_prefix=prefix)
+        self._state = "call"
+        return j
+
+    def _try_fence(self, buf: str, j: int, final: bool) -> int | None:
+        if not buf.startswith(_FENCE, j):
+            if not final and _FENCE.startswith(buf[j:]):
+                return None
+            return -1
+        if self._fence_open:  # the fence around a call closes: its marker is not text
+            self._fence_open = False
+            return j + len(_FENCE)
+        lang = _FENCE_LANG.match(buf, j + len(_FENCE))
+        k = _skip_space(buf, lang.end() if lang else j + len(_FENCE))
+        if k == len(buf):
+            if not final and k - j < 300:
+                return None
+            return self._plain_fence(buf, j, k)
+        if buf[k] == "<":
+            nxt = self._try_tag(buf, k, final, fence_start=j)
+        elif buf[k] in ("{", "["):
+            nxt = self._try_bare(buf, k, final, fence_start=j)
+        else:
+            nxt = -1
+        if nxt is None:
+            return None
+        return nxt if nxt >= 0 else self._plain_fence(buf, j, k)
+
+    def _plain_fence(self, buf: str, j: int, k: int) -> int:
+        # A fence around ordinary code: shown verbatim, calls are not looked for inside.
+        self._emit(buf[j:k])
+        self._state = "code"
+        return k
+
+    def _open_tagged(self, buf: str, j: int, opener: _Opener, fence_start: int) -> None:
+        self._fence_open = self._fence_open or fence_start >= 0
+        tag = buf[j : opener.end]
+        self._call = _PendingCall(
+            tagged=True,
+            close=opener.close,
+            open_len=len(tag),
+            fixed_name=opener.name,
+            pieces=[tag],
+            length=len(tag),
+        )
+        self._state = "call"
+
+    # --- inside a call: a JSON-aware scan that never re-reads a character -----------------------
+
+    def _step_call(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        call = self._call
+        assert call is not None
+        outcome, j = self._scan(call, buf, pos, final)
+        if j > pos:
+            call.pieces.append(buf[pos:j])
+            call.length += j - pos
+        if outcome == _MORE:
+            return j, False
+        if outcome == _STALL:
+            return j, True
+        self._call = None
+        self._state = "text"
+        if outcome == _ABANDON:
+            self._reject_bare(call)
+        elif call.tagged:
+            self._finish_tagged(call, closed=outcome == _END)
+        else:
+            self._finish_bare(call)
+        return j, False
+
+    def _scan(self, call: _PendingCall, buf: str, i: int, final: bool) -> tuple[int, int]:
+        n = len(buf)
+        base = call.length - i  # offset of buf[0] within the call's text
+        while i < n:
+            quote = call.quote
+            if quote:
+                i = self._scan_string(call, buf, i, quote)
+                continue
+            m = _JSON_STRUCT.search(buf, i)
+            stop = m.start() if m else n
+            if stop > i and _NON_SPACE.search(buf, i, stop):
+                call.prev = "x"
+            if m is None:
+                return _MORE, n
+            c, i = buf[stop], stop + 1
+            if c == '"' or (c == "'" and call.prev in _QUOTE_OPENERS):
+                call.quote = c
+                if call.depth == 1:
+                    call.capturing = True
+                    call.captured = []
+            elif c in "{[":
+                call.depth += 1
+                call.prev = c
+            elif c in "}]":
+                call.depth = max(call.depth - 1, 0)
+                call.prev = c
+                if call.depth == 0:
+                    call.complete = True
+                    if not call.tagged:
+                        return _END, i
+            elif c == ":" or c == ",":
+                if call.depth == 1:
+                    self._key_or_comma(call, c, base + i)
+                call.prev = c
+            elif c == "<":
+                outcome = self._angle_in_call(call, buf, stop, final)
+                if outcome != _MORE:
+                    return outcome, stop + len(call.close) if outcome == _END else stop
+                call.prev = "x"
+            else:  # a `'` that cannot open a string here ("it's")
+                call.prev = "x"
+        return _MORE, n
+
+    def _scan_string(self, call: _PendingCall, buf: str, i: int, quote: str) -> int:
+        n = len(buf)
+        if call.escape:
+            call.escape = False
+            if call.capturing:
+                call.captured.append(buf[i])
+            return i + 1
+        m = _STRING_STOP[quote].search(buf, i)
+        if m is None:
+            if call.capturing:
+                call.captured.append(buf[i:])
+            return n
+        j = m.start()
+        if buf[j] == "\\":
+            end = j + 2
+            if end > n:
+                end, call.escape = n, True
+            if call.capturing:
+                call.captured.append(buf[i:end])
+            return end
+        call.quote = ""
+        call.prev = quote
+        if call.capturing:
+            call.captured.append(buf[i:j])
+            call.capturing = False
+            self._string_closed(call, "".join(call.captured), quote)
+        return j + 1
+
+    def _string_closed(self, call: _PendingCall, raw: str, quote: str) -> None:
+        if call.expect_name:
+            call.expect_name = False
+            if call.name is None:
+                call.name = _decode_string(raw, quote)
+                call.forming_at = 0  # show the name as soon as it is known
+            return
+        call.last_string = raw
+
+    def _key_or_comma(self, call: _PendingCall, c: str, offset: int) -> None:
+        key, call.last_string = call.last_string, None
+        call.expect_name = False
+        if c == "," or key is None:
+            return
+        if key == "name":
+            call.expect_name = True
+        elif key in _ARGUMENT_KEYS and call.args_start < 0:
+            call.args_start = offset
+
+    def _angle_in_call(self, call: _PendingCall, buf: str, j: int, final: bool) -> int:
+        if not call.tagged:
+            return _ABANDON  # `<` cannot appear outside a JSON string: this was prose
+        close = call.close
+        if buf.startswith(close, j):
+            return _END
+        if not final and len(buf) - j < len(close) and close.startswith(buf[j:]):
+            return _STALL
+        if call.complete and call.depth == 0:
+            # A new call opens right after a complete one: the first just lacked its close tag.
+            if _match_opener(buf, j) is not None:
+                return _IMPLICIT_END
+            if not final and _could_open(buf, j):
+                return _STALL
+        return _MORE
+
+    # --- turning finished call text into events -------------------------------------------------
+
+    def _finish_tagged(self, call: _PendingCall, *, closed: bool) -> None:
+        raw = call.text()
+        content = raw[call.open_len : len(raw) - len(call.close) if closed else len(raw)]
+        for outcome in _read_tagged(content, call.fixed_name, raw[: call.open_len]):
+            self._add(outcome, raw)
+
+    def _finish_bare(self, call: _PendingCall) -> None:
+        raw = call.text()
+        loaded = _load(raw)
+        found = _bare_calls(loaded[0]) if loaded is not None else None
+        if loaded is None or found is None:
+            self._reject_bare(call)
+            return
+        self._fence_open = self._fence_open or call.fenced
+        for name, arguments in found:
+            if loaded[1] and not isinstance(arguments, dict):
+                self._reject_bare(call)
+                return
+        for name, arguments in found:
+            self._add((name, arguments, loaded[1]), raw)
+
+    def _reject_bare(self, call: _PendingCall) -> None:
+        self._emit(call.fence_prefix + call.text())
+        if call.fenced:
+            self._state = "code"
+
+    def _finish_at_end(self, call: _PendingCall) -> str:
+        """Settle a call still open when the reply ends; return text that still needs a scan."""
+        self._call = None
+        self._state = "text"
+        raw = call.text()
+        if not call.tagged:
+            if call.looks_like_call():
+                self._truncated(raw, "")
+            else:
+                self._reject_bare(call)
+            return ""
+        cut = raw.rfind(call.close, call.open_len)
+        if cut >= 0:  # an unbalanced quote hid the close tag from the scan
+            call.pieces = [raw[: cut + len(call.close)]]
+            self._finish_tagged(call, closed=True)
+            return raw[cut + len(call.close) :]
+        if call.complete:
+            self._finish_tagged(call, closed=False)
+        else:
+            self._truncated(raw, call.close)
+        return ""
+
+    def _truncated(self, raw: str, close: str) -> None:
+        missing = f"no closing {close} and " if close else ""
+        message = (
+            f"The reply ended inside a tool call ({missing}the JSON is incomplete), so it was "
+            f"not run. Send the whole call again. {FORMAT_HINT}"
+        )
+        self._add_error(message, raw, truncated=True)
+
+    def _add(self, outcome: tuple[str, Any, bool] | str, raw: str) -> None:
+        if isinstance(outcome, str):
+            self._add_error(outcome, raw, truncated=False)
+            return
+        name, arguments, repaired = outcome
+        call = ToolCall(id=self._new_id(), name=name, arguments=arguments, raw=raw, repaired=repaired)
+        self.calls.append(call)
+        self._flush()
+        self._out.append(ToolCallParsed(call=call))
+
+    def _add_error(self, message: str, raw: str, *, truncated: bool) -> None:
+        error = ParseError(message=message, raw=raw, call_id=self._new_id(), truncated=truncated)
+        self.errors.append(error)
+        self._flush()
+        self._out.append(error)
+
+    def _new_id(self) -> str:
+        self._next_id += 1
+        return f"{self._prefix}{self._next_id - 1}"
+
+    # --- output ---------------------------------------------------------------------------------
+
+    def _emit(self, text: str) -> None:
+        if text:
+            self._pending_text.append(text)
+
+    def _reason(self, text: str) -> None:
+        if text:
+            self._pending_reasoning.append(text)
+
+    def _flush(self) -> None:
+        if self._pending_reasoning:
+            reasoning = "".join(self._pending_reasoning)
+            self._pending_reasoning = []
+            self._reasoning_parts.append(reasoning)
+            self._out.append(ReasoningDelta(text=reasoning))
+        if self._pending_text:
+            text = "".join(self._pending_text)
+            self._pending_text = []
+            self._text_parts.append(text)
+            self._out.append(self._text_delta(text))
+
+    def _maybe_forming(self) -> None:
+        call = self._call
+        if call is None or call.length < call.forming_at or not call.looks_like_call():
+            return
+        raw = call.text()
+        if call.args_start >= 0:
+            arguments = raw[call.args_start :].lstrip()
+        elif call.fixed_name is not None:
+            arguments = raw[call.open_len :].lstrip()
+        else:
+            arguments = ""
+        # Re-sending the whole text on every chunk would be quadratic: grow the step with it.
+        call.forming_at = call.length + max(1, call.length // 16)
+        self._flush()
+        self._out.append(
+            CallForming(index=self._next_id, name=call.fixed_name or call.name, arguments_text=arguments)
+        )
+
+
+def parse_text(text: str, call_id_prefix: str = "call_") -> ParsedText:
+    """Parse a whole reply at once (the same core as streaming, fed one chunk)."""
+    parser = CallTextParser(call_id_prefix)
+    parser.feed(text)
+    parser.close()
+    return ParsedText(
+        text=parser.text,
+        calls=tuple(parser.calls),
+        errors=tuple(parser.errors),
+        reasoning=parser.reasoning,
+    )
+
+
+# --- helpers on plain strings ---------------------------------------------------------------------
+
+
+def _skip_space(buf: str, i: int) -> int:
+    m = _SPACE_RUN.match(buf, i)
+    return m.end() if m else i
+
+
+def _partial_suffix(buf: str, pos: int, marker: str) -> int:
+    """Where a tail of buf that could still grow into `marker` begins (len(buf) if none)."""
+    for i in range(max(pos, len(buf) - len(marker) + 1), len(buf)):
+        if marker.startswith(buf[i:]):
+            return i
+    return len(buf)
+
+
+def _match_opener(buf: str, j: int) -> _Opener | None:
+    m = _OPENER.match(buf, j)
+    if m is not None:
+        name = m.group(1)
+        return _Opener(m.end(), f"</{name}>", None, canonical=name == "tool_call")
+    m = _FUNCTION_OPENER.match(buf, j)
+    if m is not None:
+        return _Opener(m.end(), "</function>", m.group(1) or m.group(2), canonical=False)
+    return None
+
+
+def _could_open(buf: str, j: int) -> bool:
+    """True when buf[j:] (which runs to the end of the buffer) may still become an opener."""
+    rest = buf[j:]
+    return rest in _TAG_PREFIXES or _FUNCTION_PREFIX.fullmatch(rest) is not None
+
+
+def _decode_string(raw: str, quote: str) -> str:
+    if quote == '"':
+        try:
+            value = json.loads(f'"{raw}"')
+        except ValueError:
+            return raw
+        return value if isinstance(value, str) else raw
+    return raw
+
+
+def _load(text: str) -> tuple[Any, bool] | None:
+    """(value, repaired): strict JSON first, json-repair only when that fails."""
+    try:
+        return json.loads(text), False
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return json_repair.loads(text), True
+    except Exception:  # a third-party repairer on hostile input: any failure means "not JSON"
+        return None
+
+
+def _decode_arguments(arguments: Any) -> Any:
+    # Some models double-encode: a JSON string holding the object. Decode that once only.
+    if isinstance(arguments, str):
+        try:
+            decoded = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return arguments
+        if isinstance(decoded, dict):
+            return decoded
+    return arguments
+
+
+def _call_fields(value: Any, *, need_arguments: bool) -> tuple[str, Any] | str:
+    """(name, arguments) of a call object, or why it is not one."""
+    if not isinstance(value, dict):
+        return "The tool call is not a JSON object."
+    if "name" not in value and isinstance(value.get("function"), dict):
+        value = value["function"]
+    name = value.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return 'The tool call has no "name" string.'
+    for key in _ARGUMENT_KEYS:
+        if key in value:
+            return name.strip(), _decode_arguments(value[key])
+    if need_arguments:
+        return 'The tool call has no "arguments".'
+    return name.strip(), {}
+
+
+def _bare_calls(value: Any) -> list[tuple[str, Any]] | None:
+    """The calls in a bare JSON value, or None when it is ordinary data."""
+    items = value if isinstance(value, list) else [value]
+    found = [_call_fields(item, need_arguments=True) for item in items]
+    if not found or any(isinstance(f, str) for f in found):
+        return None
+    return [f for f in found if not isinstance(f, str)]
+
+
+def _read_tagged(content: str, fixed_name: str | None, tag: str) -> list[tuple[str, Any, bool] | str]:
+    """The calls (name, arguments, repaired) or error messages for one tagged call's content."""
+    body = content.strip()
+    if fixed_name is None and body.startswith("<function="):
+        return _read_xml_function(body)
+    if not body:
+        return [f"The {tag} block is empty. {FORMAT_HINT}"]
+    loaded = _load(body)
+    if loaded is None or loaded[0] in ("", None):
+        return [f"The text inside {tag} is not valid JSON. {FORMAT_HINT}"]
+    value, repaired = loaded
+    if fixed_name is not None:
+        value = {"name": fixed_name, "arguments": value}
+    items = value if isinstance(value, list) and value else [value]
+    return [_tagged_item(item, repaired, len(items) > 1, n) for n, item in enumerate(items, 1)]
+
+
+def _tagged_item(item: Any, repaired: bool, in_list: bool, n: int) -> tuple[str, Any, bool] | str:
+    fields = _call_fields(item, need_arguments=False)
+    where = f"Item {n} of the list: " if in_list else ""
+    if isinstance(fields, str):
+        return f"{where}{fields} {FORMAT_HINT}"
+    name, arguments = fields
+    if repaired and not isinstance(arguments, dict):
+        # Repair guessed at broken JSON; a guess that is not even an object is garbage.
+        return f'{where}The "arguments" of {name} could not be read as a JSON object. {FORMAT_HINT}'
+    return name, arguments, repaired
+
+
+def _read_xml_function(body: str) -> list[tuple[str, Any, bool] | str]:
+    """Qwen3-Coder's `<function=NAME><parameter=KEY>value</parameter></function>` body."""
+    calls: list[tuple[str, Any, bool] | str] = []
+    for m in _XML_FUNCTION.finditer(body):
+        arguments = {p.group(1): p.group(2) for p in _XML_PARAMETER.finditer(m.group(2))}
+        calls.append((m.group(1), arguments, False))
+    return calls or [f"The <function=...> call could not be read. {FORMAT_HINT}"]

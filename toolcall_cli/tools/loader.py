@@ -1,0 +1,169 @@
+"""Find tools.d directories and load the `@tool` functions their plugin files define.
+
+A broken plugin never stops the others: every problem becomes one line naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+import traceback
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolcall_cli.tools.registry import Tool, ToolRegistry, tool_options
+from toolcall_cli.tools.schema import ToolDefinitionError
+
+_MODULE_PREFIX = "toolcall_plugin"
+
+
+@dataclass
+class LoadResult:
+    """The tools that loaded and one line per thing that went wrong."""
+
+    registry: ToolRegistry = field(default_factory=ToolRegistry)
+    problems: list[str] = field(default_factory=list)
+
+
+def bundled_tools_dir() -> Path:
+    """The example tools shipped inside the package (package data, so `pip install .` has them)."""
+    return Path(__file__).resolve().parent.parent / "tools.d"
+
+
+def user_tools_dir() -> Path:
+    """The per-user tools directory, e.g. ~/.config/toolcall/tools.d on Linux."""
+    import typer  # imported here: only the CLI needs it, and it is slow to import
+
+    return Path(typer.get_app_dir("toolcall")) / "tools.d"
+
+
+def tool_dirs(extra: Sequence[Path], *, include_bundled: bool, cwd: Path) -> list[Path]:
+    """Where tools come from, in load order: bundled, user, ./tools.d, then each --tools DIR."""
+    candidates = [bundled_tools_dir()] if include_bundled else []
+    candidates += [user_tools_dir(), cwd / "tools.d", *(cwd / path for path in extra)]
+    seen: set[Path] = set()
+    dirs: list[Path] = []
+    for path in candidates:
+        resolved = path.resolve()
+        if resolved not in seen:
+            seen.add(resolved)
+            dirs.append(resolved)
+    return dirs
+
+
+def load_tools(dirs: Sequence[Path], *, explicit: Sequence[Path] = ()) -> LoadResult:
+    """Load every `*.py` (not starting with `_`) of each dir, in sorted order.
+
+    A missing dir is skipped silently unless it is in `explicit` (the user asked for it).
+    """
+    result = LoadResult()
+    asked_for = {path.resolve() for path in explicit}
+    for directory in dirs:
+        if not directory.is_dir():
+            if directory.resolve() in asked_for:
+                why = "is not a directory" if directory.exists() else "no such directory"
+                result.problems.append(f"--tools {directory}: {why}")
+            continue
+        for path in sorted(directory.glob("*.py")):
+            if not path.name.startswith("_") and path.is_file():
+                load_file(path, result)
+    return result
+
+
+def load_file(path: Path, result: LoadResult) -> None:
+    """Import one plugin file and register the tools it defines into `result`."""
+    shown = display_path(path)
+    try:
+        module = import_plugin(path)
+    except (Exception, SystemExit) as error:  # a plugin may do anything, even sys.exit()
+        result.problems.append(f"{shown}: could not load: {describe_import_error(error, path)}")
+        return
+    for func in defined_tools(module):
+        try:
+            item = Tool.from_function(func, source=str(path))
+        except ToolDefinitionError as error:
+            result.problems.append(f"{shown}: skipped tool: {error}")
+            continue
+        register(item, result)
+
+
+def register(item: Tool, result: LoadResult) -> None:
+    """Add a tool unless its name is taken; the first one loaded wins."""
+    existing = result.registry.get(item.name)
+    if existing is None:
+        result.registry.add(item)
+        return
+    result.problems.append(
+        f"{display_path(Path(item.source))}: tool `{item.name}` skipped: "
+        f"the name is already used by {display_path(Path(existing.source))}"
+    )
+
+
+def import_plugin(path: Path) -> types.ModuleType:
+    """Run a plugin file as its own module, without touching sys.path."""
+    name = module_name(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path.name}")
+    module = importlib.util.module_from_spec(spec)
+    # Registered so dataclasses, pickling and postponed annotations in the plugin can find it.
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def module_name(path: Path) -> str:
+    """A stable, unique module name per file, so two `weather.py` in two dirs never clash."""
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    stem = re.sub(r"\W", "_", path.stem)
+    return f"{_MODULE_PREFIX}_{stem}_{digest}"
+
+
+def defined_tools(module: types.ModuleType) -> list[Callable[..., Any]]:
+    """Marked functions defined in `module` itself; imported ones (even marked) are not its own."""
+    found: list[Callable[..., Any]] = []
+    for value in list(vars(module).values()):
+        if tool_options(value) is None or not callable(value):
+            continue
+        if getattr(value, "__module__", None) == module.__name__ and value not in found:
+            found.append(value)
+    return found
+
+
+def describe_import_error(error: BaseException, path: Path) -> str:
+    """`NameError: name 'x' is not defined (line 3)`: type, message and the plugin's line."""
+    if isinstance(error, SyntaxError):
+        text = f"{type(error).__name__}: {error.msg}"
+        line = error.lineno
+    else:
+        message = " ".join(str(error).split())
+        text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+        line = _plugin_line(error, path)
+    return f"{text} (line {line})" if line else text
+
+
+def _plugin_line(error: BaseException, path: Path) -> int | None:
+    """The deepest line of the traceback that is in the plugin file itself."""
+    target = str(path.resolve())
+    line = None
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename and str(Path(frame.filename).resolve()) == target:
+            line = frame.lineno
+    return line
+
+
+def display_path(path: Path) -> str:
+    """A short path for messages: relative to the working dir when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
