@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -10,15 +11,20 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
-import click
 import typer
+
+try:  # typer >= 0.26 vendors click and raises its own copies of click's exceptions
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover - older typer uses the click package
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
 from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve
 from toolcall_cli.events import Event, RunFinished
 from toolcall_cli.loop import Approver, Limits, deny_all
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.models import ModelChoice, ModelConfigError, get_model
-from toolcall_cli.render import make_renderer
+from toolcall_cli.render import RenderMode, make_renderer
+from toolcall_cli.render.base import Renderer
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
@@ -158,17 +164,28 @@ def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegist
     return loaded.registry
 
 
+class Approval:
+    """Asks before a dangerous tool runs. The live view is suspended while it asks, or the
+    prompt would be drawn over."""
+
+    def __init__(self) -> None:
+        self.renderer: Renderer | None = None
+
+    def __call__(self, call: ToolCall, tool: Tool) -> bool:
+        args = json.dumps(call.arguments, ensure_ascii=False)
+        question = f"Run dangerous tool {call.name}({args})?"
+        if self.renderer is None:
+            return typer.confirm(question, default=False, err=True)
+        with self.renderer.suspended():
+            return typer.confirm(question, default=False, err=True)
+
+
 def approver(yes: bool) -> Approver:
     if yes:
         return lambda call, tool: True
     if not sys.stdin.isatty():
         return deny_all
-    return ask_approval
-
-
-def ask_approval(call: ToolCall, tool: Tool) -> bool:
-    args = json.dumps(call.arguments, ensure_ascii=False)
-    return typer.confirm(f"Run dangerous tool {call.name}({args})?", default=False, err=True)
+    return Approval()
 
 
 def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
@@ -222,7 +239,7 @@ def build_session(options: SessionOptions) -> Session:
     )
 
 
-def output_mode(quiet: bool, as_json: bool) -> str:
+def output_mode(quiet: bool, as_json: bool) -> RenderMode:
     if quiet and as_json:
         fail("--quiet and --json cannot be used together")
     if as_json:
@@ -232,11 +249,15 @@ def output_mode(quiet: bool, as_json: bool) -> str:
     return "live" if sys.stdout.isatty() else "plain"
 
 
-def render_run(events: Iterator[Event], mode: str, trace: Path | None = None) -> int:
+def render_run(
+    events: Iterator[Event], mode: RenderMode, trace: Path | None = None, approve: Approver | None = None
+) -> int:
     """Render a run's events and return the exit code its end calls for."""
     from toolcall_cli.trace import TraceWriter
 
     renderer = make_renderer(mode)
+    if isinstance(approve, Approval):
+        approve.renderer = renderer
     writer = TraceWriter.open(trace) if trace else None
     code = EXIT_FAILURE
     try:
@@ -294,7 +315,7 @@ def run(
             max_iterations, tool_timeout, yes,
         )
     )
-    raise typer.Exit(render_run(session.ask(question), mode, trace))
+    raise typer.Exit(render_run(session.ask(question), mode, trace, session.approve))
 
 
 @app.command()
@@ -421,15 +442,23 @@ def main() -> None:
     """Entry point: usage errors become one line and exit code 2, never a traceback."""
     try:
         code = app(standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError:
-        code = 0
-    except click.UsageError as error:
-        hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
-        typer.echo(f"toolcall: error: {error.format_message()}{hint}", err=True)
-        code = EXIT_USAGE
-    except click.exceptions.Exit as done:
+    except click_exceptions.UsageError as error:
+        if "NoArgsIsHelp" in type(error).__name__:  # `toolcall` alone: its help, not an error
+            typer.echo(error.ctx.get_help() if error.ctx else error.format_message())
+            code = 0
+        else:
+            hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
+            typer.echo(f"toolcall: error: {error.format_message()}{hint}", err=True)
+            code = EXIT_USAGE
+    except click_exceptions.Exit as done:
         code = done.exit_code
-    except (click.Abort, KeyboardInterrupt):
+    except (click_exceptions.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)
         code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`toolcall run ... | head -1`): not an error worth a traceback.
+        # Point stdout at devnull so the interpreter's final flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = EXIT_ANSWERED
     sys.exit(code if isinstance(code, int) else 0)

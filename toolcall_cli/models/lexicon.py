@@ -8,77 +8,74 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+
+def words(text: str) -> tuple[str, ...]:
+    """A word list written as one string, so the tables below stay readable."""
+    return tuple(text.split())
+
+
 # Concept -> the words (English, lowercase) and phrases (Chinese) that evoke it. A word may evoke
 # several concepts: "temperature" is both about the weather and about units of heat.
 CONCEPTS: dict[str, tuple[str, ...]] = {
-    "weather": (
-        "weather", "forecast", "rain", "rainy", "sunny", "cloudy", "snow", "windy", "humidity",
-        "umbrella", "wear", "coat", "jacket", "shorts", "sleeves", "sweater", "temperature",
-        "temperatures", "hot", "cold", "warm",
-        "天气", "气象", "预报", "下雨", "雨", "晴", "阴", "下雪", "雪", "刮风", "湿度", "带伞",
-        "雨伞", "穿", "短袖", "外套", "衣服", "毛衣", "温度", "气温", "冷", "热", "暖和",
+    "weather": words(
+        "weather forecast rain rainy sunny cloudy snow windy humidity umbrella wear coat "
+        "jacket shorts sleeves sweater temperature temperatures hot cold warm "
+        "天气 气象 预报 下雨 雨 晴 阴 下雪 雪 刮风 湿度 带伞 雨伞 穿 短袖 外套 衣服 毛衣 "
+        "温度 气温 冷 热 暖和"
     ),
-    "temperature": (
-        "temperature", "temperatures", "celsius", "fahrenheit", "degree", "degrees",
-        "温度", "气温", "摄氏", "华氏", "度数",
+    "temperature": words(
+        "temperature temperatures celsius fahrenheit degree degrees 温度 气温 摄氏 华氏 度数"
     ),
-    "math": (
-        "calculate", "calculator", "calculation", "math", "arithmetic", "expression", "compute",
-        "evaluate", "sum", "plus", "minus", "times", "multiply", "multiplied", "divide",
-        "divided", "product", "formula", "equation",
-        "计算", "算一下", "算算", "等于", "加上", "减去", "乘以", "除以", "乘", "除", "算式",
-        "表达式", "数学",
+    "math": words(
+        "calculate calculator calculation math arithmetic expression compute evaluate sum "
+        "plus minus times multiply multiplied divide divided product formula equation 计算 "
+        "算一下 算算 等于 加上 减去 乘以 除以 乘 除 算式 表达式 数学"
     ),
-    "time": (
-        "time", "clock", "hour", "timezone", "timezones", "zone",
-        "时间", "几点", "时区", "钟点", "几时",
+    "time": words("time clock hour timezone timezones zone 时间 几点 时区 钟点 几时"),
+    "date": words("date day today tomorrow yesterday 日期 今天 明天 昨天 后天"),
+    "unit": words(
+        "convert conversion converter unit units celsius fahrenheit km kilometer kilometers "
+        "mile miles pound pounds kilogram kilograms inch inches feet foot meter meters 换算 "
+        "转换 单位 华氏 摄氏 公里 英里 公斤 千克 磅 英寸 英尺 厘米"
     ),
-    "date": ("date", "day", "today", "tomorrow", "yesterday", "日期", "今天", "明天", "昨天", "后天"),
-    "unit": (
-        "convert", "conversion", "converter", "unit", "units", "celsius", "fahrenheit", "km",
-        "kilometer", "kilometers", "mile", "miles", "pound", "pounds", "kilogram", "kilograms",
-        "inch", "inches", "feet", "foot", "meter", "meters",
-        "换算", "转换", "单位", "华氏", "摄氏", "公里", "英里", "公斤", "千克", "磅", "英寸",
-        "英尺", "厘米",
+    "stock": words(
+        "stock stocks share shares ticker equity market nasdaq nyse "
+        "股票 股价 个股 股市 行情 美股 港股 代码"
     ),
-    "stock": (
-        "stock", "stocks", "share", "shares", "ticker", "equity", "market", "nasdaq", "nyse",
-        "股票", "股价", "个股", "股市", "行情", "美股", "港股", "代码",
+    "price": words("price prices cost quote worth 价格 多少钱 价钱 报价 股价"),
+    "search": words("search google web internet 搜索 搜一下 网上 上网"),
+    "news": words("news headline headlines 新闻 头条 资讯"),
+    "translate": words("translate translation translator 翻译 译成 英文 中文"),
+    "currency": words(
+        "currency currencies exchange rate usd eur cny rmb dollar dollars euro yuan 汇率 美元 "
+        "欧元 人民币 日元 兑换"
     ),
-    "price": ("price", "prices", "cost", "quote", "worth", "价格", "多少钱", "价钱", "报价", "股价"),
-    "search": ("search", "google", "web", "internet", "搜索", "搜一下", "网上", "上网"),
-    "news": ("news", "headline", "headlines", "新闻", "头条", "资讯"),
-    "translate": ("translate", "translation", "translator", "翻译", "译成", "英文", "中文"),
-    "currency": (
-        "currency", "currencies", "exchange", "rate", "usd", "eur", "cny", "rmb", "dollar",
-        "dollars", "euro", "yuan", "汇率", "美元", "欧元", "人民币", "日元", "兑换",
-    ),
-    "file": ("file", "files", "directory", "folder", "path", "文件", "目录", "文件夹"),
-    "email": ("email", "mail", "send", "inbox", "邮件", "邮箱", "发送"),
-    "random": ("random", "dice", "roll", "coin", "flip", "随机", "骰子", "抛硬币"),
-    "distance": ("distance", "far", "route", "距离", "多远", "路线"),
+    "file": words("file files directory folder path 文件 目录 文件夹"),
+    "email": words("email mail send inbox 邮件 邮箱 发送"),
+    "random": words("random dice roll coin flip 随机 骰子 抛硬币"),
+    "distance": words("distance far route 距离 多远 路线"),
 }
 
 # Words that carry no topic: a tool named get_weather is about weather, not about "get".
 NOISE_WORDS = frozenset(
-    """a an the of in on at to for from by with and or is are was be it its this that what whats
-    what's how much many which who whom where when why do does did can could would should will
-    me my i you your we our please tell show give get fetch lookup look up find check query
-    current latest now today s use using used tool tools function functions call calls given
-    value values name names e g eg etc like about some any as if then than into out there
-    here also just only number string""".split()
+    words(
+        "a about also an and any are as at be by call calls can check could current did do "
+        "does e eg etc fetch find for from function functions g get give given here how i "
+        "if in into is it its just latest like look lookup many me much my name names now "
+        "number of on only or our out please query s should show some string tell than that "
+        "the then there this to today tool tools up use used using value values was we what "
+        "what's whats when where which who whom why will with would you your"
+    )
 )
 
 # Chinese function words, stripped before looking for unknown place names.
-CJK_FUNCTION_WORDS: tuple[str, ...] = (
-    "请问", "请帮我", "帮我", "帮忙", "麻烦", "查一下", "查询", "查查", "看一下", "看看", "告诉我",
-    "一下", "现在", "今天", "明天", "后天", "昨天", "今日", "明日", "天气", "气温", "温度",
-    "怎么样", "如何", "多少度", "多少", "分别", "适合", "可以", "能不能", "需要", "要不要",
-    "是不是", "是否", "会不会", "下雨", "短袖", "外套", "衣服", "穿", "带伞", "吗", "呢", "吧",
-    "啊", "的", "和", "与", "跟", "及", "以及", "还有", "是", "在", "有", "会", "都", "也", "我",
-    "你", "他", "她", "它", "们", "这", "那", "哪", "里", "个", "几", "点", "钟", "时间", "时候",
-    "几点", "华氏", "摄氏", "度", "用", "换算", "转换", "成", "为", "给", "把", "从", "到",
-    "比较", "热", "冷", "晴", "雨", "雪", "阴", "风", "怎样", "呀", "么", "什么", "情况",
+CJK_FUNCTION_WORDS: tuple[str, ...] = words(
+    "请问 请帮我 帮我 帮忙 麻烦 查一下 查询 查查 看一下 看看 告诉我 一下 现在 今天 "
+    "明天 后天 昨天 今日 明日 天气 气温 温度 怎么样 如何 多少度 多少 分别 适合 可以 "
+    "能不能 需要 要不要 是不是 是否 会不会 下雨 短袖 外套 衣服 穿 带伞 吗 呢 吧 啊 "
+    "的 和 与 跟 及 以及 还有 是 在 有 会 都 也 我 你 他 她 它 们 这 那 哪 里 个 几 "
+    "点 钟 时间 时候 几点 华氏 摄氏 度 用 换算 转换 成 为 给 把 从 到 比较 热 冷 晴 "
+    "雨 雪 阴 风 怎样 呀 么 什么 情况"
 )
 
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -135,7 +132,7 @@ PLACES: tuple[Place, ...] = (
     Place("拉各斯", "Lagos", "Africa/Lagos"),
     Place("约翰内斯堡", "Johannesburg", "Africa/Johannesburg"),
     Place("纽约", "New York", "America/New_York", ("NYC",)),
-    Place("洛杉矶", "Los Angeles", "America/Los_Angeles", ("LA",)),
+    Place("洛杉矶", "Los Angeles", "America/Los_Angeles"),
     Place("旧金山", "San Francisco", "America/Los_Angeles"),
     Place("芝加哥", "Chicago", "America/Chicago"),
     Place("西雅图", "Seattle", "America/Los_Angeles"),
@@ -166,14 +163,14 @@ UNITS: dict[str, tuple[str, ...]] = {
     "kelvin": ("kelvin", "开尔文"),
     "km": ("km", "kilometer", "kilometers", "kilometre", "kilometres", "公里", "千米"),
     "mile": ("mile", "miles", "mi", "英里"),
-    "m": ("m", "meter", "meters", "metre", "metres", "米"),
+    "m": ("m", "meter", "meters", "metre", "metres"),
     "cm": ("cm", "centimeter", "centimeters", "厘米"),
     "ft": ("ft", "foot", "feet", "英尺"),
     "inch": ("inch", "inches", "in", "英寸"),
     "kg": ("kg", "kilogram", "kilograms", "kilo", "kilos", "公斤", "千克"),
     "lb": ("lb", "lbs", "pound", "pounds", "磅"),
-    "g": ("g", "gram", "grams", "克"),
-    "l": ("l", "liter", "liters", "litre", "litres", "升"),
+    "g": ("g", "gram", "grams"),
+    "l": ("l", "liter", "liters", "litre", "litres"),
     "gallon": ("gallon", "gallons", "加仑"),
 }
 
@@ -207,15 +204,30 @@ ENUM_SYNONYMS: dict[str, tuple[str, ...]] = {
 
 # Well-known companies people name instead of their ticker.
 TICKERS: dict[str, str] = {
-    "苹果": "AAPL", "apple": "AAPL", "微软": "MSFT", "microsoft": "MSFT", "谷歌": "GOOGL",
-    "google": "GOOGL", "亚马逊": "AMZN", "amazon": "AMZN", "特斯拉": "TSLA", "tesla": "TSLA",
-    "英伟达": "NVDA", "nvidia": "NVDA", "阿里巴巴": "BABA", "alibaba": "BABA", "腾讯": "0700.HK",
-    "tencent": "0700.HK", "meta": "META", "脸书": "META", "奈飞": "NFLX", "netflix": "NFLX",
+    "苹果": "AAPL",
+    "apple": "AAPL",
+    "微软": "MSFT",
+    "microsoft": "MSFT",
+    "谷歌": "GOOGL",
+    "google": "GOOGL",
+    "亚马逊": "AMZN",
+    "amazon": "AMZN",
+    "特斯拉": "TSLA",
+    "tesla": "TSLA",
+    "英伟达": "NVDA",
+    "nvidia": "NVDA",
+    "阿里巴巴": "BABA",
+    "alibaba": "BABA",
+    "腾讯": "0700.HK",
+    "tencent": "0700.HK",
+    "meta": "META",
+    "脸书": "META",
+    "奈飞": "NFLX",
+    "netflix": "NFLX",
 }
 
 DAY_NAMES_ZH = {"today": "今天", "tomorrow": "明天", "yesterday": "昨天"}
 
-CLOTHING_WORDS = (
-    "短袖", "穿", "外套", "衣服", "毛衣", "羽绒服", "wear", "coat", "jacket", "shorts",
-    "t-shirt", "sleeve", "sweater", "dress",
+CLOTHING_WORDS = words(
+    "短袖 穿 外套 衣服 毛衣 羽绒服 wear coat jacket shorts t-shirt sleeve sweater dress"
 )

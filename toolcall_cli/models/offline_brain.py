@@ -68,14 +68,36 @@ _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 _NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?")
 _TICKER_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])")
 _NOT_TICKERS = frozenset(
-    "I A OK US USA UK EU UTC GMT AI CEO PM AM API JSON HTTP NYC TV ID KM MI KG LB CM FT F C".split()
+    lx.words(
+        "I A OK US USA UK EU UTC GMT AI CEO PM AM API JSON HTTP NYC TV ID KM MI KG LB CM FT F C"
+    )
 )
 _OPERATOR_WORDS: tuple[tuple[str, str], ...] = (
-    ("乘以", "*"), ("乘上", "*"), ("除以", "/"), ("加上", "+"), ("减去", "-"), ("的平方", "**2"),
-    ("的立方", "**3"), ("乘", "*"), ("除", "/"), ("加", "+"), ("减", "-"), ("×", "*"),
-    ("÷", "/"), ("＋", "+"), ("－", "-"), ("−", "-"), ("（", "("), ("）", ")"), ("^", "**"),
-    (" multiplied by ", "*"), (" divided by ", "/"), (" times ", "*"), (" plus ", "+"),
-    (" minus ", "-"), (" over ", "/"),
+    ("乘以", "*"),
+    ("乘上", "*"),
+    ("除以", "/"),
+    ("加上", "+"),
+    ("减去", "-"),
+    ("的平方", "**2"),
+    ("的立方", "**3"),
+    ("乘", "*"),
+    ("除", "/"),
+    ("加", "+"),
+    ("减", "-"),
+    ("×", "*"),
+    ("÷", "/"),
+    ("＋", "+"),
+    ("－", "-"),
+    ("−", "-"),
+    ("（", "("),
+    ("）", ")"),
+    ("^", "**"),
+    (" multiplied by ", "*"),
+    (" divided by ", "/"),
+    (" times ", "*"),
+    (" plus ", "+"),
+    (" minus ", "-"),
+    (" over ", "/"),
 )
 _EXPRESSION_RE = re.compile(r"[-(]*\d[\d.\s+\-*/()]*[\d)]")
 _HAS_OPERATOR_RE = re.compile(r"[\d)]\s*(?:\*\*|[-+*/])\s*[-(\d]")
@@ -174,7 +196,9 @@ def find_tickers(text: str) -> tuple[str, ...]:
     lowered = text.lower()
     words = english_words(text)
     for company, ticker in lx.TICKERS.items():
-        if (company in lowered if lx.has_cjk(company) else company in words) and ticker not in found:
+        if (
+            company in lowered if lx.has_cjk(company) else company in words
+        ) and ticker not in found:
             found.append(ticker)
     return tuple(found)
 
@@ -214,10 +238,11 @@ _ALL_TERMS = frozenset(
     term.lower() for terms in lx.CONCEPTS.values() for term in terms if not lx.has_cjk(term)
 )
 _NOT_PLACES = frozenset(
-    """monday tuesday wednesday thursday friday saturday sunday january february march april
-    may june july august september october november december should will would could can
-    is are was were do does did please hi hello hey thanks thank ok yes no"""
-    .split()
+    lx.words(
+        "monday tuesday wednesday thursday friday saturday sunday january february march "
+        "april may june july august september october november december should will would "
+        "could can is are was were do does did please hi hello hey thanks thank ok yes no"
+    )
 )
 _CAPITALISED_RE = re.compile(r"[A-Z][a-zà-ÿ]+(?:[ -][A-Z][a-zà-ÿ]+)*")
 
@@ -234,7 +259,9 @@ def gazetteer_spans(text: str) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for place in lx.PLACES:
         for name in (place.zh, place.en, *place.aliases):
-            pattern = re.escape(name) if lx.has_cjk(name) else rf"(?<![A-Za-z]){re.escape(name)}(?![a-z])"
+            pattern = (
+                re.escape(name) if lx.has_cjk(name) else rf"(?<![A-Za-z]){re.escape(name)}(?![a-z])"
+            )
             flags = 0 if lx.has_cjk(name) else re.IGNORECASE
             found += [(m.start(), m.group()) for m in re.finditer(pattern, text, flags)]
     # "New York" also contains "York"-like shorter hits elsewhere; keep the longest at a spot.
@@ -277,7 +304,8 @@ def unknown_cjk_places(text: str, known: list[tuple[int, str]]) -> list[tuple[in
     for start, name in known:
         masked[start : start + len(name)] = [" "] * len(name)
     strip_terms = sorted(
-        {t for ts in lx.CONCEPTS.values() for t in ts if lx.has_cjk(t)} | set(lx.CJK_FUNCTION_WORDS),
+        {t for ts in lx.CONCEPTS.values() for t in ts if lx.has_cjk(t)}
+        | set(lx.CJK_FUNCTION_WORDS),
         key=len,
         reverse=True,
     )
@@ -293,17 +321,32 @@ def unknown_cjk_places(text: str, known: list[tuple[int, str]]) -> list[tuple[in
 # --- reading tools ---------------------------------------------------------------------------
 
 ParamRole = Literal[
-    "enum", "timezone", "place", "symbol", "expression", "text", "unit_from", "unit_to", "unit",
-    "number", "other",
+    "enum",
+    "timezone",
+    "place",
+    "symbol",
+    "expression",
+    "text",
+    "unit_from",
+    "unit_to",
+    "unit",
+    "number",
+    "other",
 ]
 
 _PLACE_WORDS = frozenset(
-    "city location place region country address town area loc destination 城市 地点 位置 地区".split()
+    lx.words(
+        "city location place region country address town area loc destination 城市 地点 位置 地区"
+    )
 )
-_SYMBOL_WORDS = frozenset("symbol ticker 代码 股票代码".split())
-_EXPRESSION_WORDS = frozenset("expression expr formula equation calculation math 表达式 算式".split())
+_SYMBOL_WORDS = frozenset(lx.words("symbol ticker 代码 股票代码"))
+_EXPRESSION_WORDS = frozenset(
+    lx.words("expression expr formula equation calculation math 表达式 算式")
+)
 _TEXT_WORDS = frozenset(
-    "query q text question prompt keywords keyword topic search term terms sentence 关键词 内容".split()
+    lx.words(
+        "query q text question prompt keywords keyword topic search term terms sentence 关键词 内容"
+    )
 )
 
 
@@ -370,7 +413,9 @@ def enum_values(schema: dict[str, Any]) -> list[Any]:
 
 def properties(spec: ToolSpec) -> dict[str, dict[str, Any]]:
     props = spec.parameters.get("properties", {})
-    return {k: v for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
+    return (
+        {k: v for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
+    )
 
 
 def required(spec: ToolSpec) -> list[str]:
@@ -390,7 +435,9 @@ def tool_vocabulary(spec: ToolSpec) -> dict[str, float]:
     sources: list[tuple[str, float]] = [(" ".join(split_identifier(spec.name)), 3.0)]
     sources.append((spec.description, 2.0))
     for name, schema in properties(spec).items():
-        sources.append((" ".join(split_identifier(name)) + " " + str(schema.get("description", "")), 1.0))
+        sources.append(
+            (" ".join(split_identifier(name)) + " " + str(schema.get("description", "")), 1.0)
+        )
     vocabulary: dict[str, float] = {}
     for text, weight in sources:
         words = english_words(text)
@@ -468,7 +515,9 @@ def spread_calls(name: str, values: dict[str, list[Any]]) -> tuple[PlannedCall, 
     )
 
 
-def param_values(name: str, schema: dict[str, Any], reading: Reading, numbers: list[float]) -> list[Any]:
+def param_values(
+    name: str, schema: dict[str, Any], reading: Reading, numbers: list[float]
+) -> list[Any]:
     role = param_role(name, schema)
     if role == "enum":
         return enum_match(enum_values(schema), reading)
@@ -544,7 +593,9 @@ def unit_for(role: ParamRole, reading: Reading) -> str | None:
     if role == "unit_from":
         return reading.units[0] if len(reading.units) > 1 or number_before_unit(reading) else None
     if role == "unit_to":
-        return reading.units[-1] if len(reading.units) > 1 or not number_before_unit(reading) else None
+        return (
+            reading.units[-1] if len(reading.units) > 1 or not number_before_unit(reading) else None
+        )
     return reading.units[0]
 
 
@@ -596,10 +647,14 @@ def plan(reading: Reading, tools: Sequence[ToolSpec]) -> tuple[PlannedCall, ...]
 # --- later turns: fixing errors ----------------------------------------------------------------
 
 _QUOTED = r"[`'\"“‘]([^`'\"”’]+)[`'\"”’]"
-_SUGGESTION_RE = re.compile(rf"(?:did you mean|你是不是想|是否是|您是否要找)[:：]?\s*{_QUOTED}", re.I)
+_SUGGESTION_RE = re.compile(
+    rf"(?:did you mean|你是不是想|是否是|您是否要找)[:：]?\s*{_QUOTED}", re.I
+)
 _UNKNOWN_TOOL_RE = re.compile(r"unknown tool|no tool named|not a known tool|未知工具", re.I)
 _AVAILABLE_RE = re.compile(r"available tools?:\s*([^\n]+)", re.I)
-_MISSING_RE = re.compile(rf"missing required argument\s*{_QUOTED}|{_QUOTED} is a required property", re.I)
+_MISSING_RE = re.compile(
+    rf"missing required argument\s*{_QUOTED}|{_QUOTED} is a required property", re.I
+)
 _UNEXPECTED_RE = re.compile(
     rf"unexpected argument\s*{_QUOTED}|{_QUOTED} was unexpected|unknown argument\s*{_QUOTED}", re.I
 )
@@ -639,7 +694,7 @@ def renamed_tool(name: str, error: str, known: list[str]) -> str | None:
 
 
 def apply_suggestion(arguments: dict[str, Any], error: str, spec: ToolSpec) -> dict[str, Any]:
-    """"Did you mean 'Paris'?" replaces the value the error names (or the closest one)."""
+    """ "Did you mean 'Paris'?" replaces the value the error names (or the closest one)."""
     match = _SUGGESTION_RE.search(error)
     if not match or _UNEXPECTED_RE.search(error) or _UNKNOWN_TOOL_RE.search(error):
         return arguments
@@ -715,7 +770,9 @@ def add_missing(
 ) -> dict[str, Any]:
     """Fill the required names the call lacks, from the question (keeping this call's own key)."""
     absent = [n for n in required(spec) if n not in arguments]
-    absent += [quoted_groups(m) for m in _MISSING_RE.finditer(error) if quoted_groups(m) not in arguments]
+    absent += [
+        quoted_groups(m) for m in _MISSING_RE.finditer(error) if quoted_groups(m) not in arguments
+    ]
     if not absent:
         return arguments
     filled = dict(arguments)
@@ -742,7 +799,9 @@ def same_call(a: PlannedCall, b: PlannedCall) -> bool:
 # --- later turns: what is still to do ----------------------------------------------------------
 
 
-def attempted(item: PlannedCall, history: Sequence[Exchange], plan_items: Sequence[PlannedCall]) -> bool:
+def attempted(
+    item: PlannedCall, history: Sequence[Exchange], plan_items: Sequence[PlannedCall]
+) -> bool:
     """Whether some earlier call stands for this planned one (maybe in a corrected form)."""
     siblings = sum(1 for p in plan_items if p.name == item.name)
     for exchange in history:
@@ -756,15 +815,28 @@ def attempted(item: PlannedCall, history: Sequence[Exchange], plan_items: Sequen
     return False
 
 
-def pending_calls(reading: Reading, tools: Sequence[ToolSpec], history: Sequence[Exchange]) -> list[PlannedCall]:
+def pending_calls(
+    reading: Reading, tools: Sequence[ToolSpec], history: Sequence[Exchange]
+) -> list[PlannedCall]:
     items = plan(reading, tools)
     return [item for item in items if not attempted(item, history, items)]
 
 
 _DIMENSIONS = {
-    "celsius": "temperature", "fahrenheit": "temperature", "kelvin": "temperature",
-    "km": "length", "mile": "length", "m": "length", "cm": "length", "ft": "length",
-    "inch": "length", "kg": "mass", "lb": "mass", "g": "mass", "l": "volume", "gallon": "volume",
+    "celsius": "temperature",
+    "fahrenheit": "temperature",
+    "kelvin": "temperature",
+    "km": "length",
+    "mile": "length",
+    "m": "length",
+    "cm": "length",
+    "ft": "length",
+    "inch": "length",
+    "kg": "mass",
+    "lb": "mass",
+    "g": "mass",
+    "l": "volume",
+    "gallon": "volume",
 }
 
 
@@ -780,7 +852,9 @@ def measures_in(result: str) -> list[Measure]:
     found: list[Measure] = []
     if isinstance(data, dict):
         for key, value in data.items():
-            unit = next((u for s, u in lx.UNIT_SUFFIXES.items() if str(key).lower().endswith(s)), None)
+            unit = next(
+                (u for s, u in lx.UNIT_SUFFIXES.items() if str(key).lower().endswith(s)), None
+            )
             if unit and isinstance(value, (int, float)) and not isinstance(value, bool):
                 found.append(Measure(value, unit))
     elif isinstance(data, str):
@@ -800,7 +874,9 @@ def converter_tool(tools: Sequence[ToolSpec]) -> ToolSpec | None:
     return None
 
 
-def conversion_calls(reading: Reading, tools: Sequence[ToolSpec], history: Sequence[Exchange]) -> list[PlannedCall]:
+def conversion_calls(
+    reading: Reading, tools: Sequence[ToolSpec], history: Sequence[Exchange]
+) -> list[PlannedCall]:
     """The question wants a unit no result is in yet: convert each result's main number."""
     converter = converter_tool(tools)
     if converter is None or not reading.units:
@@ -812,7 +888,11 @@ def conversion_calls(reading: Reading, tools: Sequence[ToolSpec], history: Seque
     for target in wanted:
         for exchange in results:
             source = next(
-                (m for m in measures_in(exchange.result or "") if _DIMENSIONS.get(m.unit) == _DIMENSIONS.get(target)),
+                (
+                    m
+                    for m in measures_in(exchange.result or "")
+                    if _DIMENSIONS.get(m.unit) == _DIMENSIONS.get(target)
+                ),
                 None,
             )
             if source is not None:
@@ -852,7 +932,9 @@ def decide(conversation: Conversation) -> Decision:
         retries = [
             fixed
             for e in conversation.turns[-1]
-            if e.failed and (fixed := fix_call(e, reading, tools)) and retry_allowed(fixed, e, history)
+            if e.failed
+            and (fixed := fix_call(e, reading, tools))
+            and retry_allowed(fixed, e, history)
         ]
         if retries:
             return Decision(tuple(retries), retry_lead_in(conversation.turns[-1], reading))
@@ -914,7 +996,15 @@ _TOPICS: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "local tools, feeds the results back, and loops until the model answers.",
     ),
     (
-        ("tool use", "function calling", "function call", "tool call", "工具调用", "函数调用", "工具使用"),
+        (
+            "tool use",
+            "function calling",
+            "function call",
+            "tool call",
+            "工具调用",
+            "函数调用",
+            "工具使用",
+        ),
         "工具调用（tool use / function calling）是指：模型拿到一组工具的名字、描述和参数 schema，"
         "需要时不直接回答，而是输出一个结构化的调用（工具名 + JSON 参数）；程序执行这个工具，把结果作为"
         "消息回传，模型再根据结果继续调用或给出最终回答。模型的输出不可全信，所以每一步都要校验。",
@@ -947,13 +1037,17 @@ def direct_answer(reading: Reading, tools: Sequence[ToolSpec]) -> Decision:
         return Decision(text="不客气！还有什么可以帮你的吗？" if reading.zh else "You're welcome!")
     abilities = ability_list(tools, reading)
     if mentions(reading.text, _GREETINGS):
-        head = "你好！我可以用这些工具帮你：" if reading.zh else "Hello! I can help with these tools:"
+        head = (
+            "你好！我可以用这些工具帮你：" if reading.zh else "Hello! I can help with these tools:"
+        )
         return Decision(text=f"{head}\n{abilities}" if tools else head.rstrip("：:") + "。")
     if reading.zh:
         head = "这个问题我的工具帮不上忙，我也不想猜。我能做的是："
     else:
         head = "None of my tools fits that question, and I'd rather not guess. Here is what they can do:"
-    return Decision(text=f"{head}\n{abilities}" if tools else head.split("，")[0].split(",")[0] + ".")
+    return Decision(
+        text=f"{head}\n{abilities}" if tools else head.split("，")[0].split(",")[0] + "."
+    )
 
 
 def ability_list(tools: Sequence[ToolSpec], reading: Reading) -> str:
@@ -1024,9 +1118,20 @@ def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
     if isinstance(data, dict) and is_weather(data):
         return weather_lines(data, reading)
     if isinstance(data, dict) and ("text" in data or {"result", "to_unit"} <= set(data)):
-        return [str(data.get("text") or f"{data.get('value')} {data.get('from_unit')} = {data['result']} {data['to_unit']}")]
-    expression = next((v for v in exchange.call.arguments.values() if v in reading.expressions), None)
-    if expression is not None and isinstance(data, (int, float, str)) and not isinstance(data, bool):
+        return [
+            str(
+                data.get("text")
+                or f"{data.get('value')} {data.get('from_unit')} = {data['result']} {data['to_unit']}"
+            )
+        ]
+    expression = next(
+        (v for v in exchange.call.arguments.values() if v in reading.expressions), None
+    )
+    if (
+        expression is not None
+        and isinstance(data, (int, float, str))
+        and not isinstance(data, bool)
+    ):
         return [f"{expression} = {data}"]
     return [generic_line(name, data, reading)]
 
@@ -1069,12 +1174,16 @@ def weather_lines(data: dict[str, Any], reading: Reading) -> list[str]:
         condition = data.get("condition") or data.get("condition_en") or ""
         where = f"{city}{lx.DAY_NAMES_ZH.get(day, day)}"
         span = f"（{low}~{high}°C）" if high is not None and low is not None else ""
-        line = f"{where}：{condition}，{temp}°C{span}" if temp is not None else f"{where}：{condition}"
+        line = (
+            f"{where}：{condition}，{temp}°C{span}" if temp is not None else f"{where}：{condition}"
+        )
     else:
         condition = data.get("condition_en") or data.get("condition") or ""
         where = f"{city} {day}".strip()
         span = f" ({low}–{high}°C)" if high is not None and low is not None else ""
-        line = f"{where}: {condition}, {temp}°C{span}" if temp is not None else f"{where}: {condition}"
+        line = (
+            f"{where}: {condition}, {temp}°C{span}" if temp is not None else f"{where}: {condition}"
+        )
     advice = clothing_advice(data, reading)
     if reading.zh:
         return [f"{line}。{advice}"]
@@ -1095,7 +1204,11 @@ def clothing_advice(data: dict[str, Any], reading: Reading) -> str:
     warmest = data.get("high_c", data.get("temp_c"))
     if not isinstance(warmest, (int, float)):
         return ""
-    rainy = any(w in str(data.get(k, "")).lower() for k in ("condition", "condition_en") for w in ("雨", "rain"))
+    rainy = any(
+        w in str(data.get(k, "")).lower()
+        for k in ("condition", "condition_en")
+        for w in ("雨", "rain")
+    )
     zh, en = clothing_words(float(warmest))
     if rainy:
         zh, en = zh + "有雨，记得带伞。", en + " It may rain, so take an umbrella."
@@ -1104,7 +1217,10 @@ def clothing_advice(data: dict[str, Any], reading: Reading) -> str:
 
 def clothing_words(high: float) -> tuple[str, str]:
     if high >= 25:
-        return (f"最高 {high:g}°C，适合穿短袖。", f"With a high of {high:g}°C, short sleeves are fine.")
+        return (
+            f"最高 {high:g}°C，适合穿短袖。",
+            f"With a high of {high:g}°C, short sleeves are fine.",
+        )
     if high >= 20:
         return (
             f"最高 {high:g}°C，白天可以穿短袖，早晚偏凉，带件薄外套。",

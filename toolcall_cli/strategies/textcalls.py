@@ -34,7 +34,7 @@ _WRAPPER_TAGS = ("tool_call", "tools", "tool", "response", "json", "JSON", "xml"
 _OPENER = re.compile(r"<(tool_call|tools|tool|response|json|JSON|xml|function_call)>")
 _FUNCTION_OPENER = re.compile(r'<function=([\w.\-]{1,64})>|<function\s{1,8}name="([\w.\-]{1,64})">')
 _FUNCTION_PREFIX = re.compile(
-    r'<(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:=[\w.\-]{0,64}|\s{1,8}(?:n(?:a(?:m(?:e(?:="[\w.\-]{0,64})?)?)?)?)?)?)?)?)?)?)?)?)?)?'
+    r'<function(?:=[\w.\-]{0,64}|\s{1,8}(?:n|na|nam|name|name=|name="[\w.\-]{0,64}"?)?)?'
 )
 _TAG_PREFIXES = frozenset(
     f"<{name}>"[:cut] for name in _WRAPPER_TAGS for cut in range(1, len(name) + 2)
@@ -48,7 +48,8 @@ _TEXT_SPECIAL_CHARS = frozenset("<{[`")
 _JSON_STRUCT = re.compile(r"[{}\[\]\"'<:,]")
 _STRING_STOP = {'"': re.compile(r'[\\"]'), "'": re.compile(r"[\\']")}
 _NON_SPACE = re.compile(r"\S")
-_SPACE_RUN = re.compile(r"\s{0,256}")
+_SPACE_LIMIT = 256
+_SPACE_RUN = re.compile(rf"\s{{0,{_SPACE_LIMIT + 1}}}")
 # A `'` opens a string only where JSON expects a value or key, so "it's" in a broken
 # call does not swallow the rest of the reply as a string.
 _QUOTE_OPENERS = frozenset("{[,:")
@@ -108,6 +109,8 @@ class _PendingCall:
     name: str | None = None
     args_start: int = -1
     forming_at: int = 0
+    last_shown: tuple[str | None, int] | None = None
+    """What the last CallForming showed: (name, length of the arguments text)."""
 
     def text(self) -> str:
         joined = "".join(self.pieces)
@@ -249,15 +252,12 @@ class CallTextParser:
         self._held = buf[pos:]
 
     def _step_start(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
-        space = _SPACE_RUN.match(buf, pos)
-        k = space.end() if space else pos
-        if buf.startswith(_THINK_OPEN, k):
+        k = _skip_space(buf, pos)
+        if k is not None and buf.startswith(_THINK_OPEN, k):
             self._state = "reasoning"
             return k + len(_THINK_OPEN), False
-        rest = buf[k:]
-        if not final and len(rest) < len(_THINK_OPEN) and _THINK_OPEN.startswith(rest):
-            if k - pos < 256:
-                return pos, True
+        if k is not None and not final and _THINK_OPEN[: len(buf) - k] == buf[k:]:
+            return pos, True
         self._state = "text"
         return pos, False
 
@@ -312,7 +312,9 @@ class CallTextParser:
                 return None
             return -1
         k = _skip_space(buf, opener.end)
-        if k == len(buf) and not final and k - opener.end < 256:
+        if k is None:
+            return -1
+        if k == len(buf) and not final:
             return None
         first = buf[k] if k < len(buf) else ""
         if first in ("{", "[") or (opener.canonical and first in ("<", "")):
@@ -322,13 +324,15 @@ class CallTextParser:
 
     def _try_bare(self, buf: str, j: int, final: bool, fence_start: int) -> int | None:
         k = _skip_space(buf, j + 1)
-        if buf[j] == "[" and k < len(buf):
+        if buf[j] == "[" and k is not None and k < len(buf):
             if buf[k] != "{":
                 return -1
             k = _skip_space(buf, k + 1)
+        if k is None:
+            return -1
         if k == len(buf):
-            return None if not final and k - j < 512 else -1
-        if buf[k] not in ("\"", "'"):
+            return None if not final else -1
+        if buf[k] not in ('"', "'"):
             return -1
         prefix = buf[fence_start:j] if fence_start >= 0 else ""
         self._call = _PendingCall(tagged=False, fenced=fence_start >= 0, fence_prefix=prefix)
@@ -344,11 +348,14 @@ class CallTextParser:
             self._fence_open = False
             return j + len(_FENCE)
         lang = _FENCE_LANG.match(buf, j + len(_FENCE))
-        k = _skip_space(buf, lang.end() if lang else j + len(_FENCE))
+        lang_end = lang.end() if lang else j + len(_FENCE)
+        if lang_end == len(buf) and not final:
+            return None
+        k = _skip_space(buf, lang_end)
+        if k is None:
+            return self._plain_fence(buf, j, lang_end)
         if k == len(buf):
-            if not final and k - j < 300:
-                return None
-            return self._plain_fence(buf, j, k)
+            return None if not final else self._plain_fence(buf, j, k)
         if buf[k] == "<":
             nxt = self._try_tag(buf, k, final, fence_start=j)
         elif buf[k] in ("{", "["):
@@ -518,17 +525,13 @@ class CallTextParser:
     def _finish_bare(self, call: _PendingCall) -> None:
         raw = call.text()
         loaded = _load(raw)
-        found = _bare_calls(loaded[0]) if loaded is not None else None
-        if loaded is None or found is None:
+        found = _bare_calls(*loaded) if loaded is not None else None
+        if found is None:
             self._reject_bare(call)
             return
         self._fence_open = self._fence_open or call.fenced
         for name, arguments in found:
-            if loaded[1] and not isinstance(arguments, dict):
-                self._reject_bare(call)
-                return
-        for name, arguments in found:
-            self._add((name, arguments, loaded[1]), raw)
+            self._add((name, arguments, loaded is not None and loaded[1]), raw)
 
     def _reject_bare(self, call: _PendingCall) -> None:
         self._emit(call.fence_prefix + call.text())
@@ -547,10 +550,17 @@ class CallTextParser:
                 self._reject_bare(call)
             return ""
         cut = raw.rfind(call.close, call.open_len)
-        if cut >= 0:  # an unbalanced quote hid the close tag from the scan
-            call.pieces = [raw[: cut + len(call.close)]]
-            self._finish_tagged(call, closed=True)
-            return raw[cut + len(call.close) :]
+        if cut >= 0:
+            # The close tag is there but the scan saw it inside a string: a quote was never
+            # closed. Running what repair would guess is unsafe (the reply may have been cut
+            # inside a string that quoted the tag), so report it and show the text after it.
+            end = cut + len(call.close)
+            message = (
+                "The tool call has a string whose closing quote is missing, so it was not run. "
+                f'Escape quotes inside strings as \\". {FORMAT_HINT}'
+            )
+            self._add_error(message, raw[:end], truncated=False)
+            return raw[end:]
         if call.complete:
             self._finish_tagged(call, closed=False)
         else:
@@ -570,7 +580,9 @@ class CallTextParser:
             self._add_error(outcome, raw, truncated=False)
             return
         name, arguments, repaired = outcome
-        call = ToolCall(id=self._new_id(), name=name, arguments=arguments, raw=raw, repaired=repaired)
+        call = ToolCall(
+            id=self._new_id(), name=name, arguments=arguments, raw=raw, repaired=repaired
+        )
         self.calls.append(call)
         self._flush()
         self._out.append(ToolCallParsed(call=call))
@@ -611,19 +623,18 @@ class CallTextParser:
         call = self._call
         if call is None or call.length < call.forming_at or not call.looks_like_call():
             return
-        raw = call.text()
-        if call.args_start >= 0:
-            arguments = raw[call.args_start :].lstrip()
-        elif call.fixed_name is not None:
-            arguments = raw[call.open_len :].lstrip()
-        else:
-            arguments = ""
         # Re-sending the whole text on every chunk would be quadratic: grow the step with it.
         call.forming_at = call.length + max(1, call.length // 16)
+        name = call.fixed_name or call.name
+        start = call.args_start if call.args_start >= 0 else call.open_len
+        shown = (name, call.length - start if call.args_start >= 0 or call.fixed_name else 0)
+        if shown == call.last_shown:
+            return
+        call.last_shown = shown
+        raw = call.text()
+        arguments = raw[start:].lstrip() if shown[1] else ""
         self._flush()
-        self._out.append(
-            CallForming(index=self._next_id, name=call.fixed_name or call.name, arguments_text=arguments)
-        )
+        self._out.append(CallForming(index=self._next_id, name=name, arguments_text=arguments))
 
 
 def parse_text(text: str, call_id_prefix: str = "call_") -> ParsedText:
@@ -642,9 +653,11 @@ def parse_text(text: str, call_id_prefix: str = "call_") -> ParsedText:
 # --- helpers on plain strings ---------------------------------------------------------------------
 
 
-def _skip_space(buf: str, i: int) -> int:
+def _skip_space(buf: str, i: int) -> int | None:
+    """End of the whitespace run at i, or None when it is too long to be layout around a call."""
     m = _SPACE_RUN.match(buf, i)
-    return m.end() if m else i
+    end = m.end() if m else i
+    return None if end - i > _SPACE_LIMIT else end
 
 
 def _partial_suffix(buf: str, pos: int, marker: str) -> int:
@@ -669,7 +682,9 @@ def _match_opener(buf: str, j: int) -> _Opener | None:
 def _could_open(buf: str, j: int) -> bool:
     """True when buf[j:] (which runs to the end of the buffer) may still become an opener."""
     rest = buf[j:]
-    return rest in _TAG_PREFIXES or _FUNCTION_PREFIX.fullmatch(rest) is not None
+    if rest in _TAG_PREFIXES or "<function".startswith(rest):
+        return True
+    return _FUNCTION_PREFIX.fullmatch(rest) is not None
 
 
 def _decode_string(raw: str, quote: str) -> str:
@@ -723,16 +738,21 @@ def _call_fields(value: Any, *, need_arguments: bool) -> tuple[str, Any] | str:
     return name.strip(), {}
 
 
-def _bare_calls(value: Any) -> list[tuple[str, Any]] | None:
+def _bare_calls(value: Any, repaired: bool) -> list[tuple[str, Any]] | None:
     """The calls in a bare JSON value, or None when it is ordinary data."""
     items = value if isinstance(value, list) else [value]
     found = [_call_fields(item, need_arguments=True) for item in items]
-    if not found or any(isinstance(f, str) for f in found):
+    calls = [f for f in found if not isinstance(f, str)]
+    if not calls or len(calls) < len(found):
         return None
-    return [f for f in found if not isinstance(f, str)]
+    if repaired and any(not isinstance(arguments, dict) for _, arguments in calls):
+        return None  # repair guessed, and the guess is not even an object: keep it as text
+    return calls
 
 
-def _read_tagged(content: str, fixed_name: str | None, tag: str) -> list[tuple[str, Any, bool] | str]:
+def _read_tagged(
+    content: str, fixed_name: str | None, tag: str
+) -> list[tuple[str, Any, bool] | str]:
     """The calls (name, arguments, repaired) or error messages for one tagged call's content."""
     body = content.strip()
     if fixed_name is None and body.startswith("<function="):
@@ -740,13 +760,19 @@ def _read_tagged(content: str, fixed_name: str | None, tag: str) -> list[tuple[s
     if not body:
         return [f"The {tag} block is empty. {FORMAT_HINT}"]
     loaded = _load(body)
-    if loaded is None or loaded[0] in ("", None):
-        return [f"The text inside {tag} is not valid JSON. {FORMAT_HINT}"]
+    not_json = f"The text inside {tag} is not valid JSON. {FORMAT_HINT}"
+    if loaded is None:
+        return [not_json]
     value, repaired = loaded
     if fixed_name is not None:
         value = {"name": fixed_name, "arguments": value}
     items = value if isinstance(value, list) and value else [value]
-    return [_tagged_item(item, repaired, len(items) > 1, n) for n, item in enumerate(items, 1)]
+    read = [_tagged_item(item, repaired, len(items) > 1, n) for n, item in enumerate(items, 1)]
+    if repaired and any(isinstance(r, str) for r in read):
+        return [not_json]  # repair made something up; its own complaints would mislead
+    if len(read) > 1 and all(isinstance(r, str) for r in read):
+        return [f"The JSON list inside {tag} holds no tool call. {FORMAT_HINT}"]
+    return read
 
 
 def _tagged_item(item: Any, repaired: bool, in_list: bool, n: int) -> tuple[str, Any, bool] | str:

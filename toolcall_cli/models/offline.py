@@ -1,0 +1,522 @@
+"""The embedded offline model (the default): reads any strategy's request, lets the brain decide,
+and answers in that strategy's wire format exactly as an OpenAI-compatible server would.
+
+Three stages, with a place for faults between them: read the request → decide (offline_brain)
+→ write the reply in the wire format → emit it as one completion or as stream chunks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import json_repair
+
+from toolcall_cli.messages import ToolSpec
+from toolcall_cli.models.base import ModelRequest
+from toolcall_cli.models.offline_brain import Conversation, Decision, Exchange, PlannedCall, decide
+from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
+
+Shape = Literal["text", "native", "json"]
+"""text: tools in the system prompt, calls as tagged text; native: `tools` / `tool_calls`;
+json: `response_format` json_schema, one JSON object per reply."""
+
+CREATED = 1_735_689_600
+"""A fixed `created` timestamp: the same request must give the same bytes."""
+
+# --- reading the request ----------------------------------------------------------------------
+
+
+def request_shape(body: dict[str, Any]) -> Shape:
+    if isinstance(body.get("tools"), list):
+        return "native"
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") in (
+        "json_schema",
+        "json_object",
+    ):
+        return "json"
+    return "text"
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A message's content as text, whether a string or a list of content parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def read_tools(body: dict[str, Any], shape: Shape) -> tuple[ToolSpec, ...]:
+    prompt_tools = tools_from_prompt(system_text(body))
+    if shape == "native":
+        return tuple(t for t in map(native_tool, body.get("tools") or []) if t is not None)
+    if shape == "json":
+        described = {t.name: t.description for t in prompt_tools}
+        return tools_from_schema(body.get("response_format", {}), described)
+    return prompt_tools
+
+
+def system_text(body: dict[str, Any]) -> str:
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    return "\n\n".join(message_text(m) for m in messages if m.get("role") == "system")
+
+
+def native_tool(entry: Any) -> ToolSpec | None:
+    function = entry.get("function") if isinstance(entry, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        return None
+    parameters = function.get("parameters")
+    return ToolSpec(
+        name=function["name"],
+        description=str(function.get("description") or ""),
+        parameters=parameters if isinstance(parameters, dict) else {},
+    )
+
+
+def tools_from_schema(response_format: Any, described: dict[str, str]) -> tuple[ToolSpec, ...]:
+    """The tools of a JSON-mode schema: each anyOf branch with `name: {const}` and `arguments`."""
+    json_schema = (
+        response_format.get("json_schema", {}) if isinstance(response_format, dict) else {}
+    )
+    schema = json_schema.get("schema", {}) if isinstance(json_schema, dict) else {}
+    branches = schema.get("anyOf", []) if isinstance(schema, dict) else []
+    tools: list[ToolSpec] = []
+    for branch in branches:
+        props = branch.get("properties", {}) if isinstance(branch, dict) else {}
+        name = props.get("name", {}).get("const") if isinstance(props.get("name"), dict) else None
+        if not isinstance(name, str):
+            continue
+        arguments = props.get("arguments")
+        description = (
+            branch.get("description") or props["name"].get("description") or described.get(name, "")
+        )
+        tools.append(
+            ToolSpec(name, str(description), arguments if isinstance(arguments, dict) else {})
+        )
+    return tuple(tools)
+
+
+_PARAM_RE = re.compile(
+    r"^- (?P<name>[^:\s]+): (?P<type>.*?) \((?P<need>required|optional)"
+    r"(?:, default (?P<default>.*?))?\)(?: — (?P<description>.*))?$"
+)
+
+
+def tools_from_prompt(text: str) -> tuple[ToolSpec, ...]:
+    """The tools of a text-protocol system prompt (the `# Tools` section of prompt.system_prompt)."""
+    match = re.search(r"^# Tools\s*$(.*?)(?=^# |\Z)", text, re.M | re.S)
+    if not match:
+        return ()
+    sections = re.split(r"^## ", match.group(1), flags=re.M)[1:]
+    return tuple(tool_from_section(section) for section in sections)
+
+
+def tool_from_section(section: str) -> ToolSpec:
+    name, _, rest = section.partition("\n")
+    description, _, params = rest.partition("\nParameters:")
+    if not params and rest.startswith("Parameters:"):
+        description, params = "", rest[len("Parameters:") :]
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for line in params.strip().splitlines():
+        found = _PARAM_RE.match(line.strip())
+        if not found:
+            continue
+        properties[found["name"]] = parameter_schema(found)
+        if found["need"] == "required":
+            required.append(found["name"])
+    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    description = "" if description.strip() == "(no description)" else description.strip()
+    return ToolSpec(name.strip(), description, parameters)
+
+
+def parameter_schema(found: re.Match[str]) -> dict[str, Any]:
+    schema = type_schema(found["type"].strip())
+    if found["default"] is not None:
+        schema["default"] = loose_json(found["default"])
+    if found["description"]:
+        schema["description"] = found["description"].strip()
+    return schema
+
+
+def type_schema(kind: str) -> dict[str, Any]:
+    """The schema behind prompt.describe_type's words: `integer`, `"a" | "b"`, `array of string`."""
+    if kind.startswith("array of "):
+        return {"type": "array", "items": type_schema(kind[len("array of ") :])}
+    parts = [p.strip() for p in kind.split(" | ")]
+    if len(parts) > 1 or kind.startswith('"'):
+        literals = [loose_json(p) for p in parts]
+        if all(not (isinstance(v, str) and v == p) for v, p in zip(literals, parts)):
+            return {"enum": literals}
+        return {"anyOf": [type_schema(p) for p in parts]}
+    return {"type": kind} if kind != "any" else {}
+
+
+def loose_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def read_conversation(body: dict[str, Any]) -> Conversation:
+    shape = request_shape(body)
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    start = question_index(messages)
+    question = message_text(messages[start]) if start is not None else ""
+    after = messages[start + 1 :] if start is not None else []
+    return Conversation(question, read_tools(body, shape), read_turns(after, shape))
+
+
+_RESULT_RE = re.compile(r'<tool_result id="(.*?)" name="(.*?)">\n?(.*?)\n?</tool_result>', re.S)
+
+
+def is_result_message(message: dict[str, Any]) -> bool:
+    return message.get("role") == "user" and message_text(message).lstrip().startswith(
+        "<tool_result"
+    )
+
+
+def question_index(messages: list[dict[str, Any]]) -> int | None:
+    """The latest user message that asks something (not one carrying tool results)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user" and not is_result_message(messages[i]):
+            return i
+    return None
+
+
+@dataclass
+class _Turn:
+    calls: list[tuple[str, PlannedCall]]
+    results: dict[int, str] = field(default_factory=dict)
+
+    def attach(self, call_id: str, name: str, content: str) -> None:
+        """Tie a result to its call: by id, else the first open call of that name, else in order."""
+        open_calls = [i for i in range(len(self.calls)) if i not in self.results]
+        by_id = [i for i in open_calls if call_id and self.calls[i][0] == call_id]
+        by_name = [i for i in open_calls if self.calls[i][1].name == name]
+        index = (by_id or by_name or open_calls or [None])[0]
+        if index is None:
+            self.calls.append((call_id, PlannedCall(name, {})))
+            index = len(self.calls) - 1
+        self.results[index] = content
+
+    def exchanges(self) -> tuple[Exchange, ...]:
+        return tuple(Exchange(call, self.results.get(i)) for i, (_, call) in enumerate(self.calls))
+
+
+def read_turns(messages: list[dict[str, Any]], shape: Shape) -> tuple[tuple[Exchange, ...], ...]:
+    turns: list[_Turn] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            turns.append(_Turn(assistant_calls(message, shape)))
+        elif role == "tool" and turns:
+            turns[-1].attach(
+                str(message.get("tool_call_id") or ""),
+                str(message.get("name") or ""),
+                message_text(message),
+            )
+        elif is_result_message(message) and turns:
+            for call_id, name, content in _RESULT_RE.findall(message_text(message)):
+                turns[-1].attach(call_id, name, content)
+    return tuple(turn.exchanges() for turn in turns if turn.calls)
+
+
+def assistant_calls(message: dict[str, Any], shape: Shape) -> list[tuple[str, PlannedCall]]:
+    if isinstance(message.get("tool_calls"), list):
+        return [native_call(c) for c in message["tool_calls"] if isinstance(c, dict)]
+    text = message_text(message)
+    if shape == "json":
+        payload = decode_object(text)
+        return [("", call_from_payload(payload))] if payload and "name" in payload else []
+    segments = [part.split(CALL_CLOSE, 1)[0] for part in text.split(CALL_OPEN)[1:]]
+    payloads = [decode_object(segment) for segment in segments]
+    return [("", call_from_payload(p)) for p in payloads if p and "name" in p]
+
+
+def native_call(entry: dict[str, Any]) -> tuple[str, PlannedCall]:
+    function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+    arguments = function.get("arguments")
+    decoded = decode_object(arguments) if isinstance(arguments, str) else arguments
+    return str(entry.get("id") or ""), PlannedCall(
+        str(function.get("name") or ""), as_arguments(decoded)
+    )
+
+
+def call_from_payload(payload: dict[str, Any]) -> PlannedCall:
+    arguments = payload.get("arguments", payload.get("parameters"))
+    if isinstance(arguments, str):
+        arguments = decode_object(arguments)
+    return PlannedCall(str(payload["name"]), as_arguments(arguments))
+
+
+def as_arguments(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def decode_object(text: str) -> dict[str, Any] | None:
+    """A JSON object from text, repairing it when strict parsing fails (our own faults included)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = json_repair.loads(text) if text.strip() else None
+    return value if isinstance(value, dict) else None
+
+
+# --- writing the reply ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WireCall:
+    """A native tool call as it goes on the wire: `arguments` is the JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class AssistantOutput:
+    """The assistant message in wire terms, before it is cut into chunks."""
+
+    content: str | None
+    tool_calls: tuple[WireCall, ...] = ()
+    finish_reason: str = "stop"
+
+
+def write_output(decision: Decision, shape: Shape, call_ids: Sequence[str]) -> AssistantOutput:
+    if decision.is_answer:
+        text = (
+            json.dumps({"answer": decision.text}, ensure_ascii=False)
+            if shape == "json"
+            else decision.text
+        )
+        return AssistantOutput(text)
+    if shape == "native":
+        calls = tuple(
+            WireCall(call_id, c.name, json.dumps(c.arguments, ensure_ascii=False))
+            for call_id, c in zip(call_ids, decision.calls)
+        )
+        return AssistantOutput(None, calls, "tool_calls")
+    if shape == "json":
+        return AssistantOutput(call_json(decision.calls[0]))  # this mode carries one call per reply
+    tags = [f"{CALL_OPEN}{call_json(c)}{CALL_CLOSE}" for c in decision.calls]
+    return AssistantOutput("\n".join([decision.text, *tags]) if decision.text else "\n".join(tags))
+
+
+def call_json(call: PlannedCall) -> str:
+    return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+
+
+# --- emitting: one completion, or stream chunks -----------------------------------------------
+
+
+def output_length(output: AssistantOutput) -> int:
+    return len(output.content or "") + sum(
+        len(c.name) + len(c.arguments) for c in output.tool_calls
+    )
+
+
+def estimate_usage(body: dict[str, Any], output: AssistantOutput) -> dict[str, int]:
+    """Token counts estimated as characters / 4, the usual rough rule."""
+    prompt = len(json.dumps(body.get("messages", []), ensure_ascii=False))
+    prompt += len(json.dumps(body.get("tools", []), ensure_ascii=False))
+    prompt_tokens = max(1, prompt // 4)
+    completion_tokens = max(1, output_length(output) // 4)
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def wire_message(output: AssistantOutput) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": output.content}
+    if output.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in output.tool_calls
+        ]
+    return message
+
+
+def completion(
+    output: AssistantOutput, *, response_id: str, model: str, usage: dict[str, int]
+) -> dict[str, Any]:
+    """One `chat.completion` object, as a server answers a non-streaming request."""
+    return {
+        "id": response_id,
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": wire_message(output),
+                "logprobs": None,
+                "finish_reason": output.finish_reason,
+            }
+        ],
+        "usage": usage,
+    }
+
+
+def split_text(text: str, rng: random.Random) -> list[str]:
+    """Pieces of 1-12 characters, so tags and JSON get split anywhere."""
+    pieces: list[str] = []
+    position = 0
+    while position < len(text):
+        size = rng.randint(1, 12)
+        pieces.append(text[position : position + size])
+        position += size
+    return pieces
+
+
+@dataclass(frozen=True)
+class ChunkWriter:
+    """Builds `chat.completion.chunk` objects that share one id, model and usage setting."""
+
+    response_id: str
+    model: str
+    include_usage: bool
+
+    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
+            "id": self.response_id,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": self.model,
+            "choices": [
+                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            ],
+        }
+        if self.include_usage:
+            chunk["usage"] = None  # as OpenAI does: only the last, choice-less chunk carries usage
+        return chunk
+
+    def usage_chunk(self, usage: dict[str, int]) -> dict[str, Any]:
+        return {
+            "id": self.response_id,
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": self.model,
+            "choices": [],
+            "usage": usage,
+        }
+
+
+def chunks(
+    output: AssistantOutput, writer: ChunkWriter, rng: random.Random, usage: dict[str, int]
+) -> Iterator[dict[str, Any]]:
+    """The stream a server sends: role, content pieces, tool-call deltas by index, finish, usage."""
+    if output.tool_calls:
+        yield from tool_call_chunks(output, writer, rng)
+    else:
+        yield writer.chunk({"role": "assistant", "content": ""})
+        for piece in split_text(output.content or "", rng):
+            yield writer.chunk({"content": piece})
+    yield writer.chunk({}, output.finish_reason)
+    if writer.include_usage:
+        yield writer.usage_chunk(usage)
+
+
+def tool_call_chunks(
+    output: AssistantOutput, writer: ChunkWriter, rng: random.Random
+) -> Iterator[dict[str, Any]]:
+    yield writer.chunk({"role": "assistant", "content": None})
+    for piece in split_text(output.content or "", rng):
+        yield writer.chunk({"content": piece})
+    for index, call in enumerate(output.tool_calls):
+        head = {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        yield writer.chunk({"tool_calls": [head]})
+        for piece in split_text(call.arguments, rng):
+            yield writer.chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+
+
+def respond(
+    body: dict[str, Any], output: AssistantOutput, *, response_id: str, rng: random.Random
+) -> Iterator[dict[str, Any]]:
+    """The output in the shape the request asked for."""
+    model = str(body.get("model") or "offline")
+    usage = estimate_usage(body, output)
+    if not body.get("stream"):
+        yield completion(output, response_id=response_id, model=model, usage=usage)
+        return
+    options = body.get("stream_options")
+    include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+    yield from chunks(output, ChunkWriter(response_id, model, include_usage), rng, usage)
+
+
+def digest(*parts: object) -> str:
+    text = "|".join(json.dumps(p, ensure_ascii=False, sort_keys=True, default=str) for p in parts)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# --- the model --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FaultContext:
+    """What a fault may look at: the request's shape, how many turns came before, a seeded RNG."""
+
+    shape: Shape
+    turn: int
+    rng: random.Random
+
+
+class Fault(Protocol):
+    """A deliberate misbehaviour. It may change what the model decides (a wrong argument name, a
+    missing argument) or how it writes it (single quotes, a missing closing tag)."""
+
+    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision: ...
+
+    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput: ...
+
+
+class OfflineModel:
+    """The default model: deterministic for a given request and seed, no network, no key."""
+
+    name = "offline"
+
+    def __init__(self, seed: int = 0, faults: Sequence[Fault] = ()) -> None:
+        self.seed = seed
+        self.faults = tuple(faults)
+
+    def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
+        body = request.body
+        key = digest(self.seed, body)
+        rng = random.Random(key)
+        conversation = read_conversation(body)
+        shape = request_shape(body)
+        context = FaultContext(shape, len(conversation.turns), random.Random(key + ":fault"))
+        decision = decide(conversation)
+        for fault in self.faults:
+            decision = fault.alter_decision(decision, context)
+        output = write_output(
+            decision, shape, self.call_ids(body, conversation, len(decision.calls))
+        )
+        for fault in self.faults:
+            output = fault.alter_output(output, context)
+        yield from respond(body, output, response_id=f"chatcmpl-{key[:24]}", rng=rng)
+
+    def call_ids(self, body: dict[str, Any], conversation: Conversation, count: int) -> list[str]:
+        """Ids unique within a conversation: they depend on the seed, question and history length."""
+        position = len(body.get("messages") or [])
+        return [
+            f"call_{digest(self.seed, conversation.question, position, i)[:24]}"
+            for i in range(count)
+        ]
