@@ -49,11 +49,21 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each test gets its own config dir and no provider keys from the developer's shell."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TOOLCALL_MODEL", "TOOLCALL_PROFILE",
-                 "TOOLCALL_STRATEGY", "TOOLCALL_CONFIG", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "TOOLCALL_MODEL",
+        "TOOLCALL_PROFILE",
+        "TOOLCALL_STRATEGY",
+        "TOOLCALL_CONFIG",
+        "DEEPSEEK_API_KEY",
+        "DASHSCOPE_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)

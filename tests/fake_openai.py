@@ -31,8 +31,12 @@ class Answer:
     """Seconds to wait before answering (read timeouts)."""
 
 
-def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None,
-               finish_reason: str = "stop", usage: dict[str, int] | None = None) -> dict[str, Any]:
+def completion(
+    content: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    finish_reason: str = "stop",
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
@@ -48,12 +52,24 @@ def completion(content: str | None = None, tool_calls: list[dict[str, Any]] | No
 
 def text_stream(text: str, piece: int = 3) -> list[str]:
     chunks = [
-        json.dumps({"object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": {"content": text[i:i + piece]}, "finish_reason": None}]})
+        json.dumps(
+            {
+                "object": "chat.completion.chunk",
+                "choices": [
+                    {"index": 0, "delta": {"content": text[i : i + piece]}, "finish_reason": None}
+                ],
+            }
+        )
         for i in range(0, len(text), piece)
     ]
-    chunks.append(json.dumps({"object": "chat.completion.chunk",
-                              "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    chunks.append(
+        json.dumps(
+            {
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            }
+        )
+    )
     return [*chunks, "[DONE]"]
 
 
@@ -81,7 +97,11 @@ class FakeOpenAI:
         self._server.server_close()
 
     def _next(self) -> Answer:
-        return self.answers.pop(0) if self.answers else Answer(status=500, json_body={"error": {"message": "no scripted answer left"}})
+        return (
+            self.answers.pop(0)
+            if self.answers
+            else Answer(status=500, json_body={"error": {"message": "no scripted answer left"}})
+        )
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -92,7 +112,7 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
@@ -101,7 +121,11 @@ class FakeOpenAI:
                 except json.JSONDecodeError:
                     fake.requests.append({"_raw": body.decode(errors="replace")})
                 if not self.path.endswith("/chat/completions"):
-                    self._send(Answer(status=404, json_body={"error": {"message": f"no route {self.path}"}}))
+                    self._send(
+                        Answer(
+                            status=404, json_body={"error": {"message": f"no route {self.path}"}}
+                        )
+                    )
                     return
                 self._send(fake._next())
 
@@ -131,7 +155,10 @@ class FakeOpenAI:
                 if answer.raw is not None:
                     return answer.raw
                 if answer.sse is not None:
-                    lines = [ln if ln.startswith(("data:", ":", "event:")) else f"data: {ln}" for ln in answer.sse]
+                    lines = [
+                        ln if ln.startswith(("data:", ":", "event:")) else f"data: {ln}"
+                        for ln in answer.sse
+                    ]
                     return "".join(f"{ln}\n\n" for ln in lines).encode()
                 return json.dumps(answer.json_body if answer.json_body is not None else {}).encode()
 

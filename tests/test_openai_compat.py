@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-
 from fake_openai import Answer, FakeOpenAI, completion, text_stream
+
 from toolcall_cli.models.base import ModelError, ModelRequest
 from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel, sse_data
 from toolcall_cli.strategies.schema import NativeReplyParser
@@ -115,7 +115,9 @@ def test_read_timeout_is_configurable(server: FakeOpenAI) -> None:
 @pytest.mark.parametrize("status", [401, 403])
 def test_bad_key_never_printed(server: FakeOpenAI, status: int) -> None:
     server.answers.append(
-        Answer(status=status, json_body={"error": {"message": f"Incorrect API key provided: {SECRET}"}})
+        Answer(
+            status=status, json_body={"error": {"message": f"Incorrect API key provided: {SECRET}"}}
+        )
     )
     model, _ = model_at(server.base_url)
     error = failure(model)
@@ -149,7 +151,9 @@ def test_model_that_rejects_tools_suggests_regex(server: FakeOpenAI) -> None:
 
 def test_429_honours_retry_after_then_succeeds(server: FakeOpenAI) -> None:
     server.answers += [
-        Answer(status=429, headers={"Retry-After": "3"}, json_body={"error": {"message": "slow down"}}),
+        Answer(
+            status=429, headers={"Retry-After": "3"}, json_body={"error": {"message": "slow down"}}
+        ),
         Answer(json_body=completion("ok")),
     ]
     model, waits = model_at(server.base_url)
@@ -175,7 +179,9 @@ def test_5xx_retries_with_backoff(server: FakeOpenAI) -> None:
 
 
 def test_5xx_exhausted(server: FakeOpenAI) -> None:
-    server.answers += [Answer(status=500, json_body={"error": {"message": "boom"}}) for _ in range(3)]
+    server.answers += [
+        Answer(status=500, json_body={"error": {"message": "boom"}}) for _ in range(3)
+    ]
     model, _ = model_at(server.base_url)
     error = failure(model)
     assert error.kind == "server" and "boom" in str(error)
@@ -188,7 +194,9 @@ def test_non_json_body(server: FakeOpenAI) -> None:
 
 
 def test_malformed_sse_line(server: FakeOpenAI) -> None:
-    server.answers.append(Answer(sse=['{"choices": [{"delta": {"content": "hi"}}]}', "{not json", "[DONE]"]))
+    server.answers.append(
+        Answer(sse=['{"choices": [{"delta": {"content": "hi"}}]}', "{not json", "[DONE]"])
+    )
     model, _ = model_at(server.base_url)
     error = failure(model, stream=True)
     assert error.kind == "protocol" and "malformed" in str(error)
@@ -206,7 +214,16 @@ def test_stream_cut_mid_reply(server: FakeOpenAI) -> None:
 
 
 def test_sse_parser_skips_comments_and_joins_multiline_data() -> None:
-    lines = [": keep-alive", "", "event: message", "data: {\"a\":", "data: 1}", "", "data: [DONE]", ""]
+    lines = [
+        ": keep-alive",
+        "",
+        "event: message",
+        'data: {"a":',
+        "data: 1}",
+        "",
+        "data: [DONE]",
+        "",
+    ]
     assert list(sse_data(iter(lines))) == ['{"a":\n1}', "[DONE]"]
 
 
@@ -219,22 +236,30 @@ def recorded_streams() -> list[dict[str, Any]]:
     path = CONFORMANCE / "sse_streams.jsonl"
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def as_sse_lines(case: dict[str, Any]) -> list[str]:
-    """Raw `data:` lines as recorded, or (for the docs example) tool_calls arrays made into chunks."""
+    """Raw `data:` lines as recorded, or (the docs example) tool_calls arrays made into chunks."""
     if all(isinstance(c, str) and c.startswith("data:") for c in case["chunks"]):
         return list(case["chunks"])
     lines = []
     for delta in case["chunks"]:
         tool_calls = json.loads(delta) if isinstance(delta, str) else delta
-        choice = {"index": 0, "delta": {"tool_calls": tool_calls} if tool_calls else {}, "finish_reason": None}
+        choice = {
+            "index": 0,
+            "delta": {"tool_calls": tool_calls} if tool_calls else {},
+            "finish_reason": None,
+        }
         lines.append("data: " + json.dumps({"choices": [choice]}))
     return [*lines, "data: [DONE]"]
 
 
-@pytest.mark.skipif(not recorded_streams(), reason="../shared/conformance/sse_streams.jsonl is absent")
+@pytest.mark.skipif(
+    not recorded_streams(), reason="../shared/conformance/sse_streams.jsonl is absent"
+)
 @pytest.mark.parametrize("case", recorded_streams(), ids=lambda c: c["id"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_recorded_stream_over_http_yields_expected_calls(

@@ -16,7 +16,7 @@ import typer
 try:  # typer >= 0.26 vendors click and raises its own copies of click's exceptions
     from typer._click import exceptions as click_exceptions
 except ImportError:  # pragma: no cover - older typer uses the click package
-    from click import exceptions as click_exceptions  # type: ignore[no-redef]
+    from click import exceptions as click_exceptions  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve
 from toolcall_cli.events import Event, RunFinished
@@ -39,6 +39,7 @@ EXIT_INTERRUPTED = 130
 
 EXIT_BY_STOP = {
     "answered": EXIT_ANSWERED,
+    "input_rejected": EXIT_USAGE,
     "limit": EXIT_LIMIT,
     "model_failed": EXIT_FAILURE,
     "interrupted": EXIT_INTERRUPTED,
@@ -52,7 +53,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-config_app = typer.Typer(help="Where the config file is, and what it resolves to.", no_args_is_help=True)
+config_app = typer.Typer(
+    help="Where the config file is, and what it resolves to.", no_args_is_help=True
+)
 app.add_typer(config_app, name="config")
 
 
@@ -85,23 +88,33 @@ def warn(message: str) -> None:
 
 StrategyOpt = Annotated[
     StrategyName | None,
-    typer.Option("--strategy", "-s", help="How tools go on the wire: regex (default), schema, stream."),
+    typer.Option(
+        "--strategy", "-s", help="How tools go on the wire: regex (default), schema, stream."
+    ),
 ]
 SchemaModeOpt = Annotated[
-    SchemaMode, typer.Option("--schema-mode", help="schema: native `tools`, or `json` structured output.")
+    SchemaMode,
+    typer.Option("--schema-mode", help="schema: native `tools`, or `json` structured output."),
 ]
 StreamModeOpt = Annotated[
-    StreamMode, typer.Option("--stream-mode", help="stream: tagged text, or native tool_calls deltas.")
+    StreamMode,
+    typer.Option("--stream-mode", help="stream: tagged text, or native tool_calls deltas."),
 ]
 ModelOpt = Annotated[
     str | None,
-    typer.Option("--model", "-m", help="offline (default), scripted, or a model name at --base-url."),
+    typer.Option(
+        "--model", "-m", help="offline (default), scripted, or a model name at --base-url."
+    ),
 ]
 ProfileOpt = Annotated[
-    str | None, typer.Option("--profile", "-p", help="A named endpoint: openai, deepseek, qwen, ollama, ...")
+    str | None,
+    typer.Option("--profile", "-p", help="A named endpoint: openai, deepseek, qwen, ollama, ..."),
 ]
 BaseUrlOpt = Annotated[
-    str | None, typer.Option("--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
+    str | None,
+    typer.Option(
+        "--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"
+    ),
 ]
 ApiKeyOpt = Annotated[
     str | None, typer.Option("--api-key", help="API key (better: the profile's key variable).")
@@ -127,6 +140,21 @@ MaxIterOpt = Annotated[
 ]
 ToolTimeoutOpt = Annotated[
     float, typer.Option("--tool-timeout", min=0.01, help="Default per-tool timeout in seconds.")
+]
+RunTimeoutOpt = Annotated[
+    float | None, typer.Option("--timeout", min=0.1, help="Seconds for the whole run.")
+]
+ResultCharsOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-result-chars", min=100, help="Cut longer tool results before feeding back."
+    ),
+]
+HistoryRoundsOpt = Annotated[
+    int,
+    typer.Option(
+        "--history-rounds", min=0, help="Tool rounds sent in full; older ones are summarised."
+    ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")]
@@ -154,6 +182,18 @@ class SessionOptions:
     max_iterations: int = 5
     tool_timeout: float = 10.0
     yes: bool = False
+    run_timeout: float | None = None
+    max_result_chars: int = 4000
+    history_rounds: int = 5
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_iterations=self.max_iterations,
+            tool_timeout=self.tool_timeout,
+            run_timeout=self.run_timeout,
+            max_result_chars=self.max_result_chars,
+            history_rounds=self.history_rounds,
+        )
 
 
 def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegistry:
@@ -234,7 +274,7 @@ def build_session(options: SessionOptions) -> Session:
         model=model,
         strategy=pick_strategy(strategy_name, options),
         registry=load_registry(options.tools, options.no_default_tools),
-        limits=Limits(max_iterations=options.max_iterations, tool_timeout=options.tool_timeout),
+        limits=options.limits(),
         approve=approver(options.yes),
     )
 
@@ -250,7 +290,10 @@ def output_mode(quiet: bool, as_json: bool) -> RenderMode:
 
 
 def render_run(
-    events: Iterator[Event], mode: RenderMode, trace: Path | None = None, approve: Approver | None = None
+    events: Iterator[Event],
+    mode: RenderMode,
+    trace: Path | None = None,
+    approve: Approver | None = None,
 ) -> int:
     """Render a run's events and return the exit code its end calls for."""
     from toolcall_cli.trace import TraceWriter
@@ -299,6 +342,9 @@ def run(
     no_default_tools: NoDefaultToolsOpt = False,
     max_iterations: MaxIterOpt = 5,
     tool_timeout: ToolTimeoutOpt = 10.0,
+    run_timeout: RunTimeoutOpt = None,
+    max_result_chars: ResultCharsOpt = 4000,
+    history_rounds: HistoryRoundsOpt = 5,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
     yes: YesOpt = False,
@@ -307,12 +353,31 @@ def run(
     """Answer one question, showing every iteration of the tool-use loop."""
     if not question.strip():
         fail("the question is empty")
+    limit = Limits().max_question_chars
+    if len(question) > limit:
+        fail(f"the question is {len(question):,} characters; the limit is {limit:,}")
     mode = output_mode(quiet, as_json)
     session = build_session(
         SessionOptions(
-            strategy, schema_mode, stream_mode, model, profile, base_url, api_key,
-            connect_timeout, read_timeout, script, seed, tuple(tools or ()), no_default_tools,
-            max_iterations, tool_timeout, yes,
+            strategy,
+            schema_mode,
+            stream_mode,
+            model,
+            profile,
+            base_url,
+            api_key,
+            connect_timeout,
+            read_timeout,
+            script,
+            seed,
+            tuple(tools or ()),
+            no_default_tools,
+            max_iterations,
+            tool_timeout,
+            yes,
+            run_timeout,
+            max_result_chars,
+            history_rounds,
         )
     )
     raise typer.Exit(render_run(session.ask(question), mode, trace, session.approve))
@@ -335,6 +400,9 @@ def chat(
     no_default_tools: NoDefaultToolsOpt = False,
     max_iterations: MaxIterOpt = 5,
     tool_timeout: ToolTimeoutOpt = 10.0,
+    run_timeout: RunTimeoutOpt = None,
+    max_result_chars: ResultCharsOpt = 4000,
+    history_rounds: HistoryRoundsOpt = 5,
     yes: YesOpt = False,
     history_file: Annotated[
         Path | None, typer.Option("--history-file", help="Where the input history is kept.")
@@ -344,9 +412,25 @@ def chat(
     from toolcall_cli.repl import Repl, default_history_file
 
     options = SessionOptions(
-        strategy, schema_mode, stream_mode, model, profile, base_url, api_key, connect_timeout,
-        read_timeout, script, seed, tuple(tools or ()), no_default_tools, max_iterations,
-        tool_timeout, yes,
+        strategy,
+        schema_mode,
+        stream_mode,
+        model,
+        profile,
+        base_url,
+        api_key,
+        connect_timeout,
+        read_timeout,
+        script,
+        seed,
+        tuple(tools or ()),
+        no_default_tools,
+        max_iterations,
+        tool_timeout,
+        yes,
+        run_timeout,
+        max_result_chars,
+        history_rounds,
     )
     session = build_session(options)
     choice, _ = model_choice(options)
@@ -420,15 +504,25 @@ def config_show(
     try:
         config = load_config(path)
         resolved = resolve(
-            flags={"model": model, "profile": profile, "base_url": base_url, "api_key": api_key,
-                   "strategy": strategy.value if strategy else None},
+            flags={
+                "model": model,
+                "profile": profile,
+                "base_url": base_url,
+                "api_key": api_key,
+                "strategy": strategy.value if strategy else None,
+            },
             config=config,
         )
     except ConfigError as error:
         fail(str(error))
     typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
-    rows = [("profile", resolved.profile), ("model", resolved.model), ("strategy", resolved.strategy),
-            ("base_url", resolved.base_url), ("api_key", mask(resolved.api_key))]
+    rows = [
+        ("profile", resolved.profile),
+        ("model", resolved.model),
+        ("strategy", resolved.strategy),
+        ("base_url", resolved.base_url),
+        ("api_key", mask(resolved.api_key)),
+    ]
     for key, value in rows:
         source = resolved.sources.get(key, "-")
         typer.echo(f"{key:<9} {value if value is not None else '(not set)'}  [{source}]")
@@ -450,9 +544,9 @@ def main() -> None:
             hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
             typer.echo(f"toolcall: error: {error.format_message()}{hint}", err=True)
             code = EXIT_USAGE
-    except click_exceptions.Exit as done:
+    except typer.Exit as done:
         code = done.exit_code
-    except (click_exceptions.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)
         code = EXIT_INTERRUPTED
     except BrokenPipeError:

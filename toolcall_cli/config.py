@@ -17,7 +17,7 @@ import typer
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 
 class ConfigError(ValueError):
@@ -38,7 +38,9 @@ BUILTIN_PROFILES: dict[str, Profile] = {
     p.name: p
     for p in [
         Profile("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini", "schema"),
-        Profile("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "deepseek-chat", "schema"),
+        Profile(
+            "deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "deepseek-chat", "schema"
+        ),
         Profile(
             "qwen",
             "https://dashscope.aliyuncs.com/compatible-mode/v1",
@@ -47,11 +49,15 @@ BUILTIN_PROFILES: dict[str, Profile] = {
             "schema",
             "Alibaba DashScope, OpenAI-compatible mode",
         ),
-        Profile("moonshot", "https://api.moonshot.cn/v1", "MOONSHOT_API_KEY", "moonshot-v1-8k", "schema"),
+        Profile(
+            "moonshot", "https://api.moonshot.cn/v1", "MOONSHOT_API_KEY", "moonshot-v1-8k", "schema"
+        ),
         Profile("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", None, "schema"),
         Profile("ollama", "http://localhost:11434/v1", None, "qwen2.5:7b", "schema"),
         Profile("vllm", "http://localhost:8000/v1", "VLLM_API_KEY", None, "schema"),
-        Profile("llamacpp", "http://localhost:8080/v1", None, "local", "regex", "llama.cpp llama-server"),
+        Profile(
+            "llamacpp", "http://localhost:8080/v1", None, "local", "regex", "llama.cpp llama-server"
+        ),
         Profile("lmstudio", "http://localhost:1234/v1", None, None, "schema"),
     ]
 }
@@ -85,7 +91,9 @@ def load_config(path: Path) -> FileConfig:
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ConfigError(f"config {path}: [defaults] must be a table")
-    profiles = {name: profile_from(name, table, path) for name, table in data.get("profiles", {}).items()}
+    profiles = {
+        name: profile_from(name, table, path) for name, table in data.get("profiles", {}).items()
+    }
     return FileConfig(defaults=defaults, profiles=profiles, path=path)
 
 

@@ -125,6 +125,16 @@ class Notice:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AnswerWithoutTools:
+    """Tool rounds kept failing, so the model is told to answer with what it has, without tools."""
+
+    kind: Literal["answer_without_tools"] = "answer_without_tools"
+    failed_rounds: int
+    message: str
+    """The instruction added to the conversation."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class FinalAnswer:
     kind: Literal["final_answer"] = "final_answer"
     text: str
@@ -148,7 +158,7 @@ class ModelFailed:
     "rate_limit", "server", "protocol")."""
 
 
-StopReason = Literal["answered", "limit", "model_failed", "interrupted"]
+StopReason = Literal["answered", "limit", "model_failed", "interrupted", "input_rejected"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,6 +184,7 @@ Event = Union[
     ToolFinished,
     FedBack,
     Notice,
+    AnswerWithoutTools,
     FinalAnswer,
     LimitReached,
     ModelFailed,

@@ -1,14 +1,22 @@
-"""The tool-use loop: the only orchestration. It yields events and never prints."""
+"""The tool-use loop: the only orchestration. It yields events and never prints or opens sockets.
+
+Each layer assumes the model's output cannot be trusted: parse errors, bad arguments, unknown
+tools and failing or hanging tools all go back to the model as results; repeated calls are
+answered from the earlier result; rounds that keep failing make the model answer without tools;
+and the run is bounded in iterations and time.
+"""
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from toolcall_cli.events import (
+    AnswerWithoutTools,
     Event,
     FedBack,
     FinalAnswer,
@@ -16,6 +24,7 @@ from toolcall_cli.events import (
     LimitReached,
     ModelFailed,
     ModelReplied,
+    Notice,
     ParseError,
     ParserEvent,
     RunFinished,
@@ -25,6 +34,7 @@ from toolcall_cli.events import (
     ToolFinished,
     ToolStarted,
 )
+from toolcall_cli.history import windowed
 from toolcall_cli.messages import Message, ToolCall, ToolResult, tool_message, user
 from toolcall_cli.models.base import Model, ModelError
 from toolcall_cli.strategies.base import Reply, Strategy
@@ -34,23 +44,60 @@ from toolcall_cli.tools.registry import Tool, ToolRegistry
 Approver = Callable[[ToolCall, Tool], bool]
 """Asked before a dangerous tool runs; False means the user declined."""
 
+ANSWER_WITHOUT_TOOLS = (
+    "[toolcall] The last {n} rounds of tool calls all failed. Do not call any tool now: answer "
+    "the question with what you already have, and say plainly what could not be found out."
+)
+
 
 @dataclass(frozen=True)
 class Limits:
     max_iterations: int = 5
     tool_timeout: float = 10.0
     """Default per-tool timeout in seconds; a tool may declare its own."""
+    run_timeout: float | None = None
+    """Seconds for the whole run; checked between steps (a blocked HTTP read is bounded by the
+    endpoint's own read timeout)."""
+    max_failed_rounds: int = 3
+    """After this many tool rounds in a row where every call failed, tools are withdrawn."""
+    max_result_chars: int = 4000
+    """Longer tool results are cut before they go back to the model."""
+    history_rounds: int | None = 5
+    """Tool rounds sent in full; older ones are compacted into a summary. None keeps all."""
+    max_question_chars: int = 8000
 
 
 @dataclass
-class RunStats:
+class RunState:
+    """What one run remembers across its iterations."""
+
+    limits: Limits
+    started: float = field(default_factory=time.monotonic)
     iterations: int = 0
     tool_calls: int = 0
     usage: dict[str, int] = field(default_factory=dict)
+    cache: dict[tuple[str, str], ToolResult] = field(default_factory=dict)
+    failed_rounds: int = 0
+    tools_withdrawn: bool = False
+    compacted: int = 0
 
     def add_usage(self, usage: dict[str, int]) -> None:
         for key, value in usage.items():
             self.usage[key] = self.usage.get(key, 0) + value
+
+    @property
+    def out_of_time(self) -> bool:
+        timeout = self.limits.run_timeout
+        return timeout is not None and time.monotonic() - self.started >= timeout
+
+    def finished(self, stop: StopReason) -> RunFinished:
+        return RunFinished(
+            stop_reason=stop,
+            iterations=self.iterations,
+            tool_calls=self.tool_calls,
+            elapsed=time.monotonic() - self.started,
+            usage=dict(self.usage),
+        )
 
 
 def deny_all(call: ToolCall, tool: Tool) -> bool:
@@ -58,16 +105,21 @@ def deny_all(call: ToolCall, tool: Tool) -> bool:
     return False
 
 
+def call_key(call: ToolCall) -> tuple[str, str]:
+    """Same tool and canonically equal arguments (key order and spacing do not matter)."""
+    return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
 class ToolRunner:
     """Runs calls in background threads so several tools (and a still-streaming reply) overlap.
 
-    Results are collected through a queue; the loop drains it on its own thread, so events are
-    only ever yielded from the loop's generator.
+    Results come back through a queue that the loop drains on its own thread, so events are
+    only ever yielded by the loop's generator.
     """
 
-    def __init__(self, registry: ToolRegistry, limits: Limits, approve: Approver) -> None:
+    def __init__(self, registry: ToolRegistry, state: RunState, approve: Approver) -> None:
         self._registry = registry
-        self._limits = limits
+        self._state = state
         self._approve = approve
         self._done: queue.Queue[tuple[ToolCall, ToolResult]] = queue.Queue()
         self._pending = 0
@@ -75,40 +127,70 @@ class ToolRunner:
         """Every result collected so far, in the order they finished."""
 
     def start(self, call: ToolCall) -> None:
+        self._pending += 1
         tool = self._registry.get(call.name)
-        # Approval is asked here, on the loop's thread, before anything runs.
-        if tool is not None and tool.dangerous and not self._approve(call, tool):
+        earlier = self._state.cache.get(call_key(call))
+        if earlier is not None and tool is not None and tool.cacheable:
+            self._done.put((call, repeated(call, earlier)))
+        elif self._state.tools_withdrawn:
+            self._done.put((call, withdrawn(call)))
+        elif tool is not None and tool.dangerous and not self._approve(call, tool):
+            # Approval is asked here, on the loop's thread, before anything runs.
             self._done.put((call, declined(call)))
         else:
-            thread = threading.Thread(target=self._run, args=(call,), daemon=True)
-            thread.start()
-        self._pending += 1
+            threading.Thread(target=self._run, args=(call,), daemon=True).start()
 
     def _run(self, call: ToolCall) -> None:
-        result = execute(call, self._registry, default_timeout=self._limits.tool_timeout)
-        self._done.put((call, result))
+        result = execute(call, self._registry, default_timeout=self._state.limits.tool_timeout)
+        self._done.put((call, cut(result, self._state.limits.max_result_chars)))
 
     def finished(self, *, wait: bool) -> Iterator[tuple[ToolCall, ToolResult]]:
         """Results that are ready; with wait=True, every pending result."""
         while self._pending:
             try:
-                item = self._done.get(block=wait, timeout=None if not wait else 0.05)
+                call, result = self._done.get(block=wait, timeout=0.05 if wait else None)
             except queue.Empty:
-                if not wait:
-                    return
-                continue
+                if wait and not self._state.out_of_time:
+                    continue
+                return
             self._pending -= 1
-            self.results.append(item[1])
-            yield item
+            self.results.append(result)
+            if result.ok and not result.cached:
+                self._state.cache[call_key(call)] = result
+            yield call, result
+
+
+def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:
+    note = (
+        f"\n[toolcall] You already called {call.name} with these arguments in this run; this is "
+        "the same result. Use it instead of calling again."
+    )
+    return replace(
+        earlier, call_id=call.id, content=earlier.content + note, cached=True, duration=0.0
+    )
+
+
+def cut(result: ToolResult, limit: int) -> ToolResult:
+    """A long result is cut before it goes back to the model; the view says so."""
+    if len(result.content) <= limit:
+        return result
+    note = f"\n[toolcall] result cut: showing {limit:,} of {len(result.content):,} characters."
+    return replace(result, content=result.content[:limit] + note, full_length=len(result.content))
+
+
+def refused(call: ToolCall, kind: str, message: str) -> ToolResult:
+    return ToolResult(
+        call_id=call.id, name=call.name, content=f"Error: {message}", ok=False, error_kind=kind
+    )
 
 
 def declined(call: ToolCall) -> ToolResult:
-    return ToolResult(
-        call_id=call.id,
-        name=call.name,
-        content=f"Error: the user declined to run `{call.name}`. Answer without it.",
-        ok=False,
-        error_kind="declined",
+    return refused(call, "declined", f"the user declined to run `{call.name}`. Answer without it.")
+
+
+def withdrawn(call: ToolCall) -> ToolResult:
+    return refused(
+        call, "withdrawn", "tools are withdrawn for this run. Answer with what you have."
     )
 
 
@@ -134,47 +216,92 @@ def run(
     approve: Approver = deny_all,
 ) -> Iterator[Event]:
     """Answer one question, yielding every step. `history` is extended in place."""
-    started = time.monotonic()
-    stats = RunStats()
-    history.append(user(question))
+    state = RunState(limits)
     yield RunStarted(
         question=question, model=model.name, strategy=strategy.name, tools=tuple(registry.names())
     )
-    stop: StopReason = "limit"
-    for iteration in range(1, limits.max_iterations + 1):
-        stats.iterations = iteration
-        outcome = yield from _iteration(iteration, model, strategy, registry, history, limits, approve, stats)
-        if outcome is not None:
-            stop = outcome
-            break
-    else:
-        yield LimitReached(
-            limit="iterations",
-            message=f"stopped after {limits.max_iterations} iterations without a final answer",
+    if len(question) > limits.max_question_chars:
+        yield Notice(
+            level="error",
+            message=f"the question is {len(question):,} characters; "
+            f"the limit is {limits.max_question_chars:,}",
         )
-    yield RunFinished(
-        stop_reason=stop,
-        iterations=stats.iterations,
-        tool_calls=stats.tool_calls,
-        elapsed=time.monotonic() - started,
-        usage=dict(stats.usage),
-    )
+        yield state.finished("input_rejected")
+        return
+    history.append(user(question))
+    stop = yield from _iterations(state, model, strategy, registry, history, approve)
+    yield state.finished(stop)
 
 
-def _iteration(
-    iteration: int,
+def _iterations(
+    state: RunState,
     model: Model,
     strategy: Strategy,
     registry: ToolRegistry,
     history: list[Message],
-    limits: Limits,
     approve: Approver,
-    stats: RunStats,
+) -> Generator[Event, None, StopReason]:
+    for iteration in range(1, state.limits.max_iterations + 1):
+        if state.out_of_time:
+            break
+        state.iterations = iteration
+        outcome = yield from _iteration(
+            iteration, state, model, strategy, registry, history, approve
+        )
+        if outcome is not None:
+            return outcome
+        yield from _check_failures(state, history)
+    if state.out_of_time:
+        yield LimitReached(
+            limit="timeout", message=f"the run took longer than {state.limits.run_timeout:g} s"
+        )
+    else:
+        yield LimitReached(
+            limit="iterations",
+            message=f"stopped after {state.limits.max_iterations} iterations "
+            "without a final answer",
+        )
+    return "limit"
+
+
+def _check_failures(state: RunState, history: list[Message]) -> Iterator[Event]:
+    if state.tools_withdrawn or state.failed_rounds < state.limits.max_failed_rounds:
+        return
+    state.tools_withdrawn = True
+    message = ANSWER_WITHOUT_TOOLS.format(n=state.failed_rounds)
+    history.append(user(message))
+    yield AnswerWithoutTools(failed_rounds=state.failed_rounds, message=message)
+
+
+def _request_history(state: RunState, history: list[Message]) -> tuple[list[Message], list[Event]]:
+    sent, compacted = windowed(history, state.limits.history_rounds)
+    notices: list[Event] = []
+    if compacted > state.compacted:
+        notices.append(
+            Notice(
+                message=f"history window: {compacted} older tool round(s) sent as a short summary"
+            )
+        )
+    state.compacted = compacted
+    return sent, notices
+
+
+def _iteration(
+    iteration: int,
+    state: RunState,
+    model: Model,
+    strategy: Strategy,
+    registry: ToolRegistry,
+    history: list[Message],
+    approve: Approver,
 ) -> Generator[Event, None, StopReason | None]:
     """One request, its tools and the feedback. Returns a stop reason when the run is over."""
-    request = strategy.build_request(history, registry.specs(), model.name)
+    sent_history, notices = _request_history(state, history)
+    yield from notices
+    specs = [] if state.tools_withdrawn else registry.specs()
+    request = strategy.build_request(sent_history, specs, model.name)
     yield IterationStarted(iteration=iteration, request=request.body)
-    runner = ToolRunner(registry, limits, approve)
+    runner = ToolRunner(registry, state, approve)
     parser = strategy.parser(f"call_{iteration}_")
     held: list[ParserEvent] = []
     sent = time.monotonic()
@@ -185,12 +312,14 @@ def _iteration(
                 yield from _on_parser_event(event, strategy, runner, held)
             if strategy.streaming:
                 yield from _tool_events(runner.finished(wait=False))
+            if state.out_of_time:
+                break
     except ModelError as error:
         failure = error
     for event in parser.close():
         yield from _on_parser_event(event, strategy, runner, held)
     reply = parser.reply()
-    stats.add_usage(reply.usage)
+    state.add_usage(reply.usage)
     if failure is None or reply.raw or reply.calls or reply.errors:
         # A reply cut off by a failure is still shown: the partial text and any truncated call.
         yield _replied(iteration, reply, time.monotonic() - sent)
@@ -206,12 +335,36 @@ def _iteration(
         yield FinalAnswer(text=reply.text)
         return "answered"
     yield from _tool_events(runner.finished(wait=True))
-    stats.tool_calls += len(reply.calls)
-    results = runner.results + [parse_error_result(error) for error in reply.errors]
+    yield from _feed_back(iteration, state, strategy, history, runner, reply)
+    return None
+
+
+def _feed_back(
+    iteration: int,
+    state: RunState,
+    strategy: Strategy,
+    history: list[Message],
+    runner: ToolRunner,
+    reply: Reply,
+) -> Iterator[Event]:
+    state.tool_calls += len(reply.calls)
+    missing = {c.id for c in reply.calls} - {r.call_id for r in runner.results}
+    unfinished = [
+        refused(c, "timeout", "the run's time limit was reached before this tool finished.")
+        for c in reply.calls
+        if c.id in missing
+    ]
+    results = runner.results + unfinished + [parse_error_result(e) for e in reply.errors]
+    for result in results:
+        if result.full_length is not None:
+            yield Notice(
+                message=f"result of {result.name} cut from {result.full_length:,} to "
+                f"{state.limits.max_result_chars:,} characters before it was fed back"
+            )
+    state.failed_rounds = state.failed_rounds + 1 if all(not r.ok for r in results) else 0
     fed = [tool_message(result) for result in ordered(results, reply)]
     history.extend(fed)
     yield FedBack(iteration=iteration, messages=tuple(strategy.to_wire(fed)))
-    return None
 
 
 def _replied(iteration: int, reply: Reply, latency: float) -> ModelReplied:

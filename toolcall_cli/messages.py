@@ -65,6 +65,8 @@ class ToolResult:
     duration: float = 0.0
     full_length: int | None = None
     """Length of the result before it was cut for the model, when it was cut."""
+    cached: bool = False
+    """True when an identical earlier call's result was reused instead of running the tool."""
 
 
 @dataclass(frozen=True)
@@ -90,4 +92,6 @@ def user(content: str) -> Message:
 
 
 def tool_message(result: ToolResult) -> Message:
-    return Message(role="tool", content=result.content, tool_call_id=result.call_id, name=result.name)
+    return Message(
+        role="tool", content=result.content, tool_call_id=result.call_id, name=result.name
+    )

@@ -16,7 +16,7 @@ from prompt_toolkit.output import Output
 
 from toolcall_cli.events import RunFinished
 from toolcall_cli.models.base import Model
-from toolcall_cli.render import make_renderer
+from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
 
@@ -71,11 +71,11 @@ class Repl:
         make_model: Callable[[str], Model],
         pt_input: Input | None = None,
         pt_output: Output | None = None,
-        mode: str | None = None,
+        mode: RenderMode | None = None,
     ) -> None:
         self.session = session
         self._make_model = make_model
-        self._mode = mode or ("live" if sys.stdout.isatty() else "plain")
+        self._mode: RenderMode = mode or ("live" if sys.stdout.isatty() else "plain")
         history_file.parent.mkdir(parents=True, exist_ok=True)
         self._prompt: PromptSession[str] = PromptSession(
             history=FileHistory(str(history_file)),
@@ -91,7 +91,8 @@ class Repl:
     def loop(self) -> int:
         """Read questions until /exit or Ctrl-D. Returns the exit code."""
         self.say(
-            f"toolcall chat — model {self.session.model.name}, strategy {self.session.strategy.name}. "
+            f"toolcall chat — model {self.session.model.name}, "
+            f"strategy {self.session.strategy.name}. "
             "/help for commands, Ctrl-D to leave."
         )
         while True:
@@ -112,7 +113,9 @@ class Repl:
 
     def ask(self, question: str) -> None:
         if len(question) > MAX_QUESTION_CHARS:
-            self.say(f"That question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}.")
+            self.say(
+                f"That question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}."
+            )
             return
         renderer = make_renderer(self._mode)
         try:
@@ -136,7 +139,8 @@ class Repl:
                 self.say(f"  {command:<10} {text}")
         elif name == "/tools":
             for tool in self.session.registry:
-                self.say(f"  {tool.spec.name:<16} {tool.spec.description.splitlines()[0] if tool.spec.description else ''}")
+                summary = tool.spec.description.splitlines()[0] if tool.spec.description else ""
+                self.say(f"  {tool.spec.name:<16} {summary}")
         elif name == "/strategy":
             self._switch_strategy(arg)
         elif name == "/model":

@@ -59,7 +59,9 @@ def scripted_model(script: Path | None) -> Model:
     from toolcall_cli.models.scripted import ScriptedModel
 
     if script is None:
-        raise ModelConfigError("--model scripted needs --script FILE (a JSON list or JSONL of replies)")
+        raise ModelConfigError(
+            "--model scripted needs --script FILE (a JSON list or JSONL of replies)"
+        )
     try:
         return ScriptedModel.from_file(script)
     except (OSError, ValueError) as error:

@@ -111,7 +111,7 @@ _PARAM_RE = re.compile(
 
 
 def tools_from_prompt(text: str) -> tuple[ToolSpec, ...]:
-    """The tools of a text-protocol system prompt (the `# Tools` section of prompt.system_prompt)."""
+    """The tools of a text-protocol system prompt: its `# Tools` section (prompt.system_prompt)."""
     match = re.search(r"^# Tools\s*$(.*?)(?=^# |\Z)", text, re.M | re.S)
     if not match:
         return ()
@@ -154,7 +154,7 @@ def type_schema(kind: str) -> dict[str, Any]:
     parts = [p.strip() for p in kind.split(" | ")]
     if len(parts) > 1 or kind.startswith('"'):
         literals = [loose_json(p) for p in parts]
-        if all(not (isinstance(v, str) and v == p) for v, p in zip(literals, parts)):
+        if all(not (isinstance(v, str) and v == p) for v, p in zip(literals, parts, strict=True)):
             return {"enum": literals}
         return {"anyOf": [type_schema(p) for p in parts]}
     return {"type": kind} if kind != "any" else {}
@@ -203,11 +203,11 @@ class _Turn:
         open_calls = [i for i in range(len(self.calls)) if i not in self.results]
         by_id = [i for i in open_calls if call_id and self.calls[i][0] == call_id]
         by_name = [i for i in open_calls if self.calls[i][1].name == name]
-        index = (by_id or by_name or open_calls or [None])[0]
-        if index is None:
+        candidates = by_id or by_name or open_calls
+        if not candidates:  # a result for a call we could not read back: keep it, unnamed args
             self.calls.append((call_id, PlannedCall(name, {})))
-            index = len(self.calls) - 1
-        self.results[index] = content
+            candidates = [len(self.calls) - 1]
+        self.results[candidates[0]] = content
 
     def exchanges(self) -> tuple[Exchange, ...]:
         return tuple(Exchange(call, self.results.get(i)) for i, (_, call) in enumerate(self.calls))
@@ -244,7 +244,8 @@ def assistant_calls(message: dict[str, Any], shape: Shape) -> list[tuple[str, Pl
 
 
 def native_call(entry: dict[str, Any]) -> tuple[str, PlannedCall]:
-    function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+    found = entry.get("function")
+    function: dict[str, Any] = found if isinstance(found, dict) else {}
     arguments = function.get("arguments")
     decoded = decode_object(arguments) if isinstance(arguments, str) else arguments
     return str(entry.get("id") or ""), PlannedCall(
@@ -304,7 +305,7 @@ def write_output(decision: Decision, shape: Shape, call_ids: Sequence[str]) -> A
     if shape == "native":
         calls = tuple(
             WireCall(call_id, c.name, json.dumps(c.arguments, ensure_ascii=False))
-            for call_id, c in zip(call_ids, decision.calls)
+            for call_id, c in zip(call_ids, decision.calls, strict=True)
         )
         return AssistantOutput(None, calls, "tool_calls")
     if shape == "json":
@@ -514,7 +515,7 @@ class OfflineModel:
         yield from respond(body, output, response_id=f"chatcmpl-{key[:24]}", rng=rng)
 
     def call_ids(self, body: dict[str, Any], conversation: Conversation, count: int) -> list[str]:
-        """Ids unique within a conversation: they depend on the seed, question and history length."""
+        """Ids unique within a conversation: from the seed, the question and the history length."""
         position = len(body.get("messages") or [])
         return [
             f"call_{digest(self.seed, conversation.question, position, i)[:24]}"

@@ -898,7 +898,11 @@ def conversion_calls(
             if source is not None:
                 calls.append(conversion_call(converter, source, target))
     done = [e.call for e in history if e.call.name == converter.name]
-    return [c for c in dict.fromkeys(calls) if not any(same_call(c, d) for d in done)]
+    fresh: list[PlannedCall] = []
+    for call in calls:
+        if not any(same_call(call, other) for other in [*done, *fresh]):
+            fresh.append(call)
+    return fresh
 
 
 def conversion_call(converter: ToolSpec, source: Measure, target: str) -> PlannedCall:
@@ -989,8 +993,8 @@ _THANKS = ("谢谢", "多谢", "感谢", "thanks", "thank you", "thx")
 _TOPICS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
         ("toolcall",),
-        "toolcall 是一个终端程序，把大模型的工具调用过程逐步展示出来：发送问题和工具定义、解析模型发出的"
-        "调用、校验并运行本地工具、把结果回传给模型，直到模型给出最终回答。",
+        "toolcall 是一个终端程序，把大模型的工具调用过程逐步展示出来：发送问题和工具定义、"
+        "解析模型发出的调用、校验并运行本地工具、把结果回传给模型，直到模型给出最终回答。",
         "toolcall is a terminal program that shows LLM tool use step by step: it sends the "
         "question and tool definitions, parses the calls the model emits, validates and runs "
         "local tools, feeds the results back, and loops until the model answers.",
@@ -1006,8 +1010,8 @@ _TOPICS: tuple[tuple[tuple[str, ...], str, str], ...] = (
             "工具使用",
         ),
         "工具调用（tool use / function calling）是指：模型拿到一组工具的名字、描述和参数 schema，"
-        "需要时不直接回答，而是输出一个结构化的调用（工具名 + JSON 参数）；程序执行这个工具，把结果作为"
-        "消息回传，模型再根据结果继续调用或给出最终回答。模型的输出不可全信，所以每一步都要校验。",
+        "需要时不直接回答，而是输出一个结构化的调用（工具名 + JSON 参数）；程序执行这个工具，"
+        "把结果作为消息回传，模型再根据结果继续调用或给出最终回答。模型的输出不可全信，所以每一步都要校验。",
         "Tool use (function calling) means the model is given tools — names, descriptions and "
         "JSON Schema parameters — and, instead of answering directly, emits a structured call "
         "(a tool name plus JSON arguments). The program runs the tool, sends the result back as "
@@ -1044,7 +1048,7 @@ def direct_answer(reading: Reading, tools: Sequence[ToolSpec]) -> Decision:
     if reading.zh:
         head = "这个问题我的工具帮不上忙，我也不想猜。我能做的是："
     else:
-        head = "None of my tools fits that question, and I'd rather not guess. Here is what they can do:"
+        head = "None of my tools fits that question, and I'd rather not guess. They can do this:"
     return Decision(
         text=f"{head}\n{abilities}" if tools else head.split("，")[0].split(",")[0] + "."
     )
@@ -1117,13 +1121,10 @@ def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
     data = decode(exchange.result or "")
     if isinstance(data, dict) and is_weather(data):
         return weather_lines(data, reading)
-    if isinstance(data, dict) and ("text" in data or {"result", "to_unit"} <= set(data)):
-        return [
-            str(
-                data.get("text")
-                or f"{data.get('value')} {data.get('from_unit')} = {data['result']} {data['to_unit']}"
-            )
-        ]
+    if isinstance(data, dict) and is_conversion(data):
+        return [conversion_line(data)]
+    if isinstance(data, dict) and is_clock(data):
+        return [clock_line(data, reading)]
     expression = next(
         (v for v in exchange.call.arguments.values() if v in reading.expressions), None
     )
@@ -1147,6 +1148,33 @@ def failure_line(exchange: Exchange, reading: Reading) -> str:
     return f"Sorry, {name} failed: {reason}.{ask}".replace("..", ".")
 
 
+def is_conversion(data: dict[str, Any]) -> bool:
+    return isinstance(data.get("text"), str) or {"result", "to_unit"} <= set(data)
+
+
+def conversion_line(data: dict[str, Any]) -> str:
+    if isinstance(data.get("text"), str) and data["text"]:
+        return str(data["text"])
+    source = f"{data.get('value', '?')} {data.get('from_unit', '')}".strip()
+    return f"{source} = {data.get('result')} {data.get('to_unit')}"
+
+
+def is_clock(data: dict[str, Any]) -> bool:
+    return "local_time" in data or {"date", "time"} <= set(data)
+
+
+def clock_line(data: dict[str, Any], reading: Reading) -> str:
+    moment = data.get("local_time") or f"{data.get('date', '')} {data.get('time', '')}".strip()
+    zone = data.get("timezone", "")
+    weekday = localized(data, "weekday", reading.zh)
+    details = [str(d) for d in (weekday, data.get("utc_offset")) if d]
+    if reading.zh:
+        extra = f"（{'，'.join(details)}）" if details else ""
+        return f"{zone} 现在是 {moment}{extra}".strip()
+    extra = f" ({', '.join(details)})" if details else ""
+    return f"{zone}: {moment}{extra}".lstrip(": ")
+
+
 def generic_line(name: str, data: Any, reading: Reading) -> str:
     if isinstance(data, dict):
         fields = [f"{k}: {v}" for k, v in data.items() if not isinstance(v, (dict, list))][:8]
@@ -1161,39 +1189,48 @@ def generic_line(name: str, data: Any, reading: Reading) -> str:
 
 
 def is_weather(data: dict[str, Any]) -> bool:
-    return bool({"condition", "condition_en", "weather"} & set(data)) and any(
+    return bool({"condition", "condition_en", "condition_zh", "weather"} & set(data)) and any(
         str(k).startswith("temp") or str(k).endswith("_c") for k in data
     )
 
 
 def weather_lines(data: dict[str, Any], reading: Reading) -> list[str]:
-    city = city_name(str(data.get("city", "")), reading)
+    city = city_name(data, reading)
     day = str(data.get("day", ""))
+    condition = localized(data, "condition", reading.zh)
     temp, high, low = data.get("temp_c"), data.get("high_c"), data.get("low_c")
+    known_span = high is not None and low is not None
     if reading.zh:
-        condition = data.get("condition") or data.get("condition_en") or ""
         where = f"{city}{lx.DAY_NAMES_ZH.get(day, day)}"
-        span = f"（{low}~{high}°C）" if high is not None and low is not None else ""
-        line = (
-            f"{where}：{condition}，{temp}°C{span}" if temp is not None else f"{where}：{condition}"
-        )
+        span = f"（{low}~{high}°C）" if known_span else ""
+        reading_text = f"，{temp}°C{span}" if temp is not None else ""
+        return [f"{where}：{condition}{reading_text}。{clothing_advice(data, reading)}"]
+    where = f"{city} {day}".strip()
+    span = f" ({low}–{high}°C)" if known_span else ""
+    reading_text = f", {temp}°C{span}" if temp is not None else ""
+    return [f"{where}: {condition}{reading_text}. {clothing_advice(data, reading)}".rstrip()]
+
+
+def localized(data: dict[str, Any], key: str, zh: bool) -> str:
+    """A field in the answer's language: `condition_zh` / `condition_en`, or `condition` when
+    it is already in that language."""
+    plain = str(data.get(key) or "")
+    if zh:
+        options = [
+            data.get(f"{key}_zh"),
+            plain if lx.has_cjk(plain) else None,
+            data.get(f"{key}_en"),
+        ]
     else:
-        condition = data.get("condition_en") or data.get("condition") or ""
-        where = f"{city} {day}".strip()
-        span = f" ({low}–{high}°C)" if high is not None and low is not None else ""
-        line = (
-            f"{where}: {condition}, {temp}°C{span}" if temp is not None else f"{where}: {condition}"
-        )
-    advice = clothing_advice(data, reading)
-    if reading.zh:
-        return [f"{line}。{advice}"]
-    return [f"{line}. {advice}".rstrip()]
+        options = [data.get(f"{key}_en"), plain if not lx.has_cjk(plain) else None]
+    return next((str(o) for o in options if o), plain)
 
 
-def city_name(city: str, reading: Reading) -> str:
-    place = lx.place_named(city)
-    if place is None:
-        return city
+def city_name(data: dict[str, Any], reading: Reading) -> str:
+    name = localized(data, "city", reading.zh)
+    place = lx.place_named(name)
+    if place is None or lx.has_cjk(name) == reading.zh:
+        return name
     return place.zh if reading.zh else place.en
 
 
@@ -1206,7 +1243,7 @@ def clothing_advice(data: dict[str, Any], reading: Reading) -> str:
         return ""
     rainy = any(
         w in str(data.get(k, "")).lower()
-        for k in ("condition", "condition_en")
+        for k in ("condition", "condition_en", "condition_zh")
         for w in ("雨", "rain")
     )
     zh, en = clothing_words(float(warmest))
@@ -1224,12 +1261,12 @@ def clothing_words(high: float) -> tuple[str, str]:
     if high >= 20:
         return (
             f"最高 {high:g}°C，白天可以穿短袖，早晚偏凉，带件薄外套。",
-            f"With a high of {high:g}°C, short sleeves work by day; bring a light jacket for the evening.",
+            f"With a high of {high:g}°C, short sleeves work by day; take a light jacket for later.",
         )
     if high >= 12:
         return (
             f"最高只有 {high:g}°C，不太适合穿短袖，建议长袖加外套。",
-            f"With a high of only {high:g}°C, it's too cool for short sleeves; wear long sleeves and a jacket.",
+            f"With a high of only {high:g}°C, it's too cool for short sleeves: wear a jacket.",
         )
     return (
         f"最高只有 {high:g}°C，天冷，不适合短袖，请穿厚外套。",

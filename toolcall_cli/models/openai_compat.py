@@ -51,9 +51,7 @@ class OpenAICompatModel:
         self._sleep = sleep
         self._client = httpx.Client(
             transport=transport,
-            timeout=httpx.Timeout(
-                endpoint.read_timeout, connect=endpoint.connect_timeout
-            ),
+            timeout=httpx.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
             headers=self._headers(),
         )
 
@@ -102,9 +100,13 @@ class OpenAICompatModel:
                 kind="timeout",
             ) from None
         except httpx.ConnectError as error:
-            raise ModelError(connect_message(self.endpoint.base_url, error), kind="connection") from None
+            raise ModelError(
+                connect_message(self.endpoint.base_url, error), kind="connection"
+            ) from None
         except httpx.HTTPError as error:
-            raise ModelError(f"request to {self.endpoint.base_url} failed: {error}", kind="connection") from None
+            raise ModelError(
+                f"request to {self.endpoint.base_url} failed: {error}", kind="connection"
+            ) from None
         return _Closing(response)
 
     def _events(self, response: httpx.Response) -> Iterator[dict[str, Any]]:
@@ -119,7 +121,9 @@ class OpenAICompatModel:
                         f"the stream sent a malformed event: {data[:80]!r}", kind="protocol"
                     ) from None
                 if isinstance(event, dict) and "error" in event and not event.get("choices"):
-                    raise ModelError(f"the stream reported an error: {error_text(event)}", kind="server")
+                    raise ModelError(
+                        f"the stream reported an error: {error_text(event)}", kind="server"
+                    )
                 if isinstance(event, dict):
                     yield event
         except httpx.ReadTimeout:
@@ -179,9 +183,13 @@ def completion_json(response: httpx.Response) -> dict[str, Any]:
         body = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         snippet = response.text[:80].replace("\n", " ")
-        raise ModelError(f"the endpoint answered with something that is not JSON: {snippet!r}", kind="protocol") from None
+        raise ModelError(
+            f"the endpoint answered with something that is not JSON: {snippet!r}", kind="protocol"
+        ) from None
     if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
-        raise ModelError("the endpoint's answer has no `choices`: not a chat completion", kind="protocol")
+        raise ModelError(
+            "the endpoint's answer has no `choices`: not a chat completion", kind="protocol"
+        )
     return body
 
 
@@ -195,11 +203,11 @@ def retry_wait(response: httpx.Response, attempt: int, cap: float) -> float:
             from email.utils import parsedate_to_datetime
 
             try:
-                delay = parsedate_to_datetime(header).timestamp() - time.time()
+                delay = float(parsedate_to_datetime(header).timestamp() - time.time())
                 return min(max(delay, 0.0), cap)
             except (TypeError, ValueError):
                 pass
-    return min(0.5 * 2**attempt, cap)
+    return min(0.5 * 2.0**attempt, cap)
 
 
 def error_text(body: Any) -> str:
@@ -226,12 +234,14 @@ def http_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
     said = f": {detail}" if detail else ""
     if status in (401, 403):
         return ModelError(
-            f"the endpoint rejected the API key (HTTP {status}); check --api-key or the key variable",
+            f"the endpoint rejected the API key (HTTP {status}); "
+            "check --api-key or the key variable",
             kind="auth",
         )
     if status == 404:
         return ModelError(
-            f"HTTP 404 from {endpoint.base_url}: unknown model {endpoint.model!r} or wrong base URL{said}",
+            f"HTTP 404 from {endpoint.base_url}: unknown model {endpoint.model!r} "
+            f"or wrong base URL{said}",
             kind="not_found",
         )
     if status == 429:
@@ -249,11 +259,18 @@ def http_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
 
 def mentions_tools(detail: str) -> bool:
     lowered = detail.lower()
-    return any(word in lowered for word in ("tool", "function call", "function_call", "response_format"))
+    return any(
+        word in lowered for word in ("tool", "function call", "function_call", "response_format")
+    )
 
 
 def connect_message(base_url: str, error: httpx.ConnectError) -> str:
     text = str(error).lower()
-    if "name or service not known" in text or "nodename" in text or "getaddrinfo" in text or "resolve" in text:
+    if (
+        "name or service not known" in text
+        or "nodename" in text
+        or "getaddrinfo" in text
+        or "resolve" in text
+    ):
         return f"cannot resolve the host of {base_url}; check --base-url"
     return f"cannot connect to {base_url} (connection refused?); is the server running?"

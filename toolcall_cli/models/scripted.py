@@ -1,7 +1,8 @@
 """A model that replays given replies in order: the test double at the model boundary.
 
 Each reply is the assistant's content text, or a whole assistant `message` dict (for
-`tool_calls`; an optional `finish_reason` key overrides the default). It answers in whatever shape the request asks for, like a real server.
+`tool_calls`; an optional `finish_reason` key overrides the default). It answers in
+whatever shape the request asks for, like a real server.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def scripted_output(reply: Reply, number: int) -> AssistantOutput:
 
 def wire_call(entry: dict[str, Any], default_id: str) -> WireCall:
     """A scripted call; `arguments` may be written as an object for convenience."""
-    function = entry.get("function") if isinstance(entry.get("function"), dict) else entry
+    found = entry.get("function")
+    function: dict[str, Any] = found if isinstance(found, dict) else entry
     arguments = function.get("arguments", "")
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)

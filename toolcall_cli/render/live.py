@@ -19,6 +19,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from toolcall_cli.events import (
+    AnswerWithoutTools,
     CallForming,
     Event,
     FedBack,
@@ -186,6 +187,9 @@ class LiveRenderer:
                 return [_notice_line(event)]
             case FinalAnswer():
                 return [_answer_panel(event.text)]
+            case AnswerWithoutTools():
+                title = f"{event.failed_rounds} failed tool rounds in a row: tools withdrawn"
+                return [_stop_panel(title, f"told the model: {event.message}", "yellow")]
             case LimitReached():
                 return [_stop_panel(f"limit reached: {event.limit}", event.message, "yellow")]
             case ModelFailed():
@@ -378,6 +382,8 @@ class LiveRenderer:
             head = Text.assemble(("✗ ", "bold red"), (visible(call.name), "bold red"))
             head.append(f" {result.error_kind or 'error'}", style="red")
         head.append(f"  {result.duration:.2f}s", style="dim")
+        if result.cached:
+            head.append("  repeated call: earlier result reused, not run", style="yellow")
         shown = cut(visible(result.content), *self._result_limits)
         body = Text("fed back: " if not result.ok else "", style="dim")
         body.append(shown.text, style="" if result.ok else "red")

@@ -6,6 +6,7 @@ from contextlib import AbstractContextManager
 from typing import IO
 
 from toolcall_cli.events import (
+    AnswerWithoutTools,
     CallForming,
     Event,
     FedBack,
@@ -88,6 +89,9 @@ class PlainRenderer:
                 return [f"{event.level}: {visible(event.message)}"]
             case FinalAnswer():
                 return _labelled("answer", event.text)
+            case AnswerWithoutTools():
+                rounds = event.failed_rounds
+                return [f"tools withdrawn after {rounds} failed rounds: {visible(event.message)}"]
             case LimitReached():
                 return [f"limit reached ({event.limit}): {visible(event.message)}"]
             case ModelFailed():
@@ -107,6 +111,8 @@ class PlainRenderer:
 
     def _result(self, call: ToolCall, result: ToolResult) -> list[str]:
         status = "ok" if result.ok else f"error {result.error_kind or 'error'}"
+        if result.cached:
+            status += " (repeated call: earlier result reused, not run)"
         shown = cut(visible(result.content), *self._result_limits)
         head, *rest = shown.text.split("\n")
         lines = [f"tool {visible(call.name)} {status} {result.duration:.2f}s -> {head}"]

@@ -1,4 +1,4 @@
-"""Native function calling on the wire: `tool_calls` in a message, or streamed as deltas by index."""
+"""Native function calling: `tool_calls` in a message, or streamed as deltas keyed by index."""
 
 from __future__ import annotations
 
@@ -159,7 +159,9 @@ class NativeCallAssembler:
             return []
         slot.parts.append(arguments)
         complete = slot.depth.feed(arguments)
-        forming = CallForming(index=slot.position, name=slot.name, arguments_text=slot.arguments_text)
+        forming = CallForming(
+            index=slot.position, name=slot.name, arguments_text=slot.arguments_text
+        )
         return [forming, *self._finish(slot)] if complete else [forming]
 
     def _finish_others(self, index: int) -> list[ParserEvent]:
@@ -184,7 +186,7 @@ class NativeCallAssembler:
         except ArgumentsError:
             message = (
                 f"the arguments of `{slot.name}` are not valid JSON ({raw[:120]!r}). "
-                "Send them as one JSON object, e.g. {\"param\": \"value\"}."
+                'Send them as one JSON object, e.g. {"param": "value"}.'
             )
             return [self._error(call_id, raw, message)]
         call = ToolCall(id=call_id, name=slot.name, arguments=arguments, raw=raw, repaired=repaired)

@@ -30,7 +30,11 @@ def native_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
     for message in messages:
         if message.role == "tool":
             wire.append(
-                {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content or ""}
+                {
+                    "role": "tool",
+                    "tool_call_id": message.tool_call_id,
+                    "content": message.content or "",
+                }
             )
         elif message.role == "assistant":
             wire.append(assistant_wire(message))
@@ -41,7 +45,11 @@ def native_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def assistant_wire(message: Message) -> dict[str, Any]:
     calls = message.extra.get("tool_calls") or [
-        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json()}}
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": c.arguments_json()},
+        }
         for c in message.tool_calls
     ]
     entry: dict[str, Any] = {"role": "assistant", "content": message.content}
@@ -197,7 +205,11 @@ class StructuredReplyParser:
         if isinstance(value, dict) and isinstance(value.get("name"), str):
             arguments = value.get("arguments", value.get("parameters", {}))
             call = ToolCall(
-                id=self._call_id, name=value["name"], arguments=arguments, raw=raw, repaired=repaired
+                id=self._call_id,
+                name=value["name"],
+                arguments=arguments,
+                raw=raw,
+                repaired=repaired,
             )
             return "", (call,)
         raise ArgumentsError(

@@ -46,6 +46,7 @@ _FENCE_LANG = re.compile(r"[\w+\-.]{0,32}")
 _TEXT_SPECIAL = re.compile(r"[<{\[`]")
 _TEXT_SPECIAL_CHARS = frozenset("<{[`")
 _JSON_STRUCT = re.compile(r"[{}\[\]\"'<:,]")
+_JSON_STRUCT_CHARS = frozenset("{}[]\"'<:,")
 _STRING_STOP = {'"': re.compile(r'[\\"]'), "'": re.compile(r"[\\']")}
 _NON_SPACE = re.compile(r"\S")
 _SPACE_LIMIT = 256
@@ -58,7 +59,7 @@ _ARGUMENT_KEYS = ("arguments", "parameters")
 _XML_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.S)
 _XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?(?:</parameter>|\Z)", re.S)
 
-State = Literal["start", "reasoning", "text", "code", "call"]
+State = Literal["start", "reasoning", "text", "code", "call", "closed"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class _PendingCall:
     length: int = 0
     depth: int = 0
     quote: str = ""
+    stops: str = ""
+    """The characters that end a plain run inside the current string: its quote and `\\`."""
     escape: bool = False
     prev: str = ""
     complete: bool = False
@@ -163,13 +166,37 @@ class CallTextParser:
 
     def feed(self, text: str) -> list[ParserEvent]:
         """Consume one chunk; return the events that resolved with it."""
+        # Fast paths first: nearly every chunk is plain prose or the inside of a string, and at
+        # one character per chunk the general machinery would cost more than the parsing.
+        if not self._held:
+            if self._state == "text":
+                if (text not in _TEXT_SPECIAL_CHARS) if len(text) == 1 else _plain_text(text):
+                    self._text_parts.append(text)
+                    return [self._text_delta(text)]
+            elif self._state == "call":
+                call = self._call
+                assert call is not None
+                if len(text) == 1 and call.quote and not call.escape and text not in call.stops:
+                    call.pieces.append(text)  # the hottest path: one character of a string
+                    if call.capturing:
+                        call.captured.append(text)
+                    call.length += 1
+                    if call.length < call.forming_at:
+                        return []
+                elif not self._feed_call_fast(call, text):
+                    return self._feed_slow(text)
+                elif call.length < call.forming_at:
+                    return []
+                self._out = []
+                self._maybe_forming()
+                return self._out
+        return self._feed_slow(text)
+
+    def _feed_slow(self, text: str) -> list[ParserEvent]:
         if self._closed:
             raise RuntimeError("CallTextParser.feed() called after close()")
         if not text:
             return []
-        fast = self._fast_path(text)
-        if fast is not None:
-            return fast
         self._out = []
         self._run(self._held + text if self._held else text, final=False)
         self._maybe_forming()
@@ -189,35 +216,30 @@ class CallTextParser:
             if rest:
                 self._run(rest, final=True)
         self._flush()
+        self._state = "closed"
         return self._out
 
-    # --- fast paths: most chunks are plain prose or the inside of a string --------------------
-
-    def _fast_path(self, text: str) -> list[ParserEvent] | None:
-        if self._held:
-            return None
-        if self._state == "text":
-            if len(text) == 1:
-                if text in _TEXT_SPECIAL_CHARS:
-                    return None
-            elif _TEXT_SPECIAL.search(text) is not None:
-                return None
-            self._text_parts.append(text)
-            return [self._text_delta(text)]
-        call = self._call
-        if call is None or not call.quote or call.escape:
-            return None
-        if "\\" in text or call.quote in text:
-            return None
+    def _feed_call_fast(self, call: _PendingCall, text: str) -> bool:
+        """Take a chunk inside a call that moves no scan state but `escape`; False if it can't."""
+        quote = call.quote
+        if not quote:  # between JSON tokens: only digits, letters and spaces are simple
+            if len(text) != 1 or text in _JSON_STRUCT_CHARS:
+                return False
+            if not text.isspace():
+                call.prev = "x"
+        elif call.escape:
+            if len(text) != 1:
+                return False
+            call.escape = False
+        elif "\\" in text or quote in text:
+            if text != "\\":
+                return False
+            call.escape = True
         call.pieces.append(text)
         call.length += len(text)
         if call.capturing:
             call.captured.append(text)
-        if call.length < call.forming_at or not call.looks_like_call():
-            return []
-        self._out = []
-        self._maybe_forming()
-        return self._out
+        return True
 
     def _text_delta(self, text: str) -> TextDelta:
         # Events are frozen, so one instance per short chunk can be shared; building a
@@ -425,6 +447,7 @@ class CallTextParser:
             c, i = buf[stop], stop + 1
             if c == '"' or (c == "'" and call.prev in _QUOTE_OPENERS):
                 call.quote = c
+                call.stops = c + "\\"
                 if call.depth == 1:
                     call.capturing = True
                     call.captured = []
@@ -624,7 +647,7 @@ class CallTextParser:
         if call is None or call.length < call.forming_at or not call.looks_like_call():
             return
         # Re-sending the whole text on every chunk would be quadratic: grow the step with it.
-        call.forming_at = call.length + max(1, call.length // 16)
+        call.forming_at = call.length + max(16, call.length // 16)
         name = call.fixed_name or call.name
         start = call.args_start if call.args_start >= 0 else call.open_len
         shown = (name, call.length - start if call.args_start >= 0 or call.fixed_name else 0)
@@ -651,6 +674,10 @@ def parse_text(text: str, call_id_prefix: str = "call_") -> ParsedText:
 
 
 # --- helpers on plain strings ---------------------------------------------------------------------
+
+
+def _plain_text(text: str) -> bool:
+    return bool(text) and _TEXT_SPECIAL.search(text) is None
 
 
 def _skip_space(buf: str, i: int) -> int | None:

@@ -24,7 +24,9 @@ def text_protocol_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
     for message in messages:
         if message.role == "tool":
             pending.append(
-                tool_result_block(message.tool_call_id or "", message.name or "", message.content or "")
+                tool_result_block(
+                    message.tool_call_id or "", message.name or "", message.content or ""
+                )
             )
             continue
         if pending:

@@ -1,0 +1,237 @@
+"""The executor: every way a call can be wrong becomes an error result the model can act on."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import pytest
+
+from toolcall_cli import tool
+from toolcall_cli.messages import ToolCall
+from toolcall_cli.tools.executor import execute
+from toolcall_cli.tools.registry import ToolRegistry
+
+_release = threading.Event()
+
+
+@tool
+def get_weather(city: str, day: Literal["today", "tomorrow"] = "today") -> dict[str, Any]:
+    """Weather for a city."""
+    if city == "Atlantis":
+        raise ValueError("unknown city 'Atlantis'. Use a real city, e.g. Paris.")
+    return {"city": city, "day": day, "temp_c": 21}
+
+
+@tool
+def get_time(timezone: str = "UTC") -> str:
+    return f"12:00 {timezone}"
+
+
+@tool
+def add(n: int, m: int = 1, tags: list[str] | None = None) -> int:
+    return n + m
+
+
+@tool
+def echo(value: str) -> Any:
+    """Returns a value of the kind named by `value`."""
+    results: dict[str, Any] = {
+        "none": None,
+        "number": 3.5,
+        "list": [1, "二"],
+        "text": "plain text, not JSON",
+        "bool": True,
+        "set": {1},
+    }
+    return results[value]
+
+
+@tool
+def explode() -> None:
+    raise RuntimeError("disk on fire\nsecond line of the message")
+
+
+@tool
+def quit_now() -> None:
+    raise SystemExit(2)
+
+
+@tool(timeout=0.2)
+def slow() -> str:
+    _release.wait(30)
+    return "finally"
+
+
+@tool
+def no_args() -> str:
+    return "ok"
+
+
+@pytest.fixture(scope="module")
+def registry() -> Iterator[ToolRegistry]:
+    yield ToolRegistry.from_functions(
+        get_weather, get_time, add, echo, explode, quit_now, slow, no_args
+    )
+    _release.set()  # let abandoned slow() threads finish
+
+
+def call(name: str, arguments: Any = None) -> ToolCall:
+    return ToolCall(id="call_1", name=name, arguments=arguments)
+
+
+def test_success_returns_json_text(registry: ToolRegistry) -> None:
+    result = execute(call("get_weather", {"city": "北京"}), registry)
+    assert result.ok
+    assert result.error_kind is None
+    assert result.content == '{"city": "北京", "day": "today", "temp_c": 21}'
+    assert (result.call_id, result.name) == ("call_1", "get_weather")
+    assert result.duration > 0
+
+
+@pytest.mark.parametrize(
+    ("value", "content"),
+    [
+        ("none", "null"),
+        ("number", "3.5"),
+        ("list", '[1, "二"]'),
+        ("text", "plain text, not JSON"),
+        ("bool", "true"),
+        ("set", '"{1}"'),
+    ],
+)
+def test_result_text_forms(registry: ToolRegistry, value: str, content: str) -> None:
+    result = execute(call("echo", {"value": value}), registry)
+    assert result.ok
+    assert result.content == content
+
+
+def test_none_arguments_mean_no_arguments(registry: ToolRegistry) -> None:
+    assert execute(call("no_args", None), registry).content == "ok"
+    assert execute(call("get_time", None), registry).content == "12:00 UTC"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "kind"), [("北京", "string"), ([1], "array"), (3, "integer")]
+)
+def test_non_object_arguments_are_refused(
+    registry: ToolRegistry, arguments: Any, kind: str
+) -> None:
+    result = execute(call("get_weather", arguments), registry)
+    assert not result.ok
+    assert result.error_kind == "invalid_arguments"
+    assert result.content.startswith("Error: ")
+    assert "arguments must be a JSON object" in result.content
+    assert f"got {kind}" in result.content
+
+
+def test_unknown_tool_lists_tools_closest_first(registry: ToolRegistry) -> None:
+    result = execute(call("get_wether", {"city": "Paris"}), registry)
+    assert not result.ok
+    assert result.error_kind == "unknown_tool"
+    assert result.content.startswith("Error: unknown tool `get_wether`.")
+    assert "Did you mean `get_weather`?" in result.content
+    listing = result.content.split("Available tools: ")[1].rstrip(".").split(", ")
+    assert listing[0] == "get_weather"
+    assert listing[1] == "get_time"
+    assert sorted(listing) == sorted(registry.names())
+
+
+def test_unknown_tool_with_no_close_match_still_lists_all(registry: ToolRegistry) -> None:
+    result = execute(call("zzzz"), registry)
+    assert "Did you mean" not in result.content
+    assert all(name in result.content for name in registry.names())
+
+
+def test_unknown_tool_with_empty_registry() -> None:
+    result = execute(call("anything"), ToolRegistry())
+    assert result.error_kind == "unknown_tool"
+    assert "No tools are available" in result.content
+
+
+def test_every_field_problem_is_reported_with_a_fix(registry: ToolRegistry) -> None:
+    result = execute(call("get_weather", {"location": "Paris", "day": "Monday"}), registry)
+    assert not result.ok
+    assert result.error_kind == "invalid_arguments"
+    lines = result.content.splitlines()
+    assert lines[0] == "Error: invalid arguments for `get_weather`:"
+    assert "- missing required argument `city` (string): add it" in lines
+    assert any(
+        line.startswith("- unexpected argument `location`: remove it") and "`city`, `day`" in line
+        for line in lines
+    )
+    assert '- `day` must be one of "today", "tomorrow"; got "Monday"' in lines
+    assert lines[-1] == "Fix these and call `get_weather` again."
+
+
+def test_wrong_types_are_named(registry: ToolRegistry) -> None:
+    result = execute(call("add", {"n": "3", "m": True, "tags": ["a", 2]}), registry)
+    assert result.error_kind == "invalid_arguments"
+    assert "- `n` should be integer, got string" in result.content
+    assert "- `m` should be integer, got boolean" in result.content
+    assert "`tags`" in result.content and "array of string or null" in result.content
+
+
+def test_unexpected_argument_suggests_the_close_name(registry: ToolRegistry) -> None:
+    result = execute(call("get_weather", {"city": "Paris", "dya": "today"}), registry)
+    assert "unexpected argument `dya`: remove it (did you mean `day`?)" in result.content
+
+
+def test_tool_gets_only_validated_arguments(registry: ToolRegistry) -> None:
+    result = execute(call("add", {"n": 2, "m": 5}), registry)
+    assert result.ok
+    assert result.content == "7"
+
+
+def test_exception_becomes_type_and_message_without_traceback(registry: ToolRegistry) -> None:
+    result = execute(call("get_weather", {"city": "Atlantis"}), registry)
+    assert not result.ok
+    assert result.error_kind == "tool_error"
+    assert result.content == (
+        "Error: ValueError: unknown city 'Atlantis'. Use a real city, e.g. Paris."
+    )
+    boom = execute(call("explode"), registry)
+    assert boom.content == "Error: RuntimeError: disk on fire\nsecond line of the message"
+    assert "Traceback" not in boom.content and 'File "' not in boom.content
+
+
+def test_system_exit_in_a_tool_does_not_end_the_run(registry: ToolRegistry) -> None:
+    result = execute(call("quit_now"), registry)
+    assert result.error_kind == "tool_error"
+    assert result.content == "Error: SystemExit: 2"
+
+
+def test_timeout_returns_promptly(registry: ToolRegistry) -> None:
+    started = time.perf_counter()
+    result = execute(call("slow"), registry)
+    elapsed = time.perf_counter() - started
+    assert not result.ok
+    assert result.error_kind == "timeout"
+    assert result.content.startswith("Error: ")
+    assert "timed out after 0.2 s" in result.content
+    assert elapsed < 5  # the tool itself would wait 30 s
+
+
+def test_default_timeout_applies_when_the_tool_has_none() -> None:
+    gate = threading.Event()
+
+    @tool
+    def hang() -> None:
+        gate.wait(30)
+
+    try:
+        result = execute(call("hang"), ToolRegistry.from_functions(hang), default_timeout=0.1)
+    finally:
+        gate.set()
+    assert result.error_kind == "timeout"
+    assert "timed out after 0.1 s" in result.content
+
+
+def test_a_hung_tool_thread_is_a_daemon(registry: ToolRegistry) -> None:
+    # A non-daemon thread would keep the process alive at exit after a timeout.
+    execute(call("slow"), registry)
+    hung = [t for t in threading.enumerate() if t.name == "tool:slow"]
+    assert hung
+    assert all(t.daemon for t in hung)
