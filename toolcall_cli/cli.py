@@ -485,6 +485,45 @@ def prompt(
     typer.echo(json.dumps(request.body, ensure_ascii=False, indent=2))
 
 
+@app.command()
+def parse(
+    file: Annotated[
+        Path | None, typer.Argument(help="A file holding the raw model output; stdin when absent.")
+    ] = None,
+    strategy: Annotated[
+        StrategyName, typer.Option("--strategy", "-s", help="regex: all at once; stream: in chunks.")
+    ] = StrategyName.regex,
+    chunk: Annotated[
+        int | None, typer.Option("--chunk", min=1, help="stream: feed N characters at a time.")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="stream: feed chunks of seeded random sizes.")
+    ] = None,
+    sse: Annotated[bool, typer.Option("--sse", help="The input is an OpenAI SSE stream.")] = False,
+) -> None:
+    """Show what the parser makes of a model's raw output, as one JSON object."""
+    from toolcall_cli.parsing import SseInputError, parse_output, parse_sse
+
+    if strategy is StrategyName.schema and not sse:
+        fail("parse takes --strategy regex or stream (use --sse for native tool_calls streams)")
+    if strategy is StrategyName.regex and (chunk or seed is not None):
+        fail("--chunk and --seed feed the input in pieces: use them with --strategy stream")
+    try:
+        text = file.read_text(encoding="utf-8") if file else sys.stdin.read()
+    except (OSError, UnicodeDecodeError) as error:
+        fail(f"cannot read {file}: {error}")
+    if sse:
+        try:
+            result = parse_sse(text)
+        except SseInputError as error:
+            fail(str(error))
+    else:
+        if strategy is StrategyName.stream and chunk is None and seed is None:
+            chunk = 1
+        result = parse_output(text, chunk=chunk, seed=seed)
+    typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
+
+
 @config_app.command("path")
 def config_path_command() -> None:
     """Print where the config file is (it need not exist)."""

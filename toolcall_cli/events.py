@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from toolcall_cli.messages import ToolCall, ToolResult
 
@@ -56,7 +56,7 @@ class ParseError:
     """True when the reply ended inside the call (cut by max_tokens or a dropped stream)."""
 
 
-ParserEvent = Union[TextDelta, ReasoningDelta, CallForming, ToolCallParsed, ParseError]
+ParserEvent = TextDelta | ReasoningDelta | CallForming | ToolCallParsed | ParseError
 
 # --- emitted by the loop --------------------------------------------------------------------
 
@@ -171,22 +171,22 @@ class RunFinished:
     usage: dict[str, int] = field(default_factory=dict)
 
 
-Event = Union[
-    TextDelta,
-    ReasoningDelta,
-    CallForming,
-    ToolCallParsed,
-    ParseError,
-    RunStarted,
-    IterationStarted,
-    ModelReplied,
-    ToolStarted,
-    ToolFinished,
-    FedBack,
-    Notice,
-    AnswerWithoutTools,
-    FinalAnswer,
-    LimitReached,
-    ModelFailed,
-    RunFinished,
-]
+Event = (
+    TextDelta
+    | ReasoningDelta
+    | CallForming
+    | ToolCallParsed
+    | ParseError
+    | RunStarted
+    | IterationStarted
+    | ModelReplied
+    | ToolStarted
+    | ToolFinished
+    | FedBack
+    | Notice
+    | AnswerWithoutTools
+    | FinalAnswer
+    | LimitReached
+    | ModelFailed
+    | RunFinished
+)

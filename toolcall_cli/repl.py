@@ -14,7 +14,6 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from toolcall_cli.events import RunFinished
 from toolcall_cli.models.base import Model
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
@@ -121,8 +120,6 @@ class Repl:
         try:
             for event in self.session.ask(question):
                 renderer.handle(event)
-                if isinstance(event, RunFinished):
-                    break
         except KeyboardInterrupt:
             renderer.close()
             self.say("(turn cancelled; the conversation is as it was before it)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from toolcall_cli.events import Event
+from toolcall_cli.events import Event, RunFinished
 from toolcall_cli.loop import Approver, Limits, deny_all, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.base import Model
@@ -24,11 +24,12 @@ class Session:
     history: list[Message] = field(default_factory=list)
 
     def ask(self, question: str) -> Iterator[Event]:
-        """One turn. If it is interrupted (Ctrl-C), the history is put back as it was before
-        the turn, so a half-finished turn never confuses the next one."""
+        """One turn. If it does not finish (Ctrl-C, or the consumer stops early), the history
+        is put back as it was before the turn, so a half-finished turn never confuses the next."""
         mark = len(self.history)
+        finished = False
         try:
-            yield from run(
+            for event in run(
                 question,
                 model=self.model,
                 strategy=self.strategy,
@@ -36,10 +37,12 @@ class Session:
                 history=self.history,
                 limits=self.limits,
                 approve=self.approve,
-            )
-        except (KeyboardInterrupt, GeneratorExit):
-            del self.history[mark:]
-            raise
+            ):
+                finished = isinstance(event, RunFinished)
+                yield event
+        finally:
+            if not finished:
+                del self.history[mark:]
 
     def reset(self) -> None:
         self.history.clear()

@@ -24,7 +24,7 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
         "温度 气温 冷 热 暖和"
     ),
     "temperature": words(
-        "temperature temperatures celsius fahrenheit degree degrees 温度 气温 摄氏 华氏 度数"
+        "temperature temperatures celsius fahrenheit 温度 气温 摄氏 华氏"
     ),
     "math": words(
         "calculate calculator calculation math arithmetic expression compute evaluate sum "
@@ -63,7 +63,7 @@ NOISE_WORDS = frozenset(
         "does e eg etc fetch find for from function functions g get give given here how i "
         "if in into is it its just latest like look lookup many me much my name names now "
         "number of on only or our out please query s should show some string tell than that "
-        "the then there this to today tool tools up use used using value values was we what "
+        "the then there this to today tool toolcall tools up use used using value values was we what "
         "what's whats when where which who whom why will with would you your"
     )
 )
@@ -231,3 +231,5 @@ DAY_NAMES_ZH = {"today": "今天", "tomorrow": "明天", "yesterday": "昨天"}
 CLOTHING_WORDS = words(
     "短袖 穿 外套 衣服 毛衣 羽绒服 wear coat jacket shorts t-shirt sleeve sweater dress"
 )
+
+RAIN_WORDS = words("带伞 雨伞 下雨 雨 umbrella rain raining rainy")

@@ -467,12 +467,11 @@ def tool_score(spec: ToolSpec, reading: Reading) -> float:
     return score
 
 
-def choose_tools(reading: Reading, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
-    """Tools clearly about the question, best first; [] when none is."""
+def choose_tools(reading: Reading, tools: Sequence[ToolSpec]) -> list[tuple[float, ToolSpec]]:
+    """Tools clearly about the question with their scores, best first; [] when none is."""
     scored = [(tool_score(spec, reading), i, spec) for i, spec in enumerate(tools)]
-    best = max((s for s, _, _ in scored), default=0.0)
-    chosen = [(s, i, spec) for s, i, spec in scored if s >= _THRESHOLD and s >= best * _RELATIVE]
-    return [spec for _, _, spec in sorted(chosen, key=lambda t: (-t[0], t[1]))]
+    chosen = sorted((t for t in scored if t[0] >= _THRESHOLD), key=lambda t: (-t[0], t[1]))
+    return [(score, spec) for score, _, spec in chosen]
 
 
 # --- filling arguments -------------------------------------------------------------------------
@@ -635,12 +634,21 @@ def tool_unit(unit: str, schema: dict[str, Any]) -> str:
 
 
 def plan(reading: Reading, tools: Sequence[ToolSpec]) -> tuple[PlannedCall, ...]:
-    """Every call the question needs now. Tools still waiting for a value the results will
-    give (convert "the temperature" to Fahrenheit) are left for a later turn."""
-    fillings = [fill_tool(spec, reading) for spec in choose_tools(reading, tools)]
-    ready = [f for f in fillings if not f.missing]
+    """Every call the question needs now, from the tools clearly about it.
+
+    When the best tool lacks a value only another tool's result can give ("巴黎现在多少华氏度"
+    needs the temperature before converting), the tools that can run now go first, even weaker
+    ones; the waiting tool is left for a later turn.
+    """
+    chosen = [(score, fill_tool(spec, reading)) for score, spec in choose_tools(reading, tools)]
+    if not chosen:
+        return ()
+    best_score, best = chosen[0]
+    ready = [(s, f) for s, f in chosen if not f.missing]
+    if not best.missing:
+        ready = [(s, f) for s, f in ready if s >= best_score * _RELATIVE]
     # With nothing fully fillable, try the best tool anyway: its error says what is missing.
-    use = ready or fillings[:1]
+    use = [f for _, f in ready] or [best]
     return tuple(call for filling in use for call in filling.calls)
 
 
@@ -1235,21 +1243,26 @@ def city_name(data: dict[str, Any], reading: Reading) -> str:
 
 
 def clothing_advice(data: dict[str, Any], reading: Reading) -> str:
-    """Advice derived only from the result's temperatures, when the question is about clothes."""
-    if not mentions(reading.text, lx.CLOTHING_WORDS):
-        return ""
+    """Advice derived only from the result (temperatures, rain), when the question asks for it."""
+    zh: list[str] = []
+    en: list[str] = []
     warmest = data.get("high_c", data.get("temp_c"))
-    if not isinstance(warmest, (int, float)):
-        return ""
+    if mentions(reading.text, lx.CLOTHING_WORDS) and isinstance(warmest, (int, float)):
+        words = clothing_words(float(warmest))
+        zh.append(words[0])
+        en.append(words[1])
     rainy = any(
         w in str(data.get(k, "")).lower()
         for k in ("condition", "condition_en", "condition_zh")
-        for w in ("雨", "rain")
+        for w in ("雨", "rain", "shower")
     )
-    zh, en = clothing_words(float(warmest))
-    if rainy:
-        zh, en = zh + "有雨，记得带伞。", en + " It may rain, so take an umbrella."
-    return zh if reading.zh else en
+    if rainy and (zh or mentions(reading.text, lx.RAIN_WORDS)):
+        zh.append("有雨，记得带伞。")
+        en.append("Rain is expected, so take an umbrella.")
+    elif mentions(reading.text, lx.RAIN_WORDS):
+        zh.append("预报没有雨，可以不带伞。")
+        en.append("No rain in the forecast; you can leave the umbrella.")
+    return "".join(zh) if reading.zh else " ".join(en)
 
 
 def clothing_words(high: float) -> tuple[str, str]:

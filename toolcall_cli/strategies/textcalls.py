@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -117,7 +118,7 @@ class _PendingCall:
 
     def text(self) -> str:
         joined = "".join(self.pieces)
-        self.pieces = [joined]
+        self.pieces[:] = [joined]  # in place: the hot path holds this list's append
         return joined
 
     def looks_like_call(self) -> bool:
@@ -150,6 +151,12 @@ class CallTextParser:
         self._text_parts: list[str] = []
         self._reasoning_parts: list[str] = []
         self._delta_cache: dict[str, TextDelta] = {}
+        # The hot path: while inside a plain string of a call, a 1-character chunk not in
+        # _hot_stops is appended with no other work for _hot_left chunks (see _arm/_cool).
+        self._hot_stops: str | None = None
+        self._hot_string_stops = ""
+        self._hot_append: Callable[[str], None] = self._text_parts.append
+        self._hot_left = self._hot_armed = 0
         self.calls: list[ToolCall] = []
         self.errors: list[ParseError] = []
 
@@ -168,29 +175,55 @@ class CallTextParser:
         """Consume one chunk; return the events that resolved with it."""
         # Fast paths first: nearly every chunk is plain prose or the inside of a string, and at
         # one character per chunk the general machinery would cost more than the parsing.
+        stops = self._hot_stops
+        if stops is not None:
+            if len(text) == 1 and (text not in stops or text == "\\"):
+                self._hot_append(text)
+                self._hot_left -= 1
+                # After a backslash any character is taken (stops ""), then the quote stops again.
+                self._hot_stops = "" if text == "\\" and stops else self._hot_string_stops
+                if self._hot_left:
+                    return []
+                self._cool()
+                return self._call_progress()
+            self._cool()
         if not self._held:
             if self._state == "text":
                 if (text not in _TEXT_SPECIAL_CHARS) if len(text) == 1 else _plain_text(text):
                     self._text_parts.append(text)
                     return [self._text_delta(text)]
-            elif self._state == "call":
-                call = self._call
-                assert call is not None
-                if len(text) == 1 and call.quote and not call.escape and text not in call.stops:
-                    call.pieces.append(text)  # the hottest path: one character of a string
-                    if call.capturing:
-                        call.captured.append(text)
-                    call.length += 1
-                    if call.length < call.forming_at:
-                        return []
-                elif not self._feed_call_fast(call, text):
-                    return self._feed_slow(text)
-                elif call.length < call.forming_at:
-                    return []
-                self._out = []
-                self._maybe_forming()
-                return self._out
+            elif self._state == "call" and self._feed_call_fast(text):
+                return self._call_progress()
         return self._feed_slow(text)
+
+    def _call_progress(self) -> list[ParserEvent]:
+        call = self._call
+        if call is None or call.length < call.forming_at:
+            self._arm()
+            return []
+        self._out = []
+        self._maybe_forming()
+        self._arm()
+        return self._out
+
+    def _arm(self) -> None:
+        """Enter the hot path when the scan sits inside a plain string of a call."""
+        call = self._call
+        if call is None or self._held or not call.quote or call.escape or call.capturing:
+            return
+        left = call.forming_at - call.length if call.looks_like_call() else 1 << 30
+        if left > 1:
+            self._hot_stops = self._hot_string_stops = call.stops
+            self._hot_append = call.pieces.append
+            self._hot_left = self._hot_armed = left
+
+    def _cool(self) -> None:
+        """Leave the hot path: account for the characters it took."""
+        if self._call is not None:
+            self._call.length += self._hot_armed - self._hot_left
+            self._call.escape = self._hot_stops == ""
+        self._hot_stops = None
+        self._hot_left = self._hot_armed = 0
 
     def _feed_slow(self, text: str) -> list[ParserEvent]:
         if self._closed:
@@ -201,12 +234,15 @@ class CallTextParser:
         self._run(self._held + text if self._held else text, final=False)
         self._maybe_forming()
         self._flush()
+        self._arm()
         return self._out
 
     def close(self) -> list[ParserEvent]:
         """End of reply: flush held text and finish (or flag) a call left open."""
         if self._closed:
             return []
+        if self._hot_stops is not None:
+            self._cool()
         self._closed = True
         self._out = []
         held, self._held = self._held, ""
@@ -219,8 +255,11 @@ class CallTextParser:
         self._state = "closed"
         return self._out
 
-    def _feed_call_fast(self, call: _PendingCall, text: str) -> bool:
+    def _feed_call_fast(self, text: str) -> bool:
         """Take a chunk inside a call that moves no scan state but `escape`; False if it can't."""
+        call = self._call
+        if call is None:
+            return False
         quote = call.quote
         if not quote:  # between JSON tokens: only digits, letters and spaces are simple
             if len(text) != 1 or text in _JSON_STRUCT_CHARS:
@@ -647,7 +686,7 @@ class CallTextParser:
         if call is None or call.length < call.forming_at or not call.looks_like_call():
             return
         # Re-sending the whole text on every chunk would be quadratic: grow the step with it.
-        call.forming_at = call.length + max(16, call.length // 16)
+        call.forming_at = call.length + max(32, call.length // 8)
         name = call.fixed_name or call.name
         start = call.args_start if call.args_start >= 0 else call.open_len
         shown = (name, call.length - start if call.args_start >= 0 or call.fixed_name else 0)

@@ -87,7 +87,7 @@ def load_file(path: Path, result: LoadResult) -> None:
         try:
             item = Tool.from_function(func, source=str(path))
         except ToolDefinitionError as error:
-            result.problems.append(f"{shown}: skipped tool: {error}")
+            result.problems.append(f"{shown}: skipped tool: {' '.join(str(error).split())}")
             continue
         register(item, result)
 
@@ -165,5 +165,5 @@ def display_path(path: Path) -> str:
     """A short path for messages: relative to the working dir when inside it."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError):  # outside the working dir, or the working dir is gone
         return str(path)

@@ -1,0 +1,112 @@
+"""`toolcall parse`: what the parsers make of a saved model output, as one JSON object.
+
+This is a stable interface (documented in the README): `calls`, `text`, `errors`, `reasoning`,
+plus `chunks` (how many pieces the input was fed in).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from toolcall_cli.events import ParseError
+from toolcall_cli.messages import ToolCall
+from toolcall_cli.models.openai_compat import sse_data
+from toolcall_cli.strategies.native import NativeCallAssembler
+from toolcall_cli.strategies.textcalls import CallTextParser
+
+
+class SseInputError(ValueError):
+    """The input given to `parse --sse` is not an SSE stream of JSON events."""
+
+
+def fixed_chunks(text: str, size: int) -> Iterator[str]:
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
+
+
+def random_chunks(text: str, seed: int, largest: int = 16) -> Iterator[str]:
+    rng = random.Random(seed)
+    start = 0
+    while start < len(text):
+        size = rng.randint(1, largest)
+        yield text[start : start + size]
+        start += size
+
+
+def parse_output(text: str, *, chunk: int | None = None, seed: int | None = None) -> dict[str, Any]:
+    """Parse tagged text in one piece (regex), or in chunks (stream) of a fixed or random size."""
+    if chunk is not None:
+        pieces: list[str] = list(fixed_chunks(text, chunk))
+    elif seed is not None:
+        pieces = list(random_chunks(text, seed))
+    else:
+        pieces = [text]
+    parser = CallTextParser("call_")
+    for piece in pieces:
+        parser.feed(piece)
+    parser.close()
+    return result_json(parser.calls, parser.errors, parser.text, parser.reasoning, len(pieces))
+
+
+def parse_sse(stream_text: str) -> dict[str, Any]:
+    """Parse an OpenAI SSE stream: native `tool_calls` deltas and tagged calls in content alike."""
+    text_calls = CallTextParser("call_")
+    native = NativeCallAssembler("call_")
+    reasoning: list[str] = []
+    count = 0
+    for data in sse_data(iter(stream_text.splitlines())):
+        if data == "[DONE]":
+            break
+        count += 1
+        for part in stream_parts(data):
+            if isinstance(part.get("content"), str):
+                text_calls.feed(part["content"])
+            thinking = part.get("reasoning_content") or part.get("reasoning")
+            if isinstance(thinking, str):
+                reasoning.append(thinking)
+            if isinstance(part.get("tool_calls"), list):
+                native.add(part["tool_calls"])
+    native.finish()
+    text_calls.close()
+    return result_json(
+        native.calls + text_calls.calls,
+        native.errors + text_calls.errors,
+        text_calls.text,
+        "".join(reasoning) + text_calls.reasoning,
+        count,
+    )
+
+
+def stream_parts(data: str) -> list[dict[str, Any]]:
+    try:
+        event = json.loads(data)
+    except json.JSONDecodeError:
+        raise SseInputError(f"an SSE data line is not JSON: {data[:80]!r}") from None
+    if not isinstance(event, dict):
+        return []
+    parts = []
+    for choice in event.get("choices") or []:
+        part = choice.get("delta") or choice.get("message") or {}
+        if isinstance(part, dict):
+            parts.append(part)
+    return parts
+
+
+def result_json(
+    calls: list[ToolCall], errors: list[ParseError], text: str, reasoning: str, chunks: int
+) -> dict[str, Any]:
+    return {
+        "calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments, "repaired": c.repaired} for c in calls
+        ],
+        "text": text.strip(),
+        "errors": [
+            {"call_id": e.call_id, "message": e.message, "raw": e.raw, "truncated": e.truncated}
+            for e in errors
+        ],
+        "reasoning": reasoning.strip(),
+        "chunks": chunks,
+    }
