@@ -232,19 +232,20 @@ def test_tool_decorator_bare_and_with_options_returns_the_function() -> None:
     def plain(x: int) -> int:
         return x + 1
 
-    @tool(name="renamed", timeout=5, dangerous=True, cacheable=True)
+    @tool(name="renamed", timeout=5, dangerous=True, cacheable=False)
     def fancy(x: int) -> int:
         return x * 2
 
     assert plain(1) == 2
     assert fancy(2) == 4
     a, b = Tool.from_function(plain), Tool.from_function(fancy, source="x.py")
-    assert (a.name, a.timeout, a.dangerous, a.cacheable) == ("plain", None, False, False)
+    # a tool is cacheable (repeated identical calls reuse its result) unless it says otherwise
+    assert (a.name, a.timeout, a.dangerous, a.cacheable) == ("plain", None, False, True)
     assert (b.name, b.timeout, b.dangerous, b.cacheable, b.source) == (
         "renamed",
         5,
         True,
-        True,
+        False,
         "x.py",
     )
 

@@ -306,8 +306,7 @@ def unknown_cjk_places(text: str, known: list[tuple[int, str]]) -> list[tuple[in
     strip_terms = sorted(
         {t for ts in lx.CONCEPTS.values() for t in ts if lx.has_cjk(t)}
         | set(lx.CJK_FUNCTION_WORDS),
-        key=len,
-        reverse=True,
+        key=lambda term: (-len(term), term),
     )
     joined = "".join(masked)
     for term in strip_terms:
@@ -573,10 +572,10 @@ def place_form(name: str, description: str, wants_zone: bool) -> str:
     if wants_zone:
         return place.timezone
     lowered = description.lower()
-    if "english" in lowered or "英文" in description:
-        return place.en
-    if "chinese" in lowered or "中文" in description:
-        return place.zh
+    english = "english" in lowered or "英文" in description
+    chinese = "chinese" in lowered or "中文" in description
+    if english != chinese:  # "in Chinese or English" asks for no translation
+        return place.en if english else place.zh
     return name
 
 

@@ -177,24 +177,55 @@ class CallTextParser:
         # one character per chunk the general machinery would cost more than the parsing.
         stops = self._hot_stops
         if stops is not None:
-            if len(text) == 1 and (text not in stops or text == "\\"):
-                self._hot_append(text)
-                self._hot_left -= 1
-                # After a backslash any character is taken (stops ""), then the quote stops again.
-                self._hot_stops = "" if text == "\\" and stops else self._hot_string_stops
-                if self._hot_left:
-                    return []
-                self._cool()
-                return self._call_progress()
+            if len(text) == 1:
+                if text not in stops:  # with stops "" (after a backslash) any character is taken
+                    self._hot_append(text)
+                    if not stops:
+                        self._hot_stops = self._hot_string_stops
+                    self._hot_left -= 1
+                    if self._hot_left:
+                        return []
+                    self._cool()
+                    return self._call_progress()
+                if text == "\\":
+                    self._hot_append(text)
+                    self._hot_stops = ""
+                    self._hot_left -= 1
+                    if self._hot_left:
+                        return []
+                    self._cool()
+                    return self._call_progress()
             self._cool()
-        if not self._held:
-            if self._state == "text":
-                if (text not in _TEXT_SPECIAL_CHARS) if len(text) == 1 else _plain_text(text):
-                    self._text_parts.append(text)
-                    return [self._text_delta(text)]
-            elif self._state == "call" and self._feed_call_fast(text):
-                return self._call_progress()
+        if self._held:
+            if self._state == "call":
+                if self._hold_close_tag(text):
+                    return []
+            elif self._state == "text" and self._held + text in _TAG_PREFIXES:
+                self._held += text  # still only the start of a wrapper tag: keep waiting
+                return []
+        elif self._state == "text":
+            if (text not in _TEXT_SPECIAL_CHARS) if len(text) == 1 else _plain_text(text):
+                self._text_parts.append(text)
+                return [self._text_delta(text)]
+        elif self._state == "call":
+            call = self._call
+            assert call is not None
+            if self._feed_call_char(call, text) if len(text) == 1 else self._feed_call_run(text):
+                if call.length >= call.forming_at:
+                    return self._call_progress()
+                if call.quote:
+                    self._arm()
+                return []
         return self._feed_slow(text)
+
+    def _hold_close_tag(self, text: str) -> bool:
+        """Keep holding a partial close tag that the chunk extends but does not complete."""
+        call = self._call
+        held = self._held + text
+        if call is None or len(held) >= len(call.close) or not call.close.startswith(held):
+            return False
+        self._held = held
+        return True
 
     def _call_progress(self) -> list[ParserEvent]:
         call = self._call
@@ -255,29 +286,63 @@ class CallTextParser:
         self._state = "closed"
         return self._out
 
-    def _feed_call_fast(self, text: str) -> bool:
-        """Take a chunk inside a call that moves no scan state but `escape`; False if it can't."""
+    def _feed_call_run(self, text: str) -> bool:
+        """Take a run of plain characters inside a string of a call; False if it is not one."""
         call = self._call
-        if call is None:
+        if call is None or not text:
             return False
-        quote = call.quote
-        if not quote:  # between JSON tokens: only digits, letters and spaces are simple
-            if len(text) != 1 or text in _JSON_STRUCT_CHARS:
-                return False
-            if not text.isspace():
-                call.prev = "x"
-        elif call.escape:
-            if len(text) != 1:
-                return False
-            call.escape = False
-        elif "\\" in text or quote in text:
-            if text != "\\":
-                return False
-            call.escape = True
+        if not call.quote or call.escape or "\\" in text or call.quote in text:
+            return False
         call.pieces.append(text)
         call.length += len(text)
         if call.capturing:
             call.captured.append(text)
+        return True
+
+    def _feed_call_char(self, call: _PendingCall, c: str) -> bool:
+        """The one-character version of _scan, for everything but `<` and a value's end."""
+        quote = call.quote
+        if quote:
+            if call.capturing:
+                call.captured.append(c)
+            if call.escape:
+                call.escape = False
+            elif c == "\\":
+                call.escape = True
+            elif c == quote:
+                call.quote = ""
+                call.prev = quote
+                if call.capturing:
+                    call.captured.pop()
+                    call.capturing = False
+                    self._string_closed(call, "".join(call.captured), quote)
+        elif c not in _JSON_STRUCT_CHARS:
+            if not c.isspace():
+                call.prev = "x"
+        elif c == '"' or (c == "'" and call.prev in _QUOTE_OPENERS):
+            call.quote = c
+            call.stops = c + "\\"
+            if call.depth == 1:
+                call.capturing = True
+                call.captured = []
+        elif c == "{" or c == "[":
+            call.depth += 1
+            call.prev = c
+        elif c == "}" or c == "]":
+            if call.depth <= 1:
+                return False  # the value may be complete: the general scan decides
+            call.depth -= 1
+            call.prev = c
+        elif c == ":" or c == ",":
+            if call.depth == 1:
+                self._key_or_comma(call, c, call.length + 1)
+            call.prev = c
+        elif c == "'":
+            call.prev = "x"
+        else:  # `<`: maybe the close tag, which needs look-ahead
+            return False
+        call.pieces.append(c)
+        call.length += 1
         return True
 
     def _text_delta(self, text: str) -> TextDelta:

@@ -23,7 +23,7 @@ class ToolOptions:
     name: str | None = None
     timeout: float | None = None
     dangerous: bool = False
-    cacheable: bool = False
+    cacheable: bool = True
 
 
 @overload
@@ -36,7 +36,7 @@ def tool(
     name: str | None = None,
     timeout: float | None = None,
     dangerous: bool = False,
-    cacheable: bool = False,
+    cacheable: bool = True,
 ) -> Callable[[F], F]: ...
 
 
@@ -47,7 +47,7 @@ def tool(
     name: str | None = None,
     timeout: float | None = None,
     dangerous: bool = False,
-    cacheable: bool = False,
+    cacheable: bool = True,
 ) -> F | Callable[[F], F]:
     """Mark a function as a tool; usable bare (`@tool`) or with options (`@tool(timeout=5)`).
 
@@ -80,7 +80,7 @@ class Tool:
     """Seconds before a call is abandoned; None means the run's default."""
     dangerous: bool = False
     """Needs the user's approval before each call."""
-    cacheable: bool = False
+    cacheable: bool = True
     """Same arguments give the same result, so a repeated call may reuse it."""
 
     @property

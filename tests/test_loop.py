@@ -1,0 +1,233 @@
+"""The loop's stop conditions and its defences, through `run()` with scripted replies."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcall_cli.events import (
+    AnswerWithoutTools,
+    Event,
+    FedBack,
+    FinalAnswer,
+    LimitReached,
+    ModelFailed,
+    Notice,
+    ParseError,
+    RunFinished,
+    ToolFinished,
+)
+from toolcall_cli.loop import Limits, run
+from toolcall_cli.messages import Message
+from toolcall_cli.models.base import ModelError, ModelRequest
+from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.loader import load_tools
+from toolcall_cli.tools.registry import ToolRegistry
+
+PLUGIN = '''
+import time
+from toolcall_cli import tool
+
+COUNT = {"n": 0}
+
+@tool
+def echo(text: str) -> str:
+    """Echo the text back."""
+    COUNT["n"] += 1
+    return f"echo #{COUNT['n']}: {text}"
+
+@tool(cacheable=False)
+def roll(sides: int = 6) -> int:
+    """Roll a die (not cacheable: each call differs)."""
+    COUNT["n"] += 1
+    return COUNT["n"]
+
+@tool
+def boom(x: int) -> str:
+    """Always fails."""
+    raise RuntimeError("the backend is down")
+
+@tool(timeout=0.3)
+def hang(x: int = 1) -> str:
+    """Never returns."""
+    time.sleep(3600)
+    return "unreachable"
+
+@tool
+def big() -> str:
+    """A very long result."""
+    return "x" * 10000
+'''
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> ToolRegistry:
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "plug" / "testtools.py").write_text(PLUGIN, encoding="utf-8")
+    loaded = load_tools([tmp_path / "plug"])
+    assert not loaded.problems
+    return loaded.registry
+
+
+def call(name: str, **arguments: Any) -> str:
+    return f'<tool_call>{json.dumps({"name": name, "arguments": arguments})}</tool_call>'
+
+
+def run_all(replies: list[Any], registry: ToolRegistry, strategy: str = "regex", **limits: Any) -> list[Event]:
+    model = ScriptedModel(replies)
+    history: list[Message] = []
+    events = list(run("q", model=model, strategy=get_strategy(strategy), registry=registry,
+                      history=history, limits=Limits(**limits)))
+    return events
+
+
+def of(events: list[Event], kind: type) -> list[Any]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_stops_when_a_reply_has_no_calls(registry: ToolRegistry) -> None:
+    events = run_all([call("echo", text="hi"), "done: echo #1"], registry)
+    assert of(events, FinalAnswer)[0].text == "done: echo #1"
+    finished = of(events, RunFinished)[0]
+    assert (finished.stop_reason, finished.iterations, finished.tool_calls) == ("answered", 2, 1)
+
+
+def test_stops_at_the_iteration_limit(registry: ToolRegistry) -> None:
+    replies = [call("echo", text=str(i)) for i in range(3)]
+    events = run_all(replies, registry, max_iterations=3)
+    assert of(events, LimitReached)[0].limit == "iterations"
+    assert of(events, RunFinished)[0].stop_reason == "limit"
+    assert not of(events, FinalAnswer)
+
+
+def test_each_result_is_tied_to_its_call_id(registry: ToolRegistry) -> None:
+    events = run_all([call("echo", text="a") + call("echo", text="b"), "ok"], registry)
+    fed = of(events, FedBack)[0].messages
+    assert len(fed) == 1  # the regex strategy groups results in one user message
+    assert 'id="call_1_0"' in fed[0]["content"] and 'id="call_1_1"' in fed[0]["content"]
+    assert fed[0]["content"].index("echo #") < fed[0]["content"].index('id="call_1_1"')
+
+
+def test_native_results_are_tool_messages_with_ids(registry: ToolRegistry) -> None:
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": '{"text": "a"}'}},
+            {"id": "c2", "type": "function", "function": {"name": "echo", "arguments": "{broken"}},
+        ],
+    }
+    events = run_all([message, "ok"], registry, strategy="schema")
+    fed = of(events, FedBack)[0].messages
+    assert [m["tool_call_id"] for m in fed] == ["c1", "c2"]
+    assert fed[0]["role"] == "tool" and "echo #" in fed[0]["content"]
+    assert fed[1]["content"].startswith("Error: ")
+
+
+def test_parse_error_is_fed_back_not_raised(registry: ToolRegistry) -> None:
+    events = run_all(["<tool_call>not json at all</tool_call>", "sorry"], registry)
+    assert of(events, ParseError)
+    fed = of(events, FedBack)[0].messages[0]["content"]
+    assert "Error:" in fed
+    assert of(events, FinalAnswer)[0].text == "sorry"
+
+
+def test_tool_exception_is_fed_back(registry: ToolRegistry) -> None:
+    events = run_all([call("boom", x=1), "it failed"], registry)
+    result = of(events, ToolFinished)[0].result
+    assert not result.ok and result.error_kind == "tool_error"
+    assert "RuntimeError: the backend is down" in result.content and "Traceback" not in result.content
+
+
+def test_hanging_tool_times_out_and_the_run_goes_on(registry: ToolRegistry) -> None:
+    started = time.monotonic()
+    events = run_all([call("hang"), "gave up"], registry)
+    assert time.monotonic() - started < 3
+    result = of(events, ToolFinished)[0].result
+    assert result.error_kind == "timeout" and "timed out after 0.3 s" in result.content
+    assert of(events, FinalAnswer)[0].text == "gave up"
+
+
+def test_repeated_identical_call_is_answered_from_the_earlier_result(registry: ToolRegistry) -> None:
+    replies = [call("echo", text="x"), '<tool_call>{"arguments": {"text": "x"}, "name": "echo"}</tool_call>', "ok"]
+    events = run_all(replies, registry)
+    first, second = (e.result for e in of(events, ToolFinished))
+    assert not first.cached and second.cached
+    assert "echo #1" in second.content and "already called echo" in second.content
+
+
+def test_a_tool_can_declare_itself_not_cacheable(registry: ToolRegistry) -> None:
+    events = run_all([call("roll", sides=6), call("roll", sides=6), "ok"], registry)
+    first, second = (e.result for e in of(events, ToolFinished))
+    assert not second.cached and first.content != second.content
+
+
+def test_failed_rounds_make_the_model_answer_without_tools(registry: ToolRegistry) -> None:
+    model = ScriptedModel([call("boom", x=1)] * 3 + ["I could not reach the backend."])
+    events = list(run("q", model=model, strategy=get_strategy("regex"), registry=registry,
+                      history=[], limits=Limits(max_iterations=6)))
+    withdrawn = of(events, AnswerWithoutTools)
+    assert withdrawn and withdrawn[0].failed_rounds == 3
+    last_request = model.requests[-1]
+    assert "(no tools are available)" in last_request["messages"][0]["content"]
+    assert "Do not call any tool" in last_request["messages"][-1]["content"]
+    assert of(events, FinalAnswer)[0].text == "I could not reach the backend."
+
+
+def test_long_results_are_cut_before_feeding_back(registry: ToolRegistry) -> None:
+    events = run_all([call("big"), "ok"], registry, max_result_chars=500)
+    result = of(events, ToolFinished)[0].result
+    assert result.full_length == 10000 and len(result.content) < 600
+    assert any("cut from 10,000 to 500" in n.message for n in of(events, Notice))
+
+
+def test_history_window_compacts_old_rounds(registry: ToolRegistry) -> None:
+    replies = [call("echo", text=f"t{i}") for i in range(4)] + ["done"]
+    model = ScriptedModel(replies)
+    events = list(run("q", model=model, strategy=get_strategy("regex"), registry=registry,
+                      history=[], limits=Limits(history_rounds=2, max_iterations=6)))
+    last = model.requests[-1]["messages"]
+    summary = [m for m in last if m["content"].startswith("[context summary]")]
+    assert len(summary) == 1 and 'echo({"text": "t0"})' in summary[0]["content"]
+    results = [m for m in last if m["role"] == "user" and m["content"].startswith("<tool_result")]
+    assert len(results) == 2
+    assert any("history window" in n.message for n in of(events, Notice))
+
+
+def test_run_timeout(registry: ToolRegistry) -> None:
+    events = run_all([call("echo", text="a"), call("echo", text="b")], registry,
+                     run_timeout=0.001, max_iterations=5)
+    assert of(events, LimitReached)[0].limit == "timeout"
+
+
+def test_question_over_the_limit_is_refused(registry: ToolRegistry) -> None:
+    model = ScriptedModel([])
+    events = list(run("x" * 50, model=model, strategy=get_strategy("regex"), registry=registry,
+                      history=[], limits=Limits(max_question_chars=10)))
+    assert of(events, RunFinished)[0].stop_reason == "input_rejected"
+    assert not model.requests
+
+
+class FailingModel:
+    name = "failing"
+
+    def stream(self, request: ModelRequest) -> Any:
+        yield {"choices": [{"delta": {"content": 'Let me look. <tool_call>{"name": "echo", "argu'}}]}
+        raise ModelError("the stream was cut mid-reply", kind="protocol")
+
+
+def test_a_cut_stream_keeps_the_partial_text_and_reports_the_truncated_call(registry: ToolRegistry) -> None:
+    history: list[Message] = []
+    events = list(run("q", model=FailingModel(), strategy=get_strategy("stream"), registry=registry,
+                      history=history))
+    failed = of(events, ModelFailed)[0]
+    assert failed.error_kind == "protocol"
+    errors = of(events, ParseError)
+    assert errors and errors[0].truncated
+    assert of(events, RunFinished)[0].stop_reason == "model_failed"
+    assert [m.role for m in history] == ["user"]  # the partial reply is not left in the history

@@ -1,0 +1,528 @@
+"""The offline model through its public `stream()`: request bodies as the strategies build them,
+replies checked in each wire format, over whole multi-turn flows."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from toolcall_cli.messages import ToolSpec
+from toolcall_cli.models.base import ModelRequest
+from toolcall_cli.models.offline import OfflineModel
+from toolcall_cli.strategies.prompt import system_prompt, tool_result_block
+
+WEATHER = ToolSpec(
+    "get_weather",
+    "Get the weather (天气) for a city: condition and temperature, today or tomorrow.",
+    {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name in Chinese or English, e.g. 北京"},
+            "day": {
+                "type": "string",
+                "enum": ["today", "tomorrow"],
+                "default": "today",
+                "description": 'Which day: "today" (今天) or "tomorrow" (明天).',
+            },
+        },
+        "required": ["city"],
+        "additionalProperties": False,
+    },
+)
+CALCULATE = ToolSpec(
+    "calculate",
+    "Evaluate a math expression (计算, 算术) safely: use it for any arithmetic.",
+    {
+        "type": "object",
+        "properties": {"expression": {"type": "string", "description": 'e.g. "12*5+3"'}},
+        "required": ["expression"],
+    },
+)
+TIME = ToolSpec(
+    "get_time",
+    "Get the current date and time (时间, 现在几点) in a time zone.",
+    {
+        "type": "object",
+        "properties": {
+            "timezone": {"type": "string", "description": "An IANA time zone (Asia/Shanghai)"}
+        },
+        "required": ["timezone"],
+    },
+)
+CONVERT = ToolSpec(
+    "convert_units",
+    "Convert a value between units (单位换算) of length, mass (weight) or temperature.",
+    {
+        "type": "object",
+        "properties": {
+            "value": {"type": "number", "description": "The number to convert, e.g. 25."},
+            "from_unit": {
+                "type": "string",
+                "description": 'The unit of the value, e.g. "°C", "km".',
+            },
+            "to_unit": {
+                "type": "string",
+                "description": 'The unit to convert to, e.g. "°F", "mi".',
+            },
+        },
+        "required": ["value", "from_unit", "to_unit"],
+    },
+)
+STOCK = ToolSpec(
+    "lookup_stock",
+    "Look up the latest price of a stock by its ticker symbol.",
+    {
+        "type": "object",
+        "properties": {"symbol": {"type": "string", "description": "The ticker, e.g. MSFT"}},
+        "required": ["symbol"],
+    },
+)
+TOOLS = [WEATHER, CALCULATE, TIME, CONVERT, STOCK]
+
+CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
+
+
+def weather_result(city: str, day: str = "today", temp: int = 18, high: int = 21, low: int = 12,
+                   condition: str = "晴", condition_en: str = "Sunny") -> str:  # fmt: skip
+    return json.dumps(
+        {"city": city, "day": day, "condition": condition, "condition_en": condition_en,
+         "temp_c": temp, "high_c": high, "low_c": low, "humidity": 40, "wind": "N 10 km/h"},
+        ensure_ascii=False,
+    )  # fmt: skip
+
+
+# --- request bodies, built the way the strategies build them ----------------------------------
+
+
+def text_body(question: str, *history: dict[str, Any], stream: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": "offline",
+        "messages": [
+            {"role": "system", "content": system_prompt(TOOLS)},
+            {"role": "user", "content": question},
+            *history,
+        ],
+    }
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def text_turn(reply: str, *results: tuple[str, str]) -> list[dict[str, Any]]:
+    """The assistant's raw reply, then its results as one user message of result blocks."""
+    blocks = [
+        tool_result_block(f"c{i}", name, content) for i, (name, content) in enumerate(results)
+    ]
+    return [{"role": "assistant", "content": reply}, {"role": "user", "content": "\n".join(blocks)}]
+
+
+def native_body(question: str, *history: dict[str, Any], stream: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": "offline",
+        "messages": [{"role": "user", "content": question}, *history],
+        "tools": [t.to_openai() for t in TOOLS],
+        "tool_choice": "auto",
+    }
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def json_body(question: str, *history: dict[str, Any], stream: bool = False) -> dict[str, Any]:
+    answer = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+    }
+    calls = [
+        {
+            "type": "object",
+            "properties": {"name": {"const": t.name}, "arguments": t.parameters},
+            "required": ["name", "arguments"],
+        }
+        for t in TOOLS
+    ]
+    schema = {"anyOf": [answer, *calls]}
+    body: dict[str, Any] = {
+        "model": "offline",
+        "messages": [
+            {"role": "system", "content": "Reply with exactly one JSON object."},
+            {"role": "user", "content": question},
+            *history,
+        ],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "tool_use", "schema": schema},
+        },
+    }
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def message(body: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+    [completion] = list(OfflineModel(seed).stream(ModelRequest(body)))
+    assert completion["object"] == "chat.completion"
+    choice = completion["choices"][0]
+    return {**choice["message"], "finish_reason": choice["finish_reason"]}
+
+
+def text_reply(body: dict[str, Any]) -> str:
+    content = message(body)["content"]
+    assert isinstance(content, str)
+    return content
+
+
+def text_calls(reply: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(c["name"], c["arguments"]) for c in map(json.loads, CALL_RE.findall(reply))]
+
+
+# --- first turns: choosing tools and filling arguments ----------------------------------------
+
+
+def test_clothing_question_calls_weather_for_the_city_today() -> None:
+    reply = text_reply(text_body("北京今天适合穿短袖吗？"))
+    assert text_calls(reply) == [("get_weather", {"city": "北京", "day": "today"})]
+    assert reply.index("<tool_call>") > 0, "a short lead-in sentence comes first"
+
+
+def test_arithmetic_question_calls_calculate_with_the_expression() -> None:
+    assert text_calls(text_reply(text_body("What's 12*5+3?"))) == [
+        ("calculate", {"expression": "12*5+3"})
+    ]
+
+
+def test_chinese_arithmetic_is_written_as_an_expression() -> None:
+    assert text_calls(text_reply(text_body("12乘以5加3等于多少？"))) == [
+        ("calculate", {"expression": "12*5+3"})
+    ]
+
+
+def test_two_cities_give_two_calls_in_one_turn() -> None:
+    reply = text_reply(text_body("北京和上海明天天气分别是多少？"))
+    assert text_calls(reply) == [
+        ("get_weather", {"city": "北京", "day": "tomorrow"}),
+        ("get_weather", {"city": "上海", "day": "tomorrow"}),
+    ]
+
+
+@pytest.mark.parametrize(
+    "question", ["What's the price of AAPL?", "苹果公司股票 AAPL 现在多少钱？"]
+)
+def test_a_tool_it_has_never_seen_is_picked_from_its_description(question: str) -> None:
+    assert text_calls(text_reply(text_body(question))) == [("lookup_stock", {"symbol": "AAPL"})]
+
+
+def test_unknown_city_names_are_still_passed_on() -> None:
+    assert text_calls(text_reply(text_body("拉萨明天天气怎么样？"))) == [
+        ("get_weather", {"city": "拉萨", "day": "tomorrow"})
+    ]
+
+
+def test_a_timezone_parameter_gets_the_iana_zone_of_a_known_city() -> None:
+    assert text_calls(text_reply(text_body("东京现在几点？"))) == [
+        ("get_time", {"timezone": "Asia/Tokyo"})
+    ]
+
+
+def test_greeting_is_answered_directly_in_chinese_listing_the_tools() -> None:
+    reply = text_reply(text_body("你好"))
+    assert "<tool_call>" not in reply
+    assert reply.startswith("你好")
+    assert all(t.name in reply for t in TOOLS)
+
+
+def test_what_is_tool_use_gets_an_explanation_without_calls() -> None:
+    reply = text_reply(text_body("what is tool use?"))
+    assert "<tool_call>" not in reply
+    assert "function calling" in reply.lower()
+
+
+def test_unrelated_question_gets_a_polite_fallback() -> None:
+    reply = text_reply(text_body("Tell me a joke about cats"))
+    assert "<tool_call>" not in reply
+    assert "get_weather" in reply and "rather not guess" in reply
+
+
+# --- later turns: answering from results ------------------------------------------------------
+
+
+def test_clothing_answer_is_derived_from_the_result_temperatures() -> None:
+    first = text_reply(text_body("北京今天适合穿短袖吗？"))
+    warm = text_reply(text_body("北京今天适合穿短袖吗？", *text_turn(first, ("get_weather",
+                      weather_result("北京", temp=27, high=31, low=22)))))  # fmt: skip
+    cold = text_reply(text_body("北京今天适合穿短袖吗？", *text_turn(first, ("get_weather",
+                      weather_result("北京", temp=8, high=12, low=3)))))  # fmt: skip
+    assert "<tool_call>" not in warm
+    assert "晴" in warm and "27°C" in warm and "适合穿短袖" in warm and "不太适合" not in warm
+    assert "不太适合" in cold and "12°C" in cold
+
+
+def test_calculation_answer_quotes_the_expression_and_the_result() -> None:
+    first = text_reply(text_body("What's 12*5+3?"))
+    answer = text_reply(text_body("What's 12*5+3?", *text_turn(first, ("calculate", "63"))))
+    assert answer == "12*5+3 = 63"
+
+
+def test_two_city_answer_covers_both_results() -> None:
+    question = "北京和上海明天天气分别是多少？"
+    first = text_reply(text_body(question))
+    results = (
+        ("get_weather", weather_result("北京", "tomorrow", 24, 27, 19, "多云", "Cloudy")),
+        ("get_weather", weather_result("上海", "tomorrow", 26, 29, 23, "小雨", "Light rain")),
+    )
+    answer = text_reply(text_body(question, *text_turn(first, *results)))
+    assert answer.splitlines() == [
+        "北京明天：多云，24°C（19~27°C）。",
+        "上海明天：小雨，26°C（23~29°C）。",
+    ]
+
+
+def test_fahrenheit_question_converts_the_weather_result_in_a_second_turn() -> None:
+    question = "What's the temperature in Paris in Fahrenheit?"
+    first = text_reply(text_body(question))
+    assert text_calls(first) == [("get_weather", {"city": "Paris"})]
+    history = text_turn(first, ("get_weather", weather_result("Paris", temp=18)))
+    second = text_reply(text_body(question, *history))
+    [(name, arguments)] = text_calls(second)
+    assert name == "convert_units"
+    assert arguments["value"] == 18
+    assert arguments["from_unit"].lower() in ("celsius", "°c")
+    assert arguments["to_unit"].lower() in ("fahrenheit", "°f")
+    conversion = {"value": 18, "from_unit": "°C", "to_unit": "°F", "result": 64.4,
+                  "text": "18 °C = 64.4 °F"}  # fmt: skip
+    history += text_turn(second, ("convert_units", json.dumps(conversion)))
+    answer = text_reply(text_body(question, *history))
+    assert "<tool_call>" not in answer
+    assert "Paris" in answer and "18 °C = 64.4 °F" in answer
+
+
+# --- errors: read them, fix the call, or say honestly what failed ------------------------------
+
+
+def test_did_you_mean_hint_fixes_the_city() -> None:
+    question = "What's the weather in Pari?"
+    first = text_reply(text_body(question))
+    assert text_calls(first) == [("get_weather", {"city": "Pari"})]
+    error = (
+        "Error: ValueError: unknown city 'Pari'. Use a city from the table. Did you mean 'Paris'?"
+    )
+    retry = text_reply(text_body(question, *text_turn(first, ("get_weather", error))))
+    assert text_calls(retry) == [("get_weather", {"city": "Paris"})]
+
+
+def test_an_unfixable_error_is_reported_not_retried() -> None:
+    question = "What's the weather in Atlantis?"
+    first = text_reply(text_body(question))
+    error = "Error: ValueError: unknown city 'Atlantis'."
+    answer = text_reply(text_body(question, *text_turn(first, ("get_weather", error))))
+    assert "<tool_call>" not in answer
+    assert answer.startswith("Sorry, get_weather failed") and "Atlantis" in answer
+
+
+def test_missing_and_unexpected_arguments_are_fixed_from_the_question() -> None:
+    question = "北京今天适合穿短袖吗？"
+    broken = '<tool_call>{"name": "get_weather", "arguments": {"cty": "北京"}}</tool_call>'
+    error = (
+        "Error: invalid arguments for `get_weather`:\n"
+        "- missing required argument `city` (string): add it\n"
+        "- unexpected argument `cty`: remove it (did you mean `city`?); allowed arguments: "
+        "`city`, `day`\nFix these and call `get_weather` again."
+    )
+    retry = text_reply(text_body(question, *text_turn(broken, ("get_weather", error))))
+    assert text_calls(retry) == [("get_weather", {"city": "北京"})]
+    assert "出错" in retry
+
+
+def test_a_missing_argument_is_filled_from_the_question() -> None:
+    question = "东京现在几点？"
+    broken = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+    error = "Error: invalid arguments for `get_time`:\n- missing required argument `timezone`"
+    retry = text_reply(text_body(question, *text_turn(broken, ("get_time", error))))
+    assert text_calls(retry) == [("get_time", {"timezone": "Asia/Tokyo"})]
+
+
+def test_a_missing_argument_the_question_lacks_ends_in_a_question_back() -> None:
+    question = "What's the weather?"
+    first = text_reply(text_body(question))
+    assert text_calls(first) == [("get_weather", {})]
+    error = "Error: invalid arguments for `get_weather`:\n- missing required argument `city`"
+    answer = text_reply(text_body(question, *text_turn(first, ("get_weather", error))))
+    assert "<tool_call>" not in answer and "Tell me the city" in answer
+
+
+def test_an_unknown_tool_name_is_corrected_from_the_available_list() -> None:
+    question = "What's 12*5+3?"
+    broken = '<tool_call>{"name": "calculator", "arguments": {"expression": "12*5+3"}}</tool_call>'
+    error = "Error: unknown tool `calculator`. Available tools: calculate, get_time, get_weather."
+    retry = text_reply(text_body(question, *text_turn(broken, ("calculator", error))))
+    assert text_calls(retry) == [("calculate", {"expression": "12*5+3"})]
+
+
+def test_a_value_outside_the_enum_is_replaced_by_an_allowed_one() -> None:
+    question = "What's the weather in Paris tomorrow?"
+    payload = {"name": "get_weather", "arguments": {"city": "Paris", "day": "tmrw"}}
+    broken = f"<tool_call>{json.dumps(payload)}</tool_call>"
+    error = (
+        "Error: invalid arguments for `get_weather`:\n"
+        '- `day` must be one of "today", "tomorrow"; got "tmrw"'
+    )
+    retry = text_reply(text_body(question, *text_turn(broken, ("get_weather", error))))
+    assert text_calls(retry) == [("get_weather", {"city": "Paris", "day": "tomorrow"})]
+
+
+def test_a_timed_out_call_is_retried_once_then_reported() -> None:
+    question = "What's 12*5+3?"
+    first = text_reply(text_body(question))
+    timeout = "Error: `calculate` timed out after 10 s."
+    history = text_turn(first, ("calculate", timeout))
+    retry = text_reply(text_body(question, *history))
+    assert text_calls(retry) == text_calls(first)
+    history += text_turn(retry, ("calculate", timeout))
+    answer = text_reply(text_body(question, *history))
+    assert "<tool_call>" not in answer and "timed out" in answer
+
+
+# --- native function calling ------------------------------------------------------------------
+
+
+def test_native_reply_carries_tool_calls_with_json_string_arguments() -> None:
+    reply = message(native_body("北京和上海明天天气分别是多少？"))
+    assert reply["finish_reason"] == "tool_calls"
+    assert reply["content"] is None
+    calls = reply["tool_calls"]
+    assert [c["type"] for c in calls] == ["function", "function"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [
+        {"city": "北京", "day": "tomorrow"},
+        {"city": "上海", "day": "tomorrow"},
+    ]
+    ids = [c["id"] for c in calls]
+    assert len(set(ids)) == 2 and all(i.startswith("call_") for i in ids)
+
+
+def test_native_flow_reads_tool_messages_and_answers_with_stop() -> None:
+    question = "What's 12*5+3?"
+    reply = message(native_body(question))
+    [call] = reply["tool_calls"]
+    assistant = {"role": "assistant", "content": None, "tool_calls": reply["tool_calls"]}
+    tool = {"role": "tool", "tool_call_id": call["id"], "content": "63"}
+    final = message(native_body(question, assistant, tool))
+    assert final["finish_reason"] == "stop"
+    assert final["content"] == "12*5+3 = 63"
+    assert "tool_calls" not in final
+
+
+def test_native_call_ids_differ_between_turns_of_one_conversation() -> None:
+    question = "What's the temperature in Paris in Fahrenheit?"
+    first = message(native_body(question))
+    [call] = first["tool_calls"]
+    history = [
+        {"role": "assistant", "content": None, "tool_calls": first["tool_calls"]},
+        {"role": "tool", "tool_call_id": call["id"], "content": weather_result("Paris")},
+    ]
+    second = message(native_body(question, *history))
+    [follow_up] = second["tool_calls"]
+    assert follow_up["function"]["name"] == "convert_units"
+    assert follow_up["id"] != call["id"]
+
+
+# --- JSON mode (structured output) ------------------------------------------------------------
+
+
+def test_json_mode_makes_one_call_per_reply_then_answers() -> None:
+    question = "北京和上海明天天气分别是多少？"
+    first = message(json_body(question))
+    assert first["finish_reason"] == "stop"
+    assert json.loads(first["content"]) == {
+        "name": "get_weather",
+        "arguments": {"city": "北京", "day": "tomorrow"},
+    }
+    history = text_turn(first["content"], ("get_weather", weather_result("北京", "tomorrow")))
+    second = json.loads(message(json_body(question, *history))["content"])
+    assert second == {"name": "get_weather", "arguments": {"city": "上海", "day": "tomorrow"}}
+    history += text_turn(json.dumps(second, ensure_ascii=False),
+                         ("get_weather", weather_result("上海", "tomorrow", temp=25)))  # fmt: skip
+    final = json.loads(message(json_body(question, *history))["content"])
+    assert set(final) == {"answer"}
+    assert "北京明天" in final["answer"] and "上海明天" in final["answer"]
+
+
+def test_json_mode_answers_directly_as_an_answer_object() -> None:
+    assert set(json.loads(message(json_body("你好"))["content"])) == {"answer"}
+
+
+# --- streaming --------------------------------------------------------------------------------
+
+
+def stream_chunks(body: dict[str, Any], seed: int = 0) -> list[dict[str, Any]]:
+    chunks = list(OfflineModel(seed).stream(ModelRequest(body)))
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    return chunks
+
+
+def joined_content(chunks: list[dict[str, Any]]) -> str:
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+
+@pytest.mark.parametrize("question", ["北京和上海明天天气分别是多少？", "What's 12*5+3?", "你好"])
+def test_text_stream_reassembles_to_the_non_streaming_content(question: str) -> None:
+    whole = text_reply(text_body(question))
+    chunks = stream_chunks(text_body(question, stream=True))
+    assert joined_content(chunks) == whole
+    pieces = [c["choices"][0]["delta"]["content"] for c in chunks[1:-2]]
+    assert pieces and all(1 <= len(p) <= 12 for p in pieces)
+    assert len(pieces) > 3, "the reply is split into many pieces"
+    assert chunks[-2]["choices"][0]["finish_reason"] == "stop"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
+
+
+def test_native_stream_deltas_are_keyed_by_index_and_rebuild_the_calls() -> None:
+    question = "北京和上海明天天气分别是多少？"
+    whole = message(native_body(question))["tool_calls"]
+    chunks = stream_chunks(native_body(question, stream=True))
+    rebuilt: dict[int, dict[str, str]] = {}
+    for chunk in chunks:
+        for delta in chunk["choices"][0]["delta"].get("tool_calls") or []:
+            entry = rebuilt.setdefault(delta["index"], {"id": "", "name": "", "arguments": ""})
+            entry["id"] += delta.get("id") or ""
+            entry["name"] += delta.get("function", {}).get("name") or ""
+            entry["arguments"] += delta.get("function", {}).get("arguments") or ""
+    assert [rebuilt[i] for i in sorted(rebuilt)] == [
+        {"id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+        for c in whole
+    ]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    assert all("usage" not in c for c in chunks), "no usage chunk unless include_usage is set"
+
+
+def test_json_mode_stream_reassembles_to_the_json_object() -> None:
+    question = "What's 12*5+3?"
+    assert (
+        joined_content(stream_chunks(json_body(question, stream=True)))
+        == message(json_body(question))["content"]
+    )
+
+
+# --- wire details and determinism -------------------------------------------------------------
+
+
+def test_non_streaming_completion_has_usage_and_the_request_model() -> None:
+    [completion] = list(OfflineModel().stream(ModelRequest(text_body("你好"))))
+    usage = completion["usage"]
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] > 0
+    assert completion["model"] == "offline" and completion["id"].startswith("chatcmpl-")
+
+
+def test_same_request_and_seed_give_the_same_bytes() -> None:
+    body = text_body("北京和上海明天天气分别是多少？", stream=True)
+    first = json.dumps(stream_chunks(body), ensure_ascii=False)
+    assert json.dumps(stream_chunks(body), ensure_ascii=False) == first
+    assert json.dumps(stream_chunks(body, seed=1), ensure_ascii=False) != first
+
+
+def test_the_model_is_called_offline() -> None:
+    assert OfflineModel().name == "offline"
