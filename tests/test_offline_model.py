@@ -11,7 +11,8 @@ import pytest
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.offline import OfflineModel
+from toolcall_cli.models.offline import AssistantOutput, FaultContext, OfflineModel
+from toolcall_cli.models.offline_brain import Decision, PlannedCall
 from toolcall_cli.strategies.prompt import system_prompt, tool_result_block
 
 WEATHER = ToolSpec(
@@ -526,3 +527,53 @@ def test_same_request_and_seed_give_the_same_bytes() -> None:
 
 def test_the_model_is_called_offline() -> None:
     assert OfflineModel().name == "offline"
+
+
+# --- the place where faults will plug in ------------------------------------------------------
+
+
+class DropClosingTag:
+    """Writes calls without their closing tag, the way a model cut short does."""
+
+    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
+        return decision
+
+    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
+        content = (output.content or "").replace("</tool_call>", "")
+        return AssistantOutput(content, output.tool_calls, output.finish_reason)
+
+
+class RenameCity:
+    """Decides on the wrong parameter name."""
+
+    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
+        calls = tuple(
+            PlannedCall(c.name, {("cty" if k == "city" else k): v for k, v in c.arguments.items()})
+            for c in decision.calls
+        )
+        return Decision(calls, decision.text)
+
+    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
+        return output
+
+
+def test_a_fault_can_change_how_the_reply_is_written() -> None:
+    body = text_body("北京今天适合穿短袖吗？")
+    [completion] = list(OfflineModel(faults=[DropClosingTag()]).stream(ModelRequest(body)))
+    content = completion["choices"][0]["message"]["content"]
+    assert "<tool_call>" in content and "</tool_call>" not in content
+
+
+def test_a_fault_can_change_what_the_model_decides() -> None:
+    body = native_body("北京今天适合穿短袖吗？")
+    [completion] = list(OfflineModel(faults=[RenameCity()]).stream(ModelRequest(body)))
+    [call] = completion["choices"][0]["message"]["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"cty": "北京", "day": "today"}
+
+
+def test_a_repaired_call_in_the_history_counts_as_made() -> None:
+    question = "北京今天适合穿短袖吗？"
+    single_quoted = "<tool_call>{'name': 'get_weather', 'arguments': {'city': '北京'}}</tool_call>"
+    history = text_turn(single_quoted, ("get_weather", weather_result("北京", high=30)))
+    answer = text_reply(text_body(question, *history))
+    assert "<tool_call>" not in answer and "适合穿短袖" in answer

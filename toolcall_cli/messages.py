@@ -67,6 +67,8 @@ class ToolResult:
     """Length of the result before it was cut for the model, when it was cut."""
     cached: bool = False
     """True when an identical earlier call's result was reused instead of running the tool."""
+    coerced: tuple[str, ...] = ()
+    """Arguments converted before validation, one note each (e.g. `n`: "5" → 5)."""
 
 
 @dataclass(frozen=True)

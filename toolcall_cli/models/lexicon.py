@@ -18,14 +18,12 @@ def words(text: str) -> tuple[str, ...]:
 # several concepts: "temperature" is both about the weather and about units of heat.
 CONCEPTS: dict[str, tuple[str, ...]] = {
     "weather": words(
-        "weather forecast rain rainy sunny cloudy snow windy humidity umbrella wear coat "
-        "jacket shorts sleeves sweater temperature temperatures hot cold warm "
+        "weather forecast rain rainy raining sunny cloudy snow snowing windy storm humidity "
+        "umbrella wear coat jacket shorts sleeves sweater temperature temperatures hot cold warm "
         "天气 气象 预报 下雨 雨 晴 阴 下雪 雪 刮风 湿度 带伞 雨伞 穿 短袖 外套 衣服 毛衣 "
         "温度 气温 冷 热 暖和"
     ),
-    "temperature": words(
-        "temperature temperatures celsius fahrenheit 温度 气温 摄氏 华氏"
-    ),
+    "temperature": words("temperature temperatures celsius fahrenheit 温度 气温 摄氏 华氏"),
     "math": words(
         "calculate calculator calculation math arithmetic expression compute evaluate sum "
         "plus minus times multiply multiplied divide divided product formula equation 计算 "
@@ -63,8 +61,8 @@ NOISE_WORDS = frozenset(
         "does e eg etc fetch find for from function functions g get give given here how i "
         "if in into is it its just latest like look lookup many me much my name names now "
         "number of on only or our out please query s should show some string tell than that "
-        "the then there this to today tool toolcall tools up use used using value values was we what "
-        "what's whats when where which who whom why will with would you your"
+        "the then there this to today tool toolcall tools up use used using value values was "
+        "we what what's whats when where which who whom why will with would you your"
     )
 )
 

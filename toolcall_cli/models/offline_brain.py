@@ -69,7 +69,8 @@ _NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?")
 _TICKER_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])")
 _NOT_TICKERS = frozenset(
     lx.words(
-        "I A OK US USA UK EU UTC GMT AI CEO PM AM API JSON HTTP NYC TV ID KM MI KG LB CM FT F C"
+        "I A OK US USA UK EU UTC GMT AI CEO PM AM API JSON HTTP NYC TV ID KM MI KG LB CM FT F C "
+        "USD EUR CNY RMB JPY GBP HKD"
     )
 )
 _OPERATOR_WORDS: tuple[tuple[str, str], ...] = (

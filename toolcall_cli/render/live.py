@@ -390,6 +390,9 @@ class LiveRenderer:
         for note in (shown.note(), _model_cut_note(result)):
             if note:
                 body.append("\n" + note, style="dim")
+        if result.coerced:
+            fixes = "; ".join(visible(c) for c in result.coerced)
+            body.append(f"\nargument types fixed before validation: {fixes}", style="yellow")
         return Group(head, Padding(body, (0, 0, 0, 4), expand=False))
 
     def _fed_back_block(self, event: FedBack) -> RenderableType:

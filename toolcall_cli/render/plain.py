@@ -119,6 +119,9 @@ class PlainRenderer:
         lines += [indent(line) for line in rest]
         if shown.was_cut:
             lines.append(indent(shown.note()))
+        if result.coerced:
+            fixes = "; ".join(visible(c) for c in result.coerced)
+            lines.append(indent(f"argument types fixed before validation: {fixes}"))
         if result.full_length is not None:
             lines.append(
                 indent(f"(the model got {len(result.content):,} of {result.full_length:,} chars)")

@@ -9,7 +9,7 @@ import difflib
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
 from toolcall_cli.messages import ToolCall, ToolResult, ToolSpec
+from toolcall_cli.tools.coerce import coerce_arguments, similar_parameter
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 ERROR_PREFIX = "Error: "
@@ -36,10 +37,12 @@ def _execute(call: ToolCall, registry: ToolRegistry, default_timeout: float) -> 
     arguments = {} if call.arguments is None else call.arguments
     if not isinstance(arguments, dict):
         return error_result(call, "invalid_arguments", not_an_object(found, arguments))
+    arguments, coerced = coerce_arguments(found.spec, arguments)
     problems = argument_problems(found.spec, arguments)
     if problems:
         return error_result(call, "invalid_arguments", invalid_arguments_text(found, problems))
-    return run_tool(found, call, arguments, timeout=found.timeout or default_timeout)
+    result = run_tool(found, call, arguments, timeout=found.timeout or default_timeout)
+    return replace(result, coerced=tuple(coerced)) if coerced else result
 
 
 def error_result(call: ToolCall, kind: str, message: str) -> ToolResult:
@@ -102,8 +105,9 @@ def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
         if name not in arguments
     ]
     if schema.get("additionalProperties") is False:
+        missing = [n for n in schema.get("required", []) if n not in arguments]
         problems += [
-            unexpected_argument(name, list(properties))
+            unexpected_argument(name, list(properties), missing)
             for name in arguments
             if name not in properties
         ]
@@ -116,11 +120,12 @@ def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
     return problems
 
 
-def unexpected_argument(name: str, allowed: list[str]) -> str:
-    text = f"unexpected argument `{name}`: remove it"
-    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.5)
-    if close:
-        text += f" (did you mean `{close[0]}`?)"
+def unexpected_argument(name: str, allowed: list[str], missing: Sequence[str] = ()) -> str:
+    meant = similar_parameter(name, allowed, list(missing))
+    if meant is not None:
+        text = f"unexpected argument `{name}`: did you mean `{meant}`? Rename it"
+    else:
+        text = f"unexpected argument `{name}`: remove it"
     listing = ", ".join(f"`{a}`" for a in allowed) if allowed else "none"
     return f"{text}; allowed arguments: {listing}"
 

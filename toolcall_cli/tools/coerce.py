@@ -1,0 +1,198 @@
+"""Lenient coercion of a model's arguments, only where the intent is unambiguous.
+
+Models often send "5" for an integer, "true" for a boolean, a lone value where a list is
+expected, or "Tomorrow" for the enum value "tomorrow". Such values are converted before
+validation, and each conversion is reported; anything doubtful is left for validation to
+reject with a message the model can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from toolcall_cli.messages import ToolSpec
+
+_INTEGER = re.compile(r"[+-]?\d+")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+SYNONYMS: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split())
+    for group in (
+        "city location place town loc where cityname city_name",
+        "query q search keyword keywords text question prompt",
+        "expression expr formula equation math input",
+        "timezone tz zone time_zone",
+        "symbol ticker stock code",
+        "from_unit from source_unit unit_from src_unit",
+        "to_unit to target_unit unit_to dst_unit",
+        "value amount number quantity val",
+        "day date when",
+        "path file filename file_path filepath",
+        "url link uri href",
+    )
+)
+
+
+class _Skip(Exception):
+    """The value cannot be coerced without guessing."""
+
+
+def coerce_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The arguments with unambiguous fixes applied, and one note per fix."""
+    properties: dict[str, Any] = spec.parameters.get("properties", {})
+    fixed = dict(arguments)
+    notes: list[str] = []
+    for name, value in arguments.items():
+        schema = properties.get(name)
+        if schema is None:
+            continue
+        try:
+            new = coerce_value(value, schema)
+        except _Skip:
+            continue
+        if new != value or type(new) is not type(value):
+            fixed[name] = new
+            notes.append(f"`{name}`: {short(value)} → {short(new)}")
+    return fixed, notes
+
+
+def short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def single_type(schema: dict[str, Any]) -> str | None:
+    """The one JSON type a schema expects (a nullable type counts as that type), else None."""
+    if "anyOf" in schema:
+        options = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        return single_type(options[0]) if len(options) == 1 else None
+    kind = schema.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+def schema_of(schema: dict[str, Any]) -> dict[str, Any]:
+    if "anyOf" in schema:
+        options = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        if len(options) == 1:
+            return dict(options[0])
+    return schema
+
+
+def coerce_value(value: Any, schema: dict[str, Any]) -> Any:
+    if value is None:
+        raise _Skip
+    schema = schema_of(schema)
+    kind = single_type(schema)
+    if "enum" in schema:
+        return coerce_enum(value, schema["enum"])
+    converters = {
+        "integer": to_integer,
+        "number": to_number,
+        "boolean": to_boolean,
+        "string": to_string,
+    }
+    if kind == "array":
+        return to_array(value, schema.get("items", {}))
+    if kind in converters:
+        return converters[kind](value)
+    raise _Skip
+
+
+def to_integer(value: Any) -> int:
+    if isinstance(value, bool):
+        raise _Skip
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        return int(value.strip())
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        number = float(value.strip())
+        if number.is_integer():
+            return int(number)
+    raise _Skip
+
+
+def to_number(value: Any) -> int | float:
+    if isinstance(value, bool):
+        raise _Skip
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        number = float(value.strip())
+        if math.isfinite(number):
+            return int(number) if _INTEGER.fullmatch(value.strip()) else number
+    raise _Skip
+
+
+def to_boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise _Skip
+
+
+def to_string(value: Any) -> str:
+    # A number where text is wanted (a ticker like 600519, a zip code) is unambiguous.
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise _Skip
+
+
+def to_array(value: Any, items: dict[str, Any]) -> list[Any]:
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            decoded = json.loads(value)
+        except json.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, list):
+            value = decoded
+    values = value if isinstance(value, list) else [value]  # a lone value → [value]
+    out = []
+    for item in values:
+        try:
+            out.append(coerce_value(item, items) if items else item)
+        except _Skip:
+            out.append(item)
+    return out
+
+
+def coerce_enum(value: Any, allowed: list[Any]) -> Any:
+    if value in allowed:
+        return value
+    if isinstance(value, str):
+        matches = [a for a in allowed if isinstance(a, str) and a.casefold() == value.strip().casefold()]
+        if len(matches) == 1:
+            return matches[0]
+    for converter in (to_integer, to_number):
+        try:
+            number = converter(value)
+        except _Skip:
+            continue
+        if number in allowed:
+            return number
+    raise _Skip
+
+
+def similar_parameter(name: str, allowed: list[str], missing: list[str]) -> str | None:
+    """The real parameter an unexpected name most likely meant (`location` → `city`)."""
+    lowered = name.casefold()
+    for group in SYNONYMS:
+        if lowered in group:
+            for candidate in missing + allowed:
+                if candidate.casefold() in group:
+                    return candidate
+    import difflib
+
+    close = difflib.get_close_matches(name, missing + allowed, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    # One required argument missing and one unknown given: almost certainly a rename.
+    return missing[0] if len(missing) == 1 else None
