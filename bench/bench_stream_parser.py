@@ -32,14 +32,17 @@ _PROSE = [
     "这里有一个数学表达式 (3 + 4) * 5，我用计算器算一下。",
     "Note: braces like {this} and a < b in prose are only text, not calls.",
     "总结一下：温度 23°C，湿度 60%，空气质量良好。",
-    "Here is a JSON-looking fragment {\"a\": 1} that is just data.",
+    'Here is a JSON-looking fragment {"a": 1} that is just data.',
 ]
-_WORDS = "tool call 工具 调用 weather 天气 file 文件 search 搜索 result 结果 data 数据".split()
+_WORDS = [
+    *["tool", "call", "weather", "file", "search", "result", "data"],
+    *["工具", "调用", "天气", "文件", "搜索", "结果", "数据"],
+]
 
 
 def _long_argument(rng: random.Random, size: int) -> str:
     """A long string value with Chinese, escapes and braces, as file contents often are."""
-    lines = []
+    lines: list[str] = []
     while sum(len(x) for x in lines) < size:
         words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(4, 12)))
         lines.append(f'{words} {{"k": {rng.randint(0, 99)}}} say "hi"\t</tool_call> end')

@@ -200,9 +200,14 @@ def test_history_window_compacts_old_rounds(registry: ToolRegistry) -> None:
 
 
 def test_run_timeout(registry: ToolRegistry) -> None:
-    events = run_all([call("echo", text="a"), call("echo", text="b")], registry,
-                     run_timeout=0.001, max_iterations=5)
+    started = time.monotonic()
+    events = run_all([call("hang"), "never asked"], registry, run_timeout=0.1, tool_timeout=5)
+    assert time.monotonic() - started < 1.0  # the run did not wait for the tool's own timeout
     assert of(events, LimitReached)[0].limit == "timeout"
+    assert of(events, ToolFinished) == []  # the tool never finished; it was abandoned
+    fed = of(events, FedBack)[0].messages[0]["content"]
+    assert "time limit was reached" in fed
+    assert of(events, RunFinished)[0].stop_reason == "limit"
 
 
 def test_question_over_the_limit_is_refused(registry: ToolRegistry) -> None:

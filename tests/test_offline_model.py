@@ -577,3 +577,18 @@ def test_a_repaired_call_in_the_history_counts_as_made() -> None:
     history = text_turn(single_quoted, ("get_weather", weather_result("北京", high=30)))
     answer = text_reply(text_body(question, *history))
     assert "<tool_call>" not in answer and "适合穿短袖" in answer
+
+
+def test_compacted_earlier_rounds_count_as_calls_made_not_as_the_question() -> None:
+    question = "北京和上海明天天气分别是多少？"
+    first = text_reply(text_body(question))
+    summary = (
+        "[context summary] 1 earlier tool round(s), compacted:\n"
+        '- get_weather({"city": "北京", "day": "tomorrow"}) -> {"city": "北京", "temp_c": 24}'
+    )
+    history = [
+        {"role": "user", "content": summary},
+        *text_turn(first.split("\n")[-1], ("get_weather", weather_result("上海", "tomorrow"))),
+    ]
+    answer = text_reply(text_body(question, *history))
+    assert "<tool_call>" not in answer and "上海明天" in answer

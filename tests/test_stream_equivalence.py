@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -21,8 +22,10 @@ prose = st.text(_prose_alphabet, max_size=25)
 names = st.sampled_from(["get_weather", "search", "f", "天气", "write_file"])
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-99, 99) | st.text(_prose_alphabet, max_size=12),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text(_prose_alphabet, max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(_prose_alphabet, max_size=5), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 arguments = st.dictionaries(st.text(_prose_alphabet, max_size=6), json_values, max_size=3)
@@ -30,10 +33,17 @@ arguments = st.dictionaries(st.text(_prose_alphabet, max_size=6), json_values, m
 
 @st.composite
 def valid_calls(draw: st.DrawFn) -> str:
-    payload = {"name": draw(names), draw(st.sampled_from(["arguments", "parameters"])): draw(arguments)}
-    body = json.dumps(payload, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1])))
+    payload = {
+        "name": draw(names),
+        draw(st.sampled_from(["arguments", "parameters"])): draw(arguments),
+    }
+    body = json.dumps(
+        payload, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1]))
+    )
     space = draw(st.sampled_from(["", "\n", "  \n "]))
-    tag = draw(st.sampled_from(["tool_call", "tool_call", "tool", "response", "json", "function_call"]))
+    tag = draw(
+        st.sampled_from(["tool_call", "tool_call", "tool", "response", "json", "function_call"])
+    )
     shape = draw(st.sampled_from(["tag", "bare", "fence", "fenced_tag", "array", "function"]))
     if shape == "bare":
         return body
@@ -90,9 +100,9 @@ fragments = st.one_of(
     ),
 )
 texts = st.lists(fragments, max_size=6).map("".join)
-valid_texts = st.lists(st.one_of(prose.filter(lambda p: not set(p) & set("<{[`'\"")), valid_calls()), max_size=5).map(
-    "".join
-)
+valid_texts = st.lists(
+    st.one_of(prose.filter(lambda p: not set(p) & set("<{[`'\"")), valid_calls()), max_size=5
+).map("".join)
 
 
 def result(parser: CallTextParser) -> tuple[str, list[ToolCall], list[Any], str]:
@@ -109,7 +119,7 @@ def chunked(draw: st.DrawFn, source: st.SearchStrategy[str]) -> tuple[str, list[
     text = draw(source)
     cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=12))))
     bounds = [0, *cuts, len(text)]
-    return text, [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return text, [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def stream(chunks: list[str]) -> CallTextParser:

@@ -32,7 +32,7 @@ def streamed(text: str, size: int = 1) -> ParsedText:
     return ParsedText(parser.text, tuple(parser.calls), tuple(parser.errors), parser.reasoning)
 
 
-# --- calls and the prose around them -------------------------------------------------------------
+# --- calls and the prose around them --------------------------------------------------------------
 
 
 def test_several_calls_with_prose_before_between_and_after() -> None:
@@ -51,7 +51,7 @@ def test_chinese_prose_around_calls_is_display_text() -> None:
 
 
 def test_call_ids_count_calls_and_errors_in_order_with_the_prefix() -> None:
-    text = call("a", {}) + "<tool_call>{\"nope\": 1}</tool_call>" + call("b", {})
+    text = call("a", {}) + '<tool_call>{"nope": 1}</tool_call>' + call("b", {})
     parsed = parse_text("x" + text, call_id_prefix="r2_")
     assert [c.id for c in parsed.calls] == ["r2_0", "r2_2"]
     assert [e.call_id for e in parsed.errors] == ["r2_1"]
@@ -60,7 +60,9 @@ def test_call_ids_count_calls_and_errors_in_order_with_the_prefix() -> None:
 def test_raw_is_the_exact_call_text_and_repaired_is_false_for_valid_json() -> None:
     text = 'Hi <tool_call>\n {"name": "f", "arguments": {"a": [1, 2]}}\n</tool_call> bye'
     (parsed_call,) = parse_text(text).calls
-    assert parsed_call.raw == '<tool_call>\n {"name": "f", "arguments": {"a": [1, 2]}}\n</tool_call>'
+    assert (
+        parsed_call.raw == '<tool_call>\n {"name": "f", "arguments": {"a": [1, 2]}}\n</tool_call>'
+    )
     assert parsed_call.repaired is False
 
 
@@ -106,7 +108,7 @@ def test_fence_around_ordinary_code_is_unchanged_text(code: str) -> None:
     assert parsed.text == text
 
 
-# --- tags, bare JSON and their policies ----------------------------------------------------------
+# --- tags, bare JSON and their policies -----------------------------------------------------------
 
 
 def test_missing_close_tag_at_the_end_with_complete_json_is_still_a_call() -> None:
@@ -178,7 +180,9 @@ def test_other_non_object_arguments_are_kept_as_they_are(arguments: Any) -> None
     assert calls_of(parse_text(call("f", arguments))) == [("f", arguments)]
 
 
-@pytest.mark.parametrize("tag", ["tool", "tools", "response", "json", "JSON", "xml", "function_call"])
+@pytest.mark.parametrize(
+    "tag", ["tool", "tools", "response", "json", "JSON", "xml", "function_call"]
+)
 def test_alternative_wrapper_tags_hold_calls(tag: str) -> None:
     text = f'Sure.<{tag}>\n  {{"name": "f", "arguments": {{"a": 1}}}}\n</{tag}>'
     parsed = parse_text(text)
@@ -208,20 +212,24 @@ def test_function_tags_carry_the_name() -> None:
 
 
 def test_qwen3_coder_xml_body_inside_tool_call() -> None:
-    text = "<tool_call>\n<function=python>\n<parameter=code>\n格\n</parameter>\n</function>\n</tool_call>"
+    text = (
+        "<tool_call>\n<function=python>\n<parameter=code>\n格\n</parameter>\n</function>\n"
+        "</tool_call>"
+    )
     assert calls_of(parse_text(text)) == [("python", {"code": "格"})]
 
 
 def test_odd_whitespace_around_and_inside_tags() -> None:
     text = (
-        'a\n\n<tool_call>\n\n   \t{ "name" :\n "f" ,\n "arguments" : { "a" : 1 } }  \n\n</tool_call>\n\n b'
+        'a\n\n<tool_call>\n\n   \t{ "name" :\n "f" ,\n "arguments" : { "a" : 1 } }  \n\n'
+        "</tool_call>\n\n b"
     )
     parsed = parse_text(text)
     assert calls_of(parsed) == [("f", {"a": 1})]
     assert parsed.text == "a\n\n\n\n b"
 
 
-# --- JSON-aware scanning ---------------------------------------------------------------------------
+# --- JSON-aware scanning --------------------------------------------------------------------------
 
 
 def test_braces_and_close_tags_inside_strings_do_not_end_the_call() -> None:
@@ -303,7 +311,10 @@ def test_a_list_with_one_call_and_junk_keeps_the_call_and_reports_the_junk() -> 
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
-        ('I will check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "San Fr', "I will check.\n"),
+        (
+            'I will check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "San Fr',
+            "I will check.\n",
+        ),
         ("I will check.\n<tool_call>", "I will check.\n"),
         ('<tool_call>{"name":"t","arguments":{}</tool_', ""),
         ('Now: {"name": "f", "arguments": {"a": [1, 2', "Now: "),
@@ -325,12 +336,17 @@ def test_a_complete_call_survives_a_cut_second_call() -> None:
 
 
 def test_hostile_input_never_raises() -> None:
-    for text in ["[" * 5000, "{" * 5000 + '"', "<tool_call>" + "[" * 5000 + "</tool_call>", "\\" * 99]:
+    for text in [
+        "[" * 5000,
+        "{" * 5000 + '"',
+        "<tool_call>" + "[" * 5000 + "</tool_call>",
+        "\\" * 99,
+    ]:
         parse_text(text)
         streamed(text, 7)
 
 
-# --- reasoning -------------------------------------------------------------------------------------
+# --- reasoning ------------------------------------------------------------------------------------
 
 
 def test_think_at_the_start_is_reasoning_and_never_parsed_for_calls() -> None:
@@ -357,10 +373,12 @@ def test_reasoning_arrives_as_reasoning_deltas() -> None:
     ]
 
 
-# --- things that only look like tags ---------------------------------------------------------------
+# --- things that only look like tags --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["a < b", "x<y", "<b>bold</b>", "before <tool_c", "1 <= 2 <", "<fun"])
+@pytest.mark.parametrize(
+    "text", ["a < b", "x<y", "<b>bold</b>", "before <tool_c", "1 <= 2 <", "<fun"]
+)
 def test_text_that_only_looks_like_a_tag_is_shown(text: str) -> None:
     for parsed in (parse_text(text), streamed(text)):
         assert parsed.text == text and parsed.calls == ()
@@ -379,8 +397,8 @@ def test_a_partial_tag_at_the_end_is_flushed_at_close() -> None:
     [
         ["<tool", '_call>{"name": "f", "arguments": {}}<', "/tool_call>"],
         ["<", "tool_call", '>{"name": "f", "arguments": {}}</tool_c', "all>"],
-        ['``', '`json\n{"name": "f", "arguments": {}}\n`', "``"],
-        ['{', ' "name": "f", "arguments": {}', "}"],
+        ["``", '`json\n{"name": "f", "arguments": {}}\n`', "``"],
+        ["{", ' "name": "f", "arguments": {}', "}"],
     ],
 )
 def test_tags_split_anywhere_across_chunks_are_recognised(chunks: list[str]) -> None:
@@ -391,7 +409,7 @@ def test_tags_split_anywhere_across_chunks_are_recognised(chunks: list[str]) -> 
     assert parser.text.strip() == ""
 
 
-# --- streaming --------------------------------------------------------------------------------------
+# --- streaming ------------------------------------------------------------------------------------
 
 
 def test_a_call_is_returned_by_the_feed_that_closes_it() -> None:
@@ -420,9 +438,7 @@ def test_call_forming_shows_index_name_and_partial_arguments() -> None:
     parser = CallTextParser()
     parser.feed(call("first", {}))
     text = '<tool_call>{"name": "write", "arguments": {"text": "' + "x" * 500 + '"}}</tool_call>'
-    forming = [
-        e for chunk in text for e in parser.feed(chunk) if isinstance(e, CallForming)
-    ]
+    forming = [e for chunk in text for e in parser.feed(chunk) if isinstance(e, CallForming)]
     assert forming and all(e.index == 1 for e in forming)
     assert forming[0].name is None
     named = [e for e in forming if e.name == "write"]
@@ -454,7 +470,7 @@ def test_parse_error_events_are_fed_back_not_raised() -> None:
     assert len(errors) == 1 and parser.errors == errors
 
 
-# --- security ----------------------------------------------------------------------------------------
+# --- security -------------------------------------------------------------------------------------
 
 
 def test_nothing_is_ever_evaluated(monkeypatch: pytest.MonkeyPatch) -> None:

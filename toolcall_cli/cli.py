@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover - older typer uses the click package
     from click import exceptions as click_exceptions  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve
-from toolcall_cli.events import Event, RunFinished
+from toolcall_cli.events import Event, LimitReached, ModelFailed, RunFinished
 from toolcall_cli.loop import Approver, Limits, deny_all
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.models import ModelChoice, ModelConfigError, get_model
@@ -289,6 +289,15 @@ def output_mode(quiet: bool, as_json: bool) -> RenderMode:
     return "live" if sys.stdout.isatty() else "plain"
 
 
+def report_stop(event: Event) -> None:
+    """Without the live view, why a run failed also goes to stderr as one line, so a script
+    reading stdout (or nothing, with --quiet) still learns it."""
+    if isinstance(event, ModelFailed):
+        typer.echo(f"toolcall: error: {event.message}", err=True)
+    elif isinstance(event, LimitReached):
+        typer.echo(f"toolcall: {event.message}", err=True)
+
+
 def render_run(
     events: Iterator[Event],
     mode: RenderMode,
@@ -308,6 +317,8 @@ def render_run(
             renderer.handle(event)
             if writer:
                 writer.write(event)
+            if mode != "live":
+                report_stop(event)
             if isinstance(event, RunFinished):
                 code = EXIT_BY_STOP[event.stop_reason]
     except KeyboardInterrupt:

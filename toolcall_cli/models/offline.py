@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 import json_repair
 
+from toolcall_cli.history import SUMMARY_PREFIX
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.models.offline_brain import Conversation, Decision, Exchange, PlannedCall, decide
@@ -180,15 +181,21 @@ _RESULT_RE = re.compile(r'<tool_result id="(.*?)" name="(.*?)">\n?(.*?)\n?</tool
 
 
 def is_result_message(message: dict[str, Any]) -> bool:
-    return message.get("role") == "user" and message_text(message).lstrip().startswith(
-        "<tool_result"
-    )
+    text = message_text(message).lstrip()
+    return message.get("role") == "user" and text.startswith("<tool_result")
+
+
+def is_summary_message(message: dict[str, Any]) -> bool:
+    """The loop's compaction of older tool rounds (history.windowed): not a question."""
+    return message.get("role") == "user" and message_text(message).startswith(SUMMARY_PREFIX)
 
 
 def question_index(messages: list[dict[str, Any]]) -> int | None:
     """The latest user message that asks something (not one carrying tool results)."""
     for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") == "user" and not is_result_message(messages[i]):
+        if messages[i].get("role") == "user" and not (
+            is_result_message(messages[i]) or is_summary_message(messages[i])
+        ):
             return i
     return None
 
@@ -213,11 +220,28 @@ class _Turn:
         return tuple(Exchange(call, self.results.get(i)) for i, (_, call) in enumerate(self.calls))
 
 
+_SUMMARY_LINE_RE = re.compile(r"^- (?P<name>[^\s(]+)\((?P<args>.*)\) -> (?P<result>.*)$")
+
+
+def summary_turn(text: str) -> _Turn:
+    """Compacted rounds as one turn: each `- name(args) -> preview` line is a call made."""
+    turn = _Turn([])
+    for line in text.splitlines():
+        found = _SUMMARY_LINE_RE.match(line)
+        if found:
+            call = PlannedCall(found["name"], as_arguments(decode_object(found["args"])))
+            turn.calls.append(("", call))
+            turn.results[len(turn.calls) - 1] = found["result"]
+    return turn
+
+
 def read_turns(messages: list[dict[str, Any]], shape: Shape) -> tuple[tuple[Exchange, ...], ...]:
     turns: list[_Turn] = []
     for message in messages:
         role = message.get("role")
-        if role == "assistant":
+        if is_summary_message(message):
+            turns.append(summary_turn(message_text(message)))
+        elif role == "assistant":
             turns.append(_Turn(assistant_calls(message, shape)))
         elif role == "tool" and turns:
             turns[-1].attach(

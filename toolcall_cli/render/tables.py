@@ -15,15 +15,25 @@ def print_tool_table(tools: Sequence[Tool], console: Console | None = None) -> N
     if not tools:
         console.print("No tools are loaded.")
         return
+    if not console.is_terminal:
+        # Piped: one line per tool, nothing cut to the width of a terminal that is not there.
+        for tool in tools:
+            console.print(f"{tool.spec.name}({parameter_list(tool)})  {tool.source}", markup=False)
+        return
     table = Table(title=f"{len(tools)} tools", title_justify="left", expand=False)
     table.add_column("name", style="bold cyan", no_wrap=True)
     table.add_column("parameters")
     table.add_column("description")
     table.add_column("source", style="dim")
     for tool in tools:
-        props = tool.spec.parameters.get("properties", {})
-        required = set(tool.spec.parameters.get("required", []))
-        params = ", ".join(p if p in required else f"{p}?" for p in props)
+        params = parameter_list(tool)
         summary = tool.spec.description.splitlines()[0] if tool.spec.description else ""
-        table.add_row(tool.spec.name, params, summary, tool.source, end_section=False)
+        table.add_row(tool.spec.name, params, summary, tool.source)
     console.print(table)
+
+
+def parameter_list(tool: Tool) -> str:
+    """`city, day?`: optional parameters are marked with `?`."""
+    props = tool.spec.parameters.get("properties", {})
+    required = set(tool.spec.parameters.get("required", []))
+    return ", ".join(p if p in required else f"{p}?" for p in props)

@@ -62,6 +62,7 @@ def answer_or_call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
     """anyOf: a final answer, or one object per tool (`name` const + that tool's arguments)."""
     answer = {
         "type": "object",
+        "description": "The final answer, when no tool is needed any more.",
         "properties": {"answer": {"type": "string"}},
         "required": ["answer"],
         "additionalProperties": False,
@@ -69,6 +70,7 @@ def answer_or_call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
     calls = [
         {
             "type": "object",
+            "description": spec.description,
             "properties": {"name": {"const": spec.name}, "arguments": spec.parameters},
             "required": ["name", "arguments"],
             "additionalProperties": False,

@@ -679,12 +679,13 @@ class CallTextParser:
         cut = raw.rfind(call.close, call.open_len)
         if cut >= 0:
             # The close tag is there but the scan saw it inside a string: a quote was never
-            # closed. Running what repair would guess is unsafe (the reply may have been cut
-            # inside a string that quoted the tag), so report it and show the text after it.
+            # closed, or the reply was cut inside a string that quoted the tag. Running what
+            # repair would guess is unsafe either way, so report it and show the text after it.
             end = cut + len(call.close)
             message = (
-                "The tool call has a string whose closing quote is missing, so it was not run. "
-                f'Escape quotes inside strings as \\". {FORMAT_HINT}'
+                "The tool call has a string that is never closed (a missing or unescaped "
+                "quote, or the reply was cut off), so it was not run. Escape quotes inside "
+                f'strings as \\". {FORMAT_HINT}'
             )
             self._add_error(message, raw[:end], truncated=False)
             return raw[end:]

@@ -1,0 +1,191 @@
+"""The `toolcall` command as a user runs it: a real process, its output and its exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fake_openai import Answer, FakeOpenAI, completion
+
+STOCK_PLUGIN = '''
+from toolcall_cli import tool
+
+PRICES = {"AAPL": 189.5, "TSLA": 242.1, "600519": 1688.0}
+
+@tool
+def lookup_stock(symbol: str) -> dict:
+    """Look up the latest price of a stock by its ticker symbol.
+
+    Args:
+        symbol: The ticker symbol, e.g. AAPL.
+    """
+    if symbol.upper() not in PRICES:
+        raise ValueError(f"unknown symbol {symbol!r}; known: {', '.join(PRICES)}")
+    return {"symbol": symbol.upper(), "price": PRICES[symbol.upper()], "currency": "USD"}
+'''
+
+
+def toolcall(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+             stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", *args],
+        capture_output=True, text=True, cwd=cwd, env=full_env, input=stdin, timeout=timeout,
+    )
+
+
+def test_the_readme_question_is_answered(tmp_path: Path) -> None:
+    done = toolcall("run", "北京今天适合穿短袖吗？", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "\x1b" not in out  # a pipe gets plain text
+    assert "model output:" in out and "<tool_call>" in out  # the raw output, verbatim
+    assert "call get_weather" in out and '"city"' in out  # the parsed call
+    assert "tool get_weather ok" in out  # its execution and result
+    assert "answer:" in out and "短袖" in out.split("answer:")[-1]
+    assert done.stderr == ""
+
+
+def test_arithmetic_is_computed_by_the_tool(tmp_path: Path) -> None:
+    done = toolcall("run", "What's 12*5+3?", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "12*5+3 = 63"
+
+
+def test_two_cities_two_calls_in_one_turn(tmp_path: Path) -> None:
+    done = toolcall("run", "北京和上海明天天气分别是多少？", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    calls = [e["call"] for e in events if e["kind"] == "tool_call_parsed"]
+    assert [(c["name"], c["arguments"]["city"], c["arguments"]["day"]) for c in calls] == [
+        ("get_weather", "北京", "tomorrow"), ("get_weather", "上海", "tomorrow")
+    ] or [(c["name"], c["arguments"]["day"]) for c in calls] == [("get_weather", "tomorrow")] * 2
+    first_replies = [e for e in events if e["kind"] == "model_replied"]
+    assert first_replies[0]["raw"].count("<tool_call>") == 2
+    answer = [e for e in events if e["kind"] == "final_answer"][0]["text"]
+    assert "北京" in answer and "上海" in answer
+
+
+def test_a_dropped_in_plugin_is_listed_and_used(tmp_path: Path) -> None:
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / "stocks.py").write_text(STOCK_PLUGIN, encoding="utf-8")
+    listed = toolcall("tools", cwd=tmp_path)
+    assert listed.returncode == 0 and "lookup_stock" in listed.stdout and "stocks.py" in listed.stdout
+    done = toolcall("run", "What's the price of AAPL stock?", "--json", cwd=tmp_path)
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    calls = [e["call"] for e in events if e["kind"] == "tool_call_parsed"]
+    assert calls and calls[0]["name"] == "lookup_stock" and calls[0]["arguments"] == {"symbol": "AAPL"}
+    answer = [e for e in events if e["kind"] == "final_answer"][0]["text"]
+    assert "189.5" in answer
+
+
+def test_tool_schema_command(tmp_path: Path) -> None:
+    done = toolcall("tools", "get_weather", cwd=tmp_path)
+    schema = json.loads(done.stdout)
+    assert schema["name"] == "get_weather"
+    assert schema["parameters"]["required"] == ["city"]
+    assert schema["parameters"]["properties"]["day"]["enum"] == ["today", "tomorrow"]
+    missing = toolcall("tools", "nope", cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "get_weather" in missing.stderr
+
+
+def test_broken_plugin_is_one_warning_and_the_rest_still_loads(tmp_path: Path) -> None:
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / "broken.py").write_text("import nonexistent_module_xyz\n", encoding="utf-8")
+    done = toolcall("tools", cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stderr.count("\n") == 1 and "broken.py" in done.stderr and "Traceback" not in done.stderr
+    assert "get_weather" in done.stdout
+
+
+def test_prompt_prints_the_exact_request(tmp_path: Path) -> None:
+    done = toolcall("prompt", "你好", cwd=tmp_path)
+    body = json.loads(done.stdout)
+    assert body["messages"][1] == {"role": "user", "content": "你好"}
+    system = body["messages"][0]["content"]
+    assert "## get_weather" in system and "- city: string (required)" in system
+    assert '<tool_call>{"name": "<tool name>", "arguments"' in system
+    schema_body = json.loads(toolcall("prompt", "你好", "--strategy", "schema", cwd=tmp_path).stdout)
+    assert {t["function"]["name"] for t in schema_body["tools"]} >= {"get_weather", "calculate"}
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "hi", "--bogus"], "No such option"),
+        (["run", "hi", "--strategy", "magic"], "magic"),
+        (["run", "hi", "--max-iterations", "0"], "max-iterations"),
+        (["run", "hi", "--model", "gpt-x"], "needs an endpoint"),
+        (["run", "hi", "--profile", "nowhere"], "unknown profile"),
+        (["run", ""], "empty"),
+        (["run", "hi", "--quiet", "--json"], "cannot be used together"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path, args: list[str], needle: str) -> None:
+    done = toolcall(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and needle in done.stderr and "Traceback" not in done.stderr
+
+
+def test_iteration_limit_exits_3(tmp_path: Path) -> None:
+    script = tmp_path / "loop.jsonl"
+    reply = '<tool_call>{"name": "calculate", "arguments": {"expression": "1+%d"}}</tool_call>'
+    script.write_text("\n".join(json.dumps(reply % i) for i in range(5)), encoding="utf-8")
+    done = toolcall("run", "loop", "--model", "scripted", "--script", str(script),
+                    "--max-iterations", "2", cwd=tmp_path)
+    assert done.returncode == 3
+    assert "limit reached" in done.stdout
+
+
+def test_bad_config_is_a_usage_error(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[defaults\nmodel = 1", encoding="utf-8")
+    done = toolcall("run", "hi", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(config)})
+    assert done.returncode == 2 and "not valid TOML" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_unreachable_endpoint_exits_1_with_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    trace = tmp_path / "trace.jsonl"
+    done = toolcall("run", "hi", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1",
+                    "--api-key", "sk-SECRET-123456789", "--trace", str(trace), "--quiet", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "cannot connect" in done.stderr
+    kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert kinds[0] == "run_started" and "model_failed" in kinds and kinds[-1] == "run_finished"
+    for text in (done.stdout, done.stderr, trace.read_text(encoding="utf-8")):
+        assert "SECRET" not in text
+
+
+def test_two_iterations_against_a_real_http_server(tmp_path: Path) -> None:
+    call = {"id": "call_a", "type": "function",
+            "function": {"name": "calculate", "arguments": '{"expression": "12*5+3"}'}}
+    with FakeOpenAI() as server:
+        server.answers += [
+            Answer(json_body=completion(None, [call], "tool_calls")),
+            Answer(json_body=completion("12*5+3 = 63")),
+        ]
+        done = toolcall("run", "What's 12*5+3?", "--strategy", "schema", "--model", "fake",
+                        "--base-url", server.base_url, "--api-key", "sk-abc-SECRET-xyz", cwd=tmp_path)
+        second = server.requests[1]["messages"]
+    assert done.returncode == 0, done.stderr
+    assert "answer: 12*5+3 = 63" in done.stdout
+    assert second[-1] == {"role": "tool", "tool_call_id": "call_a", "content": "63"}
+    assert "SECRET" not in done.stdout + done.stderr
+
+
+def test_config_show_masks_the_key(tmp_path: Path) -> None:
+    done = toolcall("config", "show", "--profile", "deepseek", cwd=tmp_path,
+                    env={"DEEPSEEK_API_KEY": "sk-verysecretkey-9876"})
+    assert done.returncode == 0
+    assert "verysecret" not in done.stdout and "****9876" in done.stdout
+    assert "deepseek-chat" in done.stdout and "env DEEPSEEK_API_KEY" in done.stdout
