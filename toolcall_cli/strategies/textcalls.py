@@ -206,7 +206,7 @@ class CallTextParser:
         elif self._state == "text":
             if (text not in _TEXT_SPECIAL_CHARS) if len(text) == 1 else _plain_text(text):
                 self._text_parts.append(text)
-                return [self._text_delta(text)]
+                return [self._delta_cache.get(text) or self._text_delta(text)]
         elif self._state == "call":
             call = self._call
             assert call is not None
@@ -752,7 +752,7 @@ class CallTextParser:
         if call is None or call.length < call.forming_at or not call.looks_like_call():
             return
         # Re-sending the whole text on every chunk would be quadratic: grow the step with it.
-        call.forming_at = call.length + max(32, call.length // 8)
+        call.forming_at = call.length + max(64, call.length // 8)
         name = call.fixed_name or call.name
         start = call.args_start if call.args_start >= 0 else call.open_len
         shown = (name, call.length - start if call.args_start >= 0 or call.fixed_name else 0)

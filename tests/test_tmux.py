@@ -1,0 +1,98 @@
+"""The live view and the chat REPL in a real terminal (tmux): what a person would see."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+class Terminal:
+    """One tmux session on a private socket, 120x40."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.socket = f"toolcall-test-{os.getpid()}-{time.monotonic_ns()}"
+        self.tmp = tmp
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20)
+        return done.stdout
+
+    def start(self, command: str) -> None:
+        env = {"HOME": str(self.tmp), "XDG_CONFIG_HOME": str(self.tmp / ".config"), "TERM": "xterm-256color",
+               "LANG": "C.UTF-8", "PATH": os.environ.get("PATH", "")}
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        self.tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "t",
+                  f"cd {shlex.quote(str(self.tmp))} && env {exports} {command}; echo EXIT=$?; sleep 30")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "t", *keys)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-J", "-t", "t", "-S", "-200")
+
+    def wait_for(self, text: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never appeared; the screen was:\n{self.screen()}")
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    term = Terminal(tmp_path)
+    yield term
+    term.close()
+
+
+TOOLCALL = f"{shlex.quote(sys.executable)} -m toolcall_cli"
+
+
+def test_live_view_shows_every_step(terminal: Terminal) -> None:
+    terminal.start(f"{TOOLCALL} run '北京和上海明天天气分别是多少？'")
+    screen = terminal.wait_for("EXIT=")
+    assert "EXIT=0" in screen
+    for step in ("Iteration 1", "Iteration 2", "<tool_call>", "get_weather", "✓", "fed back", "上海"):
+        assert step in screen, step
+    assert "model offline" in screen and "strategy regex" in screen  # the header
+    assert "2 iterations" in screen and "2 tool calls" in screen  # the footer
+
+
+def test_live_view_streaming(terminal: Terminal) -> None:
+    terminal.start(f"{TOOLCALL} run --strategy stream 'What is 12*5+3?'")
+    screen = terminal.wait_for("EXIT=")
+    assert "EXIT=0" in screen and "63" in screen and "calculate" in screen
+
+
+def test_chat_turns_ctrl_c_and_ctrl_d(terminal: Terminal) -> None:
+    terminal.start(f"{TOOLCALL} chat")
+    terminal.wait_for("you>")
+    terminal.keys("What's 12*5+3?", "Enter")
+    terminal.wait_for("12*5+3 = 63")
+    terminal.keys("/str", "Tab")
+    terminal.wait_for("/strategy")
+    terminal.keys(" stream", "Enter")
+    terminal.wait_for("Strategy is now stream.")
+    terminal.keys("C-c")  # at the prompt: clears the line, keeps the session
+    terminal.keys("/history", "Enter")
+    terminal.wait_for("The conversation holds 4 messages.")
+    terminal.keys("C-d")
+    screen = terminal.wait_for("EXIT=")
+    assert "EXIT=0" in screen
+    history = (terminal.tmp / ".config" / "toolcall" / "chat_history").read_text(encoding="utf-8")
+    assert "What's 12*5+3?" in history and "/strategy stream" in history
