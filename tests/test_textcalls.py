@@ -206,6 +206,13 @@ def test_wrapper_tags_without_json_after_them_are_text(text: str) -> None:
     assert parsed.text == text
 
 
+def test_tool_call_mentioned_in_prose_does_not_hide_a_later_call() -> None:
+    text = "Use <tool_call> tags. " + call("f", {"a": 1}) + " ok"
+    parsed = parse_text(text)
+    assert calls_of(parsed) == [("f", {"a": 1})] and parsed.errors == ()
+    assert parsed.text == "Use <tool_call> tags.  ok"
+
+
 def test_function_tags_carry_the_name() -> None:
     text = '<function=add>{"x": 1}</function>\n<function name="sub">\n{"x": 2}\n</function>'
     assert calls_of(parse_text(text)) == [("add", {"x": 1}), ("sub", {"x": 2})]
@@ -282,7 +289,15 @@ def test_repair_is_used_only_when_strict_json_fails(body: str) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    ["{invalid json}", "{totally broken}", '{"arguments": {}}', "[1, 2]", '{"name": 5}', ""],
+    [
+        "{invalid json}",
+        "{totally broken}",
+        '{"arguments": {}}',
+        "[1, 2]",
+        '{"name": 5}',
+        "",
+        "not json at all",
+    ],
 )
 def test_tag_content_that_is_not_a_call_is_a_parse_error_not_text(body: str) -> None:
     text = f"Before <tool_call>{body}</tool_call> after"

@@ -437,16 +437,16 @@ class CallTextParser:
             if not final and _could_open(buf, j):
                 return None
             return -1
-        k = _skip_space(buf, opener.end)
-        if k is None:
-            return -1
-        if k == len(buf) and not final:
-            return None
-        first = buf[k] if k < len(buf) else ""
-        if first in ("{", "[") or (opener.canonical and first in ("<", "")):
-            self._open_tagged(buf, j, opener, fence_start)
-            return opener.end
-        return -1
+        if not opener.canonical:  # only <tool_call> opens a call whatever follows it
+            k = _skip_space(buf, opener.end)
+            if k is None:
+                return -1
+            if k == len(buf):
+                return None if not final else -1
+            if buf[k] not in ("{", "["):
+                return -1
+        self._open_tagged(buf, j, opener, fence_start)
+        return opener.end
 
     def _try_bare(self, buf: str, j: int, final: bool, fence_start: int) -> int | None:
         k = _skip_space(buf, j + 1)
@@ -633,10 +633,11 @@ class CallTextParser:
             return _END
         if not final and len(buf) - j < len(close) and close.startswith(buf[j:]):
             return _STALL
-        if call.complete and call.depth == 0:
-            # A new call opens right after a complete one: the first just lacked its close tag.
+        if call.depth == 0:
+            # A new call opens at the top level. After a complete value, the first call just
+            # lacked its close tag; before any JSON, the first "<tool_call>" was prose.
             if _match_opener(buf, j) is not None:
-                return _IMPLICIT_END
+                return _IMPLICIT_END if call.complete else _ABANDON
             if not final and _could_open(buf, j):
                 return _STALL
         return _MORE
@@ -661,6 +662,7 @@ class CallTextParser:
             self._add((name, arguments, loaded is not None and loaded[1]), raw)
 
     def _reject_bare(self, call: _PendingCall) -> None:
+        """Show a candidate that turned out not to be a call, exactly as it was written."""
         self._emit(call.fence_prefix + call.text())
         if call.fenced:
             self._state = "code"
@@ -689,8 +691,11 @@ class CallTextParser:
             )
             self._add_error(message, raw[:end], truncated=False)
             return raw[end:]
+        content = raw[call.open_len :].lstrip()
         if call.complete:
             self._finish_tagged(call, closed=False)
+        elif content and content[0] not in "{[<":
+            self._reject_bare(call)  # "<tool_call>" mentioned in prose, never closed
         else:
             self._truncated(raw, call.close)
         return ""
