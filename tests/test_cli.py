@@ -189,3 +189,26 @@ def test_config_show_masks_the_key(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "verysecret" not in done.stdout and "****9876" in done.stdout
     assert "deepseek-chat" in done.stdout and "env DEEPSEEK_API_KEY" in done.stdout
+
+
+def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    trace = tmp_path / "trace.jsonl"
+    with FakeOpenAI() as server:
+        server.answers.append(Answer(json_body=completion("late"), delay=5))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "toolcall_cli", "run", "hi", "--model", "m", "--base-url",
+             server.base_url, "--trace", str(trace)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        )
+        deadline = time.monotonic() + 20
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    assert process.returncode == 130
+    assert err.strip().splitlines() == ["toolcall: interrupted"]
+    kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert kinds[:2] == ["run_started", "iteration_started"]
