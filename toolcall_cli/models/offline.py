@@ -168,6 +168,23 @@ def loose_json(text: str) -> Any:
         return text
 
 
+_COMPACTED_RE = re.compile(re.escape(SUMMARY_PREFIX) + r" (\d+) earlier tool round")
+
+
+def replies_since_question(body: dict[str, Any]) -> int:
+    """Assistant replies after the question, compacted rounds included: unlike the turns the
+    brain can read back, this also counts a reply whose call could not be parsed."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    start = question_index(messages)
+    count = 0
+    for message in messages[start + 1 :] if start is not None else []:
+        compacted = (
+            _COMPACTED_RE.match(message_text(message)) if is_summary_message(message) else None
+        )
+        count += int(compacted.group(1)) if compacted else message.get("role") == "assistant"
+    return count
+
+
 def read_conversation(body: dict[str, Any]) -> Conversation:
     shape = request_shape(body)
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
@@ -316,6 +333,8 @@ class AssistantOutput:
     content: str | None
     tool_calls: tuple[WireCall, ...] = ()
     finish_reason: str = "stop"
+    cuts: tuple[int, ...] = ()
+    """Offsets in `content` where a stream chunk must end (a fault splitting tags on purpose)."""
 
 
 def write_output(decision: Decision, shape: Shape, call_ids: Sequence[str]) -> AssistantOutput:
@@ -395,12 +414,18 @@ def completion(
     }
 
 
-def split_text(text: str, rng: random.Random) -> list[str]:
-    """Pieces of 1-12 characters, so tags and JSON get split anywhere."""
+def split_text(text: str, rng: random.Random, cuts: Sequence[int] = ()) -> list[str]:
+    """Pieces of 1-12 characters, so tags and JSON get split anywhere; no piece spans a cut."""
     pieces: list[str] = []
     position = 0
+    pending = sorted(c for c in set(cuts) if 0 < c < len(text))
+    next_cut = 0
     while position < len(text):
         size = rng.randint(1, 12)
+        while next_cut < len(pending) and pending[next_cut] <= position:
+            next_cut += 1
+        if next_cut < len(pending):
+            size = min(size, pending[next_cut] - position)
         pieces.append(text[position : position + size])
         position += size
     return pieces
@@ -447,7 +472,7 @@ def chunks(
         yield from tool_call_chunks(output, writer, rng)
     else:
         yield writer.chunk({"role": "assistant", "content": ""})
-        for piece in split_text(output.content or "", rng):
+        for piece in split_text(output.content or "", rng, output.cuts):
             yield writer.chunk({"content": piece})
     yield writer.chunk({}, output.finish_reason)
     if writer.include_usage:
@@ -458,7 +483,7 @@ def tool_call_chunks(
     output: AssistantOutput, writer: ChunkWriter, rng: random.Random
 ) -> Iterator[dict[str, Any]]:
     yield writer.chunk({"role": "assistant", "content": None})
-    for piece in split_text(output.content or "", rng):
+    for piece in split_text(output.content or "", rng, output.cuts):
         yield writer.chunk({"content": piece})
     for index, call in enumerate(output.tool_calls):
         head = {
@@ -494,13 +519,22 @@ def digest(*parts: object) -> str:
 # --- the model --------------------------------------------------------------------------------
 
 
+_NO_CONVERSATION = Conversation("", ())
+
+
 @dataclass(frozen=True)
 class FaultContext:
-    """What a fault may look at: the request's shape, how many turns came before, a seeded RNG."""
+    """What a fault may look at: the request's shape, how many turns came before, a seeded RNG,
+    and what the brain read from the request."""
 
     shape: Shape
     turn: int
+    """The model's replies since the question, readable or not (a cut-off call counts too)."""
     rng: random.Random
+    streaming: bool = False
+    conversation: Conversation = _NO_CONVERSATION
+    key: str = ""
+    """The request's digest (seed and body): faults derive their own RNGs from it."""
 
 
 class Fault(Protocol):
@@ -527,7 +561,14 @@ class OfflineModel:
         rng = random.Random(key)
         conversation = read_conversation(body)
         shape = request_shape(body)
-        context = FaultContext(shape, len(conversation.turns), random.Random(key + ":fault"))
+        context = FaultContext(
+            shape,
+            replies_since_question(body),
+            random.Random(key + ":fault"),
+            streaming=bool(body.get("stream")),
+            conversation=conversation,
+            key=key,
+        )
         decision = decide(conversation)
         for fault in self.faults:
             decision = fault.alter_decision(decision, context)

@@ -38,6 +38,12 @@ class Exchange:
     def failed(self) -> bool:
         return self.result is None or self.result.lstrip().lower().startswith("error")
 
+    @property
+    def unparsed(self) -> bool:
+        """The call never ran because its text could not be parsed (cut off, broken JSON):
+        what was read back of it is not what the model meant, so it is made again in full."""
+        return self.failed and _UNPARSED_RE.search(self.result or "") is not None
+
 
 @dataclass(frozen=True)
 class Conversation:
@@ -667,6 +673,12 @@ _UNEXPECTED_RE = re.compile(
     rf"unexpected argument\s*{_QUOTED}|{_QUOTED} was unexpected|unknown argument\s*{_QUOTED}", re.I
 )
 _ENUM_RE = re.compile(rf"{_QUOTED} must be one of ([^;\n]+)|is not one of \[([^\]]+)\]", re.I)
+_UNPARSED_RE = re.compile(
+    r"not valid JSON|never closed|ended inside a tool call|is not a JSON object|"
+    r"not the JSON object|matches neither a call|without a function name|could not be read|"
+    r"holds no tool call|block is empty",
+    re.I,
+)
 _TRANSIENT_RE = re.compile(r"timed out|timeout|temporar|try again|rate limit|unavailable", re.I)
 
 
@@ -814,7 +826,7 @@ def attempted(
     siblings = sum(1 for p in plan_items if p.name == item.name)
     for exchange in history:
         call = exchange.call
-        if call.name != item.name:
+        if call.name != item.name or exchange.unparsed:
             continue
         if call.arguments == item.arguments or siblings == 1:
             return True
@@ -945,6 +957,7 @@ def decide(conversation: Conversation) -> Decision:
             fixed
             for e in conversation.turns[-1]
             if e.failed
+            and not e.unparsed
             and (fixed := fix_call(e, reading, tools))
             and retry_allowed(fixed, e, history)
         ]
@@ -1099,8 +1112,9 @@ def answerable(
     retried = retried_failures(reading, turns, tools)
     keep: list[Exchange] = []
     for t, turn in enumerate(turns):
+        made_again = any(not e.failed for later in turns[t + 1 :] for e in later)
         for i, exchange in enumerate(turn):
-            if (t, i) in retried:
+            if (t, i) in retried or (exchange.unparsed and made_again):
                 continue
             if not exchange.failed and any(same_call(exchange.call, k.call) for k in keep):
                 continue

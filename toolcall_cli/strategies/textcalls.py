@@ -636,7 +636,8 @@ class CallTextParser:
         if call.depth == 0:
             # A new call opens at the top level. After a complete value, the first call just
             # lacked its close tag; before any JSON, the first "<tool_call>" was prose.
-            if _match_opener(buf, j) is not None:
+            opener = _match_opener(buf, j)
+            if opener is not None and (call.complete or opener.canonical):
                 return _IMPLICIT_END if call.complete else _ABANDON
             if not final and _could_open(buf, j):
                 return _STALL
