@@ -1,0 +1,113 @@
+"""`toolcall parse`: the black-box interface to the parsers, batch vs streamed, text vs SSE."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolcall_cli.parsing import parse_output, parse_sse
+
+CONFORMANCE = Path(
+    os.environ.get("TOOLCALL_CONFORMANCE_DIR")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+)
+
+
+def cases(name: str) -> list[dict[str, Any]]:
+    path = CONFORMANCE / name
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def parse_cli(*args: str, stdin: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "toolcall_cli", "parse", *args], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def names_and_arguments(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [(c["name"], c["arguments"]) for c in result["calls"]]
+
+
+def test_cli_batch_and_one_char_chunks_agree() -> None:
+    text = ('我来查。<tool_call>{"name": "get_weather", "arguments": {"city": "北京"}}</tool_call>'
+            "\n```json\n{'name': 'calculate', 'arguments': {'expression': '1+2',}}\n```\n好的")
+    batch = parse_cli(stdin=text)
+    streamed = parse_cli("--strategy", "stream", "--chunk", "1", stdin=text)
+    seeded = parse_cli("--strategy", "stream", "--seed", "3", stdin=text)
+    assert names_and_arguments(batch) == [("get_weather", {"city": "北京"}),
+                                          ("calculate", {"expression": "1+2"})]
+    assert batch["calls"][1]["repaired"] is True
+    for other in (streamed, seeded):
+        assert names_and_arguments(other) == names_and_arguments(batch)
+        assert other["text"] == batch["text"]
+    assert batch["text"].startswith("我来查。") and batch["text"].endswith("好的")
+    assert "tool_call" not in batch["text"] and "```" not in batch["text"]
+    assert streamed["chunks"] == len(text) and batch["chunks"] == 1
+
+
+def test_cli_reports_a_truncated_call() -> None:
+    result = parse_cli(stdin='Checking.\n<tool_call>{"name": "get_weather", "arguments": {"ci')
+    assert result["calls"] == [] and result["text"] == "Checking."
+    assert result["errors"][0]["truncated"] is True
+
+
+def test_cli_usage_errors(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "toolcall_cli", "parse", "--chunk", "2"], input="x",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--strategy stream" in done.stderr
+    missing = subprocess.run([sys.executable, "-m", "toolcall_cli", "parse", str(tmp_path / "nope.txt")],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+
+
+CORPUS = cases("corpus.jsonl")
+
+
+@pytest.mark.skipif(not CORPUS, reason=f"conformance corpus not found in {CONFORMANCE}")
+@pytest.mark.parametrize("case", CORPUS, ids=lambda c: c["id"])
+def test_parse_and_stream_chunk_1_print_the_same_calls(case: dict[str, Any]) -> None:
+    batch = parse_output(case["text"])
+    streamed = parse_output(case["text"], chunk=1)
+    assert names_and_arguments(streamed) == names_and_arguments(batch)
+    assert streamed["errors"] == batch["errors"] and streamed["text"] == batch["text"]
+
+
+SSE = cases("sse_streams.jsonl")
+
+
+def sse_text(case: dict[str, Any]) -> str:
+    lines = []
+    for chunk in case["chunks"]:
+        if isinstance(chunk, str) and chunk.startswith("data:"):
+            lines.append(chunk)
+        else:
+            tool_calls = json.loads(chunk) if isinstance(chunk, str) else chunk
+            delta = {"tool_calls": tool_calls} if tool_calls else {}
+            lines.append("data: " + json.dumps({"choices": [{"index": 0, "delta": delta}]}))
+    return "\n\n".join(lines) + "\n\n"
+
+
+@pytest.mark.skipif(not SSE, reason=f"SSE streams not found in {CONFORMANCE}")
+@pytest.mark.parametrize("case", SSE, ids=lambda c: c["id"])
+def test_parse_sse_yields_the_expected_calls(case: dict[str, Any]) -> None:
+    result = parse_sse(sse_text(case))
+    expected = [(c["name"], c["arguments"]) for c in case["expected_calls"]]
+    assert names_and_arguments(result) == expected
+    assert [c["id"] for c in result["calls"]] == [c["id"] for c in case["expected_calls"]]
+
+
+@pytest.mark.skipif(not SSE, reason=f"SSE streams not found in {CONFORMANCE}")
+def test_cli_sse() -> None:
+    case = SSE[0]
+    result = parse_cli("--sse", stdin=sse_text(case))
+    assert names_and_arguments(result) == [(c["name"], c["arguments"]) for c in case["expected_calls"]]
