@@ -159,6 +159,9 @@ HistoryRoundsOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run dangerous tools without asking.")]
+ShowRequestOpt = Annotated[
+    bool, typer.Option("--show-request", help="Show each request body as sent (live view).")
+]
 TraceOpt = Annotated[
     Path | None, typer.Option("--trace", help="Also write every event as JSON lines to this file.")
 ]
@@ -303,11 +306,12 @@ def render_run(
     mode: RenderMode,
     trace: Path | None = None,
     approve: Approver | None = None,
+    show_request: bool = False,
 ) -> int:
     """Render a run's events and return the exit code its end calls for."""
     from toolcall_cli.trace import TraceWriter
 
-    renderer = make_renderer(mode)
+    renderer = make_renderer(mode, show_request=show_request)
     if isinstance(approve, Approval):
         approve.renderer = renderer
     writer = TraceWriter.open(trace) if trace else None
@@ -360,6 +364,7 @@ def run(
     as_json: JsonOpt = False,
     yes: YesOpt = False,
     trace: TraceOpt = None,
+    show_request: ShowRequestOpt = False,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
     if not question.strip():
@@ -391,7 +396,7 @@ def run(
             history_rounds,
         )
     )
-    raise typer.Exit(render_run(session.ask(question), mode, trace, session.approve))
+    raise typer.Exit(render_run(session.ask(question), mode, trace, session.approve, show_request))
 
 
 @app.command()
@@ -605,4 +610,13 @@ def main() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = EXIT_ANSWERED
+    except Exception as error:  # a bug: say so in one line; TOOLCALL_DEBUG=1 shows the traceback
+        if os.environ.get("TOOLCALL_DEBUG"):
+            raise
+        typer.echo(
+            f"toolcall: internal error: {type(error).__name__}: {error} "
+            "(a bug in toolcall; TOOLCALL_DEBUG=1 shows the traceback)",
+            err=True,
+        )
+        code = EXIT_FAILURE
     sys.exit(code if isinstance(code, int) else 0)

@@ -1125,13 +1125,19 @@ def answerable(
 def retried_failures(
     reading: Reading, turns: Sequence[Sequence[Exchange]], tools: Sequence[ToolSpec]
 ) -> set[tuple[int, int]]:
-    """(turn, index) of failed calls that the next turn retried: a retry is exactly the fix
-    the brain derives from the failure, so the lineage is recomputed, not remembered."""
+    """(turn, index) of failed calls that a later turn made good: a retry is the fix the brain
+    derives from the failure (so the lineage is recomputed, not remembered), made in the next
+    turn or, when that retry failed too, succeeding later."""
     retried: set[tuple[int, int]] = set()
+    items = plan(reading, tools)
     for t in range(1, len(turns)):
+        later_ok = [e for turn in turns[t:] for e in turn if not e.failed]
         for i, failed in enumerate(turns[t - 1]):
             fixed = fix_call(failed, reading, tools) if failed.failed else None
-            if fixed and any(same_call(fixed, later.call) for later in turns[t]):
+            if fixed and (
+                any(same_call(fixed, later.call) for later in turns[t])
+                or attempted(fixed, later_ok, items)
+            ):
                 retried.add((t - 1, i))
     return retried
 
