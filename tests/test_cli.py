@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fake_openai import Answer, FakeOpenAI, completion
 
 STOCK_PLUGIN = '''
@@ -30,12 +29,22 @@ def lookup_stock(symbol: str) -> dict:
 '''
 
 
-def toolcall(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-             stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def toolcall(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "toolcall_cli", *args],
-        capture_output=True, text=True, cwd=cwd, env=full_env, input=stdin, timeout=timeout,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        input=stdin,
+        timeout=timeout,
     )
 
 
@@ -63,11 +72,12 @@ def test_two_cities_two_calls_in_one_turn(tmp_path: Path) -> None:
     events = [json.loads(line) for line in done.stdout.splitlines()]
     calls = [e["call"] for e in events if e["kind"] == "tool_call_parsed"]
     assert [(c["name"], c["arguments"]["city"], c["arguments"]["day"]) for c in calls] == [
-        ("get_weather", "北京", "tomorrow"), ("get_weather", "上海", "tomorrow")
+        ("get_weather", "北京", "tomorrow"),
+        ("get_weather", "上海", "tomorrow"),
     ] or [(c["name"], c["arguments"]["day"]) for c in calls] == [("get_weather", "tomorrow")] * 2
     first_replies = [e for e in events if e["kind"] == "model_replied"]
     assert first_replies[0]["raw"].count("<tool_call>") == 2
-    answer = [e for e in events if e["kind"] == "final_answer"][0]["text"]
+    answer = next(e for e in events if e["kind"] == "final_answer")["text"]
     assert "北京" in answer and "上海" in answer
 
 
@@ -75,12 +85,16 @@ def test_a_dropped_in_plugin_is_listed_and_used(tmp_path: Path) -> None:
     (tmp_path / "tools.d").mkdir()
     (tmp_path / "tools.d" / "stocks.py").write_text(STOCK_PLUGIN, encoding="utf-8")
     listed = toolcall("tools", cwd=tmp_path)
-    assert listed.returncode == 0 and "lookup_stock" in listed.stdout and "stocks.py" in listed.stdout
+    assert (
+        listed.returncode == 0 and "lookup_stock" in listed.stdout and "stocks.py" in listed.stdout
+    )
     done = toolcall("run", "What's the price of AAPL stock?", "--json", cwd=tmp_path)
     events = [json.loads(line) for line in done.stdout.splitlines()]
     calls = [e["call"] for e in events if e["kind"] == "tool_call_parsed"]
-    assert calls and calls[0]["name"] == "lookup_stock" and calls[0]["arguments"] == {"symbol": "AAPL"}
-    answer = [e for e in events if e["kind"] == "final_answer"][0]["text"]
+    assert (
+        calls and calls[0]["name"] == "lookup_stock" and calls[0]["arguments"] == {"symbol": "AAPL"}
+    )
+    answer = next(e for e in events if e["kind"] == "final_answer")["text"]
     assert "189.5" in answer
 
 
@@ -91,15 +105,25 @@ def test_tool_schema_command(tmp_path: Path) -> None:
     assert schema["parameters"]["required"] == ["city"]
     assert schema["parameters"]["properties"]["day"]["enum"] == ["today", "tomorrow"]
     missing = toolcall("tools", "nope", cwd=tmp_path)
-    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "get_weather" in missing.stderr
+    assert (
+        missing.returncode == 2
+        and missing.stderr.count("\n") == 1
+        and "get_weather" in missing.stderr
+    )
 
 
 def test_broken_plugin_is_one_warning_and_the_rest_still_loads(tmp_path: Path) -> None:
     (tmp_path / "tools.d").mkdir()
-    (tmp_path / "tools.d" / "broken.py").write_text("import nonexistent_module_xyz\n", encoding="utf-8")
+    (tmp_path / "tools.d" / "broken.py").write_text(
+        "import nonexistent_module_xyz\n", encoding="utf-8"
+    )
     done = toolcall("tools", cwd=tmp_path)
     assert done.returncode == 0
-    assert done.stderr.count("\n") == 1 and "broken.py" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        done.stderr.count("\n") == 1
+        and "broken.py" in done.stderr
+        and "Traceback" not in done.stderr
+    )
     assert "get_weather" in done.stdout
 
 
@@ -110,7 +134,9 @@ def test_prompt_prints_the_exact_request(tmp_path: Path) -> None:
     system = body["messages"][0]["content"]
     assert "## get_weather" in system and "- city: string (required)" in system
     assert '<tool_call>{"name": "<tool name>", "arguments"' in system
-    schema_body = json.loads(toolcall("prompt", "你好", "--strategy", "schema", cwd=tmp_path).stdout)
+    schema_body = json.loads(
+        toolcall("prompt", "你好", "--strategy", "schema", cwd=tmp_path).stdout
+    )
     assert {t["function"]["name"] for t in schema_body["tools"]} >= {"get_weather", "calculate"}
 
 
@@ -136,8 +162,17 @@ def test_iteration_limit_exits_3(tmp_path: Path) -> None:
     script = tmp_path / "loop.jsonl"
     reply = '<tool_call>{"name": "calculate", "arguments": {"expression": "1+%d"}}</tool_call>'
     script.write_text("\n".join(json.dumps(reply % i) for i in range(5)), encoding="utf-8")
-    done = toolcall("run", "loop", "--model", "scripted", "--script", str(script),
-                    "--max-iterations", "2", cwd=tmp_path)
+    done = toolcall(
+        "run",
+        "loop",
+        "--model",
+        "scripted",
+        "--script",
+        str(script),
+        "--max-iterations",
+        "2",
+        cwd=tmp_path,
+    )
     assert done.returncode == 3
     assert "limit reached" in done.stdout
 
@@ -156,8 +191,20 @@ def test_unreachable_endpoint_exits_1_with_one_line(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     trace = tmp_path / "trace.jsonl"
-    done = toolcall("run", "hi", "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1",
-                    "--api-key", "sk-SECRET-123456789", "--trace", str(trace), "--quiet", cwd=tmp_path)
+    done = toolcall(
+        "run",
+        "hi",
+        "--model",
+        "m",
+        "--base-url",
+        f"http://127.0.0.1:{port}/v1",
+        "--api-key",
+        "sk-SECRET-123456789",
+        "--trace",
+        str(trace),
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "cannot connect" in done.stderr
     kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]
@@ -167,15 +214,29 @@ def test_unreachable_endpoint_exits_1_with_one_line(tmp_path: Path) -> None:
 
 
 def test_two_iterations_against_a_real_http_server(tmp_path: Path) -> None:
-    call = {"id": "call_a", "type": "function",
-            "function": {"name": "calculate", "arguments": '{"expression": "12*5+3"}'}}
+    call = {
+        "id": "call_a",
+        "type": "function",
+        "function": {"name": "calculate", "arguments": '{"expression": "12*5+3"}'},
+    }
     with FakeOpenAI() as server:
         server.answers += [
             Answer(json_body=completion(None, [call], "tool_calls")),
             Answer(json_body=completion("12*5+3 = 63")),
         ]
-        done = toolcall("run", "What's 12*5+3?", "--strategy", "schema", "--model", "fake",
-                        "--base-url", server.base_url, "--api-key", "sk-abc-SECRET-xyz", cwd=tmp_path)
+        done = toolcall(
+            "run",
+            "What's 12*5+3?",
+            "--strategy",
+            "schema",
+            "--model",
+            "fake",
+            "--base-url",
+            server.base_url,
+            "--api-key",
+            "sk-abc-SECRET-xyz",
+            cwd=tmp_path,
+        )
         second = server.requests[1]["messages"]
     assert done.returncode == 0, done.stderr
     assert "answer: 12*5+3 = 63" in done.stdout
@@ -184,8 +245,14 @@ def test_two_iterations_against_a_real_http_server(tmp_path: Path) -> None:
 
 
 def test_config_show_masks_the_key(tmp_path: Path) -> None:
-    done = toolcall("config", "show", "--profile", "deepseek", cwd=tmp_path,
-                    env={"DEEPSEEK_API_KEY": "sk-verysecretkey-9876"})
+    done = toolcall(
+        "config",
+        "show",
+        "--profile",
+        "deepseek",
+        cwd=tmp_path,
+        env={"DEEPSEEK_API_KEY": "sk-verysecretkey-9876"},
+    )
     assert done.returncode == 0
     assert "verysecret" not in done.stdout and "****9876" in done.stdout
     assert "deepseek-chat" in done.stdout and "env DEEPSEEK_API_KEY" in done.stdout
@@ -199,15 +266,29 @@ def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -
     with FakeOpenAI() as server:
         server.answers.append(Answer(json_body=completion("late"), delay=5))
         process = subprocess.Popen(
-            [sys.executable, "-m", "toolcall_cli", "run", "hi", "--model", "m", "--base-url",
-             server.base_url, "--trace", str(trace)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+            [
+                sys.executable,
+                "-m",
+                "toolcall_cli",
+                "run",
+                "hi",
+                "--model",
+                "m",
+                "--base-url",
+                server.base_url,
+                "--trace",
+                str(trace),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
         )
         deadline = time.monotonic() + 20
         while not server.requests and time.monotonic() < deadline:
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
+        _out, err = process.communicate(timeout=20)
     assert process.returncode == 130
     assert err.strip().splitlines() == ["toolcall: interrupted"]
     kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]

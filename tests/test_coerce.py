@@ -22,7 +22,14 @@ def book(
     code: str = "",
 ) -> dict[str, object]:
     """Book something."""
-    return {"count": count, "price": price, "urgent": urgent, "day": day, "tags": tags, "code": code}
+    return {
+        "count": count,
+        "price": price,
+        "urgent": urgent,
+        "day": day,
+        "tags": tags,
+        "code": code,
+    }
 
 
 @tool
@@ -62,8 +69,13 @@ def test_unambiguous_values_are_coerced_and_reported(
 
 @pytest.mark.parametrize(
     "arguments",
-    [{"count": "five"}, {"count": 2.5}, {"count": True}, {"count": 1, "urgent": "yes"},
-     {"count": 1, "day": "monday"}],
+    [
+        {"count": "five"},
+        {"count": 2.5},
+        {"count": True},
+        {"count": 1, "urgent": "yes"},
+        {"count": 1, "day": "monday"},
+    ],
 )
 def test_doubtful_values_are_left_for_validation(arguments: dict[str, object]) -> None:
     ok, content, coerced = run("book", arguments)

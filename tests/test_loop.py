@@ -75,14 +75,24 @@ def registry(tmp_path: Path) -> ToolRegistry:
 
 
 def call(name: str, **arguments: Any) -> str:
-    return f'<tool_call>{json.dumps({"name": name, "arguments": arguments})}</tool_call>'
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
 
 
-def run_all(replies: list[Any], registry: ToolRegistry, strategy: str = "regex", **limits: Any) -> list[Event]:
+def run_all(
+    replies: list[Any], registry: ToolRegistry, strategy: str = "regex", **limits: Any
+) -> list[Event]:
     model = ScriptedModel(replies)
     history: list[Message] = []
-    events = list(run("q", model=model, strategy=get_strategy(strategy), registry=registry,
-                      history=history, limits=Limits(**limits)))
+    events = list(
+        run(
+            "q",
+            model=model,
+            strategy=get_strategy(strategy),
+            registry=registry,
+            history=history,
+            limits=Limits(**limits),
+        )
+    )
     return events
 
 
@@ -118,7 +128,11 @@ def test_native_results_are_tool_messages_with_ids(registry: ToolRegistry) -> No
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": '{"text": "a"}'}},
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "echo", "arguments": '{"text": "a"}'},
+            },
             {"id": "c2", "type": "function", "function": {"name": "echo", "arguments": "{broken"}},
         ],
     }
@@ -141,7 +155,9 @@ def test_tool_exception_is_fed_back(registry: ToolRegistry) -> None:
     events = run_all([call("boom", x=1), "it failed"], registry)
     result = of(events, ToolFinished)[0].result
     assert not result.ok and result.error_kind == "tool_error"
-    assert "RuntimeError: the backend is down" in result.content and "Traceback" not in result.content
+    assert (
+        "RuntimeError: the backend is down" in result.content and "Traceback" not in result.content
+    )
 
 
 def test_hanging_tool_times_out_and_the_run_goes_on(registry: ToolRegistry) -> None:
@@ -153,8 +169,14 @@ def test_hanging_tool_times_out_and_the_run_goes_on(registry: ToolRegistry) -> N
     assert of(events, FinalAnswer)[0].text == "gave up"
 
 
-def test_repeated_identical_call_is_answered_from_the_earlier_result(registry: ToolRegistry) -> None:
-    replies = [call("echo", text="x"), '<tool_call>{"arguments": {"text": "x"}, "name": "echo"}</tool_call>', "ok"]
+def test_repeated_identical_call_is_answered_from_the_earlier_result(
+    registry: ToolRegistry,
+) -> None:
+    replies = [
+        call("echo", text="x"),
+        '<tool_call>{"arguments": {"text": "x"}, "name": "echo"}</tool_call>',
+        "ok",
+    ]
     events = run_all(replies, registry)
     first, second = (e.result for e in of(events, ToolFinished))
     assert not first.cached and second.cached
@@ -169,8 +191,16 @@ def test_a_tool_can_declare_itself_not_cacheable(registry: ToolRegistry) -> None
 
 def test_failed_rounds_make_the_model_answer_without_tools(registry: ToolRegistry) -> None:
     model = ScriptedModel([call("boom", x=1)] * 3 + ["I could not reach the backend."])
-    events = list(run("q", model=model, strategy=get_strategy("regex"), registry=registry,
-                      history=[], limits=Limits(max_iterations=6)))
+    events = list(
+        run(
+            "q",
+            model=model,
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(max_iterations=6),
+        )
+    )
     withdrawn = of(events, AnswerWithoutTools)
     assert withdrawn and withdrawn[0].failed_rounds == 3
     last_request = model.requests[-1]
@@ -189,8 +219,16 @@ def test_long_results_are_cut_before_feeding_back(registry: ToolRegistry) -> Non
 def test_history_window_compacts_old_rounds(registry: ToolRegistry) -> None:
     replies = [call("echo", text=f"t{i}") for i in range(4)] + ["done"]
     model = ScriptedModel(replies)
-    events = list(run("q", model=model, strategy=get_strategy("regex"), registry=registry,
-                      history=[], limits=Limits(history_rounds=2, max_iterations=6)))
+    events = list(
+        run(
+            "q",
+            model=model,
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(history_rounds=2, max_iterations=6),
+        )
+    )
     last = model.requests[-1]["messages"]
     summary = [m for m in last if m["content"].startswith("[context summary]")]
     assert len(summary) == 1 and 'echo({"text": "t0"})' in summary[0]["content"]
@@ -212,8 +250,16 @@ def test_run_timeout(registry: ToolRegistry) -> None:
 
 def test_question_over_the_limit_is_refused(registry: ToolRegistry) -> None:
     model = ScriptedModel([])
-    events = list(run("x" * 50, model=model, strategy=get_strategy("regex"), registry=registry,
-                      history=[], limits=Limits(max_question_chars=10)))
+    events = list(
+        run(
+            "x" * 50,
+            model=model,
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(max_question_chars=10),
+        )
+    )
     assert of(events, RunFinished)[0].stop_reason == "input_rejected"
     assert not model.requests
 
@@ -222,14 +268,25 @@ class FailingModel:
     name = "failing"
 
     def stream(self, request: ModelRequest) -> Any:
-        yield {"choices": [{"delta": {"content": 'Let me look. <tool_call>{"name": "echo", "argu'}}]}
+        yield {
+            "choices": [{"delta": {"content": 'Let me look. <tool_call>{"name": "echo", "argu'}}]
+        }
         raise ModelError("the stream was cut mid-reply", kind="protocol")
 
 
-def test_a_cut_stream_keeps_the_partial_text_and_reports_the_truncated_call(registry: ToolRegistry) -> None:
+def test_a_cut_stream_keeps_the_partial_text_and_reports_the_truncated_call(
+    registry: ToolRegistry,
+) -> None:
     history: list[Message] = []
-    events = list(run("q", model=FailingModel(), strategy=get_strategy("stream"), registry=registry,
-                      history=history))
+    events = list(
+        run(
+            "q",
+            model=FailingModel(),
+            strategy=get_strategy("stream"),
+            registry=registry,
+            history=history,
+        )
+    )
     failed = of(events, ModelFailed)[0]
     assert failed.error_kind == "protocol"
     errors = of(events, ParseError)
@@ -259,9 +316,17 @@ def test_text_inside_a_tool_result_is_never_parsed_as_a_call(tmp_path: Path) -> 
     registry = load_tools([tmp_path / "inj"]).registry
     for strategy in ("regex", "stream", "schema"):
         if strategy == "schema":
-            first: Any = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function",
-                 "function": {"name": "fetch_page", "arguments": '{"url": "http://x"}'}}]}
+            first: Any = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "fetch_page", "arguments": '{"url": "http://x"}'},
+                    }
+                ],
+            }
         else:
             first = call("fetch_page", url="http://x")
         events = run_all([first, "The page asked me to run a tool; I did not."], registry, strategy)
@@ -293,7 +358,15 @@ def test_dangerous_tool_runs_only_when_approved(tmp_path: Path) -> None:
         asked.append(call.arguments["path"])
         return True
 
-    events = list(run("q", model=ScriptedModel([call("rm", path="a.txt"), "done"]),
-                      strategy=get_strategy("regex"), registry=registry, history=[], approve=approve))
+    events = list(
+        run(
+            "q",
+            model=ScriptedModel([call("rm", path="a.txt"), "done"]),
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            approve=approve,
+        )
+    )
     assert asked == ["a.txt"]
     assert of(events, ToolFinished)[0].result.content == "removed a.txt"

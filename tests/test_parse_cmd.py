@@ -23,12 +23,19 @@ def cases(name: str) -> list[dict[str, Any]]:
     path = CONFORMANCE / name
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def parse_cli(*args: str, stdin: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "toolcall_cli", "parse", *args], input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "parse", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -39,13 +46,17 @@ def names_and_arguments(result: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def test_cli_batch_and_one_char_chunks_agree() -> None:
-    text = ('我来查。<tool_call>{"name": "get_weather", "arguments": {"city": "北京"}}</tool_call>'
-            "\n```json\n{'name': 'calculate', 'arguments': {'expression': '1+2',}}\n```\n好的")
+    text = (
+        '我来查。<tool_call>{"name": "get_weather", "arguments": {"city": "北京"}}</tool_call>'
+        "\n```json\n{'name': 'calculate', 'arguments': {'expression': '1+2',}}\n```\n好的"
+    )
     batch = parse_cli(stdin=text)
     streamed = parse_cli("--strategy", "stream", "--chunk", "1", stdin=text)
     seeded = parse_cli("--strategy", "stream", "--seed", "3", stdin=text)
-    assert names_and_arguments(batch) == [("get_weather", {"city": "北京"}),
-                                          ("calculate", {"expression": "1+2"})]
+    assert names_and_arguments(batch) == [
+        ("get_weather", {"city": "北京"}),
+        ("calculate", {"expression": "1+2"}),
+    ]
     assert batch["calls"][1]["repaired"] is True
     for other in (streamed, seeded):
         assert names_and_arguments(other) == names_and_arguments(batch)
@@ -62,11 +73,20 @@ def test_cli_reports_a_truncated_call() -> None:
 
 
 def test_cli_usage_errors(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "toolcall_cli", "parse", "--chunk", "2"], input="x",
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "parse", "--chunk", "2"],
+        input="x",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "--strategy stream" in done.stderr
-    missing = subprocess.run([sys.executable, "-m", "toolcall_cli", "parse", str(tmp_path / "nope.txt")],
-                             capture_output=True, text=True, timeout=60)
+    missing = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "parse", str(tmp_path / "nope.txt")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
 
 
@@ -110,4 +130,6 @@ def test_parse_sse_yields_the_expected_calls(case: dict[str, Any]) -> None:
 def test_cli_sse() -> None:
     case = SSE[0]
     result = parse_cli("--sse", stdin=sse_text(case))
-    assert names_and_arguments(result) == [(c["name"], c["arguments"]) for c in case["expected_calls"]]
+    assert names_and_arguments(result) == [
+        (c["name"], c["arguments"]) for c in case["expected_calls"]
+    ]

@@ -38,7 +38,9 @@ def drive(session: Session, keys: str, tmp_path: Path) -> int:
         return repl.loop()
 
 
-def test_questions_are_answered_and_remembered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_questions_are_answered_and_remembered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     session = new_session()
     code = drive(session, "What's 12*5+3?\r北京明天天气怎么样？\r/history\r\x04", tmp_path)
     out = capsys.readouterr().out
@@ -54,7 +56,20 @@ def test_questions_are_answered_and_remembered(tmp_path: Path, capsys: pytest.Ca
 
 def test_slash_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     session = new_session()
-    keys = "/help\r/tools\r/strategy stream\r/strategy bogus\r/model nope\r你好\r/reset\r/history\r/exit\r"
+    keys = "\r".join(
+        [
+            "/help",
+            "/tools",
+            "/strategy stream",
+            "/strategy bogus",
+            "/model nope",
+            "你好",
+            "/reset",
+            "/history",
+            "/exit",
+            "",
+        ]
+    )
     assert drive(session, keys, tmp_path) == 0
     out = capsys.readouterr().out
     assert "/strategy" in out and "/reset" in out  # help
@@ -102,6 +117,7 @@ def test_completion_of_commands_and_tools(tmp_path: Path) -> None:
     from toolcall_cli.repl import SlashCompleter
 
     completer = SlashCompleter(new_session())
+
     def words(text: str) -> list[str]:
         return [c.text for c in completer.get_completions(Document(text), CompleteEvent())]
 

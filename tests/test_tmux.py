@@ -24,15 +24,31 @@ class Terminal:
         self.tmp = tmp
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20)
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20
+        )
         return done.stdout
 
     def start(self, command: str) -> None:
-        env = {"HOME": str(self.tmp), "XDG_CONFIG_HOME": str(self.tmp / ".config"), "TERM": "xterm-256color",
-               "LANG": "C.UTF-8", "PATH": os.environ.get("PATH", "")}
+        env = {
+            "HOME": str(self.tmp),
+            "XDG_CONFIG_HOME": str(self.tmp / ".config"),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "PATH": os.environ.get("PATH", ""),
+        }
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        self.tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "t",
-                  f"cd {shlex.quote(str(self.tmp))} && env {exports} {command}; echo EXIT=$?; sleep 30")
+        self.tmux(
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-s",
+            "t",
+            f"cd {shlex.quote(str(self.tmp))} && env {exports} {command}; echo EXIT=$?; sleep 30",
+        )
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "t", *keys)
@@ -67,7 +83,15 @@ def test_live_view_shows_every_step(terminal: Terminal) -> None:
     terminal.start(f"{TOOLCALL} run '北京和上海明天天气分别是多少？'")
     screen = terminal.wait_for("EXIT=")
     assert "EXIT=0" in screen
-    for step in ("Iteration 1", "Iteration 2", "<tool_call>", "get_weather", "✓", "fed back", "上海"):
+    for step in (
+        "Iteration 1",
+        "Iteration 2",
+        "<tool_call>",
+        "get_weather",
+        "✓",
+        "fed back",
+        "上海",
+    ):
         assert step in screen, step
     assert "model offline" in screen and "strategy regex" in screen  # the header
     assert "2 iterations" in screen and "2 tool calls" in screen  # the footer

@@ -507,7 +507,8 @@ def parse(
         Path | None, typer.Argument(help="A file holding the raw model output; stdin when absent.")
     ] = None,
     strategy: Annotated[
-        StrategyName, typer.Option("--strategy", "-s", help="regex: all at once; stream: in chunks.")
+        StrategyName,
+        typer.Option("--strategy", "-s", help="regex: all at once; stream: in chunks."),
     ] = StrategyName.regex,
     chunk: Annotated[
         int | None, typer.Option("--chunk", min=1, help="stream: feed N characters at a time.")

@@ -100,7 +100,8 @@ def result_json(
 ) -> dict[str, Any]:
     return {
         "calls": [
-            {"id": c.id, "name": c.name, "arguments": c.arguments, "repaired": c.repaired} for c in calls
+            {"id": c.id, "name": c.name, "arguments": c.arguments, "repaired": c.repaired}
+            for c in calls
         ],
         "text": text.strip(),
         "errors": [

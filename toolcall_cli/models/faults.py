@@ -271,7 +271,8 @@ def hallucinated_names(name: str, known: set[str]) -> list[str]:
     words = [w for w in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name) if w]
     camel = words[0].lower() + "".join(w.title() for w in words[1:]) if words else name
     bare = "_".join(words[1:]) if len(words) > 1 and words[0] in ("get", "fetch") else ""
-    candidates = [camel, f"{name}_info", f"{name}_tool", bare, f"get_{name}"]
+    verb = "" if bare else f"get_{name}"
+    candidates = [camel, f"{name}_info", f"{name}_tool", bare, verb]
     close = [
         c
         for c in dict.fromkeys(candidates)
@@ -633,9 +634,9 @@ class ProseAround(FaultBase):
         if not self.fires(context, is_call_output(output, context.shape)):
             return output
         if asks_in_chinese(context):
-            before, after = "好的，没问题！", "请稍等，工具返回结果后我马上告诉你。"
+            before, after = "这个问题需要查一下。", "请稍等，工具返回结果后我马上告诉你。"
         else:
-            before, after = "Sure thing!", "Hang on, I'll tell you as soon as the tool replies."
+            before, after = "Good question!", "Hang on, I'll tell you as soon as the tool replies."
         return replace(output, content=f"{before} {output.content}\n\n{after}")
 
 

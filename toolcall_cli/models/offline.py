@@ -278,10 +278,19 @@ def assistant_calls(message: dict[str, Any], shape: Shape) -> list[tuple[str, Pl
     text = message_text(message)
     if shape == "json":
         payload = decode_object(text)
-        return [("", call_from_payload(payload))] if payload and "name" in payload else []
+        call = call_from_payload(payload, garbled=not is_strict_json(text)) if payload else None
+        return [("", call)] if call and payload and "name" in payload else []
     segments = [part.split(CALL_CLOSE, 1)[0] for part in text.split(CALL_OPEN)[1:]]
-    payloads = [decode_object(segment) for segment in segments]
-    return [("", call_from_payload(p)) for p in payloads if p and "name" in p]
+    read = [(decode_object(segment), not is_strict_json(segment)) for segment in segments]
+    return [("", call_from_payload(p, garbled=g)) for p, g in read if p and "name" in p]
+
+
+def is_strict_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def native_call(entry: dict[str, Any]) -> tuple[str, PlannedCall]:
@@ -289,16 +298,19 @@ def native_call(entry: dict[str, Any]) -> tuple[str, PlannedCall]:
     function: dict[str, Any] = found if isinstance(found, dict) else {}
     arguments = function.get("arguments")
     decoded = decode_object(arguments) if isinstance(arguments, str) else arguments
+    garbled = (
+        isinstance(arguments, str) and bool(arguments.strip()) and not is_strict_json(arguments)
+    )
     return str(entry.get("id") or ""), PlannedCall(
-        str(function.get("name") or ""), as_arguments(decoded)
+        str(function.get("name") or ""), as_arguments(decoded), garbled=garbled
     )
 
 
-def call_from_payload(payload: dict[str, Any]) -> PlannedCall:
+def call_from_payload(payload: dict[str, Any], *, garbled: bool = False) -> PlannedCall:
     arguments = payload.get("arguments", payload.get("parameters"))
     if isinstance(arguments, str):
         arguments = decode_object(arguments)
-    return PlannedCall(str(payload["name"]), as_arguments(arguments))
+    return PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
 
 
 def as_arguments(value: Any) -> dict[str, Any]:

@@ -25,6 +25,9 @@ class PlannedCall:
     arguments: dict[str, Any]
     key: tuple[str, Any] | None = field(default=None, compare=False)
     """The parameter and value that tells this call apart from its siblings (city 北京 vs 上海)."""
+    garbled: bool = field(default=False, compare=False)
+    """Read back from call text that was not valid JSON (cut off or broken): the arguments are
+    a repair's guess, not necessarily what was meant."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,9 @@ class Exchange:
     def unparsed(self) -> bool:
         """The call never ran because its text could not be parsed (cut off, broken JSON):
         what was read back of it is not what the model meant, so it is made again in full."""
-        return self.failed and _UNPARSED_RE.search(self.result or "") is not None
+        return self.failed and (
+            self.call.garbled or _UNPARSED_RE.search(self.result or "") is not None
+        )
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ def print_tool_table(tools: Sequence[Tool], console: Console | None = None) -> N
         # Piped: one line per tool, nothing cut to the width of a terminal that is not there.
         for tool in tools:
             console.print(
-                f"{tool.spec.name}({parameter_list(tool)})  {tool.source}", markup=False, soft_wrap=True
+                f"{tool.spec.name}({parameter_list(tool)})  {tool.source}",
+                markup=False,
+                soft_wrap=True,
             )
         return
     table = Table(title=f"{len(tools)} tools", title_justify="left", expand=False)

@@ -168,7 +168,9 @@ def coerce_enum(value: Any, allowed: list[Any]) -> Any:
     if value in allowed:
         return value
     if isinstance(value, str):
-        matches = [a for a in allowed if isinstance(a, str) and a.casefold() == value.strip().casefold()]
+        matches = [
+            a for a in allowed if isinstance(a, str) and a.casefold() == value.strip().casefold()
+        ]
         if len(matches) == 1:
             return matches[0]
     for converter in (to_integer, to_number):
