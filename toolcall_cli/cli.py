@@ -22,7 +22,8 @@ from toolcall_cli.config import ConfigError, config_path, load_config, mask, res
 from toolcall_cli.events import Event, LimitReached, ModelFailed, RunFinished
 from toolcall_cli.loop import Approver, Limits, deny_all
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.models import ModelChoice, ModelConfigError, get_model
+from toolcall_cli.models import LOCAL_MODELS, ModelChoice, ModelConfigError, get_model
+from toolcall_cli.models.paced import PacedModel
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.render.base import Renderer
 from toolcall_cli.session import Session
@@ -159,6 +160,15 @@ HistoryRoundsOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run dangerous tools without asking.")]
+PaceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--pace",
+        min=0.0,
+        help="Seconds between streamed chunks of the offline/scripted model "
+        "(default: 0.02 in the live view, else 0).",
+    ),
+]
 ShowRequestOpt = Annotated[
     bool, typer.Option("--show-request", help="Show each request body as sent (live view).")
 ]
@@ -188,6 +198,7 @@ class SessionOptions:
     run_timeout: float | None = None
     max_result_chars: int = 4000
     history_rounds: int = 5
+    pace: float = 0.0
 
     def limits(self) -> Limits:
         return Limits(
@@ -273,6 +284,8 @@ def build_session(options: SessionOptions) -> Session:
         model = get_model(choice)
     except ModelConfigError as error:
         fail(str(error))
+    if options.pace > 0 and choice.name in LOCAL_MODELS:
+        model = PacedModel(model, options.pace)
     return Session(
         model=model,
         strategy=pick_strategy(strategy_name, options),
@@ -280,6 +293,14 @@ def build_session(options: SessionOptions) -> Session:
         limits=options.limits(),
         approve=approver(options.yes),
     )
+
+
+def pace_for(pace: float | None, mode: str) -> float:
+    """Streamed replies of the local models are spaced out only where someone is watching
+    (the pause applies to streaming requests only)."""
+    if pace is not None:
+        return pace
+    return 0.02 if mode == "live" else 0.0
 
 
 def output_mode(quiet: bool, as_json: bool) -> RenderMode:
@@ -365,6 +386,7 @@ def run(
     yes: YesOpt = False,
     trace: TraceOpt = None,
     show_request: ShowRequestOpt = False,
+    pace: PaceOpt = None,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
     if not question.strip():
@@ -375,25 +397,26 @@ def run(
     mode = output_mode(quiet, as_json)
     session = build_session(
         SessionOptions(
-            strategy,
-            schema_mode,
-            stream_mode,
-            model,
-            profile,
-            base_url,
-            api_key,
-            connect_timeout,
-            read_timeout,
-            script,
-            seed,
-            tuple(tools or ()),
-            no_default_tools,
-            max_iterations,
-            tool_timeout,
-            yes,
-            run_timeout,
-            max_result_chars,
-            history_rounds,
+            strategy=strategy,
+            schema_mode=schema_mode,
+            stream_mode=stream_mode,
+            model=model,
+            profile=profile,
+            base_url=base_url,
+            api_key=api_key,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            script=script,
+            seed=seed,
+            tools=tuple(tools or ()),
+            no_default_tools=no_default_tools,
+            max_iterations=max_iterations,
+            tool_timeout=tool_timeout,
+            yes=yes,
+            run_timeout=run_timeout,
+            max_result_chars=max_result_chars,
+            history_rounds=history_rounds,
+            pace=pace_for(pace, mode),
         )
     )
     raise typer.Exit(render_run(session.ask(question), mode, trace, session.approve, show_request))
@@ -420,6 +443,7 @@ def chat(
     max_result_chars: ResultCharsOpt = 4000,
     history_rounds: HistoryRoundsOpt = 5,
     yes: YesOpt = False,
+    pace: PaceOpt = None,
     history_file: Annotated[
         Path | None, typer.Option("--history-file", help="Where the input history is kept.")
     ] = None,
@@ -428,25 +452,26 @@ def chat(
     from toolcall_cli.repl import Repl, default_history_file
 
     options = SessionOptions(
-        strategy,
-        schema_mode,
-        stream_mode,
-        model,
-        profile,
-        base_url,
-        api_key,
-        connect_timeout,
-        read_timeout,
-        script,
-        seed,
-        tuple(tools or ()),
-        no_default_tools,
-        max_iterations,
-        tool_timeout,
-        yes,
-        run_timeout,
-        max_result_chars,
-        history_rounds,
+        strategy=strategy,
+        schema_mode=schema_mode,
+        stream_mode=stream_mode,
+        model=model,
+        profile=profile,
+        base_url=base_url,
+        api_key=api_key,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        script=script,
+        seed=seed,
+        tools=tuple(tools or ()),
+        no_default_tools=no_default_tools,
+        max_iterations=max_iterations,
+        tool_timeout=tool_timeout,
+        yes=yes,
+        run_timeout=run_timeout,
+        max_result_chars=max_result_chars,
+        history_rounds=history_rounds,
+        pace=pace_for(pace, "live" if sys.stdout.isatty() else "plain"),
     )
     session = build_session(options)
     choice, _ = model_choice(options)
