@@ -969,6 +969,9 @@ def decide(conversation: Conversation) -> Decision:
         if retries:
             return Decision(tuple(retries), retry_lead_in(conversation.turns[-1], reading))
         more = pending_calls(reading, tools, history) or conversion_calls(reading, tools, history)
+        if more and any(e.unparsed for e in conversation.turns[-1]):
+            # Calls that could not be read are made again in full: say why.
+            return Decision(tuple(more), retry_lead_in(conversation.turns[-1], reading))
         if more:
             return Decision(tuple(more), follow_up_lead_in(more, reading))
     return Decision(text=final_answer(reading, conversation.turns, tools))
