@@ -293,3 +293,40 @@ def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -
     assert err.strip().splitlines() == ["toolcall: interrupted"]
     kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]
     assert kinds[:2] == ["run_started", "iteration_started"]
+
+
+def test_faults_are_listed_one_per_line_by_name(tmp_path: Path) -> None:
+    from toolcall_cli.models.faults import FAULT_KINDS
+
+    done = toolcall("faults", cwd=tmp_path)
+    assert done.returncode == 0
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == list(FAULT_KINDS)
+
+
+def test_fault_run_recovers_live_in_the_view(tmp_path: Path) -> None:
+    done = toolcall(
+        "run", "--faults", "single_quotes,wrong_param", "北京今天适合穿短袖吗？", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "json-repair fixed the JSON" in out  # what was wrong
+    assert "did you mean `city`?" in out  # what was fed back
+    assert out.count("call get_weather") == 2 and '"city": "北京"' in out  # what the model did next
+    assert "短袖" in out.split("answer:")[-1]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--faults", "gremlins"], "gremlins"),
+        (
+            ["--faults", "no_tool", "--model", "scripted", "--script", "x.jsonl"],
+            "offline model only",
+        ),
+        (["--fault-rate", "2"], "fault-rate"),
+    ],
+)
+def test_bad_fault_options_are_usage_errors(tmp_path: Path, args: list[str], needle: str) -> None:
+    done = toolcall("run", "hi", *args, cwd=tmp_path)
+    assert done.returncode == 2 and needle in done.stderr and done.stderr.count("\n") == 1

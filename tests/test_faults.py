@@ -223,11 +223,6 @@ SCENARIOS: dict[str, Scenario] = {
     "split_tags": Scenario(WEATHER, ("北京", "°C"), parsed_whole),
 }
 
-TRUNCATION_NOT_SEEN = (
-    "NativeReplyParser and StructuredReplyParser ignore finish_reason 'length': the cut "
-    "arguments are json-repaired and the call runs (e.g. calculate('12*5') → a wrong answer)"
-)
-
 
 def applicable_pairs() -> list[Any]:
     pairs = []
@@ -235,10 +230,7 @@ def applicable_pairs() -> list[Any]:
         for strategy in STRATEGIES:
             if kind == "no_tool" or (kind, strategy) in NOT_APPLICABLE:
                 continue
-            marks = []
-            if kind == "truncated" and strategy not in TEXT:
-                marks.append(pytest.mark.xfail(strict=True, reason=TRUNCATION_NOT_SEEN))
-            pairs.append(pytest.param(kind, strategy, id=f"{kind}-{strategy}", marks=marks))
+            pairs.append(pytest.param(kind, strategy, id=f"{kind}-{strategy}"))
     return pairs
 
 

@@ -130,6 +130,18 @@ ScriptOpt = Annotated[
     Path | None, typer.Option("--script", help="Replies for --model scripted (JSON list or JSONL).")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for the offline model.")]
+FaultsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--faults", help="Make the offline model misbehave: KIND[,KIND...] (toolcall faults)."
+    ),
+]
+FaultRateOpt = Annotated[
+    float,
+    typer.Option(
+        "--fault-rate", min=0.0, max=1.0, help="Chance a fault fires where it can (0..1)."
+    ),
+]
 ToolsOpt = Annotated[
     list[Path] | None, typer.Option("--tools", help="Another tools.d directory (repeatable).")
 ]
@@ -199,6 +211,8 @@ class SessionOptions:
     max_result_chars: int = 4000
     history_rounds: int = 5
     pace: float = 0.0
+    faults: tuple[str, ...] = ()
+    fault_rate: float = 1.0
 
     def limits(self) -> Limits:
         return Limits(
@@ -265,6 +279,8 @@ def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
         api_key=resolved.api_key,
         connect_timeout=options.connect_timeout,
         read_timeout=options.read_timeout,
+        faults=options.faults,
+        fault_rate=options.fault_rate,
     )
     return choice, resolved.strategy
 
@@ -301,6 +317,10 @@ def pace_for(pace: float | None, mode: str) -> float:
     if pace is not None:
         return pace
     return 0.02 if mode == "live" else 0.0
+
+
+def fault_names(faults: str | None) -> tuple[str, ...]:
+    return tuple(name.strip() for name in (faults or "").split(",") if name.strip())
 
 
 def output_mode(quiet: bool, as_json: bool) -> RenderMode:
@@ -374,6 +394,8 @@ def run(
     read_timeout: ReadTimeoutOpt = 120.0,
     script: ScriptOpt = None,
     seed: SeedOpt = 0,
+    faults: FaultsOpt = None,
+    fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
     max_iterations: MaxIterOpt = 5,
@@ -417,6 +439,8 @@ def run(
             max_result_chars=max_result_chars,
             history_rounds=history_rounds,
             pace=pace_for(pace, mode),
+            faults=fault_names(faults),
+            fault_rate=fault_rate,
         )
     )
     raise typer.Exit(render_run(session.ask(question), mode, trace, session.approve, show_request))
@@ -435,6 +459,8 @@ def chat(
     read_timeout: ReadTimeoutOpt = 120.0,
     script: ScriptOpt = None,
     seed: SeedOpt = 0,
+    faults: FaultsOpt = None,
+    fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
     max_iterations: MaxIterOpt = 5,
@@ -472,6 +498,8 @@ def chat(
         max_result_chars=max_result_chars,
         history_rounds=history_rounds,
         pace=pace_for(pace, "live" if sys.stdout.isatty() else "plain"),
+        faults=fault_names(faults),
+        fault_rate=fault_rate,
     )
     session = build_session(options)
     choice, _ = model_choice(options)
@@ -564,6 +592,16 @@ def parse(
             chunk = 1
         result = parse_output(text, chunk=chunk, seed=seed)
     typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+@app.command("faults")
+def faults_command() -> None:
+    """List the kinds of misbehaviour the offline model can inject (for --faults)."""
+    from toolcall_cli.models.faults import FAULT_KINDS
+
+    width = max(len(name) for name in FAULT_KINDS)
+    for name, description in FAULT_KINDS.items():
+        typer.echo(f"{name:<{width}}  {description}")
 
 
 @config_app.command("path")

@@ -24,16 +24,26 @@ class ModelChoice:
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
     max_retries: int = 2
+    faults: tuple[str, ...] = ()
+    """Offline model only: the kinds of misbehaviour to inject (see `toolcall faults`)."""
+    fault_rate: float = 1.0
 
     def __repr__(self) -> str:  # the key must never leak through a repr
         return f"ModelChoice(name={self.name!r}, base_url={self.base_url!r})"
 
 
 def get_model(choice: ModelChoice) -> Model:
+    if choice.faults and choice.name != "offline":
+        raise ModelConfigError("--faults works with the offline model only (--model offline)")
     if choice.name == "offline":
+        from toolcall_cli.models.faults import UnknownFault, make_faults
         from toolcall_cli.models.offline import OfflineModel
 
-        return OfflineModel(seed=choice.seed)
+        try:
+            faults = make_faults(choice.faults, rate=choice.fault_rate)
+        except (UnknownFault, ValueError) as error:
+            raise ModelConfigError(str(error)) from None
+        return OfflineModel(seed=choice.seed, faults=faults)
     if choice.name == "scripted":
         return scripted_model(choice.script)
     if not choice.base_url:

@@ -172,7 +172,7 @@ class NativeCallAssembler:
                 events += self._finish(other)
         return events
 
-    def _finish(self, slot: CallSlot) -> list[ParserEvent]:
+    def _finish(self, slot: CallSlot, cut_off: bool = False) -> list[ParserEvent]:
         self._open.pop(slot.index, None)
         if slot.done:
             return []
@@ -181,6 +181,13 @@ class NativeCallAssembler:
         raw = slot.arguments_text
         if not slot.name:
             return [self._error(call_id, raw, "a tool call arrived without a function name")]
+        if cut_off and slot.depth.started and not slot.depth.complete:
+            # Repairing a cut-off object would run the tool on a guess (`12*5+3` cut to `12`).
+            message = (
+                f"the reply was cut off inside the arguments of `{slot.name}` ({raw[-60:]!r}). "
+                "Send the whole call again."
+            )
+            return [self._error(call_id, raw, message, truncated=True)]
         try:
             arguments, repaired = decode_arguments(raw)
         except ArgumentsError:
@@ -193,16 +200,22 @@ class NativeCallAssembler:
         self.calls.append(call)
         return [ToolCallParsed(call=call)]
 
-    def _error(self, call_id: str, raw: str, message: str) -> ParseError:
-        error = ParseError(message=message, raw=raw, call_id=call_id)
+    def _error(self, call_id: str, raw: str, message: str, truncated: bool = False) -> ParseError:
+        error = ParseError(message=message, raw=raw, call_id=call_id, truncated=truncated)
         self.errors.append(error)
         return error
 
-    def finish(self) -> list[ParserEvent]:
-        """The reply has ended (finish chunk, or the stream closed): complete every open call."""
+    def finish(self, finish_reason: str | None = None) -> list[ParserEvent]:
+        """The reply has ended (a finish chunk, or the stream closed): complete every open call.
+
+        Arguments still open when the reply was cut (finish_reason "length", or the stream ended
+        with no finish reason) are a truncated call, not something to repair; a model that said
+        it was done but left a brace open gets json-repair.
+        """
+        cut_off = finish_reason in (None, "length")
         events: list[ParserEvent] = []
         for slot in list(self._open.values()):
-            events += self._finish(slot)
+            events += self._finish(slot, cut_off)
         return events
 
     def wire_calls(self) -> list[dict[str, Any]]:

@@ -102,7 +102,7 @@ class NativeReplyParser:
             events += self._part(part)
             if choice.get("finish_reason"):
                 self._finish_reason = choice["finish_reason"]
-                events += self._calls.finish()
+                events += self._calls.finish(self._finish_reason)
         return events
 
     def _part(self, part: dict[str, Any]) -> list[ParserEvent]:
@@ -120,7 +120,7 @@ class NativeReplyParser:
         return events
 
     def close(self) -> list[ParserEvent]:
-        return self._calls.finish()
+        return self._calls.finish(self._finish_reason)
 
     def reply(self) -> Reply:
         text = "".join(self._text)
@@ -174,7 +174,10 @@ class StructuredReplyParser:
             value, repaired = self._decode(raw)
             text, calls = self._interpret(value, raw, repaired)
         except ArgumentsError as problem:
-            errors = (ParseError(message=str(problem), raw=raw, call_id=self._call_id),)
+            cut = self._finish_reason == "length"
+            errors = (
+                ParseError(message=str(problem), raw=raw, call_id=self._call_id, truncated=cut),
+            )
         events += [TextDelta(text=text)] if text else []
         events += [ToolCallParsed(call=c) for c in calls] + list(errors)
         self._reply = Reply(
@@ -193,6 +196,11 @@ class StructuredReplyParser:
             return json.loads(raw), False
         except json.JSONDecodeError:
             pass
+        if self._finish_reason == "length":
+            raise ArgumentsError(
+                f"the reply was cut off (finish_reason length) before its JSON object was "
+                f"complete ({raw[-60:]!r}). Send it again in full."
+            )
         try:
             return repair(raw), True
         except ArgumentsError:
