@@ -330,3 +330,27 @@ def test_fault_run_recovers_live_in_the_view(tmp_path: Path) -> None:
 def test_bad_fault_options_are_usage_errors(tmp_path: Path, args: list[str], needle: str) -> None:
     done = toolcall("run", "hi", *args, cwd=tmp_path)
     assert done.returncode == 2 and needle in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_tool_that_sleeps_forever_is_stopped_and_the_run_exits_promptly(tmp_path: Path) -> None:
+    import time
+
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / "slow.py").write_text(
+        "import time\nfrom toolcall_cli import tool\n\n@tool(timeout=1)\n"
+        "def get_weather(city: str) -> str:\n"
+        '    """Get the weather (天气) for a city (this one hangs)."""\n'
+        "    while True:\n        time.sleep(1)\n",
+        encoding="utf-8",
+    )
+    started = time.monotonic()
+    done = toolcall("run", "北京今天天气怎么样？", "--no-default-tools", cwd=tmp_path, timeout=30)
+    assert time.monotonic() - started < 15
+    assert "timeout" in done.stdout and "timed out after 1 s" in done.stdout
+    assert done.returncode in (0, 3)  # it answers honestly, or stops at the limit; it never hangs
+
+
+def test_an_answer_without_any_tool_call_is_flagged(tmp_path: Path) -> None:
+    done = toolcall("run", "--faults", "no_tool", "北京今天适合穿短袖吗？", cwd=tmp_path)
+    assert done.returncode == 0
+    assert "0 tool calls" in done.stdout and "answered without calling any tool" in done.stdout

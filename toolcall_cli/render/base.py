@@ -171,10 +171,12 @@ class RunStats:
     """What the footer needs that RunFinished does not carry: per-iteration latencies."""
 
     latencies: list[float] = field(default_factory=list)
+    tools_offered: int = 0
 
     def update(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.latencies.clear()
+            self.tools_offered = len(event.tools)
         elif isinstance(event, ModelReplied) and event.latency:
             self.latencies.append(event.latency)
 
@@ -196,4 +198,7 @@ def footer_parts(event: RunFinished, stats: RunStats) -> list[str]:
     parts += [p for p in (usage_summary(event.usage), stats.latency_summary()) if p]
     if event.stop_reason != "answered":
         parts.append(f"stopped: {event.stop_reason}")
+    elif event.tool_calls == 0 and stats.tools_offered:
+        # Worth saying: an answer that needed live data but called nothing is made up (硬答).
+        parts.append("answered without calling any tool")
     return parts
