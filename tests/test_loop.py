@@ -370,3 +370,12 @@ def test_dangerous_tool_runs_only_when_approved(tmp_path: Path) -> None:
     )
     assert asked == ["a.txt"]
     assert of(events, ToolFinished)[0].result.content == "removed a.txt"
+
+
+def test_rounds_that_only_repeat_calls_count_as_no_progress(registry: ToolRegistry) -> None:
+    model = ScriptedModel([call("echo", text="x")] * 4 + ["echo #1: x"])
+    events = list(run("q", model=model, strategy=get_strategy("regex"), registry=registry,
+                      history=[], limits=Limits(max_iterations=6)))
+    assert [e.result.cached for e in of(events, ToolFinished)] == [False, True, True, True]
+    assert of(events, AnswerWithoutTools)[0].failed_rounds == 3
+    assert of(events, FinalAnswer)[0].text == "echo #1: x"

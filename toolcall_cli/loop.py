@@ -45,8 +45,9 @@ Approver = Callable[[ToolCall, Tool], bool]
 """Asked before a dangerous tool runs; False means the user declined."""
 
 ANSWER_WITHOUT_TOOLS = (
-    "[toolcall] The last {n} rounds of tool calls all failed. Do not call any tool now: answer "
-    "the question with what you already have, and say plainly what could not be found out."
+    "[toolcall] The last {n} rounds of tool calls made no progress (they failed, or repeated "
+    "earlier calls). Do not call any tool now: answer the question with what you already have, "
+    "and say plainly what could not be found out."
 )
 
 
@@ -59,7 +60,8 @@ class Limits:
     """Seconds for the whole run; checked between steps (a blocked HTTP read is bounded by the
     endpoint's own read timeout)."""
     max_failed_rounds: int = 3
-    """After this many tool rounds in a row where every call failed, tools are withdrawn."""
+    """After this many tool rounds in a row without progress (every call failed or repeated
+    an earlier one), tools are withdrawn and the model is told to answer."""
     max_result_chars: int = 4000
     """Longer tool results are cut before they go back to the model."""
     history_rounds: int | None = 5
@@ -361,7 +363,9 @@ def _feed_back(
                 message=f"result of {result.name} cut from {result.full_length:,} to "
                 f"{state.limits.max_result_chars:,} characters before it was fed back"
             )
-    state.failed_rounds = state.failed_rounds + 1 if all(not r.ok for r in results) else 0
+    # A round where every call failed, or only repeated an earlier call, made no progress.
+    stuck = all(not r.ok or r.cached for r in results)
+    state.failed_rounds = state.failed_rounds + 1 if stuck else 0
     fed = [tool_message(result) for result in ordered(results, reply)]
     history.extend(fed)
     yield FedBack(iteration=iteration, messages=tuple(strategy.to_wire(fed)))

@@ -188,7 +188,7 @@ class LiveRenderer:
             case FinalAnswer():
                 return [_answer_panel(event.text)]
             case AnswerWithoutTools():
-                title = f"{event.failed_rounds} failed tool rounds in a row: tools withdrawn"
+                title = f"{event.failed_rounds} tool rounds without progress: tools withdrawn"
                 return [_stop_panel(title, f"told the model: {event.message}", "yellow")]
             case LimitReached():
                 return [_stop_panel(f"limit reached: {event.limit}", event.message, "yellow")]

@@ -91,7 +91,7 @@ class PlainRenderer:
                 return _labelled("answer", event.text)
             case AnswerWithoutTools():
                 rounds = event.failed_rounds
-                return [f"tools withdrawn after {rounds} failed rounds: {visible(event.message)}"]
+                return [f"tools withdrawn after {rounds} rounds without progress: {visible(event.message)}"]
             case LimitReached():
                 return [f"limit reached ({event.limit}): {visible(event.message)}"]
             case ModelFailed():
