@@ -7,12 +7,12 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from toolcall_cli.events import ParseError, ParserEvent, ReasoningDelta, TextDelta, ToolCallParsed
+from toolcall_cli.events import ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.strategies.base import Reply
 from toolcall_cli.strategies.native import ArgumentsError, NativeCallAssembler, repair
-from toolcall_cli.strategies.wire import text_protocol_wire, usage_counts
+from toolcall_cli.strategies.wire import ChunkReader, text_protocol_wire
 
 SchemaMode = Literal["tools", "json"]
 
@@ -80,37 +80,19 @@ def answer_or_call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
     return {"anyOf": [answer, *calls]}
 
 
-class NativeReplyParser:
+class NativeReplyParser(ChunkReader):
     """Reads `message.tool_calls` or streamed `delta.tool_calls`, plus content and reasoning."""
 
     def __init__(self, call_id_prefix: str) -> None:
+        super().__init__()
         self._calls = NativeCallAssembler(call_id_prefix)
         self._text: list[str] = []
-        self._reasoning: list[str] = []
-        self._finish_reason: str | None = None
-        self._usage: dict[str, int] = {}
         self._raw_message: dict[str, Any] = {}
 
-    def feed(self, chunk: dict[str, Any]) -> list[ParserEvent]:
+    def read_part(self, part: dict[str, Any], choice: dict[str, Any]) -> list[ParserEvent]:
+        if isinstance(choice.get("message"), dict):
+            self._raw_message = choice["message"]
         events: list[ParserEvent] = []
-        if isinstance(chunk.get("usage"), dict):
-            self._usage = usage_counts(chunk["usage"])
-        for choice in chunk.get("choices") or []:
-            if isinstance(choice.get("message"), dict):
-                self._raw_message = choice["message"]
-            part = choice.get("message") or choice.get("delta") or {}
-            events += self._part(part)
-            if choice.get("finish_reason"):
-                self._finish_reason = choice["finish_reason"]
-                events += self._calls.finish(self._finish_reason)
-        return events
-
-    def _part(self, part: dict[str, Any]) -> list[ParserEvent]:
-        events: list[ParserEvent] = []
-        thinking = part.get("reasoning_content") or part.get("reasoning")
-        if isinstance(thinking, str) and thinking:
-            self._reasoning.append(thinking)
-            events.append(ReasoningDelta(text=thinking))
         content = part.get("content")
         if isinstance(content, str) and content:
             self._text.append(content)
@@ -119,8 +101,11 @@ class NativeReplyParser:
             events += self._calls.add(part["tool_calls"])
         return events
 
+    def on_finish(self) -> list[ParserEvent]:
+        return self._calls.finish(self.finish_reason)
+
     def close(self) -> list[ParserEvent]:
-        return self._calls.finish(self._finish_reason)
+        return self._calls.finish(self.finish_reason)
 
     def reply(self) -> Reply:
         text = "".join(self._text)
@@ -133,38 +118,26 @@ class NativeReplyParser:
             text=text.strip(),
             calls=tuple(self._calls.calls),
             errors=tuple(self._calls.errors),
-            reasoning="".join(self._reasoning),
-            finish_reason=self._finish_reason,
-            usage=self._usage,
+            reasoning=self.reasoning,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
             native={"content": text or None, "tool_calls": wire_calls},
         )
 
 
-class StructuredReplyParser:
+class StructuredReplyParser(ChunkReader):
     """Reads a JSON-mode reply: `{"name", "arguments"}` is a call, `{"answer"}` the final answer."""
 
     def __init__(self, call_id_prefix: str) -> None:
+        super().__init__()
         self._call_id = f"{call_id_prefix}0"
         self._content: list[str] = []
-        self._finish_reason: str | None = None
-        self._usage: dict[str, int] = {}
-        self._reasoning: list[str] = []
         self._reply: Reply | None = None
 
-    def feed(self, chunk: dict[str, Any]) -> list[ParserEvent]:
-        events: list[ParserEvent] = []
-        if isinstance(chunk.get("usage"), dict):
-            self._usage = usage_counts(chunk["usage"])
-        for choice in chunk.get("choices") or []:
-            part = choice.get("message") or choice.get("delta") or {}
-            self._finish_reason = choice.get("finish_reason") or self._finish_reason
-            thinking = part.get("reasoning_content") or part.get("reasoning")
-            if isinstance(thinking, str) and thinking:
-                self._reasoning.append(thinking)
-                events.append(ReasoningDelta(text=thinking))
-            if isinstance(part.get("content"), str):
-                self._content.append(part["content"])
-        return events
+    def read_part(self, part: dict[str, Any], choice: dict[str, Any]) -> list[ParserEvent]:
+        if isinstance(part.get("content"), str):
+            self._content.append(part["content"])
+        return []
 
     def close(self) -> list[ParserEvent]:
         raw = "".join(self._content)
@@ -174,7 +147,7 @@ class StructuredReplyParser:
             value, repaired = self._decode(raw)
             text, calls = self._interpret(value, raw, repaired)
         except ArgumentsError as problem:
-            cut = self._finish_reason == "length"
+            cut = self.finish_reason == "length"
             errors = (
                 ParseError(message=str(problem), raw=raw, call_id=self._call_id, truncated=cut),
             )
@@ -185,9 +158,9 @@ class StructuredReplyParser:
             text=text,
             calls=calls,
             errors=errors,
-            reasoning="".join(self._reasoning),
-            finish_reason=self._finish_reason,
-            usage=self._usage,
+            reasoning=self.reasoning,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
         )
         return events
 
@@ -196,7 +169,7 @@ class StructuredReplyParser:
             return json.loads(raw), False
         except json.JSONDecodeError:
             pass
-        if self._finish_reason == "length":
+        if self.finish_reason == "length":
             raise ArgumentsError(
                 f"the reply was cut off (finish_reason length) before its JSON object was "
                 f"complete ({raw[-60:]!r}). Send it again in full."

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolcall_cli.events import ParserEvent, ReasoningDelta
 from toolcall_cli.messages import Message
 from toolcall_cli.strategies.prompt import tool_result_block
 
@@ -36,3 +37,44 @@ def text_protocol_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
     if pending:
         wire.append({"role": "user", "content": "\n".join(pending)})
     return wire
+
+
+class ChunkReader:
+    """What reading a reply takes in every wire format: walking the choices of completions or
+    chunks, keeping usage and the finish reason, and setting reasoning apart (thinking text is
+    shown, never parsed for calls). Subclasses read the content."""
+
+    def __init__(self) -> None:
+        self.finish_reason: str | None = None
+        self.usage: dict[str, int] = {}
+        self._reasoning: list[str] = []
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self._reasoning)
+
+    def feed(self, chunk: dict[str, Any]) -> list[ParserEvent]:
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = usage_counts(chunk["usage"])
+        events: list[ParserEvent] = []
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            part = choice.get("message") or choice.get("delta") or {}
+            thinking = part.get("reasoning_content") or part.get("reasoning")
+            if isinstance(thinking, str) and thinking:
+                self._reasoning.append(thinking)
+                events.append(ReasoningDelta(text=thinking))
+            events += self.read_part(part, choice)
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+                events += self.on_finish()
+        return events
+
+    def read_part(self, part: dict[str, Any], choice: dict[str, Any]) -> list[ParserEvent]:
+        """The content of one message or delta."""
+        return []
+
+    def on_finish(self) -> list[ParserEvent]:
+        """A finish reason arrived."""
+        return []
