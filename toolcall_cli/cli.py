@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -214,6 +215,16 @@ class SessionOptions:
     faults: tuple[str, ...] = ()
     fault_rate: float = 1.0
 
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any], *, mode: str) -> SessionOptions:
+        """The session options among a command's flags (its `locals()`), normalised."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        chosen = {key: value for key, value in flags.items() if key in names}
+        chosen["tools"] = tuple(flags.get("tools") or ())
+        chosen["faults"] = fault_names(flags.get("faults"))
+        chosen["pace"] = pace_for(flags.get("pace"), mode)
+        return cls(**chosen)
+
     def limits(self) -> Limits:
         return Limits(
             max_iterations=self.max_iterations,
@@ -417,32 +428,7 @@ def run(
     if len(question) > limit:
         fail(f"the question is {len(question):,} characters; the limit is {limit:,}")
     mode = output_mode(quiet, as_json)
-    session = build_session(
-        SessionOptions(
-            strategy=strategy,
-            schema_mode=schema_mode,
-            stream_mode=stream_mode,
-            model=model,
-            profile=profile,
-            base_url=base_url,
-            api_key=api_key,
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            script=script,
-            seed=seed,
-            tools=tuple(tools or ()),
-            no_default_tools=no_default_tools,
-            max_iterations=max_iterations,
-            tool_timeout=tool_timeout,
-            yes=yes,
-            run_timeout=run_timeout,
-            max_result_chars=max_result_chars,
-            history_rounds=history_rounds,
-            pace=pace_for(pace, mode),
-            faults=fault_names(faults),
-            fault_rate=fault_rate,
-        )
-    )
+    session = build_session(SessionOptions.from_flags(locals(), mode=mode))
     raise typer.Exit(render_run(session.ask(question), mode, trace, session.approve, show_request))
 
 
@@ -477,30 +463,8 @@ def chat(
     """A conversation that keeps its memory between questions (/help for commands)."""
     from toolcall_cli.repl import Repl, default_history_file
 
-    options = SessionOptions(
-        strategy=strategy,
-        schema_mode=schema_mode,
-        stream_mode=stream_mode,
-        model=model,
-        profile=profile,
-        base_url=base_url,
-        api_key=api_key,
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        script=script,
-        seed=seed,
-        tools=tuple(tools or ()),
-        no_default_tools=no_default_tools,
-        max_iterations=max_iterations,
-        tool_timeout=tool_timeout,
-        yes=yes,
-        run_timeout=run_timeout,
-        max_result_chars=max_result_chars,
-        history_rounds=history_rounds,
-        pace=pace_for(pace, "live" if sys.stdout.isatty() else "plain"),
-        faults=fault_names(faults),
-        fault_rate=fault_rate,
-    )
+    mode = "live" if sys.stdout.isatty() else "plain"
+    options = SessionOptions.from_flags(locals(), mode=mode)
     session = build_session(options)
     choice, _ = model_choice(options)
 
