@@ -449,3 +449,12 @@ def test_no_renderer_fails_on_untrusted_text(
     for mode in modes:
         # Without a terminal nothing adds colour, so any escape would be the model's.
         assert "\x1b" not in render(mode, events, terminal=False)
+
+
+def test_partial_arguments_are_shown_as_the_json_they_are_becoming() -> None:
+    from toolcall_cli.render.base import partial_arguments
+
+    assert partial_arguments('{"city": "北') == '{"city": "北"}'
+    assert partial_arguments('{"a": [1, 2') == '{"a": [1, 2]}'
+    assert partial_arguments("{'a': 1") == "{'a': 1"  # not JSON: shown as it is
+    assert partial_arguments("  ") == ""

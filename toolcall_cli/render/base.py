@@ -10,6 +10,8 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
+import jiter
+
 from toolcall_cli.events import Event, ModelReplied, RunFinished, RunStarted
 
 
@@ -202,3 +204,16 @@ def footer_parts(event: RunFinished, stats: RunStats) -> list[str]:
         # Worth saying: an answer that needed live data but called nothing is made up (硬答).
         parts.append("answered without calling any tool")
     return parts
+
+
+def partial_arguments(text: str) -> str:
+    """Arguments still arriving, shown as the JSON they are becoming: `{"city": "北` reads as
+    {"city": "北"}. jiter's partial mode closes what is still open; text it cannot read (single
+    quotes, junk) is shown as it is."""
+    if not text.strip():
+        return ""
+    try:
+        value = jiter.from_json(text.encode(), partial_mode="trailing-strings")
+    except ValueError:
+        return text
+    return json.dumps(value, ensure_ascii=False)

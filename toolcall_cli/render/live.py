@@ -47,6 +47,7 @@ from toolcall_cli.render.base import (
     footer_parts,
     message_preview,
     one_line,
+    partial_arguments,
     plural,
     reply_summary,
     request_summary,
@@ -416,8 +417,8 @@ def _tail(text: str, lines: int, style: str) -> Text:
 
 def _forming_text(event: CallForming) -> Text:
     label = Text.assemble(("forming ", "yellow"), (visible(event.name or "?"), "bold"), " ")
-    tail = event.arguments_text[-120:]
-    label.append(visible(one_line(tail, 120)), style="dim")
+    shown = partial_arguments(event.arguments_text)[-120:]
+    label.append(visible(one_line(shown, 120)), style="dim")
     return label
 
 

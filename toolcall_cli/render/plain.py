@@ -90,8 +90,8 @@ class PlainRenderer:
             case FinalAnswer():
                 return _labelled("answer", event.text)
             case AnswerWithoutTools():
-                rounds = event.failed_rounds
-                return [f"tools withdrawn after {rounds} rounds without progress: {visible(event.message)}"]
+                head = f"tools withdrawn after {event.failed_rounds} rounds without progress"
+                return [f"{head}: {visible(event.message)}"]
             case LimitReached():
                 return [f"limit reached ({event.limit}): {visible(event.message)}"]
             case ModelFailed():
