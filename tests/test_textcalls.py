@@ -506,3 +506,18 @@ def test_nothing_is_ever_evaluated(monkeypatch: pytest.MonkeyPatch) -> None:
     parsed = parse_text(text)
     streamed(text)
     assert calls_of(parsed)[0] == ("f", {"code": payload})
+
+
+def test_a_fenced_call_with_unquoted_keys_is_still_a_call() -> None:
+    text = '```json\n{name: "get_weather", arguments: {city: "北京"}}\n```'
+    parsed = parse_text(text)
+    assert [(c.name, c.arguments, c.repaired) for c in parsed.calls] == [
+        ("get_weather", {"city": "北京"}, True)
+    ]
+    assert parsed.text.strip() == ""
+
+
+def test_fenced_code_with_unquoted_keys_that_is_no_call_stays_text() -> None:
+    text = "```js\n{a: 1}\n```\ndone"
+    parsed = parse_text(text)
+    assert parsed.calls == () and parsed.errors == () and parsed.text == text

@@ -458,7 +458,11 @@ class CallTextParser:
             return -1
         if k == len(buf):
             return None if not final else -1
-        if buf[k] not in ('"', "'"):
+        # A key must be quoted, except inside a code fence, where a call with unquoted keys
+        # (`{name: "f", ...}`) is still clearly meant as one; if it is not a call after all, the
+        # fenced text is shown unchanged.
+        unquoted_key = fence_start >= 0 and (buf[k].isalpha() or buf[k] == "_")
+        if buf[k] not in ('"', "'") and not unquoted_key:
             return -1
         prefix = buf[fence_start:j] if fence_start >= 0 else ""
         self._call = _PendingCall(tagged=False, fenced=fence_start >= 0, fence_prefix=prefix)
