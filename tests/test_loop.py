@@ -374,8 +374,52 @@ def test_dangerous_tool_runs_only_when_approved(tmp_path: Path) -> None:
 
 def test_rounds_that_only_repeat_calls_count_as_no_progress(registry: ToolRegistry) -> None:
     model = ScriptedModel([call("echo", text="x")] * 4 + ["echo #1: x"])
-    events = list(run("q", model=model, strategy=get_strategy("regex"), registry=registry,
-                      history=[], limits=Limits(max_iterations=6)))
+    events = list(
+        run(
+            "q",
+            model=model,
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(max_iterations=6),
+        )
+    )
     assert [e.result.cached for e in of(events, ToolFinished)] == [False, True, True, True]
     assert of(events, AnswerWithoutTools)[0].failed_rounds == 3
     assert of(events, FinalAnswer)[0].text == "echo #1: x"
+
+
+class SlowTail:
+    """Streams a complete call, then keeps writing prose for a while (as a real model does)."""
+
+    name = "slow"
+
+    def stream(self, request: ModelRequest) -> Any:
+        if any(
+            m["role"] == "user" and "<tool_result" in m["content"] for m in request.body["messages"]
+        ):
+            yield {"choices": [{"delta": {"content": "done"}, "finish_reason": "stop"}]}
+            return
+        for piece in [
+            "Checking. <tool_",
+            'call>{"name": "echo", "arguments": {"text": "hi"}}</tool',
+            "_call>",
+        ]:
+            yield {"choices": [{"delta": {"content": piece}}]}
+        for word in [" and", " meanwhile", " more", " text"]:
+            time.sleep(0.1)
+            yield {"choices": [{"delta": {"content": word}}]}
+
+
+def test_stream_strategy_runs_a_tool_while_the_model_is_still_writing(
+    registry: ToolRegistry,
+) -> None:
+    events = list(
+        run("q", model=SlowTail(), strategy=get_strategy("stream"), registry=registry, history=[])
+    )
+    kinds = [e.kind for e in events]
+    first_reply = kinds.index("model_replied")
+    assert kinds.index("tool_started") < first_reply
+    assert kinds.index("tool_finished") < first_reply  # finished before the reply did
+    deltas = "".join(e.text for e in events[:first_reply] if e.kind == "text_delta")
+    assert deltas.startswith("Checking.") and "tool_call" not in deltas and deltas.endswith("text")
