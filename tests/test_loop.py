@@ -423,3 +423,42 @@ def test_stream_strategy_runs_a_tool_while_the_model_is_still_writing(
     assert kinds.index("tool_finished") < first_reply  # finished before the reply did
     deltas = "".join(e.text for e in events[:first_reply] if e.kind == "text_delta")
     assert deltas.startswith("Checking.") and "tool_call" not in deltas and deltas.endswith("text")
+
+
+class Malformed:
+    name = "malformed"
+
+    def __init__(self, chunk: Any) -> None:
+        self.chunk = chunk
+
+    def stream(self, request: ModelRequest) -> Any:
+        yield self.chunk
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        {"choices": 5},
+        {"choices": [5]},
+        {"choices": [{"delta": 5}]},
+        {"choices": [{"message": {"content": 5}}]},
+        {"choices": [{"message": {"content": None, "tool_calls": "x"}}]},
+        {"choices": [{"message": {"tool_calls": [{"function": 5}]}}]},
+    ],
+)
+@pytest.mark.parametrize("strategy", ["regex", "schema", "stream"])
+def test_malformed_replies_are_a_protocol_failure_not_a_crash(
+    registry: ToolRegistry, chunk: Any, strategy: str
+) -> None:
+    events = list(
+        run(
+            "q",
+            model=Malformed(chunk),
+            strategy=get_strategy(strategy),
+            registry=registry,
+            history=[],
+        )
+    )
+    failed = of(events, ModelFailed)
+    assert failed and failed[0].error_kind == "protocol" and "malformed reply" in failed[0].message
+    assert of(events, RunFinished)[0].stop_reason == "model_failed"

@@ -171,3 +171,26 @@ def test_json_mode_call_answer_and_cut() -> None:
     assert cut.calls == () and cut.errors[0].truncated
     junk = structured("I think the answer is 3")
     assert junk.errors and not junk.errors[0].truncated
+
+
+def test_ollama_parallel_calls_without_ids_are_both_kept() -> None:
+    parser, _ = parse(
+        [
+            delta(entry(0, None, "get_weather", {"city": "北京"})),
+            delta(entry(0, None, "get_weather", {"city": "上海"})),
+            delta(entry(0, None, "get_time", {})),
+            delta(finish="tool_calls"),
+        ]
+    )
+    calls = parser.reply().calls
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("get_weather", {"city": "北京"}),
+        ("get_weather", {"city": "上海"}),
+        ("get_time", {}),
+    ]
+    assert len({c.id for c in calls}) == 3
+
+
+def test_non_object_arguments_reach_the_executor_as_they_are() -> None:
+    parser, _ = parse([delta(entry(0, "a", "f", 5)), delta(finish="tool_calls")])
+    assert parser.reply().calls[0].arguments == 5

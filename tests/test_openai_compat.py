@@ -275,3 +275,32 @@ def test_recorded_stream_over_http_yields_expected_calls(
     got = [{"name": c.name, "arguments": c.arguments, "id": c.id} for c in reply.calls]
     assert got == case["expected_calls"]
     assert not reply.errors
+
+
+@pytest.mark.parametrize("status", [400, 404, 429, 500])
+def test_a_key_echoed_in_a_provider_message_is_masked(server: FakeOpenAI, status: int) -> None:
+    server.answers += [
+        Answer(status=status, json_body={"error": {"message": f"bad request for key {SECRET}"}})
+        for _ in range(3)
+    ]
+    model, _ = model_at(server.base_url)
+    error = failure(model)  # failure() asserts the key is absent
+    assert "****" in str(error) or status == 401
+
+
+def test_credentials_in_the_url_are_never_shown() -> None:
+    model, _ = model_at("http://user:sk-pass-12345678@127.0.0.1:9/v1")
+    error = failure(model)
+    assert "sk-pass" not in str(error) and "****" in str(error)
+
+
+def test_an_sse_event_that_is_not_an_object(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(sse=["[1, 2]", "[DONE]"]))
+    model, _ = model_at(server.base_url)
+    assert failure(model, stream=True).kind == "protocol"
+
+
+def test_a_completion_without_choices(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(json_body={"choices": []}))
+    model, _ = model_at(server.base_url)
+    assert failure(model).kind == "protocol"

@@ -53,6 +53,7 @@ def get_model(choice: ModelChoice) -> Model:
         )
     from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
 
+    check_base_url(choice.base_url)
     return OpenAICompatModel(
         Endpoint(
             base_url=choice.base_url,
@@ -63,6 +64,25 @@ def get_model(choice: ModelChoice) -> Model:
             max_retries=choice.max_retries,
         )
     )
+
+
+def check_base_url(url: str) -> None:
+    """A base URL must be http(s) with a host and a valid port: anything else is a usage error,
+    not a connection failure."""
+    import httpx
+
+    from toolcall_cli.models.openai_compat import display_url
+
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as error:
+        raise ModelConfigError(f"--base-url {display_url(url)!r} is not a valid URL: {error}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ModelConfigError(
+            f"--base-url {display_url(url)!r} must be an http(s) URL, e.g. http://localhost:11434/v1"
+        )
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise ModelConfigError(f"--base-url {display_url(url)!r} has an invalid port {parsed.port}")
 
 
 def scripted_model(script: Path | None) -> Model:

@@ -7,6 +7,7 @@ a header and never appears in a message, a log or a trace.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -66,6 +67,13 @@ class OpenAICompatModel:
         return self.endpoint.base_url.rstrip("/") + "/chat/completions"
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
+        try:
+            yield from self._stream(request)
+        except ModelError as error:
+            # Providers echo keys back in error messages; nothing that leaves here may hold one.
+            raise ModelError(redact(str(error), self.endpoint.api_key), kind=error.kind) from None
+
+    def _stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = {**request.body, "model": self.endpoint.model}
         for attempt in range(self.endpoint.max_retries + 1):
             last = attempt == self.endpoint.max_retries
@@ -120,12 +128,16 @@ class OpenAICompatModel:
                     raise ModelError(
                         f"the stream sent a malformed event: {data[:80]!r}", kind="protocol"
                     ) from None
-                if isinstance(event, dict) and "error" in event and not event.get("choices"):
+                if not isinstance(event, dict):
+                    raise ModelError(
+                        f"the stream sent an event that is not a JSON object: {data[:80]!r}",
+                        kind="protocol",
+                    )
+                if "error" in event and not event.get("choices"):
                     raise ModelError(
                         f"the stream reported an error: {error_text(event)}", kind="server"
                     )
-                if isinstance(event, dict):
-                    yield event
+                yield event
         except httpx.ReadTimeout:
             raise ModelError(
                 f"the stream stalled: nothing for {self.endpoint.read_timeout:g} s", kind="timeout"
@@ -186,7 +198,7 @@ def completion_json(response: httpx.Response) -> dict[str, Any]:
         raise ModelError(
             f"the endpoint answered with something that is not JSON: {snippet!r}", kind="protocol"
         ) from None
-    if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+    if not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
         raise ModelError(
             "the endpoint's answer has no `choices`: not a chat completion", kind="protocol"
         )
@@ -262,6 +274,23 @@ def mentions_tools(detail: str) -> bool:
     return any(
         word in lowered for word in ("tool", "function call", "function_call", "response_format")
     )
+
+
+_SECRET_SHAPES = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{6,}|Bearer\s+[A-Za-z0-9._\-]{6,}|(?<=://)[^/@\s]+:[^/@\s]+(?=@))"
+)
+
+
+def redact(text: str, api_key: str | None) -> str:
+    """The text with the key, and anything shaped like a key or URL credentials, masked."""
+    if api_key:
+        text = text.replace(api_key, "****")
+    return _SECRET_SHAPES.sub("****", text)
+
+
+def display_url(url: str) -> str:
+    """A base URL as it may be shown: without user:password credentials."""
+    return _SECRET_SHAPES.sub("****", url)
 
 
 def connect_message(base_url: str, error: httpx.ConnectError) -> str:

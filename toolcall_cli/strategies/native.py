@@ -115,7 +115,7 @@ class NativeCallAssembler:
     def add(self, entries: list[dict[str, Any]]) -> list[ParserEvent]:
         events: list[ParserEvent] = []
         for position, entry in enumerate(entries):
-            if isinstance(entry, dict):
+            if isinstance(entry, dict) and isinstance(entry.get("function") or {}, dict):
                 events += self._add_entry(entry, position)
         return events
 
@@ -145,15 +145,22 @@ class NativeCallAssembler:
         return events
 
     def _is_echo(self, index: int, new_id: str | None, entry: dict[str, Any]) -> bool:
-        """A delta for a call that is already complete (same id, or none): trailing whitespace,
-        a repeated name, or a provider re-sending what it sent. It must not start a new call."""
+        """A delta for a call that is already complete that brings nothing new (trailing
+        whitespace, a repeated id or name): it must not start a new call. A new id, another
+        name, or more arguments on the same index is the next call (Ollama without ids)."""
         last = self._last.get(index)
         if last is None or not last.done:
             return False
-        return new_id is None or new_id == last.id
+        function = entry.get("function") or {}
+        name = function.get("name")
+        arguments = function.get("arguments")
+        more = arguments not in (None, "") and not (isinstance(arguments, str) and not arguments.strip())
+        return (new_id is None or new_id == last.id) and name in (None, "", last.name) and not more
 
     def _add_arguments(self, slot: CallSlot, arguments: Any) -> list[ParserEvent]:
-        if isinstance(arguments, (dict, list)):
+        if arguments is not None and not isinstance(arguments, str):
+            # Ollama sends an object; a number or list is passed on as JSON, for the executor
+            # to reject with a message the model can act on.
             arguments = json.dumps(arguments, ensure_ascii=False)
         if not isinstance(arguments, str) or not arguments:
             return []

@@ -7,6 +7,7 @@ from typing import Any
 
 from toolcall_cli.events import ParserEvent, ReasoningDelta
 from toolcall_cli.messages import Message
+from toolcall_cli.models.base import ModelError
 from toolcall_cli.strategies.prompt import tool_result_block
 
 
@@ -57,9 +58,7 @@ class ChunkReader:
         if isinstance(chunk.get("usage"), dict):
             self.usage = usage_counts(chunk["usage"])
         events: list[ParserEvent] = []
-        for choice in chunk.get("choices") or []:
-            if not isinstance(choice, dict):
-                continue
+        for choice in checked_choices(chunk):
             part = choice.get("message") or choice.get("delta") or {}
             thinking = part.get("reasoning_content") or part.get("reasoning")
             if isinstance(thinking, str) and thinking:
@@ -78,3 +77,34 @@ class ChunkReader:
     def on_finish(self) -> list[ParserEvent]:
         """A finish reason arrived."""
         return []
+
+
+def malformed(what: str) -> ModelError:
+    return ModelError(f"malformed reply from the model: {what}", kind="protocol")
+
+
+def checked_choices(chunk: dict[str, Any]) -> list[dict[str, Any]]:
+    """The choices of a completion or chunk, after checking the shapes this code relies on.
+
+    A wrong shape is the server's fault, reported as a protocol error, never a crash."""
+    choices = chunk.get("choices")
+    if choices is None:
+        return []
+    if not isinstance(choices, list):
+        raise malformed("`choices` is not a list")
+    for choice in choices:
+        if not isinstance(choice, dict):
+            raise malformed("a choice is not an object")
+        part = choice.get("message") or choice.get("delta") or {}
+        if not isinstance(part, dict):
+            raise malformed("`message`/`delta` is not an object")
+        content = part.get("content")
+        if content is not None and not isinstance(content, str):
+            raise malformed("`content` is not a string")
+        tool_calls = part.get("tool_calls")
+        if tool_calls is not None and not isinstance(tool_calls, list):
+            raise malformed("`tool_calls` is not a list")
+        for entry in tool_calls or []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("function") or {}, dict):
+                raise malformed("a tool call (or its `function`) is not an object")
+    return choices
