@@ -76,7 +76,8 @@ def check_base_url(url: str) -> None:
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as error:
-        raise ModelConfigError(f"--base-url {display_url(url)!r} is not a valid URL: {error}") from None
+        shown = display_url(url)
+        raise ModelConfigError(f"--base-url {shown!r} is not a valid URL: {error}") from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise ModelConfigError(
             f"--base-url {display_url(url)!r} must be an http(s) URL, e.g. http://localhost:11434/v1"

@@ -198,11 +198,13 @@ def completion_json(response: httpx.Response) -> dict[str, Any]:
         raise ModelError(
             f"the endpoint answered with something that is not JSON: {snippet!r}", kind="protocol"
         ) from None
-    if not isinstance(body, dict) or not isinstance(body.get("choices"), list) or not body["choices"]:
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices:
         raise ModelError(
             "the endpoint's answer has no `choices`: not a chat completion", kind="protocol"
         )
-    return body
+    completion: dict[str, Any] = body
+    return completion
 
 
 def retry_wait(response: httpx.Response, attempt: int, cap: float) -> float:

@@ -154,7 +154,7 @@ class NativeCallAssembler:
         function = entry.get("function") or {}
         name = function.get("name")
         arguments = function.get("arguments")
-        more = arguments not in (None, "") and not (isinstance(arguments, str) and not arguments.strip())
+        more = arguments is not None and not (isinstance(arguments, str) and not arguments.strip())
         return (new_id is None or new_id == last.id) and name in (None, "", last.name) and not more
 
     def _add_arguments(self, slot: CallSlot, arguments: Any) -> list[ParserEvent]:
