@@ -462,3 +462,30 @@ def test_malformed_replies_are_a_protocol_failure_not_a_crash(
     failed = of(events, ModelFailed)
     assert failed and failed[0].error_kind == "protocol" and "malformed reply" in failed[0].message
     assert of(events, RunFinished)[0].stop_reason == "model_failed"
+
+
+class Hanging:
+    name = "hanging"
+
+    def stream(self, request: ModelRequest) -> Any:
+        yield {"choices": [{"delta": {"content": "Let me think"}}]}
+        time.sleep(30)
+        yield {"choices": [{"delta": {"content": " forever"}}]}
+
+
+def test_run_timeout_also_bounds_a_model_that_hangs(registry: ToolRegistry) -> None:
+    started = time.monotonic()
+    events = list(
+        run(
+            "q",
+            model=Hanging(),
+            strategy=get_strategy("stream"),
+            registry=registry,
+            history=[],
+            limits=Limits(run_timeout=0.5),
+        )
+    )
+    assert time.monotonic() - started < 3
+    assert of(events, LimitReached)[0].limit == "timeout"
+    assert [e for e in events if e.kind == "model_replied"][0].raw == "Let me think"
+    assert of(events, RunFinished)[0].stop_reason == "limit"

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
@@ -57,8 +58,7 @@ class Limits:
     tool_timeout: float = 10.0
     """Default per-tool timeout in seconds; a tool may declare its own."""
     run_timeout: float | None = None
-    """Seconds for the whole run; checked between steps (a blocked HTTP read is bounded by the
-    endpoint's own read timeout)."""
+    """Seconds for the whole run: model requests, tools and all."""
     max_failed_rounds: int = 3
     """After this many tool rounds in a row without progress (every call failed or repeated
     an earlier one), tools are withdrawn and the model is told to answer."""
@@ -89,8 +89,14 @@ class RunState:
 
     @property
     def out_of_time(self) -> bool:
+        remaining = self.remaining
+        return remaining is not None and remaining <= 0
+
+    @property
+    def remaining(self) -> float | None:
+        """Seconds left under --timeout, or None without a limit."""
         timeout = self.limits.run_timeout
-        return timeout is not None and time.monotonic() - self.started >= timeout
+        return None if timeout is None else timeout - (time.monotonic() - self.started)
 
     def finished(self, stop: StopReason) -> RunFinished:
         return RunFinished(
@@ -100,6 +106,43 @@ class RunState:
             elapsed=time.monotonic() - self.started,
             usage=dict(self.usage),
         )
+
+
+class OutOfTime(Exception):
+    """The run's time limit passed while the model was still answering."""
+
+
+def within_deadline(chunks: Iterator[dict[str, Any]], state: RunState) -> Iterator[dict[str, Any]]:
+    """The model's chunks, never waiting past the run's time limit.
+
+    Without a limit they are read directly. With one, the model is read in a daemon thread, so
+    a request that hangs (or a stream that trickles on) is abandoned at the deadline, as a hung
+    tool is; the thread ends with its request, and never keeps the process alive.
+    """
+    if state.limits.run_timeout is None:
+        yield from chunks
+        return
+    inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for chunk in chunks:
+                inbox.put(("chunk", chunk))
+            inbox.put(("end", None))
+        except BaseException as error:  # handed to the loop's thread, which raises it
+            inbox.put(("error", error))
+
+    threading.Thread(target=pump, name="model-request", daemon=True).start()
+    while True:
+        try:
+            kind, value = inbox.get(timeout=max(state.remaining or 0.0, 0.0))
+        except queue.Empty:
+            raise OutOfTime from None
+        if kind == "end":
+            return
+        if kind == "error":
+            raise value
+        yield value
 
 
 def deny_all(call: ToolCall, tool: Tool) -> bool:
@@ -308,16 +351,17 @@ def _iteration(
     held: list[ParserEvent] = []
     sent = time.monotonic()
     failure: ModelError | None = None
+    timed_out = False
     try:
-        for chunk in model.stream(request):
+        for chunk in within_deadline(model.stream(request), state):
             for event in parser.feed(chunk):
                 yield from _on_parser_event(event, strategy, runner, held)
             if strategy.streaming:
                 yield from _tool_events(runner.finished(wait=False))
-            if state.out_of_time:
-                break
     except ModelError as error:
         failure = error
+    except OutOfTime:
+        timed_out = True
     for event in parser.close():
         yield from _on_parser_event(event, strategy, runner, held)
     reply = parser.reply()
@@ -325,6 +369,10 @@ def _iteration(
     if failure is None or reply.raw or reply.calls or reply.errors:
         # A reply cut off by a failure is still shown: the partial text and any truncated call.
         yield _replied(iteration, reply, time.monotonic() - sent)
+    if timed_out:
+        limit = state.limits.run_timeout or 0.0
+        yield LimitReached(limit="timeout", message=f"the run took longer than {limit:g} s")
+        return "limit"
     if failure is not None:
         yield from (event for event in held if isinstance(event, ParseError))
         # Tools a streaming reply already started run on in daemon threads; nothing waits on
