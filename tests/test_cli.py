@@ -291,8 +291,9 @@ def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -
         _out, err = process.communicate(timeout=20)
     assert process.returncode == 130
     assert err.strip().splitlines() == ["toolcall: interrupted"]
-    kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]
-    assert kinds[:2] == ["run_started", "iteration_started"]
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in records[:2]] == ["run_started", "iteration_started"]
+    assert records[-1]["kind"] == "run_finished" and records[-1]["stop_reason"] == "interrupted"
 
 
 def test_faults_are_listed_one_per_line_by_name(tmp_path: Path) -> None:
@@ -354,3 +355,39 @@ def test_an_answer_without_any_tool_call_is_flagged(tmp_path: Path) -> None:
     done = toolcall("run", "--faults", "no_tool", "北京今天适合穿短袖吗？", cwd=tmp_path)
     assert done.returncode == 0
     assert "0 tool calls" in done.stdout and "answered without calling any tool" in done.stdout
+
+
+def test_base_url_without_a_model_name_is_a_usage_error(tmp_path: Path) -> None:
+    done = toolcall("run", "hi", "--base-url", "http://127.0.0.1:9/v1", cwd=tmp_path)
+    assert done.returncode == 2 and "--model NAME" in done.stderr
+
+
+def test_plugin_output_at_import_does_not_pollute_json_lines(tmp_path: Path) -> None:
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / "noisy.py").write_text(
+        "print('HELLO FROM IMPORT')\nfrom toolcall_cli import tool\n\n@tool\nclass NotAFunction:\n"
+        '    """A class."""\n',
+        encoding="utf-8",
+    )
+    done = toolcall("run", "What's 2+2?", "--json", cwd=tmp_path)
+    assert done.returncode == 0
+    for line in done.stdout.splitlines():
+        json.loads(line)
+    assert "HELLO FROM IMPORT" in done.stderr
+    assert "NotAFunction" in done.stderr and "functions, not a class" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "needle"),
+    [
+        ('[defaults]\nread_timeout = "5"\n', "unknown setting"),
+        ("profiles = 5\n", "profiles must be"),
+        ('[defaults]\nstrategy = "bogus"\n', "unknown strategy"),
+        ('[profiles.x]\nbase_url = "http://h/v1"\napi_key = "sk-1"\n', "unknown keys"),
+    ],
+)
+def test_config_mistakes_are_usage_errors(tmp_path: Path, config: str, needle: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(config, encoding="utf-8")
+    done = toolcall("config", "show", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(path)})
+    assert done.returncode == 2 and needle in done.stderr and done.stderr.count("\n") == 1

@@ -164,6 +164,14 @@ ResultCharsOpt = Annotated[
         "--max-result-chars", min=100, help="Cut longer tool results before feeding back."
     ),
 ]
+FailedRoundsOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-failed-rounds",
+        min=1,
+        help="Rounds in a row without progress before the model must answer without tools.",
+    ),
+]
 HistoryRoundsOpt = Annotated[
     int,
     typer.Option(
@@ -211,6 +219,7 @@ class SessionOptions:
     run_timeout: float | None = None
     max_result_chars: int = 4000
     history_rounds: int = 5
+    max_failed_rounds: int = 3
     pace: float = 0.0
     faults: tuple[str, ...] = ()
     fault_rate: float = 1.0
@@ -232,6 +241,7 @@ class SessionOptions:
             run_timeout=self.run_timeout,
             max_result_chars=self.max_result_chars,
             history_rounds=self.history_rounds,
+            max_failed_rounds=self.max_failed_rounds,
         )
 
 
@@ -282,6 +292,8 @@ def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
         )
     except ConfigError as error:
         fail(str(error))
+    if options.base_url and resolved.model in LOCAL_MODELS:
+        fail("--base-url needs --model NAME: the model's name at that endpoint")
     choice = ModelChoice(
         name=resolved.model,
         seed=options.seed,
@@ -379,6 +391,8 @@ def render_run(
                 code = EXIT_BY_STOP[event.stop_reason]
     except KeyboardInterrupt:
         renderer.close()
+        if writer:
+            writer.interrupted()
         typer.echo("toolcall: interrupted", err=True)
         return EXIT_INTERRUPTED
     finally:
@@ -414,6 +428,7 @@ def run(
     run_timeout: RunTimeoutOpt = None,
     max_result_chars: ResultCharsOpt = 4000,
     history_rounds: HistoryRoundsOpt = 5,
+    max_failed_rounds: FailedRoundsOpt = 3,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
     yes: YesOpt = False,
@@ -454,6 +469,7 @@ def chat(
     run_timeout: RunTimeoutOpt = None,
     max_result_chars: ResultCharsOpt = 4000,
     history_rounds: HistoryRoundsOpt = 5,
+    max_failed_rounds: FailedRoundsOpt = 3,
     yes: YesOpt = False,
     pace: PaceOpt = None,
     history_file: Annotated[
@@ -617,6 +633,11 @@ def config_show(
 
 def main() -> None:
     """Entry point: usage errors become one line and exit code 2, never a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal or pipe that cannot show some characters (PYTHONIOENCODING=ascii) gets
+        # replacement marks instead of a crash.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     try:
         code = app(standalone_mode=False)
     except click_exceptions.UsageError as error:

@@ -79,6 +79,10 @@ class FileConfig:
     path: Path | None = None
 
 
+DEFAULT_KEYS = {"profile", "model", "strategy", "base_url"}
+STRATEGIES = ("regex", "schema", "stream")
+
+
 def load_config(path: Path) -> FileConfig:
     if not path.exists():
         return FileConfig(path=path)
@@ -91,9 +95,19 @@ def load_config(path: Path) -> FileConfig:
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ConfigError(f"config {path}: [defaults] must be a table")
-    profiles = {
-        name: profile_from(name, table, path) for name, table in data.get("profiles", {}).items()
-    }
+    unknown = sorted(set(defaults) - DEFAULT_KEYS) + sorted(set(data) - {"defaults", "profiles"})
+    if unknown:
+        raise ConfigError(
+            f"config {path}: unknown setting(s) {', '.join(unknown)}; [defaults] takes "
+            f"{', '.join(sorted(DEFAULT_KEYS))}, and profiles go in [profiles.NAME] tables"
+        )
+    for key, value in defaults.items():
+        if not isinstance(value, str):
+            raise ConfigError(f"config {path}: [defaults] {key} must be a string")
+    tables = data.get("profiles", {})
+    if not isinstance(tables, dict):
+        raise ConfigError(f"config {path}: profiles must be [profiles.NAME] tables")
+    profiles = {name: profile_from(name, table, path) for name, table in tables.items()}
     return FileConfig(defaults=defaults, profiles=profiles, path=path)
 
 
@@ -162,6 +176,11 @@ def resolve(
     if model is None:
         raise ConfigError(f"profile {profile_name!r} has no default model; give --model NAME")
     strategy = setting("strategy", "TOOLCALL_STRATEGY", "regex")
+    if strategy not in STRATEGIES:
+        where = sources.get("strategy", "")
+        raise ConfigError(
+            f"unknown strategy {strategy!r} (from {where}); choose one of {', '.join(STRATEGIES)}"
+        )
     # A chosen profile names its own URL and key variable; the generic OPENAI_* variables are
     # for runs without a profile, so an OpenAI key is never sent to another provider.
     base_url = setting("base_url", None if profile else "OPENAI_BASE_URL", None)

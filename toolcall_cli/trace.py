@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import IO, Any
 
-from toolcall_cli.events import Event
+from toolcall_cli.events import Event, IterationStarted, RunFinished, RunStarted, ToolCallParsed
 
 
 def event_record(event: Event) -> dict[str, Any]:
@@ -19,13 +20,34 @@ def event_record(event: Event) -> dict[str, Any]:
 class TraceWriter:
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
+        self._started = time.monotonic()
+        self._iterations = 0
+        self._tool_calls = 0
 
     @classmethod
     def open(cls, path: Path) -> TraceWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return cls(path.open("a", encoding="utf-8"))
+        # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
+        return cls(path.open("a", encoding="utf-8", errors="replace"))
+
+    def interrupted(self) -> None:
+        """Close an interrupted run's record with how far it got."""
+        self.write(
+            RunFinished(
+                stop_reason="interrupted",
+                iterations=self._iterations,
+                tool_calls=self._tool_calls,
+                elapsed=time.monotonic() - self._started,
+            )
+        )
 
     def write(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._started, self._iterations, self._tool_calls = time.monotonic(), 0, 0
+        elif isinstance(event, IterationStarted):
+            self._iterations = event.iteration
+        elif isinstance(event, ToolCallParsed):
+            self._tool_calls += 1
         # Flushed per event: an interrupted run keeps everything up to the interruption.
         self._stream.write(json.dumps(event_record(event), ensure_ascii=False, default=str) + "\n")
         self._stream.flush()

@@ -247,7 +247,7 @@ def success_result(call: ToolCall, value: object) -> ToolResult:
 
 def result_text(value: object) -> str:
     """What the model reads: strings as they are, everything else as JSON (None → "null")."""
-    if isinstance(value, str):
-        return value
     # default=str: a date or a set is better shown as text than refused.
-    return json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    # Lone surrogates (from bytes decoded with surrogateescape) cannot be sent as UTF-8.
+    return text.encode("utf-8", "replace").decode("utf-8")

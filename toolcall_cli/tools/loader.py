@@ -5,8 +5,10 @@ A broken plugin never stops the others: every problem becomes one line naming th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+import inspect
 import re
 import sys
 import traceback
@@ -79,11 +81,21 @@ def load_file(path: Path, result: LoadResult) -> None:
     """Import one plugin file and register the tools it defines into `result`."""
     shown = display_path(path)
     try:
-        module = import_plugin(path)
+        # Whatever a plugin prints while it loads goes to stderr: stdout belongs to the output
+        # (e.g. --json lines) and must not be polluted.
+        with contextlib.redirect_stdout(sys.stderr):
+            module = import_plugin(path)
     except (Exception, SystemExit) as error:  # a plugin may do anything, even sys.exit()
         result.problems.append(f"{shown}: could not load: {describe_import_error(error, path)}")
         return
     for func in defined_tools(module):
+        if not inspect.isfunction(func):
+            kind = "class" if inspect.isclass(func) else type(func).__name__
+            name = getattr(func, "__name__", "?")
+            result.problems.append(
+                f"{shown}: skipped `{name}`: @tool marks functions, not a {kind}"
+            )
+            continue
         try:
             item = Tool.from_function(func, source=str(path))
         except ToolDefinitionError as error:
