@@ -254,3 +254,16 @@ def test_bundled_dir_ships_the_example_tools() -> None:
     assert set(result.registry.names()) == {"get_weather", "calculate", "get_time", "convert_units"}
     assert bundled_tools_dir().name == "tools.d"
     assert bundled_tools_dir().parent.name == "toolcall_cli"
+
+
+def test_a_tool_defined_twice_in_one_file_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "twice.py").write_text(
+        "from toolcall_cli import tool\n\n@tool\ndef paint(color: str) -> str:\n    return color\n\n"
+        "@tool\ndef paint(color: str, size: int) -> str:\n    return color * size\n",
+        encoding="utf-8",
+    )
+    loaded = load_tools([tmp_path / "p"])
+    assert loaded.registry.names() == ["paint"]
+    assert len(loaded.problems) == 1
+    assert "twice.py" in loaded.problems[0] and "`paint` is defined 2 times" in loaded.problems[0]

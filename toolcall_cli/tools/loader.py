@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolcall_cli.tools.registry import Tool, ToolRegistry, tool_options
+from toolcall_cli.tools.registry import MARKED, Tool, ToolRegistry, tool_options
 from toolcall_cli.tools.schema import ToolDefinitionError
 
 _MODULE_PREFIX = "toolcall_plugin"
@@ -83,11 +83,15 @@ def load_file(path: Path, result: LoadResult) -> None:
     try:
         # Whatever a plugin prints while it loads goes to stderr: stdout belongs to the output
         # (e.g. --json lines) and must not be polluted.
+        start = len(MARKED)
         with contextlib.redirect_stdout(sys.stderr):
             module = import_plugin(path)
     except (Exception, SystemExit) as error:  # a plugin may do anything, even sys.exit()
         result.problems.append(f"{shown}: could not load: {describe_import_error(error, path)}")
         return
+    finally:
+        marked, MARKED[start:] = MARKED[start:], []
+    result.problems += [f"{shown}: {problem}" for problem in replaced_definitions(marked, module)]
     for func in defined_tools(module):
         if not inspect.isfunction(func):
             kind = "class" if inspect.isclass(func) else type(func).__name__
@@ -102,6 +106,22 @@ def load_file(path: Path, result: LoadResult) -> None:
             result.problems.append(f"{shown}: skipped tool: {' '.join(str(error).split())}")
             continue
         register(item, result)
+
+
+def replaced_definitions(marked: list[Any], module: types.ModuleType) -> list[str]:
+    """Tools a later definition of the same name in the same file replaced: Python keeps only
+    the last, so the earlier one would vanish without a word."""
+    seen: dict[str, int] = {}
+    for func in marked:
+        if getattr(func, "__module__", None) == module.__name__:
+            options = tool_options(func)
+            name = str((options.name if options else None) or getattr(func, "__name__", "?"))
+            seen[name] = seen.get(name, 0) + 1
+    return [
+        f"tool `{name}` is defined {count} times in this file; only the last one is used"
+        for name, count in seen.items()
+        if count > 1
+    ]
 
 
 def register(item: Tool, result: LoadResult) -> None:

@@ -57,9 +57,15 @@ def tool(
 
     def mark(target: F) -> F:
         setattr(target, TOOL_MARK, options)
+        MARKED.append(target)
         return target
 
     return mark(func) if func is not None else mark
+
+
+MARKED: list[Any] = []
+"""Everything `@tool` marked, in order. The loader reads (and clears) what one plugin file
+marked, to see a tool that a later definition in the same file silently replaced."""
 
 
 def tool_options(obj: object) -> ToolOptions | None:
