@@ -487,5 +487,5 @@ def test_run_timeout_also_bounds_a_model_that_hangs(registry: ToolRegistry) -> N
     )
     assert time.monotonic() - started < 3
     assert of(events, LimitReached)[0].limit == "timeout"
-    assert [e for e in events if e.kind == "model_replied"][0].raw == "Let me think"
+    assert next(e for e in events if e.kind == "model_replied").raw == "Let me think"
     assert of(events, RunFinished)[0].stop_reason == "limit"

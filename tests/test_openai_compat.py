@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -229,7 +230,10 @@ def test_sse_parser_skips_comments_and_joins_multiline_data() -> None:
 
 # --- recorded streams from ../shared/conformance/sse_streams.jsonl -----------------------------
 
-CONFORMANCE = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+CONFORMANCE = Path(
+    os.environ.get("TOOLCALL_CONFORMANCE_DIR")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+)
 
 
 def recorded_streams() -> list[dict[str, Any]]:

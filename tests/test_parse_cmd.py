@@ -133,3 +133,32 @@ def test_cli_sse() -> None:
     assert names_and_arguments(result) == [
         (c["name"], c["arguments"]) for c in case["expected_calls"]
     ]
+
+
+NATIVE = [case for case in CORPUS if case["format"] == "openai_tool_calls_json"]
+
+
+@pytest.mark.skipif(not NATIVE, reason=f"conformance corpus not found in {CONFORMANCE}")
+@pytest.mark.parametrize("case", NATIVE, ids=lambda c: c["id"])
+def test_native_messages_in_the_corpus_parse_to_their_calls(case: dict[str, Any]) -> None:
+    from toolcall_cli.parsing import parse_message
+
+    result = parse_message(case["text"])
+    assert names_and_arguments(result) == [
+        (c["name"], c["arguments"]) for c in case["expected_calls"]
+    ]
+    assert result["errors"] == []
+
+
+def test_cli_schema_reads_a_native_message() -> None:
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{'b': 2,}"}},
+        ],
+    }
+    result = parse_cli("--strategy", "schema", stdin=json.dumps(message))
+    assert names_and_arguments(result) == [("f", {"a": 1}), ("g", {"b": 2})]
+    assert [c["repaired"] for c in result["calls"]] == [False, True]

@@ -259,7 +259,8 @@ def test_bundled_dir_ships_the_example_tools() -> None:
 def test_a_tool_defined_twice_in_one_file_is_reported(tmp_path: Path) -> None:
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "twice.py").write_text(
-        "from toolcall_cli import tool\n\n@tool\ndef paint(color: str) -> str:\n    return color\n\n"
+        "from toolcall_cli import tool\n\n"
+        "@tool\ndef paint(color: str) -> str:\n    return color\n\n"
         "@tool\ndef paint(color: str, size: int) -> str:\n    return color * size\n",
         encoding="utf-8",
     )

@@ -541,7 +541,12 @@ def parse(
     ] = None,
     strategy: Annotated[
         StrategyName,
-        typer.Option("--strategy", "-s", help="regex: all at once; stream: in chunks."),
+        typer.Option(
+            "--strategy",
+            "-s",
+            help="regex: tagged text at once; stream: in chunks; schema: a native assistant "
+            "message (or chat.completion) as JSON.",
+        ),
     ] = StrategyName.regex,
     chunk: Annotated[
         int | None, typer.Option("--chunk", min=1, help="stream: feed N characters at a time.")
@@ -552,19 +557,17 @@ def parse(
     sse: Annotated[bool, typer.Option("--sse", help="The input is an OpenAI SSE stream.")] = False,
 ) -> None:
     """Show what the parser makes of a model's raw output, as one JSON object."""
-    from toolcall_cli.parsing import SseInputError, parse_output, parse_sse
+    from toolcall_cli.parsing import SseInputError, parse_message, parse_output, parse_sse
 
-    if strategy is StrategyName.schema and not sse:
-        fail("parse takes --strategy regex or stream (use --sse for native tool_calls streams)")
-    if strategy is StrategyName.regex and (chunk or seed is not None):
+    if strategy is not StrategyName.stream and (chunk or seed is not None):
         fail("--chunk and --seed feed the input in pieces: use them with --strategy stream")
     try:
         text = file.read_text(encoding="utf-8") if file else sys.stdin.read()
     except (OSError, UnicodeDecodeError) as error:
         fail(f"cannot read {file}: {error}")
-    if sse:
+    if sse or strategy is StrategyName.schema:
         try:
-            result = parse_sse(text)
+            result = parse_sse(text) if sse else parse_message(text)
         except SseInputError as error:
             fail(str(error))
     else:

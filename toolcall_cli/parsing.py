@@ -14,12 +14,14 @@ from typing import Any
 from toolcall_cli.events import ParseError
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.models.openai_compat import sse_data
+from toolcall_cli.models.base import ModelError
 from toolcall_cli.strategies.native import NativeCallAssembler
+from toolcall_cli.strategies.schema import NativeReplyParser
 from toolcall_cli.strategies.textcalls import CallTextParser
 
 
 class SseInputError(ValueError):
-    """The input given to `parse --sse` is not an SSE stream of JSON events."""
+    """The input is not what the parser was told to expect (an SSE stream, a JSON message)."""
 
 
 def fixed_chunks(text: str, size: int) -> Iterator[str]:
@@ -78,6 +80,25 @@ def parse_sse(stream_text: str) -> dict[str, Any]:
         "".join(reasoning) + text_calls.reasoning,
         count,
     )
+
+
+def parse_message(text: str) -> dict[str, Any]:
+    """Parse a native reply: an assistant message with `tool_calls`, or a whole chat.completion."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SseInputError(f"the input is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise SseInputError("the input is not a JSON object (an assistant message or a completion)")
+    completion = value if "choices" in value else {"choices": [{"index": 0, "message": value}]}
+    parser = NativeReplyParser("call_")
+    try:
+        parser.feed(completion)
+    except ModelError as error:
+        raise SseInputError(str(error)) from None
+    parser.close()
+    reply = parser.reply()
+    return result_json(list(reply.calls), list(reply.errors), reply.text, reply.reasoning, 1)
 
 
 def stream_parts(data: str) -> list[dict[str, Any]]:
