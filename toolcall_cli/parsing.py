@@ -13,8 +13,8 @@ from typing import Any
 
 from toolcall_cli.events import ParseError
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.models.openai_compat import sse_data
 from toolcall_cli.models.base import ModelError
+from toolcall_cli.models.openai_compat import sse_data
 from toolcall_cli.strategies.native import NativeCallAssembler
 from toolcall_cli.strategies.schema import NativeReplyParser
 from toolcall_cli.strategies.textcalls import CallTextParser
