@@ -303,7 +303,7 @@ def _iterations(
     else:
         yield LimitReached(
             limit="iterations",
-            message=f"stopped after {state.limits.max_iterations} iterations "
+            message=f"stopped after {state.limits.max_iterations} iteration(s) "
             "without a final answer",
         )
     return "limit"
