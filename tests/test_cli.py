@@ -391,3 +391,15 @@ def test_config_mistakes_are_usage_errors(tmp_path: Path, config: str, needle: s
     path.write_text(config, encoding="utf-8")
     done = toolcall("config", "show", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(path)})
     assert done.returncode == 2 and needle in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_rate_limit_retry_is_shown_and_then_answered(tmp_path: Path) -> None:
+    with FakeOpenAI() as server:
+        server.answers += [
+            Answer(status=429, headers={"Retry-After": "0"}, json_body={"error": {"message": "slow"}}),
+            Answer(json_body=completion("hello")),
+        ]
+        done = toolcall("run", "hi", "--model", "m", "--base-url", server.base_url, cwd=tmp_path)
+    assert done.returncode == 0
+    assert "HTTP 429 (rate limited): retry 1 of 2 in 0 s" in done.stdout
+    assert "answer: hello" in done.stdout

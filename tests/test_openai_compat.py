@@ -158,7 +158,8 @@ def test_429_honours_retry_after_then_succeeds(server: FakeOpenAI) -> None:
         Answer(json_body=completion("ok")),
     ]
     model, waits = model_at(server.base_url)
-    [reply] = ask(model)
+    notice, reply = ask(model)
+    assert notice == {"x_toolcall_notice": "HTTP 429 (rate limited): retry 1 of 2 in 3 s"}
     assert reply["choices"][0]["message"]["content"] == "ok"
     assert waits == [3.0]
 
@@ -175,7 +176,7 @@ def test_429_retries_are_bounded(server: FakeOpenAI) -> None:
 def test_5xx_retries_with_backoff(server: FakeOpenAI) -> None:
     server.answers += [Answer(status=503), Answer(status=502), Answer(json_body=completion("ok"))]
     model, waits = model_at(server.base_url)
-    assert ask(model)[0]["choices"][0]["message"]["content"] == "ok"
+    assert ask(model)[-1]["choices"][0]["message"]["content"] == "ok"
     assert waits == [0.5, 1.0]
 
 

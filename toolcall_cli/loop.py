@@ -37,7 +37,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.history import windowed
 from toolcall_cli.messages import Message, ToolCall, ToolResult, tool_message, user
-from toolcall_cli.models.base import Model, ModelError
+from toolcall_cli.models.base import NOTICE_KEY, Model, ModelError
 from toolcall_cli.strategies.base import Reply, Strategy
 from toolcall_cli.tools.executor import execute
 from toolcall_cli.tools.registry import Tool, ToolRegistry
@@ -354,6 +354,9 @@ def _iteration(
     timed_out = False
     try:
         for chunk in within_deadline(model.stream(request), state):
+            if NOTICE_KEY in chunk:
+                yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
+                continue
             for event in parser.feed(chunk):
                 yield from _on_parser_event(event, strategy, runner, held)
             if strategy.streaming:

@@ -71,6 +71,8 @@ def parse_sse(stream_text: str) -> dict[str, Any]:
                 reasoning.append(thinking)
             if isinstance(part.get("tool_calls"), list):
                 native.add(part["tool_calls"])
+    if count == 0:
+        raise SseInputError("no SSE `data:` lines with events were found in the input")
     native.finish()
     text_calls.close()
     return result_json(

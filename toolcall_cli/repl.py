@@ -23,7 +23,7 @@ COMMANDS: dict[str, str] = {
     "/help": "show this help",
     "/tools": "list the loaded tools",
     "/strategy": "/strategy NAME: switch to regex, schema or stream",
-    "/model": "/model NAME: switch the model (offline, scripted)",
+    "/model": "/model NAME: switch the model (offline, scripted, or a name at the endpoint)",
     "/reset": "forget the conversation so far",
     "/history": "show how many messages the conversation holds",
     "/exit": "leave (Ctrl-D works too)",

@@ -94,6 +94,9 @@ def scripted_model(script: Path | None) -> Model:
             "--model scripted needs --script FILE (a JSON list or JSONL of replies)"
         )
     try:
-        return ScriptedModel.from_file(script)
+        model = ScriptedModel.from_file(script)
     except (OSError, ValueError) as error:
         raise ModelConfigError(f"cannot read script {script}: {error}") from None
+    if not model.replies:
+        raise ModelConfigError(f"script {script} holds no replies")
+    return model

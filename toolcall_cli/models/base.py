@@ -22,6 +22,11 @@ class ModelRequest:
         return bool(self.body.get("stream"))
 
 
+NOTICE_KEY = "x_toolcall_notice"
+"""A chunk holding this key is a note for the user from the client (a retry after HTTP 429, say),
+not model output: the loop shows it and the parsers never see it."""
+
+
 class ModelError(Exception):
     """The model could not answer: unreachable, refused the request, or sent garbage.
 

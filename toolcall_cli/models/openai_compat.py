@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from toolcall_cli.models.base import ModelError, ModelRequest
+from toolcall_cli.models.base import NOTICE_KEY, ModelError, ModelRequest
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 
@@ -81,6 +81,8 @@ class OpenAICompatModel:
                 if response.status_code in RETRY_STATUSES and not last:
                     wait = retry_wait(response, attempt, self.endpoint.max_retry_wait)
                     response.close()
+                    note = retry_note(response.status_code, wait, attempt, self.endpoint)
+                    yield {NOTICE_KEY: note}
                     self._sleep(wait)
                     continue
                 if response.status_code >= 400:
@@ -205,6 +207,11 @@ def completion_json(response: httpx.Response) -> dict[str, Any]:
         )
     completion: dict[str, Any] = body
     return completion
+
+
+def retry_note(status: int, wait: float, attempt: int, endpoint: Endpoint) -> str:
+    why = "rate limited" if status == 429 else "server error"
+    return f"HTTP {status} ({why}): retry {attempt + 1} of {endpoint.max_retries} in {wait:g} s"
 
 
 def retry_wait(response: httpx.Response, attempt: int, cap: float) -> float:
