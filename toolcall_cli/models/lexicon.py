@@ -231,3 +231,126 @@ CLOTHING_WORDS = words(
 )
 
 RAIN_WORDS = words("带伞 雨伞 下雨 雨 umbrella rain raining rainy")
+
+# --- arithmetic ---------------------------------------------------------------------------------
+
+# Functions and constants a calculator commonly knows; a calculate-like tool's description may
+# name more, and those count too.
+MATH_FUNCTIONS = frozenset(
+    words(
+        "sqrt cbrt sin cos tan asin acos atan sinh cosh tanh log ln log10 log2 exp abs round "
+        "floor ceil factorial hypot degrees radians min max pow"
+    )
+)
+MATH_CONSTANTS = frozenset(words("pi e tau"))
+
+CJK_DIGITS: dict[str, int] = {
+    "〇": 0,
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+CJK_SMALL_UNITS: dict[str, int] = {"十": 10, "百": 100, "千": 1000}
+CJK_LARGE_UNITS: dict[str, int] = {"万": 10_000, "亿": 100_000_000}
+
+ENGLISH_NUMBERS: dict[str, int] = {
+    **{
+        word: value
+        for value, word in enumerate(
+            words(
+                "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                "fourteen fifteen sixteen seventeen eighteen nineteen"
+            )
+        )
+    },
+    **{
+        word: 10 * (i + 2)
+        for i, word in enumerate(words("twenty thirty forty fifty sixty seventy eighty ninety"))
+    },
+}
+ENGLISH_SCALES: dict[str, int] = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+
+
+def cjk_number(numeral: str) -> int | None:
+    """二 → 2, 三百一十二 → 312, 一万二千 → 12000, 二〇二四 → 2024; None if it is not one."""
+    if all(c in CJK_DIGITS for c in numeral):
+        return int("".join(str(CJK_DIGITS[c]) for c in numeral))
+    total = section = digit = 0
+    for char in numeral:
+        if char in CJK_DIGITS:
+            digit = CJK_DIGITS[char]
+        elif char in CJK_SMALL_UNITS:
+            section += (digit or 1) * CJK_SMALL_UNITS[char]
+            digit = 0
+        elif char in CJK_LARGE_UNITS:
+            total += (section + digit) * CJK_LARGE_UNITS[char]
+            section = digit = 0
+        else:
+            return None
+    return total + section + digit
+
+
+def english_number(phrase: str) -> int | None:
+    """ "three hundred and twelve" → 312, "twenty-five" → 25; None if it is not one."""
+    total = current = 0
+    seen = False
+    for word in re.split(r"[\s\-]+", phrase.lower().strip()):
+        if word == "and" and seen:
+            continue
+        if word in ENGLISH_NUMBERS:
+            current += ENGLISH_NUMBERS[word]
+        elif word == "hundred":
+            current = (current or 1) * 100
+        elif word in ENGLISH_SCALES:
+            total += (current or 1) * ENGLISH_SCALES[word]
+            current = 0
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+# --- money --------------------------------------------------------------------------------------
+
+# ISO 4217 code -> how people name the currency. Longer names win where they overlap
+# ("hong kong dollar" is HKD, not USD).
+CURRENCIES: dict[str, tuple[str, ...]] = {
+    "USD": ("usd", "us dollar", "us dollars", "dollar", "dollars", "美元", "美金", "$"),
+    "EUR": ("eur", "euro", "euros", "欧元", "€"),
+    "CNY": ("cny", "rmb", "yuan", "renminbi", "人民币", "元人民币"),
+    "JPY": ("jpy", "yen", "日元", "日币"),
+    "GBP": ("gbp", "sterling", "british pound", "british pounds", "英镑", "£"),
+    "HKD": ("hkd", "hong kong dollar", "hong kong dollars", "港币", "港元"),
+    "KRW": ("krw", "won", "korean won", "韩元"),
+    "AUD": ("aud", "australian dollar", "australian dollars", "澳元"),
+    "CAD": ("cad", "canadian dollar", "canadian dollars", "加元", "加币"),
+    "CHF": ("chf", "swiss franc", "swiss francs", "瑞士法郎"),
+    "SGD": ("sgd", "singapore dollar", "singapore dollars", "新加坡元", "新币"),
+    "INR": ("inr", "rupee", "rupees", "卢比"),
+    "RUB": ("rub", "ruble", "rubles", "rouble", "roubles", "卢布"),
+}
+
+# Result fields and what to call them in an answer (English, Chinese).
+FIELD_LABELS: dict[str, tuple[str, str]] = {
+    "price": ("price", "价格"),
+    "last": ("price", "价格"),
+    "close": ("closing price", "收盘价"),
+    "rate": ("rate", "汇率"),
+    "result": ("result", "结果"),
+    "value": ("value", "数值"),
+    "total": ("total", "总计"),
+    "amount": ("amount", "金额"),
+    "count": ("count", "数量"),
+    "score": ("score", "得分"),
+    "temperature": ("temperature", "温度"),
+    "distance": ("distance", "距离"),
+    "population": ("population", "人口"),
+}
