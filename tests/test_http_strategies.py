@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-
 from fake_openai import Answer, FakeOpenAI, completion, text_stream
+
 from toolcall_cli.events import FinalAnswer, RunFinished, ToolFinished
 from toolcall_cli.loop import run
 from toolcall_cli.messages import Message
@@ -120,7 +120,7 @@ def test_two_iterations_over_http(case: str) -> None:
     results = [e.result for e in events if isinstance(e, ToolFinished)]
     assert [r.content for r in results] == ["63"]
     assert [e.text for e in events if isinstance(e, FinalAnswer)] == ["12*5+3 = 63"]
-    assert [e for e in events if isinstance(e, RunFinished)][0].iterations == 2
+    assert next(e for e in events if isinstance(e, RunFinished)).iterations == 2
     second = requests[1]
     if case in ("schema", "stream-native"):
         assert second["messages"][-1] == {"role": "tool", "tool_call_id": "call_x", "content": "63"}
