@@ -396,7 +396,7 @@ def test_config_mistakes_are_usage_errors(tmp_path: Path, config: str, needle: s
 def test_a_rate_limit_retry_is_shown_and_then_answered(tmp_path: Path) -> None:
     with FakeOpenAI() as server:
         server.answers += [
-            Answer(status=429, headers={"Retry-After": "0"}, json_body={"error": {"message": "slow"}}),
+            Answer(status=429, headers={"Retry-After": "0"}, json_body={"error": {"message": "x"}}),
             Answer(json_body=completion("hello")),
         ]
         done = toolcall("run", "hi", "--model", "m", "--base-url", server.base_url, cwd=tmp_path)
