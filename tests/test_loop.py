@@ -489,3 +489,30 @@ def test_run_timeout_also_bounds_a_model_that_hangs(registry: ToolRegistry) -> N
     assert of(events, LimitReached)[0].limit == "timeout"
     assert next(e for e in events if e.kind == "model_replied").raw == "Let me think"
     assert of(events, RunFinished)[0].stop_reason == "limit"
+
+
+def test_the_offline_model_answers_the_question_when_tools_are_withdrawn(tmp_path: Path) -> None:
+    from toolcall_cli.models.offline import OfflineModel
+
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "w.py").write_text(
+        "from toolcall_cli import tool\n\n@tool\ndef get_weather(city: str) -> str:\n"
+        '    """Get the weather (天气) for a city."""\n'
+        '    raise RuntimeError("the weather service is down")\n',
+        encoding="utf-8",
+    )
+    registry = load_tools([tmp_path / "w"]).registry
+    events = list(
+        run(
+            "北京今天天气怎么样？",
+            model=OfflineModel(),
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(max_failed_rounds=1),
+        )
+    )
+    assert of(events, AnswerWithoutTools)
+    answer = of(events, FinalAnswer)[0].text
+    assert "[toolcall]" not in answer
+    assert "get_weather" in answer and "the weather service is down" in answer

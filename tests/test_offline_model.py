@@ -347,12 +347,19 @@ def test_a_missing_argument_is_filled_from_the_question() -> None:
     assert text_calls(retry) == [("get_time", {"timezone": "Asia/Tokyo"})]
 
 
-def test_a_missing_argument_the_question_lacks_ends_in_a_question_back() -> None:
+def test_a_question_lacking_every_required_value_is_asked_back_not_called_empty() -> None:
+    english = text_reply(text_body("What's the weather?"))
+    chinese = text_reply(text_body("天气怎么样？"))
+    assert "<tool_call>" not in english and "<tool_call>" not in chinese
+    assert "get_weather" in english and "need the city" in english
+    assert "还需要你告诉我" in chinese and "city" in chinese
+
+
+def test_a_missing_argument_error_the_question_cannot_fix_ends_in_a_question_back() -> None:
     question = "What's the weather?"
-    first = text_reply(text_body(question))
-    assert text_calls(first) == [("get_weather", {})]
+    empty = '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>'
     error = "Error: invalid arguments for `get_weather`:\n- missing required argument `city`"
-    answer = text_reply(text_body(question, *text_turn(first, ("get_weather", error))))
+    answer = text_reply(text_body(question, *text_turn(empty, ("get_weather", error))))
     assert "<tool_call>" not in answer and "Tell me the city" in answer
 
 
@@ -592,3 +599,287 @@ def test_compacted_earlier_rounds_count_as_calls_made_not_as_the_question() -> N
     ]
     answer = text_reply(text_body(question, *history))
     assert "<tool_call>" not in answer and "上海明天" in answer
+
+
+# --- user-reported problems: arithmetic read faithfully -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "expression"),
+    [
+        ("sqrt(16)+1", "sqrt(16)+1"),
+        ("What's 1,234 + 5,678?", "1234+5678"),
+        ("What's 7 times 8?", "7*8"),
+        ("What's 15% of 80?", "15/100*80"),
+        ("What is 17 % 5?", "17%5"),
+        ("What is 2 to the power of 10?", "2**10"),
+        ("二的十次方是多少？", "2**10"),
+        ("三百一十二除以四等于多少？", "312/4"),
+        ("What is three hundred and twelve divided by four?", "312/4"),
+        ("算一下 12 × 3 ÷ 4", "12*3/4"),
+        ("sin(pi/6) + 2^3 = ?", "sin(pi/6)+2**3"),
+    ],
+)
+def test_arithmetic_keeps_functions_separators_and_word_forms(
+    question: str, expression: str
+) -> None:
+    assert text_calls(text_reply(text_body(question))) == [
+        ("calculate", {"expression": expression})
+    ]
+
+
+def test_a_function_only_the_tools_description_names_is_kept() -> None:
+    calculator = ToolSpec(
+        "calculate",
+        "Evaluate a math expression; also supports gcd and lcm.",
+        CALCULATE.parameters,
+    )
+    body = tool_body("What is gcd(12, 18) + 1?", [calculator])
+    assert text_calls(text_reply(body)) == [("calculate", {"expression": "gcd(12,18)+1"})]
+
+
+def test_percent_of_is_answered_with_the_computed_value() -> None:
+    question = "What's 15% of 80?"
+    first = text_reply(text_body(question))
+    answer = text_reply(text_body(question, *text_turn(first, ("calculate", "12"))))
+    assert answer == "15/100*80 = 12"
+
+
+# --- user-reported problems: no empty calls, no wrong extra calls -------------------------------
+
+
+def test_a_math_request_without_an_expression_asks_for_one() -> None:
+    reply = text_reply(text_body("帮我算一下"))
+    assert "<tool_call>" not in reply
+    assert "calculate" in reply and "expression" in reply and "还需要" in reply
+
+
+def test_times_between_numbers_is_multiplication_not_the_clock() -> None:
+    names = [name for name, _ in text_calls(text_reply(text_body("What's 7 times 8?")))]
+    assert names == ["calculate"]
+
+
+def test_a_unit_word_is_never_a_place_and_the_weather_is_converted() -> None:
+    question = "东京现在气温多少开尔文？"
+    first = text_reply(text_body(question))
+    assert text_calls(first) == [("get_weather", {"city": "东京", "day": "today"})]
+    history = text_turn(first, ("get_weather", weather_result("东京", temp=11)))
+    [(name, arguments)] = text_calls(text_reply(text_body(question, *history)))
+    assert name == "convert_units"
+    assert arguments["value"] == 11 and arguments["to_unit"].lower() in ("kelvin", "k")
+
+
+ECHO = ToolSpec(
+    "echo",
+    "Echo the text back, optionally slowly.",
+    {
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "The text to echo"}},
+        "required": ["text"],
+    },
+)
+
+
+@pytest.mark.parametrize("tools", [TOOLS, [*TOOLS, ECHO]])
+def test_a_sentence_initial_verb_is_not_a_place(tools: list[ToolSpec]) -> None:
+    question = "Echo the text 'hello' slowly, and what's the weather in Beijing?"
+    calls = text_calls(text_reply(tool_body(question, tools)))
+    assert [a for n, a in calls if n == "get_weather"] == [{"city": "Beijing"}]
+    assert [a for n, a in calls if n == "echo"] == ([{"text": "hello"}] if ECHO in tools else [])
+
+
+# --- user-reported problems: tools never seen before ---------------------------------------------
+
+CURRENCY = ToolSpec(
+    "convert_currency",
+    "Convert an amount of money from one currency to another.",
+    {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number", "description": "How much money"},
+            "from_currency": {"type": "string", "description": "ISO code, e.g. USD"},
+            "to_currency": {"type": "string", "description": "ISO code, e.g. USD"},
+        },
+        "required": ["amount", "from_currency", "to_currency"],
+    },
+)
+PRICED_STOCK = ToolSpec(
+    "lookup_stock",
+    "Look up the latest price of a stock by its ticker symbol.",
+    {
+        "type": "object",
+        "properties": {
+            "symbol": {"type": "string", "description": "The ticker, e.g. MSFT"},
+            "currency": {"enum": ["USD", "CNY"], "default": "USD"},
+        },
+        "required": ["symbol"],
+    },
+)
+
+
+def tool_body(question: str, tools: list[ToolSpec], *history: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "model": "offline",
+        "messages": [
+            {"role": "system", "content": system_prompt(tools)},
+            {"role": "user", "content": question},
+            *history,
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("question", "source", "target"),
+    [
+        ("Convert 100 USD to EUR", "USD", "EUR"),
+        ("100美元等于多少人民币？", "USD", "CNY"),
+        ("How much is 100 euros in yen?", "EUR", "JPY"),
+    ],
+)
+def test_currency_parameters_are_filled_as_iso_codes(
+    question: str, source: str, target: str
+) -> None:
+    calls = text_calls(text_reply(tool_body(question, [*TOOLS, CURRENCY])))
+    assert calls == [
+        ("convert_currency", {"amount": 100, "from_currency": source, "to_currency": target})
+    ]
+
+
+def test_an_enum_of_currency_codes_is_matched_through_currency_names() -> None:
+    calls = text_calls(text_reply(tool_body("特斯拉 TSLA 的股价是多少人民币？", [PRICED_STOCK])))
+    assert calls == [("lookup_stock", {"symbol": "TSLA", "currency": "CNY"})]
+
+
+# --- user-reported problems: follow-up questions in a chat ---------------------------------------
+
+
+def chat_turn(
+    question: str, answer_result: str, tool: str, *, native: bool = False
+) -> list[dict[str, Any]]:
+    """One earlier question of a chat, answered by the model with one call and its result."""
+    body = native_body(question) if native else text_body(question)
+    reply = message(body)
+    if native:
+        [call] = reply["tool_calls"]
+        assistant = {"role": "assistant", "content": None, "tool_calls": reply["tool_calls"]}
+        result = {"role": "tool", "tool_call_id": call["id"], "content": answer_result}
+        answer = message(native_body(question, assistant, result))["content"]
+        return [
+            {"role": "user", "content": question},
+            assistant,
+            result,
+            {"role": "assistant", "content": answer},
+        ]
+    history = text_turn(reply["content"], (tool, answer_result))
+    text_answer = text_reply(text_body(question, *history))
+    return [
+        {"role": "user", "content": question},
+        *history,
+        {"role": "assistant", "content": text_answer},
+    ]
+
+
+def follow_up_body(
+    earlier: list[dict[str, Any]], question: str, *, native: bool = False
+) -> dict[str, Any]:
+    body = native_body(question) if native else text_body(question)
+    body["messages"][-1:-1] = earlier
+    return body
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_an_elliptical_follow_up_reuses_the_previous_tool_and_arguments(native: bool) -> None:
+    earlier = chat_turn(
+        "北京明天天气怎么样？", weather_result("北京", "tomorrow"), "get_weather", native=native
+    )
+    reply = message(follow_up_body(earlier, "那上海呢？", native=native))
+    if native:
+        calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                 for c in reply["tool_calls"]]  # fmt: skip
+    else:
+        calls = text_calls(reply["content"])
+    assert calls == [("get_weather", {"city": "上海", "day": "tomorrow"})]
+
+
+def test_a_unit_follow_up_converts_the_earlier_result() -> None:
+    earlier = chat_turn(
+        "What is the weather in Tokyo?", weather_result("Tokyo", temp=11), "get_weather"
+    )
+    [(name, arguments)] = text_calls(text_reply(follow_up_body(earlier, "And in Fahrenheit?")))
+    assert name == "convert_units"
+    assert arguments["value"] == 11
+    assert arguments["from_unit"].lower() in ("celsius", "°c")
+    assert arguments["to_unit"].lower() in ("fahrenheit", "°f")
+
+
+def test_an_answer_to_the_question_back_completes_the_earlier_question() -> None:
+    asked = text_reply(text_body("What's the weather?"))
+    earlier = [
+        {"role": "user", "content": "What's the weather?"},
+        {"role": "assistant", "content": asked},
+    ]
+    assert text_calls(text_reply(follow_up_body(earlier, "Paris"))) == [
+        ("get_weather", {"city": "Paris"})
+    ]
+
+
+def test_thanks_after_a_chat_is_not_taken_as_a_follow_up() -> None:
+    earlier = chat_turn("北京明天天气怎么样？", weather_result("北京", "tomorrow"), "get_weather")
+    reply = text_reply(follow_up_body(earlier, "谢谢"))
+    assert "<tool_call>" not in reply and "不客气" in reply
+
+
+# --- user-reported problems: answers read like sentences ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What's the price of AAPL?", "The price of AAPL is 154.32 USD."),
+        ("苹果公司股票 AAPL 现在多少钱？", "AAPL 的价格是 154.32 USD。"),
+    ],
+)
+def test_an_unseen_tools_result_is_a_sentence_with_rounded_numbers(
+    question: str, expected: str
+) -> None:
+    first = text_reply(text_body(question))
+    result = json.dumps({"symbol": "AAPL", "price": 154.3235835, "currency": "USD"})
+    answer = text_reply(text_body(question, *text_turn(first, ("lookup_stock", result))))
+    assert answer == expected
+
+
+def test_long_decimals_in_a_conversion_are_rounded() -> None:
+    question = "100 F in celsius"
+    first = text_reply(text_body(question))
+    conversion = {"value": 100, "from_unit": "°F", "to_unit": "°C", "result": 37.77777778,
+                  "text": "100 °F = 37.77777778 °C"}  # fmt: skip
+    answer = text_reply(
+        text_body(question, *text_turn(first, ("convert_units", json.dumps(conversion))))
+    )
+    assert answer == "100 °F = 37.78 °C"
+
+
+def test_a_quoted_error_in_chinese_ends_cleanly_and_keeps_its_lines() -> None:
+    question = "拉萨明天天气怎么样？"
+    first = text_reply(text_body(question))
+    error = "Error: ValueError: unknown city '拉萨'. Use a city from the built-in table."
+    answer = text_reply(text_body(question, *text_turn(first, ("get_weather", error))))
+    assert answer.endswith("table。") and ".。" not in answer
+    broken = '<tool_call>{"name": "get_weather", "arguments": {"city": 1}}</tool_call>'
+    multi = (
+        "Error: invalid arguments for `get_weather`:\n- `city` must be a string\n"
+        '- `day` must be one of "today", "tomorrow"'
+    )
+    lines = text_reply(text_body(question, *text_turn(broken, ("get_weather", multi)))).splitlines()
+    assert lines[0].startswith("抱歉，get_weather 调用失败") and len(lines) >= 3
+    assert any("`city` must be a string" in line for line in lines[1:])
+
+
+def test_a_currency_conversion_result_reads_as_an_equation() -> None:
+    question = "100美元等于多少人民币？"
+    first = text_reply(tool_body(question, [*TOOLS, CURRENCY]))
+    result = json.dumps({"amount": 100, "from": "USD", "to": "CNY", "result": 712.3456789})
+    answer = text_reply(
+        tool_body(question, [*TOOLS, CURRENCY], *text_turn(first, ("convert_currency", result)))
+    )
+    assert answer == "100 USD = 712.35 CNY"

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from toolcall_cli.messages import Message
 
 SUMMARY_PREFIX = "[context summary]"
+ENGINE_NOTE_PREFIX = "[toolcall]"
+"""Starts every instruction the engine itself adds to the conversation (not a user question)."""
 PREVIEW_CHARS = 120
 
 

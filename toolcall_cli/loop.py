@@ -35,7 +35,7 @@ from toolcall_cli.events import (
     ToolFinished,
     ToolStarted,
 )
-from toolcall_cli.history import windowed
+from toolcall_cli.history import ENGINE_NOTE_PREFIX, windowed
 from toolcall_cli.messages import Message, ToolCall, ToolResult, tool_message, user
 from toolcall_cli.models.base import NOTICE_KEY, Model, ModelError
 from toolcall_cli.strategies.base import Reply, Strategy
@@ -45,10 +45,10 @@ from toolcall_cli.tools.registry import Tool, ToolRegistry
 Approver = Callable[[ToolCall, Tool], bool]
 """Asked before a dangerous tool runs; False means the user declined."""
 
-ANSWER_WITHOUT_TOOLS = (
-    "[toolcall] The last {n} rounds of tool calls made no progress (they failed, or repeated "
-    "earlier calls). Do not call any tool now: answer the question with what you already have, "
-    "and say plainly what could not be found out."
+ANSWER_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
+    " The last {n} rounds of tool calls made no progress (they failed, or repeated earlier "
+    "calls). Do not call any tool now: answer the question with what you already have, and say "
+    "plainly what could not be found out."
 )
 
 

@@ -27,7 +27,8 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "math": words(
         "calculate calculator calculation math arithmetic expression compute evaluate sum "
         "plus minus times multiply multiplied divide divided product formula equation 计算 "
-        "算一下 算算 等于 加上 减去 乘以 除以 乘 除 算式 表达式 数学"
+        "算一下 算算 等于 加上 减去 乘以 除以 乘 除 算式 表达式 数学 次方 平方 立方 平方根 根号 "
+        "百分之"
     ),
     "time": words("time clock hour timezone timezones zone 时间 几点 时区 钟点 几时"),
     "date": words("date day today tomorrow yesterday 日期 今天 明天 昨天 后天"),
@@ -73,7 +74,7 @@ CJK_FUNCTION_WORDS: tuple[str, ...] = words(
     "能不能 需要 要不要 是不是 是否 会不会 下雨 短袖 外套 衣服 穿 带伞 吗 呢 吧 啊 "
     "的 和 与 跟 及 以及 还有 是 在 有 会 都 也 我 你 他 她 它 们 这 那 哪 里 个 几 "
     "点 钟 时间 时候 几点 华氏 摄氏 度 用 换算 转换 成 为 给 把 从 到 比较 热 冷 晴 "
-    "雨 雪 阴 风 怎样 呀 么 什么 情况"
+    "雨 雪 阴 风 怎样 呀 么 什么 情况 谢谢 多谢 感谢 你好 您好 好的 再见 那么 换成 改成"
 )
 
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -156,8 +157,8 @@ def place_named(name: str) -> Place | None:
 
 # Canonical unit -> how people write it. The first spelling is the canonical one.
 UNITS: dict[str, tuple[str, ...]] = {
-    "celsius": ("celsius", "centigrade", "°c", "℃", "摄氏度", "摄氏"),
-    "fahrenheit": ("fahrenheit", "°f", "℉", "华氏度", "华氏"),
+    "celsius": ("celsius", "centigrade", "°c", "℃", "摄氏度", "摄氏", "c"),
+    "fahrenheit": ("fahrenheit", "°f", "℉", "华氏度", "华氏", "f"),
     "kelvin": ("kelvin", "开尔文"),
     "km": ("km", "kilometer", "kilometers", "kilometre", "kilometres", "公里", "千米"),
     "mile": ("mile", "miles", "mi", "英里"),
@@ -185,7 +186,7 @@ UNIT_SUFFIXES: dict[str, str] = {
 }
 
 # Units that cannot be told from ordinary words when written alone in English ("in", "m", "g").
-AMBIGUOUS_UNIT_WORDS = frozenset({"in", "m", "g", "l", "mi"})
+AMBIGUOUS_UNIT_WORDS = frozenset({"in", "m", "g", "l", "mi", "c", "f"})
 
 # Enum values people express with other words ("明天" for "tomorrow").
 ENUM_SYNONYMS: dict[str, tuple[str, ...]] = {

@@ -17,10 +17,17 @@ from typing import Any, Literal, Protocol
 
 import json_repair
 
-from toolcall_cli.history import SUMMARY_PREFIX
+from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.offline_brain import Conversation, Decision, Exchange, PlannedCall, decide
+from toolcall_cli.models.offline_brain import (
+    Conversation,
+    Decision,
+    EarlierQuestion,
+    Exchange,
+    PlannedCall,
+    decide,
+)
 from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
 
 Shape = Literal["text", "native", "json"]
@@ -191,7 +198,25 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     start = question_index(messages)
     question = message_text(messages[start]) if start is not None else ""
     after = messages[start + 1 :] if start is not None else []
-    return Conversation(question, read_tools(body, shape), read_turns(after, shape))
+    before = messages[:start] if start is not None else []
+    return Conversation(
+        question,
+        read_tools(body, shape),
+        read_turns(after, shape),
+        earlier_questions(before, shape),
+    )
+
+
+def earlier_questions(messages: list[dict[str, Any]], shape: Shape) -> tuple[EarlierQuestion, ...]:
+    """The chat before the question: each earlier question with the calls made for it."""
+    starts = [i for i, m in enumerate(messages) if is_question_message(m)]
+    return tuple(
+        EarlierQuestion(
+            message_text(messages[start]),
+            read_turns(messages[start + 1 : end], shape),
+        )
+        for start, end in zip(starts, [*starts[1:], len(messages)][: len(starts)], strict=True)
+    )
 
 
 _RESULT_RE = re.compile(r'<tool_result id="(.*?)" name="(.*?)">\n?(.*?)\n?</tool_result>', re.S)
@@ -207,12 +232,20 @@ def is_summary_message(message: dict[str, Any]) -> bool:
     return message.get("role") == "user" and message_text(message).startswith(SUMMARY_PREFIX)
 
 
+def is_question_message(message: dict[str, Any]) -> bool:
+    """A user message that asks something (not tool results, not a compaction summary, not an
+    instruction from the engine such as "answer without tools")."""
+    return message.get("role") == "user" and not (
+        is_result_message(message)
+        or is_summary_message(message)
+        or message_text(message).startswith(ENGINE_NOTE_PREFIX)
+    )
+
+
 def question_index(messages: list[dict[str, Any]]) -> int | None:
-    """The latest user message that asks something (not one carrying tool results)."""
+    """The latest user message that asks something."""
     for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") == "user" and not (
-            is_result_message(messages[i]) or is_summary_message(messages[i])
-        ):
+        if is_question_message(messages[i]):
             return i
     return None
 

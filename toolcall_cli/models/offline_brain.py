@@ -4,6 +4,7 @@ and decides what to do next (calls, or an answer). It knows nothing of any wire 
 
 from __future__ import annotations
 
+import ast
 import difflib
 import json
 import re
@@ -51,6 +52,18 @@ class Exchange:
 
 
 @dataclass(frozen=True)
+class EarlierQuestion:
+    """A question asked before the current one in the same conversation, with its calls."""
+
+    question: str
+    turns: tuple[tuple[Exchange, ...], ...] = ()
+
+    @property
+    def exchanges(self) -> list[Exchange]:
+        return [e for turn in self.turns for e in turn]
+
+
+@dataclass(frozen=True)
 class Conversation:
     """Everything the brain reads from one request."""
 
@@ -58,6 +71,8 @@ class Conversation:
     tools: tuple[ToolSpec, ...]
     turns: tuple[tuple[Exchange, ...], ...] = ()
     """The model's earlier turns since the question, each with its calls and their results."""
+    earlier: tuple[EarlierQuestion, ...] = ()
+    """The questions before this one, oldest first (a chat's history)."""
 
 
 @dataclass(frozen=True)
@@ -80,10 +95,45 @@ _NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?")
 _TICKER_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])")
 _NOT_TICKERS = frozenset(
     lx.words(
-        "I A OK US USA UK EU UTC GMT AI CEO PM AM API JSON HTTP NYC TV ID KM MI KG LB CM FT F C "
-        "USD EUR CNY RMB JPY GBP HKD"
+        "I A OK US USA UK EU UTC GMT AI CEO PM AM API JSON HTTP NYC TV ID KM MI KG LB CM FT F C RMB"
     )
+) | frozenset(lx.CURRENCIES)
+# "1,234" is one number when the comma groups three digits (a list "1,2,3" is not).
+_THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
+_SYMBOLS: tuple[tuple[str, str], ...] = (
+    ("×", "*"),
+    ("✕", "*"),
+    ("÷", "/"),
+    ("＋", "+"),
+    ("－", "-"),
+    ("−", "-"),
+    ("＊", "*"),
+    ("／", "/"),
+    ("％", "%"),
+    ("（", "("),
+    ("）", ")"),
+    ("π", "pi"),
 )
+_CJK_NUMERAL = "〇零一二两三四五六七八九十百千万亿"
+_CJK_NUMERAL_RE = re.compile(f"[{_CJK_NUMERAL}]+")
+_ENGLISH_NUMBER_WORD = "|".join(sorted({*lx.ENGLISH_NUMBERS, *lx.ENGLISH_SCALES}, key=len)[::-1])
+_ENGLISH_NUMBER_RE = re.compile(
+    rf"\b(?:{_ENGLISH_NUMBER_WORD})(?:(?:\s+and\s+|\s+|-)(?:{_ENGLISH_NUMBER_WORD}))*\b", re.I
+)
+_NUM = r"\d+(?:\.\d+)?"
+# Rewrites that turn words into arithmetic, applied in order once numbers are digits.
+_PHRASES: tuple[tuple[str, str], ...] = (
+    (rf"百分之({_NUM})", r"\1%"),
+    (rf"({_NUM})的({_NUM})\s*%", r"\1*\2/100"),
+    (rf"({_NUM})\s*(?:%|percent|per cent)\s*of\s*", r"\1/100*"),
+    (rf"(?:the\s+)?square\s+root\s+of\s*({_NUM})", r"sqrt(\1)"),
+    (rf"({_NUM})\s*的?平方根", r"sqrt(\1)"),
+    (rf"根号\s*({_NUM})", r"sqrt(\1)"),
+    (rf"的\s*({_NUM})\s*次方", r"**\1"),
+    (rf"\s*to\s+the\s+({_NUM})(?:st|nd|rd|th)?\s+power", r"**\1"),
+)
+# Operator words count only right after an operand: "7 times 8" is arithmetic, "what times"
+# is not (and must not read as "time" either).
 _OPERATOR_WORDS: tuple[tuple[str, str], ...] = (
     ("乘以", "*"),
     ("乘上", "*"),
@@ -96,23 +146,23 @@ _OPERATOR_WORDS: tuple[tuple[str, str], ...] = (
     ("除", "/"),
     ("加", "+"),
     ("减", "-"),
-    ("×", "*"),
-    ("÷", "/"),
-    ("＋", "+"),
-    ("－", "-"),
-    ("−", "-"),
-    ("（", "("),
-    ("）", ")"),
+    ("模", "%"),
+    ("raised to the power of", "**"),
+    ("to the power of", "**"),
+    ("raised to", "**"),
+    ("multiplied by", "*"),
+    ("divided by", "/"),
+    ("times", "*"),
+    ("plus", "+"),
+    ("minus", "-"),
+    ("over", "/"),
+    ("modulo", "%"),
+    ("mod", "%"),
+    ("squared", "**2"),
+    ("cubed", "**3"),
     ("^", "**"),
-    (" multiplied by ", "*"),
-    (" divided by ", "/"),
-    (" times ", "*"),
-    (" plus ", "+"),
-    (" minus ", "-"),
-    (" over ", "/"),
 )
-_EXPRESSION_RE = re.compile(r"[-(]*\d[\d.\s+\-*/()]*[\d)]")
-_HAS_OPERATOR_RE = re.compile(r"[\d)]\s*(?:\*\*|[-+*/])\s*[-(\d]")
+_PERCENT_RE = re.compile(rf"({_NUM})\s*%(?!\s*[\d(A-Za-z])")
 _DATE_RE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
 _IANA_RE = re.compile(r"\b(?:UTC|GMT|[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b")
 
@@ -132,11 +182,14 @@ class Reading:
     units: tuple[str, ...]
     """Canonical units in the order they are mentioned."""
     unit_spans: tuple[tuple[int, str], ...]
+    currencies: tuple[tuple[int, str], ...] = ()
+    """(position, ISO code) of each currency mentioned, in order."""
 
 
-def read_question(text: str) -> Reading:
-    words = english_words(text)
-    expressions = find_expressions(text)
+def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
+    arithmetic = arithmetic_text(text)
+    words = english_words(arithmetic)
+    expressions = find_expressions(arithmetic, math_functions(tools))
     concepts = set(concepts_in(text, words))
     if expressions:
         concepts.add("math")
@@ -146,13 +199,33 @@ def read_question(text: str) -> Reading:
         zh=lx.has_cjk(text),
         words=frozenset(words),
         concepts=frozenset(concepts),
-        places=find_places(text),
+        places=find_places(place_text(text, expressions), tool_terms(tools)),
         expressions=expressions,
-        numbers=tuple(float(n) for n in _NUMBER_RE.findall(text)),
+        numbers=tuple(float(n) for n in _NUMBER_RE.findall(without_separators(text))),
         tickers=find_tickers(text),
         units=tuple(unit for _, unit in unit_spans),
         unit_spans=unit_spans,
+        currencies=find_currencies(text),
     )
+
+
+def place_text(text: str, expressions: tuple[str, ...]) -> str:
+    """The question for finding places: in arithmetic, Chinese numerals are numbers (二的十次方),
+    elsewhere they may begin a name (三亚)."""
+    if not expressions:
+        return text
+    return _CJK_NUMERAL_RE.sub(
+        lambda m: " " * len(m.group()) if is_cjk_number(m) else m.group(), text
+    )
+
+
+_NUMBER_FOLLOWERS = lx.words("的 次方 平方 立方 乘 除 加 减 等于 是 模 分之 点 %")
+
+
+def is_cjk_number(match: re.Match[str]) -> bool:
+    """A numeral run that reads as a number: at the end, or followed by arithmetic words."""
+    rest = match.string[match.end() :]
+    return not rest or not lx.has_cjk(rest[0]) or rest.startswith(_NUMBER_FOLLOWERS)
 
 
 def english_words(text: str) -> set[str]:
@@ -180,18 +253,106 @@ def concepts_in(text: str, words: set[str]) -> Iterable[str]:
             yield concept
 
 
-def find_expressions(text: str) -> tuple[str, ...]:
-    """Arithmetic in the question, as a calculator would take it: "12乘以5加3" → "12*5+3"."""
-    normal = f" {text} "
+# --- arithmetic ------------------------------------------------------------------------------
+
+
+def without_separators(text: str) -> str:
+    return _THOUSANDS_RE.sub(lambda m: m.group().replace(",", ""), text)
+
+
+def arithmetic_text(text: str) -> str:
+    """The question with numbers as digits and arithmetic words as operators:
+    "three hundred and twelve divided by four" → "312/4", "二的十次方" → "2**10"."""
+    normal = without_separators(text)
+    for symbol, ascii_form in _SYMBOLS:
+        normal = normal.replace(symbol, ascii_form)
+    normal = _CJK_NUMERAL_RE.sub(cjk_digits, normal)
+    normal = _ENGLISH_NUMBER_RE.sub(english_digits, normal)
+    for pattern, replacement in _PHRASES:
+        normal = re.sub(pattern, replacement, normal, flags=re.I)
     for word, symbol in _OPERATOR_WORDS:
-        normal = normal.replace(word, symbol)
+        boundary = r"\b" if word[0].isalpha() and word.isascii() else ""
+        normal = re.sub(
+            rf"(?<=[\d)%])\s*{boundary}{re.escape(word)}{boundary}\s*", symbol, normal, flags=re.I
+        )
     normal = re.sub(r"(?<=\d)\s*[xX]\s*(?=\d)", "*", normal)
+    return _PERCENT_RE.sub(percent_value, normal)
+
+
+def percent_value(match: re.Match[str]) -> str:
+    """ "15%*80" and "80*15%" are percentages; "17 % 5" is a remainder and "5% tax" is no
+    arithmetic at all."""
+    before = match.string[: match.start()].rstrip()
+    after = match.string[match.end() :].lstrip()
+    in_arithmetic = before.endswith(("+", "-", "*", "/")) or after.startswith(("+", "-", "*", "/"))
+    return f"{match.group(1)}/100" if in_arithmetic else match.group()
+
+
+def cjk_digits(match: re.Match[str]) -> str:
+    value = lx.cjk_number(match.group())
+    return match.group() if value is None else str(value)
+
+
+def english_digits(match: re.Match[str]) -> str:
+    value = lx.english_number(match.group())
+    return match.group() if value is None else str(value)
+
+
+def math_functions(tools: Sequence[ToolSpec]) -> frozenset[str]:
+    """Function names an expression may use: the common ones, and any that a tool taking an
+    expression names in its description (sqrt, hypot, ...)."""
+    named: set[str] = set()
+    for spec in tools:
+        if any(param_role(n, s) == "expression" for n, s in properties(spec).items()):
+            texts = [
+                spec.description,
+                *(str(s.get("description", "")) for s in properties(spec).values()),
+            ]
+            named |= {w for t in texts for w in re.findall(r"\b[a-z][a-z0-9_]*(?=\b)", t)}
+    return lx.MATH_FUNCTIONS | named
+
+
+def expression_pattern(functions: frozenset[str]) -> re.Pattern[str]:
+    names = "|".join(re.escape(f) for f in sorted(functions, key=len, reverse=True))
+    constants = "|".join(sorted(lx.MATH_CONSTANTS, key=len, reverse=True))
+    token = (
+        rf"{_NUM}|\*\*|//|[-+*/%(),^]|(?<![A-Za-z_])(?:{names})(?=\s*\()"
+        rf"|(?<![A-Za-z_])(?:{constants})(?![A-Za-z_(])"
+    )
+    return re.compile(rf"(?:{token})(?:\s*(?:{token}))*")
+
+
+def find_expressions(text: str, functions: frozenset[str] = lx.MATH_FUNCTIONS) -> tuple[str, ...]:
+    """Arithmetic in an arithmetic_text, as a calculator takes it: "12*5+3", "sqrt(16)+1"."""
     found: list[str] = []
-    for match in _EXPRESSION_RE.finditer(normal):
-        candidate = re.sub(r"\s+", "", match.group()).strip()
-        if _HAS_OPERATOR_RE.search(candidate) and not _DATE_RE.match(candidate):
-            found.append(balance_parentheses(candidate))
+    for match in expression_pattern(functions).finditer(text):
+        candidate = re.sub(r"\s+", "", match.group()).replace("^", "**")
+        for piece in top_level_parts(trim_expression(candidate)):
+            piece = trim_expression(piece)
+            if not _DATE_RE.match(piece) and is_arithmetic(piece, functions):
+                found.append(piece)
     return tuple(dict.fromkeys(found))
+
+
+def trim_expression(expression: str) -> str:
+    """Drop what a sentence left at either end: dangling operators, stray parentheses."""
+    previous = None
+    while previous != expression:
+        previous = expression
+        expression = expression.lstrip("+*/%,)").rstrip("+-*/%,(")
+        expression = balance_parentheses(expression)
+    return expression
+
+
+def top_level_parts(expression: str) -> list[str]:
+    """Split at commas outside parentheses: "1+2, 3*4" is two expressions, hypot(3,4) one."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(expression):
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append(expression[start:i])
+            start = i + 1
+    return [*parts, expression[start:]]
 
 
 def balance_parentheses(expression: str) -> str:
@@ -201,6 +362,37 @@ def balance_parentheses(expression: str) -> str:
     while expression.endswith(")") and expression.count(")") > expression.count("("):
         expression = expression[:-1]
     return expression
+
+
+_ARITHMETIC_NODES = (
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Constant,
+    ast.Name,
+    ast.Call,
+    ast.Load,
+    ast.operator,
+    ast.unaryop,
+)
+
+
+def is_arithmetic(expression: str, functions: frozenset[str]) -> bool:
+    """A well-formed computation (an operator or a function call), not a lone number."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    nodes = list(ast.walk(tree))
+    for node in nodes:
+        if not isinstance(node, _ARITHMETIC_NODES):
+            return False
+        if isinstance(node, ast.Name) and node.id not in functions | lx.MATH_CONSTANTS:
+            return False
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            return False
+    computes = any(isinstance(n, (ast.BinOp, ast.Call)) for n in nodes)
+    return computes and any(c.isdigit() for c in expression)
 
 
 def find_tickers(text: str) -> tuple[str, ...]:
@@ -244,6 +436,28 @@ def spelling_positions(lowered: str, spelling: str) -> list[int]:
     return [m.start() for m in re.finditer(pattern, lowered)]
 
 
+def find_currencies(text: str) -> tuple[tuple[int, str], ...]:
+    """(position, ISO code) for each currency named: "USD" as written, or "美元", "euros"."""
+    lowered = text.lower()
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, str]] = []
+    for match in re.finditer(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])", text):
+        if match.group() in lx.CURRENCIES:
+            taken.append(match.span())
+            found.append((match.start(), match.group()))
+    spellings = sorted(
+        ((s, code) for code, names in lx.CURRENCIES.items() for s in names),
+        key=lambda p: -len(p[0]),
+    )
+    for spelling, code in spellings:
+        for start in spelling_positions(lowered, spelling):
+            end = start + len(spelling)
+            if not any(start < e and s < end for s, e in taken):
+                taken.append((start, end))
+                found.append((start, code))
+    return tuple(sorted(found))
+
+
 # --- places ---------------------------------------------------------------------------------
 
 _ALL_TERMS = frozenset(
@@ -256,14 +470,48 @@ _NOT_PLACES = frozenset(
         "could can is are was were do does did please hi hello hey thanks thank ok yes no"
     )
 )
+# After a sentence-initial capitalised word, these mark it as a verb ("Echo the text"),
+# not a place ("Lhasa weather").
+_OBJECT_WORDS = frozenset(
+    lx.words(
+        "the a an this that these those me my your it its us our him her them some all any "
+        "to back out up down every each"
+    )
+)
 _CAPITALISED_RE = re.compile(r"[A-Z][a-zà-ÿ]+(?:[ -][A-Z][a-zà-ÿ]+)*")
+# "e.g. 北京, Paris": examples in a description are values, not the tool's own vocabulary.
+_EXAMPLES_RE = re.compile(r"(?:e\.g\.?|eg\.|例如|比如|such as|for example)[^;；。)）\n]*", re.I)
+# World-knowledge words that name things, never places: units, currencies, enum synonyms.
+_NAMING_WORDS = frozenset(
+    [
+        *(s for names in lx.UNITS.values() for s in names),
+        *(s for names in lx.CURRENCIES.values() for s in names),
+        *(s for names in lx.ENUM_SYNONYMS.values() for s in names),
+    ]
+)
 
 
-def find_places(text: str) -> tuple[str, ...]:
+def tool_terms(tools: Sequence[ToolSpec]) -> frozenset[str]:
+    """Words the tools use of themselves: their names, parameter names and (for Chinese) the
+    words of their descriptions. The tools' own vocabulary is never a place."""
+    terms: set[str] = set()
+    for spec in tools:
+        terms |= set(split_identifier(spec.name))
+        texts = [spec.description]
+        for name, schema in properties(spec).items():
+            terms |= set(split_identifier(name))
+            texts.append(str(schema.get("description", "")))
+        for text in texts:
+            cjk = re.findall(r"[\u3400-\u9fff]{2,}", _EXAMPLES_RE.sub(" ", text))
+            terms |= {t for t in cjk if lx.place_named(t) is None}
+    return frozenset(terms)
+
+
+def find_places(text: str, terms: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """Place names in order of mention: the gazetteer first, then names that look like places."""
     spans = gazetteer_spans(text)
-    spans += unknown_english_places(text, spans)
-    spans += unknown_cjk_places(text, spans)
+    spans += unknown_english_places(text, spans, terms)
+    spans += unknown_cjk_places(text, spans, terms)
     return tuple(dict.fromkeys(name for _, name in sorted(spans)))
 
 
@@ -285,24 +533,44 @@ def covers(outer: tuple[int, str], inner: tuple[int, str]) -> bool:
     return start <= inner[0] and inner[0] + len(inner[1]) <= start + len(name) and outer != inner
 
 
-def unknown_english_places(text: str, known: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def unknown_english_places(
+    text: str, known: list[tuple[int, str]], terms: frozenset[str] = frozenset()
+) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for match in _CAPITALISED_RE.finditer(text):
-        words = [w for w in re.split(r"[ -]", match.group()) if not is_common_word(w)]
-        if not words or overlaps(match.start(), match.group(), known):
+        words = [w for w in re.split(r"[ -]", match.group()) if not is_common_word(w, terms)]
+        if (
+            not words
+            or overlaps(match.start(), match.group(), known)
+            or is_leading_verb(text, match)
+        ):
             continue
         name = " ".join(words)
         found.append((match.start() + match.group().find(words[0]), name))
     return found
 
 
-def is_common_word(word: str) -> bool:
+def is_leading_verb(text: str, match: re.Match[str]) -> bool:
+    """A capitalised word opening a sentence and followed by an object is an imperative verb:
+    "Echo the text ...", "Translate this ..."."""
+    opens_sentence = re.search(r"(?:^|[.!?。！？;；]\s*)$", text[: match.start()]) is not None
+    following = re.match(r"\s+([a-z']+)", text[match.end() :])
+    return (
+        opens_sentence
+        and " " not in match.group()
+        and following is not None
+        and following.group(1) in _OBJECT_WORDS
+    )
+
+
+def is_common_word(word: str, terms: frozenset[str] = frozenset()) -> bool:
     lowered = word.lower()
     return (
         lowered in lx.NOISE_WORDS
         or lowered in _ALL_TERMS
         or lowered in _NOT_PLACES
-        or any(lowered in names for names in lx.UNITS.values())
+        or lowered in _NAMING_WORDS
+        or lowered in terms
     )
 
 
@@ -310,15 +578,22 @@ def overlaps(start: int, name: str, spans: list[tuple[int, str]]) -> bool:
     return any(start < s + len(n) and s < start + len(name) for s, n in spans)
 
 
-def unknown_cjk_places(text: str, known: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """CJK runs left after removing known names, lexicon terms and function words."""
+def unknown_cjk_places(
+    text: str, known: list[tuple[int, str]], terms: frozenset[str] = frozenset()
+) -> list[tuple[int, str]]:
+    """CJK runs left after removing known names, lexicon terms, the tools' own words, unit
+    and currency names, and function words."""
     masked = list(text)
     for start, name in known:
         masked[start : start + len(name)] = [" "] * len(name)
+    vocabulary = (
+        {t for ts in lx.CONCEPTS.values() for t in ts}
+        | set(lx.CJK_FUNCTION_WORDS)
+        | _NAMING_WORDS
+        | terms
+    )
     strip_terms = sorted(
-        {t for ts in lx.CONCEPTS.values() for t in ts if lx.has_cjk(t)}
-        | set(lx.CJK_FUNCTION_WORDS),
-        key=lambda term: (-len(term), term),
+        (t for t in vocabulary if lx.has_cjk(t)), key=lambda term: (-len(term), term)
     )
     joined = "".join(masked)
     for term in strip_terms:
@@ -341,6 +616,9 @@ ParamRole = Literal[
     "unit_from",
     "unit_to",
     "unit",
+    "currency_from",
+    "currency_to",
+    "currency",
     "number",
     "other",
 ]
@@ -354,6 +632,7 @@ _SYMBOL_WORDS = frozenset(lx.words("symbol ticker 代码 股票代码"))
 _EXPRESSION_WORDS = frozenset(
     lx.words("expression expr formula equation calculation math 表达式 算式")
 )
+_CURRENCY_WORDS = frozenset(lx.words("currency currencies ccy 货币 币种"))
 _TEXT_WORDS = frozenset(
     lx.words(
         "query q text question prompt keywords keyword topic search term terms sentence 关键词 内容"
@@ -364,7 +643,8 @@ _TEXT_WORDS = frozenset(
 def param_words(name: str, schema: dict[str, Any]) -> set[str]:
     description = str(schema.get("description", ""))
     words = set(split_identifier(name)) | english_words(description)
-    words |= {w for w in _PLACE_WORDS | _SYMBOL_WORDS | _EXPRESSION_WORDS if w in description}
+    cjk_words = _PLACE_WORDS | _SYMBOL_WORDS | _EXPRESSION_WORDS | _CURRENCY_WORDS
+    words |= {w for w in cjk_words if w in description}
     return words
 
 
@@ -385,19 +665,27 @@ def param_role(name: str, schema: dict[str, Any]) -> ParamRole:
         return "symbol"
     if names & _EXPRESSION_WORDS:
         return "expression"
+    iso_example = "iso" in words and any(code in description_of(schema) for code in lx.CURRENCIES)
+    if names & _CURRENCY_WORDS or words & _CURRENCY_WORDS or iso_example:
+        return direction_role(names, "currency")
     if "unit" in words or "units" in words or "单位" in words:
-        return unit_role(names)
+        return direction_role(names, "unit")
     if names & _TEXT_WORDS:
         return "text"
     return description_role(words)
 
 
-def unit_role(names: set[str]) -> ParamRole:
-    if names & {"from", "source", "src", "original", "input"}:
-        return "unit_from"
-    if names & {"to", "target", "dest", "destination", "output", "into"}:
-        return "unit_to"
-    return "unit"
+def description_of(schema: dict[str, Any]) -> str:
+    return str(schema.get("description", ""))
+
+
+def direction_role(names: set[str], kind: Literal["unit", "currency"]) -> ParamRole:
+    """A unit or currency parameter: the one a value is in, the one wanted, or just one."""
+    if names & {"from", "source", "src", "original", "input", "base"}:
+        return "unit_from" if kind == "unit" else "currency_from"
+    if names & {"to", "target", "dest", "destination", "output", "into", "quote"}:
+        return "unit_to" if kind == "unit" else "currency_to"
+    return kind
 
 
 def description_role(words: set[str]) -> ParamRole:
@@ -473,6 +761,8 @@ def tool_score(spec: ToolSpec, reading: Reading) -> float:
         score += 2.0
     if reading.units and roles & {"unit_from", "unit_to", "unit"}:
         score += 1.0
+    if reading.currencies and roles & {"currency_from", "currency_to", "currency"}:
+        score += 1.0
     if reading.places and roles & {"place", "timezone"}:
         score += 0.5
     return score
@@ -494,17 +784,29 @@ class Filling:
 
     calls: tuple[PlannedCall, ...]
     missing: tuple[str, ...]
+    spec: ToolSpec | None = field(default=None, compare=False)
+
+    @property
+    def empty(self) -> bool:
+        """Not one required value could be read: calling would send nothing it needs."""
+        return self.spec is not None and len(self.missing) == len(set(required(self.spec)))
 
 
 def fill_tool(spec: ToolSpec, reading: Reading) -> Filling:
+    values = fill_values(spec, reading)
+    missing = tuple(n for n in required(spec) if n not in values)
+    return Filling(calls=spread_calls(spec.name, values), missing=missing, spec=spec)
+
+
+def fill_values(spec: ToolSpec, reading: Reading) -> dict[str, list[Any]]:
+    """Every value the question gives for each parameter (several cities give several)."""
     values: dict[str, list[Any]] = {}
     numbers = list(numbers_left(reading, spec))
     for name, schema in properties(spec).items():
         found = param_values(name, schema, reading, numbers)
         if found:
             values[name] = found
-    missing = tuple(n for n in required(spec) if n not in values)
-    return Filling(calls=spread_calls(spec.name, values), missing=missing)
+    return values
 
 
 def numbers_left(reading: Reading, spec: ToolSpec) -> list[float]:
@@ -540,10 +842,13 @@ def param_values(
     if role == "expression":
         return list(reading.expressions)
     if role == "text":
-        return [gist(reading.text)]
+        return quoted_texts(reading.text) or [gist(reading.text)]
     if role in ("unit_from", "unit_to", "unit"):
         unit = unit_for(role, reading)
         return [tool_unit(unit, schema)] if unit else []
+    if role in ("currency_from", "currency_to", "currency"):
+        code = currency_for(role, reading)
+        return [code] if code else []
     return []
 
 
@@ -560,6 +865,7 @@ def enum_match(options: list[Any], reading: Reading) -> list[Any]:
         unit = canonical_unit(str(option))
         if unit:
             spellings |= set(lx.UNITS[unit])
+        spellings |= set(lx.CURRENCIES.get(str(option).upper(), ()))
         positions = [p for s in spellings for p in spelling_positions(lowered, s.lower()) if s]
         if positions:
             hits.append((min(positions), option))
@@ -591,6 +897,16 @@ def place_form(name: str, description: str, wants_zone: bool) -> str:
     return name
 
 
+_QUOTED_TEXT_RE = re.compile(
+    r"(?<![A-Za-z])'([^']+)'(?![A-Za-z])|\"([^\"]+)\"|“([^”]+)”|「([^」]+)」"
+)
+
+
+def quoted_texts(text: str) -> list[str]:
+    """Text the question quotes ("Echo 'hello'"): that is the text meant, not the question."""
+    return [next(g for g in m.groups() if g) for m in _QUOTED_TEXT_RE.finditer(text)][:1]
+
+
 def gist(text: str) -> str:
     """The question without its trailing punctuation and polite openers."""
     trimmed = re.sub(r"^(please|请问|请|帮我|麻烦你?)\s*", "", text.strip(), flags=re.IGNORECASE)
@@ -611,8 +927,25 @@ def unit_for(role: ParamRole, reading: Reading) -> str | None:
 
 def number_before_unit(reading: Reading) -> bool:
     """True for "100 km", where the unit says what the number is in (so it is the source)."""
-    position = reading.unit_spans[0][0]
-    return re.search(r"\d\s*$", reading.text[:position]) is not None
+    return number_before(reading.text, reading.unit_spans[0][0])
+
+
+def number_before(text: str, position: int) -> bool:
+    return re.search(r"\d\s*$", text[:position]) is not None
+
+
+def currency_for(role: ParamRole, reading: Reading) -> str | None:
+    """Like units: with two currencies the first is the source and the last the target; one
+    alone is the source when a number comes before it ("100 USD")."""
+    codes = [code for _, code in reading.currencies]
+    if not codes:
+        return None
+    if role == "currency":
+        return codes[0]
+    amount_first = number_before(reading.text, reading.currencies[0][0])
+    if role == "currency_from":
+        return codes[0] if len(codes) > 1 or amount_first else None
+    return codes[-1] if len(codes) > 1 or not amount_first else None
 
 
 _UNIT_LETTERS = {"c": "celsius", "f": "fahrenheit", "k": "kelvin"}
@@ -636,7 +969,12 @@ def tool_unit(unit: str, schema: dict[str, Any]) -> str:
             return str(option)
     description = str(schema.get("description", "")).lower()
     for spelling in lx.UNITS[unit]:
-        if spelling.isascii() and spelling.isalpha() and re.search(rf"\b{spelling}\b", description):
+        if (
+            len(spelling) > 1  # "c" would match inside "°C"
+            and spelling.isascii()
+            and spelling.isalpha()
+            and re.search(rf"\b{spelling}\b", description)
+        ):
             return spelling
     return unit
 
@@ -644,7 +982,18 @@ def tool_unit(unit: str, schema: dict[str, Any]) -> str:
 # --- the first turn ----------------------------------------------------------------------------
 
 
-def plan(reading: Reading, tools: Sequence[ToolSpec]) -> tuple[PlannedCall, ...]:
+@dataclass(frozen=True)
+class Plan:
+    """The calls for a question, whether they are all it needs, and when nothing can be called,
+    the tool that would answer it with what it lacks."""
+
+    calls: tuple[PlannedCall, ...] = ()
+    complete: bool = True
+    """False when the calls are the best tool's partial attempt (some values are missing)."""
+    wanted: Filling | None = None
+
+
+def make_plan(reading: Reading, tools: Sequence[ToolSpec]) -> Plan:
     """Every call the question needs now, from the tools clearly about it.
 
     When the best tool lacks a value only another tool's result can give ("巴黎现在多少华氏度"
@@ -653,14 +1002,86 @@ def plan(reading: Reading, tools: Sequence[ToolSpec]) -> tuple[PlannedCall, ...]
     """
     chosen = [(score, fill_tool(spec, reading)) for score, spec in choose_tools(reading, tools)]
     if not chosen:
-        return ()
+        return Plan()
     best_score, best = chosen[0]
     ready = [(s, f) for s, f in chosen if not f.missing]
     if not best.missing:
         ready = [(s, f) for s, f in ready if s >= best_score * _RELATIVE]
-    # With nothing fully fillable, try the best tool anyway: its error says what is missing.
-    use = [f for _, f in ready] or [best]
-    return tuple(call for filling in use for call in filling.calls)
+    if ready:
+        return Plan(tuple(call for _, filling in ready for call in filling.calls))
+    # Nothing fully fillable: try the best tool with what it has (its error says what is
+    # missing), but never with none of the values it requires.
+    if best.empty:
+        return Plan(complete=False, wanted=best)
+    return Plan(best.calls, complete=False, wanted=best)
+
+
+def plan(reading: Reading, tools: Sequence[ToolSpec]) -> tuple[PlannedCall, ...]:
+    return make_plan(reading, tools).calls
+
+
+# --- follow-up questions -----------------------------------------------------------------------
+
+
+def context_calls(
+    reading: Reading, tools: Sequence[ToolSpec], earlier: Sequence[EarlierQuestion]
+) -> list[PlannedCall]:
+    """Calls for a question that only makes sense after the earlier ones: "And in Fahrenheit?"
+    converts an earlier result, "那上海呢？" asks the previous question again for another
+    entity, and "Paris" answers the question back about a missing city."""
+    if not earlier:
+        return []
+    if not earlier[-1].exchanges:
+        combined = read_question(f"{earlier[-1].question}\n{reading.text}", tools)
+        combined_plan = make_plan(combined, tools)
+        if combined_plan.complete and combined_plan.calls:
+            return list(combined_plan.calls)
+    for question in reversed(earlier):
+        done = [e for e in question.exchanges if not e.failed]
+        if done:
+            converted = conversion_calls(reading, tools, done)
+            return converted or (
+                ellipsis_calls(reading, tools, done) if elliptical(reading) else []
+            )
+    return []
+
+
+_ELLIPSIS_RE = re.compile(
+    r"^\s*(?:and|what about|how about|also|same for|now|那么?|还有|换成|改成)(?![a-z])"
+    r"|呢\s*[?？。.!！]*\s*$",
+    re.I,
+)
+
+
+def elliptical(reading: Reading) -> bool:
+    """ "那上海呢？", "And Tokyo?", "What about tomorrow?": a question leaning on the last one."""
+    courtesy = mentions(reading.text, (*_THANKS, *_GREETINGS))
+    return not courtesy and _ELLIPSIS_RE.search(reading.text) is not None
+
+
+def ellipsis_calls(
+    reading: Reading, tools: Sequence[ToolSpec], done: Sequence[Exchange]
+) -> list[PlannedCall]:
+    """The earlier calls again, with the values this question gives put in their place."""
+    by_name = {spec.name: spec for spec in tools}
+    calls: list[PlannedCall] = []
+    for exchange in done:
+        spec = by_name.get(exchange.call.name)
+        if spec is None:
+            continue
+        roles = {n: param_role(n, s) for n, s in properties(spec).items()}
+        given = {
+            n: v
+            for n, v in fill_values(spec, reading).items()
+            if roles.get(n) != "text" and v != [exchange.call.arguments.get(n)]
+        }
+        if not given:
+            continue
+        previous = {n: [v] for n, v in exchange.call.arguments.items()}
+        for call in spread_calls(spec.name, {**previous, **given}):
+            if not any(same_call(call, other) for other in calls):
+                calls.append(call)
+    return calls
 
 
 # --- later turns: fixing errors ----------------------------------------------------------------
@@ -843,7 +1264,9 @@ def attempted(
 def pending_calls(
     reading: Reading, tools: Sequence[ToolSpec], history: Sequence[Exchange]
 ) -> list[PlannedCall]:
-    items = plan(reading, tools)
+    planned = make_plan(reading, tools)
+    # A partial attempt is made once, in the first turn, and never again.
+    items = planned.calls if planned.complete else ()
     return [item for item in items if not attempted(item, history, items)]
 
 
@@ -951,11 +1374,10 @@ _MAX_TURNS = 8
 
 def decide(conversation: Conversation) -> Decision:
     """The next step: the calls still needed, or the final answer."""
-    reading = read_question(conversation.question)
     tools = conversation.tools
+    reading = read_question(conversation.question, tools)
     if not conversation.turns:
-        calls = plan(reading, tools)
-        return Decision(calls, lead_in(calls, reading)) if calls else direct_answer(reading, tools)
+        return first_step(reading, conversation)
     history = [e for turn in conversation.turns for e in turn]
     if len(conversation.turns) < _MAX_TURNS:
         retries = [
@@ -975,6 +1397,23 @@ def decide(conversation: Conversation) -> Decision:
         if more:
             return Decision(tuple(more), follow_up_lead_in(more, reading))
     return Decision(text=final_answer(reading, conversation.turns, tools))
+
+
+def first_step(reading: Reading, conversation: Conversation) -> Decision:
+    """The question's own calls; else what the conversation so far makes of it; else a partial
+    attempt; else ask for what the tool needs; else answer without tools."""
+    tools = conversation.tools
+    planned = make_plan(reading, tools)
+    if planned.calls and planned.complete:
+        return Decision(planned.calls, lead_in(planned.calls, reading))
+    follow_up = tuple(context_calls(reading, tools, conversation.earlier))
+    if follow_up:
+        return Decision(follow_up, lead_in(follow_up, reading))
+    if planned.calls:
+        return Decision(planned.calls, lead_in(planned.calls, reading))
+    if planned.wanted is not None and planned.wanted.spec is not None:
+        return Decision(text=ask_for(planned.wanted.spec, planned.wanted.missing, reading))
+    return direct_answer(reading, tools)
 
 
 # --- words: lead-ins ---------------------------------------------------------------------------
@@ -1009,10 +1448,9 @@ def follow_up_lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
 
 def short_error(error: str) -> str:
     """An error on one line, without the "Error:" prefix and the closing advice to the model."""
-    lines = [line.strip().lstrip("- ") for line in error.strip().splitlines()]
-    lines = [line for line in lines if line and not line.lower().startswith("fix these")]
-    text = re.sub(r"^error:?\s*", "", " ".join(lines), flags=re.I) or "unknown error"
-    return text if len(text) <= 160 else text[:157] + "..."
+    head, *items = error_lines(error)
+    text = f"{head} {'; '.join(item.strip().removeprefix('- ') for item in items)}"
+    return shorten(text.strip())
 
 
 # --- words: answers without tools --------------------------------------------------------------
@@ -1081,6 +1519,22 @@ def direct_answer(reading: Reading, tools: Sequence[ToolSpec]) -> Decision:
     return Decision(
         text=f"{head}\n{abilities}" if tools else head.split("，")[0].split(",")[0] + "."
     )
+
+
+def ask_for(spec: ToolSpec, missing: Sequence[str], reading: Reading) -> str:
+    """The question back when a tool fits but the question gives none of what it requires."""
+    props = properties(spec)
+    described: list[str] = []
+    for name in missing:
+        detail = first_line(description_of(props.get(name, {}))).rstrip(".。 ")
+        if not detail:
+            described.append(name)
+        else:
+            described.append(f"{name}（{detail}）" if reading.zh else f"{name} ({detail})")
+    if reading.zh:
+        return f"我可以用 {spec.name} 来回答，但还需要你告诉我：{'、'.join(described)}。"
+    needs = ", ".join(described)
+    return f"I can answer that with {spec.name}, but I need the {needs}. Could you tell me?"
 
 
 def ability_list(tools: Sequence[ToolSpec], reading: Reading) -> str:
@@ -1153,7 +1607,7 @@ def retried_failures(
 def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
     name = exchange.call.name
     if exchange.failed:
-        return [failure_line(exchange, reading)]
+        return failure_lines(exchange, reading)
     data = decode(exchange.result or "")
     if isinstance(data, dict) and is_weather(data):
         return weather_lines(data, reading)
@@ -1169,30 +1623,100 @@ def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
         and isinstance(data, (int, float, str))
         and not isinstance(data, bool)
     ):
-        return [f"{expression} = {data}"]
+        return [expression_line(str(expression), data)]
     return [generic_line(name, data, reading)]
 
 
-def failure_line(exchange: Exchange, reading: Reading) -> str:
+def expression_line(expression: str, value: int | float | str) -> str:
+    """ "12*5+3 = 63"; a rounded result says so: "10/3 ≈ 3.33"."""
+    if isinstance(value, float):
+        shown = short_number(value)
+        exact = shown == repr(value) or float(shown) == value
+        return f"{expression} {'=' if exact else '≈'} {shown}"
+    return f"{expression} = {value}"
+
+
+_LONG_DECIMAL_RE = re.compile(r"(?<![\d.])(-?\d+\.\d{3,})(?![\d.])")
+
+
+def short_number(value: float) -> str:
+    """Two decimals for answers (154.3235835 → 154.32); three significant digits below 1."""
+    if value.is_integer():
+        return str(int(value))
+    if abs(value) >= 1:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{value:.3g}"
+
+
+def round_decimals(text: str) -> str:
+    """Long decimals in a sentence shortened: "37.77777778 °C" → "37.78 °C"."""
+    return _LONG_DECIMAL_RE.sub(lambda m: short_number(float(m.group(1))), text)
+
+
+def shown(value: Any) -> str:
+    """A value as an answer shows it: floats rounded, everything else as text."""
+    if isinstance(value, float):
+        return short_number(value)
+    return round_decimals(str(value)) if isinstance(value, str) else str(value)
+
+
+def failure_lines(exchange: Exchange, reading: Reading) -> list[str]:
+    """What failed, quoting the error line by line, and what to tell me to try again."""
     name = exchange.call.name or "?"
-    reason = short_error(exchange.result or "no result")
+    reasons = error_lines(exchange.result or "no result")
     missing = [quoted_groups(m) for m in _MISSING_RE.finditer(exchange.result or "")]
+    head, items = reasons[0], reasons[1:]
     if reading.zh:
         ask = f"请告诉我 {'、'.join(missing)}，我再试一次。" if missing else ""
-        return f"抱歉，{name} 调用失败：{reason}。{ask}".rstrip()
-    ask = f" Tell me the {', '.join(missing)} and I'll try again." if missing else ""
-    return f"Sorry, {name} failed: {reason}.{ask}".replace("..", ".")
+        if items:
+            lines = [f"抱歉，{name} 调用失败：{head.rstrip(':：')}：", *items]
+            return [*lines, ask] if ask else lines
+        return [f"抱歉，{name} 调用失败：{head.rstrip('.。')}。{ask}"]
+    ask = f"Tell me the {', '.join(missing)} and I'll try again." if missing else ""
+    if items:
+        lines = [f"Sorry, {name} failed: {head.rstrip(':')}:", *items]
+        return [*lines, ask] if ask else lines
+    return [f"Sorry, {name} failed: {head.rstrip('.')}. {ask}".rstrip()]
+
+
+def error_lines(error: str) -> list[str]:
+    """An error's lines without the "Error:" prefix and the closing advice to the model; the
+    details of a multi-line error as "- ..." items."""
+    lines = [line.strip() for line in error.strip().splitlines()]
+    lines = [line for line in lines if line and not line.lower().startswith("fix these")]
+    if not lines:
+        return ["unknown error"]
+    head = re.sub(r"^error:?\s*", "", lines[0], flags=re.I) or "unknown error"
+    items = [f"  - {shorten(line.lstrip('- '))}" for line in lines[1:]]
+    return [shorten(head), *items]
+
+
+def shorten(text: str) -> str:
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+_TO_KEYS = lx.words("to_unit to_currency to target")
+_FROM_KEYS = lx.words("from_unit from_currency from source")
+_INPUT_KEYS = lx.words("value amount quantity")
+_OUTPUT_KEYS = lx.words("result converted output")
 
 
 def is_conversion(data: dict[str, Any]) -> bool:
-    return isinstance(data.get("text"), str) or {"result", "to_unit"} <= set(data)
+    """A result that converts one quantity into another: units, currencies."""
+    if isinstance(data.get("text"), str):
+        return True
+    return first_key(data, _TO_KEYS, str) is not None and (
+        first_key(data, _OUTPUT_KEYS, (int, float)) is not None
+    )
 
 
 def conversion_line(data: dict[str, Any]) -> str:
     if isinstance(data.get("text"), str) and data["text"]:
-        return str(data["text"])
-    source = f"{data.get('value', '?')} {data.get('from_unit', '')}".strip()
-    return f"{source} = {data.get('result')} {data.get('to_unit')}"
+        return round_decimals(str(data["text"]))
+    value = data.get(first_key(data, _INPUT_KEYS, (int, float)) or "", "?")
+    source = f"{shown(value)} {data.get(first_key(data, _FROM_KEYS, str) or '', '')}".strip()
+    output = data[first_key(data, _OUTPUT_KEYS, (int, float)) or ""]
+    return f"{source} = {shown(output)} {data[first_key(data, _TO_KEYS, str) or '']}"
 
 
 def is_clock(data: dict[str, Any]) -> bool:
@@ -1211,17 +1735,85 @@ def clock_line(data: dict[str, Any], reading: Reading) -> str:
     return f"{zone}: {moment}{extra}".lstrip(": ")
 
 
+# Fields that say what a result is about, which unit its number is in, and which are noise.
+_SUBJECT_KEYS = lx.words("symbol ticker name title city location country query id code")
+_UNIT_KEYS = lx.words("currency unit units to_currency to_unit to target")
+_QUIET_KEYS = frozenset(lx.words("note notes source disclaimer timestamp updated as_of"))
+
+
 def generic_line(name: str, data: Any, reading: Reading) -> str:
+    """A result from a tool the brain has no special words for, as a short sentence."""
     if isinstance(data, dict):
-        fields = [f"{k}: {v}" for k, v in data.items() if not isinstance(v, (dict, list))][:8]
-        body = ("，" if reading.zh else ", ").join(fields)
-    elif isinstance(data, list):
-        body = ("、" if reading.zh else ", ").join(str(item) for item in data[:8])
-    elif isinstance(data, str):
-        body = f"“{data}”" if reading.zh else f'"{data}"'
-    else:
-        body = json.dumps(data, ensure_ascii=False)
-    return f"{name}：{body}" if reading.zh else f"{name}: {body}"
+        return record_sentence(name, data, reading.zh)
+    if isinstance(data, list):
+        items = ("、" if reading.zh else ", ").join(shown(item) for item in data[:8])
+        more = "…" if len(data) > 8 else ""
+        if reading.zh:
+            return f"{name} 返回了 {len(data)} 项：{items}{more}。"
+        return f"{name} returned {len(data)} item(s): {items}{more}."
+    if isinstance(data, str):
+        return f"{name} 返回：“{data}”" if reading.zh else f'{name} returned "{data}".'
+    value = shown(data) if isinstance(data, (int, float)) else json.dumps(data)
+    return f"{name} 的结果是 {value}。" if reading.zh else f"{name} returned {value}."
+
+
+def record_sentence(name: str, data: dict[str, Any], zh: bool) -> str:
+    """ "AAPL 的价格是 190.5 USD。" / "The price of AAPL is 190.5 USD.", from the keys alone:
+    what it is about, its main number and that number's unit, then a few other fields."""
+    scalars = {
+        str(k): v for k, v in data.items() if not isinstance(v, (dict, list)) and v is not None
+    }
+    subject_key = first_key(scalars, _SUBJECT_KEYS, str)
+    unit_key = first_key(scalars, _UNIT_KEYS, str)
+    main_key = first_key(scalars, tuple(lx.FIELD_LABELS), (int, float)) or next(
+        (k for k, v in scalars.items() if is_number(v)), None
+    )
+    used = {subject_key, unit_key, main_key}
+    extras = [(k, v) for k, v in scalars.items() if k not in used and k.lower() not in _QUIET_KEYS][
+        :4
+    ]
+    subject = str(scalars[subject_key]) if subject_key else ""
+    if main_key is None:
+        return fields_sentence(subject or name, extras, zh)
+    english, chinese = lx.FIELD_LABELS.get(main_key.lower(), (main_key.replace("_", " "),) * 2)
+    unit = f" {scalars[unit_key]}" if unit_key else ""
+    value = f"{shown(scalars[main_key])}{unit}"
+    detail = extras_text(extras, zh)
+    if zh:
+        owner = f"{subject} 的" if subject else f"{name} 返回的"
+        return f"{owner}{chinese}是 {value}{detail}。"
+    owner = f"The {english} of {subject}" if subject else f"The {english} from {name}"
+    return f"{owner} is {value}{detail}."
+
+
+def first_key(
+    fields: dict[str, Any], names: Sequence[str], kind: type | tuple[type, ...]
+) -> str | None:
+    lowered = {k.lower(): k for k in fields}
+    for name in names:
+        key = lowered.get(name)
+        if key is not None and isinstance(fields[key], kind) and not isinstance(fields[key], bool):
+            return key
+    return None
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def extras_text(extras: Sequence[tuple[str, Any]], zh: bool) -> str:
+    if not extras:
+        return ""
+    pairs = [f"{k.replace('_', ' ')}: {shown(v)}" for k, v in extras]
+    return f"（{'，'.join(pairs)}）" if zh else f" ({', '.join(pairs)})"
+
+
+def fields_sentence(subject: str, fields: Sequence[tuple[str, Any]], zh: bool) -> str:
+    if zh:
+        parts = "，".join(f"{k.replace('_', ' ')} 为 {shown(v)}" for k, v in fields)
+        return f"{subject}：{parts or '没有内容'}。"
+    parts = ", ".join(f"{k.replace('_', ' ')} is {shown(v)}" for k, v in fields)
+    return f"{subject}: {parts or 'nothing returned'}."
 
 
 def is_weather(data: dict[str, Any]) -> bool:
@@ -1234,7 +1826,9 @@ def weather_lines(data: dict[str, Any], reading: Reading) -> list[str]:
     city = city_name(data, reading)
     day = str(data.get("day", ""))
     condition = localized(data, "condition", reading.zh)
-    temp, high, low = data.get("temp_c"), data.get("high_c"), data.get("low_c")
+    temp, high, low = (
+        shown(data[k]) if data.get(k) is not None else None for k in ("temp_c", "high_c", "low_c")
+    )
     known_span = high is not None and low is not None
     if reading.zh:
         where = f"{city}{lx.DAY_NAMES_ZH.get(day, day)}"
