@@ -26,10 +26,10 @@ class TextReplyParser(ChunkReader):
         self._calls = CallTextParser(call_id_prefix)
         self._raw: list[str] = []
 
-    def read_part(self, part: dict[str, Any], choice: dict[str, Any]) -> list[ParserEvent]:
+    def read_part(self, part: dict[str, Any], choice: dict[str, Any]) -> Sequence[ParserEvent]:
         content = part.get("content")
         if not isinstance(content, str) or not content:
-            return []
+            return ()
         self._raw.append(content)
         return self._calls.feed(content)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,6 +46,8 @@ _FENCE_LANG = re.compile(r"[\w+\-.]{0,32}")
 
 _TEXT_SPECIAL = re.compile(r"[<{\[`]")
 _TEXT_SPECIAL_CHARS = frozenset("<{[`")
+_NOTHING: tuple[ParserEvent, ...] = ()
+"""What feed() returns when nothing resolved: shared, as most 1-character chunks resolve nothing."""
 _JSON_STRUCT = re.compile(r"[{}\[\]\"'<:,]")
 _JSON_STRUCT_CHARS = frozenset("{}[]\"'<:,")
 _STRING_STOP = {'"': re.compile(r'[\\"]'), "'": re.compile(r"[\\']")}
@@ -133,9 +135,34 @@ class CallTextParser:
     """Turns model text, fed in chunks of any size, into display text, reasoning and calls.
 
     feed() returns the events that resolved with that chunk; close() ends the reply. After
-    close(), `text`, `reasoning`, `calls` and `errors` hold the accumulated results. The
-    returned lists are fresh and may be kept or mutated by the caller.
+    close(), `text`, `reasoning`, `calls` and `errors` hold the accumulated results. feed()
+    returns a fresh list when events resolved, and a shared empty tuple when none did (most
+    1-character chunks), so its result must not be mutated; close() returns a fresh list.
     """
+
+    # Slots: feed() runs once per character while streaming, and slot access is faster.
+    __slots__ = (
+        "_call",
+        "_closed",
+        "_delta_cache",
+        "_fence_open",
+        "_held",
+        "_hot_append",
+        "_hot_armed",
+        "_hot_left",
+        "_hot_stops",
+        "_hot_string_stops",
+        "_next_id",
+        "_out",
+        "_pending_reasoning",
+        "_pending_text",
+        "_prefix",
+        "_reasoning_parts",
+        "_state",
+        "_text_parts",
+        "calls",
+        "errors",
+    )
 
     def __init__(self, call_id_prefix: str = "call_") -> None:
         self._prefix = call_id_prefix
@@ -171,7 +198,7 @@ class CallTextParser:
 
     # --- public entry points ------------------------------------------------------------------
 
-    def feed(self, text: str) -> list[ParserEvent]:
+    def feed(self, text: str) -> Sequence[ParserEvent]:
         """Consume one chunk; return the events that resolved with it."""
         # Fast paths first: nearly every chunk is plain prose or the inside of a string, and at
         # one character per chunk the general machinery would cost more than the parsing.
@@ -182,9 +209,10 @@ class CallTextParser:
                     self._hot_append(text)
                     if not stops:
                         self._hot_stops = self._hot_string_stops
-                    self._hot_left -= 1
-                    if self._hot_left:
-                        return []
+                    left = self._hot_left - 1
+                    self._hot_left = left
+                    if left:
+                        return _NOTHING
                     self._cool()
                     return self._call_progress()
                 if text == "\\":
@@ -192,17 +220,17 @@ class CallTextParser:
                     self._hot_stops = ""
                     self._hot_left -= 1
                     if self._hot_left:
-                        return []
+                        return _NOTHING
                     self._cool()
                     return self._call_progress()
             self._cool()
         if self._held:
             if self._state == "call":
                 if self._hold_close_tag(text):
-                    return []
+                    return _NOTHING
             elif self._state == "text" and self._held + text in _TAG_PREFIXES:
                 self._held += text  # still only the start of a wrapper tag: keep waiting
-                return []
+                return _NOTHING
         elif self._state == "text":
             if (text not in _TEXT_SPECIAL_CHARS) if len(text) == 1 else _plain_text(text):
                 self._text_parts.append(text)
@@ -215,7 +243,7 @@ class CallTextParser:
                     return self._call_progress()
                 if call.quote:
                     self._arm()
-                return []
+                return _NOTHING
         return self._feed_slow(text)
 
     def _hold_close_tag(self, text: str) -> bool:

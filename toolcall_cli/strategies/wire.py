@@ -70,9 +70,9 @@ class ChunkReader:
                 events += self.on_finish()
         return events
 
-    def read_part(self, part: dict[str, Any], choice: dict[str, Any]) -> list[ParserEvent]:
+    def read_part(self, part: dict[str, Any], choice: dict[str, Any]) -> Sequence[ParserEvent]:
         """The content of one message or delta."""
-        return []
+        return ()
 
     def on_finish(self) -> list[ParserEvent]:
         """A finish reason arrived."""
