@@ -444,7 +444,11 @@ def run(
         fail(f"the question is {len(question):,} characters; the limit is {limit:,}")
     mode = output_mode(quiet, as_json)
     session = build_session(SessionOptions.from_flags(locals(), mode=mode))
-    raise typer.Exit(render_run(session.ask(question), mode, trace, session.approve, show_request))
+    try:
+        code = render_run(session.ask(question), mode, trace, session.approve, show_request)
+    finally:
+        session.close()
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -488,7 +492,11 @@ def chat(
         return get_model(ModelChoice(**{**choice.__dict__, "name": name}))
 
     repl = Repl(session, history_file=history_file or default_history_file(), make_model=make_model)
-    raise typer.Exit(repl.loop())
+    try:
+        code = repl.loop()
+    finally:
+        session.close()
+    raise typer.Exit(code)
 
 
 @app.command("tools")

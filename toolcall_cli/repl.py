@@ -166,7 +166,7 @@ class Repl:
             self.say(f"The model is {self.session.model.name}. /model NAME switches it.")
             return
         try:
-            self.session.model = self._make_model(name)
+            self.session.use_model(self._make_model(name))
         except ModelConfigError as error:
             self.say(str(error))
             return

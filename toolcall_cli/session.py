@@ -47,5 +47,15 @@ class Session:
     def reset(self) -> None:
         self.history.clear()
 
+    def use_model(self, model: Model) -> None:
+        """Switch models; the old one's connections (if it has any) are closed."""
+        self.close()
+        self.model = model
+
+    def close(self) -> None:
+        close = getattr(self.model, "close", None)
+        if callable(close):
+            close()
+
     def use_strategy(self, name: str) -> None:
         self.strategy = get_strategy(name)
