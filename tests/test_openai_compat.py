@@ -309,3 +309,9 @@ def test_a_completion_without_choices(server: FakeOpenAI) -> None:
     server.answers.append(Answer(json_body={"choices": []}))
     model, _ = model_at(server.base_url)
     assert failure(model).kind == "protocol"
+
+
+def test_a_body_cut_after_the_headers_is_a_protocol_failure(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(json_body=completion("x" * 500), cut_after=40))
+    model, _ = model_at(server.base_url)
+    assert failure(model).kind == "protocol"

@@ -521,3 +521,14 @@ def test_fenced_code_with_unquoted_keys_that_is_no_call_stays_text() -> None:
     text = "```js\n{a: 1}\n```\ndone"
     parsed = parse_text(text)
     assert parsed.calls == () and parsed.errors == () and parsed.text == text
+
+
+def test_a_fence_around_tag_prose_that_is_no_call_keeps_its_markers() -> None:
+    text = "Use this:\n```xml\n<tool_call> tag, then JSON\n```\nDone."
+    parsed = parse_text(text)
+    assert parsed.calls == () and parsed.text == text
+
+
+def test_a_fence_around_a_tagged_call_is_dropped_with_it() -> None:
+    parsed = parse_text('```xml\n<tool_call>{"name": "f", "arguments": {}}</tool_call>\n```\nok')
+    assert [c.name for c in parsed.calls] == ["f"] and "```" not in parsed.text

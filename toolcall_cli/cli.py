@@ -19,19 +19,18 @@ try:  # typer >= 0.26 vendors click and raises its own copies of click's excepti
 except ImportError:  # pragma: no cover - older typer uses the click package
     from click import exceptions as click_exceptions  # type: ignore[import-not-found, no-redef, unused-ignore]
 
+from toolcall_cli.approval import approver, attach
 from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve
 from toolcall_cli.events import Event, LimitReached, ModelFailed, RunFinished
-from toolcall_cli.loop import Approver, Limits, deny_all
-from toolcall_cli.messages import ToolCall
+from toolcall_cli.loop import Approver, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelChoice, ModelConfigError, get_model
 from toolcall_cli.models.paced import PacedModel
 from toolcall_cli.render import RenderMode, make_renderer
-from toolcall_cli.render.base import Renderer
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import load_tools, tool_dirs
-from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.registry import ToolRegistry
 
 EXIT_ANSWERED = 0
 EXIT_FAILURE = 1
@@ -253,30 +252,6 @@ def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegist
     return loaded.registry
 
 
-class Approval:
-    """Asks before a dangerous tool runs. The live view is suspended while it asks, or the
-    prompt would be drawn over."""
-
-    def __init__(self) -> None:
-        self.renderer: Renderer | None = None
-
-    def __call__(self, call: ToolCall, tool: Tool) -> bool:
-        args = json.dumps(call.arguments, ensure_ascii=False)
-        question = f"Run dangerous tool {call.name}({args})?"
-        if self.renderer is None:
-            return typer.confirm(question, default=False, err=True)
-        with self.renderer.suspended():
-            return typer.confirm(question, default=False, err=True)
-
-
-def approver(yes: bool) -> Approver:
-    if yes:
-        return lambda call, tool: True
-    if not sys.stdin.isatty():
-        return deny_all
-    return Approval()
-
-
 def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
     """The model to build and the strategy name, after flags > environment > config > defaults."""
     try:
@@ -376,8 +351,8 @@ def render_run(
     from toolcall_cli.trace import TraceWriter
 
     renderer = make_renderer(mode, show_request=show_request)
-    if isinstance(approve, Approval):
-        approve.renderer = renderer
+    if approve is not None:
+        attach(approve, renderer)
     writer = TraceWriter.open(trace) if trace else None
     code = EXIT_FAILURE
     try:

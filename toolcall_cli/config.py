@@ -181,10 +181,13 @@ def resolve(
         raise ConfigError(
             f"unknown strategy {strategy!r} (from {where}); choose one of {', '.join(STRATEGIES)}"
         )
-    # A chosen profile names its own URL and key variable; the generic OPENAI_* variables are
-    # for runs without a profile, so an OpenAI key is never sent to another provider.
+    # A chosen profile names its own URL and key variable. OPENAI_API_KEY goes only where
+    # OPENAI_BASE_URL (or the default OpenAI host) points, so an OpenAI key is never sent to a
+    # server named by --base-url or a config file: that one needs --api-key.
     base_url = setting("base_url", None if profile else "OPENAI_BASE_URL", None)
-    key_env = profile.key_env if profile else "OPENAI_API_KEY"
+    key_env = profile.key_env if profile else None
+    if profile is None and openai_key_may_go_to(base_url, sources.get("base_url", "")):
+        key_env = "OPENAI_API_KEY"
     api_key = pick("api_key", key_env)
     return Resolved(
         model=str(model),
@@ -194,6 +197,13 @@ def resolve(
         profile=profile.name if profile else None,
         sources=sources,
     )
+
+
+def openai_key_may_go_to(base_url: str | None, source: str) -> bool:
+    if base_url is None or source == "env OPENAI_BASE_URL":
+        return True
+    host = base_url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1].split(":", 1)[0]
+    return host.lower() == "api.openai.com"
 
 
 def find_profile(name: str, config: FileConfig) -> Profile:

@@ -186,7 +186,12 @@ class ToolRunner:
             threading.Thread(target=self._run, args=(call,), daemon=True).start()
 
     def _run(self, call: ToolCall) -> None:
-        result = execute(call, self._registry, default_timeout=self._state.limits.tool_timeout)
+        try:
+            result = execute(call, self._registry, default_timeout=self._state.limits.tool_timeout)
+        except Exception as error:  # the executor must not raise; if it does, still answer
+            why = f"{type(error).__name__}: {error}"
+            result = refused(call, "tool_error", f"toolcall failed to run the call ({why})")
+        # Always answered, or the loop would wait for this call forever.
         self._done.put((call, cut(result, self._state.limits.max_result_chars)))
 
     def finished(self, *, wait: bool) -> Iterator[tuple[ToolCall, ToolResult]]:
@@ -365,6 +370,8 @@ def _iteration(
         failure = error
     except OutOfTime:
         timed_out = True
+    except Exception as error:  # a model (or its parser) that breaks is a failed model, not a crash
+        failure = ModelError(f"the model failed: {type(error).__name__}: {error}", kind="internal")
     for event in parser.close():
         yield from _on_parser_event(event, strategy, runner, held)
     reply = parser.reply()

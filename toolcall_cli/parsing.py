@@ -18,6 +18,7 @@ from toolcall_cli.models.openai_compat import sse_data
 from toolcall_cli.strategies.native import NativeCallAssembler
 from toolcall_cli.strategies.schema import NativeReplyParser
 from toolcall_cli.strategies.textcalls import CallTextParser
+from toolcall_cli.strategies.wire import checked_choices
 
 
 class SseInputError(ValueError):
@@ -109,13 +110,12 @@ def stream_parts(data: str) -> list[dict[str, Any]]:
     except json.JSONDecodeError:
         raise SseInputError(f"an SSE data line is not JSON: {data[:80]!r}") from None
     if not isinstance(event, dict):
-        return []
-    parts = []
-    for choice in event.get("choices") or []:
-        part = choice.get("delta") or choice.get("message") or {}
-        if isinstance(part, dict):
-            parts.append(part)
-    return parts
+        raise SseInputError(f"an SSE event is not a JSON object: {data[:80]!r}")
+    try:
+        choices = checked_choices(event)
+    except ModelError as error:
+        raise SseInputError(str(error)) from None
+    return [choice.get("delta") or choice.get("message") or {} for choice in choices]
 
 
 def result_json(

@@ -14,6 +14,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
+from toolcall_cli.approval import attach
 from toolcall_cli.models.base import Model
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
@@ -117,6 +118,7 @@ class Repl:
             )
             return
         renderer = make_renderer(self._mode)
+        attach(self.session.approve, renderer)
         try:
             for event in self.session.ask(question):
                 renderer.handle(event)

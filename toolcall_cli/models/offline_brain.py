@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -853,6 +854,8 @@ def param_values(
 
 
 def as_number(value: float, schema: dict[str, Any]) -> int | float:
+    if not math.isfinite(value):  # a number too big for a float stays as the float it became
+        return value
     return int(value) if schema.get("type") == "integer" or value.is_integer() else value
 
 

@@ -69,6 +69,14 @@ class OpenAICompatModel:
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         try:
             yield from self._stream(request)
+        except httpx.TimeoutException:
+            # Reading a body after the headers arrived: what _send and _events do not cover.
+            waited = self.endpoint.read_timeout
+            message = f"{self.endpoint.base_url} stopped answering for {waited:g} s"
+            raise ModelError(redact(message, self.endpoint.api_key), kind="timeout") from None
+        except httpx.HTTPError as error:
+            message = f"the connection to {self.endpoint.base_url} failed mid-answer ({error})"
+            raise ModelError(redact(message, self.endpoint.api_key), kind="protocol") from None
         except ModelError as error:
             # Providers echo keys back in error messages; nothing that leaves here may hold one.
             raise ModelError(redact(str(error), self.endpoint.api_key), kind=error.kind) from None

@@ -531,10 +531,12 @@ class CallTextParser:
         return k
 
     def _open_tagged(self, buf: str, j: int, opener: _Opener, fence_start: int) -> None:
-        self._fence_open = self._fence_open or fence_start >= 0
+        # The fence opener is kept with the call: dropped if it is a call, shown if it is not.
         tag = buf[j : opener.end]
         self._call = _PendingCall(
             tagged=True,
+            fenced=fence_start >= 0,
+            fence_prefix=buf[fence_start:j] if fence_start >= 0 else "",
             close=opener.close,
             open_len=len(tag),
             fixed_name=opener.name,
@@ -678,6 +680,7 @@ class CallTextParser:
     # --- turning finished call text into events -------------------------------------------------
 
     def _finish_tagged(self, call: _PendingCall, *, closed: bool) -> None:
+        self._fence_open = self._fence_open or call.fenced
         raw = call.text()
         content = raw[call.open_len : len(raw) - len(call.close) if closed else len(raw)]
         for outcome in _read_tagged(content, call.fixed_name, raw[: call.open_len]):
@@ -717,6 +720,7 @@ class CallTextParser:
             # closed, or the reply was cut inside a string that quoted the tag. Running what
             # repair would guess is unsafe either way, so report it and show the text after it.
             end = cut + len(call.close)
+            self._fence_open = self._fence_open or call.fenced
             message = (
                 "The tool call has a string that is never closed (a missing or unescaped "
                 "quote, or the reply was cut off), so it was not run. Escape quotes inside "

@@ -108,12 +108,15 @@ def to_integer(value: Any) -> int:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-        return int(value.strip())
-    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
-        number = float(value.strip())
-        if number.is_integer():
-            return int(number)
+    try:
+        if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+            return int(value.strip())
+        if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+            number = float(value.strip())
+            if number.is_integer():
+                return int(number)
+    except (ValueError, OverflowError):  # over int()'s digit limit, or an infinite float
+        pass
     raise _Skip
 
 
@@ -125,7 +128,10 @@ def to_number(value: Any) -> int | float:
     if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
         number = float(value.strip())
         if math.isfinite(number):
-            return int(number) if _INTEGER.fullmatch(value.strip()) else number
+            try:
+                return int(value.strip()) if _INTEGER.fullmatch(value.strip()) else number
+            except ValueError:  # over int()'s digit limit
+                return number
     raise _Skip
 
 
