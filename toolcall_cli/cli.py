@@ -24,6 +24,7 @@ from toolcall_cli.config import ConfigError, config_path, load_config, mask, res
 from toolcall_cli.events import Event, LimitReached, ModelFailed, RunFinished
 from toolcall_cli.loop import Approver, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelChoice, ModelConfigError, get_model
+from toolcall_cli.models.base import Model
 from toolcall_cli.models.paced import PacedModel
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
@@ -292,21 +293,29 @@ def pick_strategy(name: str, options: SessionOptions) -> Strategy:
         fail(str(error))
 
 
-def build_session(options: SessionOptions) -> Session:
+def make_model(choice: ModelChoice, pace: float) -> Model:
+    """The model a choice names; local models' streams are paced for the live view."""
+    model = get_model(choice)
+    if pace > 0 and choice.name in LOCAL_MODELS:
+        return PacedModel(model, pace)
+    return model
+
+
+def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
+    """The session, and the model choice it was built from (chat's /model starts from it)."""
     choice, strategy_name = model_choice(options)
     try:
-        model = get_model(choice)
+        model = make_model(choice, options.pace)
     except ModelConfigError as error:
         fail(str(error))
-    if options.pace > 0 and choice.name in LOCAL_MODELS:
-        model = PacedModel(model, options.pace)
-    return Session(
+    session = Session(
         model=model,
         strategy=pick_strategy(strategy_name, options),
         registry=load_registry(options.tools, options.no_default_tools),
         limits=options.limits(),
         approve=approver(options.yes),
     )
+    return session, choice
 
 
 def pace_for(pace: float | None, mode: str) -> float:
@@ -365,15 +374,16 @@ def render_run(
             if isinstance(event, RunFinished):
                 code = EXIT_BY_STOP[event.stop_reason]
     except KeyboardInterrupt:
-        renderer.close()
         if writer:
             writer.interrupted()
-        typer.echo("toolcall: interrupted", err=True)
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     finally:
+        # Also on an unexpected error, so the terminal is never left with a live region.
+        renderer.close()
         if writer:
             writer.close()
-    renderer.close()
+    if code == EXIT_INTERRUPTED:
+        typer.echo("toolcall: interrupted", err=True)
     return code
 
 
@@ -418,7 +428,7 @@ def run(
     if len(question) > limit:
         fail(f"the question is {len(question):,} characters; the limit is {limit:,}")
     mode = output_mode(quiet, as_json)
-    session = build_session(SessionOptions.from_flags(locals(), mode=mode))
+    session, _ = build_session(SessionOptions.from_flags(locals(), mode=mode))
     try:
         code = render_run(session.ask(question), mode, trace, session.approve, show_request)
     finally:
@@ -460,13 +470,14 @@ def chat(
 
     mode = "live" if sys.stdout.isatty() else "plain"
     options = SessionOptions.from_flags(locals(), mode=mode)
-    session = build_session(options)
-    choice, _ = model_choice(options)
+    session, choice = build_session(options)
 
-    def make_model(name: str) -> Any:
-        return get_model(ModelChoice(**{**choice.__dict__, "name": name}))
+    def switch_model(name: str) -> Model:
+        return make_model(dataclasses.replace(choice, name=name), options.pace)
 
-    repl = Repl(session, history_file=history_file or default_history_file(), make_model=make_model)
+    repl = Repl(
+        session, history_file=history_file or default_history_file(), make_model=switch_model
+    )
     try:
         code = repl.loop()
     finally:
@@ -585,6 +596,8 @@ def config_show(
     strategy: StrategyOpt = None,
 ) -> None:
     """Show the settings a run would use and where each came from. Keys are masked."""
+    from toolcall_cli.models.openai_compat import display_url
+
     path = config_path()
     try:
         config = load_config(path)
@@ -605,7 +618,7 @@ def config_show(
         ("profile", resolved.profile),
         ("model", resolved.model),
         ("strategy", resolved.strategy),
-        ("base_url", resolved.base_url),
+        ("base_url", display_url(resolved.base_url) if resolved.base_url else None),
         ("api_key", mask(resolved.api_key)),
     ]
     for key, value in rows:

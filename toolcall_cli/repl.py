@@ -30,8 +30,6 @@ COMMANDS: dict[str, str] = {
     "/exit": "leave (Ctrl-D works too)",
 }
 
-MAX_QUESTION_CHARS = 8000
-
 
 def default_history_file() -> Path:
     return Path(typer.get_app_dir("toolcall")) / "chat_history"
@@ -112,10 +110,9 @@ class Repl:
             self.ask(line)
 
     def ask(self, question: str) -> None:
-        if len(question) > MAX_QUESTION_CHARS:
-            self.say(
-                f"That question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}."
-            )
+        limit = self.session.limits.max_question_chars
+        if len(question) > limit:
+            self.say(f"That question is {len(question):,} characters; the limit is {limit:,}.")
             return
         renderer = make_renderer(self._mode)
         attach(self.session.approve, renderer)

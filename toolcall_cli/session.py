@@ -24,8 +24,9 @@ class Session:
     history: list[Message] = field(default_factory=list)
 
     def ask(self, question: str) -> Iterator[Event]:
-        """One turn. If it does not finish (Ctrl-C, or the consumer stops early), the history
-        is put back as it was before the turn, so a half-finished turn never confuses the next."""
+        """One turn. If it does not finish (Ctrl-C, or the consumer stops early) or the model
+        failed, the history is put back as it was before the turn, so a half-finished turn never
+        confuses the next (the trace still holds all of it)."""
         mark = len(self.history)
         finished = False
         try:
@@ -38,7 +39,7 @@ class Session:
                 limits=self.limits,
                 approve=self.approve,
             ):
-                finished = isinstance(event, RunFinished)
+                finished = isinstance(event, RunFinished) and event.stop_reason != "model_failed"
                 yield event
         finally:
             if not finished:

@@ -98,5 +98,9 @@ def system_prompt(specs: Sequence[ToolSpec]) -> str:
 
 
 def tool_result_block(call_id: str, name: str, content: str) -> str:
-    """How one result is shown to a text-protocol model, tied to its call id."""
-    return f'<tool_result id="{call_id}" name="{name}">\n{content}\n</tool_result>'
+    """How one result is shown to a text-protocol model, tied to its call id.
+
+    A result is data: a closing tag inside it is escaped, so the text cannot end its own block
+    early and pose as something the engine said."""
+    safe = content.replace("</tool_result>", "<\\/tool_result>")
+    return f'<tool_result id="{call_id}" name="{name}">\n{safe}\n</tool_result>'

@@ -1,0 +1,75 @@
+"""Where settings come from: flags > environment > config file > defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolcall_cli.config import ConfigError, FileConfig, load_config, mask, resolve
+
+KEY = {"OPENAI_API_KEY": "sk-openai-123456789"}
+
+
+def test_defaults_are_the_offline_model_and_regex() -> None:
+    resolved = resolve(flags={}, environ={})
+    assert (resolved.model, resolved.strategy, resolved.base_url) == ("offline", "regex", None)
+
+
+def test_flags_beat_environment_beat_config_beat_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[defaults]\nmodel = "from-config"\nstrategy = "schema"\n', encoding="utf-8")
+    config = load_config(path)
+    env = {"TOOLCALL_MODEL": "from-env"}
+    assert resolve(flags={}, environ={}, config=config).model == "from-config"
+    assert resolve(flags={}, environ=env, config=config).model == "from-env"
+    assert resolve(flags={"model": "from-flag"}, environ=env, config=config).model == "from-flag"
+    assert resolve(flags={}, environ={}, config=config).sources["strategy"] == "config"
+
+
+def test_a_profile_supplies_url_key_variable_and_defaults() -> None:
+    resolved = resolve(
+        flags={"profile": "deepseek"}, environ={"DEEPSEEK_API_KEY": "sk-ds-123456789", **KEY}
+    )
+    assert resolved.base_url == "https://api.deepseek.com/v1" and resolved.model == "deepseek-chat"
+    assert resolved.api_key == "sk-ds-123456789"  # never the OpenAI key
+
+
+def test_the_openai_key_goes_only_to_openai_or_openai_base_url() -> None:
+    elsewhere = resolve(flags={"model": "m", "base_url": "http://other.example/v1"}, environ=KEY)
+    assert elsewhere.api_key is None
+    openai = resolve(flags={"model": "m", "base_url": "https://api.openai.com/v1"}, environ=KEY)
+    assert openai.api_key == KEY["OPENAI_API_KEY"]
+    env_url = resolve(flags={"model": "m"}, environ={**KEY, "OPENAI_BASE_URL": "http://x/v1"})
+    assert env_url.api_key == KEY["OPENAI_API_KEY"]
+    given = resolve(flags={"model": "m", "base_url": "http://x/v1", "api_key": "k-1"}, environ=KEY)
+    assert given.api_key == "k-1"
+
+
+def test_a_user_profile_from_the_config_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[profiles.box]\nbase_url = "http://box:8000/v1"\nkey_env = "BOX_KEY"\nmodel = "q"\n',
+        encoding="utf-8",
+    )
+    resolved = resolve(
+        flags={"profile": "box"}, environ={"BOX_KEY": "b-123456789"}, config=load_config(path)
+    )
+    assert (resolved.base_url, resolved.model, resolved.api_key) == (
+        "http://box:8000/v1",
+        "q",
+        "b-123456789",
+    )
+
+
+def test_unknown_profile_lists_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"known profiles: .*ollama"):
+        resolve(flags={"profile": "nope"}, environ={}, config=FileConfig())
+
+
+def test_keys_are_masked() -> None:
+    assert (
+        mask("sk-abcdefgh1234") == "****1234"
+        and mask(None) == "(not set)"
+        and mask("short") == "****"
+    )
