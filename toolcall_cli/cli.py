@@ -58,6 +58,24 @@ app = typer.Typer(
 config_app = typer.Typer(
     help="Where the config file is, and what it resolves to.", no_args_is_help=True
 )
+
+
+def show_version(value: bool) -> None:
+    if value:
+        from toolcall_cli import __version__
+
+        typer.echo(f"toolcall {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def toolcall_app(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Watch LLM tool use (function calling) work, step by step."""
 app.add_typer(config_app, name="config")
 
 
