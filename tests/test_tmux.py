@@ -120,3 +120,25 @@ def test_chat_turns_ctrl_c_and_ctrl_d(terminal: Terminal) -> None:
     assert "EXIT=0" in screen
     history = (terminal.tmp / ".config" / "toolcall" / "chat_history").read_text(encoding="utf-8")
     assert "What's 12*5+3?" in history and "/strategy stream" in history
+
+
+def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_session(terminal: Terminal) -> None:
+    tools = terminal.tmp / "tools.d"
+    tools.mkdir()
+    (tools / "slow.py").write_text(
+        "import time\nfrom toolcall_cli import tool\n\n@tool(timeout=60)\n"
+        "def get_weather(city: str) -> str:\n"
+        '    """Get the weather (天气) for a city (slowly)."""\n'
+        "    time.sleep(30)\n    return 'sunny'\n",
+        encoding="utf-8",
+    )
+    terminal.start(f"{TOOLCALL} chat --no-default-tools")
+    terminal.wait_for("you>")
+    terminal.keys("北京今天天气怎么样？", "Enter")
+    terminal.wait_for("running get_weather")
+    terminal.keys("C-c")
+    terminal.wait_for("turn cancelled")
+    terminal.keys("/history", "Enter")
+    terminal.wait_for("The conversation holds 0 messages.")
+    terminal.keys("C-d")
+    assert "EXIT=0" in terminal.wait_for("EXIT=")
