@@ -142,3 +142,20 @@ def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_session(terminal: Termina
     terminal.wait_for("The conversation holds 0 messages.")
     terminal.keys("C-d")
     assert "EXIT=0" in terminal.wait_for("EXIT=")
+
+
+def test_a_dangerous_tool_asks_first_in_the_live_view(terminal: Terminal) -> None:
+    tools = terminal.tmp / "tools.d"
+    tools.mkdir()
+    (tools / "danger.py").write_text(
+        "from toolcall_cli import tool\n\n@tool(dangerous=True)\n"
+        "def get_weather(city: str) -> str:\n"
+        '    """Get the weather (天气) for a city (pretend this one is dangerous)."""\n'
+        "    return 'sunny, 30°C'\n",
+        encoding="utf-8",
+    )
+    terminal.start(f"{TOOLCALL} run --no-default-tools '北京今天天气怎么样？'")
+    terminal.wait_for("Run dangerous tool get_weather")
+    terminal.keys("y", "Enter")
+    screen = terminal.wait_for("EXIT=")
+    assert "EXIT=0" in screen and "sunny" in screen
