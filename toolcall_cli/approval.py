@@ -23,10 +23,13 @@ class Approval:
     def __call__(self, call: ToolCall, tool: Tool) -> bool:
         args = json.dumps(call.arguments, ensure_ascii=False)
         question = f"Run dangerous tool {call.name}({args})?"
-        if self.renderer is None:
-            return typer.confirm(question, default=False, err=True)
-        with self.renderer.suspended():
-            return typer.confirm(question, default=False, err=True)
+        try:
+            if self.renderer is None:
+                return typer.confirm(question, default=False, err=True)
+            with self.renderer.suspended():
+                return typer.confirm(question, default=False, err=True)
+        except typer.Abort:  # Ctrl-C (or Ctrl-D) at the question interrupts, as anywhere else
+            raise KeyboardInterrupt from None
 
 
 def approver(yes: bool) -> Approver:
