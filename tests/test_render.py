@@ -458,3 +458,15 @@ def test_partial_arguments_are_shown_as_the_json_they_are_becoming() -> None:
     assert partial_arguments('{"a": [1, 2') == '{"a": [1, 2]}'
     assert partial_arguments("{'a': 1") == "{'a': 1"  # not JSON: shown as it is
     assert partial_arguments("  ") == ""
+
+
+def test_plain_show_request_prints_the_body() -> None:
+    import io
+
+    from toolcall_cli.events import IterationStarted
+    from toolcall_cli.render import make_renderer
+
+    out = io.StringIO()
+    renderer = make_renderer("plain", out, show_request=True)
+    renderer.handle(IterationStarted(iteration=1, request={"model": "m", "messages": [], "tools": []}))
+    assert '"model": "m"' in out.getvalue() and "\x1b" not in out.getvalue()

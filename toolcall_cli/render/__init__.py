@@ -47,7 +47,7 @@ def make_renderer(
         return LiveRenderer(console, show_request=show_request, auto_refresh=auto_refresh)
     stream = _stream(console_or_stream)
     if mode == "plain":
-        return PlainRenderer(stream)
+        return PlainRenderer(stream, show_request=show_request)
     if mode == "json":
         return JsonLinesRenderer(stream)
     if mode == "quiet":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import AbstractContextManager
 from typing import IO
 
@@ -48,9 +49,17 @@ class PlainRenderer:
     Streaming deltas are skipped: the whole reply shows once it has arrived.
     """
 
-    def __init__(self, stream: IO[str], *, result_chars: int = 300, result_lines: int = 6) -> None:
+    def __init__(
+        self,
+        stream: IO[str],
+        *,
+        result_chars: int = 300,
+        result_lines: int = 6,
+        show_request: bool = False,
+    ) -> None:
         self._stream = stream
         self._result_limits = (result_chars, result_lines)
+        self._show_request = show_request
         self._stats = RunStats()
 
     def handle(self, event: Event) -> None:
@@ -74,7 +83,11 @@ class PlainRenderer:
                 return _header(event)
             case IterationStarted():
                 summary = request_summary(event.request)
-                return [f"== iteration {event.iteration} ==", f"request: {summary}"]
+                lines = [f"== iteration {event.iteration} ==", f"request: {summary}"]
+                if self._show_request:
+                    body = json.dumps(event.request, ensure_ascii=False, indent=2, default=repr)
+                    lines += [indent(line) for line in visible(body).split("\n")]
+                return lines
             case ModelReplied():
                 return _reply(event)
             case ToolCallParsed():
