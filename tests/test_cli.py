@@ -264,7 +264,7 @@ def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -
 
     trace = tmp_path / "trace.jsonl"
     with FakeOpenAI() as server:
-        server.answers.append(Answer(json_body=completion("late"), delay=5))
+        server.answers.append(Answer(json_body=completion("late"), delay=30))
         process = subprocess.Popen(
             [
                 sys.executable,

@@ -240,7 +240,7 @@ def test_history_window_compacts_old_rounds(registry: ToolRegistry) -> None:
 def test_run_timeout(registry: ToolRegistry) -> None:
     started = time.monotonic()
     events = run_all([call("hang"), "never asked"], registry, run_timeout=0.1, tool_timeout=5)
-    assert time.monotonic() - started < 1.0  # the run did not wait for the tool's own timeout
+    assert time.monotonic() - started < 3  # promptly: see the ToolFinished check below
     assert of(events, LimitReached)[0].limit == "timeout"
     assert of(events, ToolFinished) == []  # the tool never finished; it was abandoned
     fed = of(events, FedBack)[0].messages[0]["content"]
@@ -407,7 +407,7 @@ class SlowTail:
         ]:
             yield {"choices": [{"delta": {"content": piece}}]}
         for word in [" and", " meanwhile", " more", " text"]:
-            time.sleep(0.1)
+            time.sleep(0.25)
             yield {"choices": [{"delta": {"content": word}}]}
 
 
