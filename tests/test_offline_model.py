@@ -883,3 +883,21 @@ def test_a_currency_conversion_result_reads_as_an_equation() -> None:
         tool_body(question, [*TOOLS, CURRENCY], *text_turn(first, ("convert_currency", result)))
     )
     assert answer == "100 USD = 712.35 CNY"
+
+
+def test_the_source_unit_is_the_one_the_number_is_in() -> None:
+    """'How many pounds is 70 kg?': the number is in kg, whatever order the units come in."""
+    from toolcall_cli.messages import user
+    from toolcall_cli.models.base import ModelRequest
+    from toolcall_cli.models.offline import OfflineModel
+    from toolcall_cli.strategies import get_strategy
+    from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+
+    specs = load_tools([bundled_tools_dir()]).registry.specs()
+    for question in ("How many pounds is 70 kg?", "Convert 70 kg to pounds", "70公斤是多少磅？"):
+        body = get_strategy("schema").build_request([user(question)], specs, "offline").body
+        [reply] = OfflineModel().stream(ModelRequest(body))
+        [call] = reply["choices"][0]["message"]["tool_calls"]
+        arguments = json.loads(call["function"]["arguments"])
+        assert call["function"]["name"] == "convert_units", question
+        assert (arguments["value"], arguments["from_unit"], arguments["to_unit"]) == (70, "kg", "lb"), question

@@ -917,20 +917,30 @@ def gist(text: str) -> str:
 
 
 def unit_for(role: ParamRole, reading: Reading) -> str | None:
+    """The source unit is the one the number is in ("70 kg"), wherever it stands in the
+    question ("How many pounds is 70 kg?"); the target is another one."""
     if not reading.units:
         return None
-    if role == "unit_from":
-        return reading.units[0] if len(reading.units) > 1 or number_before_unit(reading) else None
-    if role == "unit_to":
-        return (
-            reading.units[-1] if len(reading.units) > 1 or not number_before_unit(reading) else None
-        )
-    return reading.units[0]
+    if role not in ("unit_from", "unit_to"):
+        return reading.units[0]
+    positions = [position for position, _ in reading.unit_spans]
+    return pick_direction(role == "unit_from", list(reading.units), positions, reading.text)
 
 
-def number_before_unit(reading: Reading) -> bool:
-    """True for "100 km", where the unit says what the number is in (so it is the source)."""
-    return number_before(reading.text, reading.unit_spans[0][0])
+def pick_direction(
+    source_wanted: bool, names: list[str], positions: list[int], text: str
+) -> str | None:
+    """From units or currencies in question order: the source (the one right after a number,
+    else the first) or the target (the last other one). One alone is the source only when a
+    number comes before it."""
+    numbered = [i for i, position in enumerate(positions) if number_before(text, position)]
+    if len(names) == 1:
+        alone_is_source = bool(numbered)
+        return names[0] if source_wanted == alone_is_source else None
+    source = numbered[0] if numbered else 0
+    if source_wanted:
+        return names[source]
+    return next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
 
 
 def number_before(text: str, position: int) -> bool:
@@ -945,10 +955,8 @@ def currency_for(role: ParamRole, reading: Reading) -> str | None:
         return None
     if role == "currency":
         return codes[0]
-    amount_first = number_before(reading.text, reading.currencies[0][0])
-    if role == "currency_from":
-        return codes[0] if len(codes) > 1 or amount_first else None
-    return codes[-1] if len(codes) > 1 or not amount_first else None
+    positions = [position for position, _ in reading.currencies]
+    return pick_direction(role == "currency_from", codes, positions, reading.text)
 
 
 _UNIT_LETTERS = {"c": "celsius", "f": "fahrenheit", "k": "kelvin"}
