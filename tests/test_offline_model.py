@@ -900,4 +900,8 @@ def test_the_source_unit_is_the_one_the_number_is_in() -> None:
         [call] = reply["choices"][0]["message"]["tool_calls"]
         arguments = json.loads(call["function"]["arguments"])
         assert call["function"]["name"] == "convert_units", question
-        assert (arguments["value"], arguments["from_unit"], arguments["to_unit"]) == (70, "kg", "lb"), question
+        assert (arguments["value"], arguments["from_unit"], arguments["to_unit"]) == (
+            70,
+            "kg",
+            "lb",
+        ), question

@@ -468,5 +468,7 @@ def test_plain_show_request_prints_the_body() -> None:
 
     out = io.StringIO()
     renderer = make_renderer("plain", out, show_request=True)
-    renderer.handle(IterationStarted(iteration=1, request={"model": "m", "messages": [], "tools": []}))
+    renderer.handle(
+        IterationStarted(iteration=1, request={"model": "m", "messages": [], "tools": []})
+    )
     assert '"model": "m"' in out.getvalue() and "\x1b" not in out.getvalue()
