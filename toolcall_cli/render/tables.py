@@ -28,11 +28,11 @@ def print_tool_table(tools: Sequence[Tool], console: Console | None = None) -> N
     table.add_column("name", style="bold cyan", no_wrap=True)
     table.add_column("parameters")
     table.add_column("description")
-    table.add_column("source", style="dim")
+    table.add_column("source", style="dim", overflow="fold")
     for tool in tools:
         params = parameter_list(tool)
         summary = tool.spec.description.splitlines()[0] if tool.spec.description else ""
-        table.add_row(tool.spec.name, params, summary, tool.source)
+        table.add_row(tool.spec.name, params, summary, short_source(tool.source))
     console.print(table)
 
 
@@ -41,3 +41,15 @@ def parameter_list(tool: Tool) -> str:
     props = tool.spec.parameters.get("properties", {})
     required = set(tool.spec.parameters.get("required", []))
     return ", ".join(p if p in required else f"{p}?" for p in props)
+
+
+def short_source(source: str) -> str:
+    """`bundled: weather.py`, or the path relative to the working dir when it is inside it."""
+    from pathlib import Path
+
+    from toolcall_cli.tools.loader import bundled_tools_dir, display_path
+
+    path = Path(source)
+    if path.parent.resolve() == bundled_tools_dir().resolve():
+        return f"bundled: {path.name}"
+    return display_path(path)
