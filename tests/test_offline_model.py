@@ -905,3 +905,123 @@ def test_the_source_unit_is_the_one_the_number_is_in() -> None:
             "kg",
             "lb",
         ), question
+
+
+# --- user-reported problems: chained arithmetic, comparisons, currencies without a tool -----------
+
+
+def bundled_message(question: str) -> dict[str, Any]:
+    """The first reply to a question with the bundled tools, as `toolcall run` asks it."""
+    from toolcall_cli.messages import user
+    from toolcall_cli.strategies import get_strategy
+    from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+
+    specs = load_tools([bundled_tools_dir()]).registry.specs()
+    body = get_strategy("schema").build_request([user(question)], specs, "offline").body
+    [reply] = OfflineModel().stream(ModelRequest(body))
+    return dict(reply["choices"][0]["message"])
+
+
+def bundled_calculation(expression: str) -> Any:
+    from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+
+    calculate = load_tools([bundled_tools_dir()]).registry.get("calculate")
+    assert calculate is not None
+    return calculate.func(expression=expression)
+
+
+@pytest.mark.parametrize(
+    ("question", "value"),
+    [
+        ("计算 (3+4)*5 再除以 7", 5),
+        ("3加4，然后乘以5", 35),
+        ("10 除以 2 再加上 3", 8),
+        ("What is 3 plus 4, then divide by 7?", 1),
+        ("Compute 12*5 and then add 3", 63),
+        ("3+4 then multiply it by 5 and then subtract 1", 34),
+    ],
+)
+def test_a_chained_operator_applies_to_everything_computed_before_it(
+    question: str, value: int
+) -> None:
+    [call] = bundled_message(question)["tool_calls"]
+    expression = json.loads(call["function"]["arguments"])["expression"]
+    assert call["function"]["name"] == "calculate"
+    assert float(bundled_calculation(expression)) == value, expression
+
+
+def test_a_chained_calculation_is_answered_with_the_whole_expression() -> None:
+    question = "计算 (3+4)*5 再除以 7"
+    first = text_reply(text_body(question))
+    assert text_calls(first) == [("calculate", {"expression": "((3+4)*5)/7"})]
+    answer = text_reply(text_body(question, *text_turn(first, ("calculate", "5.0"))))
+    assert answer == "((3+4)*5)/7 = 5"
+
+
+def comparison_answer(question: str, *temperatures: tuple[int, int]) -> str:
+    """The answer once each city's weather came back with these (temp, high) values."""
+    first = text_reply(text_body(question))
+    calls = text_calls(first)
+    assert [name for name, _ in calls] == ["get_weather"] * len(temperatures), first
+    results = [
+        (
+            "get_weather",
+            weather_result(args["city"], args.get("day", "today"), temp, high, temp - 5),
+        )
+        for (_, args), (temp, high) in zip(calls, temperatures, strict=True)
+    ]
+    return text_reply(text_body(question, *text_turn(first, *results)))
+
+
+@pytest.mark.parametrize(
+    ("question", "verdict"),
+    [
+        ("广州和深圳明天哪个更热？", "深圳更热（最高 28°C，广州 25°C）。"),
+        ("广州和深圳明天哪个更冷？", "广州更冷（最高 25°C，深圳 28°C）。"),
+        (
+            "Which is warmer tomorrow, Guangzhou or Shenzhen?",
+            "Shenzhen is warmer (high 28°C; Guangzhou 25°C).",
+        ),
+        (
+            "Is Guangzhou colder than Shenzhen today?",
+            "Guangzhou is colder (high 25°C; Shenzhen 28°C).",
+        ),
+    ],
+)
+def test_a_comparison_question_says_which_city_wins(question: str, verdict: str) -> None:
+    answer = comparison_answer(question, (22, 25), (25, 28))
+    lines = answer.splitlines()
+    assert len(lines) == 3 and lines[-1] == verdict, answer
+
+
+def test_three_cities_and_a_tie_are_compared_too() -> None:
+    hottest = comparison_answer(
+        "Which is hottest today: Paris, Berlin or Rome?", (9, 17), (6, 11), (17, 19)
+    )
+    assert hottest.splitlines()[-1] == "Rome is the hottest (high 19°C; Paris 17°C, Berlin 11°C)."
+    tie = comparison_answer("北京和上海今天哪个更热？", (20, 24), (21, 24))
+    assert tie.splitlines()[-1] == "北京和上海一样热（最高都是 24°C）。"
+    plain = comparison_answer("北京和上海今天天气怎么样？", (20, 24), (21, 26))
+    assert len(plain.splitlines()) == 2 and "更热" not in plain
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("Convert 100 USD to EUR", "None of my tools converts currencies"),
+        ("100美元等于多少人民币？", "我的工具都不能换算货币"),
+        ("What's the dollar to yen exchange rate?", "None of my tools converts currencies"),
+    ],
+)
+def test_a_currency_question_without_a_currency_tool_is_answered_not_called(
+    question: str, words: str
+) -> None:
+    reply = bundled_message(question)
+    assert not reply.get("tool_calls"), reply
+    assert reply["content"].startswith(words)
+    assert "- convert_units:" in reply["content"] and "- calculate:" in reply["content"]
+
+
+def test_currency_names_inside_arithmetic_still_calculate() -> None:
+    [call] = bundled_message("I won 100 dollars twice, so what is 100*2?")["tool_calls"]
+    assert call["function"]["name"] == "calculate"

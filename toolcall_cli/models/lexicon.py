@@ -20,6 +20,7 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "weather": words(
         "weather forecast rain rainy raining sunny cloudy snow snowing windy storm humidity "
         "umbrella wear coat jacket shorts sleeves sweater temperature temperatures hot cold warm "
+        "hotter hottest warmer warmest colder coldest cooler coolest chilly chillier "
         "天气 气象 预报 下雨 雨 晴 阴 下雪 雪 刮风 湿度 带伞 雨伞 穿 短袖 外套 衣服 毛衣 "
         "温度 气温 冷 热 暖和"
     ),
@@ -233,6 +234,15 @@ CLOTHING_WORDS = words(
 
 RAIN_WORDS = words("带伞 雨伞 下雨 雨 umbrella rain raining rainy")
 
+# Words that ask which of several places is hotter or colder.
+HOTTER_WORDS = words(
+    "hotter hottest warmer warmest 更热 最热 更暖 最暖 热一些 热一点 暖和一些 暖和一点 比较热"
+)
+COLDER_WORDS = words(
+    "colder coldest cooler coolest chillier chilliest 更冷 最冷 更凉 最凉 冷一些 冷一点 "
+    "凉快一些 比较冷"
+)
+
 # --- arithmetic ---------------------------------------------------------------------------------
 
 # Functions and constants a calculator commonly knows; a calculate-like tool's description may
@@ -338,6 +348,9 @@ CURRENCIES: dict[str, tuple[str, ...]] = {
     "INR": ("inr", "rupee", "rupees", "卢比"),
     "RUB": ("rub", "ruble", "rubles", "rouble", "roubles", "卢布"),
 }
+
+# Words that ask for a conversion between currencies, beyond naming two of them.
+EXCHANGE_WORDS = ("exchange rate", "exchange rates", "forex", "汇率", "兑换", "换汇", "外汇")
 
 # Result fields and what to call them in an answer (English, Chinese).
 FIELD_LABELS: dict[str, tuple[str, str]] = {

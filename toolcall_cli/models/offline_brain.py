@@ -163,6 +163,27 @@ _OPERATOR_WORDS: tuple[tuple[str, str], ...] = (
     ("cubed", "**3"),
     ("^", "**"),
 )
+# "(3+4)*5 再除以 7", "3 plus 4, then multiply by 5": the operator after a chaining word applies
+# to everything computed so far. The mark stands for "wrap what came before in parentheses".
+_CHAIN_MARK = "↪"
+_CHAIN_WORDS = (
+    r"(?:[,，;；.。]\s*)?(?:(?:and\s+)?then|and\s+after\s+that|after\s+that|next"
+    r"|(?:然后|接着|之后|随后|再)再?(?:把|将)?(?:结果|它|得数)?)\s*"
+)
+_IT = r"(?:\s+(?:it|that|this|the\s+result))?"
+# Imperative operators, read only after a chaining word ("then add 3"): alone, "add 3 to 5"
+# puts its operands the other way round.
+_CHAIN_OPERATORS: tuple[tuple[str, str], ...] = (
+    (rf"divide{_IT}\s+by", "/"),
+    (rf"multiply{_IT}\s+by", "*"),
+    (r"add(?:\s+on)?", "+"),
+    (r"subtract|take\s+away", "-"),
+    (rf"square{_IT}", "**2"),
+    (rf"cube{_IT}", "**3"),
+    (r"平方", "**2"),
+    (r"立方", "**3"),
+    *((re.escape(word), symbol) for word, symbol in _OPERATOR_WORDS if word != "^"),
+)
 _PERCENT_RE = re.compile(rf"({_NUM})\s*%(?!\s*[\d(A-Za-z])")
 _DATE_RE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
 _IANA_RE = re.compile(r"\b(?:UTC|GMT|[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b")
@@ -264,7 +285,7 @@ def without_separators(text: str) -> str:
 def arithmetic_text(text: str) -> str:
     """The question with numbers as digits and arithmetic words as operators:
     "three hundred and twelve divided by four" → "312/4", "二的十次方" → "2**10"."""
-    normal = without_separators(text)
+    normal = without_separators(text).replace(_CHAIN_MARK, " ")
     for symbol, ascii_form in _SYMBOLS:
         normal = normal.replace(symbol, ascii_form)
     normal = _CJK_NUMERAL_RE.sub(cjk_digits, normal)
@@ -277,7 +298,22 @@ def arithmetic_text(text: str) -> str:
             rf"(?<=[\d)%])\s*{boundary}{re.escape(word)}{boundary}\s*", symbol, normal, flags=re.I
         )
     normal = re.sub(r"(?<=\d)\s*[xX]\s*(?=\d)", "*", normal)
+    normal = chained_operators(normal)
     return _PERCENT_RE.sub(percent_value, normal)
+
+
+def chained_operators(text: str) -> str:
+    """ "(3+4)*5 再除以 7" → "(3+4)*5↪/7": the mark tells find_expressions to apply the
+    operator to the whole expression before it."""
+    for words, symbol in _CHAIN_OPERATORS:
+        boundary = r"\b" if words[0].isascii() and words[0].isalpha() else ""
+        text = re.sub(
+            rf"(?<=[\d)%])\s*{_CHAIN_WORDS}{boundary}(?:{words}){boundary}\s*",
+            _CHAIN_MARK + symbol,
+            text,
+            flags=re.I,
+        )
+    return text
 
 
 def percent_value(match: re.Match[str]) -> str:
@@ -317,7 +353,7 @@ def expression_pattern(functions: frozenset[str]) -> re.Pattern[str]:
     names = "|".join(re.escape(f) for f in sorted(functions, key=len, reverse=True))
     constants = "|".join(sorted(lx.MATH_CONSTANTS, key=len, reverse=True))
     token = (
-        rf"{_NUM}|\*\*|//|[-+*/%(),^]|(?<![A-Za-z_])(?:{names})(?=\s*\()"
+        rf"{_NUM}|\*\*|//|[-+*/%(),^{_CHAIN_MARK}]|(?<![A-Za-z_])(?:{names})(?=\s*\()"
         rf"|(?<![A-Za-z_])(?:{constants})(?![A-Za-z_(])"
     )
     return re.compile(rf"(?:{token})(?:\s*(?:{token}))*")
@@ -329,7 +365,7 @@ def find_expressions(text: str, functions: frozenset[str] = lx.MATH_FUNCTIONS) -
     for match in expression_pattern(functions).finditer(text):
         candidate = re.sub(r"\s+", "", match.group()).replace("^", "**")
         for piece in top_level_parts(trim_expression(candidate)):
-            piece = trim_expression(piece)
+            piece = apply_chains(trim_expression(piece))
             if not _DATE_RE.match(piece) and is_arithmetic(piece, functions):
                 found.append(piece)
     return tuple(dict.fromkeys(found))
@@ -340,9 +376,26 @@ def trim_expression(expression: str) -> str:
     previous = None
     while previous != expression:
         previous = expression
-        expression = expression.lstrip("+*/%,)").rstrip("+-*/%,(")
+        expression = expression.lstrip(f"+*/%,){_CHAIN_MARK}").rstrip(f"+-*/%,({_CHAIN_MARK}")
         expression = balance_parentheses(expression)
     return expression
+
+
+def apply_chains(expression: str) -> str:
+    """ "(3+4)*5↪/7" → "((3+4)*5)/7": each chained operator applies to all that came before."""
+    done, *steps = expression.split(_CHAIN_MARK)
+    for step in steps:
+        done = f"({done}){step}" if needs_parentheses(done) else f"{done}{step}"
+    return done
+
+
+def needs_parentheses(expression: str) -> bool:
+    """Whether an expression must be bracketed before another operator applies to all of it."""
+    try:
+        tree = ast.parse(expression, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return True
+    return isinstance(tree, (ast.BinOp, ast.UnaryOp))
 
 
 def top_level_parts(expression: str) -> list[str]:
@@ -1414,6 +1467,8 @@ def first_step(reading: Reading, conversation: Conversation) -> Decision:
     """The question's own calls; else what the conversation so far makes of it; else a partial
     attempt; else ask for what the tool needs; else answer without tools."""
     tools = conversation.tools
+    if asks_currency_conversion(reading) and not any(handles_currencies(t) for t in tools):
+        return Decision(text=no_currency_tool(reading, tools))
     planned = make_plan(reading, tools)
     if planned.calls and planned.complete:
         return Decision(planned.calls, lead_in(planned.calls, reading))
@@ -1532,6 +1587,34 @@ def direct_answer(reading: Reading, tools: Sequence[ToolSpec]) -> Decision:
     )
 
 
+def asks_currency_conversion(reading: Reading) -> bool:
+    """Money from one currency into another ("100美元等于多少人民币"), or an exchange rate.
+    Two currency names inside arithmetic ("I won 100 dollars, 100*3?") are no such question."""
+    codes = {code for _, code in reading.currencies}
+    if not codes:
+        return False
+    return mentions(reading.text, lx.EXCHANGE_WORDS) or (
+        len(codes) >= 2 and not reading.expressions
+    )
+
+
+def handles_currencies(spec: ToolSpec) -> bool:
+    """A tool with a currency parameter, or one whose name or description is about money."""
+    roles = {param_role(n, s) for n, s in properties(spec).items()}
+    return bool(roles & {"currency", "currency_from", "currency_to"}) or (
+        "c:currency" in tool_vocabulary(spec)
+    )
+
+
+def no_currency_tool(reading: Reading, tools: Sequence[ToolSpec]) -> str:
+    """Say so rather than misuse a unit converter or a calculator without exchange rates."""
+    if reading.zh:
+        head = "我的工具都不能换算货币，也查不到汇率，我不想乱猜。"
+        return f"{head}我能做的是：\n{ability_list(tools, reading)}" if tools else head
+    head = "None of my tools converts currencies or knows exchange rates, and I'd rather not guess."
+    return f"{head} They can do this:\n{ability_list(tools, reading)}" if tools else head
+
+
 def ask_for(spec: ToolSpec, missing: Sequence[str], reading: Reading) -> str:
     """The question back when a tool fits but the question gives none of what it requires."""
     props = properties(spec)
@@ -1571,11 +1654,13 @@ def final_answer(
     reading: Reading, turns: Sequence[Sequence[Exchange]], tools: Sequence[ToolSpec]
 ) -> str:
     lines: list[str] = []
-    for exchange in answerable(reading, turns, tools):
+    exchanges = answerable(reading, turns, tools)
+    for exchange in exchanges:
         lines += describe_exchange(exchange, reading)
     if not lines:
         return "我没能得到任何结果。" if reading.zh else "I could not get any result."
-    return "\n".join(lines)
+    verdict = comparison_line(reading, exchanges)
+    return "\n".join([*lines, verdict] if verdict else lines)
 
 
 def answerable(
@@ -1918,3 +2003,97 @@ def clothing_words(high: float) -> tuple[str, str]:
         f"最高只有 {high:g}°C，天冷，不适合短袖，请穿厚外套。",
         f"With a high of only {high:g}°C, it's cold: no short sleeves, wear a warm coat.",
     )
+
+
+# --- words: comparing places -------------------------------------------------------------------
+
+_HOTTER_RE = re.compile(r"哪.{0,6}?(?:热|暖)|比.{1,10}?(?:热|暖)")
+_COLDER_RE = re.compile(r"哪.{0,6}?(?:冷|凉)|比.{1,10}?(?:冷|凉)")
+# The temperature to compare by, best first: the day's high says most about "hotter".
+_COMPARED_KEYS = ("high_c", "temp_c", "temperature", "temp")
+
+
+def asked_comparison(reading: Reading) -> Literal["hotter", "colder"] | None:
+    """Which way the question compares places, if it does: 更热 / colder / 哪个暖和."""
+    text = reading.text
+    if mentions(text, lx.COLDER_WORDS) or _COLDER_RE.search(text):
+        return "colder"
+    if mentions(text, lx.HOTTER_WORDS) or _HOTTER_RE.search(text):
+        return "hotter"
+    return None
+
+
+def compared_temperatures(
+    reading: Reading, exchanges: Sequence[Exchange]
+) -> tuple[str, list[tuple[str, float]]] | None:
+    """(the key compared, [(city, temperature)]) over the weather results, one per city."""
+    records = [
+        data
+        for e in exchanges
+        if not e.failed and isinstance(data := decode(e.result or ""), dict) and is_weather(data)
+    ]
+    for key in _COMPARED_KEYS:
+        values = [(city_name(d, reading), float(d[key])) for d in records if is_number(d.get(key))]
+        cities = {city for city, _ in values}
+        if len(values) == len(records) and len(cities) == len(values) >= 2:
+            return key, values
+    return None
+
+
+def comparison_line(reading: Reading, exchanges: Sequence[Exchange]) -> str | None:
+    """Which place is hotter (or colder), when the question asks and the results can tell:
+    "深圳更热（最高 28°C，广州 25°C）。" """
+    direction = asked_comparison(reading)
+    compared = compared_temperatures(reading, exchanges) if direction else None
+    if direction is None or compared is None:
+        return None
+    key, values = compared
+    ranked = sorted(values, key=lambda cv: cv[1], reverse=direction == "hotter")
+    best = ranked[0][1]
+    winners = [city for city, value in ranked if value == best]
+    others = [(city, value) for city, value in ranked if value != best]
+    high = key == "high_c"
+    if reading.zh:
+        return comparison_zh(direction, high, winners, best, others)
+    return comparison_en(reading, direction, high, winners, best, others)
+
+
+def comparison_zh(
+    direction: str, high: bool, winners: list[str], best: float, others: list[tuple[str, float]]
+) -> str:
+    word = "热" if direction == "hotter" else "冷"
+    label = "最高" if high else "气温"
+    names = "和".join(winners)
+    if not others:
+        return f"{names}一样{word}（{label}都是 {shown(best)}°C）。"
+    rest = "，".join(f"{city} {shown(value)}°C" for city, value in others)
+    degree = "更" if len(winners) + len(others) == 2 else "最"
+    return f"{names}{degree}{word}（{label} {shown(best)}°C，{rest}）。"
+
+
+def comparison_en(
+    reading: Reading,
+    direction: str,
+    high: bool,
+    winners: list[str],
+    best: float,
+    others: list[tuple[str, float]],
+) -> str:
+    asked = [w for w in lx.HOTTER_WORDS + lx.COLDER_WORDS if w.isascii() and w in reading.words]
+    word = asked[0] if asked else direction
+    label = "high" if high else "temperature"
+    names = " and ".join(winners)
+    if not others:
+        plain = {"hott": "hot", "warm": "warm", "cold": "cold", "cool": "cool", "chill": "chilly"}
+        base = next((v for k, v in plain.items() if word.startswith(k)), word)
+        return f"{names} are equally {base} ({label} {shown(best)}°C each)."
+    rest = ", ".join(f"{city} {shown(value)}°C" for city, value in others)
+    verb = "are" if len(winners) > 1 else "is"
+    if len(winners) + len(others) > 2:
+        word = "the " + superlative(word)
+    return f"{names} {verb} {word} ({label} {shown(best)}°C; {rest})."
+
+
+def superlative(comparative: str) -> str:
+    """hotter → hottest, chillier → chilliest; a superlative stays as it is."""
+    return comparative.removesuffix("er") + "est" if comparative.endswith("er") else comparative
