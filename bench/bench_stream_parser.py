@@ -107,8 +107,9 @@ def main() -> int:
         "",
     ]
     timings = {}
-    for label, text in (("20 KB", small), ("200 KB", large)):
-        seconds = timed(stream_parse, text)
+    # Best of several runs: a 20 KB parse takes a few milliseconds, so one run is mostly noise.
+    for label, text, repeat in (("20 KB", small, 25), ("200 KB", large, 5)):
+        seconds = timed(stream_parse, text, repeat)
         timings[label] = seconds
         size = len(text.encode())
         batch = parse_text(text)
@@ -124,14 +125,17 @@ def main() -> int:
             f"{len(text) / seconds / 1e6:5.2f} Mchar/s, stream == batch: {same}"
         )
     naive = timed(naive_parse, small, repeat=1)
-    speed = len(large.encode()) / timings["200 KB"] / 1e6
+    # The target holds at both sizes: the slower of the two is what is checked.
+    speed = min(
+        len(small.encode()) / timings["20 KB"] / 1e6, len(large.encode()) / timings["200 KB"] / 1e6
+    )
     growth = timings["200 KB"] / timings["20 KB"]
     size_ratio = len(large.encode()) / len(small.encode())
     ratio = naive / timings["20 KB"]
     lines += [
         f"naive re-parse of the whole buffer per chunk, 20 KB (measured in full): {naive:.2f} s",
         "",
-        f"throughput at 200 KB:   {speed:6.2f} MB/s  (target >= {TARGET_MB_S}) "
+        f"throughput (slower size): {speed:4.2f} MB/s  (target >= {TARGET_MB_S}) "
         f"{'PASS' if speed >= TARGET_MB_S else 'FAIL'}",
         f"growth 20 KB -> 200 KB: {growth:6.2f}x     (target <= {TARGET_GROWTH}x for "
         f"{size_ratio:.1f}x the bytes) {'PASS' if growth <= TARGET_GROWTH else 'FAIL'}",
