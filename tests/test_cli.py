@@ -403,3 +403,12 @@ def test_a_rate_limit_retry_is_shown_and_then_answered(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "HTTP 429 (rate limited): retry 1 of 2 in 0 s" in done.stdout
     assert "answer: hello" in done.stdout
+
+
+def test_a_question_over_the_limit_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = toolcall("run", "x" * 9000, cwd=tmp_path)
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip()
+        == "toolcall: error: the question is 9,000 characters; the limit is 8,000"
+    )

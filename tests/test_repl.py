@@ -124,3 +124,14 @@ def test_completion_of_commands_and_tools(tmp_path: Path) -> None:
     assert words("/st") == ["/strategy"]
     assert words("/strategy s") == ["schema", "stream"]
     assert words("please use get_w") == ["get_weather"]
+
+
+def test_a_question_over_the_limit_is_refused_and_the_session_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = new_session()
+    assert drive(session, "x" * 9000 + "\rWhat's 2+2?\r\x04", tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "the question is 9,000 characters; the limit is 8,000" in out
+    assert "answer: 2+2 = 4" in out
+    assert session.history[0].content == "What's 2+2?"

@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover - older typer uses the click package
 
 from toolcall_cli.approval import approver, attach
 from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve
-from toolcall_cli.events import Event, LimitReached, ModelFailed, RunFinished
+from toolcall_cli.events import Event, LimitReached, ModelFailed, Notice, RunFinished
 from toolcall_cli.loop import Approver, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelChoice, ModelConfigError, get_model
 from toolcall_cli.models.base import Model
@@ -191,7 +191,7 @@ FailedRoundsOpt = Annotated[
     ),
 ]
 HistoryRoundsOpt = Annotated[
-    int,
+    int | None,
     typer.Option(
         "--history-rounds", min=0, help="Tool rounds sent in full; older ones are summarised."
     ),
@@ -216,6 +216,10 @@ TraceOpt = Annotated[
 ]
 
 
+DEFAULT_LIMITS = Limits()
+"""Where the flags' defaults come from, so the loop's defaults are written once."""
+
+
 @dataclass(frozen=True)
 class SessionOptions:
     strategy: StrategyName | None = None
@@ -231,13 +235,13 @@ class SessionOptions:
     seed: int = 0
     tools: tuple[Path, ...] = ()
     no_default_tools: bool = False
-    max_iterations: int = 5
-    tool_timeout: float = 10.0
+    max_iterations: int = DEFAULT_LIMITS.max_iterations
+    tool_timeout: float = DEFAULT_LIMITS.tool_timeout
     yes: bool = False
     run_timeout: float | None = None
-    max_result_chars: int = 4000
-    history_rounds: int = 5
-    max_failed_rounds: int = 3
+    max_result_chars: int = DEFAULT_LIMITS.max_result_chars
+    history_rounds: int | None = DEFAULT_LIMITS.history_rounds
+    max_failed_rounds: int = DEFAULT_LIMITS.max_failed_rounds
     pace: float = 0.0
     faults: tuple[str, ...] = ()
     fault_rate: float = 1.0
@@ -361,7 +365,7 @@ def output_mode(quiet: bool, as_json: bool) -> RenderMode:
 def report_stop(event: Event) -> None:
     """Without the live view, why a run failed also goes to stderr as one line, so a script
     reading stdout (or nothing, with --quiet) still learns it."""
-    if isinstance(event, ModelFailed):
+    if isinstance(event, ModelFailed) or (isinstance(event, Notice) and event.level == "error"):
         typer.echo(f"toolcall: error: {event.message}", err=True)
     elif isinstance(event, LimitReached):
         typer.echo(f"toolcall: {event.message}", err=True)
@@ -426,12 +430,12 @@ def run(
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
-    max_iterations: MaxIterOpt = 5,
-    tool_timeout: ToolTimeoutOpt = 10.0,
-    run_timeout: RunTimeoutOpt = None,
-    max_result_chars: ResultCharsOpt = 4000,
-    history_rounds: HistoryRoundsOpt = 5,
-    max_failed_rounds: FailedRoundsOpt = 3,
+    max_iterations: MaxIterOpt = DEFAULT_LIMITS.max_iterations,
+    tool_timeout: ToolTimeoutOpt = DEFAULT_LIMITS.tool_timeout,
+    run_timeout: RunTimeoutOpt = DEFAULT_LIMITS.run_timeout,
+    max_result_chars: ResultCharsOpt = DEFAULT_LIMITS.max_result_chars,
+    history_rounds: HistoryRoundsOpt = DEFAULT_LIMITS.history_rounds,
+    max_failed_rounds: FailedRoundsOpt = DEFAULT_LIMITS.max_failed_rounds,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
     yes: YesOpt = False,
@@ -442,9 +446,6 @@ def run(
     """Answer one question, showing every iteration of the tool-use loop."""
     if not question.strip():
         fail("the question is empty")
-    limit = Limits().max_question_chars
-    if len(question) > limit:
-        fail(f"the question is {len(question):,} characters; the limit is {limit:,}")
     mode = output_mode(quiet, as_json)
     session, _ = build_session(SessionOptions.from_flags(locals(), mode=mode))
     try:
@@ -471,12 +472,12 @@ def chat(
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
-    max_iterations: MaxIterOpt = 5,
-    tool_timeout: ToolTimeoutOpt = 10.0,
-    run_timeout: RunTimeoutOpt = None,
-    max_result_chars: ResultCharsOpt = 4000,
-    history_rounds: HistoryRoundsOpt = 5,
-    max_failed_rounds: FailedRoundsOpt = 3,
+    max_iterations: MaxIterOpt = DEFAULT_LIMITS.max_iterations,
+    tool_timeout: ToolTimeoutOpt = DEFAULT_LIMITS.tool_timeout,
+    run_timeout: RunTimeoutOpt = DEFAULT_LIMITS.run_timeout,
+    max_result_chars: ResultCharsOpt = DEFAULT_LIMITS.max_result_chars,
+    history_rounds: HistoryRoundsOpt = DEFAULT_LIMITS.history_rounds,
+    max_failed_rounds: FailedRoundsOpt = DEFAULT_LIMITS.max_failed_rounds,
     yes: YesOpt = False,
     pace: PaceOpt = None,
     history_file: Annotated[

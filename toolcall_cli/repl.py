@@ -110,10 +110,6 @@ class Repl:
             self.ask(line)
 
     def ask(self, question: str) -> None:
-        limit = self.session.limits.max_question_chars
-        if len(question) > limit:
-            self.say(f"That question is {len(question):,} characters; the limit is {limit:,}.")
-            return
         renderer = make_renderer(self._mode)
         attach(self.session.approve, renderer)
         try:
