@@ -15,10 +15,9 @@ from toolcall_cli.events import ParseError
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.models.base import ModelError
 from toolcall_cli.models.openai_compat import sse_data
-from toolcall_cli.strategies.native import NativeCallAssembler
+from toolcall_cli.strategies.regex import TextReplyParser
 from toolcall_cli.strategies.schema import NativeReplyParser
 from toolcall_cli.strategies.textcalls import CallTextParser
-from toolcall_cli.strategies.wire import checked_choices
 
 
 class SseInputError(ValueError):
@@ -55,33 +54,30 @@ def parse_output(text: str, *, chunk: int | None = None, seed: int | None = None
 
 
 def parse_sse(stream_text: str) -> dict[str, Any]:
-    """Parse an OpenAI SSE stream: native `tool_calls` deltas and tagged calls in content alike."""
-    text_calls = CallTextParser("call_")
-    native = NativeCallAssembler("call_")
-    reasoning: list[str] = []
+    """Parse an OpenAI SSE stream: native `tool_calls` deltas and tagged calls in content alike.
+
+    Every event goes through both reply parsers the strategies use: the text one reads tagged
+    calls and reasoning from the content, the native one assembles `tool_calls` deltas."""
+    tagged = TextReplyParser("call_")
+    native = NativeReplyParser("call_")
     count = 0
     for data in sse_data(iter(stream_text.splitlines())):
         if data == "[DONE]":
             break
         count += 1
-        for part in stream_parts(data):
-            if isinstance(part.get("content"), str):
-                text_calls.feed(part["content"])
-            thinking = part.get("reasoning_content") or part.get("reasoning")
-            if isinstance(thinking, str):
-                reasoning.append(thinking)
-            if isinstance(part.get("tool_calls"), list):
-                native.add(part["tool_calls"])
+        event = sse_event(data)
+        try:
+            tagged.feed(event)
+            native.feed(event)
+        except ModelError as error:
+            raise SseInputError(str(error)) from None
     if count == 0:
         raise SseInputError("no SSE `data:` lines with events were found in the input")
-    native.finish()
-    text_calls.close()
+    tagged.close()
+    native.close()
+    text, calls = tagged.reply(), native.reply()
     return result_json(
-        native.calls + text_calls.calls,
-        native.errors + text_calls.errors,
-        text_calls.text,
-        "".join(reasoning) + text_calls.reasoning,
-        count,
+        [*calls.calls, *text.calls], [*calls.errors, *text.errors], text.text, text.reasoning, count
     )
 
 
@@ -104,18 +100,14 @@ def parse_message(text: str) -> dict[str, Any]:
     return result_json(list(reply.calls), list(reply.errors), reply.text, reply.reasoning, 1)
 
 
-def stream_parts(data: str) -> list[dict[str, Any]]:
+def sse_event(data: str) -> dict[str, Any]:
     try:
         event = json.loads(data)
     except json.JSONDecodeError:
         raise SseInputError(f"an SSE data line is not JSON: {data[:80]!r}") from None
     if not isinstance(event, dict):
         raise SseInputError(f"an SSE event is not a JSON object: {data[:80]!r}")
-    try:
-        choices = checked_choices(event)
-    except ModelError as error:
-        raise SseInputError(str(error)) from None
-    return [choice.get("delta") or choice.get("message") or {} for choice in choices]
+    return event
 
 
 def result_json(
