@@ -65,13 +65,19 @@ def big() -> str:
 '''
 
 
-@pytest.fixture
-def registry(tmp_path: Path) -> ToolRegistry:
-    (tmp_path / "plug").mkdir()
-    (tmp_path / "plug" / "testtools.py").write_text(PLUGIN, encoding="utf-8")
-    loaded = load_tools([tmp_path / "plug"])
+def plugin_registry(tmp_path: Path, source: str) -> ToolRegistry:
+    """The tools of one plugin file holding `source`, loaded as tools.d loads them."""
+    folder = tmp_path / "plugin"
+    folder.mkdir(exist_ok=True)
+    (folder / "plugin.py").write_text(source, encoding="utf-8")
+    loaded = load_tools([folder])
     assert not loaded.problems
     return loaded.registry
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> ToolRegistry:
+    return plugin_registry(tmp_path, PLUGIN)
 
 
 def call(name: str, **arguments: Any) -> str:
@@ -311,9 +317,7 @@ def wipe() -> str:
 
 
 def test_text_inside_a_tool_result_is_never_parsed_as_a_call(tmp_path: Path) -> None:
-    (tmp_path / "inj").mkdir()
-    (tmp_path / "inj" / "inj.py").write_text(INJECTION_PLUGIN, encoding="utf-8")
-    registry = load_tools([tmp_path / "inj"]).registry
+    registry = plugin_registry(tmp_path, INJECTION_PLUGIN)
     for strategy in ("regex", "stream", "schema"):
         if strategy == "schema":
             first: Any = {
@@ -336,22 +340,18 @@ def test_text_inside_a_tool_result_is_never_parsed_as_a_call(tmp_path: Path) -> 
 
 
 def test_dangerous_tool_is_declined_without_approval(tmp_path: Path) -> None:
-    (tmp_path / "inj").mkdir()
-    (tmp_path / "inj" / "inj.py").write_text(INJECTION_PLUGIN, encoding="utf-8")
-    registry = load_tools([tmp_path / "inj"]).registry
+    registry = plugin_registry(tmp_path, INJECTION_PLUGIN)
     events = run_all([call("wipe"), "ok"], registry)
     result = of(events, ToolFinished)[0].result
     assert result.error_kind == "declined" and "declined" in result.content
 
 
 def test_dangerous_tool_runs_only_when_approved(tmp_path: Path) -> None:
-    (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "d.py").write_text(
+    registry = plugin_registry(
+        tmp_path,
         "from toolcall_cli import tool\n\n@tool(dangerous=True)\ndef rm(path: str) -> str:\n"
         '    """Remove a file."""\n    return f"removed {path}"\n',
-        encoding="utf-8",
     )
-    registry = load_tools([tmp_path / "d"]).registry
     asked: list[str] = []
 
     def approve(call: Any, tool: Any) -> bool:
@@ -494,14 +494,12 @@ def test_run_timeout_also_bounds_a_model_that_hangs(registry: ToolRegistry) -> N
 def test_the_offline_model_answers_the_question_when_tools_are_withdrawn(tmp_path: Path) -> None:
     from toolcall_cli.models.offline import OfflineModel
 
-    (tmp_path / "w").mkdir()
-    (tmp_path / "w" / "w.py").write_text(
+    registry = plugin_registry(
+        tmp_path,
         "from toolcall_cli import tool\n\n@tool\ndef get_weather(city: str) -> str:\n"
         '    """Get the weather (天气) for a city."""\n'
         '    raise RuntimeError("the weather service is down")\n',
-        encoding="utf-8",
     )
-    registry = load_tools([tmp_path / "w"]).registry
     events = list(
         run(
             "北京今天天气怎么样？",
@@ -535,13 +533,11 @@ def test_a_model_that_raises_anything_is_a_failed_model_not_a_crash(registry: To
 
 
 def test_a_huge_number_string_never_hangs_the_run(tmp_path: Path) -> None:
-    (tmp_path / "n").mkdir()
-    (tmp_path / "n" / "n.py").write_text(
+    registry = plugin_registry(
+        tmp_path,
         "from toolcall_cli import tool\n\n@tool\ndef repeat(n: int) -> int:\n"
         '    """Repeat."""\n    return n\n',
-        encoding="utf-8",
     )
-    registry = load_tools([tmp_path / "n"]).registry
     started = time.monotonic()
     events = run_all([call("repeat", n="9" * 5000), "done"], registry)
     assert time.monotonic() - started < 5
