@@ -6,44 +6,21 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import json_repair
-
 from toolcall_cli.events import CallForming, ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import ToolCall
-
-
-class ArgumentsError(ValueError):
-    """Arguments text that is not JSON, even after repair."""
+from toolcall_cli.strategies.repair import JsonProblem, decode_nested, load_json
 
 
 def decode_arguments(text: str) -> tuple[Any, bool]:
-    """Decode a native call's `arguments` string: strict JSON first, json-repair only if that fails.
+    """Decode a native call's `arguments` string (see repair.load_json); raises JsonProblem.
 
     Returns (value, repaired). An empty string means no arguments. A JSON string that itself
     holds an object (double encoding) is decoded once more.
     """
     if not text.strip():
         return {}, False
-    try:
-        value, repaired = json.loads(text), False
-    except json.JSONDecodeError:
-        value, repaired = repair(text), True
-    if isinstance(value, str) and value.strip().startswith("{"):
-        try:
-            inner = json.loads(value)
-        except json.JSONDecodeError:
-            return value, repaired
-        if isinstance(inner, dict):
-            return inner, repaired
-    return value, repaired
-
-
-def repair(text: str) -> Any:
-    """json-repair, trusted only when it yields an object: it turns any garbage into *something*."""
-    value = json_repair.loads(text)
-    if not isinstance(value, dict) or (not value and text.strip() not in ("{}", "{ }")):
-        raise ArgumentsError(f"not a JSON object: {text[:80]!r}")
-    return value
+    loaded = load_json(text)
+    return decode_nested(loaded.value), loaded.repaired
 
 
 @dataclass
@@ -197,9 +174,9 @@ class NativeCallAssembler:
             return [self._error(call_id, raw, message, truncated=True)]
         try:
             arguments, repaired = decode_arguments(raw)
-        except ArgumentsError:
+        except JsonProblem as problem:
             message = (
-                f"the arguments of `{slot.name}` are not valid JSON ({raw[:120]!r}). "
+                f"the arguments of `{slot.name}` were not used: {problem} ({raw[:120]!r}). "
                 'Send them as one JSON object, e.g. {"param": "value"}.'
             )
             return [self._error(call_id, raw, message)]

@@ -11,7 +11,8 @@ from toolcall_cli.events import ParseError, ParserEvent, TextDelta, ToolCallPars
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.strategies.base import Reply
-from toolcall_cli.strategies.native import ArgumentsError, NativeCallAssembler, repair
+from toolcall_cli.strategies.native import NativeCallAssembler
+from toolcall_cli.strategies.repair import JsonProblem, load_json
 from toolcall_cli.strategies.wire import ChunkReader, text_protocol_wire
 
 SchemaMode = Literal["tools", "json"]
@@ -114,7 +115,7 @@ class NativeReplyParser(ChunkReader):
         if wire_calls and not self._raw_message:
             raw = {**raw, "tool_calls": wire_calls}
         return Reply(
-            raw=json.dumps(raw, ensure_ascii=False, indent=2),
+            raw=message_json(raw),
             text=text.strip(),
             calls=tuple(self._calls.calls),
             errors=tuple(self._calls.errors),
@@ -123,6 +124,19 @@ class NativeReplyParser(ChunkReader):
             usage=self.usage,
             native={"content": text or None, "tool_calls": wire_calls},
         )
+
+
+def message_json(message: dict[str, Any]) -> str:
+    """The assistant message as the view shows it. Its arguments can be nested as deeply as the
+    server's JSON allowed, deeper than the indenting encoder's recursion can go."""
+    try:
+        return json.dumps(message, ensure_ascii=False, indent=2)
+    except (RecursionError, ValueError):
+        pass
+    try:
+        return json.dumps(message, ensure_ascii=False)
+    except (RecursionError, ValueError):
+        return '{"role": "assistant", "content": "(a message nested too deeply to show)"}'
 
 
 class StructuredReplyParser(ChunkReader):
@@ -146,7 +160,7 @@ class StructuredReplyParser(ChunkReader):
         try:
             value, repaired = self._decode(raw)
             text, calls = self._interpret(value, raw, repaired)
-        except ArgumentsError as problem:
+        except JsonProblem as problem:
             cut = self.finish_reason == "length"
             errors = (
                 ParseError(message=str(problem), raw=raw, call_id=self._call_id, truncated=cut),
@@ -166,21 +180,21 @@ class StructuredReplyParser(ChunkReader):
 
     def _decode(self, raw: str) -> tuple[Any, bool]:
         try:
-            return json.loads(raw), False
-        except json.JSONDecodeError:
-            pass
-        if self.finish_reason == "length":
-            raise ArgumentsError(
+            loaded = load_json(raw)
+        except JsonProblem as problem:
+            why, loaded = str(problem), None
+        if self.finish_reason == "length" and (loaded is None or loaded.repaired):
+            # A reply cut by max_tokens is incomplete, whatever a repair would make of it.
+            raise JsonProblem(
                 f"the reply was cut off (finish_reason length) before its JSON object was "
                 f"complete ({raw[-60:]!r}). Send it again in full."
             )
-        try:
-            return repair(raw), True
-        except ArgumentsError:
-            raise ArgumentsError(
-                f"the reply is not the JSON object the response schema asks for ({raw[:120]!r}). "
-                'Reply with {"name": ..., "arguments": {...}} or {"answer": "..."}.'
-            ) from None
+        if loaded is None:
+            raise JsonProblem(
+                f"the reply was not used: {why} ({raw[:120]!r}). The response schema asks for "
+                '{"name": ..., "arguments": {...}} or {"answer": "..."}.'
+            )
+        return loaded.value, loaded.repaired
 
     def _interpret(self, value: Any, raw: str, repaired: bool) -> tuple[str, tuple[ToolCall, ...]]:
         if isinstance(value, dict) and isinstance(value.get("answer"), str) and "name" not in value:
@@ -195,7 +209,7 @@ class StructuredReplyParser(ChunkReader):
                 repaired=repaired,
             )
             return "", (call,)
-        raise ArgumentsError(
+        raise JsonProblem(
             "the reply matches neither a call nor an answer. "
             'Reply with {"name": ..., "arguments": {...}} or {"answer": "..."}.'
         )

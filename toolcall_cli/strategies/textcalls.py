@@ -11,8 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import json_repair
-
 from toolcall_cli.events import (
     CallForming,
     ParseError,
@@ -23,6 +21,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
+from toolcall_cli.strategies.repair import JsonProblem, decode_nested, load_json
 
 FORMAT_HINT = (
     f'Write each call exactly as {CALL_OPEN}{{"name": "<tool name>", "arguments": '
@@ -59,6 +58,7 @@ _SPACE_RUN = re.compile(rf"\s{{0,{_SPACE_LIMIT + 1}}}")
 _QUOTE_OPENERS = frozenset("{[,:")
 _ARGUMENT_KEYS = ("arguments", "parameters")
 
+_STRAY_CLOSERS = re.compile(r"[\s}\]]*[}\]]")
 _XML_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.S)
 _XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?(?:</parameter>|\Z)", re.S)
 
@@ -108,6 +108,8 @@ class _PendingCall:
     prev: str = ""
     complete: bool = False
     """A whole JSON value has been seen (depth went back to 0)."""
+    value_end: int = -1
+    """Where in the call's text the first whole JSON value ends (-1 until it has)."""
     capturing: bool = False
     captured: list[str] = field(default_factory=list)
     last_string: str | None = None
@@ -597,6 +599,8 @@ class CallTextParser:
                 call.prev = c
                 if call.depth == 0:
                     call.complete = True
+                    if call.value_end < 0:
+                        call.value_end = base + i
                     if not call.tagged:
                         return _END, i
             elif c == ":" or c == ",":
@@ -682,20 +686,59 @@ class CallTextParser:
     def _finish_tagged(self, call: _PendingCall, *, closed: bool) -> None:
         self._fence_open = self._fence_open or call.fenced
         raw = call.text()
-        content = raw[call.open_len : len(raw) - len(call.close) if closed else len(raw)]
+        end = len(raw) - len(call.close) if closed else len(raw)
+        split = _after_value(raw, call.open_len, call.value_end, end)
+        content = raw[call.open_len : split if split >= 0 else end]
         for outcome in _read_tagged(content, call.fixed_name, raw[: call.open_len]):
-            self._add(outcome, raw)
+            self._add(outcome, raw[:split] if split >= 0 else raw)
+        if split >= 0:
+            self._absorb(raw[split:end])
+
+    def _absorb(self, text: str) -> None:
+        """Text that followed a call's JSON value inside the call's span (prose after a call
+        with no close tag, or a second call in the same tags): parsed on its own, as a reply
+        of its own, and its text, calls and errors taken in here. Nothing is dropped."""
+        if not text.strip():
+            return
+        inner = CallTextParser(self._prefix)
+        inner._state = "text"  # no <think> block starts mid-reply
+        inner._fence_open = self._fence_open
+        inner._next_id = self._next_id
+        events = [*inner.feed(text), *inner.close()]
+        self._fence_open = inner._fence_open
+        self._next_id = inner._next_id
+        for event in events:
+            if isinstance(event, TextDelta):
+                self._emit(event.text)
+            elif isinstance(event, ToolCallParsed):
+                self.calls.append(event.call)
+                self._flush()
+                self._out.append(event)
+            elif isinstance(event, ParseError):
+                self.errors.append(event)
+                self._flush()
+                self._out.append(event)
 
     def _finish_bare(self, call: _PendingCall) -> None:
         raw = call.text()
-        loaded = _load(raw)
-        found = _bare_calls(*loaded) if loaded is not None else None
+        try:
+            loaded = load_json(raw)
+        except JsonProblem as problem:
+            if call.looks_like_call():  # it has a name and arguments: a call, badly written
+                self._fence_open = self._fence_open or call.fenced
+                self._add_error(
+                    f"The tool call was not run: {problem}. {FORMAT_HINT}", raw, truncated=False
+                )
+            else:
+                self._reject_bare(call)
+            return
+        found = _bare_calls(loaded.value)
         if found is None:
             self._reject_bare(call)
             return
         self._fence_open = self._fence_open or call.fenced
         for name, arguments in found:
-            self._add((name, arguments, loaded is not None and loaded[1]), raw)
+            self._add((name, arguments, loaded.repaired), raw)
 
     def _reject_bare(self, call: _PendingCall) -> None:
         """Show a candidate that turned out not to be a call, exactly as it was written."""
@@ -871,28 +914,14 @@ def _decode_string(raw: str, quote: str) -> str:
     return raw
 
 
-def _load(text: str) -> tuple[Any, bool] | None:
-    """(value, repaired): strict JSON first, json-repair only when that fails."""
-    try:
-        return json.loads(text), False
-    except (ValueError, RecursionError):
-        pass
-    try:
-        return json_repair.loads(text), True
-    except Exception:  # a third-party repairer on hostile input: any failure means "not JSON"
-        return None
-
-
-def _decode_arguments(arguments: Any) -> Any:
-    # Some models double-encode: a JSON string holding the object. Decode that once only.
-    if isinstance(arguments, str):
-        try:
-            decoded = json.loads(arguments)
-        except (ValueError, RecursionError):
-            return arguments
-        if isinstance(decoded, dict):
-            return decoded
-    return arguments
+def _after_value(raw: str, start: int, value_end: int, end: int) -> int:
+    """Where the text after a tagged call's first JSON value begins (-1 when nothing follows
+    it). Closing brackets right after the value are a stray part of the call, not text."""
+    if not start < value_end < end or raw[start:end].lstrip()[:1] not in ("{", "["):
+        return -1
+    m = _STRAY_CLOSERS.match(raw, value_end, end)
+    split = m.end() if m and m.group().strip() else value_end
+    return split if raw[split:end].strip() else -1
 
 
 def _call_fields(value: Any, *, need_arguments: bool) -> tuple[str, Any] | str:
@@ -906,21 +935,19 @@ def _call_fields(value: Any, *, need_arguments: bool) -> tuple[str, Any] | str:
         return 'The tool call has no "name" string.'
     for key in _ARGUMENT_KEYS:
         if key in value:
-            return name.strip(), _decode_arguments(value[key])
+            return name.strip(), decode_nested(value[key])
     if need_arguments:
         return 'The tool call has no "arguments".'
     return name.strip(), {}
 
 
-def _bare_calls(value: Any, repaired: bool) -> list[tuple[str, Any]] | None:
+def _bare_calls(value: Any) -> list[tuple[str, Any]] | None:
     """The calls in a bare JSON value, or None when it is ordinary data."""
     items = value if isinstance(value, list) else [value]
     found = [_call_fields(item, need_arguments=True) for item in items]
     calls = [f for f in found if not isinstance(f, str)]
     if not calls or len(calls) < len(found):
         return None
-    if repaired and any(not isinstance(arguments, dict) for _, arguments in calls):
-        return None  # repair guessed, and the guess is not even an object: keep it as text
     return calls
 
 
@@ -933,17 +960,17 @@ def _read_tagged(
         return _read_xml_function(body)
     if not body:
         return [f"The {tag} block is empty. {FORMAT_HINT}"]
-    loaded = _load(body)
-    not_json = f"The text inside {tag} is not valid JSON. {FORMAT_HINT}"
-    if loaded is None:
-        return [not_json]
-    value, repaired = loaded
+    try:
+        loaded = load_json(body)
+    except JsonProblem as problem:
+        return [f"The call inside {tag} was not run: {problem}. {FORMAT_HINT}"]
+    value = loaded.value
     if fixed_name is not None:
         value = {"name": fixed_name, "arguments": value}
     items = value if isinstance(value, list) and value else [value]
-    read = [_tagged_item(item, repaired, len(items) > 1, n) for n, item in enumerate(items, 1)]
-    if repaired and any(isinstance(r, str) for r in read):
-        return [not_json]  # repair made something up; its own complaints would mislead
+    read = [
+        _tagged_item(item, loaded.repaired, len(items) > 1, n) for n, item in enumerate(items, 1)
+    ]
     if len(read) > 1 and all(isinstance(r, str) for r in read):
         return [f"The JSON list inside {tag} holds no tool call. {FORMAT_HINT}"]
     return read
@@ -955,9 +982,6 @@ def _tagged_item(item: Any, repaired: bool, in_list: bool, n: int) -> tuple[str,
     if isinstance(fields, str):
         return f"{where}{fields} {FORMAT_HINT}"
     name, arguments = fields
-    if repaired and not isinstance(arguments, dict):
-        # Repair guessed at broken JSON; a guess that is not even an object is garbage.
-        return f'{where}The "arguments" of {name} could not be read as a JSON object. {FORMAT_HINT}'
     return name, arguments, repaired
 
 

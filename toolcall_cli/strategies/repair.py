@@ -1,0 +1,314 @@
+"""Reading JSON that a model wrote: strict first, json-repair only when that fails, and a repair
+is used only when it changed syntax alone.
+
+json-repair is a guesser: `{"content": "x\\n",}` comes back as `{"content": "x"}`, and
+`{"city": ` as `{"city": ""}`. A call built on such a guess runs with data the model never
+wrote. So a repaired value is compared with the model's text, token by token: every key and
+scalar must appear unchanged and in the same order, the brackets must be the same ones, and
+nothing may be added except closing brackets at the very end. Quotes, commas, key quoting and
+Python-style literals may differ; that is what a repair is for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import json_repair
+
+MAX_DEPTH = 64
+"""Deepest nesting accepted in a model's JSON. Real arguments are a few levels deep; a value
+nested hundreds deep breaks every recursive consumer (serialisers, validators, renderers)."""
+
+_CLOSERS = frozenset("}]")
+_BRACKETS = frozenset("{}[]")
+_WORD_END = re.compile(r"""[\s{}\[\],:"']""")
+_NON_SPACE = re.compile(r"\S")
+_UNESCAPED_QUOTE = re.compile(r'(?<!\\)((?:\\\\)*)"')
+"""A double quote after an even number of backslashes: one the model left unescaped."""
+_ESCAPED_APOSTROPHE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
+"""`\\'`: no JSON escape, but plainly an apostrophe (and how single-quoted strings escape one)."""
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_LITERALS: dict[str, object] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+_NOT_JSON_NUMBERS = frozenset({"NaN", "Infinity", "-Infinity", "nan", "inf", "-inf"})
+
+
+class JsonProblem(ValueError):
+    """Text that cannot be used as JSON: not JSON even after repair, a repair that would change
+    the data, or a value nested too deeply. The message says what is wrong, for the model."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    value: Any
+    repaired: bool
+    """True when strict parsing failed and a syntax-only repair produced the value."""
+
+
+def load_json(text: str) -> Loaded:
+    """The JSON value in `text`; raises JsonProblem with a sentence a model can act on."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise JsonProblem(f"it is nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:
+        return Loaded(_repaired(text), repaired=True)
+    _check_depth(value)
+    return Loaded(value, repaired=False)
+
+
+def _refuse_constant(name: str) -> float:
+    # Python's json reads NaN and Infinity, which JSON does not have: no tool can use them and
+    # no JSON output can hold them, so they count as broken JSON (and repair will refuse them).
+    raise ValueError(f"{name} is not JSON")
+
+
+def _repaired(text: str) -> Any:
+    try:
+        value = json_repair.loads(text)
+    except Exception:  # a third-party repairer on hostile input: any failure means "not JSON"
+        raise JsonProblem("it is not valid JSON") from None
+    if not isinstance(value, (dict, list)):
+        raise JsonProblem("it is not valid JSON")  # a scalar is repair's guess at garbage
+    _check_depth(value)
+    problem = repair_changes(text, value)
+    if problem is not None:
+        raise JsonProblem(f"it is not valid JSON, and repairing it would {problem}")
+    return value
+
+
+def decode_nested(arguments: Any) -> Any:
+    """Arguments some models double-encode (a JSON string holding the object), decoded once."""
+    if isinstance(arguments, str) and arguments.lstrip().startswith("{"):
+        try:
+            decoded = load_json(arguments).value
+        except JsonProblem:
+            return arguments
+        if isinstance(decoded, dict):
+            return decoded
+    return arguments
+
+
+def _check_depth(value: Any) -> None:
+    if nesting_depth(value, MAX_DEPTH + 1) > MAX_DEPTH:
+        raise JsonProblem(f"it is nested more than {MAX_DEPTH} levels deep")
+
+
+def nesting_depth(value: Any, stop: int) -> int:
+    """How deeply lists and objects nest in `value` (a scalar is 0), counted without recursion
+    and no further than `stop`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest >= stop:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth) for child in children)
+    return deepest
+
+
+# --- comparing a repair with the text it came from -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Token:
+    """One piece of JSON-ish text: a bracket, or a scalar with the text it was written as."""
+
+    kind: str
+    """"{", "}", "[", "]", "string" (quoted), "word" (unquoted), "number" or "open" (a string
+    that never closes)."""
+    text: str
+    value: Any = None
+    key: bool = False
+
+
+def repair_changes(text: str, value: Any) -> str | None:
+    """How the repaired `value` changes what `text` says (a phrase), or None when the repair only
+    fixed syntax."""
+    written = list(_tokens(text))
+    made = list(_value_tokens(value))
+    for n, token in enumerate(written):
+        if n == len(made):
+            return _dropped(written[n:])
+        problem = _difference(token, made[n])
+        if problem is not None:
+            return problem
+    added = made[len(written) :]
+    if any(t.kind not in _CLOSERS for t in added):
+        first = next(t for t in added if t.kind not in _CLOSERS)
+        return f"add {_shown(first)}, which is not in the text"
+    return None
+
+
+def _dropped(rest: list[_Token]) -> str | None:
+    """Tokens the repair left out: stray closing brackets at the end are syntax, the rest data."""
+    kept = [t for t in rest if t.kind not in _CLOSERS]
+    if not kept:
+        return None
+    return f"drop {_shown(kept[0])}"
+
+
+def _difference(written: _Token, made: _Token) -> str | None:
+    if written.kind == "open":
+        return f"close a string that never ends ({_shown(written)})"
+    written_bracket, made_bracket = written.kind in _BRACKETS, made.kind in _BRACKETS
+    if written_bracket and made_bracket:
+        if written.kind == made.kind:
+            return None
+        return (
+            f"move values into other brackets ({_shown(made)} where the text has {_shown(written)})"
+        )
+    if made_bracket:
+        return f"drop {_shown(written)}"
+    if written_bracket:
+        return f"add {_shown(made)}, which is not in the text"
+    if written.text in _NOT_JSON_NUMBERS:
+        return f"turn {written.text} (which JSON does not have) into {_shown(made)}"
+    if _same_scalar(written, made):
+        return None
+    return f"change {_shown(written)} into {_shown(made)}"
+
+
+def _same_scalar(written: _Token, made: _Token) -> bool:
+    if made.key or written.key:
+        # A key is a string whatever quoting it had: `{city: 1}` and `{'city': 1}` say "city".
+        spelled = written.value if written.kind == "string" else written.text
+        return made.key and written.key and spelled == made.value
+    if made.kind == "string":
+        if written.kind == "string":
+            return bool(written.value == made.value)
+        return (
+            written.kind == "word" and written.text not in _LITERALS and written.text == made.value
+        )
+    if written.kind == "word":
+        found = _LITERALS.get(written.text, _MISSING)
+        return found is not _MISSING and found is made.value
+    if written.kind == "number" and made.kind == "number":
+        return type(written.value) is type(made.value) and bool(written.value == made.value)
+    return False
+
+
+_MISSING = object()
+
+
+def _shown(token: _Token) -> str:
+    if token.kind in _BRACKETS:
+        return f"`{token.kind}`"
+    text = token.text if len(token.text) <= 40 else token.text[:39] + "…"
+    return f"`{text}`" if text else "an empty string"
+
+
+def _value_tokens(value: Any, key: bool = False) -> Iterator[_Token]:
+    """The repaired value as the tokens a model would have written for it, in order."""
+    stack: list[tuple[Any, bool, bool]] = [(value, key, False)]
+    while stack:
+        item, is_key, closing = stack.pop()
+        if closing:
+            yield _Token("}" if isinstance(item, dict) else "]", "")
+        elif isinstance(item, dict):
+            yield _Token("{", "")
+            stack.append((item, False, True))
+            for k, v in reversed(list(item.items())):
+                stack.append((v, False, False))
+                stack.append((k, True, False))
+        elif isinstance(item, list):
+            yield _Token("[", "")
+            stack.append((item, False, True))
+            stack.extend((child, False, False) for child in reversed(item))
+        elif isinstance(item, str):
+            yield _Token("string", json.dumps(item, ensure_ascii=False)[1:-1], item, is_key)
+        elif isinstance(item, bool) or item is None:
+            yield _Token("word", json.dumps(item), item)
+        else:
+            shown = repr(item) if isinstance(item, float) and not math.isfinite(item) else str(item)
+            yield _Token("number", shown, item)
+
+
+def _tokens(text: str) -> Iterator[_Token]:
+    """The brackets and scalars of JSON-ish text, as written. Commas, colons and whitespace are
+    syntax and skipped; anything unexpected is a word, so it cannot match a repaired value."""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace() or c in ",:":
+            i += 1
+            continue
+        if c in "{}[]":
+            yield _Token(c, c)
+            i += 1
+            continue
+        if c in "\"'":
+            end, token = _quoted(text, i)
+        else:
+            match = _WORD_END.search(text, i)
+            end = match.start() if match else n
+            if end == i:  # a lone character no rule takes: keep going, as a word
+                end = i + 1
+            token = _word(text[i:end])
+        yield _with_key(token, text, end)
+        i = end
+
+
+def _with_key(token: _Token, text: str, end: int) -> _Token:
+    rest = text[end : end + 64].lstrip()
+    if rest.startswith(":"):
+        return _Token(token.kind, token.text, token.value, key=True)
+    return token
+
+
+def _word(text: str) -> _Token:
+    if _JSON_NUMBER.fullmatch(text):
+        return _Token("number", text, json.loads(text))
+    return _Token("word", text, text)
+
+
+def _quoted(text: str, start: int) -> tuple[int, _Token]:
+    """A string starting at `start`: (where it ends, its token). Single-quoted strings are read
+    with `\\'` as a quote; both kinds decode JSON escapes."""
+    quote = text[start]
+    i, n = start + 1, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == quote and _closes_string(text, i + 1):
+            body = text[start + 1 : i]
+            return i + 1, _Token("string", body, _decode(body))
+        i += 1
+    body = text[start + 1 :]
+    return n, _Token("open", body, body)
+
+
+def _closes_string(text: str, i: int) -> bool:
+    """Whether a quote just before `i` ends its string. In valid JSON a closing quote is always
+    followed by `,` `:` `}` `]` or the end; any other quote is one the model forgot to escape
+    (`"He said "hi" there"`), which is syntax, so it stays inside the string."""
+    m = _NON_SPACE.search(text, i)
+    return m is None or m.group() in ",:}]"
+
+
+def _decode(body: str) -> str | None:
+    """The string a quoted body stands for, or None when its escapes are not JSON's."""
+    body = _ESCAPED_APOSTROPHE.sub(r"\1'", body)
+    body = _UNESCAPED_QUOTE.sub(r'\1\\"', body)
+    try:
+        value = json.loads(f'"{body}"', strict=False)  # strict=False: raw newlines and tabs
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
