@@ -412,3 +412,11 @@ def test_a_question_over_the_limit_is_one_line_and_exit_2(tmp_path: Path) -> Non
         done.stderr.strip()
         == "toolcall: error: the question is 9,000 characters; the limit is 8,000"
     )
+
+
+def test_a_question_over_the_limit_is_refused_before_it_is_echoed(tmp_path: Path) -> None:
+    question = "天气" * 5000  # 10,000 characters, over the 8,000 limit
+    done = toolcall("run", question, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "the limit is 8,000" in done.stderr
+    assert question[:100] not in done.stdout + done.stderr

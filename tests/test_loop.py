@@ -268,6 +268,8 @@ def test_question_over_the_limit_is_refused(registry: ToolRegistry) -> None:
     )
     assert of(events, RunFinished)[0].stop_reason == "input_rejected"
     assert not model.requests
+    # Refused before it is echoed: no event carries the question.
+    assert "x" * 50 not in json.dumps([repr(e) for e in events])
 
 
 class FailingModel:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -13,6 +12,8 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+
+from toolcall_cli import strictjson
 
 try:  # typer >= 0.26 vendors click and raises its own copies of click's exceptions
     from typer._click import exceptions as click_exceptions
@@ -76,6 +77,8 @@ def toolcall_app(
     ] = False,
 ) -> None:
     """Watch LLM tool use (function calling) work, step by step."""
+
+
 app.add_typer(config_app, name="config")
 
 
@@ -517,7 +520,7 @@ def tools_command(
         if found is None:
             available = ", ".join(registry.names()) or "none"
             fail(f"no tool named {name!r}; loaded tools: {available}")
-        typer.echo(json.dumps(found.spec.to_openai()["function"], ensure_ascii=False, indent=2))
+        typer.echo(strictjson.dumps(found.spec.to_openai()["function"], indent=2))
         return
     from toolcall_cli.render.tables import print_tool_table
 
@@ -544,7 +547,7 @@ def prompt(
     request = pick_strategy(strategy_name, options).build_request(
         [user(question)], registry.specs(), choice.name
     )
-    typer.echo(json.dumps(request.body, ensure_ascii=False, indent=2))
+    typer.echo(strictjson.dumps(request.body, indent=2))
 
 
 @app.command()
@@ -587,7 +590,7 @@ def parse(
         if strategy is StrategyName.stream and chunk is None and seed is None:
             chunk = 1
         result = parse_output(text, chunk=chunk, seed=seed)
-    typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
+    typer.echo(strictjson.dumps(result, indent=2))
 
 
 @app.command("faults")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -190,3 +191,9 @@ Event = (
     | ModelFailed
     | RunFinished
 )
+
+
+def event_record(event: Event) -> dict[str, Any]:
+    """An event as plain data, `kind` first: one `--json` line, or one trace record."""
+    data = dataclasses.asdict(event)
+    return {"kind": data.pop("kind"), **data}

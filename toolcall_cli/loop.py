@@ -267,10 +267,8 @@ def run(
 ) -> Iterator[Event]:
     """Answer one question, yielding every step. `history` is extended in place."""
     state = RunState(limits)
-    yield RunStarted(
-        question=question, model=model.name, strategy=strategy.name, tools=tuple(registry.names())
-    )
     if len(question) > limits.max_question_chars:
+        # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
         yield Notice(
             level="error",
             message=f"the question is {len(question):,} characters; "
@@ -278,6 +276,9 @@ def run(
         )
         yield state.finished("input_rejected")
         return
+    yield RunStarted(
+        question=question, model=model.name, strategy=strategy.name, tools=tuple(registry.names())
+    )
     history.append(user(question))
     stop = yield from _iterations(state, model, strategy, registry, history, approve)
     yield state.finished(stop)

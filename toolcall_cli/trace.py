@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from pathlib import Path
 from typing import IO, Any
 
-from toolcall_cli.events import Event, IterationStarted, RunFinished, RunStarted, ToolCallParsed
-
-
-def event_record(event: Event) -> dict[str, Any]:
-    """An event as a JSON-ready dict, `kind` first."""
-    record = dataclasses.asdict(event)
-    return {"kind": record.pop("kind"), **record}
+from toolcall_cli import strictjson
+from toolcall_cli.events import (
+    Event,
+    IterationStarted,
+    RunFinished,
+    RunStarted,
+    ToolCallParsed,
+    event_record,
+)
 
 
 class TraceWriter:
@@ -49,7 +50,7 @@ class TraceWriter:
         elif isinstance(event, ToolCallParsed):
             self._tool_calls += 1
         # Flushed per event: an interrupted run keeps everything up to the interruption.
-        self._stream.write(json.dumps(event_record(event), ensure_ascii=False, default=str) + "\n")
+        self._stream.write(strictjson.dumps(event_record(event)) + "\n")
         self._stream.flush()
 
     def close(self) -> None:

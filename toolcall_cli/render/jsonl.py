@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from contextlib import AbstractContextManager
-from typing import IO, Any
+from typing import IO
 
-from toolcall_cli.events import Event
+from toolcall_cli import strictjson
+from toolcall_cli.events import Event, event_record
 from toolcall_cli.render.base import nothing_to_suspend
 
 
-def event_to_dict(event: Event) -> dict[str, Any]:
-    """The event as plain data, `kind` first (asdict keeps field order; this makes it sure)."""
-    data = dataclasses.asdict(event)
-    return {"kind": data.pop("kind"), **data}
-
-
 def event_to_json(event: Event) -> str:
-    # repr for anything JSON cannot hold: a tool's arguments are whatever the model sent.
-    return json.dumps(event_to_dict(event), ensure_ascii=False, default=repr)
+    """One line of strict JSON (see strictjson: never NaN, repr for what JSON cannot hold)."""
+    return strictjson.dumps(event_record(event))
 
 
 class JsonLinesRenderer:

@@ -179,7 +179,7 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         value = value.value
     try:
-        json.dumps(value)
+        json.dumps(value, allow_nan=False)  # NaN and Infinity are not JSON either
     except (TypeError, ValueError):
         return _NO_DEFAULT
     return value
