@@ -236,3 +236,58 @@ def test_a_hung_tool_thread_is_a_daemon(registry: ToolRegistry) -> None:
     hung = [t for t in threading.enumerate() if t.name == "tool:slow"]
     assert hung
     assert all(t.daemon for t in hung)
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
+class _Hostile(Exception):
+    """An exception whose message itself fails, even with an exception that ends threads."""
+
+    def __str__(self) -> str:
+        raise SystemExit(9)
+
+
+def test_a_result_too_deep_or_unserialisable_is_an_error_naming_the_problem() -> None:
+    @tool
+    def deep() -> list[Any]:
+        return _nested(100_000)
+
+    @tool
+    def odd() -> dict[str, Any]:
+        return {"thing": _Unprintable()}
+
+    @tool
+    def circular() -> list[Any]:
+        loop: list[Any] = []
+        loop.append(loop)
+        return loop
+
+    registry = ToolRegistry.from_functions(deep, odd, circular)
+    too_deep = execute(call("deep"), registry)
+    assert (too_deep.ok, too_deep.error_kind) == (False, "tool_error")
+    assert "nested too deeply" in too_deep.content and len(too_deep.content) < 300
+    unprintable = execute(call("odd"), registry)
+    assert unprintable.error_kind == "tool_error"
+    assert "could not be turned into text" in unprintable.content
+    assert "RuntimeError: no text for you" in unprintable.content
+    assert "circular" in execute(call("circular"), registry).content.lower()
+
+
+def test_an_exception_whose_message_fails_is_still_an_error_result() -> None:
+    @tool
+    def hostile() -> None:
+        raise _Hostile()
+
+    result = execute(call("hostile"), ToolRegistry.from_functions(hostile))
+    assert (result.ok, result.error_kind) == (False, "tool_error")
+    assert result.content.startswith("Error: _Hostile")

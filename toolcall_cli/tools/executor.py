@@ -197,8 +197,11 @@ def _short_json(value: object) -> str:
 
 @dataclass
 class _Outcome:
-    value: Any = None
-    error: BaseException | None = None
+    """What the tool's thread produced: the result's text, or why there is none."""
+
+    text: str = ""
+    failure: tuple[str, str] | None = None
+    """(error kind, message) when the tool raised or its result could not become text."""
 
 
 def run_tool(
@@ -210,9 +213,7 @@ def run_tool(
 
     def target() -> None:
         try:
-            outcome.value = found.func(**arguments)
-        except BaseException as error:  # even SystemExit must not end the run
-            outcome.error = error
+            run_in_thread(found, arguments, outcome)
         finally:
             done.set()
 
@@ -224,30 +225,46 @@ def run_tool(
     worker.start()
     if not done.wait(timeout):
         return error_result(call, "timeout", f"`{found.name}` timed out after {timeout:g} s.")
-    if outcome.error is not None:
-        return error_result(call, "tool_error", exception_text(outcome.error))
-    return success_result(call, outcome.value)
+    if outcome.failure is not None:
+        return error_result(call, *outcome.failure)
+    return ToolResult(call_id=call.id, name=call.name, content=outcome.text)
+
+
+def run_in_thread(found: Tool, arguments: dict[str, Any], outcome: _Outcome) -> None:
+    """Run the tool and turn its value (or exception) into text, all in the tool's thread: both
+    run the tool's own code (`__str__`, `default=str`), which may fail in any way or hang, and
+    only this thread is bounded by the timeout and safe to let anything escape from."""
+    try:
+        value = found.func(**arguments)
+    except BaseException as error:  # even SystemExit must not end the run
+        outcome.failure = ("tool_error", exception_text(error))
+        return
+    try:
+        outcome.text = result_text(value)
+    except BaseException as error:
+        outcome.failure = ("tool_error", unserialisable_text(error))
 
 
 def exception_text(error: BaseException) -> str:
     """`ValueError: <message>`: the message is how the tool tells the model what to fix."""
-    message = str(error)
+    try:
+        message = str(error)
+    except BaseException:  # a hostile __str__; the type name still says what happened
+        message = "(its message could not be read)"
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
-def success_result(call: ToolCall, value: object) -> ToolResult:
-    try:
-        content = result_text(value)
-    except (TypeError, ValueError) as error:  # e.g. a circular structure
-        return error_result(
-            call, "tool_error", f"the result could not be turned into text: {error}"
-        )
-    return ToolResult(call_id=call.id, name=call.name, content=content)
+def unserialisable_text(error: BaseException) -> str:
+    """Why a returned value could not become the text the model reads."""
+    if isinstance(error, RecursionError):
+        return "the result is nested too deeply to be turned into JSON; return a flatter value."
+    return f"the result could not be turned into text: {exception_text(error)}"
 
 
 def result_text(value: object) -> str:
     """What the model reads: strings as they are, everything else as JSON (None → "null")."""
     # default=str: a date or a set is better shown as text than refused.
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    # Lone surrogates (from bytes decoded with surrogateescape) cannot be sent as UTF-8.
-    return text.encode("utf-8", "replace").decode("utf-8")
+    # Lone surrogates (from bytes decoded with surrogateescape) cannot be sent as UTF-8. The
+    # unbound str.encode also makes a plain str of a str subclass, whatever it overrides.
+    return str.encode(text, "utf-8", "replace").decode("utf-8")
