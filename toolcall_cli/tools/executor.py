@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
 from toolcall_cli.messages import ToolCall, ToolResult, ToolSpec
+from toolcall_cli.tools.capture import CapturedOutput, captured
 from toolcall_cli.tools.coerce import MAX_RANKED_NAME_CHARS, coerce_arguments, similar_parameter
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
@@ -311,13 +312,18 @@ class _Outcome:
 def run_tool(
     found: Tool, call: ToolCall, arguments: dict[str, Any], *, timeout: float
 ) -> ToolResult:
-    """Call the tool's function with validated arguments in a thread, up to `timeout` seconds."""
+    """Call the tool's function with validated arguments in a thread, up to `timeout` seconds.
+
+    What the tool prints meanwhile is kept in the result's `output`, not written to stdout.
+    """
     outcome = _Outcome()
+    output = CapturedOutput()
     done = threading.Event()
 
     def target() -> None:
         try:
-            run_in_thread(found, arguments, outcome)
+            with captured(output):
+                run_in_thread(found, arguments, outcome)
         finally:
             done.set()
 
@@ -328,10 +334,11 @@ def run_tool(
     worker = threading.Thread(target=target, name=f"tool:{found.name}", daemon=True)
     worker.start()
     if not done.wait(timeout):
-        return error_result(call, "timeout", f"`{found.name}` timed out after {timeout:g} s.")
+        timed_out = error_result(call, "timeout", f"`{found.name}` timed out after {timeout:g} s.")
+        return replace(timed_out, output=output.text())
     if outcome.failure is not None:
-        return error_result(call, *outcome.failure)
-    return ToolResult(call_id=call.id, name=call.name, content=outcome.text)
+        return replace(error_result(call, *outcome.failure), output=output.text())
+    return ToolResult(call_id=call.id, name=call.name, content=outcome.text, output=output.text())
 
 
 def run_in_thread(found: Tool, arguments: dict[str, Any], outcome: _Outcome) -> None:
