@@ -325,6 +325,7 @@ def test_a_huge_tool_name_is_not_ranked_and_the_error_is_bounded(
     assert "(2,000,000 characters; tool names are at most 64)" in result.content
     assert all(name in result.content for name in registry.names())
     assert recorded.longest < 1000  # the huge name was never handed to difflib
+    assert len(result.name) < 100  # it goes back too, e.g. as <tool_result name="...">
 
 
 def test_a_slightly_long_tool_name_is_still_ranked(registry: ToolRegistry) -> None:

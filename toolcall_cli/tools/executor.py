@@ -74,7 +74,7 @@ def quoted_name(name: str) -> str:
     name is that long."""
     if len(name) <= MAX_TOOL_NAME_CHARS:
         return f"`{name}`"
-    return f"`{name[:24]}…` ({len(name):,} characters)"
+    return f"`{short_name(name)}` ({len(name):,} characters)"
 
 
 def listing(items: Sequence[str], limit: int) -> str:
@@ -94,17 +94,10 @@ def clip(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
 
 def unknown_tool_result(call: ToolCall, available: list[str]) -> ToolResult:
     """Name the available tools, closest to what the model asked for first."""
-    asked = unknown_tool_text(call.name)
-    if not available:
-        return error_result(call, "unknown_tool", f"{asked} No tools are available.")
-    if len(call.name) > MAX_RANKED_NAME_CHARS:
-        ranked, hint = list(available), ""  # too long to be a misspelt tool name
-    else:
-        ranked = rank_by_similarity(call.name, available)
-        close = difflib.SequenceMatcher(None, call.name, ranked[0]).ratio() >= 0.6
-        hint = f" Did you mean `{ranked[0]}`?" if close else ""
-    tools = listing(ranked, MAX_LISTED_TOOLS)
-    return error_result(call, "unknown_tool", f"{asked}{hint} Available tools: {tools}.")
+    message = f"{unknown_tool_text(call.name)} {available_tools_text(call.name, available)}"
+    result = error_result(call, "unknown_tool", message)
+    # The name goes back to the model too (e.g. `<tool_result name="...">`): bounded as well.
+    return replace(result, name=short_name(call.name))
 
 
 def unknown_tool_text(name: str) -> str:
@@ -113,9 +106,25 @@ def unknown_tool_text(name: str) -> str:
     if len(name) <= MAX_TOOL_NAME_CHARS:
         return f"unknown tool `{name}`."
     return (
-        f"unknown tool `{name[:24]}…` ({len(name):,} characters; "
+        f"unknown tool `{short_name(name)}` ({len(name):,} characters; "
         f"tool names are at most {MAX_TOOL_NAME_CHARS})."
     )
+
+
+def available_tools_text(name: str, available: list[str]) -> str:
+    if not available:
+        return "No tools are available."
+    if len(name) > MAX_RANKED_NAME_CHARS:  # too long to be a misspelt tool name
+        return f"Available tools: {listing(available, MAX_LISTED_TOOLS)}."
+    ranked = rank_by_similarity(name, available)
+    close = difflib.SequenceMatcher(None, name, ranked[0]).ratio() >= 0.6
+    hint = f"Did you mean `{ranked[0]}`? " if close else ""
+    return f"{hint}Available tools: {listing(ranked, MAX_LISTED_TOOLS)}."
+
+
+def short_name(name: str) -> str:
+    """A name the model sent, cut to its head when no real tool name is that long."""
+    return name if len(name) <= MAX_TOOL_NAME_CHARS else name[:24] + "…"
 
 
 def rank_by_similarity(word: str, candidates: Iterable[str]) -> list[str]:
