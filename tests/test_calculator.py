@@ -140,6 +140,46 @@ def test_huge_powers_are_refused_before_computing(expression: str) -> None:
     assert time.perf_counter() - started < 1.0
 
 
+@pytest.mark.parametrize(
+    ("expression", "fragment"),
+    [
+        ("1e309", "too large"),
+        ("-1e309", "too large"),
+        ("+1e309", "too large"),
+        ("1E400", "too large"),
+        ("1e309 - 1e309", "too large"),
+        ("0 * 1e309", "too large"),
+        ("abs(-1e309)", "too large"),
+        ("min(1e309, 1)", "too large"),
+        ("1e308 * 10", "too large"),
+        ("-1e308 * 10", "too large"),
+        ("1e308 + 1e308", "too large"),
+        ("10 ** 400 / 1", "too large"),
+        ("10 ** 400 * 1.0", "too large"),
+        ("2.0 ** 5000", "too large"),
+        ("1 / 1e-320", "too large"),
+        ("exp(1000) - exp(1000)", "too large"),
+    ],
+)
+def test_overflow_to_infinity_is_refused_never_returned(expression: str, fragment: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        calculate(expression)
+    assert fragment in str(caught.value)
+
+
+@given(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["+", "-", "*", "/", "**", "%", "//"]),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+def test_float_arithmetic_is_finite_or_refused(a: float, op: str, b: float) -> None:
+    try:
+        result = calculate(f"({a!r}) {op} ({b!r})")
+    except ValueError:
+        return
+    assert math.isfinite(result)
+
+
 def test_deep_nesting_is_bounded_not_a_crash() -> None:
     assert calculate("(" * 200 + "1" + ")" * 200) == 1
     with pytest.raises(ValueError, match="too complex"):
@@ -161,3 +201,4 @@ def test_any_text_gives_a_number_or_a_value_error(text: str) -> None:
         return
     assert isinstance(result, (int, float))
     assert not isinstance(result, bool)
+    assert math.isfinite(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import threading
 import time
 from collections.abc import Iterator
@@ -236,3 +237,157 @@ def test_a_hung_tool_thread_is_a_daemon(registry: ToolRegistry) -> None:
     hung = [t for t in threading.enumerate() if t.name == "tool:slow"]
     assert hung
     assert all(t.daemon for t in hung)
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
+class _Hostile(Exception):
+    """An exception whose message itself fails, even with an exception that ends threads."""
+
+    def __str__(self) -> str:
+        raise SystemExit(9)
+
+
+def test_a_result_too_deep_or_unserialisable_is_an_error_naming_the_problem() -> None:
+    @tool
+    def deep() -> list[Any]:
+        return _nested(100_000)
+
+    @tool
+    def odd() -> dict[str, Any]:
+        return {"thing": _Unprintable()}
+
+    @tool
+    def circular() -> list[Any]:
+        loop: list[Any] = []
+        loop.append(loop)
+        return loop
+
+    registry = ToolRegistry.from_functions(deep, odd, circular)
+    too_deep = execute(call("deep"), registry)
+    assert (too_deep.ok, too_deep.error_kind) == (False, "tool_error")
+    assert "nested too deeply" in too_deep.content and len(too_deep.content) < 300
+    unprintable = execute(call("odd"), registry)
+    assert unprintable.error_kind == "tool_error"
+    assert "could not be turned into text" in unprintable.content
+    assert "RuntimeError: no text for you" in unprintable.content
+    assert "circular" in execute(call("circular"), registry).content.lower()
+
+
+def test_an_exception_whose_message_fails_is_still_an_error_result() -> None:
+    @tool
+    def hostile() -> None:
+        raise _Hostile()
+
+    result = execute(call("hostile"), ToolRegistry.from_functions(hostile))
+    assert (result.ok, result.error_kind) == (False, "tool_error")
+    assert result.content.startswith("Error: _Hostile")
+
+
+class _RecordingMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg, unused-ignore]
+    """difflib's matcher, noting the longest text it was asked to compare."""
+
+    longest = 0
+
+    def set_seq1(self, a: Any) -> None:
+        _RecordingMatcher.longest = max(_RecordingMatcher.longest, len(a))
+        super().set_seq1(a)
+
+    def set_seq2(self, b: Any) -> None:
+        _RecordingMatcher.longest = max(_RecordingMatcher.longest, len(b))
+        super().set_seq2(b)
+
+
+@pytest.fixture()
+def recorded(monkeypatch: pytest.MonkeyPatch) -> type[_RecordingMatcher]:
+    _RecordingMatcher.longest = 0
+    monkeypatch.setattr(difflib, "SequenceMatcher", _RecordingMatcher)
+    return _RecordingMatcher
+
+
+def test_a_huge_tool_name_is_not_ranked_and_the_error_is_bounded(
+    registry: ToolRegistry, recorded: type[_RecordingMatcher]
+) -> None:
+    result = execute(call("a" * 2_000_000, {}), registry)
+    assert result.error_kind == "unknown_tool"
+    assert len(result.content) < 1000
+    assert result.content.startswith("Error: unknown tool `aaaa")
+    assert "(2,000,000 characters; tool names are at most 64)" in result.content
+    assert all(name in result.content for name in registry.names())
+    assert recorded.longest < 1000  # the huge name was never handed to difflib
+    assert len(result.name) < 100  # it goes back too, e.g. as <tool_result name="...">
+
+
+def test_a_slightly_long_tool_name_is_still_ranked(registry: ToolRegistry) -> None:
+    result = execute(call("get_weather_" + "x" * 60, {}), registry)
+    assert "(72 characters; tool names are at most 64)" in result.content
+    listing = result.content.split("Available tools: ")[1]
+    assert listing.startswith("get_weather")
+
+
+def test_many_tools_are_listed_up_to_a_cap() -> None:
+    def make(index: int) -> Any:
+        def numbered() -> str:
+            return str(index)
+
+        numbered.__name__ = f"tool_{index:03d}"
+        return tool(numbered)
+
+    many = ToolRegistry.from_functions(*(make(i) for i in range(200)))
+    result = execute(call("nope"), many)
+    assert result.error_kind == "unknown_tool"
+    assert "… and 170 more" in result.content
+    assert result.content.count("tool_") == 30
+
+
+def test_a_flood_of_unexpected_arguments_is_bounded(
+    registry: ToolRegistry, recorded: type[_RecordingMatcher]
+) -> None:
+    flood = {f"extra_{i}": i for i in range(100_000)}
+    result = execute(call("get_weather", {"city": "Paris", **flood}), registry)
+    assert result.error_kind == "invalid_arguments"
+    assert len(result.content) < 4000
+    lines = result.content.splitlines()
+    assert lines[0] == "Error: invalid arguments for `get_weather`:"
+    assert lines[1].startswith("- unexpected argument `extra_0`: remove it")
+    assert "- … and 99,990 more problems" in lines
+    assert lines[-1] == "Fix these and call `get_weather` again."
+
+
+def test_a_huge_argument_name_or_value_is_cut_in_the_error(
+    registry: ToolRegistry, recorded: type[_RecordingMatcher]
+) -> None:
+    result = execute(call("get_weather", {"city": "Paris", "c" * 2_000_000: 1}), registry)
+    assert len(result.content) < 1000
+    assert "`cccc" in result.content and "(2,000,000 characters)" in result.content
+    assert recorded.longest < 1000
+    value = execute(call("get_weather", {"city": "Paris", "day": "d" * 2_000_000}), registry)
+    assert value.error_kind == "invalid_arguments"
+    assert len(value.content) < 1000 and "`day` must be one of" in value.content
+
+
+def test_a_flood_of_bad_items_is_bounded(registry: ToolRegistry) -> None:
+    result = execute(call("add", {"n": 1, "tags": [{"x": 1}] * 100_000}), registry)
+    assert result.error_kind == "invalid_arguments"
+    assert len(result.content) < 2000
+    strict = ToolRegistry.from_functions(total)
+    flood = execute(call("total", {"values": ["x"] * 100_000}), strict)
+    assert flood.error_kind == "invalid_arguments"
+    assert len(flood.content) < 4000
+    assert "- `values[0]` should be integer, got string" in flood.content
+    assert "more problems" in flood.content
+
+
+@tool
+def total(values: list[int]) -> int:
+    return sum(values)

@@ -472,3 +472,48 @@ def test_plain_show_request_prints_the_body() -> None:
         IterationStarted(iteration=1, request={"model": "m", "messages": [], "tools": []})
     )
     assert '"model": "m"' in out.getvalue() and "\x1b" not in out.getvalue()
+
+
+# --- what a tool printed --------------------------------------------------------------------
+
+PRINTED = "line 1\n\x1b[31m[red]line 2[/red]\n" + "".join(f"more {i}\n" for i in range(20))
+# As shown: the escape spelt out (\x1b, 3 more characters), the last newline dropped.
+PRINTED_SHOWN_LENGTH = len(PRINTED) + 3 - 1
+
+
+def printed_run(*, cached: bool = False) -> list[Event]:
+    result = ToolResult(
+        call_id="call_1_0", name="get_weather", content="晴", output=PRINTED, cached=cached
+    )
+    return [IterationStarted(iteration=1, request={}), ToolFinished(call=WEATHER, result=result)]
+
+
+def test_plain_shows_what_the_tool_printed_under_its_result_cut() -> None:
+    lines = render("plain", printed_run()).splitlines()
+    at = lines.index("tool get_weather ok 0.00s -> 晴")
+    assert lines[at + 1 : at + 4] == [
+        "    printed by the tool:",
+        "      line 1",
+        "      \\x1b[31m[red]line 2[/red]",
+    ]
+    assert "      more 3" in lines and "      more 4" not in lines  # six lines at most
+    assert f"      … ({PRINTED_SHOWN_LENGTH:,} chars in full)" in lines
+
+
+def test_live_shows_what_the_tool_printed_literally_and_cut() -> None:
+    out = plain_text(render("live", printed_run(), terminal=True))
+    assert "printed by the tool:" in out
+    assert "\\x1b[31m[red]line 2[/red]" in out
+    assert "more 3" in out and "more 4" not in out
+    assert f"({PRINTED_SHOWN_LENGTH:,} chars in full)" in out
+
+
+def test_a_reused_result_shows_no_printed_output() -> None:
+    for mode in ("plain", "live"):
+        out = render(mode, printed_run(cached=True))
+        assert "printed by the tool" not in out and "line 1" not in out
+
+
+def test_jsonl_carries_what_the_tool_printed() -> None:
+    line = render("json", printed_run()).splitlines()[-1]
+    assert json.loads(line)["result"]["output"] == PRINTED

@@ -268,3 +268,68 @@ def test_a_tool_defined_twice_in_one_file_is_reported(tmp_path: Path) -> None:
     assert loaded.registry.names() == ["paint"]
     assert len(loaded.problems) == 1
     assert "twice.py" in loaded.problems[0] and "`paint` is defined 2 times" in loaded.problems[0]
+
+
+HOSTILE_PLUGINS = {
+    "a_generator_exit.py": "raise GeneratorExit('bye')\n",
+    "b_custom_base.py": "class Boom(BaseException):\n    pass\n\nraise Boom('custom')\n",
+    # Found while the loader looks for marked functions, after the import itself succeeded.
+    "c_hostile_attr.py": (
+        "class Weird:\n    def __getattr__(self, name):\n"
+        "        raise RuntimeError('no attributes here')\n\nthing = Weird()\n"
+    ),
+    "d_hostile_base_attr.py": (
+        "class Boom(BaseException):\n    pass\n\nclass Weird:\n"
+        "    def __getattr__(self, name):\n        raise Boom('attr')\n\nthing = Weird()\n"
+    ),
+    "e_bad_str.py": (
+        "class Odd(Exception):\n    def __str__(self):\n        raise ValueError('no text')\n\n"
+        "raise Odd()\n"
+    ),
+    "f_huge_exit.py": "import sys\nsys.exit('x' * 100_000 + '\\nsecond line')\n",
+}
+
+
+def test_a_plugin_raising_any_base_exception_is_one_line_and_others_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, source in HOSTILE_PLUGINS.items():
+        write(tmp_path, name, source)
+    write(tmp_path, "z_good.py", GOOD)
+    result = load_tools([tmp_path])
+    assert result.registry.names() == ["echo"]
+    assert [p.split(":", 1)[0] for p in result.problems] == list(HOSTILE_PLUGINS)
+    for problem in result.problems:
+        assert "\n" not in problem and len(problem) < 400
+    by_file = dict(p.split(": ", 1) for p in result.problems)
+    assert by_file["a_generator_exit.py"] == "could not load: GeneratorExit: bye (line 1)"
+    assert by_file["b_custom_base.py"] == "could not load: Boom: custom (line 4)"
+    assert "RuntimeError: no attributes here" in by_file["c_hostile_attr.py"]
+    assert "Boom: attr" in by_file["d_hostile_base_attr.py"]
+    assert by_file["e_bad_str.py"].startswith("could not load: Odd")
+    assert "characters" in by_file["f_huge_exit.py"]  # says how long the cut message was
+
+
+def test_ctrl_c_while_a_plugin_loads_still_interrupts(tmp_path: Path) -> None:
+    write(tmp_path, "interrupt.py", "raise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        load_tools([tmp_path])
+
+
+def test_tools_command_lists_the_others_beside_a_hostile_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "plugins", "boom.py", HOSTILE_PLUGINS["b_custom_base.py"])
+    write(tmp_path / "plugins", "good.py", GOOD)
+    done = CliRunner().invoke(app, ["tools", "--tools", "plugins", "--no-default-tools"])
+    assert done.exit_code == 0, done.output
+    warnings = [line for line in done.stderr.splitlines() if line]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("toolcall: warning: plugins/boom.py: could not load: Boom")
+    assert "echo" in done.stdout and "Traceback" not in done.output

@@ -215,8 +215,14 @@ def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:
         f"\n[toolcall] You already called {call.name} with these arguments in this run; this is "
         "the same result. Use it instead of calling again."
     )
+    # No `output`: the tool did not run (and print) this time.
     return replace(
-        earlier, call_id=call.id, content=earlier.content + note, cached=True, duration=0.0
+        earlier,
+        call_id=call.id,
+        content=earlier.content + note,
+        cached=True,
+        duration=0.0,
+        output="",
     )
 
 

@@ -69,6 +69,9 @@ class ToolResult:
     """True when an identical earlier call's result was reused instead of running the tool."""
     coerced: tuple[str, ...] = ()
     """Arguments converted before validation, one note each (e.g. `n`: "5" → 5)."""
+    output: str = ""
+    """What the tool printed (stdout and stderr) while it ran: shown to the user, never fed
+    back to the model, which reads `content` only."""
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from toolcall_cli.render.base import (
     compact_json,
     cut,
     footer_parts,
+    indent,
     message_preview,
     one_line,
     partial_arguments,
@@ -244,6 +245,11 @@ class LiveRenderer:
             refresh_per_second=self._refresh_per_second,
             transient=True,  # everything it showed is printed above once finished
             get_renderable=self._live_view,
+            # rich would swap sys.stdout/sys.stderr for its own proxy while live, on top of the
+            # router that keeps what tools print (tools/capture.py): tools' prints would then
+            # land above the live region instead of under their result.
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
         self._live.start()
 
@@ -394,7 +400,19 @@ class LiveRenderer:
         if result.coerced:
             fixes = "; ".join(visible(c) for c in result.coerced)
             body.append(f"\nargument types fixed before validation: {fixes}", style="yellow")
+        self._append_printed(body, result)
         return Group(head, Padding(body, (0, 0, 0, 4), expand=False))
+
+    def _append_printed(self, body: Text, result: ToolResult) -> None:
+        """What the tool printed while it ran: the user sees it here; the model never does."""
+        if not result.output or result.cached:  # a reused result: the tool did not run now
+            return
+        shown = cut(visible(result.output.rstrip("\n")), *self._result_limits)
+        body.append("\nprinted by the tool:", style="dim")
+        # Text, never markup: `[red]` printed by a tool stays literal.
+        body.append("\n" + indent(shown.text, "  "), style="italic")
+        if shown.was_cut:
+            body.append("\n  " + shown.note(), style="dim")
 
     def _fed_back_block(self, event: FedBack) -> RenderableType:
         head = f"↩ fed back to the model ({plural(len(event.messages), 'message')})"

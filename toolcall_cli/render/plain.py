@@ -139,7 +139,15 @@ class PlainRenderer:
             lines.append(
                 indent(f"(the model got {len(result.content):,} of {result.full_length:,} chars)")
             )
-        return lines
+        return lines + self._printed(result)
+
+    def _printed(self, result: ToolResult) -> list[str]:
+        """What the tool printed while it ran: the user sees it here; the model never does."""
+        if not result.output or result.cached:  # a reused result: the tool did not run now
+            return []
+        shown = cut(visible(result.output.rstrip("\n")), *self._result_limits)
+        lines = [indent("printed by the tool:"), indent(shown.text, "      ")]
+        return lines + ([indent(shown.note(), "      ")] if shown.was_cut else [])
 
 
 class QuietRenderer:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import math
+import sys
 from collections.abc import Callable
 
 from toolcall_cli import tool
@@ -175,6 +176,10 @@ def _evaluate(node: ast.AST) -> Number:
 
 def _constant(value: object) -> Number:
     # bool is an int subclass; True + 1 is not arithmetic anyone means.
+    if isinstance(value, float) and not math.isfinite(value):
+        # Python reads a literal past the largest float (1e309) as infinity without a word.
+        limit = f"{sys.float_info.max:.2g}"
+        raise ValueError(f"a number in the expression is too large (the limit is about {limit})")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     if isinstance(value, (str, bytes)):
@@ -319,4 +324,5 @@ def calculate(expression: str) -> Number:
         expression: The expression, e.g. "12*5+3", "sqrt(2)**2", "2^10", "sin(pi/6)".
     """
     value = _evaluate(_parse(_prepare(expression)))
-    return _tidy(value)
+    # Every step is checked already; this last check keeps Infinity and NaN out of any answer.
+    return _tidy(_checked(value))

@@ -15,6 +15,10 @@ from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 
+MAX_RANKED_NAME_CHARS = 128
+"""Names longer than this are never compared for similarity: no real tool or parameter name is
+that long (OpenAI allows 64 characters for a tool), and difflib takes seconds over a huge one."""
+
 _INTEGER = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -191,6 +195,8 @@ def coerce_enum(value: Any, allowed: list[Any]) -> Any:
 
 def similar_parameter(name: str, allowed: list[str], missing: list[str]) -> str | None:
     """The real parameter an unexpected name most likely meant (`location` → `city`)."""
+    if len(name) > MAX_RANKED_NAME_CHARS:
+        return None  # not a name anyone meant
     lowered = name.casefold()
     for group in SYNONYMS:
         if lowered in group:

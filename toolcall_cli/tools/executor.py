@@ -6,10 +6,11 @@ Every failure becomes an error ToolResult the model can learn from; nothing here
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -17,7 +18,8 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
 from toolcall_cli.messages import ToolCall, ToolResult, ToolSpec
-from toolcall_cli.tools.coerce import coerce_arguments, similar_parameter
+from toolcall_cli.tools.capture import CapturedOutput, captured
+from toolcall_cli.tools.coerce import MAX_RANKED_NAME_CHARS, coerce_arguments, similar_parameter
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 ERROR_PREFIX = "Error: "
@@ -52,20 +54,77 @@ def error_result(call: ToolCall, kind: str, message: str) -> ToolResult:
     )
 
 
+# --- bounds -----------------------------------------------------------------------------------
+# Whatever the model sends (a 2 MB name, 100,000 arguments), what goes back to it is a few KB.
+
+MAX_TOOL_NAME_CHARS = 64
+"""The longest tool name OpenAI-compatible servers accept, and the registry allows."""
+MAX_LISTED_TOOLS = 30
+MAX_LISTED_PROBLEMS = 20
+MAX_LISTED_UNEXPECTED = 10
+"""Unexpected names listed at most, so a flood of them leaves room for the other problems."""
+MAX_CHECKED_ERRORS = 200
+"""Schema checking stops after this many errors: a 100,000-item array of wrong items would
+otherwise build 100,000 errors to list 20 of them."""
+MAX_PROBLEM_CHARS = 300
+
+
+def quoted_name(name: str) -> str:
+    """A name the model sent, in backticks: whole, or its head and its length when no real
+    name is that long."""
+    if len(name) <= MAX_TOOL_NAME_CHARS:
+        return f"`{name}`"
+    return f"`{short_name(name)}` ({len(name):,} characters)"
+
+
+def listing(items: Sequence[str], limit: int) -> str:
+    """`a, b, c`, or the first `limit` of them and `… and 170 more`."""
+    shown = ", ".join(items[:limit])
+    more = len(items) - limit
+    return f"{shown}, … and {more:,} more" if more > 0 else shown
+
+
+def clip(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
+    """One problem line at most `limit` characters: its text may quote what the model sent."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 # --- unknown tool -----------------------------------------------------------------------------
 
 
 def unknown_tool_result(call: ToolCall, available: list[str]) -> ToolResult:
     """Name the available tools, closest to what the model asked for first."""
-    asked = f"unknown tool `{call.name}`." if call.name else "the call names no tool."
+    message = f"{unknown_tool_text(call.name)} {available_tools_text(call.name, available)}"
+    result = error_result(call, "unknown_tool", message)
+    # The name goes back to the model too (e.g. `<tool_result name="...">`): bounded as well.
+    return replace(result, name=short_name(call.name))
+
+
+def unknown_tool_text(name: str) -> str:
+    if not name:
+        return "the call names no tool."
+    if len(name) <= MAX_TOOL_NAME_CHARS:
+        return f"unknown tool `{name}`."
+    return (
+        f"unknown tool `{short_name(name)}` ({len(name):,} characters; "
+        f"tool names are at most {MAX_TOOL_NAME_CHARS})."
+    )
+
+
+def available_tools_text(name: str, available: list[str]) -> str:
     if not available:
-        return error_result(call, "unknown_tool", f"{asked} No tools are available.")
-    ranked = rank_by_similarity(call.name, available)
-    hint = ""
-    if difflib.SequenceMatcher(None, call.name, ranked[0]).ratio() >= 0.6:
-        hint = f" Did you mean `{ranked[0]}`?"
-    listing = ", ".join(ranked)
-    return error_result(call, "unknown_tool", f"{asked}{hint} Available tools: {listing}.")
+        return "No tools are available."
+    if len(name) > MAX_RANKED_NAME_CHARS:  # too long to be a misspelt tool name
+        return f"Available tools: {listing(available, MAX_LISTED_TOOLS)}."
+    ranked = rank_by_similarity(name, available)
+    close = difflib.SequenceMatcher(None, name, ranked[0]).ratio() >= 0.6
+    hint = f"Did you mean `{ranked[0]}`? " if close else ""
+    return f"{hint}Available tools: {listing(ranked, MAX_LISTED_TOOLS)}."
+
+
+def short_name(name: str) -> str:
+    """A name the model sent, cut to its head when no real tool name is that long."""
+    return name if len(name) <= MAX_TOOL_NAME_CHARS else name[:24] + "…"
 
 
 def rank_by_similarity(word: str, candidates: Iterable[str]) -> list[str]:
@@ -88,46 +147,94 @@ def not_an_object(found: Tool, arguments: object) -> str:
     )
 
 
-def invalid_arguments_text(found: Tool, problems: list[str]) -> str:
-    lines = [f"invalid arguments for `{found.name}`:"]
-    lines += [f"- {problem}" for problem in problems]
+@dataclass(frozen=True)
+class ArgumentProblems:
+    """What is wrong with a call's arguments: the first few problems in full, and a count."""
+
+    shown: tuple[str, ...] = ()
+    more: int = 0
+    """Problems found but not listed."""
+    unchecked: bool = False
+    """Checking stopped early, so there may be more than `more`."""
+
+    def __bool__(self) -> bool:
+        return bool(self.shown)
+
+    def lines(self) -> list[str]:
+        lines = [f"- {problem}" for problem in self.shown]
+        if self.more or self.unchecked:
+            count = f"at least {self.more:,}" if self.unchecked else f"{self.more:,}"
+            lines.append(f"- … and {count} more problems")
+        return lines
+
+
+def invalid_arguments_text(found: Tool, problems: ArgumentProblems) -> str:
+    lines = [f"invalid arguments for `{found.name}`:", *problems.lines()]
     lines.append(f"Fix these and call `{found.name}` again.")
     return "\n".join(lines)
 
 
-def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
-    """Every problem with `arguments`, one line each, saying how to fix it; [] when valid."""
+def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> ArgumentProblems:
+    """The problems with `arguments`, one line each, saying how to fix it; empty when valid."""
     schema = spec.parameters
     properties: dict[str, Any] = schema.get("properties", {})
+    missing = [n for n in schema.get("required", []) if n not in arguments]
     problems = [
         f"missing required argument `{name}` ({describe_schema(properties.get(name, {}))}): add it"
-        for name in schema.get("required", [])
-        if name not in arguments
+        for name in missing
     ]
+    unexpected = []
     if schema.get("additionalProperties") is False:
-        missing = [n for n in schema.get("required", []) if n not in arguments]
-        problems += [
-            unexpected_argument(name, list(properties), missing)
-            for name in arguments
-            if name not in properties
-        ]
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path])
-    for error in errors:
-        # Missing and unexpected names at the top are described above, with better hints.
-        if error.path or error.validator not in ("required", "additionalProperties"):
-            problems.append(field_problem(error))
-    return problems
+        unexpected = [name for name in arguments if name not in properties]
+    listed = unexpected[:MAX_LISTED_UNEXPECTED]
+    problems += [unexpected_argument(name, list(properties), missing) for name in listed]
+    errors, unchecked = schema_errors(schema, arguments)
+    room = max(MAX_LISTED_PROBLEMS - len(problems), 0)
+    problems += [field_problem(error) for error in errors[:room]]
+    more = len(unexpected) - len(listed) + len(errors) - len(errors[:room])
+    return ArgumentProblems(tuple(clip(p) for p in problems), more, unchecked)
+
+
+def schema_errors(
+    schema: dict[str, Any], arguments: dict[str, Any]
+) -> tuple[list[jsonschema.ValidationError], bool]:
+    """Schema errors by field, at most MAX_CHECKED_ERRORS; True when checking stopped there."""
+    found = (
+        error
+        for error in _Validator(schema).iter_errors(arguments)
+        # Missing and unexpected names at the top are described apart, with better hints.
+        if error.path or error.validator not in ("required", "additionalProperties")
+    )
+    errors = list(itertools.islice(found, MAX_CHECKED_ERRORS + 1))
+    unchecked = len(errors) > MAX_CHECKED_ERRORS
+    errors = sorted(errors[:MAX_CHECKED_ERRORS], key=lambda e: [str(p) for p in e.path])
+    return errors, unchecked
+
+
+def _any_of(
+    validator: Any, any_of: list[dict[str, Any]], instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    """jsonschema's anyOf, except that each option stops at its first error: knowing that no
+    option fits is enough, and jsonschema's own checks a huge array in full for every option."""
+    for index, option in enumerate(any_of):
+        if next(validator.descend(instance, option, schema_path=index), None) is None:
+            return
+    yield jsonschema.ValidationError(
+        f"{_short_json(instance)} is not valid under any of the given schemas"
+    )
+
+
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"anyOf": _any_of})
 
 
 def unexpected_argument(name: str, allowed: list[str], missing: Sequence[str] = ()) -> str:
     meant = similar_parameter(name, allowed, list(missing))
     if meant is not None:
-        text = f"unexpected argument `{name}`: did you mean `{meant}`? Rename it"
+        text = f"unexpected argument {quoted_name(name)}: did you mean `{meant}`? Rename it"
     else:
-        text = f"unexpected argument `{name}`: remove it"
-    listing = ", ".join(f"`{a}`" for a in allowed) if allowed else "none"
-    return f"{text}; allowed arguments: {listing}"
+        text = f"unexpected argument {quoted_name(name)}: remove it"
+    names = ", ".join(f"`{a}`" for a in allowed) if allowed else "none"
+    return f"{text}; allowed arguments: {names}"
 
 
 def field_problem(error: jsonschema.ValidationError) -> str:
@@ -137,7 +244,7 @@ def field_problem(error: jsonschema.ValidationError) -> str:
         return f"{where} should be {describe_types(error.validator_value)}, got {json_type(got)}"
     if error.validator == "enum":
         choices = ", ".join(json.dumps(v, ensure_ascii=False) for v in error.validator_value)
-        return f"{where} must be one of {choices}; got {json.dumps(got, ensure_ascii=False)}"
+        return f"{where} must be one of {choices}; got {_json_text(got)}"
     if error.validator == "anyOf":
         options = " or ".join(describe_schema(s) for s in error.validator_value)
         return f"{where} should be {options}, got {_short_json(got)}"
@@ -188,8 +295,15 @@ _JSON_TYPES: tuple[tuple[type, str], ...] = (
 
 
 def _short_json(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return f"{json_type(value)} {text if len(text) <= 40 else text[:37] + '...'}"
+    return f"{json_type(value)} {_json_text(value)}"
+
+
+def _json_text(value: object) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = json_type(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # --- running ----------------------------------------------------------------------------------
@@ -197,22 +311,28 @@ def _short_json(value: object) -> str:
 
 @dataclass
 class _Outcome:
-    value: Any = None
-    error: BaseException | None = None
+    """What the tool's thread produced: the result's text, or why there is none."""
+
+    text: str = ""
+    failure: tuple[str, str] | None = None
+    """(error kind, message) when the tool raised or its result could not become text."""
 
 
 def run_tool(
     found: Tool, call: ToolCall, arguments: dict[str, Any], *, timeout: float
 ) -> ToolResult:
-    """Call the tool's function with validated arguments in a thread, up to `timeout` seconds."""
+    """Call the tool's function with validated arguments in a thread, up to `timeout` seconds.
+
+    What the tool prints meanwhile is kept in the result's `output`, not written to stdout.
+    """
     outcome = _Outcome()
+    output = CapturedOutput()
     done = threading.Event()
 
     def target() -> None:
         try:
-            outcome.value = found.func(**arguments)
-        except BaseException as error:  # even SystemExit must not end the run
-            outcome.error = error
+            with captured(output):
+                run_in_thread(found, arguments, outcome)
         finally:
             done.set()
 
@@ -223,31 +343,48 @@ def run_tool(
     worker = threading.Thread(target=target, name=f"tool:{found.name}", daemon=True)
     worker.start()
     if not done.wait(timeout):
-        return error_result(call, "timeout", f"`{found.name}` timed out after {timeout:g} s.")
-    if outcome.error is not None:
-        return error_result(call, "tool_error", exception_text(outcome.error))
-    return success_result(call, outcome.value)
+        timed_out = error_result(call, "timeout", f"`{found.name}` timed out after {timeout:g} s.")
+        return replace(timed_out, output=output.text())
+    if outcome.failure is not None:
+        return replace(error_result(call, *outcome.failure), output=output.text())
+    return ToolResult(call_id=call.id, name=call.name, content=outcome.text, output=output.text())
+
+
+def run_in_thread(found: Tool, arguments: dict[str, Any], outcome: _Outcome) -> None:
+    """Run the tool and turn its value (or exception) into text, all in the tool's thread: both
+    run the tool's own code (`__str__`, `default=str`), which may fail in any way or hang, and
+    only this thread is bounded by the timeout and safe to let anything escape from."""
+    try:
+        value = found.func(**arguments)
+    except BaseException as error:  # even SystemExit must not end the run
+        outcome.failure = ("tool_error", exception_text(error))
+        return
+    try:
+        outcome.text = result_text(value)
+    except BaseException as error:
+        outcome.failure = ("tool_error", unserialisable_text(error))
 
 
 def exception_text(error: BaseException) -> str:
     """`ValueError: <message>`: the message is how the tool tells the model what to fix."""
-    message = str(error)
+    try:
+        message = str(error)
+    except BaseException:  # a hostile __str__; the type name still says what happened
+        message = "(its message could not be read)"
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
-def success_result(call: ToolCall, value: object) -> ToolResult:
-    try:
-        content = result_text(value)
-    except (TypeError, ValueError) as error:  # e.g. a circular structure
-        return error_result(
-            call, "tool_error", f"the result could not be turned into text: {error}"
-        )
-    return ToolResult(call_id=call.id, name=call.name, content=content)
+def unserialisable_text(error: BaseException) -> str:
+    """Why a returned value could not become the text the model reads."""
+    if isinstance(error, RecursionError):
+        return "the result is nested too deeply to be turned into JSON; return a flatter value."
+    return f"the result could not be turned into text: {exception_text(error)}"
 
 
 def result_text(value: object) -> str:
     """What the model reads: strings as they are, everything else as JSON (None → "null")."""
     # default=str: a date or a set is better shown as text than refused.
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    # Lone surrogates (from bytes decoded with surrogateescape) cannot be sent as UTF-8.
-    return text.encode("utf-8", "replace").decode("utf-8")
+    # Lone surrogates (from bytes decoded with surrogateescape) cannot be sent as UTF-8. The
+    # unbound str.encode also makes a plain str of a str subclass, whatever it overrides.
+    return str.encode(text, "utf-8", "replace").decode("utf-8")

@@ -22,6 +22,8 @@ from toolcall_cli.tools.registry import MARKED, Tool, ToolRegistry, tool_options
 from toolcall_cli.tools.schema import ToolDefinitionError
 
 _MODULE_PREFIX = "toolcall_plugin"
+MAX_MESSAGE_CHARS = 200
+"""A plugin's error message is cut to this many characters in its warning line."""
 
 
 @dataclass
@@ -81,31 +83,48 @@ def load_file(path: Path, result: LoadResult) -> None:
     """Import one plugin file and register the tools it defines into `result`."""
     shown = display_path(path)
     try:
-        # Whatever a plugin prints while it loads goes to stderr: stdout belongs to the output
-        # (e.g. --json lines) and must not be polluted.
-        start = len(MARKED)
-        with contextlib.redirect_stdout(sys.stderr):
-            module = import_plugin(path)
-    except (Exception, SystemExit) as error:  # a plugin may do anything, even sys.exit()
+        found = plugin_tools(path)
+    except KeyboardInterrupt:
+        raise  # the user pressed Ctrl-C while plugins loaded: stop, as anywhere else
+    except BaseException as error:  # a plugin may raise anything: SystemExit, GeneratorExit, ...
         result.problems.append(f"{shown}: could not load: {describe_import_error(error, path)}")
         return
+    result.problems += [f"{shown}: {problem}" for problem in found.problems]
+    for item in found.tools:
+        register(item, result)
+
+
+@dataclass
+class PluginTools:
+    """What one plugin file defines: its tools, and one line per definition that was skipped."""
+
+    tools: list[Tool] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def plugin_tools(path: Path) -> PluginTools:
+    """Import `path` and build its tools. Raises whatever the plugin raised, at import or while
+    its names are looked at (a module-level object's `__getattr__` runs plugin code too)."""
+    start = len(MARKED)
+    try:
+        # Whatever a plugin prints while it loads goes to stderr: stdout belongs to the output
+        # (e.g. --json lines) and must not be polluted.
+        with contextlib.redirect_stdout(sys.stderr):
+            module = import_plugin(path)
     finally:
         marked, MARKED[start:] = MARKED[start:], []
-    result.problems += [f"{shown}: {problem}" for problem in replaced_definitions(marked, module)]
+    found = PluginTools(problems=replaced_definitions(marked, module))
     for func in defined_tools(module):
         if not inspect.isfunction(func):
             kind = "class" if inspect.isclass(func) else type(func).__name__
             name = getattr(func, "__name__", "?")
-            result.problems.append(
-                f"{shown}: skipped `{name}`: @tool marks functions, not a {kind}"
-            )
+            found.problems.append(f"skipped `{name}`: @tool marks functions, not a {kind}")
             continue
         try:
-            item = Tool.from_function(func, source=str(path))
+            found.tools.append(Tool.from_function(func, source=str(path)))
         except ToolDefinitionError as error:
-            result.problems.append(f"{shown}: skipped tool: {' '.join(str(error).split())}")
-            continue
-        register(item, result)
+            found.problems.append(f"skipped tool: {' '.join(str(error).split())}")
+    return found
 
 
 def replaced_definitions(marked: list[Any], module: types.ModuleType) -> list[str]:
@@ -177,10 +196,24 @@ def describe_import_error(error: BaseException, path: Path) -> str:
         text = f"{type(error).__name__}: {error.msg}"
         line = error.lineno
     else:
-        message = " ".join(str(error).split())
+        message = short_message(error)
         text = f"{type(error).__name__}: {message}" if message else type(error).__name__
         line = _plugin_line(error, path)
     return f"{text} (line {line})" if line else text
+
+
+def short_message(error: BaseException) -> str:
+    """The error's message on one bounded line: a plugin chooses it, and may make it anything
+    (`sys.exit("x" * 10**6)`, or a `__str__` that raises)."""
+    try:
+        message = " ".join(str(error).split())
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return "(its message could not be read)"
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}… ({len(message):,} characters)"
 
 
 def _plugin_line(error: BaseException, path: Path) -> int | None:
