@@ -72,6 +72,25 @@ def cut(text: str, max_chars: int, max_lines: int | None = None) -> Cut:
     return Cut(text=shown, full_length=len(text), was_cut=len(shown) < len(text))
 
 
+NAME_CHARS = 64
+"""Longest tool name or call id shown whole; OpenAI's own limit for a function name."""
+ARGUMENT_CHARS = 2000
+"""Longest arguments text shown on a call's line."""
+
+
+def shown_name(name: str) -> str:
+    """A tool name or call id as the view shows it: a model can send one megabytes long."""
+    if len(name) <= NAME_CHARS:
+        return visible(name)
+    return f"{visible(name[:NAME_CHARS])}… ({len(name):,} chars in full)"
+
+
+def shown_arguments(arguments: Any) -> str:
+    """A call's arguments as one line of JSON, cut (saying so) when the model sent a lot."""
+    shown = cut(compact_json(arguments), ARGUMENT_CHARS)
+    return visible(shown.text) + (f" {shown.note()}" if shown.was_cut else "")
+
+
 def one_line(text: str, max_chars: int) -> str:
     """Whitespace collapsed to single spaces and cut with `…`: for previews."""
     flat = " ".join(text.split())

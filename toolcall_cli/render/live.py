@@ -42,7 +42,6 @@ from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
     RunStats,
     assert_never,
-    compact_json,
     cut,
     footer_parts,
     indent,
@@ -52,6 +51,8 @@ from toolcall_cli.render.base import (
     plural,
     reply_summary,
     request_summary,
+    shown_arguments,
+    shown_name,
     visible,
 )
 
@@ -298,7 +299,7 @@ class LiveRenderer:
     def _running_rows(self, turn: _Turn) -> list[RenderableType]:
         rows: list[RenderableType] = []
         for running in turn.running.values():
-            label = Text.assemble(("running ", "cyan"), (visible(running.call.name), "bold"))
+            label = Text.assemble(("running ", "cyan"), (shown_name(running.call.name), "bold"))
             label.append(f"  {self._since(running.since)}", style="dim")
             running.spinner.update(text=label)
             rows.append(running.spinner)
@@ -357,9 +358,9 @@ class LiveRenderer:
         )
 
     def _call_block(self, call: ToolCall) -> RenderableType:
-        line = Text.assemble(("→ call ", "magenta"), (visible(call.name), "bold magenta"), " ")
-        line.append_text(_json_highlighter(Text(visible(compact_json(call.arguments)))))
-        line.append(f"  {visible(call.id)}", style="dim")
+        line = Text.assemble(("→ call ", "magenta"), (shown_name(call.name), "bold magenta"), " ")
+        line.append_text(_json_highlighter(Text(shown_arguments(call.arguments))))
+        line.append(f"  {shown_name(call.id)}", style="dim")
         if not call.repaired:
             return line
         note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
@@ -378,15 +379,15 @@ class LiveRenderer:
         body = Text("raw: ", style="dim")
         body.append(raw.text + (f"\n{raw.note()}" if raw.was_cut else ""))
         rows.append(Padding(body, (0, 0, 0, 4), expand=False))
-        fed = f"  ↩ fed back to the model as an error result for {visible(error.call_id)}"
+        fed = f"  ↩ fed back to the model as an error result for {shown_name(error.call_id)}"
         rows.append(Text(fed, style="dim red"))
         return Group(*rows)
 
     def _result_block(self, call: ToolCall, result: ToolResult) -> RenderableType:
         if result.ok:
-            head = Text.assemble(("✓ ", "bold green"), (visible(call.name), "bold"))
+            head = Text.assemble(("✓ ", "bold green"), (shown_name(call.name), "bold"))
         else:
-            head = Text.assemble(("✗ ", "bold red"), (visible(call.name), "bold red"))
+            head = Text.assemble(("✗ ", "bold red"), (shown_name(call.name), "bold red"))
             head.append(f" {result.error_kind or 'error'}", style="red")
         head.append(f"  {result.duration:.2f}s", style="dim")
         if result.cached:
@@ -434,7 +435,7 @@ def _tail(text: str, lines: int, style: str) -> Text:
 
 
 def _forming_text(event: CallForming) -> Text:
-    label = Text.assemble(("forming ", "yellow"), (visible(event.name or "?"), "bold"), " ")
+    label = Text.assemble(("forming ", "yellow"), (shown_name(event.name or "?"), "bold"), " ")
     shown = partial_arguments(event.arguments_text)[-120:]
     label.append(visible(one_line(shown, 120)), style="dim")
     return label
@@ -481,7 +482,7 @@ def _leftovers(turn: _Turn) -> list[RenderableType]:
     if not turn.replied:
         rows += turn.pending
     rows += [
-        Text(f"… {visible(r.call.name)} was still running", style="yellow")
+        Text(f"… {shown_name(r.call.name)} was still running", style="yellow")
         for r in turn.running.values()
     ]
     return rows

@@ -30,7 +30,6 @@ from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
     RunStats,
     assert_never,
-    compact_json,
     cut,
     footer_parts,
     indent,
@@ -39,6 +38,8 @@ from toolcall_cli.render.base import (
     one_line,
     reply_summary,
     request_summary,
+    shown_arguments,
+    shown_name,
     visible,
 )
 
@@ -55,10 +56,15 @@ class PlainRenderer:
         *,
         result_chars: int = 300,
         result_lines: int = 6,
+        raw_chars: int = 20_000,
+        raw_lines: int = 500,
         show_request: bool = False,
     ) -> None:
         self._stream = stream
         self._result_limits = (result_chars, result_lines)
+        # Larger than the live view's: plain output goes to logs, where more is wanted; still
+        # bounded, since a model can send megabytes (the final answer is always shown whole).
+        self._raw_limits = (raw_chars, raw_lines)
         self._show_request = show_request
         self._stats = RunStats()
 
@@ -89,7 +95,7 @@ class PlainRenderer:
                     lines += [indent(line) for line in visible(body).split("\n")]
                 return lines
             case ModelReplied():
-                return _reply(event)
+                return _reply(event, self._raw_limits)
             case ToolCallParsed():
                 return _call(event.call)
             case ParseError():
@@ -115,7 +121,7 @@ class PlainRenderer:
                 assert_never(event)
 
     def _parse_error(self, error: ParseError) -> list[str]:
-        lines = [f"error parse_error {visible(error.call_id)}: {visible(error.message)}"]
+        lines = [f"error parse_error {shown_name(error.call_id)}: {visible(error.message)}"]
         if error.truncated:
             lines.append("    the reply ended inside the call")
         raw = cut(visible(error.raw), *self._result_limits)
@@ -128,7 +134,7 @@ class PlainRenderer:
             status += " (repeated call: earlier result reused, not run)"
         shown = cut(visible(result.content), *self._result_limits)
         head, *rest = shown.text.split("\n")
-        lines = [f"tool {visible(call.name)} {status} {result.duration:.2f}s -> {head}"]
+        lines = [f"tool {shown_name(call.name)} {status} {result.duration:.2f}s -> {head}"]
         lines += [indent(line) for line in rest]
         if shown.was_cut:
             lines.append(indent(shown.note()))
@@ -176,17 +182,26 @@ def _header(event: RunStarted) -> list[str]:
     ]
 
 
-def _reply(event: ModelReplied) -> list[str]:
+def _reply(event: ModelReplied, raw_limits: tuple[int, int]) -> list[str]:
     lines: list[str] = []
     if event.reasoning:
-        lines += ["reasoning:", indent(visible(event.reasoning))]
-    lines += ["model output:", indent(visible(event.raw)) if event.raw else "    (empty)"]
+        lines += ["reasoning:", *_cut_block(event.reasoning, raw_limits)]
+    lines += [
+        "model output:",
+        *(_cut_block(event.raw, raw_limits) if event.raw else ["    (empty)"]),
+    ]
     summary = reply_summary(event)
     return lines + ([f"({summary})"] if summary else [])
 
 
+def _cut_block(text: str, limits: tuple[int, int]) -> list[str]:
+    """Text indented under its label, cut to the view's size with a note saying how much."""
+    shown = cut(visible(text), *limits)
+    return [indent(shown.text), *([indent(shown.note())] if shown.was_cut else [])]
+
+
 def _call(call: ToolCall) -> list[str]:
-    lines = [f"call {visible(call.name)} {visible(compact_json(call.arguments))}"]
+    lines = [f"call {shown_name(call.name)} {shown_arguments(call.arguments)}"]
     if call.repaired:
         lines.append(
             indent(
