@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,12 +26,12 @@ def new_session(model: Any = None) -> Session:
     return Session(model=model or OfflineModel(), strategy=get_strategy("regex"), registry=registry)
 
 
-def drive(session: Session, keys: str, tmp_path: Path) -> int:
+def drive(session: Session, keys: str, tmp_path: Path, history_file: Path | None = None) -> int:
     with create_pipe_input() as pipe:
         pipe.send_text(keys)
         repl = Repl(
             session,
-            history_file=tmp_path / "history",
+            history_file=history_file or tmp_path / "history",
             make_model=lambda name: get_model(ModelChoice(name=name)),
             pt_input=pipe,
             pt_output=DummyOutput(),
@@ -135,3 +137,55 @@ def test_a_question_over_the_limit_is_refused_and_the_session_goes_on(
     assert "the question is 9,000 characters; the limit is 8,000" in out
     assert "answer: 2+2 = 4" in out
     assert session.history[0].content == "What's 2+2?"
+
+
+def test_strategy_without_a_name_shows_the_current_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = new_session()
+    assert drive(session, "/strategy\r/strategy schema\r/strategy   \r\x04", tmp_path) == 0
+    out = capsys.readouterr().out
+    assert out.count("The strategy is regex. /strategy NAME switches it") == 1
+    assert out.count("The strategy is schema. /strategy NAME switches it") == 1
+    assert "unknown strategy" not in out
+    assert session.strategy.name == "schema"
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """The loosest umask there is, so only toolcall's own care keeps a file private."""
+    old = os.umask(0)
+    yield
+    os.umask(old)
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_the_history_file_is_created_owner_only(tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    assert drive(new_session(), "What's 2+2?\r\x04", tmp_path, history) == 0
+    assert "What's 2+2?" in history.read_text(encoding="utf-8")
+    assert mode_of(history) == 0o600
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_an_existing_history_file_readable_by_others_is_tightened(tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    history.write_text("\n# 2024-01-01 00:00:00\n+an old question\n", encoding="utf-8")
+    history.chmod(0o664)
+    assert drive(new_session(), "What's 2+2?\r\x04", tmp_path, history) == 0
+    assert mode_of(history) == 0o600
+    text = history.read_text(encoding="utf-8")
+    assert "an old question" in text and "What's 2+2?" in text
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_the_default_history_file_gets_its_own_private_directory() -> None:
+    from toolcall_cli.repl import default_history_file
+
+    path = default_history_file()  # HOME is a fresh directory for each test (conftest)
+    assert path.parent.is_dir() and mode_of(path.parent) == 0o700
+    assert not path.exists()  # the file itself is made when the chat opens it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -16,6 +17,7 @@ from prompt_toolkit.output import Output
 
 from toolcall_cli.approval import attach
 from toolcall_cli.models.base import Model
+from toolcall_cli.private_files import PathProblem, open_private
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
@@ -23,7 +25,7 @@ from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
 COMMANDS: dict[str, str] = {
     "/help": "show this help",
     "/tools": "list the loaded tools",
-    "/strategy": "/strategy NAME: switch to regex, schema or stream",
+    "/strategy": "/strategy NAME: switch to regex, schema or stream (alone: show it)",
     "/model": "/model NAME: switch the model (offline, scripted, or a name at the endpoint)",
     "/reset": "forget the conversation so far",
     "/history": "show how many messages the conversation holds",
@@ -32,7 +34,19 @@ COMMANDS: dict[str, str] = {
 
 
 def default_history_file() -> Path:
-    return Path(typer.get_app_dir("toolcall")) / "chat_history"
+    """Where chat keeps its input history unless told otherwise. toolcall's own app directory
+    is made for it, owner-only, when missing (unlike a directory the user names)."""
+    app_dir = Path(typer.get_app_dir("toolcall"))
+    if not app_dir.is_dir():
+        try:
+            app_dir.mkdir(mode=0o700, parents=True)
+            os.chmod(app_dir, 0o700)  # mkdir's mode passes through the umask
+        except OSError as error:
+            raise PathProblem(
+                f"cannot make {app_dir} for the chat history: {error.strerror or error}; "
+                "give --history-file PATH"
+            ) from None
+    return app_dir / "chat_history"
 
 
 class SlashCompleter(Completer):
@@ -74,7 +88,9 @@ class Repl:
         self.session = session
         self._make_model = make_model
         self._mode: RenderMode = mode or ("live" if sys.stdout.isatty() else "plain")
-        history_file.parent.mkdir(parents=True, exist_ok=True)
+        # Checked (and made owner-only) before the chat starts; prompt-toolkit appends to it by
+        # name afterwards, which keeps the mode. Raises PathProblem.
+        os.close(open_private(history_file, "history file", readable=True))
         self._prompt: PromptSession[str] = PromptSession(
             history=FileHistory(str(history_file)),
             completer=SlashCompleter(session),
@@ -147,6 +163,12 @@ class Repl:
         return None
 
     def _switch_strategy(self, name: str) -> None:
+        if not name:
+            self.say(
+                f"The strategy is {self.session.strategy.name}. "
+                f"/strategy NAME switches it ({', '.join(STRATEGY_NAMES)})."
+            )
+            return
         try:
             self.session.use_strategy(name)
         except UnknownStrategy as error:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 from typing import IO, Any
 
 from toolcall_cli.events import Event, IterationStarted, RunFinished, RunStarted, ToolCallParsed
+from toolcall_cli.private_files import open_private
 
 
 def event_record(event: Event) -> dict[str, Any]:
@@ -26,9 +28,11 @@ class TraceWriter:
 
     @classmethod
     def open(cls, path: Path) -> TraceWriter:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Append to `path`, owner-only; raises PathProblem (naming the path and why) when it
+        cannot be written, so the run never starts."""
+        fd = open_private(path, "trace file")
         # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
-        return cls(path.open("a", encoding="utf-8", errors="replace"))
+        return cls(os.fdopen(fd, "a", encoding="utf-8", errors="replace"))
 
     def interrupted(self) -> None:
         """Close an interrupted run's record with how far it got."""
