@@ -236,3 +236,13 @@ def test_ctrl_c_with_json_ends_stdout_and_the_trace_with_the_same_event(
     # how far it got: one full iteration with its call, and the second begun
     assert (stdout_last["iterations"], stdout_last["tool_calls"]) == (2, 1)
     assert stdout_last["usage"]["total_tokens"] > 0  # what the first reply cost is not lost
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_trace_that_stops_taking_writes_stops_the_run_with_one_line(tmp_path: Path) -> None:
+    """/dev/full opens like any file and fails every write, as a full disk does mid-run."""
+    done = toolcall("run", "What's 2+2?", "--json", "--trace", "/dev/full", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "toolcall: error: cannot write the trace file /dev/full: No space left on device\n"
+    )

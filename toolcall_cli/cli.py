@@ -52,6 +52,8 @@ from toolcall_cli.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from toolcall_cli.trace import TraceWriter
+
 EXIT_ANSWERED = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -471,6 +473,44 @@ class RunProgress:
         )
 
 
+class TraceWriteError(Exception):
+    """The trace stopped taking writes mid-run (a full disk, a pipe whose reader died)."""
+
+
+class RunTrace:
+    """The run's trace, if it has one. A write that fails stops the run with one line and
+    exit 1, rather than letting it go on with a trace that silently ends early."""
+
+    def __init__(self, writer: TraceWriter | None, path: Path | None) -> None:
+        self._writer = writer
+        self._path = path
+
+    def write(self, event: Event) -> None:
+        if self._writer is None:
+            return
+        try:
+            self._writer.write(event)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise TraceWriteError(f"cannot write the trace file {self._path}: {reason}") from None
+
+    def close(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(OSError):  # a failed write was already reported
+                self._writer.close()
+
+
+def open_trace(path: Path | None) -> RunTrace:
+    """The trace, opened before the run starts: a path that cannot be written is a usage
+    error naming it, and nothing has run yet."""
+    from toolcall_cli.trace import TraceWriter
+
+    try:
+        return RunTrace(TraceWriter.open(path) if path else None, path)
+    except PathProblem as error:
+        fail(str(error))
+
+
 def render_run(
     events: Iterator[Event],
     mode: RenderMode,
@@ -478,14 +518,8 @@ def render_run(
     approve: Approver | None = None,
     show_request: bool = False,
 ) -> int:
-    """Render a run's events and return the exit code its end calls for. The trace is opened
-    first: a path that cannot be written is a usage error before the run starts."""
-    from toolcall_cli.trace import TraceWriter
-
-    try:
-        writer = TraceWriter.open(trace) if trace else None
-    except PathProblem as error:
-        fail(str(error))
+    """Render a run's events, trace them, and return the exit code the run's end calls for."""
+    run_trace = open_trace(trace)
     renderer = make_renderer(mode, show_request=show_request)
     if approve is not None:
         attach(approve, renderer)
@@ -495,8 +529,7 @@ def render_run(
         try:
             for event in events:
                 progress.add(event)
-                if writer:  # first: the trace keeps an event even when stdout breaks on it
-                    writer.write(event)
+                run_trace.write(event)  # first: the trace keeps an event stdout broke on
                 renderer.handle(event)
                 if mode != "live":
                     report_stop(event)
@@ -505,20 +538,21 @@ def render_run(
         except KeyboardInterrupt:
             # One final event for both, so a program reading --json learns what the trace says.
             final = progress.interrupted()
-            if writer:
-                writer.write(final)
+            run_trace.write(final)
             renderer.handle(final)
             code = EXIT_INTERRUPTED
         except BrokenPipeError:
-            if writer:  # stdout's reader left; the trace still says how the run ended
-                writer.write(progress.interrupted())
+            # stdout's reader left; the trace (if it still can) says how the run ended.
+            with contextlib.suppress(TraceWriteError):
+                run_trace.write(progress.interrupted())
             raise
         finally:
             # Also on an unexpected error, so the terminal is never left with a live region.
             renderer.close()
+    except TraceWriteError as error:
+        fail(str(error), EXIT_FAILURE)
     finally:
-        if writer:
-            writer.close()
+        run_trace.close()
     if code == EXIT_INTERRUPTED:
         typer.echo("toolcall: interrupted", err=True)
     return code
