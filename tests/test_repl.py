@@ -189,3 +189,35 @@ def test_the_default_history_file_gets_its_own_private_directory() -> None:
     path = default_history_file()  # HOME is a fresh directory for each test (conftest)
     assert path.parent.is_dir() and mode_of(path.parent) == 0o700
     assert not path.exists()  # the file itself is made when the chat opens it
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_history_file_that_stops_taking_writes_is_one_warning_and_the_chat_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/dev/full opens like a file and fails every write, as a full disk does mid-session."""
+    session = new_session()
+    keys = "What's 2+2?\rWhat's 3+3?\r\x04"
+    assert drive(session, keys, tmp_path, Path("/dev/full")) == 0
+    captured = capsys.readouterr()
+    assert "answer: 2+2 = 4" in captured.out and "answer: 3+3 = 6" in captured.out
+    assert captured.err == (
+        "toolcall: warning: cannot write the history file /dev/full: No space left on device; "
+        "this session's input is not kept\n"
+    )
+
+
+def test_up_recalls_the_last_question_of_a_history_cut_to_its_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the end of a long history file is read; what is read is prompt-toolkit's format."""
+    import toolcall_cli.repl
+
+    history = tmp_path / "history"
+    old = "".join(f"\n# 2024-01-01 00:00:{i:02}\n+What's {i}+{i}?\n" for i in range(50))
+    history.write_text(old + "\n# 2024-01-02 00:00:00\n+What's 3+4?\n", encoding="utf-8")
+    monkeypatch.setattr(toolcall_cli.repl, "HISTORY_READ_LIMIT", 100)
+    assert drive(new_session(), "\x1b[A\x1b[A\r\x04", tmp_path, history) == 0
+    out = capsys.readouterr().out
+    # two entries back from the end, and nothing from the cut-off part before them
+    assert "question: What's 49+49?" in out and "answer: 49+49 = 98" in out
