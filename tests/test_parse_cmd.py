@@ -162,3 +162,71 @@ def test_cli_schema_reads_a_native_message() -> None:
     result = parse_cli("--strategy", "schema", stdin=json.dumps(message))
     assert names_and_arguments(result) == [("f", {"a": 1}), ("g", {"b": 2})]
     assert [c["repaired"] for c in result["calls"]] == [False, True]
+
+
+def parse_bytes(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "parse", *args],
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "offset"),
+    [
+        (b"ab\xffcd", 2),  # a byte UTF-8 never uses
+        ("好的".encode() + b"\xe5\xa5", 6),  # a character cut off at the end
+        (b"x\xed\xa0\x80y", 1),  # an encoded surrogate (what surrogateescape lets through)
+        (b"\xc0\xafok", 0),  # an overlong encoding
+    ],
+)
+def test_invalid_utf8_is_the_same_usage_error_from_stdin_and_from_a_file(
+    tmp_path: Path, data: bytes, offset: int
+) -> None:
+    source = tmp_path / "reply.txt"
+    source.write_bytes(data)
+    from_file = parse_bytes(str(source))
+    from_stdin = parse_bytes(stdin=data)
+    for done, name in ((from_file, str(source)), (from_stdin, "stdin")):
+        assert done.returncode == 2 and done.stdout == b""
+        assert done.stderr.decode() == (
+            f"toolcall: error: {name} is not valid UTF-8: "
+            f"a bad byte (0x{data[offset]:02x}) at byte offset {offset}\n"
+        )
+
+
+def test_valid_input_reads_the_same_from_stdin_and_a_file(tmp_path: Path) -> None:
+    data = '天气\r\n<tool_call>{"name": "f", "arguments": {"a": "é"}}</tool_call>\r\n'.encode()
+    source = tmp_path / "reply.txt"
+    source.write_bytes(data)
+    from_file, from_stdin = parse_bytes(str(source)), parse_bytes(stdin=data)
+    assert from_file.returncode == 0 and from_file.stdout == from_stdin.stdout
+    result = json.loads(from_file.stdout)
+    assert result["calls"][0]["arguments"] == {"a": "é"} and result["text"] == "天气"
+
+
+def test_parse_help_states_the_utf8_rule() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "parse", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert "UTF-8" in done.stdout and "byte offset" in done.stdout
+
+
+def test_parse_with_stdin_closed_is_a_usage_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "parse"],
+        stdin=None,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        close_fds=True,
+        preexec_fn=lambda: os.close(0),
+    )
+    assert done.returncode == 2 and "stdin" in done.stderr and done.stderr.count("\n") == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,12 +26,12 @@ def new_session(model: Any = None) -> Session:
     return Session(model=model or OfflineModel(), strategy=get_strategy("regex"), registry=registry)
 
 
-def drive(session: Session, keys: str, tmp_path: Path) -> int:
+def drive(session: Session, keys: str, tmp_path: Path, history_file: Path | None = None) -> int:
     with create_pipe_input() as pipe:
         pipe.send_text(keys)
         repl = Repl(
             session,
-            history_file=tmp_path / "history",
+            history_file=history_file or tmp_path / "history",
             make_model=lambda name: get_model(ModelChoice(name=name)),
             pt_input=pipe,
             pt_output=DummyOutput(),
@@ -135,3 +137,87 @@ def test_a_question_over_the_limit_is_refused_and_the_session_goes_on(
     assert "the question is 9,000 characters; the limit is 8,000" in out
     assert "answer: 2+2 = 4" in out
     assert session.history[0].content == "What's 2+2?"
+
+
+def test_strategy_without_a_name_shows_the_current_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = new_session()
+    assert drive(session, "/strategy\r/strategy schema\r/strategy   \r\x04", tmp_path) == 0
+    out = capsys.readouterr().out
+    assert out.count("The strategy is regex. /strategy NAME switches it") == 1
+    assert out.count("The strategy is schema. /strategy NAME switches it") == 1
+    assert "unknown strategy" not in out
+    assert session.strategy.name == "schema"
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """The loosest umask there is, so only toolcall's own care keeps a file private."""
+    old = os.umask(0)
+    yield
+    os.umask(old)
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_the_history_file_is_created_owner_only(tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    assert drive(new_session(), "What's 2+2?\r\x04", tmp_path, history) == 0
+    assert "What's 2+2?" in history.read_text(encoding="utf-8")
+    assert mode_of(history) == 0o600
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_an_existing_history_file_readable_by_others_is_tightened(tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    history.write_text("\n# 2024-01-01 00:00:00\n+an old question\n", encoding="utf-8")
+    history.chmod(0o664)
+    assert drive(new_session(), "What's 2+2?\r\x04", tmp_path, history) == 0
+    assert mode_of(history) == 0o600
+    text = history.read_text(encoding="utf-8")
+    assert "an old question" in text and "What's 2+2?" in text
+
+
+@pytest.mark.usefixtures("open_umask")
+def test_the_default_history_file_gets_its_own_private_directory() -> None:
+    from toolcall_cli.repl import default_history_file
+
+    path = default_history_file()  # HOME is a fresh directory for each test (conftest)
+    assert path.parent.is_dir() and mode_of(path.parent) == 0o700
+    assert not path.exists()  # the file itself is made when the chat opens it
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_history_file_that_stops_taking_writes_is_one_warning_and_the_chat_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/dev/full opens like a file and fails every write, as a full disk does mid-session."""
+    session = new_session()
+    keys = "What's 2+2?\rWhat's 3+3?\r\x04"
+    assert drive(session, keys, tmp_path, Path("/dev/full")) == 0
+    captured = capsys.readouterr()
+    assert "answer: 2+2 = 4" in captured.out and "answer: 3+3 = 6" in captured.out
+    assert captured.err == (
+        "toolcall: warning: cannot write the history file /dev/full: No space left on device; "
+        "this session's input is not kept\n"
+    )
+
+
+def test_up_recalls_the_last_question_of_a_history_cut_to_its_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the end of a long history file is read; what is read is prompt-toolkit's format."""
+    import toolcall_cli.repl
+
+    history = tmp_path / "history"
+    old = "".join(f"\n# 2024-01-01 00:00:{i:02}\n+What's {i}+{i}?\n" for i in range(50))
+    history.write_text(old + "\n# 2024-01-02 00:00:00\n+What's 3+4?\n", encoding="utf-8")
+    monkeypatch.setattr(toolcall_cli.repl, "HISTORY_READ_LIMIT", 100)
+    assert drive(new_session(), "\x1b[A\x1b[A\r\x04", tmp_path, history) == 0
+    out = capsys.readouterr().out
+    # two entries back from the end, and nothing from the cut-off part before them
+    assert "question: What's 49+49?" in out and "answer: 49+49 = 98" in out

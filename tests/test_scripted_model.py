@@ -126,10 +126,118 @@ def test_from_file_reads_jsonl_with_strings_and_objects(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "problem"),
-    [("[1, 2]", "item 1"), ('"ok"\n{broken', "line 2 is not JSON"), ("[oops", "not a valid JSON")],
+    [
+        ("[1, 2]", "item 1"),
+        ('"ok"\n{broken', "line 2 is not JSON"),
+        ("[oops", "the list is not JSON"),
+    ],
 )
 def test_from_file_names_what_is_wrong(tmp_path: Path, text: str, problem: str) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError, match=problem):
         ScriptedModel.from_file(path)
+
+
+# --- a script is checked whole before the first request -----------------------------------------
+
+
+def run_script(tmp_path: Path, script: str, *extra: str) -> Any:
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    path = tmp_path / "script.jsonl"
+    path.write_text(script, encoding="utf-8")
+    return CliRunner().invoke(
+        app, ["run", "hi", "--json", "--model", "scripted", "--script", str(path), *extra]
+    )
+
+
+GOOD = json.dumps("fine")
+
+
+@pytest.mark.parametrize(
+    ("reply", "needles"),
+    [
+        ({"content": 5}, ["line 2", "`content`", "string or null"]),
+        ({"tool_calls": "x"}, ["line 2", "`tool_calls`", "list"]),
+        ({"tool_calls": [5]}, ["line 2", "`tool_calls[0]`", "object"]),
+        ({"tool_calls": [{"function": {"name": 3}}]}, ["line 2", "`tool_calls[0].function.name`"]),
+        ({"tool_calls": [{"function": "f"}]}, ["line 2", "`tool_calls[0].function`", "object"]),
+        ({"tool_calls": [{"name": None}]}, ["line 2", "`tool_calls[0].name`", "string"]),
+        ({"tool_calls": [{"id": 7, "name": "f"}]}, ["line 2", "`tool_calls[0].id`", "string"]),
+        ({"tool_calls": [{"type": "tool", "name": "f"}]}, ["`tool_calls[0].type`", "function"]),
+        ({"finish_reason": 1}, ["line 2", "`finish_reason`", "string"]),
+        ({"role": "user", "content": "hi"}, ["line 2", "`role`", "assistant"]),
+        ({"contents": "typo"}, ["line 2", "unknown key `contents`", "`content`"]),
+        ({"content": "x", "reasoning_content": "y"}, ["unknown key `reasoning_content`"]),
+        (
+            {"tool_calls": [{"function": {"name": "f", "argument": "{}"}}]},
+            ["unknown key `tool_calls[0].function.argument`"],
+        ),
+        (
+            {"tool_calls": [{"name": "f", "function": {"name": "f"}}]},
+            ["`tool_calls[0]`", "`function` or", "not both"],
+        ),
+        (5, ["line 2", "string or object"]),
+    ],
+    ids=lambda value: json.dumps(value)[:40] if not isinstance(value, list) else "",
+)
+def test_an_invalid_reply_is_a_usage_error_naming_its_line_and_key(
+    tmp_path: Path, reply: Any, needles: list[str]
+) -> None:
+    result = run_script(tmp_path, f"{GOOD}\n{json.dumps(reply)}\n{GOOD}\n")
+    assert result.exit_code == 2, result.stdout
+    assert result.stdout == ""  # nothing ran: no run_started, no request
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("toolcall: error: ")
+    for needle in needles:
+        assert needle in result.stderr, (needle, result.stderr)
+
+
+def test_an_invalid_item_of_a_json_list_is_named_by_its_number(tmp_path: Path) -> None:
+    result = run_script(tmp_path, json.dumps(["ok", {"tool_calls": [{"function": {"name": 3}}]}]))
+    assert result.exit_code == 2
+    assert "item 2" in result.stderr and "`tool_calls[0].function.name`" in result.stderr
+
+
+def test_a_script_nested_too_deeply_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_script(tmp_path, "[" * 100_000 + "]" * 100_000)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "nested too deeply" in result.stderr
+
+
+def test_every_reply_the_format_allows_still_runs(tmp_path: Path) -> None:
+    """What a script may hold, including a model's own mistakes (an empty name, broken
+    arguments, a forced finish_reason): these are what scripts are for."""
+    replies = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "", "arguments": "{bad"}},
+                {"name": "calculate", "arguments": {"expression": "1+1"}},
+            ],
+            "finish_reason": "tool_calls",
+        },
+        {"content": "done", "tool_calls": None, "finish_reason": None},
+    ]
+    script = "\n".join(json.dumps(r) for r in replies)
+    result = run_script(tmp_path, script, "--strategy", "schema")
+    assert result.exit_code == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["call"]["name"] for e in events if e["kind"] == "tool_call_parsed"] == ["calculate"]
+    assert events[-1]["stop_reason"] == "answered"
+
+
+def test_a_script_without_model_scripted_is_a_usage_error(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    path = tmp_path / "script.jsonl"
+    path.write_text(GOOD, encoding="utf-8")
+    for model in ([], ["--model", "offline"]):
+        result = CliRunner().invoke(app, ["run", "hi", "--script", str(path), *model])
+        assert result.exit_code == 2 and result.stdout == ""
+        assert result.stderr.count("\n") == 1 and "--model scripted" in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -118,8 +119,12 @@ def test_chat_turns_ctrl_c_and_ctrl_d(terminal: Terminal) -> None:
     terminal.keys("C-d")
     screen = terminal.wait_for("EXIT=")
     assert "EXIT=0" in screen
-    history = (terminal.tmp / ".config" / "toolcall" / "chat_history").read_text(encoding="utf-8")
+    history_file = terminal.tmp / ".config" / "toolcall" / "chat_history"
+    history = history_file.read_text(encoding="utf-8")
     assert "What's 12*5+3?" in history and "/strategy stream" in history
+    # what was typed is for its owner only, and so is toolcall's own directory
+    assert stat.S_IMODE(history_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(history_file.parent.stat().st_mode) == 0o700
 
 
 def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_session(terminal: Terminal) -> None:

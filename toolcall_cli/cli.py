@@ -2,31 +2,47 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
 from toolcall_cli import strictjson
 
 try:  # typer >= 0.26 vendors click and raises its own copies of click's exceptions
     from typer._click import exceptions as click_exceptions
+    from typer._click.core import Context as ClickContext
 except ImportError:  # pragma: no cover - older typer uses the click package
+    from click import Context as ClickContext  # type: ignore[import-not-found, no-redef, assignment, unused-ignore]
     from click import exceptions as click_exceptions  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 from toolcall_cli.approval import approver, attach
 from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve
-from toolcall_cli.events import Event, LimitReached, ModelFailed, Notice, RunFinished
+from toolcall_cli.events import (
+    Event,
+    IterationStarted,
+    LimitReached,
+    ModelFailed,
+    ModelReplied,
+    Notice,
+    RunFinished,
+    RunStarted,
+    ToolCallParsed,
+)
 from toolcall_cli.loop import Approver, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelChoice, ModelConfigError, get_model
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.paced import PacedModel
+from toolcall_cli.private_files import PathProblem
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
@@ -34,11 +50,19 @@ from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import load_tools, tool_dirs
 from toolcall_cli.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolcall_cli.trace import TraceWriter
+
 EXIT_ANSWERED = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_LIMIT = 3
 EXIT_INTERRUPTED = 130
+EXIT_OUTPUT_CLOSED = 141
+"""The reader of stdout left early (`| head -1`): 128 + SIGPIPE, what the shell reports for
+any program cut off that way. Not 0: a run cut short has not answered."""
 
 EXIT_BY_STOP = {
     "answered": EXIT_ANSWERED,
@@ -48,7 +72,37 @@ EXIT_BY_STOP = {
     "interrupted": EXIT_INTERRUPTED,
 }
 
+
+class OutputClosed(Exception):
+    """stdout's reader went away. Deliberately not an OSError: typer's own handler would turn a
+    broken pipe into exit 1 before main() could see it."""
+
+
+class ToolcallGroup(TyperGroup):
+    """The command group; a broken pipe anywhere in parsing (help, --version) or in a command
+    reaches main() as OutputClosed."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: ClickContext | None = None,
+        **extra: Any,
+    ) -> ClickContext:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError as error:
+            raise OutputClosed from error
+
+    def invoke(self, ctx: ClickContext) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as error:
+            raise OutputClosed from error
+
+
 app = typer.Typer(
+    cls=ToolcallGroup,
     name="toolcall",
     help="Watch LLM tool use (function calling) work, step by step.",
     no_args_is_help=True,
@@ -270,6 +324,18 @@ class SessionOptions:
         )
 
 
+def pipe_console() -> Console:
+    """A rich Console for stdout whose broken pipe reaches main() like any other command's
+    (rich's own handling exits 1 on the spot)."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return PipeConsole(highlight=False)
+
+
 def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegistry:
     dirs = tool_dirs(list(extra), include_bundled=not no_default_tools, cwd=Path.cwd())
     loaded = load_tools(dirs, explicit=list(extra))
@@ -295,6 +361,8 @@ def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
         fail(str(error))
     if options.base_url and resolved.model in LOCAL_MODELS:
         fail("--base-url needs --model NAME: the model's name at that endpoint")
+    if options.script and resolved.model != "scripted":
+        fail(f"--script is for --model scripted (the model is {resolved.model})")
     choice = ModelChoice(
         name=resolved.model,
         seed=options.seed,
@@ -374,6 +442,76 @@ def report_stop(event: Event) -> None:
         typer.echo(f"toolcall: {event.message}", err=True)
 
 
+class RunProgress:
+    """How far a run got, read from its events: the final event when the run is cut off
+    (Ctrl-C, or stdout's reader leaving) before the loop could send its own."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._started = clock()
+        self._iterations = 0
+        self._tool_calls = 0
+        self._usage: dict[str, int] = {}
+
+    def add(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._started = self._clock()
+        elif isinstance(event, IterationStarted):
+            self._iterations = event.iteration
+        elif isinstance(event, ToolCallParsed):
+            self._tool_calls += 1
+        elif isinstance(event, ModelReplied):
+            for key, value in event.usage.items():
+                self._usage[key] = self._usage.get(key, 0) + value
+
+    def interrupted(self) -> RunFinished:
+        return RunFinished(
+            stop_reason="interrupted",
+            iterations=self._iterations,
+            tool_calls=self._tool_calls,
+            elapsed=self._clock() - self._started,
+            usage=dict(self._usage),
+        )
+
+
+class TraceWriteError(Exception):
+    """The trace stopped taking writes mid-run (a full disk, a pipe whose reader died)."""
+
+
+class RunTrace:
+    """The run's trace, if it has one. A write that fails stops the run with one line and
+    exit 1, rather than letting it go on with a trace that silently ends early."""
+
+    def __init__(self, writer: TraceWriter | None, path: Path | None) -> None:
+        self._writer = writer
+        self._path = path
+
+    def write(self, event: Event) -> None:
+        if self._writer is None:
+            return
+        try:
+            self._writer.write(event)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise TraceWriteError(f"cannot write the trace file {self._path}: {reason}") from None
+
+    def close(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(OSError):  # a failed write was already reported
+                self._writer.close()
+
+
+def open_trace(path: Path | None) -> RunTrace:
+    """The trace, opened before the run starts: a path that cannot be written is a usage
+    error naming it, and nothing has run yet."""
+    from toolcall_cli.trace import TraceWriter
+
+    try:
+        return RunTrace(TraceWriter.open(path) if path else None, path)
+    except PathProblem as error:
+        fail(str(error))
+
+
 def render_run(
     events: Iterator[Event],
     mode: RenderMode,
@@ -381,32 +519,41 @@ def render_run(
     approve: Approver | None = None,
     show_request: bool = False,
 ) -> int:
-    """Render a run's events and return the exit code its end calls for."""
-    from toolcall_cli.trace import TraceWriter
-
+    """Render a run's events, trace them, and return the exit code the run's end calls for."""
+    run_trace = open_trace(trace)
     renderer = make_renderer(mode, show_request=show_request)
     if approve is not None:
         attach(approve, renderer)
-    writer = TraceWriter.open(trace) if trace else None
+    progress = RunProgress()
     code = EXIT_FAILURE
     try:
-        for event in events:
-            renderer.handle(event)
-            if writer:
-                writer.write(event)
-            if mode != "live":
-                report_stop(event)
-            if isinstance(event, RunFinished):
-                code = EXIT_BY_STOP[event.stop_reason]
-    except KeyboardInterrupt:
-        if writer:
-            writer.interrupted()
-        code = EXIT_INTERRUPTED
+        try:
+            for event in events:
+                progress.add(event)
+                run_trace.write(event)  # first: the trace keeps an event stdout broke on
+                renderer.handle(event)
+                if mode != "live":
+                    report_stop(event)
+                if isinstance(event, RunFinished):
+                    code = EXIT_BY_STOP[event.stop_reason]
+        except KeyboardInterrupt:
+            # One final event for both, so a program reading --json learns what the trace says.
+            final = progress.interrupted()
+            run_trace.write(final)
+            renderer.handle(final)
+            code = EXIT_INTERRUPTED
+        except BrokenPipeError:
+            # stdout's reader left; the trace (if it still can) says how the run ended.
+            with contextlib.suppress(TraceWriteError):
+                run_trace.write(progress.interrupted())
+            raise
+        finally:
+            # Also on an unexpected error, so the terminal is never left with a live region.
+            renderer.close()
+    except TraceWriteError as error:
+        fail(str(error), EXIT_FAILURE)
     finally:
-        # Also on an unexpected error, so the terminal is never left with a live region.
-        renderer.close()
-        if writer:
-            writer.close()
+        run_trace.close()
     if code == EXIT_INTERRUPTED:
         typer.echo("toolcall: interrupted", err=True)
     return code
@@ -497,11 +644,14 @@ def chat(
     def switch_model(name: str) -> Model:
         return make_model(dataclasses.replace(choice, name=name), options.pace)
 
-    repl = Repl(
-        session, history_file=history_file or default_history_file(), make_model=switch_model
-    )
     try:
+        # The history file is checked here, so a path that cannot work stops the chat unstarted.
+        repl = Repl(
+            session, history_file=history_file or default_history_file(), make_model=switch_model
+        )
         code = repl.loop()
+    except PathProblem as error:
+        fail(str(error))
     finally:
         session.close()
     raise typer.Exit(code)
@@ -524,7 +674,7 @@ def tools_command(
         return
     from toolcall_cli.render.tables import print_tool_table
 
-    print_tool_table(list(registry))
+    print_tool_table(list(registry), pipe_console())
 
 
 @app.command()
@@ -572,15 +722,16 @@ def parse(
     ] = None,
     sse: Annotated[bool, typer.Option("--sse", help="The input is an OpenAI SSE stream.")] = False,
 ) -> None:
-    """Show what the parser makes of a model's raw output, as one JSON object."""
+    """Show what the parser makes of a model's raw output, as one JSON object.
+
+    The input, a FILE or stdin alike, must be UTF-8: a byte that is not is a usage error
+    naming its byte offset (nothing is guessed or replaced).
+    """
     from toolcall_cli.parsing import SseInputError, parse_message, parse_output, parse_sse
 
     if strategy is not StrategyName.stream and (chunk or seed is not None):
         fail("--chunk and --seed feed the input in pieces: use them with --strategy stream")
-    try:
-        text = file.read_text(encoding="utf-8") if file else sys.stdin.read()
-    except (OSError, UnicodeDecodeError) as error:
-        fail(f"cannot read {file}: {error}")
+    text = read_input(file)
     if sse or strategy is StrategyName.schema:
         try:
             result = parse_sse(text) if sse else parse_message(text)
@@ -591,6 +742,36 @@ def parse(
             chunk = 1
         result = parse_output(text, chunk=chunk, seed=seed)
     typer.echo(strictjson.dumps(result, indent=2))
+
+
+def read_input(file: Path | None) -> str:
+    """The raw output as text, by one rule for a file and for stdin: strict UTF-8. A decoder
+    that replaced bad bytes would hand the parser text the model never sent."""
+    name = str(file) if file else "stdin"
+    try:
+        data = file.read_bytes() if file else stdin_bytes()
+    except OSError as error:
+        fail(f"cannot read {name}: {error.strerror or error}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        fail(
+            f"{name} is not valid UTF-8: a bad byte (0x{data[error.start]:02x}) "
+            f"at byte offset {error.start}"
+        )
+    # As text-mode reading did before: \r\n and a lone \r end a line as \n does.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def stdin_bytes() -> bytes:
+    if sys.stdin is None:
+        fail("stdin is closed: give a FILE, or pipe the model's output in")
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        data: bytes = buffer.read()
+        return data
+    # A text stream without bytes beneath (some embedders): undo its decoding, bad bytes kept.
+    return sys.stdin.read().encode("utf-8", "surrogateescape")
 
 
 @app.command("faults")
@@ -652,6 +833,17 @@ def config_show(
     typer.echo(f"profiles: {', '.join(names)}")
 
 
+def silence_output() -> None:
+    """Point stdout and stderr at devnull, so what is still buffered for a pipe nobody reads
+    cannot fail again in the interpreter's final flush ("Exception ignored ...")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        # A stream without a descriptor has nothing to flush to a pipe.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+
+
 def main() -> None:
     """Entry point: usage errors become one line and exit code 2, never a traceback."""
     for stream in (sys.stdout, sys.stderr):
@@ -660,26 +852,35 @@ def main() -> None:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
     try:
+        code = run_app()
+        # A reader that left shows here at the latest, not in the interpreter's last flush.
+        sys.stdout.flush()
+    except (OutputClosed, BrokenPipeError):
+        # The reader went away (`toolcall run ... | head -1`), perhaps while an error line was
+        # being written: not an error worth a word.
+        silence_output()
+        code = EXIT_OUTPUT_CLOSED
+    sys.exit(code)
+
+
+def run_app() -> int:
+    """The app's exit code, with every way out of it turned into one."""
+    try:
         code = app(standalone_mode=False)
     except click_exceptions.UsageError as error:
         if "NoArgsIsHelp" in type(error).__name__:  # `toolcall` alone: its help, not an error
             typer.echo(error.ctx.get_help() if error.ctx else error.format_message())
-            code = 0
-        else:
-            hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
-            typer.echo(f"toolcall: error: {error.format_message()}{hint}", err=True)
-            code = EXIT_USAGE
+            return 0
+        hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
+        typer.echo(f"toolcall: error: {error.format_message()}{hint}", err=True)
+        return EXIT_USAGE
     except typer.Exit as done:
-        code = done.exit_code
+        return done.exit_code
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)
-        code = EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (`toolcall run ... | head -1`): not an error worth a traceback.
-        # Point stdout at devnull so the interpreter's final flush cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        code = EXIT_ANSWERED
+        return EXIT_INTERRUPTED
+    except (OutputClosed, BrokenPipeError):
+        raise
     except Exception as error:  # a bug: say so in one line; TOOLCALL_DEBUG=1 shows the traceback
         if os.environ.get("TOOLCALL_DEBUG"):
             raise
@@ -688,5 +889,5 @@ def main() -> None:
             "(a bug in toolcall; TOOLCALL_DEBUG=1 shows the traceback)",
             err=True,
         )
-        code = EXIT_FAILURE
-    sys.exit(code if isinstance(code, int) else 0)
+        return EXIT_FAILURE
+    return code if isinstance(code, int) else 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -16,6 +18,7 @@ from prompt_toolkit.output import Output
 
 from toolcall_cli.approval import attach
 from toolcall_cli.models.base import Model
+from toolcall_cli.private_files import PathProblem, open_private
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
@@ -23,7 +26,7 @@ from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
 COMMANDS: dict[str, str] = {
     "/help": "show this help",
     "/tools": "list the loaded tools",
-    "/strategy": "/strategy NAME: switch to regex, schema or stream",
+    "/strategy": "/strategy NAME: switch to regex, schema or stream (alone: show it)",
     "/model": "/model NAME: switch the model (offline, scripted, or a name at the endpoint)",
     "/reset": "forget the conversation so far",
     "/history": "show how many messages the conversation holds",
@@ -32,7 +35,93 @@ COMMANDS: dict[str, str] = {
 
 
 def default_history_file() -> Path:
-    return Path(typer.get_app_dir("toolcall")) / "chat_history"
+    """Where chat keeps its input history unless told otherwise. toolcall's own app directory
+    is made for it, owner-only, when missing (unlike a directory the user names)."""
+    app_dir = Path(typer.get_app_dir("toolcall"))
+    if not app_dir.is_dir():
+        try:
+            app_dir.mkdir(mode=0o700, parents=True)
+            os.chmod(app_dir, 0o700)  # mkdir's mode passes through the umask
+        except OSError as error:
+            raise PathProblem(
+                f"cannot make {app_dir} for the chat history: {error.strerror or error}; "
+                "give --history-file PATH"
+            ) from None
+    return app_dir / "chat_history"
+
+
+HISTORY_READ_LIMIT = 4 * 1024 * 1024
+"""Bytes of the history file read at start (its end): years of typed questions, and a bound
+on a path that names something else (a big log file)."""
+
+
+class ChatHistory(FileHistory):
+    """The input history file (prompt-toolkit's format), read and written so that no file
+    stops the chat. Only a regular file is read, and only its last HISTORY_READ_LIMIT bytes:
+    a device never ends (`/dev/zero`, `/dev/full`). A file that stops taking writes (a full
+    disk) would make prompt-toolkit show its "unhandled exception" screen and wait for Enter;
+    here the problem is kept for the chat to report once, and this session's lines stay in
+    memory."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+        self.problem: str | None = None
+
+    def load_history_strings(self) -> Iterable[str]:
+        try:
+            data = read_tail(self.path, HISTORY_READ_LIMIT)
+        except OSError as error:
+            self._failed("read", error)
+            return []
+        return reversed(history_entries(data))
+
+    def store_string(self, string: str) -> None:
+        if self.problem is not None:
+            return
+        try:
+            super().store_string(string)
+        except OSError as error:
+            self._failed("write", error)
+
+    def _failed(self, doing: str, error: OSError) -> None:
+        self.problem = (
+            f"cannot {doing} the history file {self.path}: {error.strerror or error}; "
+            "this session's input is not kept"
+        )
+
+
+def read_tail(path: Path, limit: int) -> bytes:
+    """The last `limit` bytes of a regular file, from the start of an entry; nothing from
+    anything else."""
+    with open(path, "rb") as file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            return b""
+        start = max(0, status.st_size - limit)
+        file.seek(start)
+        data = file.read(limit)
+    if start > 0:  # cut mid-entry: begin at the next entry's `# timestamp` line
+        mark = data.find(b"\n#")
+        data = data[mark + 1 :] if mark >= 0 else b""
+    return data
+
+
+def history_entries(data: bytes) -> list[str]:
+    """Entries oldest first: each is its `+`-prefixed lines, ended by any other line (as
+    prompt-toolkit's FileHistory writes and reads them)."""
+    entries: list[str] = []
+    lines: list[str] = []
+    for raw in data.splitlines(keepends=True):
+        line = raw.decode("utf-8", errors="replace")
+        if line.startswith("+"):
+            lines.append(line[1:])
+        elif lines:
+            entries.append("".join(lines)[:-1])
+            lines = []
+    if lines:
+        entries.append("".join(lines)[:-1])
+    return entries
 
 
 class SlashCompleter(Completer):
@@ -74,9 +163,13 @@ class Repl:
         self.session = session
         self._make_model = make_model
         self._mode: RenderMode = mode or ("live" if sys.stdout.isatty() else "plain")
-        history_file.parent.mkdir(parents=True, exist_ok=True)
+        # Checked (and made owner-only) before the chat starts; prompt-toolkit appends to it by
+        # name afterwards, which keeps the mode. Raises PathProblem.
+        os.close(open_private(history_file, "history file", readable=True))
+        self._history = ChatHistory(history_file)
+        self._history_problem_told = False
         self._prompt: PromptSession[str] = PromptSession(
-            history=FileHistory(str(history_file)),
+            history=self._history,
             completer=SlashCompleter(session),
             complete_while_typing=False,
             input=pt_input,
@@ -100,6 +193,7 @@ class Repl:
                 continue  # Ctrl-C at the prompt clears the line, as in a shell
             except EOFError:
                 return 0
+            self._tell_history_problem()
             line = line.strip()
             if not line:
                 continue
@@ -108,6 +202,11 @@ class Repl:
                     return 0
                 continue
             self.ask(line)
+
+    def _tell_history_problem(self) -> None:
+        if self._history.problem and not self._history_problem_told:
+            self._history_problem_told = True
+            typer.echo(f"toolcall: warning: {self._history.problem}", err=True)
 
     def ask(self, question: str) -> None:
         renderer = make_renderer(self._mode)
@@ -147,6 +246,12 @@ class Repl:
         return None
 
     def _switch_strategy(self, name: str) -> None:
+        if not name:
+            self.say(
+                f"The strategy is {self.session.strategy.name}. "
+                f"/strategy NAME switches it ({', '.join(STRATEGY_NAMES)})."
+            )
+            return
         try:
             self.session.use_strategy(name)
         except UnknownStrategy as error:

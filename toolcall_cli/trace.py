@@ -3,52 +3,30 @@
 from __future__ import annotations
 
 import json
-import time
+import os
 from pathlib import Path
 from typing import IO, Any
 
 from toolcall_cli import strictjson
-from toolcall_cli.events import (
-    Event,
-    IterationStarted,
-    RunFinished,
-    RunStarted,
-    ToolCallParsed,
-    event_record,
-)
+from toolcall_cli.events import Event, event_record
+from toolcall_cli.private_files import open_private
 
 
 class TraceWriter:
+    """Appends each event as one line of strict JSON, flushed at once."""
+
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
-        self._started = time.monotonic()
-        self._iterations = 0
-        self._tool_calls = 0
 
     @classmethod
     def open(cls, path: Path) -> TraceWriter:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Append to `path`, owner-only; raises PathProblem (naming the path and why) when it
+        cannot be written, so the run never starts."""
+        fd = open_private(path, "trace file")
         # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
-        return cls(path.open("a", encoding="utf-8", errors="replace"))
-
-    def interrupted(self) -> None:
-        """Close an interrupted run's record with how far it got."""
-        self.write(
-            RunFinished(
-                stop_reason="interrupted",
-                iterations=self._iterations,
-                tool_calls=self._tool_calls,
-                elapsed=time.monotonic() - self._started,
-            )
-        )
+        return cls(os.fdopen(fd, "a", encoding="utf-8", errors="replace"))
 
     def write(self, event: Event) -> None:
-        if isinstance(event, RunStarted):
-            self._started, self._iterations, self._tool_calls = time.monotonic(), 0, 0
-        elif isinstance(event, IterationStarted):
-            self._iterations = event.iteration
-        elif isinstance(event, ToolCallParsed):
-            self._tool_calls += 1
         # Flushed per event: an interrupted run keeps everything up to the interruption.
         self._stream.write(strictjson.dumps(event_record(event)) + "\n")
         self._stream.flush()

@@ -95,8 +95,10 @@ def scripted_model(script: Path | None) -> Model:
         )
     try:
         model = ScriptedModel.from_file(script)
-    except (OSError, ValueError) as error:
-        raise ModelConfigError(f"cannot read script {script}: {error}") from None
+    except OSError as error:
+        raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise ModelConfigError(f"bad script {script}: {error}") from None
     if not model.replies:
         raise ModelConfigError(f"script {script} holds no replies")
     return model

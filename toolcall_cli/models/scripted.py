@@ -25,16 +25,21 @@ class ScriptedModel:
     name = "scripted"
 
     def __init__(self, replies: Sequence[Reply]) -> None:
-        for reply in replies:
-            if not isinstance(reply, (str, dict)):
-                raise ValueError(f"a scripted reply must be a string or an object, got {reply!r}")
-        self.replies: list[Reply] = list(replies)
+        self.replies: list[Reply] = [
+            check_reply(reply, f"reply {number}") for number, reply in enumerate(replies, 1)
+        ]
         self.requests: list[dict[str, Any]] = []
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
-        """Replies from a JSON list, or JSONL with one reply (a JSON string or object) a line."""
-        return cls(parse_script(Path(path).read_text(encoding="utf-8")))
+        """Replies from a JSON list, or JSONL with one reply (a JSON string or object) a line.
+        Raises OSError, or ValueError naming the line (or item) and the key that is wrong."""
+        data = Path(path).read_bytes()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(f"not valid UTF-8 at byte offset {error.start}") from None
+        return cls(parse_script(text))
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         number = len(self.requests) + 1
@@ -56,53 +61,141 @@ class ScriptedModel:
 
 
 def parse_script(text: str) -> list[Reply]:
-    """A JSON list of replies, or JSONL; raises ValueError naming the bad line."""
+    """A JSON list of replies, or JSONL; raises ValueError naming the bad line or item."""
     stripped = text.strip()
     if stripped.startswith("["):
-        try:
-            value = json.loads(stripped)
-        except ValueError as error:
-            raise ValueError(f"not a valid JSON list: {error}") from None
+        value = load_json(stripped, "the list")
         return [check_reply(item, f"item {i + 1}") for i, item in enumerate(value)]
-    replies: list[Reply] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            replies.append(check_reply(json.loads(line), f"line {number}"))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"line {number} is not JSON: {error.msg}") from None
-    return replies
+    return [
+        check_reply(load_json(line, f"line {number}"), f"line {number}")
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip()
+    ]
+
+
+def load_json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{where} is not JSON: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{where} is nested too deeply") from None
+
+
+MESSAGE_KEYS = ("role", "content", "tool_calls", "finish_reason")
+CALL_KEYS = ("id", "type", "function")
+FLAT_CALL_KEYS = ("id", "type", "name", "arguments")
+"""A call may also be written flat, `{"name": ..., "arguments": ...}`, for convenience."""
+FUNCTION_KEYS = ("name", "arguments")
 
 
 def check_reply(value: Any, where: str) -> Reply:
-    if isinstance(value, (str, dict)):
+    """`value` if the script format can play it exactly as written, else ValueError naming
+    `where` and the key. Nothing is dropped or converted silently: a typo'd key or a number
+    where text belongs would otherwise play a different reply than the one the script shows.
+    What a model may get wrong (an empty name, broken arguments text, an odd finish_reason)
+    is allowed: playing those is what scripts are for."""
+    if isinstance(value, str):
         return value
-    raise ValueError(
-        f"{where}: a reply must be a JSON string or object, got {type(value).__name__}"
-    )
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"{where}: a reply must be a JSON string or object, got {json_type(value)}"
+        )
+    problem = message_problem(value)
+    if problem:
+        raise ValueError(f"{where}: {problem}")
+    return value
+
+
+def message_problem(message: dict[str, Any]) -> str | None:
+    problem = unknown_key(message, MESSAGE_KEYS, "")
+    if problem:
+        return problem
+    if message.get("role", "assistant") != "assistant":
+        return f'`role` must be "assistant", got {json.dumps(message["role"])}'
+    for key in ("content", "finish_reason"):
+        if message.get(key) is not None and not isinstance(message[key], str):
+            return f"`{key}` must be a string or null, got {json_type(message[key])}"
+    calls = message.get("tool_calls")
+    if calls is None:
+        return None
+    if not isinstance(calls, list):
+        return f"`tool_calls` must be a list of calls, got {json_type(calls)}"
+    for index, call in enumerate(calls):
+        problem = call_problem(call, f"tool_calls[{index}]")
+        if problem:
+            return problem
+    return None
+
+
+def call_problem(call: Any, key: str) -> str | None:
+    if not isinstance(call, dict):
+        return f"`{key}` must be an object (a call), got {json_type(call)}"
+    flat = next((k for k in FUNCTION_KEYS if k in call), None)
+    if "function" in call and flat:
+        return (
+            f"`{key}` gives `function` and `{flat}`: use `function` or `name`/`arguments`, not both"
+        )
+    problem = unknown_key(call, CALL_KEYS if "function" in call else FLAT_CALL_KEYS, key)
+    if problem:
+        return problem
+    if call.get("id") is not None and not isinstance(call["id"], str):
+        return f"`{key}.id` must be a string, got {json_type(call['id'])}"
+    if call.get("type", "function") != "function":
+        return f'`{key}.type` must be "function", got {json.dumps(call["type"])}'
+    function, where = call, key
+    if "function" in call:
+        function, where = call["function"], f"{key}.function"
+        if not isinstance(function, dict):
+            return f"`{where}` must be an object, got {json_type(function)}"
+        problem = unknown_key(function, FUNCTION_KEYS, where)
+        if problem:
+            return problem
+    if "name" not in function:
+        return f'`{where}.name` is missing (a string; "" plays a call without a name)'
+    if not isinstance(function["name"], str):
+        return f"`{where}.name` must be a string, got {json_type(function['name'])}"
+    return None
+
+
+def unknown_key(value: dict[str, Any], known: tuple[str, ...], where: str) -> str | None:
+    for key in value:
+        if key not in known:
+            allowed = ", ".join(f"`{k}`" for k in known)
+            path = f"{where}.{key}" if where else key
+            return f"unknown key `{path}` (known: {allowed})"
+    return None
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def scripted_output(reply: Reply, number: int) -> AssistantOutput:
     if isinstance(reply, str):
         return AssistantOutput(reply)
-    content = reply.get("content")
     calls = tuple(
         wire_call(entry, f"call_scripted_{number}_{index}")
         for index, entry in enumerate(reply.get("tool_calls") or [])
-        if isinstance(entry, dict)
     )
-    text = content if isinstance(content, str) else None
     # A script may force a finish_reason, e.g. "length" to play a reply cut by max_tokens.
     finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
-    return AssistantOutput(text, calls, str(finish))
+    return AssistantOutput(reply.get("content"), calls, finish)
 
 
 def wire_call(entry: dict[str, Any], default_id: str) -> WireCall:
-    """A scripted call; `arguments` may be written as an object for convenience."""
-    found = entry.get("function")
-    function: dict[str, Any] = found if isinstance(found, dict) else entry
+    """A checked call; `arguments` may be written as any JSON value for convenience, and only
+    text is sent as it is (broken JSON included)."""
+    function: dict[str, Any] = entry.get("function", entry)
     arguments = function.get("arguments", "")
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
-    return WireCall(str(entry.get("id") or default_id), str(function.get("name") or ""), arguments)
+    return WireCall(entry.get("id") or default_id, function["name"], arguments)

@@ -1,0 +1,248 @@
+"""The CLI's files and streams: trace and history paths, their permissions, broken pipes, and
+what a program reading `--json` learns when a run is interrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from toolcall_cli import cli
+from toolcall_cli.models.base import ModelRequest
+from toolcall_cli.models.offline import OfflineModel
+
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def toolcall(
+    *args: str, cwd: Path, stdin: str | None = None, umask: int = -1
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        input=stdin,
+        timeout=60,
+        umask=umask,
+    )
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("toolcall: error: ") and "Traceback" not in done.stderr
+    return done.stderr
+
+
+# --- where a trace or a history file may go ----------------------------------------------------
+
+
+def bad_paths(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Paths a confused user gives, and the words the error must use for each."""
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("", encoding="utf-8")
+    return {
+        "a directory": (tmp_path / "adir", "is a directory"),
+        "a missing directory": (tmp_path / "no" / "such" / "dir" / "x", "does not exist"),
+        "under a file": (tmp_path / "afile" / "x", "is not a directory"),
+    }
+
+
+@pytest.mark.parametrize("case", ["a directory", "a missing directory", "under a file"])
+def test_a_trace_path_that_cannot_be_written_is_a_usage_error_before_the_run(
+    tmp_path: Path, case: str
+) -> None:
+    path, why = bad_paths(tmp_path)[case]
+    done = toolcall("run", "What's 2+2?", "--json", "--trace", str(path), cwd=tmp_path)
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert str(path) in line and why in line
+    assert done.stdout == ""  # the run never started: not even its first event
+    assert not (tmp_path / "no").exists()  # no directory tree left behind by a typo
+
+
+@pytest.mark.parametrize("case", ["a directory", "a missing directory", "under a file"])
+def test_a_history_file_that_cannot_be_used_is_a_usage_error_before_the_chat(
+    tmp_path: Path, case: str
+) -> None:
+    path, why = bad_paths(tmp_path)[case]
+    done = toolcall("chat", "--history-file", str(path), cwd=tmp_path, stdin="What's 2+2?\n")
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert str(path) in line and why in line
+    assert "toolcall chat" not in done.stdout  # the chat never started
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.skipif(IS_ROOT, reason="root may write anywhere")
+def test_an_unwritable_trace_file_is_a_usage_error(tmp_path: Path) -> None:
+    locked = tmp_path / "locked.jsonl"
+    locked.write_text("", encoding="utf-8")
+    locked.chmod(0o400)
+    done = toolcall("run", "What's 2+2?", "--trace", str(locked), cwd=tmp_path)
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert str(locked) in line and "permission denied" in line.lower()
+
+
+def test_a_trace_is_created_owner_only_whatever_the_umask(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    done = toolcall("run", "What's 2+2?", "--quiet", "--trace", str(trace), cwd=tmp_path, umask=0)
+    assert done.returncode == 0, done.stderr
+    assert mode_of(trace) == 0o600
+    assert json.loads(trace.read_text(encoding="utf-8").splitlines()[-1])["kind"] == "run_finished"
+
+
+def test_an_existing_trace_readable_by_others_is_tightened(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text('{"kind": "earlier"}\n', encoding="utf-8")
+    trace.chmod(0o644)
+    done = toolcall("run", "What's 2+2?", "--quiet", "--trace", str(trace), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert mode_of(trace) == 0o600
+    assert trace.read_text(encoding="utf-8").startswith('{"kind": "earlier"}\n')  # appended to
+
+
+def test_a_trace_may_go_to_a_pipe(tmp_path: Path) -> None:
+    """`--trace /dev/stderr` (or a process substitution) is not a regular file: written to, and
+    its permissions left alone."""
+    done = toolcall("run", "What's 2+2?", "--quiet", "--trace", "/dev/stderr", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    kinds = [json.loads(line)["kind"] for line in done.stderr.splitlines()]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+
+
+# --- broken pipes --------------------------------------------------------------------------------
+
+
+def with_reader_gone(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run toolcall with stdout a pipe whose reader has already left, as `| head -1` leaves it
+    once head has its line (closed before the start, so the outcome never depends on timing)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "toolcall_cli", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["faults"],
+        ["tools"],
+        ["tools", "get_weather"],
+        ["run", "北京和上海明天天气分别是多少？"],
+        ["run", "北京和上海明天天气分别是多少？", "--json"],
+        ["run", "What's 12*5+3?", "--quiet"],
+        ["prompt", "hi"],
+        ["--help"],
+        ["run", "--help"],
+    ],
+    ids=lambda args: " ".join(args),
+)
+def test_a_reader_that_leaves_early_gets_a_quiet_exit_141(tmp_path: Path, args: list[str]) -> None:
+    done = with_reader_gone(*args, cwd=tmp_path)
+    assert done.stderr == b""  # no "Exception ignored", no traceback, no error line
+    assert done.returncode == cli.EXIT_OUTPUT_CLOSED == 141
+
+
+def test_parse_with_its_reader_gone_exits_141(tmp_path: Path) -> None:
+    source = tmp_path / "reply.txt"
+    source.write_text('<tool_call>{"name": "f", "arguments": {}}</tool_call>', encoding="utf-8")
+    done = with_reader_gone("parse", str(source), cwd=tmp_path)
+    assert done.stderr == b"" and done.returncode == 141
+
+
+def test_a_run_cut_off_by_a_broken_pipe_still_closes_its_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    done = with_reader_gone("run", "What's 2+2?", "--json", "--trace", str(trace), cwd=tmp_path)
+    assert done.returncode == 141 and done.stderr == b""
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert records[0]["kind"] == "run_started"
+    assert records[-1]["kind"] == "run_finished" and records[-1]["stop_reason"] == "interrupted"
+
+
+def test_the_shell_sees_141_from_a_pipe_to_head(tmp_path: Path) -> None:
+    """The same through a real shell pipeline. Whether toolcall is still writing when head
+    leaves depends on timing, so both outcomes are allowed: done (0) or cut off (141); never 1,
+    never a message."""
+    question = " ".join(["北京明天天气怎么样？"] * 200)
+    command = (
+        f"{shlex.quote(sys.executable)} -m toolcall_cli run --json {shlex.quote(question)}"
+        " | head -1 >/dev/null; echo $?:${PIPESTATUS[0]}"
+    )
+    done = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert done.stderr == ""
+    head_status, toolcall_status = done.stdout.strip().split(":")
+    assert head_status == "0" and toolcall_status in ("0", "141")
+
+
+# --- Ctrl-C with --json ------------------------------------------------------------------------
+
+
+class InterruptedOnSecondRequest:
+    """The offline model, until the person presses Ctrl-C while the second request runs."""
+
+    name = "offline"
+
+    def __init__(self) -> None:
+        self.inner = OfflineModel()
+        self.requests = 0
+
+    def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
+        self.requests += 1
+        if self.requests == 2:
+            raise KeyboardInterrupt
+        return self.inner.stream(request)
+
+
+def test_ctrl_c_with_json_ends_stdout_and_the_trace_with_the_same_event(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = InterruptedOnSecondRequest()
+    monkeypatch.setattr(cli, "get_model", lambda choice: model)
+    trace = tmp_path / "trace.jsonl"
+    result = CliRunner().invoke(cli.app, ["run", "What's 12*5+3?", "--json", "--trace", str(trace)])
+    assert result.exit_code == 130
+    assert result.stderr == "toolcall: interrupted\n"
+    stdout_last = json.loads(result.stdout.splitlines()[-1])
+    trace_last = json.loads(trace.read_text(encoding="utf-8").splitlines()[-1])
+    assert stdout_last == trace_last
+    assert stdout_last["kind"] == "run_finished" and stdout_last["stop_reason"] == "interrupted"
+    # how far it got: one full iteration with its call, and the second begun
+    assert (stdout_last["iterations"], stdout_last["tool_calls"]) == (2, 1)
+    assert stdout_last["usage"]["total_tokens"] > 0  # what the first reply cost is not lost
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_trace_that_stops_taking_writes_stops_the_run_with_one_line(tmp_path: Path) -> None:
+    """/dev/full opens like any file and fails every write, as a full disk does mid-run."""
+    done = toolcall("run", "What's 2+2?", "--json", "--trace", "/dev/full", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "toolcall: error: cannot write the trace file /dev/full: No space left on device\n"
+    )

@@ -1,0 +1,72 @@
+"""The files toolcall writes at a path the user gives (a trace, the chat history): owner-only,
+and a path that cannot work is one clear sentence before anything runs."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+OWNER_ONLY = 0o600
+OTHERS = 0o077
+"""Group and other permission bits: what a private file must not have."""
+
+
+class PathProblem(ValueError):
+    """A path cannot be used; the message names it and says why (a usage error)."""
+
+
+def open_private(path: Path, label: str, *, readable: bool = False) -> int:
+    """Open `path` for appending and return its descriptor.
+
+    A new file is made owner-only (0600) whatever the umask, and an existing regular file is
+    tightened to owner-only: a trace or a history holds questions, answers and tool results.
+    A pipe or a device (`--trace /dev/stderr`) is written as it is. Missing directories are
+    never created: a typo in a path must fail, not leave a tree of directories behind."""
+    flags = (os.O_RDWR if readable else os.O_WRONLY) | os.O_APPEND
+    try:
+        fd, created = open_or_create(path, flags)
+    except OSError as error:
+        raise PathProblem(f"cannot use {path} as the {label}: {why(path, error)}") from None
+    try:
+        if created:
+            os.fchmod(fd, OWNER_ONLY)  # exactly 0600: the umask may have taken owner bits too
+        else:
+            make_private(fd)
+    except OSError as error:
+        os.close(fd)
+        reason = error.strerror or str(error)
+        raise PathProblem(f"cannot make the {label} {path} owner-only: {reason}") from None
+    return fd
+
+
+def open_or_create(path: Path, flags: int) -> tuple[int, bool]:
+    """The open descriptor, and whether the file was made just now."""
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, OWNER_ONLY), True
+    except FileExistsError:
+        return os.open(path, flags), False
+
+
+def make_private(fd: int) -> None:
+    """Take group and other permissions off an existing regular file; pipes and devices keep
+    theirs (a terminal's permissions are not a trace's business)."""
+    status = os.fstat(fd)
+    if stat.S_ISREG(status.st_mode) and status.st_mode & OTHERS:
+        os.fchmod(fd, stat.S_IMODE(status.st_mode) & ~OTHERS)
+
+
+def why(path: Path, error: OSError) -> str:
+    """Why a path could not be opened, in words that point at the part of it that is wrong."""
+    if isinstance(error, IsADirectoryError):
+        return "it is a directory"
+    if isinstance(error, NotADirectoryError):
+        blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), path.parent)
+        return f"{blocking} is not a directory"
+    if isinstance(error, FileNotFoundError):
+        if not path.parent.is_dir():
+            return f"the directory {path.parent} does not exist"
+        return "it is a link to a file that does not exist"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    return error.strerror or str(error)
