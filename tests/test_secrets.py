@@ -329,3 +329,25 @@ def test_reprs_never_show_url_credentials() -> None:
         assert "SECRET" not in repr(model.endpoint)
     finally:
         model.close()
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "needle"),
+    [
+        ({}, ["--base-url", "https://xn--pi-openai-.com/v1"], "--base-url 'https://xn--pi"),
+        ({}, ["--base-url", "http://127.0.0.1:8/v1 "], "contains a space"),
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:8/v1\n"}, [], "$OPENAI_BASE_URL"),
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:8/v1#x"}, [], "$OPENAI_BASE_URL"),
+        ({}, ["-p", "ollama", "--base-url", "ftp://x/v1"], "must be an http(s) URL"),
+    ],
+)
+def test_a_base_url_that_cannot_be_used_is_a_usage_error_naming_its_source(
+    env: dict[str, str], args: list[str], needle: str
+) -> None:
+    code, _, err = toolcall("run", "hi", "-m", "m", *args, env=env)
+    assert code == 2 and err.count("\n") == 1 and needle in err, err
+
+
+def test_an_unusable_openai_base_url_does_not_stop_an_offline_run() -> None:
+    code, out, err = toolcall("run", "What's 2+3?", "-q", env={"OPENAI_BASE_URL": "http://x\n"})
+    assert code == 0 and "5" in out, err

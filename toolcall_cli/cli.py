@@ -32,7 +32,13 @@ from toolcall_cli.config import (
 )
 from toolcall_cli.events import Event, LimitReached, ModelFailed, Notice, RunFinished
 from toolcall_cli.loop import Approver, Limits
-from toolcall_cli.models import LOCAL_MODELS, ModelChoice, ModelConfigError, get_model
+from toolcall_cli.models import (
+    LOCAL_MODELS,
+    ModelChoice,
+    ModelConfigError,
+    check_base_url,
+    get_model,
+)
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.paced import PacedModel
 from toolcall_cli.render import RenderMode, make_renderer
@@ -383,6 +389,11 @@ def model_choice(
         fail(str(error))
     if resolved.base_url and resolved.model in LOCAL_MODELS:
         check_endpoint_has_a_model(resolved.sources)
+    elif resolved.base_url:
+        try:
+            check_base_url(resolved.base_url, setting_name(resolved.sources.get("base_url", "")))
+        except ModelConfigError as error:
+            fail(str(error))
     choice = ModelChoice(
         name=resolved.model,
         seed=options.seed,
@@ -399,6 +410,15 @@ def model_choice(
         fault_rate=options.fault_rate,
     )
     return choice, resolved.strategy
+
+
+def setting_name(source: str) -> str:
+    """How a user would name the setting a value came from, e.g. for the base URL."""
+    if source.startswith("env "):
+        return "$" + source.removeprefix("env ")
+    if source.startswith("profile "):
+        return f"profile {source.removeprefix('profile ')!r}'s base_url"
+    return "base_url in the config file" if source == "config" else "--base-url"
 
 
 def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:

@@ -92,33 +92,29 @@ def get_model(choice: ModelChoice) -> Model:
     )
 
 
-def check_base_url(url: str) -> None:
+def check_base_url(url: str, where: str = "--base-url") -> None:
     """A base URL must be http(s) with a host and a valid port, and nothing a request could not
-    carry: anything else is a usage error, not a connection failure."""
+    carry: anything else is a usage error, not a connection failure. `where` names the setting
+    it came from (the flag, $OPENAI_BASE_URL, a profile, the config file)."""
     import httpx
 
     from toolcall_cli.models.openai_compat import display_url
 
-    shown = display_url(url)
+    shown = f"{where} {display_url(url)!r}"
     if any(char.isspace() or not char.isprintable() for char in url):
-        raise ModelConfigError(
-            f"--base-url {shown!r} contains a space, line break or control character"
-        )
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError) as error:  # idna's errors are ValueErrors
-        raise ModelConfigError(f"--base-url {shown!r} is not a valid URL: {error}") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ModelConfigError(
-            f"--base-url {shown!r} must be an http(s) URL, e.g. http://localhost:11434/v1"
-        )
-    if parsed.port is not None and not 0 < parsed.port < 65536:
-        raise ModelConfigError(f"--base-url {shown!r} has an invalid port {parsed.port}")
+        raise ModelConfigError(f"{shown} contains a space, line break or control character")
     if "#" in url:
         # Nothing after a # is sent, so what is written there is not where the request goes.
-        raise ModelConfigError(
-            f"--base-url {shown!r} has a #fragment, which an API URL never has; remove it"
-        )
+        raise ModelConfigError(f"{shown} has a #fragment, which an API URL never has; remove it")
+    try:
+        parsed = httpx.URL(url)
+        host = parsed.host  # decoding checks an xn-- (IDNA) name
+    except (httpx.InvalidURL, ValueError) as error:  # idna's errors are ValueErrors
+        raise ModelConfigError(f"{shown} is not a valid URL: {error}") from None
+    if parsed.scheme not in ("http", "https") or not host:
+        raise ModelConfigError(f"{shown} must be an http(s) URL, e.g. http://localhost:11434/v1")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise ModelConfigError(f"{shown} has an invalid port {parsed.port}")
 
 
 def scripted_model(script: Path | None) -> Model:
