@@ -189,7 +189,7 @@ DEFAULT_LIMITS = Limits()
 themselves default to None, so that a flag not given lets the config file's [limits] speak."""
 
 
-def minimum(key: str) -> float:
+def limit_minimum(key: str) -> float:
     return LIMIT_SETTINGS[key].minimum
 
 
@@ -197,7 +197,7 @@ MaxIterOpt = Annotated[
     int | None,
     typer.Option(
         "--max-iterations",
-        min=int(minimum("max_iterations")),
+        min=int(limit_minimum("max_iterations")),
         help=f"Stop after this many model requests (default {DEFAULT_LIMITS.max_iterations}).",
     ),
 ]
@@ -205,19 +205,19 @@ ToolTimeoutOpt = Annotated[
     float | None,
     typer.Option(
         "--tool-timeout",
-        min=minimum("tool_timeout"),
+        min=limit_minimum("tool_timeout"),
         help=f"Default per-tool timeout in seconds (default {DEFAULT_LIMITS.tool_timeout:g}).",
     ),
 ]
 RunTimeoutOpt = Annotated[
     float | None,
-    typer.Option("--timeout", min=minimum("timeout"), help="Seconds for the whole run."),
+    typer.Option("--timeout", min=limit_minimum("timeout"), help="Seconds for the whole run."),
 ]
 ResultCharsOpt = Annotated[
     int | None,
     typer.Option(
         "--max-result-chars",
-        min=int(minimum("max_result_chars")),
+        min=int(limit_minimum("max_result_chars")),
         help="Cut longer tool results before feeding back "
         f"(default {DEFAULT_LIMITS.max_result_chars:,}).",
     ),
@@ -226,7 +226,7 @@ FailedRoundsOpt = Annotated[
     int | None,
     typer.Option(
         "--max-failed-rounds",
-        min=int(minimum("max_failed_rounds")),
+        min=int(limit_minimum("max_failed_rounds")),
         help="Rounds in a row without progress before the model must answer without tools "
         f"(default {DEFAULT_LIMITS.max_failed_rounds}).",
     ),
@@ -235,7 +235,7 @@ HistoryRoundsOpt = Annotated[
     int | None,
     typer.Option(
         "--history-rounds",
-        min=int(minimum("history_rounds")),
+        min=int(limit_minimum("history_rounds")),
         help="Tool rounds sent in full; older ones are summarised "
         f"(default {DEFAULT_LIMITS.history_rounds}).",
     ),
@@ -244,7 +244,7 @@ ReplyCharsOpt = Annotated[
     int | None,
     typer.Option(
         "--max-reply-chars",
-        min=int(minimum("max_reply_chars")),
+        min=int(limit_minimum("max_reply_chars")),
         help="Stop a reply (text, reasoning and call arguments) longer than this "
         f"(default {DEFAULT_LIMITS.max_reply_chars:,}).",
     ),
@@ -253,7 +253,7 @@ ResponseBytesOpt = Annotated[
     int | None,
     typer.Option(
         "--max-response-bytes",
-        min=int(minimum("max_response_bytes")),
+        min=int(limit_minimum("max_response_bytes")),
         help="Stop an HTTP answer larger than this after decompression "
         f"(default {DEFAULT_LIMITS.max_response_bytes:,}).",
     ),
@@ -262,7 +262,7 @@ LineBytesOpt = Annotated[
     int | None,
     typer.Option(
         "--max-line-bytes",
-        min=int(minimum("max_line_bytes")),
+        min=int(limit_minimum("max_line_bytes")),
         help=f"Stop a streamed line longer than this (default {DEFAULT_LIMITS.max_line_bytes:,}).",
     ),
 ]
@@ -270,7 +270,7 @@ RequestTimeoutOpt = Annotated[
     float | None,
     typer.Option(
         "--request-timeout",
-        min=minimum("request_timeout"),
+        min=limit_minimum("request_timeout"),
         help="Seconds one model request may take in all, however the server trickles "
         f"(default {DEFAULT_LIMITS.request_timeout:g}).",
     ),
@@ -358,6 +358,11 @@ def session_limits(options: SessionOptions, config: FileConfig) -> Limits:
         chosen, _ = resolve_limits(options.limit_flags(), config)
     except ConfigError as error:
         fail(str(error))
+    return limits_with(chosen)
+
+
+def limits_with(chosen: Mapping[str, int | float]) -> Limits:
+    """Limits with the given `[limits]` keys' values; the rest keep their defaults."""
     fields: dict[str, Any] = {LIMIT_FIELDS[key]: value for key, value in chosen.items()}
     return dataclasses.replace(DEFAULT_LIMITS, **fields)
 
@@ -391,7 +396,8 @@ def model_choice(
         check_endpoint_has_a_model(resolved.sources)
     elif resolved.base_url:
         try:
-            check_base_url(resolved.base_url, setting_name(resolved.sources.get("base_url", "")))
+            where = base_url_setting(resolved.sources.get("base_url", ""))
+            check_base_url(resolved.base_url, where)
         except ModelConfigError as error:
             fail(str(error))
     choice = ModelChoice(
@@ -412,8 +418,8 @@ def model_choice(
     return choice, resolved.strategy
 
 
-def setting_name(source: str) -> str:
-    """How a user would name the setting a value came from, e.g. for the base URL."""
+def base_url_setting(source: str) -> str:
+    """How a user would name the setting the base URL came from."""
     if source.startswith("env "):
         return "$" + source.removeprefix("env ")
     if source.startswith("profile "):
@@ -785,8 +791,7 @@ def config_show(
     if resolved.key_note:
         typer.echo(f"          (no key sent: {resolved.key_note})")
     typer.echo("limits:")
-    fields: dict[str, Any] = {LIMIT_FIELDS[key]: value for key, value in config.limits.items()}
-    limits = dataclasses.replace(DEFAULT_LIMITS, **fields)
+    limits = limits_with(config.limits)
     width = max(map(len, LIMIT_FIELDS))
     for key, name in LIMIT_FIELDS.items():
         value = getattr(limits, name)

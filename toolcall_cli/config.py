@@ -95,9 +95,16 @@ class LimitSetting:
     minimum: float
 
     @property
+    def maximum(self) -> float:
+        # A year of seconds: far beyond any run, and below what threading and time accept as a
+        # timeout (--timeout 1e10 once overflowed the platform's time_t).
+        return 365 * 86_400 if self.kind is float else math.inf
+
+    @property
     def description(self) -> str:
-        what = "a whole number" if self.kind is int else "a number of seconds"
-        return f"{what} ≥ {self.minimum:g}"
+        if self.kind is int:
+            return f"a whole number ≥ {self.minimum:g}"
+        return f"a number of seconds from {self.minimum:g} to {self.maximum:,.0f}"
 
 
 LIMIT_SETTINGS: dict[str, LimitSetting] = {
@@ -122,7 +129,7 @@ def limit_problem(key: str, value: Any) -> str | None:
         return f"must be {setting.description}, not {type(value).__name__} {value!r}"
     if setting.kind is int and not isinstance(value, int):
         return f"must be {setting.description}, not {value!r}"
-    if not math.isfinite(value) or value < setting.minimum:
+    if not math.isfinite(value) or not setting.minimum <= value <= setting.maximum:
         return f"must be {setting.description}, not {value!r}"
     return None
 

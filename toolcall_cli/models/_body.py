@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from toolcall_cli.models.base import MiB, ModelError
 
@@ -27,16 +27,17 @@ def size_text(count: int) -> str:
     return f"{count:,} bytes"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Deadline:
     """The moment a request must be over by, on an injectable clock."""
 
     seconds: float
+    at: float
     clock: Callable[[], float] = time.monotonic
-    at: float = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.at = self.clock() + self.seconds
+    @classmethod
+    def after(cls, seconds: float, clock: Callable[[], float] = time.monotonic) -> Deadline:
+        return cls(seconds, clock() + seconds, clock)
 
     def remaining(self) -> float:
         return self.at - self.clock()
@@ -154,6 +155,8 @@ def lines_of(pieces: Iterable[bytes], *, max_line_bytes: int) -> Iterator[str]:
     held = bytearray()
     after_cr = False
     for piece in pieces:
+        if not piece:
+            continue
         if after_cr and piece.startswith(b"\n"):
             piece = piece[1:]  # the \n of a \r\n split between two pieces
         after_cr = piece.endswith(b"\r")

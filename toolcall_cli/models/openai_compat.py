@@ -125,7 +125,7 @@ class OpenAICompatModel:
 
     def _stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = {**request.body, "model": self.endpoint.model}
-        deadline = Deadline(self.endpoint.request_timeout, self._clock)
+        deadline = Deadline.after(self.endpoint.request_timeout, self._clock)
         for attempt in range(self.endpoint.max_retries + 1):
             last = attempt == self.endpoint.max_retries
             with self._send(body, deadline) as response:
@@ -221,7 +221,8 @@ class OpenAICompatModel:
                 f"the endpoint answered HTTP {response.status_code} with an empty body",
                 kind="protocol",
             )
-        if first.lstrip()[:1] in (b"{", b"["):  # an SSE stream starts with a field name
+        if first.lstrip().removeprefix(b"\xef\xbb\xbf")[:1] in (b"{", b"["):
+            # JSON (after any byte-order mark); an SSE stream starts with a field name
             body = bytearray(first)
             for piece in pieces:
                 body += piece
@@ -248,8 +249,8 @@ class OpenAICompatModel:
         if count == 0:
             began = opening[0] if opening else ""
             raise ModelError(
-                "the endpoint's answer is neither a chat completion (JSON) nor a stream of "
-                f"server-sent events; it began {began!r}",
+                "the endpoint's answer holds no chat completion: neither JSON nor server-sent "
+                f"events with data (it began {began!r})",
                 kind="protocol",
             )
 
@@ -307,7 +308,7 @@ def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.
 
     threading.Thread(target=work, name="model-request-headers", daemon=True).start()
     try:
-        arrived.wait(max(seconds, 0.0))
+        arrived.wait(min(max(seconds, 0.0), threading.TIMEOUT_MAX))
     except BaseException:
         give_up()
         raise

@@ -26,12 +26,12 @@ def decode_arguments(text: str) -> tuple[Any, bool]:
         return {}, False
     try:
         value, repaired = json.loads(text), False
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # nested past the recursion limit is not JSON either
         value, repaired = repair(text), True
     if isinstance(value, str) and value.strip().startswith("{"):
         try:
             inner = json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return value, repaired
         if isinstance(inner, dict):
             return inner, repaired
@@ -40,7 +40,10 @@ def decode_arguments(text: str) -> tuple[Any, bool]:
 
 def repair(text: str) -> Any:
     """json-repair, trusted only when it yields an object: it turns any garbage into *something*."""
-    value = json_repair.loads(text)
+    try:
+        value = json_repair.loads(text)
+    except Exception:  # a third-party repairer on hostile input: any failure means "not JSON"
+        raise ArgumentsError(f"not a JSON object: {text[:80]!r}") from None
     if not isinstance(value, dict) or (not value and text.strip() not in ("{}", "{ }")):
         raise ArgumentsError(f"not a JSON object: {text[:80]!r}")
     return value

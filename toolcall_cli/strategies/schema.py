@@ -167,7 +167,7 @@ class StructuredReplyParser(ChunkReader):
     def _decode(self, raw: str) -> tuple[Any, bool]:
         try:
             return json.loads(raw), False
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # nested past the recursion limit is not JSON
             pass
         if self.finish_reason == "length":
             raise ArgumentsError(
