@@ -487,3 +487,32 @@ def test_retry_after_nan_does_not_break_a_real_run(server: FakeOpenAI) -> None:
     result = CliRunner().invoke(app, ["run", "hi", "-m", "m", "--base-url", server.base_url, "-q"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip() == "after the wait"
+
+
+HOSTILE = "bad\nrequest\x1b[2J\x1b[31m red\r\x07 \u202eevil\u2028end"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer(status=400, json_body={"error": {"message": HOSTILE}}),
+        Answer(status=200, json_body={"error": {"message": HOSTILE}}),
+        Answer(sse=[json.dumps({"error": {"message": HOSTILE}})]),
+        Answer(status=400, raw=HOSTILE.encode()),
+    ],
+    ids=["status-400", "status-200", "event", "text"],
+)
+def test_what_a_server_says_is_shown_on_one_line_without_control_characters(
+    server: FakeOpenAI, answer: Answer
+) -> None:
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    server.answers.append(answer)
+    result = CliRunner().invoke(
+        app, ["run", "hi", "-s", "stream", "-m", "m", "--base-url", server.base_url, "-q"]
+    )
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and "bad request" in result.stderr
+    assert not any(char in result.stderr for char in "\x1b\r\x07\u202e\u2028")

@@ -121,7 +121,7 @@ class OpenAICompatModel:
             raise ModelError(self._redact(str(error)), kind=error.kind) from None
 
     def _redact(self, text: str) -> str:
-        return redact(text, self.endpoint.secrets())
+        return one_line(redact(text, self.endpoint.secrets()))
 
     def _stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = {**request.body, "model": self.endpoint.model}
@@ -549,6 +549,16 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if secret:
             text = text.replace(secret, "****")
     return _SECRET_SHAPES.sub("****", text)
+
+
+_UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+")
+
+
+def one_line(text: str) -> str:
+    """A message holding what a server said, made fit for one terminal line: line breaks,
+    control characters (escape sequences that recolour or clear a screen) and bidi overrides
+    become single spaces."""
+    return _UNPRINTABLE.sub(" ", text).strip()
 
 
 def key_problem(key: str) -> str | None:
