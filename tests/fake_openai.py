@@ -3,6 +3,7 @@ streams SSE split into arbitrary byte chunks, and produces every failure the cli
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 
 @dataclass
@@ -29,6 +31,14 @@ class Answer:
     """Close the connection after this many body bytes (a stream cut mid-reply)."""
     delay: float = 0.0
     """Seconds to wait before answering (read timeouts)."""
+    trickle: float | None = None
+    """Send the body one byte at a time, this many seconds apart, over and over until the client
+    goes away or the server stops: a server that never finishes."""
+    trickle_head: bool = False
+    """With `trickle`, send header lines that way instead, so the headers never end."""
+    trickle_for: float = 20.0
+    """Seconds after which a trickle gives up and closes (so a client that never stops it
+    fails its test instead of hanging it)."""
 
 
 def completion(
@@ -80,7 +90,10 @@ class FakeOpenAI:
         self.answers: list[Answer] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.paths: list[str] = []
+        """Each request's path and query, as received."""
+        self._stopping = threading.Event()
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -93,6 +106,7 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -116,11 +130,12 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                fake.paths.append(self.path)
                 try:
                     fake.requests.append(json.loads(body))
                 except json.JSONDecodeError:
                     fake.requests.append({"_raw": body.decode(errors="replace")})
-                if not self.path.endswith("/chat/completions"):
+                if not urlsplit(self.path).path.endswith("/chat/completions"):
                     self._send(
                         Answer(
                             status=404, json_body={"error": {"message": f"no route {self.path}"}}
@@ -132,6 +147,9 @@ class FakeOpenAI:
             def _send(self, answer: Answer) -> None:
                 time.sleep(answer.delay)
                 payload = self._payload(answer)
+                if answer.trickle is not None:
+                    self._trickle(answer, payload)
+                    return
                 self.send_response(answer.status)
                 content_type = "text/event-stream" if answer.sse is not None else "application/json"
                 self.send_header("Content-Type", content_type)
@@ -150,6 +168,25 @@ class FakeOpenAI:
                     self.wfile.write(piece)
                     self.wfile.flush()
 
+            def _trickle(self, answer: Answer, payload: bytes) -> None:
+                content_type = "text/event-stream" if answer.sse is not None else "application/json"
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n".encode()
+                self.close_connection = True
+                if answer.trickle_head:  # header lines that never end
+                    pieces = itertools.chain(head, itertools.cycle(b"X-Wait: 1\r\n"))
+                else:
+                    self.wfile.write(head + b"\r\n")
+                    pieces = itertools.cycle(payload)
+                ends = time.monotonic() + answer.trickle_for
+                for byte in pieces:
+                    if fake._stopping.wait(answer.trickle) or time.monotonic() > ends:
+                        return
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:  # the client gave up, as it should
+                        return
+
             @staticmethod
             def _payload(answer: Answer) -> bytes:
                 if answer.raw is not None:
@@ -163,6 +200,15 @@ class FakeOpenAI:
                 return json.dumps(answer.json_body if answer.json_body is not None else {}).encode()
 
         return Handler
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-answer is what several tests want; other errors are shown."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 def _pieces(payload: bytes, seed: int | None) -> Iterator[bytes]:

@@ -73,3 +73,66 @@ def test_keys_are_masked() -> None:
         and mask(None) == "(not set)"
         and mask("short") == "****"
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("key_env = 5", "key_env"),
+        ('model = ["a"]', "model"),
+        ("strategy = 1", "strategy"),
+        ("note = {}", "note"),
+        ('strategy = "bogus"', "strategy"),
+        ('key_env = "sk-live-123456789"', "key_env"),
+        ('key_env = ""', "key_env"),
+    ],
+)
+def test_a_profile_value_that_cannot_work_names_profile_and_key(
+    tmp_path: Path, line: str, key: str
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(f'[profiles.box]\nbase_url = "http://box/v1"\n{line}\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert "profile 'box'" in str(caught.value) and key in str(caught.value)
+    assert "sk-live" not in str(caught.value)
+
+
+def test_a_bad_profile_is_a_usage_error_before_anything_runs(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    path = tmp_path / "c.toml"
+    path.write_text('[profiles.box]\nbase_url = "http://box/v1"\nkey_env = 5\n', encoding="utf-8")
+    for args in (["run", "hi", "-p", "box"], ["config", "show"], ["run", "hi"]):
+        result = CliRunner().invoke(app, args, env={"TOOLCALL_CONFIG": str(path)})
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert "profile 'box': key_env must be a string" in result.stderr
+
+
+def test_a_config_base_url_without_a_model_is_the_same_usage_error_as_the_flag(
+    tmp_path: Path,
+) -> None:
+    from fake_openai import Answer, FakeOpenAI, completion
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    def toolcall(config: str, *args: str) -> tuple[int, str, str]:
+        path = tmp_path / "c.toml"
+        path.write_text(config, encoding="utf-8")
+        env = {"TOOLCALL_CONFIG": str(path)}
+        result = CliRunner().invoke(app, ["run", "hi", "-q", *args], env=env)
+        return result.exit_code, result.stdout, result.stderr
+
+    with FakeOpenAI() as server:
+        server.answers.append(Answer(json_body=completion("from the endpoint")))
+        url_only = f'[defaults]\nbase_url = "{server.base_url}"\n'
+        code, _, err = toolcall(url_only)
+        assert code == 2 and "needs --model NAME" in err and err.count("\n") == 1
+        flag = CliRunner().invoke(app, ["run", "hi", "--base-url", server.base_url])
+        assert flag.exit_code == 2 and "needs --model NAME" in flag.stderr
+        assert toolcall(url_only, "--model", "offline")[0] == 0  # a local model, chosen
+        assert server.requests == []
+        assert toolcall(url_only + 'model = "m"\n')[1].strip() == "from the endpoint"

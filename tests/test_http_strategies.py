@@ -131,3 +131,59 @@ def test_two_iterations_over_http(case: str) -> None:
             in second["messages"][-1]["content"]
         )
     assert bool(second.get("stream")) == case.startswith("stream")
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("strategy", "answer"),
+    [
+        (
+            "schema",
+            completion(
+                None,
+                [
+                    {
+                        "id": "c",
+                        "type": "function",
+                        "function": {"name": "calculate", "arguments": DEEP},
+                    }
+                ],
+                "tool_calls",
+            ),
+        ),
+        ("schema-json", completion('{"name": "calculate", "arguments": ' + DEEP + "}")),
+        (
+            "regex",
+            completion('<tool_call>{"name": "calculate", "arguments": ' + DEEP + "}</tool_call>"),
+        ),
+    ],
+)
+def test_arguments_nested_too_deeply_go_back_to_the_model(
+    strategy: str, answer: dict[str, Any]
+) -> None:
+    """The model's own output, however deep, is a parse error it can fix, not a crash."""
+    from toolcall_cli.events import ModelFailed, ParseError
+
+    registry = load_tools([bundled_tools_dir()]).registry
+    modes = {"schema_mode": "json"} if strategy == "schema-json" else {}
+    with FakeOpenAI() as server:
+        sorry = '{"answer": "sorry"}' if modes else "sorry"
+        server.answers += [Answer(json_body=answer), Answer(json_body=completion(sorry))]
+        model = OpenAICompatModel(Endpoint(base_url=server.base_url, model="fake"))
+        try:
+            events = list(
+                run(
+                    "What's 12*5+3?",
+                    model=model,
+                    registry=registry,
+                    history=[],
+                    strategy=get_strategy(strategy.split("-")[0], **modes),
+                )
+            )
+        finally:
+            model.close()
+    assert not [e for e in events if isinstance(e, ModelFailed)]
+    assert [e for e in events if isinstance(e, ParseError)]
+    assert [e.text for e in events if isinstance(e, FinalAnswer)] == ["sorry"]

@@ -315,3 +315,204 @@ def test_a_body_cut_after_the_headers_is_a_protocol_failure(server: FakeOpenAI) 
     server.answers.append(Answer(json_body=completion("x" * 500), cut_after=40))
     model, _ = model_at(server.base_url)
     assert failure(model).kind == "protocol"
+
+
+# --- every bad HTTP answer is one clear line ----------------------------------------------------
+
+
+def test_a_json_completion_on_a_streaming_request_is_the_whole_answer(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(json_body=completion("the whole answer")))
+    model, _ = model_at(server.base_url)
+    [reply] = ask(model, stream=True)
+    assert reply["choices"][0]["message"]["content"] == "the whole answer"
+
+
+def test_a_server_that_ignores_stream_still_answers_a_run(server: FakeOpenAI) -> None:
+    from toolcall_cli.events import FinalAnswer
+    from toolcall_cli.loop import run
+    from toolcall_cli.strategies import get_strategy
+    from toolcall_cli.tools.registry import ToolRegistry
+
+    server.answers += [
+        Answer(json_body=completion("streamed? no")),
+        Answer(sse=text_stream("streamed anyway")),
+    ]
+    model, _ = model_at(server.base_url)
+    answers = []
+    for strategy in ("stream", "regex"):  # JSON when streaming asked; SSE when it was not
+        events = run(
+            "hi", model=model, strategy=get_strategy(strategy), registry=ToolRegistry(), history=[]
+        )
+        answers += [e.text for e in events if isinstance(e, FinalAnswer)]
+    assert answers == ["streamed? no", "streamed anyway"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"  \n\n",
+        b"hello\nworld\n",
+        b"event: ping\nid: 1\n\n",
+        b": keep-alive\n\n: keep-alive\n\n",
+        b"data: [DONE]\n\n",
+        b"<html>Bad Gateway</html>",
+    ],
+)
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_answer_without_events_is_a_protocol_error(
+    server: FakeOpenAI, raw: bytes, stream: bool
+) -> None:
+    server.answers.append(Answer(raw=raw, headers={"Content-Type": "text/event-stream"}))
+    model, _ = model_at(server.base_url)
+    error = failure(model, stream)
+    assert error.kind == "protocol" and "\n" not in str(error)
+
+
+def test_an_error_object_with_status_200_is_a_server_error(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(json_body={"error": {"message": "the model is overloaded"}}))
+    model, _ = model_at(server.base_url)
+    error = failure(model, stream=True)
+    assert error.kind == "server" and "the model is overloaded" in str(error)
+
+
+def http_date(offset: float) -> str:
+    import time
+    from email.utils import formatdate
+
+    return formatdate(time.time() + offset, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    ("header", "wait"),
+    [
+        ("3.5", 3.5),
+        ("nan", 0.5),
+        ("NaN", 0.5),
+        ("inf", 20.0),
+        ("-inf", 0.0),
+        ("1e999", 20.0),
+        ("-5", 0.0),
+        ("garbage", 0.5),
+        ("", 0.5),
+        (http_date(3600), 20.0),
+        (http_date(-3600), 0.0),
+        ("Wed, 21 Oct 2015 07:28:00 -0000", 0.0),
+        ("Wed, 99 Foo 2015 07:28:00 GMT", 0.5),
+        ("Wed, 21 Oct 99999 07:28:00 GMT", 0.5),
+    ],
+)
+def test_every_form_of_retry_after_gives_a_bounded_wait(
+    server: FakeOpenAI, header: str, wait: float
+) -> None:
+    server.answers += [
+        Answer(status=429, headers={"Retry-After": header}),
+        Answer(json_body=completion("ok")),
+    ]
+    model, waits = model_at(server.base_url)
+    assert ask(model)[-1]["choices"][0]["message"]["content"] == "ok"
+    assert waits == [wait]
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_redirect_is_named_not_followed(server: FakeOpenAI, status: int, stream: bool) -> None:
+    location = "https://new.example/v2/chat/completions"
+    server.answers.append(Answer(status=status, headers={"Location": location}))
+    model, _ = model_at(server.base_url)
+    error = failure(model, stream)
+    assert error.kind == "redirect"
+    assert f"redirected (HTTP {status}) to https://new.example/v2/chat/completions" in str(error)
+    assert "use https://new.example/v2 as --base-url" in str(error)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("location", "shown"),
+    [
+        (
+            "https://u:sk-pass-123456@new.example/v1/chat/completions?key=abc123456",
+            "to https://****@new.example/v1/chat/completions?key=****;",
+        ),
+        ("/v9/chat/completions", "/v9/chat/completions; toolcall does not follow"),
+        ("", "without saying where to"),
+        ("https://new.example/elsewhere", "to https://new.example/elsewhere; "),
+    ],
+)
+def test_a_redirect_shows_its_location_masked(
+    server: FakeOpenAI, location: str, shown: str
+) -> None:
+    server.answers.append(Answer(status=302, headers={"Location": location} if location else {}))
+    model, _ = model_at(server.base_url)
+    error = failure(model)
+    assert shown in str(error)
+    assert "sk-pass" not in str(error) and "abc123456" not in str(error)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer(raw=('{"choices": ' + DEEP + "}").encode()),
+        Answer(sse=['{"choices": [], "x": ' + DEEP + "}", "[DONE]"]),
+        Answer(raw=DEEP.encode()),
+    ],
+    ids=["completion", "event", "array"],
+)
+def test_json_nested_too_deeply_is_a_protocol_error(server: FakeOpenAI, answer: Answer) -> None:
+    server.answers.append(answer)
+    model, _ = model_at(server.base_url)
+    error = failure(model, stream=True)
+    assert error.kind == "protocol" and "nested too deeply" in str(error)
+
+
+def test_an_error_body_nested_too_deeply_still_gives_the_status(server: FakeOpenAI) -> None:
+    server.answers.append(Answer(status=400, raw=('{"error": ' + DEEP + "}").encode()))
+    model, _ = model_at(server.base_url)
+    error = failure(model)
+    assert error.kind == "bad_request" and "HTTP 400" in str(error)
+
+
+def test_retry_after_nan_does_not_break_a_real_run(server: FakeOpenAI) -> None:
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    server.answers += [
+        Answer(status=503, headers={"Retry-After": "nan"}),
+        Answer(json_body=completion("after the wait")),
+    ]
+    result = CliRunner().invoke(app, ["run", "hi", "-m", "m", "--base-url", server.base_url, "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "after the wait"
+
+
+HOSTILE = "bad\nrequest\x1b[2J\x1b[31m red\r\x07 \u202eevil\u2028end"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer(status=400, json_body={"error": {"message": HOSTILE}}),
+        Answer(status=200, json_body={"error": {"message": HOSTILE}}),
+        Answer(sse=[json.dumps({"error": {"message": HOSTILE}})]),
+        Answer(status=400, raw=HOSTILE.encode()),
+    ],
+    ids=["status-400", "status-200", "event", "text"],
+)
+def test_what_a_server_says_is_shown_on_one_line_without_control_characters(
+    server: FakeOpenAI, answer: Answer
+) -> None:
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    server.answers.append(answer)
+    result = CliRunner().invoke(
+        app, ["run", "hi", "-s", "stream", "-m", "m", "--base-url", server.base_url, "-q"]
+    )
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and "bad request" in result.stderr
+    assert not any(char in result.stderr for char in "\x1b\r\x07\u202e\u2028")

@@ -26,7 +26,16 @@ except ImportError:  # pragma: no cover - older typer uses the click package
     from click import exceptions as click_exceptions  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 from toolcall_cli.approval import approver, attach
-from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve
+from toolcall_cli.config import (
+    LIMIT_SETTINGS,
+    ConfigError,
+    FileConfig,
+    config_path,
+    load_config,
+    mask,
+    resolve,
+    resolve_limits,
+)
 from toolcall_cli.events import (
     Event,
     IterationStarted,
@@ -39,7 +48,13 @@ from toolcall_cli.events import (
     ToolCallParsed,
 )
 from toolcall_cli.loop import Approver, Limits
-from toolcall_cli.models import LOCAL_MODELS, ModelChoice, ModelConfigError, get_model
+from toolcall_cli.models import (
+    LOCAL_MODELS,
+    ModelChoice,
+    ModelConfigError,
+    check_base_url,
+    get_model,
+)
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.paced import PacedModel
 from toolcall_cli.private_files import PathProblem
@@ -224,33 +239,95 @@ ToolsOpt = Annotated[
 NoDefaultToolsOpt = Annotated[
     bool, typer.Option("--no-default-tools", help="Leave the bundled tools out.")
 ]
+DEFAULT_LIMITS = Limits()
+"""Where the limit flags' defaults come from, so the loop's defaults are written once. The flags
+themselves default to None, so that a flag not given lets the config file's [limits] speak."""
+
+
+def limit_minimum(key: str) -> float:
+    return LIMIT_SETTINGS[key].minimum
+
+
 MaxIterOpt = Annotated[
-    int, typer.Option("--max-iterations", min=1, help="Stop after this many model requests.")
+    int | None,
+    typer.Option(
+        "--max-iterations",
+        min=int(limit_minimum("max_iterations")),
+        help=f"Stop after this many model requests (default {DEFAULT_LIMITS.max_iterations}).",
+    ),
 ]
 ToolTimeoutOpt = Annotated[
-    float, typer.Option("--tool-timeout", min=0.01, help="Default per-tool timeout in seconds.")
+    float | None,
+    typer.Option(
+        "--tool-timeout",
+        min=limit_minimum("tool_timeout"),
+        help=f"Default per-tool timeout in seconds (default {DEFAULT_LIMITS.tool_timeout:g}).",
+    ),
 ]
 RunTimeoutOpt = Annotated[
-    float | None, typer.Option("--timeout", min=0.1, help="Seconds for the whole run.")
+    float | None,
+    typer.Option("--timeout", min=limit_minimum("timeout"), help="Seconds for the whole run."),
 ]
 ResultCharsOpt = Annotated[
-    int,
+    int | None,
     typer.Option(
-        "--max-result-chars", min=100, help="Cut longer tool results before feeding back."
+        "--max-result-chars",
+        min=int(limit_minimum("max_result_chars")),
+        help="Cut longer tool results before feeding back "
+        f"(default {DEFAULT_LIMITS.max_result_chars:,}).",
     ),
 ]
 FailedRoundsOpt = Annotated[
-    int,
+    int | None,
     typer.Option(
         "--max-failed-rounds",
-        min=1,
-        help="Rounds in a row without progress before the model must answer without tools.",
+        min=int(limit_minimum("max_failed_rounds")),
+        help="Rounds in a row without progress before the model must answer without tools "
+        f"(default {DEFAULT_LIMITS.max_failed_rounds}).",
     ),
 ]
 HistoryRoundsOpt = Annotated[
     int | None,
     typer.Option(
-        "--history-rounds", min=0, help="Tool rounds sent in full; older ones are summarised."
+        "--history-rounds",
+        min=int(limit_minimum("history_rounds")),
+        help="Tool rounds sent in full; older ones are summarised "
+        f"(default {DEFAULT_LIMITS.history_rounds}).",
+    ),
+]
+ReplyCharsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-reply-chars",
+        min=int(limit_minimum("max_reply_chars")),
+        help="Stop a reply (text, reasoning and call arguments) longer than this "
+        f"(default {DEFAULT_LIMITS.max_reply_chars:,}).",
+    ),
+]
+ResponseBytesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-response-bytes",
+        min=int(limit_minimum("max_response_bytes")),
+        help="Stop an HTTP answer larger than this after decompression "
+        f"(default {DEFAULT_LIMITS.max_response_bytes:,}).",
+    ),
+]
+LineBytesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-line-bytes",
+        min=int(limit_minimum("max_line_bytes")),
+        help=f"Stop a streamed line longer than this (default {DEFAULT_LIMITS.max_line_bytes:,}).",
+    ),
+]
+RequestTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--request-timeout",
+        min=limit_minimum("request_timeout"),
+        help="Seconds one model request may take in all, however the server trickles "
+        f"(default {DEFAULT_LIMITS.request_timeout:g}).",
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")]
@@ -273,8 +350,8 @@ TraceOpt = Annotated[
 ]
 
 
-DEFAULT_LIMITS = Limits()
-"""Where the flags' defaults come from, so the loop's defaults are written once."""
+LIMIT_FIELDS = {key: "run_timeout" if key == "timeout" else key for key in LIMIT_SETTINGS}
+"""Each `[limits]` key's field in Limits and SessionOptions (`--timeout` is run_timeout)."""
 
 
 @dataclass(frozen=True)
@@ -292,13 +369,18 @@ class SessionOptions:
     seed: int = 0
     tools: tuple[Path, ...] = ()
     no_default_tools: bool = False
-    max_iterations: int = DEFAULT_LIMITS.max_iterations
-    tool_timeout: float = DEFAULT_LIMITS.tool_timeout
     yes: bool = False
+    # Limits: None means the flag was not given (the config file or Limits decides).
+    max_iterations: int | None = None
+    tool_timeout: float | None = None
     run_timeout: float | None = None
-    max_result_chars: int = DEFAULT_LIMITS.max_result_chars
-    history_rounds: int | None = DEFAULT_LIMITS.history_rounds
-    max_failed_rounds: int = DEFAULT_LIMITS.max_failed_rounds
+    max_result_chars: int | None = None
+    history_rounds: int | None = None
+    max_failed_rounds: int | None = None
+    max_reply_chars: int | None = None
+    max_response_bytes: int | None = None
+    max_line_bytes: int | None = None
+    request_timeout: float | None = None
     pace: float = 0.0
     faults: tuple[str, ...] = ()
     fault_rate: float = 1.0
@@ -313,15 +395,31 @@ class SessionOptions:
         chosen["pace"] = pace_for(flags.get("pace"), mode)
         return cls(**chosen)
 
-    def limits(self) -> Limits:
-        return Limits(
-            max_iterations=self.max_iterations,
-            tool_timeout=self.tool_timeout,
-            run_timeout=self.run_timeout,
-            max_result_chars=self.max_result_chars,
-            history_rounds=self.history_rounds,
-            max_failed_rounds=self.max_failed_rounds,
-        )
+    def limit_flags(self) -> dict[str, Any]:
+        """The limit flags by `[limits]` key; None where not given."""
+        return {key: getattr(self, name) for key, name in LIMIT_FIELDS.items()}
+
+
+def file_config() -> FileConfig:
+    try:
+        return load_config(config_path())
+    except ConfigError as error:
+        fail(str(error))
+
+
+def session_limits(options: SessionOptions, config: FileConfig) -> Limits:
+    """Flags > the config file's [limits] > Limits' defaults."""
+    try:
+        chosen, _ = resolve_limits(options.limit_flags(), config)
+    except ConfigError as error:
+        fail(str(error))
+    return limits_with(chosen)
+
+
+def limits_with(chosen: Mapping[str, int | float]) -> Limits:
+    """Limits with the given `[limits]` keys' values; the rest keep their defaults."""
+    fields: dict[str, Any] = {LIMIT_FIELDS[key]: value for key, value in chosen.items()}
+    return dataclasses.replace(DEFAULT_LIMITS, **fields)
 
 
 def pipe_console() -> Console:
@@ -344,7 +442,9 @@ def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegist
     return loaded.registry
 
 
-def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
+def model_choice(
+    options: SessionOptions, config: FileConfig | None = None, limits: Limits = DEFAULT_LIMITS
+) -> tuple[ModelChoice, str]:
     """The model to build and the strategy name, after flags > environment > config > defaults."""
     try:
         resolved = resolve(
@@ -355,14 +455,20 @@ def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
                 "api_key": options.api_key,
                 "strategy": options.strategy.value if options.strategy else None,
             },
-            config=load_config(config_path()),
+            config=config if config is not None else file_config(),
         )
     except ConfigError as error:
         fail(str(error))
-    if options.base_url and resolved.model in LOCAL_MODELS:
-        fail("--base-url needs --model NAME: the model's name at that endpoint")
     if options.script and resolved.model != "scripted":
         fail(f"--script is for --model scripted (the model is {resolved.model})")
+    if resolved.base_url and resolved.model in LOCAL_MODELS:
+        check_endpoint_has_a_model(resolved.sources)
+    elif resolved.base_url:
+        try:
+            where = base_url_setting(resolved.sources.get("base_url", ""))
+            check_base_url(resolved.base_url, where)
+        except ModelConfigError as error:
+            fail(str(error))
     choice = ModelChoice(
         name=resolved.model,
         seed=options.seed,
@@ -371,10 +477,36 @@ def model_choice(options: SessionOptions) -> tuple[ModelChoice, str]:
         api_key=resolved.api_key,
         connect_timeout=options.connect_timeout,
         read_timeout=options.read_timeout,
+        max_response_bytes=limits.max_response_bytes,
+        max_line_bytes=limits.max_line_bytes,
+        request_timeout=limits.request_timeout,
+        key_note=resolved.key_note,
         faults=options.faults,
         fault_rate=options.fault_rate,
     )
     return choice, resolved.strategy
+
+
+def base_url_setting(source: str) -> str:
+    """How a user would name the setting the base URL came from."""
+    if source.startswith("env "):
+        return "$" + source.removeprefix("env ")
+    if source.startswith("profile "):
+        return f"profile {source.removeprefix('profile ')!r}'s base_url"
+    return "base_url in the config file" if source == "config" else "--base-url"
+
+
+def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
+    """An endpoint the user named, with a local model: the model name was forgotten. (A
+    profile's URL or $OPENAI_BASE_URL with an offline run is not a mistake: both are commonly
+    set while the demo model is used.)"""
+    if sources.get("base_url") == "flag":
+        fail("--base-url needs --model NAME: the model's name at that endpoint")
+    if sources.get("base_url") == "config" and sources.get("model") == "default":
+        fail(
+            'the config file\'s [defaults] base_url needs --model NAME (or model = "NAME" in '
+            "[defaults]): the model's name at that endpoint"
+        )
 
 
 def pick_strategy(name: str, options: SessionOptions) -> Strategy:
@@ -396,7 +528,9 @@ def make_model(choice: ModelChoice, pace: float) -> Model:
 
 def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
     """The session, and the model choice it was built from (chat's /model starts from it)."""
-    choice, strategy_name = model_choice(options)
+    config = file_config()
+    limits = session_limits(options, config)
+    choice, strategy_name = model_choice(options, config, limits)
     try:
         model = make_model(choice, options.pace)
     except ModelConfigError as error:
@@ -405,7 +539,7 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
         model=model,
         strategy=pick_strategy(strategy_name, options),
         registry=load_registry(options.tools, options.no_default_tools),
-        limits=options.limits(),
+        limits=limits,
         approve=approver(options.yes),
     )
     return session, choice
@@ -580,12 +714,16 @@ def run(
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
-    max_iterations: MaxIterOpt = DEFAULT_LIMITS.max_iterations,
-    tool_timeout: ToolTimeoutOpt = DEFAULT_LIMITS.tool_timeout,
-    run_timeout: RunTimeoutOpt = DEFAULT_LIMITS.run_timeout,
-    max_result_chars: ResultCharsOpt = DEFAULT_LIMITS.max_result_chars,
-    history_rounds: HistoryRoundsOpt = DEFAULT_LIMITS.history_rounds,
-    max_failed_rounds: FailedRoundsOpt = DEFAULT_LIMITS.max_failed_rounds,
+    max_iterations: MaxIterOpt = None,
+    tool_timeout: ToolTimeoutOpt = None,
+    run_timeout: RunTimeoutOpt = None,
+    max_result_chars: ResultCharsOpt = None,
+    history_rounds: HistoryRoundsOpt = None,
+    max_failed_rounds: FailedRoundsOpt = None,
+    max_reply_chars: ReplyCharsOpt = None,
+    max_response_bytes: ResponseBytesOpt = None,
+    max_line_bytes: LineBytesOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
     yes: YesOpt = False,
@@ -622,12 +760,16 @@ def chat(
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
-    max_iterations: MaxIterOpt = DEFAULT_LIMITS.max_iterations,
-    tool_timeout: ToolTimeoutOpt = DEFAULT_LIMITS.tool_timeout,
-    run_timeout: RunTimeoutOpt = DEFAULT_LIMITS.run_timeout,
-    max_result_chars: ResultCharsOpt = DEFAULT_LIMITS.max_result_chars,
-    history_rounds: HistoryRoundsOpt = DEFAULT_LIMITS.history_rounds,
-    max_failed_rounds: FailedRoundsOpt = DEFAULT_LIMITS.max_failed_rounds,
+    max_iterations: MaxIterOpt = None,
+    tool_timeout: ToolTimeoutOpt = None,
+    run_timeout: RunTimeoutOpt = None,
+    max_result_chars: ResultCharsOpt = None,
+    history_rounds: HistoryRoundsOpt = None,
+    max_failed_rounds: FailedRoundsOpt = None,
+    max_reply_chars: ReplyCharsOpt = None,
+    max_response_bytes: ResponseBytesOpt = None,
+    max_line_bytes: LineBytesOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
     yes: YesOpt = False,
     pace: PaceOpt = None,
     history_file: Annotated[
@@ -804,6 +946,7 @@ def config_show(
     path = config_path()
     try:
         config = load_config(path)
+        _, limit_sources = resolve_limits({}, config)
         resolved = resolve(
             flags={
                 "model": model,
@@ -827,6 +970,15 @@ def config_show(
     for key, value in rows:
         source = resolved.sources.get(key, "-")
         typer.echo(f"{key:<9} {value if value is not None else '(not set)'}  [{source}]")
+    if resolved.key_note:
+        typer.echo(f"          (no key sent: {resolved.key_note})")
+    typer.echo("limits:")
+    limits = limits_with(config.limits)
+    width = max(map(len, LIMIT_FIELDS))
+    for key, name in LIMIT_FIELDS.items():
+        value = getattr(limits, name)
+        shown = "(none)" if value is None else f"{value:g}" if isinstance(value, float) else value
+        typer.echo(f"  {key:<{width}} {shown}  [{limit_sources[key]}]")
     from toolcall_cli.config import BUILTIN_PROFILES
 
     names = sorted({*BUILTIN_PROFILES, *config.profiles})

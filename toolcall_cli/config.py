@@ -5,7 +5,9 @@ A profile is only a base URL, the name of the variable that holds its key, and d
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -72,15 +74,64 @@ def config_path(environ: Mapping[str, str] = os.environ) -> Path:
 
 @dataclass(frozen=True)
 class FileConfig:
-    """What the TOML config file says: `[defaults]` and `[profiles.NAME]` tables."""
+    """What the TOML config file says: `[defaults]`, `[limits]` and `[profiles.NAME]` tables."""
 
     defaults: dict[str, Any] = field(default_factory=dict)
     profiles: dict[str, Profile] = field(default_factory=dict)
     path: Path | None = None
+    limits: dict[str, int | float] = field(default_factory=dict)
 
 
 DEFAULT_KEYS = {"profile", "model", "strategy", "base_url"}
+PROFILE_KEYS = ("base_url", "key_env", "model", "strategy", "note")
 STRATEGIES = ("regex", "schema", "stream")
+
+
+@dataclass(frozen=True)
+class LimitSetting:
+    """What one limit takes, in the config file's `[limits]` table and as a flag."""
+
+    kind: type[int] | type[float]
+    minimum: float
+
+    @property
+    def maximum(self) -> float:
+        # A year of seconds: far beyond any run, and below what threading and time accept as a
+        # timeout (--timeout 1e10 once overflowed the platform's time_t).
+        return 365 * 86_400 if self.kind is float else math.inf
+
+    @property
+    def description(self) -> str:
+        if self.kind is int:
+            return f"a whole number ≥ {self.minimum:g}"
+        return f"a number of seconds from {self.minimum:g} to {self.maximum:,.0f}"
+
+
+LIMIT_SETTINGS: dict[str, LimitSetting] = {
+    "max_iterations": LimitSetting(int, 1),
+    "tool_timeout": LimitSetting(float, 0.01),
+    "timeout": LimitSetting(float, 0.1),
+    "max_result_chars": LimitSetting(int, 100),
+    "max_failed_rounds": LimitSetting(int, 1),
+    "history_rounds": LimitSetting(int, 0),
+    "max_reply_chars": LimitSetting(int, 1),
+    "max_response_bytes": LimitSetting(int, 1),
+    "max_line_bytes": LimitSetting(int, 1),
+    "request_timeout": LimitSetting(float, 0.1),
+}
+"""The `[limits]` keys, named like the flags (`--max-iterations` is `max_iterations`)."""
+
+
+def limit_problem(key: str, value: Any) -> str | None:
+    """Why a value cannot be the limit `key`, or None if it can."""
+    setting = LIMIT_SETTINGS[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be {setting.description}, not {type(value).__name__} {value!r}"
+    if setting.kind is int and not isinstance(value, int):
+        return f"must be {setting.description}, not {value!r}"
+    if not math.isfinite(value) or not setting.minimum <= value <= setting.maximum:
+        return f"must be {setting.description}, not {value!r}"
+    return None
 
 
 def load_config(path: Path) -> FileConfig:
@@ -95,33 +146,73 @@ def load_config(path: Path) -> FileConfig:
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ConfigError(f"config {path}: [defaults] must be a table")
-    unknown = sorted(set(defaults) - DEFAULT_KEYS) + sorted(set(data) - {"defaults", "profiles"})
+    tables = {"defaults", "profiles", "limits"}
+    unknown = sorted(set(defaults) - DEFAULT_KEYS) + sorted(set(data) - tables)
     if unknown:
         raise ConfigError(
             f"config {path}: unknown setting(s) {', '.join(unknown)}; [defaults] takes "
-            f"{', '.join(sorted(DEFAULT_KEYS))}, and profiles go in [profiles.NAME] tables"
+            f"{', '.join(sorted(DEFAULT_KEYS))}, [limits] takes limits, and profiles go in "
+            "[profiles.NAME] tables"
         )
     for key, value in defaults.items():
         if not isinstance(value, str):
             raise ConfigError(f"config {path}: [defaults] {key} must be a string")
-    tables = data.get("profiles", {})
-    if not isinstance(tables, dict):
+    profiles = data.get("profiles", {})
+    if not isinstance(profiles, dict):
         raise ConfigError(f"config {path}: profiles must be [profiles.NAME] tables")
-    profiles = {name: profile_from(name, table, path) for name, table in tables.items()}
-    return FileConfig(defaults=defaults, profiles=profiles, path=path)
+    return FileConfig(
+        defaults=defaults,
+        profiles={name: profile_from(name, table, path) for name, table in profiles.items()},
+        path=path,
+        limits=limits_from(data.get("limits", {}), path),
+    )
+
+
+def limits_from(table: Any, path: Path) -> dict[str, int | float]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"config {path}: limits must be a [limits] table")
+    unknown = sorted(set(table) - set(LIMIT_SETTINGS))
+    if unknown:
+        raise ConfigError(
+            f"config {path}: unknown limit(s) {', '.join(unknown)}; [limits] takes "
+            f"{', '.join(LIMIT_SETTINGS)}"
+        )
+    for key, value in table.items():
+        problem = limit_problem(key, value)
+        if problem:
+            raise ConfigError(f"config {path}: [limits] {key} {problem}")
+    return dict(table)
 
 
 def profile_from(name: str, table: Any, path: Path) -> Profile:
+    where = f"config {path}: profile {name!r}"
     if not isinstance(table, dict) or not isinstance(table.get("base_url"), str):
-        raise ConfigError(f"config {path}: profile {name!r} needs a base_url string")
-    known = {"base_url", "key_env", "model", "strategy", "note"}
-    unknown = set(table) - known
+        raise ConfigError(f"{where} needs a base_url string")
+    unknown = set(table) - set(PROFILE_KEYS)
     if unknown:
         raise ConfigError(
-            f"config {path}: profile {name!r} has unknown keys {sorted(unknown)}; "
-            f"allowed: {sorted(known)} (keys go in environment variables, named by key_env)"
+            f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(PROFILE_KEYS)} "
+            "(keys go in environment variables, named by key_env)"
         )
-    return Profile(name=name, **{k: table[k] for k in known if k in table})
+    for key in PROFILE_KEYS:
+        value = table.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{where}: {key} must be a string, not {type(value).__name__}")
+    if table.get("strategy", STRATEGIES[0]) not in STRATEGIES:
+        raise ConfigError(
+            f"{where}: unknown strategy {table['strategy']!r}; choose one of "
+            f"{', '.join(STRATEGIES)}"
+        )
+    key_env = table.get("key_env")
+    if key_env is not None and not ENV_NAME.fullmatch(key_env):
+        raise ConfigError(
+            f"{where}: key_env must name an environment variable (like MY_API_KEY), "
+            "not hold the key itself"
+        )
+    return Profile(name=name, **{k: table[k] for k in PROFILE_KEYS if k in table})
+
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -134,6 +225,8 @@ class Resolved:
     api_key: str | None = None
     profile: str | None = None
     sources: dict[str, str] = field(default_factory=dict)
+    key_note: str | None = None
+    """Why a key variable that is set is not sent to `base_url` (None when nothing is held)."""
 
 
 def resolve(
@@ -181,14 +274,11 @@ def resolve(
         raise ConfigError(
             f"unknown strategy {strategy!r} (from {where}); choose one of {', '.join(STRATEGIES)}"
         )
-    # A chosen profile names its own URL and key variable. OPENAI_API_KEY goes only where
-    # OPENAI_BASE_URL (or the default OpenAI host) points, so an OpenAI key is never sent to a
-    # server named by --base-url or a config file: that one needs --api-key.
     base_url = setting("base_url", None if profile else "OPENAI_BASE_URL", None)
-    key_env = profile.key_env if profile else None
-    if profile is None and openai_key_may_go_to(base_url, sources.get("base_url", "")):
-        key_env = "OPENAI_API_KEY"
+    key_env, key_note = key_variable(base_url, profile, environ)
     api_key = pick("api_key", key_env)
+    if api_key is not None and base_url is not None:
+        check_key(api_key, "--api-key" if sources["api_key"] == "flag" else f"${key_env}")
     return Resolved(
         model=str(model),
         strategy=str(strategy),
@@ -196,14 +286,74 @@ def resolve(
         api_key=api_key,
         profile=profile.name if profile else None,
         sources=sources,
+        key_note=key_note,
     )
 
 
-def openai_key_may_go_to(base_url: str | None, source: str) -> bool:
-    if base_url is None or source == "env OPENAI_BASE_URL":
-        return True
-    host = base_url.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1].split(":", 1)[0]
-    return host.lower() == "api.openai.com"
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+def key_variable(
+    base_url: str | None, profile: Profile | None, environ: Mapping[str, str]
+) -> tuple[str | None, str | None]:
+    """The variable whose key may go to `base_url`, and why a key that is set is held back.
+
+    A key read from the environment goes only to the host its source vouches for: a profile's
+    key to that profile's own host; OPENAI_API_KEY to OpenAI or to OPENAI_BASE_URL's host. A
+    server named anywhere else (--base-url, the config file's [defaults]) gets a key only from
+    --api-key. Hosts are compared as httpx will connect (scheme, host, port), never by
+    splitting strings: `http://127.0.0.1#@api.openai.com` goes to 127.0.0.1.
+    """
+    if base_url is None:
+        return None, None
+    if profile is not None:
+        variable, vouched = profile.key_env, [profile.base_url]
+    else:
+        variable, vouched = "OPENAI_API_KEY", [OPENAI_URL, environ.get("OPENAI_BASE_URL") or ""]
+    if variable is None:
+        return None, None
+    from toolcall_cli.models.openai_compat import display_url, url_origin
+
+    target = url_origin(base_url)
+    if target is not None and any(url and url_origin(url) == target for url in vouched):
+        return variable, None
+    if not environ.get(variable):
+        return None, None
+    hosts = " or ".join(display_url(url) for url in vouched if url)
+    return None, (
+        f"${variable} is set but only sent to {hosts}; "
+        f"give --api-key to send a key to {display_url(base_url)}"
+    )
+
+
+def check_key(key: str, source: str) -> None:
+    from toolcall_cli.models.openai_compat import key_problem
+
+    problem = key_problem(key)
+    if problem:
+        raise ConfigError(f"the API key from {source} {problem}")
+
+
+def resolve_limits(
+    flags: Mapping[str, Any], config: FileConfig
+) -> tuple[dict[str, int | float], dict[str, str]]:
+    """The limits a flag (None = not given) or the config file sets, by `[limits]` key, and
+    where every limit comes from ("flag", "config" or "default"). Flag values are checked here
+    as the file's are: a float flag takes `nan` and `inf`, which no limit can be."""
+    chosen: dict[str, int | float] = {}
+    sources: dict[str, str] = {}
+    for key in LIMIT_SETTINGS:
+        flag = flags.get(key)
+        if flag is not None:
+            problem = limit_problem(key, flag)
+            if problem:
+                raise ConfigError(f"--{key.replace('_', '-')} {problem}")
+            chosen[key], sources[key] = flag, "flag"
+        elif key in config.limits:
+            chosen[key], sources[key] = config.limits[key], "config"
+        else:
+            sources[key] = "default"
+    return chosen, sources
 
 
 def find_profile(name: str, config: FileConfig) -> Profile:

@@ -37,8 +37,17 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.history import ENGINE_NOTE_PREFIX, windowed
 from toolcall_cli.messages import Message, ToolCall, ToolResult, tool_message, user
-from toolcall_cli.models.base import NOTICE_KEY, Model, ModelError
+from toolcall_cli.models.base import (
+    MAX_LINE_BYTES,
+    MAX_REPLY_CHARS,
+    MAX_RESPONSE_BYTES,
+    NOTICE_KEY,
+    REQUEST_TIMEOUT,
+    Model,
+    ModelError,
+)
 from toolcall_cli.strategies.base import Reply, Strategy
+from toolcall_cli.strategies.wire import reply_chars
 from toolcall_cli.tools.executor import execute
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
@@ -67,6 +76,14 @@ class Limits:
     history_rounds: int | None = 5
     """Tool rounds sent in full; older ones are compacted into a summary. None keeps all."""
     max_question_chars: int = 8000
+    max_reply_chars: int = MAX_REPLY_CHARS
+    """One reply's text, counted from the chunks whatever the model: content, reasoning and
+    tool-call names and arguments. Longer, and the model has failed (it is not answering)."""
+    # The loop does not use these: they bound each HTTP request (see models.base), and live here
+    # so that every limit has its default in one place.
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    max_line_bytes: int = MAX_LINE_BYTES
+    request_timeout: float = REQUEST_TIMEOUT
 
 
 @dataclass
@@ -364,11 +381,15 @@ def _iteration(
     sent = time.monotonic()
     failure: ModelError | None = None
     timed_out = False
+    size = 0
     try:
         for chunk in within_deadline(model.stream(request), state):
             if NOTICE_KEY in chunk:
                 yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
                 continue
+            size += reply_chars(chunk)
+            if size > state.limits.max_reply_chars:
+                raise reply_too_long(state.limits.max_reply_chars)
             for event in parser.feed(chunk):
                 yield from _on_parser_event(event, strategy, runner, held)
             if strategy.streaming:
@@ -404,6 +425,14 @@ def _iteration(
     yield from _tool_events(runner.finished(wait=True))
     yield from _feed_back(iteration, state, strategy, history, runner, reply)
     return None
+
+
+def reply_too_long(limit: int) -> ModelError:
+    return ModelError(
+        f"the reply passed {limit:,} characters (text, reasoning and tool-call arguments); "
+        "--max-reply-chars raises the cap",
+        kind="too_large",
+    )
 
 
 def _feed_back(

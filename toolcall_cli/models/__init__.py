@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolcall_cli.models.base import Model
+from toolcall_cli.models.base import (
+    MAX_LINE_BYTES,
+    MAX_RESPONSE_BYTES,
+    REQUEST_TIMEOUT,
+    Model,
+)
 
 LOCAL_MODELS = ("offline", "scripted")
 
@@ -24,12 +29,22 @@ class ModelChoice:
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
     max_retries: int = 2
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    max_line_bytes: int = MAX_LINE_BYTES
+    request_timeout: float = REQUEST_TIMEOUT
+    key_note: str | None = None
+    """Why a key variable that is set is not sent to this endpoint (see config.resolve)."""
     faults: tuple[str, ...] = ()
     """Offline model only: the kinds of misbehaviour to inject (see `toolcall faults`)."""
     fault_rate: float = 1.0
 
-    def __repr__(self) -> str:  # the key must never leak through a repr
-        return f"ModelChoice(name={self.name!r}, base_url={self.base_url!r})"
+    def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
+        shown = None
+        if self.base_url is not None:
+            from toolcall_cli.models.openai_compat import display_url
+
+            shown = display_url(self.base_url)
+        return f"ModelChoice(name={self.name!r}, base_url={shown!r})"
 
 
 def get_model(choice: ModelChoice) -> Model:
@@ -51,9 +66,16 @@ def get_model(choice: ModelChoice) -> Model:
             f"model {choice.name!r} needs an endpoint: give --base-url URL or --profile NAME "
             "(or use --model offline)"
         )
-    from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
+    from toolcall_cli.models.openai_compat import (
+        Endpoint,
+        OpenAICompatModel,
+        key_problem,
+    )
 
     check_base_url(choice.base_url)
+    problem = key_problem(choice.api_key) if choice.api_key else None
+    if problem:
+        raise ModelConfigError(f"the API key {problem}")
     return OpenAICompatModel(
         Endpoint(
             base_url=choice.base_url,
@@ -62,28 +84,37 @@ def get_model(choice: ModelChoice) -> Model:
             connect_timeout=choice.connect_timeout,
             read_timeout=choice.read_timeout,
             max_retries=choice.max_retries,
+            max_response_bytes=choice.max_response_bytes,
+            max_line_bytes=choice.max_line_bytes,
+            request_timeout=choice.request_timeout,
+            key_note=choice.key_note,
         )
     )
 
 
-def check_base_url(url: str) -> None:
-    """A base URL must be http(s) with a host and a valid port: anything else is a usage error,
-    not a connection failure."""
+def check_base_url(url: str, where: str = "--base-url") -> None:
+    """A base URL must be http(s) with a host and a valid port, and nothing a request could not
+    carry: anything else is a usage error, not a connection failure. `where` names the setting
+    it came from (the flag, $OPENAI_BASE_URL, a profile, the config file)."""
     import httpx
 
     from toolcall_cli.models.openai_compat import display_url
 
+    shown = f"{where} {display_url(url)!r}"
+    if any(char.isspace() or not char.isprintable() for char in url):
+        raise ModelConfigError(f"{shown} contains a space, line break or control character")
+    if "#" in url:
+        # Nothing after a # is sent, so what is written there is not where the request goes.
+        raise ModelConfigError(f"{shown} has a #fragment, which an API URL never has; remove it")
     try:
         parsed = httpx.URL(url)
-    except httpx.InvalidURL as error:
-        shown = display_url(url)
-        raise ModelConfigError(f"--base-url {shown!r} is not a valid URL: {error}") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ModelConfigError(
-            f"--base-url {display_url(url)!r} must be an http(s) URL, e.g. http://localhost:11434/v1"
-        )
+        host = parsed.host  # decoding checks an xn-- (IDNA) name
+    except (httpx.InvalidURL, ValueError) as error:  # idna's errors are ValueErrors
+        raise ModelConfigError(f"{shown} is not a valid URL: {error}") from None
+    if parsed.scheme not in ("http", "https") or not host:
+        raise ModelConfigError(f"{shown} must be an http(s) URL, e.g. http://localhost:11434/v1")
     if parsed.port is not None and not 0 < parsed.port < 65536:
-        raise ModelConfigError(f"--base-url {display_url(url)!r} has an invalid port {parsed.port}")
+        raise ModelConfigError(f"{shown} has an invalid port {parsed.port}")
 
 
 def scripted_model(script: Path | None) -> Model:

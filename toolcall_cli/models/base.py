@@ -22,6 +22,24 @@ class ModelRequest:
         return bool(self.body.get("stream"))
 
 
+MiB = 1 << 20
+
+# Bounds on what one model request may cost. Each is far above what a real reply needs, so only
+# a broken or hostile server meets them; they exist so that such a server costs seconds and a
+# few MiB, not the machine's memory or a hang forever.
+MAX_RESPONSE_BYTES = 32 * MiB
+"""One answer's body after decompression. A long reply of a large-context model is a few hundred
+KiB of SSE; a 1 MB gzip body that inflates to 1 GB must stop here."""
+MAX_LINE_BYTES = 4 * MiB
+"""One line of a server-sent-event stream: one chunk, normally under a KiB."""
+MAX_REPLY_CHARS = 2_000_000
+"""One reply's text (content, reasoning and tool-call arguments): about 500k tokens, beyond any
+model's output limit."""
+REQUEST_TIMEOUT = 300.0
+"""Seconds one model request may take in all, first byte to last: a server that trickles a
+byte a second never trips a read timeout, so the whole answer needs a bound of its own. Long
+reasoning replies take a minute or two."""
+
 NOTICE_KEY = "x_toolcall_notice"
 """A chunk holding this key is a note for the user from the client (a retry after HTTP 429, say),
 not model output: the loop shows it and the parsers never see it."""
@@ -31,7 +49,7 @@ class ModelError(Exception):
     """The model could not answer: unreachable, refused the request, or sent garbage.
 
     `kind` is one of "connection", "timeout", "auth", "not_found", "bad_request",
-    "rate_limit", "server", "protocol", "unsupported".
+    "rate_limit", "server", "protocol", "unsupported", "redirect", "too_large".
     """
 
     def __init__(self, message: str, *, kind: str) -> None:

@@ -1,23 +1,38 @@
 """Any OpenAI-compatible chat-completions endpoint over httpx, streaming or not.
 
 Every failure becomes a ModelError with a kind and one clear sentence. The API key is sent in
-a header and never appears in a message, a log or a trace.
+a header and never appears in a message, a log or a trace. What the server sends is read within
+bounds (size, line length, time), whatever it claims to be.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from toolcall_cli.models.base import NOTICE_KEY, ModelError, ModelRequest
+from toolcall_cli.models._body import ACCEPT_ENCODING, Deadline, decoded_body, lines_of
+from toolcall_cli.models.base import (
+    MAX_LINE_BYTES,
+    MAX_RESPONSE_BYTES,
+    NOTICE_KEY,
+    REQUEST_TIMEOUT,
+    ModelError,
+    ModelRequest,
+)
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
+ERROR_BODY_BYTES = 64 * 1024
+"""Most of an error answer read: only its message is shown."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True)
@@ -31,10 +46,32 @@ class Endpoint:
     """Retries for 429 and 5xx answers, on top of the first attempt."""
     max_retry_wait: float = 20.0
     """Longest Retry-After (or backoff) this client will sleep before a retry."""
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    max_line_bytes: int = MAX_LINE_BYTES
+    request_timeout: float = REQUEST_TIMEOUT
+    """Seconds one request may take in all, retries included."""
+    key_note: str | None = None
+    """Why no key is sent although a key variable is set; told if the server asks for a key."""
 
     def __repr__(self) -> str:  # the key must never leak through a repr
         key = "set" if self.api_key else "none"
-        return f"Endpoint(base_url={self.base_url!r}, model={self.model!r}, api_key={key})"
+        return f"Endpoint(base_url={self.shown_url!r}, model={self.model!r}, api_key={key})"
+
+    @property
+    def shown_url(self) -> str:
+        return display_url(self.base_url)
+
+    def secrets(self) -> list[str]:
+        """Everything of this endpoint that must never be shown: the key, and the password,
+        user name and query values of its URL (short ones are left: masking every "1" in a
+        message would hide more than it protects)."""
+        found = [self.api_key or ""]
+        try:
+            url = httpx.URL(self.base_url)
+            found += [url.username, url.password, *(v for _, v in url.params.multi_items())]
+        except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
+            pass
+        return [secret for secret in found if len(secret) >= 4]
 
 
 class OpenAICompatModel:
@@ -46,114 +83,176 @@ class OpenAICompatModel:
         *,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        problem = key_problem(endpoint.api_key) if endpoint.api_key else None
+        if problem:
+            raise ValueError(f"the API key {problem}")
         self.endpoint = endpoint
         self.name = endpoint.model
+        self.url = completions_url(endpoint.base_url)
         self._sleep = sleep
+        self._clock = clock
         self._client = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
             headers=self._headers(),
+            follow_redirects=False,
         )
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Accept-Encoding": ACCEPT_ENCODING,
+        }
         if self.endpoint.api_key:
             headers["Authorization"] = f"Bearer {self.endpoint.api_key}"
         return headers
 
-    @property
-    def url(self) -> str:
-        return self.endpoint.base_url.rstrip("/") + "/chat/completions"
-
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         try:
             yield from self._stream(request)
-        except httpx.TimeoutException:
-            # Reading a body after the headers arrived: what _send and _events do not cover.
-            waited = self.endpoint.read_timeout
-            message = f"{self.endpoint.base_url} stopped answering for {waited:g} s"
-            raise ModelError(redact(message, self.endpoint.api_key), kind="timeout") from None
-        except httpx.HTTPError as error:
-            message = f"the connection to {self.endpoint.base_url} failed mid-answer ({error})"
-            raise ModelError(redact(message, self.endpoint.api_key), kind="protocol") from None
+        except httpx.HTTPError as error:  # anything the narrower handlers did not name
+            message = f"the connection to {self.endpoint.shown_url} failed mid-answer ({error})"
+            raise ModelError(self._redact(message), kind="protocol") from None
         except ModelError as error:
             # Providers echo keys back in error messages; nothing that leaves here may hold one.
-            raise ModelError(redact(str(error), self.endpoint.api_key), kind=error.kind) from None
+            raise ModelError(self._redact(str(error)), kind=error.kind) from None
+
+    def _redact(self, text: str) -> str:
+        return one_line(redact(text, self.endpoint.secrets()))
 
     def _stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = {**request.body, "model": self.endpoint.model}
+        deadline = Deadline.after(self.endpoint.request_timeout, self._clock)
         for attempt in range(self.endpoint.max_retries + 1):
             last = attempt == self.endpoint.max_retries
-            with self._send(body) as response:
-                if response.status_code in RETRY_STATUSES and not last:
+            with self._send(body, deadline) as response:
+                status = response.status_code
+                if status in RETRY_STATUSES and not last:
                     wait = retry_wait(response, attempt, self.endpoint.max_retry_wait)
+                    wait = min(wait, max(deadline.remaining(), 0.0))
                     response.close()
-                    note = retry_note(response.status_code, wait, attempt, self.endpoint)
-                    yield {NOTICE_KEY: note}
+                    yield {NOTICE_KEY: retry_note(status, wait, attempt, self.endpoint)}
                     self._sleep(wait)
+                    deadline.check()
                     continue
-                if response.status_code >= 400:
-                    response.read()
-                    raise http_error(response, self.endpoint)
-                if request.streaming:
-                    yield from self._events(response)
-                else:
-                    yield completion_json(response)
+                if 300 <= status < 400:
+                    raise redirect_error(response)
+                if status >= 400:
+                    raise http_error(status, self._error_body(response, deadline), self.endpoint)
+                yield from self._answer(response, deadline)
                 return
 
-    def _send(self, body: dict[str, Any]) -> Any:
+    def _send(self, body: dict[str, Any], deadline: Deadline) -> _Closing:
+        deadline.check()
+        remaining = deadline.remaining()
+        endpoint = self.endpoint
+        timeout = httpx.Timeout(
+            min(endpoint.read_timeout, remaining), connect=min(endpoint.connect_timeout, remaining)
+        )
+        request = self._client.build_request("POST", self.url, json=body, timeout=timeout)
         try:
-            request = self._client.build_request("POST", self.url, json=body)
-            response = self._client.send(request, stream=True)
+            response = headers_within(lambda: self._client.send(request, stream=True), remaining)
         except httpx.ConnectTimeout:
+            if remaining < endpoint.connect_timeout:
+                raise deadline.error() from None
             raise ModelError(
-                f"connecting to {self.endpoint.base_url} timed out after "
-                f"{self.endpoint.connect_timeout:g} s",
+                f"connecting to {endpoint.shown_url} timed out after "
+                f"{endpoint.connect_timeout:g} s",
                 kind="timeout",
             ) from None
         except httpx.ReadTimeout:
+            if remaining < endpoint.read_timeout:
+                raise deadline.error() from None
             raise ModelError(
-                f"{self.endpoint.base_url} did not answer within {self.endpoint.read_timeout:g} s",
+                f"{endpoint.shown_url} did not answer within {endpoint.read_timeout:g} s",
                 kind="timeout",
             ) from None
         except httpx.ConnectError as error:
-            raise ModelError(
-                connect_message(self.endpoint.base_url, error), kind="connection"
-            ) from None
+            message = connect_message(endpoint.shown_url, error)
+            raise ModelError(message, kind="connection") from None
         except httpx.HTTPError as error:
             raise ModelError(
-                f"request to {self.endpoint.base_url} failed: {error}", kind="connection"
+                f"request to {endpoint.shown_url} failed: {error}", kind="connection"
             ) from None
+        if response is None:
+            raise deadline.error()
         return _Closing(response)
 
-    def _events(self, response: httpx.Response) -> Iterator[dict[str, Any]]:
+    def _decoded(
+        self, response: httpx.Response, deadline: Deadline, max_bytes: int
+    ) -> Iterator[bytes]:
+        """The answer's body, decompressed, with the network's failures named."""
+        encoding = response.headers.get("content-encoding")
         try:
-            for data in sse_data(response.iter_lines()):
-                if data == "[DONE]":
-                    return
-                try:
-                    event = json.loads(data)
-                except json.JSONDecodeError:
-                    raise ModelError(
-                        f"the stream sent a malformed event: {data[:80]!r}", kind="protocol"
-                    ) from None
-                if not isinstance(event, dict):
-                    raise ModelError(
-                        f"the stream sent an event that is not a JSON object: {data[:80]!r}",
-                        kind="protocol",
-                    )
-                if "error" in event and not event.get("choices"):
-                    raise ModelError(
-                        f"the stream reported an error: {error_text(event)}", kind="server"
-                    )
-                yield event
+            yield from decoded_body(
+                response.iter_raw(), encoding, max_bytes=max_bytes, deadline=deadline
+            )
         except httpx.ReadTimeout:
+            waited = response.request.extensions.get("timeout", {}).get("read")
+            if waited is not None and waited < self.endpoint.read_timeout:
+                raise deadline.error() from None
             raise ModelError(
-                f"the stream stalled: nothing for {self.endpoint.read_timeout:g} s", kind="timeout"
+                f"the answer stalled: nothing for {self.endpoint.read_timeout:g} s",
+                kind="timeout",
             ) from None
         except (httpx.RemoteProtocolError, httpx.ReadError) as error:
             raise ModelError(f"the stream was cut mid-reply ({error})", kind="protocol") from None
+
+    def _error_body(self, response: httpx.Response, deadline: Deadline) -> bytes:
+        """The start of an error answer; if it will not come whole, what came is enough."""
+        body = bytearray()
+        try:
+            for piece in self._decoded(response, deadline, ERROR_BODY_BYTES):
+                body += piece
+        except ModelError:
+            pass
+        return bytes(body)
+
+    def _answer(self, response: httpx.Response, deadline: Deadline) -> Iterator[dict[str, Any]]:
+        """The answer read by its shape, not by what was asked or what its headers claim: a
+        server that ignores `stream` still answers, and one that sends nothing useful fails."""
+        pieces = self._decoded(response, deadline, self.endpoint.max_response_bytes)
+        first = next((piece for piece in pieces if piece.strip()), None)
+        if first is None:
+            raise ModelError(
+                f"the endpoint answered HTTP {response.status_code} with an empty body",
+                kind="protocol",
+            )
+        if first.lstrip().removeprefix(b"\xef\xbb\xbf")[:1] in (b"{", b"["):
+            # JSON (after any byte-order mark); an SSE stream starts with a field name
+            body = bytearray(first)
+            for piece in pieces:
+                body += piece
+            yield completion_from(body)
+        else:
+            yield from self._events(itertools.chain([first], pieces))
+
+    def _events(self, pieces: Iterator[bytes]) -> Iterator[dict[str, Any]]:
+        opening: list[str] = []
+
+        def noted(lines: Iterator[str]) -> Iterator[str]:
+            for line in lines:
+                if not opening and line.strip():
+                    opening.append(line[:80])
+                yield line
+
+        count = 0
+        lines = lines_of(pieces, max_line_bytes=self.endpoint.max_line_bytes)
+        for data in sse_data(noted(lines)):
+            if data == "[DONE]":
+                break
+            count += 1
+            yield event_from(data)
+        if count == 0:
+            began = opening[0] if opening else ""
+            raise ModelError(
+                "the endpoint's answer holds no chat completion: neither JSON nor server-sent "
+                f"events with data (it began {began!r})",
+                kind="protocol",
+            )
 
     def close(self) -> None:
         self._client.close()
@@ -170,6 +269,57 @@ class _Closing:
 
     def __exit__(self, *exc: object) -> None:
         self.response.close()
+
+
+def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.Response | None:
+    """send() run in a worker thread, or None if it has not returned within `seconds`.
+
+    Socket timeouts bound each read, not their sum: a server that sends its headers a byte at a
+    time (or `100 Continue` forever) would hold the caller for ever. The body is timed as it
+    arrives, so only this wait needs a thread. A response that comes after it was given up is
+    closed, so its connection goes back to the pool.
+    """
+    lock = threading.Lock()
+    outcome: list[tuple[httpx.Response | None, BaseException | None]] = []
+    arrived = threading.Event()
+    abandoned = False
+
+    def work() -> None:
+        result: tuple[httpx.Response | None, BaseException | None]
+        try:
+            result = (send(), None)
+        except BaseException as error:  # handed to the waiting thread, which raises it
+            result = (None, error)
+        with lock:
+            if abandoned:
+                if result[0] is not None:
+                    result[0].close()
+                return
+            outcome.append(result)
+        arrived.set()
+
+    def give_up() -> None:
+        nonlocal abandoned
+        with lock:
+            abandoned = True
+            for response, _ in outcome:
+                if response is not None:
+                    response.close()
+
+    threading.Thread(target=work, name="model-request-headers", daemon=True).start()
+    try:
+        arrived.wait(min(max(seconds, 0.0), threading.TIMEOUT_MAX))
+    except BaseException:
+        give_up()
+        raise
+    with lock:
+        if not outcome:
+            abandoned = True
+            return None
+    response, error = outcome[0]
+    if error is not None:
+        raise error
+    return response
 
 
 def sse_data(lines: Iterator[str]) -> Iterator[str]:
@@ -199,21 +349,52 @@ def _looks_whole(payload: str) -> bool:
     return payload == "[DONE]" or (payload.startswith("{") and payload.rstrip().endswith("}"))
 
 
-def completion_json(response: httpx.Response) -> dict[str, Any]:
-    response.read()
+def loads(text: str | bytes | bytearray) -> Any:
+    """json.loads, with JSON nested too deeply for Python's recursion limit as a ValueError."""
     try:
-        body = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        snippet = response.text[:80].replace("\n", " ")
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def event_from(data: str) -> dict[str, Any]:
+    try:
+        event = loads(data)
+    except ValueError as error:
+        why = " (nested too deeply)" if "too deeply" in str(error) else ""
+        raise ModelError(
+            f"the stream sent a malformed event{why}: {data[:80]!r}", kind="protocol"
+        ) from None
+    if not isinstance(event, dict):
+        raise ModelError(
+            f"the stream sent an event that is not a JSON object: {data[:80]!r}", kind="protocol"
+        )
+    if "error" in event and not event.get("choices"):
+        raise ModelError(f"the stream reported an error: {error_text(event)}", kind="server")
+    return event
+
+
+def completion_from(body: bytes | bytearray) -> dict[str, Any]:
+    """A whole chat completion, or the ModelError that says why the body is not one."""
+    try:
+        value = loads(body)
+    except ValueError as error:
+        if "too deeply" in str(error):
+            raise ModelError(
+                "the endpoint answered with JSON nested too deeply to read", kind="protocol"
+            ) from None
+        snippet = bytes(body[:80]).decode("utf-8", errors="replace").replace("\n", " ")
         raise ModelError(
             f"the endpoint answered with something that is not JSON: {snippet!r}", kind="protocol"
         ) from None
-    choices = body.get("choices") if isinstance(body, dict) else None
+    if isinstance(value, dict) and "error" in value and not value.get("choices"):
+        raise ModelError(f"the endpoint reported an error: {error_text(value)}", kind="server")
+    choices = value.get("choices") if isinstance(value, dict) else None
     if not isinstance(choices, list) or not choices:
         raise ModelError(
             "the endpoint's answer has no `choices`: not a chat completion", kind="protocol"
         )
-    completion: dict[str, Any] = body
+    completion: dict[str, Any] = value
     return completion
 
 
@@ -222,21 +403,37 @@ def retry_note(status: int, wait: float, attempt: int, endpoint: Endpoint) -> st
     return f"HTTP {status} ({why}): retry {attempt + 1} of {endpoint.max_retries} in {wait:g} s"
 
 
-def retry_wait(response: httpx.Response, attempt: int, cap: float) -> float:
-    """Retry-After when the server gives it (seconds or an HTTP date), else exponential backoff."""
-    header = response.headers.get("retry-after")
-    if header:
-        try:
-            return min(max(float(header), 0.0), cap)
-        except ValueError:
-            from email.utils import parsedate_to_datetime
+def retry_wait(
+    response: httpx.Response, attempt: int, cap: float, now: Callable[[], float] = time.time
+) -> float:
+    """Retry-After when the server gives a usable one (seconds or an HTTP date), else
+    exponential backoff; always a finite number in [0, cap]."""
+    backoff = min(0.5 * 2.0**attempt, cap)
+    header = response.headers.get("retry-after", "").strip()
+    if not header:
+        return backoff
+    delay: float | None
+    try:
+        delay = float(header)
+    except ValueError:
+        delay = _seconds_until(header, now)
+    if delay is None or math.isnan(delay):
+        return backoff
+    return min(max(delay, 0.0), cap)  # inf (1e999 too) waits the cap, -inf not at all
 
-            try:
-                delay = float(parsedate_to_datetime(header).timestamp() - time.time())
-                return min(max(delay, 0.0), cap)
-            except (TypeError, ValueError):
-                pass
-    return min(0.5 * 2.0**attempt, cap)
+
+def _seconds_until(date: str, now: Callable[[], float]) -> float | None:
+    from email.utils import parsedate_to_datetime
+
+    try:
+        moment = parsedate_to_datetime(date)
+        if moment.tzinfo is None:  # "-0000" means UTC as well
+            from datetime import timezone
+
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment.timestamp() - now()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
 
 
 def error_text(body: Any) -> str:
@@ -246,21 +443,54 @@ def error_text(body: Any) -> str:
         if isinstance(error, dict):
             message = error.get("message") or error.get("msg") or error.get("detail")
             if message:
-                return str(message)
+                return str(message)[:500]
         if isinstance(error, str):
-            return error
+            return error[:500]
         if isinstance(body.get("detail"), str):
-            return str(body["detail"])
+            return str(body["detail"])[:500]
     return ""
 
 
-def http_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
+def redirect_error(response: httpx.Response) -> ModelError:
+    """A redirect is named, not followed: a POST would turn into a GET, and the key would go
+    on to a host nobody vouched for."""
     status = response.status_code
+    location = response.headers.get("location", "").strip()
+    if not location:
+        return ModelError(
+            f"the endpoint redirected (HTTP {status}) without saying where to; check --base-url",
+            kind="redirect",
+        )
     try:
-        detail = error_text(response.json())
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        detail = response.text[:160].strip()
+        target = response.request.url.join(location)
+    except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
+        return ModelError(
+            f"the endpoint redirected (HTTP {status}) to an invalid URL; check --base-url",
+            kind="redirect",
+        )
+    advice = "check --base-url"
+    suffix = "/chat/completions"
+    if target.path.endswith(suffix):
+        base = target.copy_with(path=target.path[: -len(suffix)] or "/")
+        advice = f"use {display_url(base)} as --base-url"
+    return ModelError(
+        f"the endpoint redirected (HTTP {status}) to {display_url(target)}; "
+        f"toolcall does not follow redirects: {advice}",
+        kind="redirect",
+    )
+
+
+def http_error(status: int, body: bytes, endpoint: Endpoint) -> ModelError:
+    try:
+        detail = error_text(loads(body))
+    except ValueError:
+        detail = body[:160].decode("utf-8", errors="replace").strip()
     said = f": {detail}" if detail else ""
+    if status in (401, 403) and not endpoint.api_key:
+        why = endpoint.key_note or "give --api-key, or a profile whose key variable is set"
+        return ModelError(
+            f"the endpoint wants an API key (HTTP {status}) and none was sent: {why}", kind="auth"
+        )
     if status in (401, 403):
         return ModelError(
             f"the endpoint rejected the API key (HTTP {status}); "
@@ -269,7 +499,7 @@ def http_error(response: httpx.Response, endpoint: Endpoint) -> ModelError:
         )
     if status == 404:
         return ModelError(
-            f"HTTP 404 from {endpoint.base_url}: unknown model {endpoint.model!r} "
+            f"HTTP 404 from {endpoint.shown_url}: unknown model {endpoint.model!r} "
             f"or wrong base URL{said}",
             kind="not_found",
         )
@@ -293,24 +523,7 @@ def mentions_tools(detail: str) -> bool:
     )
 
 
-_SECRET_SHAPES = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{6,}|Bearer\s+[A-Za-z0-9._\-]{6,}|(?<=://)[^/@\s]+:[^/@\s]+(?=@))"
-)
-
-
-def redact(text: str, api_key: str | None) -> str:
-    """The text with the key, and anything shaped like a key or URL credentials, masked."""
-    if api_key:
-        text = text.replace(api_key, "****")
-    return _SECRET_SHAPES.sub("****", text)
-
-
-def display_url(url: str) -> str:
-    """A base URL as it may be shown: without user:password credentials."""
-    return _SECRET_SHAPES.sub("****", url)
-
-
-def connect_message(base_url: str, error: httpx.ConnectError) -> str:
+def connect_message(shown_url: str, error: httpx.ConnectError) -> str:
     text = str(error).lower()
     if (
         "name or service not known" in text
@@ -318,5 +531,123 @@ def connect_message(base_url: str, error: httpx.ConnectError) -> str:
         or "getaddrinfo" in text
         or "resolve" in text
     ):
-        return f"cannot resolve the host of {base_url}; check --base-url"
-    return f"cannot connect to {base_url} (connection refused?); is the server running?"
+        return f"cannot resolve the host of {shown_url}; check --base-url"
+    return f"cannot connect to {shown_url} (connection refused?); is the server running?"
+
+
+# --- keys and URLs ----------------------------------------------------------------------------
+
+_SECRET_SHAPES = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{6,}|Bearer\s+[A-Za-z0-9._\-]{6,}|(?<=://)[^/@\s]+:[^/@\s]+(?=@))"
+)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """The text with the given secrets, and anything shaped like a key or URL credentials,
+    masked."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "****")
+    return _SECRET_SHAPES.sub("****", text)
+
+
+_UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+")
+
+
+def one_line(text: str) -> str:
+    """A message holding what a server said, made fit for one terminal line: line breaks,
+    control characters (escape sequences that recolour or clear a screen) and bidi overrides
+    become single spaces."""
+    return _UNPRINTABLE.sub(" ", text).strip()
+
+
+def key_problem(key: str) -> str | None:
+    """What stops a key from going in an HTTP header, in words that never quote it."""
+    if not key.strip():
+        return "is blank"
+    if key.endswith(("\n", "\r")):
+        return "ends with a newline"  # `echo key > file` and `$(cat file)` habits
+    unfit = [(index, what) for index, char in enumerate(key) if (what := _unfit(char))]
+    if not unfit:
+        return None
+    index, what = unfit[-1] if unfit[-1][0] == len(key) - 1 else unfit[0]
+    if index == len(key) - 1:
+        return f"ends with {what}"
+    return f"starts with {what}" if index == 0 else f"contains {what}"
+
+
+def _unfit(char: str) -> str | None:
+    names = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a line break"}
+    if char in names:
+        return names[char]
+    if ord(char) < 32 or ord(char) == 127:
+        return "a control character"
+    if ord(char) > 126:
+        return "a non-ASCII character"
+    return None
+
+
+def completions_url(base_url: str) -> httpx.URL:
+    """`{base_url}/chat/completions`, appended to the URL's path: a query string (Azure's
+    `?api-version=...`) stays a query string."""
+    base = httpx.URL(base_url)
+    path = base.copy_with(query=None).raw_path.rstrip(b"/") + b"/chat/completions"
+    return base.copy_with(raw_path=path + (b"?" + base.query if base.query else b""))
+
+
+def url_origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) as httpx will connect, or None for a URL no key may go to.
+
+    The host is compared in its ASCII (IDNA) form, without case and without the root's trailing
+    dot (`api.openai.com.` is the same name)."""
+    if "#" in url:
+        return None
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
+        return None
+    if parsed.scheme not in DEFAULT_PORTS or not parsed.raw_host:
+        return None
+    port = parsed.port if parsed.port is not None else DEFAULT_PORTS[parsed.scheme]
+    if not 0 < port < 65536:
+        return None
+    host = parsed.raw_host.decode("ascii", errors="replace").lower().removesuffix(".")
+    return parsed.scheme, host, port
+
+
+_SHOWN_URL_CHARS = 300
+
+
+def display_url(url: str | httpx.URL) -> str:
+    """A URL as it may be shown: rebuilt from its parsed parts, so the host is the one a request
+    would go to; `user:password@` shows as `****@`, every query value and any fragment as
+    `****`. Showing a URL never raises: what httpx cannot read is masked by pattern."""
+    text = url if isinstance(url, str) else str(url)
+    try:
+        parsed = httpx.URL(url)
+        return _cut(_rebuilt(parsed, fragment="#" in text))
+    except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
+        return _cut(_masked_unparsed(text))
+
+
+def _rebuilt(parsed: httpx.URL, *, fragment: bool) -> str:
+    # The ASCII (IDNA) form, as the request uses it: a look-alike Unicode host shows as xn--...
+    host = parsed.raw_host.decode("ascii", errors="replace")
+    host = f"[{host}]" if ":" in host else host
+    default = DEFAULT_PORTS.get(parsed.scheme)
+    port = f":{parsed.port}" if parsed.port not in (None, default) else ""
+    credentials = "****@" if parsed.userinfo else ""
+    path = parsed.copy_with(query=None, fragment=None).raw_path.decode("ascii", errors="replace")
+    params = [f"{name}=****" if value else "****" for name, value in parsed.params.multi_items()]
+    query = "?" + "&".join(params) if parsed.query else ""
+    return f"{parsed.scheme}://{credentials}{host}{port}{path}{query}{'#****' if fragment else ''}"
+
+
+def _masked_unparsed(text: str) -> str:
+    """A URL httpx cannot read, shown without anything that could be credentials."""
+    text = re.sub(r"(?<=://)[^/?#]*@", "****@", text)
+    return re.sub(r"[?#].*", "?****", text, flags=re.DOTALL)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOWN_URL_CHARS else text[: _SHOWN_URL_CHARS - 1] + "…"

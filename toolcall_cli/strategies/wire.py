@@ -79,6 +79,30 @@ class ChunkReader:
         return []
 
 
+def reply_chars(chunk: dict[str, Any]) -> int:
+    """How many characters the model wrote in one completion or chunk: content, reasoning, and
+    tool-call names and arguments. Read before the shapes are checked, so it trusts none."""
+    choices = chunk.get("choices")
+    if not isinstance(choices, list):
+        return 0
+    total = 0
+    for choice in choices:
+        part = (choice.get("message") or choice.get("delta")) if isinstance(choice, dict) else None
+        if not isinstance(part, dict):
+            continue
+        total += _text_length(part, ("content", "reasoning_content", "reasoning"))
+        calls = part.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                total += _text_length(function, ("name", "arguments"))
+    return total
+
+
+def _text_length(holder: dict[str, Any], keys: tuple[str, ...]) -> int:
+    return sum(len(value) for key in keys if isinstance(value := holder.get(key), str))
+
+
 def malformed(what: str) -> ModelError:
     return ModelError(f"malformed reply from the model: {what}", kind="protocol")
 
