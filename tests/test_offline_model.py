@@ -11,7 +11,8 @@ import pytest
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.offline import AssistantOutput, FaultContext, OfflineModel
+from toolcall_cli.models.completions import AssistantOutput
+from toolcall_cli.models.offline import FaultContext, OfflineModel
 from toolcall_cli.models.offline_brain import Decision, PlannedCall
 from toolcall_cli.strategies.prompt import system_prompt, tool_result_block
 

@@ -32,8 +32,8 @@ from typing import Any, ClassVar
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models import lexicon as lx
+from toolcall_cli.models.completions import AssistantOutput
 from toolcall_cli.models.offline import (
-    AssistantOutput,
     Fault,
     FaultContext,
     Shape,
