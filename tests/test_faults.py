@@ -26,8 +26,7 @@ from toolcall_cli.events import (
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import user
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.faults import FAULT_KINDS, UnknownFault, make_faults
-from toolcall_cli.models.offline import OfflineModel
+from toolcall_cli.offline import FAULT_KINDS, OfflineModel, UnknownFault, make_faults
 from toolcall_cli.render import make_renderer
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.base import Strategy

@@ -12,8 +12,9 @@ import pytest
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.models.completions import AssistantOutput
-from toolcall_cli.models.offline import FaultContext, OfflineModel
-from toolcall_cli.models.offline_brain import Decision, PlannedCall
+from toolcall_cli.offline import OfflineModel
+from toolcall_cli.offline._brain import Decision, PlannedCall
+from toolcall_cli.offline._model import FaultContext
 from toolcall_cli.strategies.prompt import system_prompt, tool_result_block
 
 WEATHER = ToolSpec(
@@ -890,7 +891,7 @@ def test_the_source_unit_is_the_one_the_number_is_in() -> None:
     """'How many pounds is 70 kg?': the number is in kg, whatever order the units come in."""
     from toolcall_cli.messages import user
     from toolcall_cli.models.base import ModelRequest
-    from toolcall_cli.models.offline import OfflineModel
+    from toolcall_cli.offline import OfflineModel
     from toolcall_cli.strategies import get_strategy
     from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 

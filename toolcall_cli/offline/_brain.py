@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.models import lexicon as lx
+from toolcall_cli.offline import _lexicon as lx
 
 # --- what the brain works on and what it decides -----------------------------------------------
 

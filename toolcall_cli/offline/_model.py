@@ -1,7 +1,7 @@
 """The embedded offline model (the default): reads any strategy's request, lets the brain decide,
 and answers in that strategy's wire format exactly as an OpenAI-compatible server would.
 
-Three stages, with a place for faults between them: read the request → decide (offline_brain)
+Three stages, with a place for faults between them: read the request → decide (_brain)
 → write the reply in the wire format → emit it as one completion or as stream chunks.
 """
 
@@ -21,7 +21,7 @@ from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.models.completions import AssistantOutput, WireCall, respond
-from toolcall_cli.models.offline_brain import (
+from toolcall_cli.offline._brain import (
     Conversation,
     Decision,
     EarlierQuestion,

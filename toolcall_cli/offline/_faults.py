@@ -31,15 +31,9 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.models import lexicon as lx
 from toolcall_cli.models.completions import AssistantOutput
-from toolcall_cli.models.offline import (
-    Fault,
-    FaultContext,
-    Shape,
-    decode_object,
-)
-from toolcall_cli.models.offline_brain import (
+from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline._brain import (
     Decision,
     Exchange,
     PlannedCall,
@@ -47,6 +41,12 @@ from toolcall_cli.models.offline_brain import (
     param_role,
     properties,
     required,
+)
+from toolcall_cli.offline._model import (
+    Fault,
+    FaultContext,
+    Shape,
+    decode_object,
 )
 from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
 from toolcall_cli.tools.coerce import SYNONYMS
