@@ -11,10 +11,7 @@ import pytest
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.completions import AssistantOutput
-from toolcall_cli.offline import OfflineModel
-from toolcall_cli.offline._brain import Decision, PlannedCall
-from toolcall_cli.offline._model import FaultContext
+from toolcall_cli.offline import OfflineModel, make_faults
 from toolcall_cli.strategies.prompt import system_prompt, tool_result_block
 
 WEATHER = ToolSpec(
@@ -538,46 +535,25 @@ def test_the_model_is_called_offline() -> None:
     assert OfflineModel().name == "offline"
 
 
-# --- the place where faults will plug in ------------------------------------------------------
-
-
-class DropClosingTag:
-    """Writes calls without their closing tag, the way a model cut short does."""
-
-    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
-        return decision
-
-    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        content = (output.content or "").replace("</tool_call>", "")
-        return AssistantOutput(content, output.tool_calls, output.finish_reason)
-
-
-class RenameCity:
-    """Decides on the wrong parameter name."""
-
-    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
-        calls = tuple(
-            PlannedCall(c.name, {("cty" if k == "city" else k): v for k, v in c.arguments.items()})
-            for c in decision.calls
-        )
-        return Decision(calls, decision.text)
-
-    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        return output
+# --- the place where faults plug in -----------------------------------------------------------
 
 
 def test_a_fault_can_change_how_the_reply_is_written() -> None:
     body = text_body("北京今天适合穿短袖吗？")
-    [completion] = list(OfflineModel(faults=[DropClosingTag()]).stream(ModelRequest(body)))
+    faulty = OfflineModel(faults=make_faults(["missing_close_tag"]))
+    [completion] = list(faulty.stream(ModelRequest(body)))
     content = completion["choices"][0]["message"]["content"]
     assert "<tool_call>" in content and "</tool_call>" not in content
+    assert "</tool_call>" in text_reply(body), "the same request without the fault closes it"
 
 
 def test_a_fault_can_change_what_the_model_decides() -> None:
     body = native_body("北京今天适合穿短袖吗？")
-    [completion] = list(OfflineModel(faults=[RenameCity()]).stream(ModelRequest(body)))
+    faulty = OfflineModel(faults=make_faults(["wrong_param"]))
+    [completion] = list(faulty.stream(ModelRequest(body)))
     [call] = completion["choices"][0]["message"]["tool_calls"]
-    assert json.loads(call["function"]["arguments"]) == {"cty": "北京", "day": "today"}
+    arguments = json.loads(call["function"]["arguments"])
+    assert "city" not in arguments and list(arguments.values()) == ["北京", "today"]
 
 
 def test_a_repaired_call_in_the_history_counts_as_made() -> None:

@@ -243,6 +243,9 @@ COLDER_WORDS = words(
     "凉快一些 比较冷"
 )
 
+GREETINGS = ("你好", "您好", "嗨", "哈喽", "hello", "hi", "hey", "good morning", "good evening")
+THANKS = ("谢谢", "多谢", "感谢", "thanks", "thank you", "thx")
+
 # --- arithmetic ---------------------------------------------------------------------------------
 
 # Functions and constants a calculator commonly knows; a calculate-like tool's description may

@@ -1,363 +1,104 @@
-"""The embedded offline model (the default): reads any strategy's request, lets the brain decide,
-and answers in that strategy's wire format exactly as an OpenAI-compatible server would.
-
-Three stages, with a place for faults between them: read the request → decide (_brain)
-→ write the reply in the wire format → emit it as one completion or as stream chunks.
-"""
+"""The embedded offline model (the default): reads any strategy's request, decides, and answers
+in that strategy's wire format exactly as an OpenAI-compatible server would."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import random
-import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
-import json_repair
-
-from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
-from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.models.completions import AssistantOutput, WireCall, respond
-from toolcall_cli.offline._brain import (
-    Conversation,
-    Decision,
-    EarlierQuestion,
-    Exchange,
-    PlannedCall,
-    decide,
+from toolcall_cli.offline._answers import final_answer
+from toolcall_cli.offline._conversation import Conversation, Decision, PlannedCall
+from toolcall_cli.offline._direct import ask_for, direct_answer, no_currency_tool
+from toolcall_cli.offline._faulting import Fault, FaultContext
+from toolcall_cli.offline._planner import (
+    asks_currency_conversion,
+    context_calls,
+    conversion_calls,
+    handles_currencies,
+    make_plan,
+    pending_calls,
+)
+from toolcall_cli.offline._question import Reading, read_question
+from toolcall_cli.offline._recovery import fix_call, retry_allowed, retry_lead_in
+from toolcall_cli.offline._request import (
+    Shape,
+    read_conversation,
+    replies_since_question,
+    request_shape,
 )
 from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
 
-Shape = Literal["text", "native", "json"]
-"""text: tools in the system prompt, calls as tagged text; native: `tools` / `tool_calls`;
-json: `response_format` json_schema, one JSON object per reply."""
-
-# --- reading the request ----------------------------------------------------------------------
-
-
-def request_shape(body: dict[str, Any]) -> Shape:
-    if isinstance(body.get("tools"), list):
-        return "native"
-    response_format = body.get("response_format")
-    if isinstance(response_format, dict) and response_format.get("type") in (
-        "json_schema",
-        "json_object",
-    ):
-        return "json"
-    return "text"
-
-
-def message_text(message: dict[str, Any]) -> str:
-    """A message's content as text, whether a string or a list of content parts."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
-
-
-def read_tools(body: dict[str, Any], shape: Shape) -> tuple[ToolSpec, ...]:
-    prompt_tools = tools_from_prompt(system_text(body))
-    if shape == "native":
-        return tuple(t for t in map(native_tool, body.get("tools") or []) if t is not None)
-    if shape == "json":
-        described = {t.name: t.description for t in prompt_tools}
-        return tools_from_schema(body.get("response_format", {}), described)
-    return prompt_tools
-
-
-def system_text(body: dict[str, Any]) -> str:
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    return "\n\n".join(message_text(m) for m in messages if m.get("role") == "system")
-
-
-def native_tool(entry: Any) -> ToolSpec | None:
-    function = entry.get("function") if isinstance(entry, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        return None
-    parameters = function.get("parameters")
-    return ToolSpec(
-        name=function["name"],
-        description=str(function.get("description") or ""),
-        parameters=parameters if isinstance(parameters, dict) else {},
-    )
-
-
-def tools_from_schema(response_format: Any, described: dict[str, str]) -> tuple[ToolSpec, ...]:
-    """The tools of a JSON-mode schema: each anyOf branch with `name: {const}` and `arguments`."""
-    json_schema = (
-        response_format.get("json_schema", {}) if isinstance(response_format, dict) else {}
-    )
-    schema = json_schema.get("schema", {}) if isinstance(json_schema, dict) else {}
-    branches = schema.get("anyOf", []) if isinstance(schema, dict) else []
-    tools: list[ToolSpec] = []
-    for branch in branches:
-        props = branch.get("properties", {}) if isinstance(branch, dict) else {}
-        name = props.get("name", {}).get("const") if isinstance(props.get("name"), dict) else None
-        if not isinstance(name, str):
-            continue
-        arguments = props.get("arguments")
-        description = (
-            branch.get("description") or props["name"].get("description") or described.get(name, "")
-        )
-        tools.append(
-            ToolSpec(name, str(description), arguments if isinstance(arguments, dict) else {})
-        )
-    return tuple(tools)
-
-
-_PARAM_RE = re.compile(
-    r"^- (?P<name>[^:\s]+): (?P<type>.*?) \((?P<need>required|optional)"
-    r"(?:, default (?P<default>.*?))?\)(?: — (?P<description>.*))?$"
-)
-
-
-def tools_from_prompt(text: str) -> tuple[ToolSpec, ...]:
-    """The tools of a text-protocol system prompt: its `# Tools` section (prompt.system_prompt)."""
-    match = re.search(r"^# Tools\s*$(.*?)(?=^# |\Z)", text, re.M | re.S)
-    if not match:
-        return ()
-    sections = re.split(r"^## ", match.group(1), flags=re.M)[1:]
-    return tuple(tool_from_section(section) for section in sections)
-
-
-def tool_from_section(section: str) -> ToolSpec:
-    name, _, rest = section.partition("\n")
-    description, _, params = rest.partition("\nParameters:")
-    if not params and rest.startswith("Parameters:"):
-        description, params = "", rest[len("Parameters:") :]
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for line in params.strip().splitlines():
-        found = _PARAM_RE.match(line.strip())
-        if not found:
-            continue
-        properties[found["name"]] = parameter_schema(found)
-        if found["need"] == "required":
-            required.append(found["name"])
-    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
-    description = "" if description.strip() == "(no description)" else description.strip()
-    return ToolSpec(name.strip(), description, parameters)
-
-
-def parameter_schema(found: re.Match[str]) -> dict[str, Any]:
-    schema = type_schema(found["type"].strip())
-    if found["default"] is not None:
-        schema["default"] = loose_json(found["default"])
-    if found["description"]:
-        schema["description"] = found["description"].strip()
-    return schema
-
-
-def type_schema(kind: str) -> dict[str, Any]:
-    """The schema behind prompt.describe_type's words: `integer`, `"a" | "b"`, `array of string`."""
-    if kind.startswith("array of "):
-        return {"type": "array", "items": type_schema(kind[len("array of ") :])}
-    parts = [p.strip() for p in kind.split(" | ")]
-    if len(parts) > 1 or kind.startswith('"'):
-        literals = [loose_json(p) for p in parts]
-        if all(not (isinstance(v, str) and v == p) for v, p in zip(literals, parts, strict=True)):
-            return {"enum": literals}
-        return {"anyOf": [type_schema(p) for p in parts]}
-    return {"type": kind} if kind != "any" else {}
-
-
-def loose_json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-_COMPACTED_RE = re.compile(re.escape(SUMMARY_PREFIX) + r" (\d+) earlier tool round")
-
-
-def replies_since_question(body: dict[str, Any]) -> int:
-    """Assistant replies after the question, compacted rounds included: unlike the turns the
-    brain can read back, this also counts a reply whose call could not be parsed."""
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    start = question_index(messages)
-    count = 0
-    for message in messages[start + 1 :] if start is not None else []:
-        compacted = (
-            _COMPACTED_RE.match(message_text(message)) if is_summary_message(message) else None
-        )
-        count += int(compacted.group(1)) if compacted else message.get("role") == "assistant"
-    return count
-
-
-def read_conversation(body: dict[str, Any]) -> Conversation:
-    shape = request_shape(body)
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    start = question_index(messages)
-    question = message_text(messages[start]) if start is not None else ""
-    after = messages[start + 1 :] if start is not None else []
-    before = messages[:start] if start is not None else []
-    return Conversation(
-        question,
-        read_tools(body, shape),
-        read_turns(after, shape),
-        earlier_questions(before, shape),
-    )
-
-
-def earlier_questions(messages: list[dict[str, Any]], shape: Shape) -> tuple[EarlierQuestion, ...]:
-    """The chat before the question: each earlier question with the calls made for it."""
-    starts = [i for i, m in enumerate(messages) if is_question_message(m)]
-    return tuple(
-        EarlierQuestion(
-            message_text(messages[start]),
-            read_turns(messages[start + 1 : end], shape),
-        )
-        for start, end in zip(starts, [*starts[1:], len(messages)][: len(starts)], strict=True)
-    )
-
-
-_RESULT_RE = re.compile(r'<tool_result id="(.*?)" name="(.*?)">\n?(.*?)\n?</tool_result>', re.S)
-
-
-def is_result_message(message: dict[str, Any]) -> bool:
-    text = message_text(message).lstrip()
-    return message.get("role") == "user" and text.startswith("<tool_result")
-
-
-def is_summary_message(message: dict[str, Any]) -> bool:
-    """The loop's compaction of older tool rounds (history.windowed): not a question."""
-    return message.get("role") == "user" and message_text(message).startswith(SUMMARY_PREFIX)
-
-
-def is_question_message(message: dict[str, Any]) -> bool:
-    """A user message that asks something (not tool results, not a compaction summary, not an
-    instruction from the engine such as "answer without tools")."""
-    return message.get("role") == "user" and not (
-        is_result_message(message)
-        or is_summary_message(message)
-        or message_text(message).startswith(ENGINE_NOTE_PREFIX)
-    )
-
-
-def question_index(messages: list[dict[str, Any]]) -> int | None:
-    """The latest user message that asks something."""
-    for i in range(len(messages) - 1, -1, -1):
-        if is_question_message(messages[i]):
-            return i
-    return None
-
-
-@dataclass
-class _Turn:
-    calls: list[tuple[str, PlannedCall]]
-    results: dict[int, str] = field(default_factory=dict)
-
-    def attach(self, call_id: str, name: str, content: str) -> None:
-        """Tie a result to its call: by id, else the first open call of that name, else in order."""
-        open_calls = [i for i in range(len(self.calls)) if i not in self.results]
-        by_id = [i for i in open_calls if call_id and self.calls[i][0] == call_id]
-        by_name = [i for i in open_calls if self.calls[i][1].name == name]
-        candidates = by_id or by_name or open_calls
-        if not candidates:  # a result for a call we could not read back: keep it, unnamed args
-            self.calls.append((call_id, PlannedCall(name, {})))
-            candidates = [len(self.calls) - 1]
-        self.results[candidates[0]] = content
-
-    def exchanges(self) -> tuple[Exchange, ...]:
-        return tuple(Exchange(call, self.results.get(i)) for i, (_, call) in enumerate(self.calls))
-
-
-_SUMMARY_LINE_RE = re.compile(r"^- (?P<name>[^\s(]+)\((?P<args>.*)\) -> (?P<result>.*)$")
-
-
-def summary_turn(text: str) -> _Turn:
-    """Compacted rounds as one turn: each `- name(args) -> preview` line is a call made."""
-    turn = _Turn([])
-    for line in text.splitlines():
-        found = _SUMMARY_LINE_RE.match(line)
-        if found:
-            call = PlannedCall(found["name"], as_arguments(decode_object(found["args"])))
-            turn.calls.append(("", call))
-            turn.results[len(turn.calls) - 1] = found["result"]
-    return turn
-
-
-def read_turns(messages: list[dict[str, Any]], shape: Shape) -> tuple[tuple[Exchange, ...], ...]:
-    turns: list[_Turn] = []
-    for message in messages:
-        role = message.get("role")
-        if is_summary_message(message):
-            turns.append(summary_turn(message_text(message)))
-        elif role == "assistant":
-            turns.append(_Turn(assistant_calls(message, shape)))
-        elif role == "tool" and turns:
-            turns[-1].attach(
-                str(message.get("tool_call_id") or ""),
-                str(message.get("name") or ""),
-                message_text(message),
-            )
-        elif is_result_message(message) and turns:
-            for call_id, name, content in _RESULT_RE.findall(message_text(message)):
-                turns[-1].attach(call_id, name, content)
-    return tuple(turn.exchanges() for turn in turns if turn.calls)
-
-
-def assistant_calls(message: dict[str, Any], shape: Shape) -> list[tuple[str, PlannedCall]]:
-    if isinstance(message.get("tool_calls"), list):
-        return [native_call(c) for c in message["tool_calls"] if isinstance(c, dict)]
-    text = message_text(message)
-    if shape == "json":
-        payload = decode_object(text)
-        call = call_from_payload(payload, garbled=not is_strict_json(text)) if payload else None
-        return [("", call)] if call and payload and "name" in payload else []
-    segments = [part.split(CALL_CLOSE, 1)[0] for part in text.split(CALL_OPEN)[1:]]
-    read = [(decode_object(segment), not is_strict_json(segment)) for segment in segments]
-    return [("", call_from_payload(p, garbled=g)) for p, g in read if p and "name" in p]
-
-
-def is_strict_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
-def native_call(entry: dict[str, Any]) -> tuple[str, PlannedCall]:
-    found = entry.get("function")
-    function: dict[str, Any] = found if isinstance(found, dict) else {}
-    arguments = function.get("arguments")
-    decoded = decode_object(arguments) if isinstance(arguments, str) else arguments
-    garbled = (
-        isinstance(arguments, str) and bool(arguments.strip()) and not is_strict_json(arguments)
-    )
-    return str(entry.get("id") or ""), PlannedCall(
-        str(function.get("name") or ""), as_arguments(decoded), garbled=garbled
-    )
-
-
-def call_from_payload(payload: dict[str, Any], *, garbled: bool = False) -> PlannedCall:
-    arguments = payload.get("arguments", payload.get("parameters"))
-    if isinstance(arguments, str):
-        arguments = decode_object(arguments)
-    return PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
-
-
-def as_arguments(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def decode_object(text: str) -> dict[str, Any] | None:
-    """A JSON object from text, repairing it when strict parsing fails (our own faults included)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = json_repair.loads(text) if text.strip() else None
-    return value if isinstance(value, dict) else None
-
-
-# --- writing the reply ------------------------------------------------------------------------
+_MAX_TURNS = 8
+
+
+def decide(conversation: Conversation) -> Decision:
+    """The next step: the calls still needed, or the final answer."""
+    tools = conversation.tools
+    reading = read_question(conversation.question, tools)
+    if not conversation.turns:
+        return first_step(reading, conversation)
+    history = [e for turn in conversation.turns for e in turn]
+    if len(conversation.turns) < _MAX_TURNS:
+        retries = [
+            fixed
+            for e in conversation.turns[-1]
+            if e.failed
+            and not e.unparsed
+            and (fixed := fix_call(e, reading, tools))
+            and retry_allowed(fixed, e, history)
+        ]
+        if retries:
+            return Decision(tuple(retries), retry_lead_in(conversation.turns[-1], reading))
+        more = pending_calls(reading, tools, history) or conversion_calls(reading, tools, history)
+        if more and any(e.unparsed for e in conversation.turns[-1]):
+            # Calls that could not be read are made again in full: say why.
+            return Decision(tuple(more), retry_lead_in(conversation.turns[-1], reading))
+        if more:
+            return Decision(tuple(more), follow_up_lead_in(more, reading))
+    return Decision(text=final_answer(reading, conversation.turns, tools))
+
+
+def first_step(reading: Reading, conversation: Conversation) -> Decision:
+    """The question's own calls; else what the conversation so far makes of it; else a partial
+    attempt; else ask for what the tool needs; else answer without tools."""
+    tools = conversation.tools
+    if asks_currency_conversion(reading) and not any(handles_currencies(t) for t in tools):
+        return Decision(text=no_currency_tool(reading, tools))
+    planned = make_plan(reading, tools)
+    if planned.calls and planned.complete:
+        return Decision(planned.calls, lead_in(planned.calls, reading))
+    follow_up = tuple(context_calls(reading, tools, conversation.earlier))
+    if follow_up:
+        return Decision(follow_up, lead_in(follow_up, reading))
+    if planned.calls:
+        return Decision(planned.calls, lead_in(planned.calls, reading))
+    if planned.wanted is not None and planned.wanted.spec is not None:
+        return Decision(text=ask_for(planned.wanted.spec, planned.wanted.missing, reading))
+    return direct_answer(reading, tools)
+
+
+def tool_list(calls: Sequence[PlannedCall]) -> str:
+    counts: dict[str, int] = {}
+    for call in calls:
+        counts[call.name] = counts.get(call.name, 0) + 1
+    return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counts.items())
+
+
+def lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
+    if reading.zh:
+        return f"好的，我先调用 {tool_list(calls)} 获取需要的信息。"
+    return f"Let me call {tool_list(calls)} to find out."
+
+
+def follow_up_lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
+    if reading.zh:
+        return f"拿到结果了，接下来调用 {tool_list(calls)}。"
+    return f"Got that. Next, {tool_list(calls)}."
 
 
 def write_output(decision: Decision, shape: Shape, call_ids: Sequence[str]) -> AssistantOutput:
@@ -387,36 +128,6 @@ def call_json(call: PlannedCall) -> str:
 def digest(*parts: object) -> str:
     text = "|".join(json.dumps(p, ensure_ascii=False, sort_keys=True, default=str) for p in parts)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-# --- the model --------------------------------------------------------------------------------
-
-
-_NO_CONVERSATION = Conversation("", ())
-
-
-@dataclass(frozen=True)
-class FaultContext:
-    """What a fault may look at: the request's shape, how many turns came before, a seeded RNG,
-    and what the brain read from the request."""
-
-    shape: Shape
-    turn: int
-    """The model's replies since the question, readable or not (a cut-off call counts too)."""
-    rng: random.Random
-    streaming: bool = False
-    conversation: Conversation = _NO_CONVERSATION
-    key: str = ""
-    """The request's digest (seed and body): faults derive their own RNGs from it."""
-
-
-class Fault(Protocol):
-    """A deliberate misbehaviour. It may change what the model decides (a wrong argument name, a
-    missing argument) or how it writes it (single quotes, a missing closing tag)."""
-
-    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision: ...
-
-    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput: ...
 
 
 class OfflineModel:
