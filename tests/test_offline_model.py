@@ -535,6 +535,29 @@ def test_the_model_is_called_offline() -> None:
     assert OfflineModel().name == "offline"
 
 
+# --- the call format comes from the prompt ------------------------------------------------------
+
+
+def test_calls_are_written_in_the_tags_the_system_prompt_shows() -> None:
+    """A model writes calls the way its prompt's example does: another tag, another reply."""
+    prompt = system_prompt(TOOLS).replace("tool_call>", "call>")
+    assert "<call>{" in prompt and "tool_call" not in prompt
+
+    def body(*history: dict[str, Any]) -> dict[str, Any]:
+        question = {"role": "user", "content": "What's 12*5+3?"}
+        return {"messages": [{"role": "system", "content": prompt}, question, *history]}
+
+    reply = text_reply(body())
+    assert "tool_call" not in reply
+    calls = [json.loads(c) for c in re.findall(r"<call>(.*?)</call>", reply, re.S)]
+    assert calls == [{"name": "calculate", "arguments": {"expression": "12*5+3"}}]
+    # Its own earlier call is read back in that format too: the result answers the question.
+    assert text_reply(body(*text_turn(reply, ("calculate", "63")))) == "12*5+3 = 63"
+    unclosed = OfflineModel(faults=make_faults(["missing_close_tag"])).stream(ModelRequest(body()))
+    content = next(unclosed)["choices"][0]["message"]["content"]
+    assert "<call>" in content and not content.rstrip().endswith("</call>")
+
+
 # --- the place where faults plug in -----------------------------------------------------------
 
 

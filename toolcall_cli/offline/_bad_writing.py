@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from toolcall_cli.models.completions import AssistantOutput
+from toolcall_cli.offline._conversation import CallFormat
 from toolcall_cli.offline._faulting import TEXT_ONLY, FaultBase, FaultContext, asks_in_chinese
-from toolcall_cli.offline._request import Shape, decode_object
-from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
+from toolcall_cli.offline._request import decode_object
 
 _TOKEN_RE = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|[^"']+|["']""", re.S)
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -89,26 +89,26 @@ def json_end(text: str, start: int) -> int:
     return len(text)
 
 
-def call_regions(content: str) -> list[tuple[int, int]]:
+def call_regions(content: str, fmt: CallFormat) -> list[tuple[int, int]]:
     """(start, end) of the JSON of each tagged call in text-protocol content."""
     regions: list[tuple[int, int]] = []
-    found = content.find(CALL_OPEN)
+    found = content.find(fmt.open_tag)
     while found >= 0:
-        start = found + len(CALL_OPEN)
+        start = found + len(fmt.open_tag)
         end = json_end(content, start)
         regions.append((start, end))
-        found = content.find(CALL_OPEN, end)
+        found = content.find(fmt.open_tag, end)
     return regions
 
 
-def is_call_output(output: AssistantOutput, shape: Shape) -> bool:
-    if shape == "native":
+def is_call_output(output: AssistantOutput, fmt: CallFormat) -> bool:
+    if fmt.shape == "native":
         return bool(output.tool_calls)
     content = output.content or ""
-    if shape == "json":
+    if fmt.shape == "json":
         payload = decode_object(content)
         return payload is not None and "name" in payload
-    return CALL_OPEN in content
+    return fmt.open_tag in content
 
 
 class JsonStyleFault(FaultBase):
@@ -119,7 +119,7 @@ class JsonStyleFault(FaultBase):
         raise NotImplementedError
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        if not self.fires(context, is_call_output(output, context.shape)):
+        if not self.fires(context, is_call_output(output, context.format)):
             return output
         rewrite = self.rewrite
         if context.shape == "native":
@@ -128,7 +128,7 @@ class JsonStyleFault(FaultBase):
         content = output.content or ""
         if context.shape == "json":
             return replace(output, content=rewrite(content))
-        for start, end in reversed(call_regions(content)):
+        for start, end in reversed(call_regions(content, context.format)):
             content = content[:start] + rewrite(content[start:end]) + content[end:]
         return replace(output, content=content)
 
@@ -168,14 +168,15 @@ class CodeFence(FaultBase):
     shapes = TEXT_ONLY
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        if not self.fires(context, is_call_output(output, context.shape)):
+        if not self.fires(context, is_call_output(output, context.format)):
             return output
         content = output.content or ""
-        for start, end in reversed(call_regions(content)):
-            closing = content.find(CALL_CLOSE, end)
-            after = closing + len(CALL_CLOSE) if closing >= 0 else end
+        fmt = context.format
+        for start, end in reversed(call_regions(content, fmt)):
+            closing = content.find(fmt.close_tag, end)
+            after = closing + len(fmt.close_tag) if closing >= 0 else end
             fenced = f"```json\n{content[start:end]}\n```"
-            content = content[: start - len(CALL_OPEN)] + fenced + content[after:]
+            content = content[: start - len(fmt.open_tag)] + fenced + content[after:]
         return replace(output, content=content)
 
 
@@ -188,9 +189,10 @@ class MissingCloseTag(FaultBase):
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
         content = (output.content or "").rstrip()
-        if not self.fires(context, content.endswith(CALL_CLOSE)):
+        close_tag = context.format.close_tag
+        if not self.fires(context, content.endswith(close_tag)):
             return output
-        return replace(output, content=content[: -len(CALL_CLOSE)])
+        return replace(output, content=content[: -len(close_tag)])
 
 
 class ProseAround(FaultBase):
@@ -201,7 +203,7 @@ class ProseAround(FaultBase):
     shapes = TEXT_ONLY
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        if not self.fires(context, is_call_output(output, context.shape)):
+        if not self.fires(context, is_call_output(output, context.format)):
             return output
         if asks_in_chinese(context):
             before, after = "这个问题需要查一下。", "请稍等，工具返回结果后我马上告诉你。"
@@ -236,7 +238,7 @@ class BrokenBatch(FaultBase):
             broken = replace(last, arguments=last.arguments.strip()[1:-1])
             return replace(output, tool_calls=(*output.tool_calls[:-1], broken))
         content = output.content or ""
-        regions = call_regions(content)
+        regions = call_regions(content, context.format)
         if not self.fires(context, len(regions) > 1):
             return output
         start, end = regions[-1]
@@ -275,7 +277,7 @@ class Truncated(FaultBase):
     reported_as = re.compile(r"ended inside a tool call|not valid JSON|not the JSON object", re.I)
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        if not self.fires(context, is_call_output(output, context.shape)):
+        if not self.fires(context, is_call_output(output, context.format)):
             return output
         rng = self.rng(context)
         if context.shape == "native":
@@ -285,7 +287,11 @@ class Truncated(FaultBase):
                 output, tool_calls=(*output.tool_calls[:-1], cut), finish_reason="length"
             )
         content = output.content or ""
-        start, end = (0, len(content)) if context.shape == "json" else call_regions(content)[-1]
+        start, end = (
+            (0, len(content))
+            if context.shape == "json"
+            else call_regions(content, context.format)[-1]
+        )
         return replace(output, content=cut_inside(content, start, end, rng), finish_reason="length")
 
 
@@ -296,8 +302,10 @@ def cut_inside(text: str, start: int, end: int, rng: random.Random) -> str:
     return text[: rng.randint(start + 1, end - 1)]
 
 
-_TAG_CUTS = {CALL_OPEN: (1, 5, 10), CALL_CLOSE: (1, 2, 7, 11)}
-"""Offsets inside each tag where a chunk may end: `<` | `tool_call>`, `</tool_` | `call>`."""
+def tag_cuts(tag: str) -> list[int]:
+    """Offsets inside a tag where a chunk may end: after `<` (and `</`), mid-name, before `>`."""
+    slash = int(tag.startswith("</"))
+    return sorted({1, 1 + slash, len(tag) // 2 + slash, len(tag) - 1})
 
 
 class SplitTags(FaultBase):
@@ -309,11 +317,13 @@ class SplitTags(FaultBase):
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
         content = output.content or ""
-        if not self.fires(context, context.streaming and CALL_OPEN in content):
+        fmt = context.format
+        if not self.fires(context, context.streaming and fmt.open_tag in content):
             return output
         rng = self.rng(context)
         cuts = list(output.cuts)
-        for tag, offsets in _TAG_CUTS.items():
+        for tag in (fmt.open_tag, fmt.close_tag):
+            offsets = tag_cuts(tag)
             for found in re.finditer(re.escape(tag), content):
                 chosen = rng.sample(offsets, rng.randint(1, len(offsets)))
                 cuts += [found.start() + offset for offset in chosen]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from toolcall_cli.messages import ToolSpec
 
@@ -64,6 +64,24 @@ class EarlierQuestion:
         return [e for turn in self.turns for e in turn]
 
 
+Shape = Literal["text", "native", "json"]
+"""text: tools in the system prompt, calls as tagged text; native: `tools` / `tool_calls`;
+json: `response_format` json_schema, one JSON object per reply."""
+
+
+@dataclass(frozen=True)
+class CallFormat:
+    """How the request wants calls written: its wire shape and, for text, the tags that the
+    system prompt's example call is written in."""
+
+    shape: Shape = "text"
+    open_tag: str = "<tool_call>"
+    close_tag: str = "</tool_call>"
+
+    def tagged(self, call_json: str) -> str:
+        return f"{self.open_tag}{call_json}{self.close_tag}"
+
+
 @dataclass(frozen=True)
 class Conversation:
     """Everything the brain reads from one request."""
@@ -74,6 +92,7 @@ class Conversation:
     """The model's earlier turns since the question, each with its calls and their results."""
     earlier: tuple[EarlierQuestion, ...] = ()
     """The questions before this one, oldest first (a chat's history)."""
+    format: CallFormat = CallFormat()
 
 
 @dataclass(frozen=True)

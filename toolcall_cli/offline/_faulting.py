@@ -11,8 +11,14 @@ from typing import ClassVar, Protocol
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.completions import AssistantOutput
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._conversation import Conversation, Decision, Exchange, PlannedCall
-from toolcall_cli.offline._request import Shape
+from toolcall_cli.offline._conversation import (
+    CallFormat,
+    Conversation,
+    Decision,
+    Exchange,
+    PlannedCall,
+    Shape,
+)
 
 CORRECTS_AFTER_ERROR = 0.8
 """The chance that the model fixes a mistake the engine reported; else it makes it once more."""
@@ -20,22 +26,26 @@ CORRECTS_AFTER_ERROR = 0.8
 ALL_SHAPES: frozenset[Shape] = frozenset({"text", "native", "json"})
 TEXT_ONLY: frozenset[Shape] = frozenset({"text"})
 
-_NO_CONVERSATION = Conversation("", ())
-
 
 @dataclass(frozen=True)
 class FaultContext:
-    """What a fault may look at: the request's shape, how many turns came before, a seeded RNG,
-    and what the brain read from the request."""
+    """What a fault may look at: what the model read from the request, how many turns came
+    before, whether the reply is streamed."""
 
-    shape: Shape
+    conversation: Conversation
     turn: int
     """The model's replies since the question, readable or not (a cut-off call counts too)."""
-    rng: random.Random
-    streaming: bool = False
-    conversation: Conversation = _NO_CONVERSATION
-    key: str = ""
+    streaming: bool
+    key: str
     """The request's digest (seed and body): faults derive their own RNGs from it."""
+
+    @property
+    def format(self) -> CallFormat:
+        return self.conversation.format
+
+    @property
+    def shape(self) -> Shape:
+        return self.conversation.format.shape
 
 
 class Fault(Protocol):

@@ -12,7 +12,7 @@ from typing import Any
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.models.completions import AssistantOutput, WireCall, respond
 from toolcall_cli.offline._answers import final_answer
-from toolcall_cli.offline._conversation import Conversation, Decision, PlannedCall
+from toolcall_cli.offline._conversation import CallFormat, Conversation, Decision, PlannedCall
 from toolcall_cli.offline._direct import ask_for, direct_answer, no_currency_tool
 from toolcall_cli.offline._faulting import Fault, FaultContext
 from toolcall_cli.offline._planner import (
@@ -25,13 +25,7 @@ from toolcall_cli.offline._planner import (
 )
 from toolcall_cli.offline._question import Reading, read_question
 from toolcall_cli.offline._recovery import fix_call, retry_allowed, retry_lead_in
-from toolcall_cli.offline._request import (
-    Shape,
-    read_conversation,
-    replies_since_question,
-    request_shape,
-)
-from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
+from toolcall_cli.offline._request import read_conversation, replies_since_question
 
 _MAX_TURNS = 8
 
@@ -101,23 +95,23 @@ def follow_up_lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
     return f"Got that. Next, {tool_list(calls)}."
 
 
-def write_output(decision: Decision, shape: Shape, call_ids: Sequence[str]) -> AssistantOutput:
+def write_output(decision: Decision, fmt: CallFormat, call_ids: Sequence[str]) -> AssistantOutput:
     if decision.is_answer:
         text = (
             json.dumps({"answer": decision.text}, ensure_ascii=False)
-            if shape == "json"
+            if fmt.shape == "json"
             else decision.text
         )
         return AssistantOutput(text)
-    if shape == "native":
+    if fmt.shape == "native":
         calls = tuple(
             WireCall(call_id, c.name, json.dumps(c.arguments, ensure_ascii=False))
             for call_id, c in zip(call_ids, decision.calls, strict=True)
         )
         return AssistantOutput(None, calls, "tool_calls")
-    if shape == "json":
+    if fmt.shape == "json":
         return AssistantOutput(call_json(decision.calls[0]))  # this mode carries one call per reply
-    tags = [f"{CALL_OPEN}{call_json(c)}{CALL_CLOSE}" for c in decision.calls]
+    tags = [fmt.tagged(call_json(c)) for c in decision.calls]
     return AssistantOutput("\n".join([decision.text, *tags]) if decision.text else "\n".join(tags))
 
 
@@ -144,21 +138,14 @@ class OfflineModel:
         key = digest(self.seed, body)
         rng = random.Random(key)
         conversation = read_conversation(body)
-        shape = request_shape(body)
         context = FaultContext(
-            shape,
-            replies_since_question(body),
-            random.Random(key + ":fault"),
-            streaming=bool(body.get("stream")),
-            conversation=conversation,
-            key=key,
+            conversation, replies_since_question(body), bool(body.get("stream")), key
         )
         decision = decide(conversation)
         for fault in self.faults:
             decision = fault.alter_decision(decision, context)
-        output = write_output(
-            decision, shape, self.call_ids(body, conversation, len(decision.calls))
-        )
+        call_ids = self.call_ids(body, conversation, len(decision.calls))
+        output = write_output(decision, conversation.format, call_ids)
         for fault in self.faults:
             output = fault.alter_output(output, context)
         yield from respond(body, output, response_id=f"chatcmpl-{key[:24]}", rng=rng)

@@ -6,18 +6,19 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import json_repair
 
-from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.offline._conversation import Conversation, EarlierQuestion, Exchange, PlannedCall
-from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
-
-Shape = Literal["text", "native", "json"]
-"""text: tools in the system prompt, calls as tagged text; native: `tools` / `tool_calls`;
-json: `response_format` json_schema, one JSON object per reply."""
+from toolcall_cli.offline._conversation import (
+    CallFormat,
+    Conversation,
+    EarlierQuestion,
+    Exchange,
+    PlannedCall,
+    Shape,
+)
 
 
 def request_shape(body: dict[str, Any]) -> Shape:
@@ -30,6 +31,19 @@ def request_shape(body: dict[str, Any]) -> Shape:
     ):
         return "json"
     return "text"
+
+
+_EXAMPLE_CALL_RE = re.compile(r'<([A-Za-z][\w.:-]*)>\s*\{\s*"name"')
+
+
+def call_format(body: dict[str, Any]) -> CallFormat:
+    """The shape asked for and the tags to write calls in: those of the system prompt's example
+    call (`<tool_call>{"name": ...`), as a model learns them from reading it. Without an
+    example, the common `<tool_call>`."""
+    example = _EXAMPLE_CALL_RE.search(system_text(body))
+    if example is None:
+        return CallFormat(request_shape(body))
+    return CallFormat(request_shape(body), f"<{example[1]}>", f"</{example[1]}>")
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -155,7 +169,12 @@ def loose_json(text: str) -> Any:
         return text
 
 
-_COMPACTED_RE = re.compile(re.escape(SUMMARY_PREFIX) + r" (\d+) earlier tool round")
+# How the engine marks what it adds to the chat, as a model learns it from reading: compacted
+# tool rounds ("[context summary] 3 earlier tool round(s), compacted:") and its instructions
+# ("[toolcall] Answer now without tools"). Neither is a question.
+_SUMMARY_MARK = "[context summary]"
+_ENGINE_NOTE_MARK = "[toolcall]"
+_COMPACTED_RE = re.compile(re.escape(_SUMMARY_MARK) + r" (\d+) earlier tool round")
 
 
 def replies_since_question(body: dict[str, Any]) -> int:
@@ -173,7 +192,7 @@ def replies_since_question(body: dict[str, Any]) -> int:
 
 
 def read_conversation(body: dict[str, Any]) -> Conversation:
-    shape = request_shape(body)
+    fmt = call_format(body)
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     start = question_index(messages)
     question = message_text(messages[start]) if start is not None else ""
@@ -181,19 +200,22 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     before = messages[:start] if start is not None else []
     return Conversation(
         question,
-        read_tools(body, shape),
-        read_turns(after, shape),
-        earlier_questions(before, shape),
+        read_tools(body, fmt.shape),
+        read_turns(after, fmt),
+        earlier_questions(before, fmt),
+        fmt,
     )
 
 
-def earlier_questions(messages: list[dict[str, Any]], shape: Shape) -> tuple[EarlierQuestion, ...]:
+def earlier_questions(
+    messages: list[dict[str, Any]], fmt: CallFormat
+) -> tuple[EarlierQuestion, ...]:
     """The chat before the question: each earlier question with the calls made for it."""
     starts = [i for i, m in enumerate(messages) if is_question_message(m)]
     return tuple(
         EarlierQuestion(
             message_text(messages[start]),
-            read_turns(messages[start + 1 : end], shape),
+            read_turns(messages[start + 1 : end], fmt),
         )
         for start, end in zip(starts, [*starts[1:], len(messages)][: len(starts)], strict=True)
     )
@@ -209,7 +231,7 @@ def is_result_message(message: dict[str, Any]) -> bool:
 
 def is_summary_message(message: dict[str, Any]) -> bool:
     """The loop's compaction of older tool rounds (history.windowed): not a question."""
-    return message.get("role") == "user" and message_text(message).startswith(SUMMARY_PREFIX)
+    return message.get("role") == "user" and message_text(message).startswith(_SUMMARY_MARK)
 
 
 def is_question_message(message: dict[str, Any]) -> bool:
@@ -218,7 +240,7 @@ def is_question_message(message: dict[str, Any]) -> bool:
     return message.get("role") == "user" and not (
         is_result_message(message)
         or is_summary_message(message)
-        or message_text(message).startswith(ENGINE_NOTE_PREFIX)
+        or message_text(message).startswith(_ENGINE_NOTE_MARK)
     )
 
 
@@ -265,14 +287,14 @@ def summary_turn(text: str) -> _Turn:
     return turn
 
 
-def read_turns(messages: list[dict[str, Any]], shape: Shape) -> tuple[tuple[Exchange, ...], ...]:
+def read_turns(messages: list[dict[str, Any]], fmt: CallFormat) -> tuple[tuple[Exchange, ...], ...]:
     turns: list[_Turn] = []
     for message in messages:
         role = message.get("role")
         if is_summary_message(message):
             turns.append(summary_turn(message_text(message)))
         elif role == "assistant":
-            turns.append(_Turn(assistant_calls(message, shape)))
+            turns.append(_Turn(assistant_calls(message, fmt)))
         elif role == "tool" and turns:
             turns[-1].attach(
                 str(message.get("tool_call_id") or ""),
@@ -285,15 +307,15 @@ def read_turns(messages: list[dict[str, Any]], shape: Shape) -> tuple[tuple[Exch
     return tuple(turn.exchanges() for turn in turns if turn.calls)
 
 
-def assistant_calls(message: dict[str, Any], shape: Shape) -> list[tuple[str, PlannedCall]]:
+def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str, PlannedCall]]:
     if isinstance(message.get("tool_calls"), list):
         return [native_call(c) for c in message["tool_calls"] if isinstance(c, dict)]
     text = message_text(message)
-    if shape == "json":
+    if fmt.shape == "json":
         payload = decode_object(text)
         call = call_from_payload(payload, garbled=not is_strict_json(text)) if payload else None
         return [("", call)] if call and payload and "name" in payload else []
-    segments = [part.split(CALL_CLOSE, 1)[0] for part in text.split(CALL_OPEN)[1:]]
+    segments = [part.split(fmt.close_tag, 1)[0] for part in text.split(fmt.open_tag)[1:]]
     read = [(decode_object(segment), not is_strict_json(segment)) for segment in segments]
     return [("", call_from_payload(p, garbled=g)) for p, g in read if p and "name" in p]
 
