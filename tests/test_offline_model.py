@@ -301,6 +301,44 @@ def test_fahrenheit_question_converts_the_weather_result_in_a_second_turn() -> N
     assert "Paris" in answer and "18 °C = 64.4 °F" in answer
 
 
+# --- results read generically: the model knows no tool's field names ----------------------------
+
+
+def test_a_weather_report_is_read_from_whatever_its_fields_are_called() -> None:
+    question = "北京今天适合穿短袖吗？"
+    first = text_reply(text_body(question))
+    report = {"location": "Beijing", "location_zh": "北京", "date": "today", "summary": "Sunny",
+              "summary_zh": "晴", "now_c": 27, "max_c": 31, "min_c": 22}  # fmt: skip
+    answer = text_reply(text_body(question, *text_turn(first, ("get_weather", json.dumps(report)))))
+    assert answer == "北京今天：晴，27°C（22~31°C）。最高 31°C，适合穿短袖。"
+
+
+def test_places_are_compared_by_whatever_their_high_is_called() -> None:
+    question = "Which is warmer tomorrow, Guangzhou or Shenzhen?"
+    first = text_reply(text_body(question))
+    results = [
+        (
+            "get_weather",
+            json.dumps({"place": place, "sky": "Cloudy", "temperature_c": t, "maximum_c": high}),
+        )
+        for place, t, high in (("Guangzhou", 22, 25), ("Shenzhen", 25, 28))
+    ]
+    answer = text_reply(text_body(question, *text_turn(first, *results)))
+    assert answer.splitlines() == [
+        "Guangzhou: Cloudy, 22°C.",
+        "Shenzhen: Cloudy, 25°C.",
+        "Shenzhen is warmer (high 28°C; Guangzhou 25°C).",
+    ]
+
+
+def test_a_time_is_read_from_whatever_its_fields_are_called() -> None:
+    question = "东京现在几点？"
+    first = text_reply(text_body(question))
+    now = {"tz": "Asia/Tokyo", "current_time": "2025-01-02 11:04", "offset": "+09:00"}
+    answer = text_reply(text_body(question, *text_turn(first, ("get_time", json.dumps(now)))))
+    assert answer == "Asia/Tokyo 现在是 2025-01-02 11:04（+09:00）"
+
+
 # --- errors: read them, fix the call, or say honestly what failed ------------------------------
 
 

@@ -6,14 +6,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline._conversation import Exchange, decode
 from toolcall_cli.offline._question import Reading
 from toolcall_cli.offline._recovery import answerable, failure_lines
-from toolcall_cli.offline._words import is_number, mentions
+from toolcall_cli.offline._reports import (
+    comparison_line,
+    key_words,
+    localized,
+    read_report,
+    report_line,
+)
+from toolcall_cli.offline._words import is_number, round_decimals, short_number, shown
 
 
 def final_answer(
@@ -34,8 +41,9 @@ def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
     if exchange.failed:
         return failure_lines(exchange, reading)
     data = decode(exchange.result or "")
-    if isinstance(data, dict) and is_weather(data):
-        return weather_lines(data, reading)
+    report = read_report(data, reading.zh)
+    if report is not None:
+        return [report_line(report, reading)]
     if isinstance(data, dict) and is_conversion(data):
         return [conversion_line(data)]
     if isinstance(data, dict) and is_clock(data):
@@ -59,30 +67,6 @@ def expression_line(expression: str, value: int | float | str) -> str:
         exact = shown == repr(value) or float(shown) == value
         return f"{expression} {'=' if exact else '≈'} {shown}"
     return f"{expression} = {value}"
-
-
-_LONG_DECIMAL_RE = re.compile(r"(?<![\d.])(-?\d+\.\d{3,})(?![\d.])")
-
-
-def short_number(value: float) -> str:
-    """Two decimals for answers (154.3235835 → 154.32); three significant digits below 1."""
-    if value.is_integer():
-        return str(int(value))
-    if abs(value) >= 1:
-        return f"{value:.2f}".rstrip("0").rstrip(".")
-    return f"{value:.3g}"
-
-
-def round_decimals(text: str) -> str:
-    """Long decimals in a sentence shortened: "37.77777778 °C" → "37.78 °C"."""
-    return _LONG_DECIMAL_RE.sub(lambda m: short_number(float(m.group(1))), text)
-
-
-def shown(value: Any) -> str:
-    """A value as an answer shows it: floats rounded, everything else as text."""
-    if isinstance(value, float):
-        return short_number(value)
-    return round_decimals(str(value)) if isinstance(value, str) else str(value)
 
 
 _TO_KEYS = lx.words("to_unit to_currency to target")
@@ -109,15 +93,42 @@ def conversion_line(data: dict[str, Any]) -> str:
     return f"{source} = {shown(output)} {data[first_key(data, _TO_KEYS, str) or '']}"
 
 
+_CLOCK_RE = re.compile(r"\d{1,2}:\d{2}")
+_DATE_AND_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}")
+
+
+def field_about(
+    data: dict[str, Any], words: set[str], pattern: re.Pattern[str] | None = None
+) -> str:
+    """The first text field whose name has one of `words` (and whose value matches), or ""."""
+    return next(
+        (
+            str(key)
+            for key, value in data.items()
+            if key_words(key) & words
+            and isinstance(value, str)
+            and (pattern is None or pattern.search(value))
+        ),
+        "",
+    )
+
+
 def is_clock(data: dict[str, Any]) -> bool:
-    return "local_time" in data or {"date", "time"} <= set(data)
+    """A result telling the time: a field about time holding a clock time ("11:04")."""
+    return bool(field_about(data, {"time"}, _CLOCK_RE))
 
 
 def clock_line(data: dict[str, Any], reading: Reading) -> str:
-    moment = data.get("local_time") or f"{data.get('date', '')} {data.get('time', '')}".strip()
-    zone = data.get("timezone", "")
-    weekday = localized(data, "weekday", reading.zh)
-    details = [str(d) for d in (weekday, data.get("utc_offset")) if d]
+    """ "Asia/Tokyo 现在是 2025-01-02 11:04:05（星期四，+09:00）" from the fields' names alone."""
+    moment = data.get(field_about(data, {"time"}, _DATE_AND_TIME_RE)) or " ".join(
+        str(data[key]) for key in (field_about(data, {"date"}), field_about(data, {"time"})) if key
+    )
+    zone = data.get(field_about(data, {"timezone", "zone", "tz"}), "")
+    weekday = field_about(data, {"weekday"})
+    offset = data.get(field_about(data, {"offset"}))
+    details = [
+        str(d) for d in (localized(data, weekday, reading.zh) if weekday else "", offset) if d
+    ]
     if reading.zh:
         extra = f"（{'，'.join(details)}）" if details else ""
         return f"{zone} 现在是 {moment}{extra}".strip()
@@ -128,7 +139,6 @@ def clock_line(data: dict[str, Any], reading: Reading) -> str:
 # Fields that say what a result is about, which unit its number is in, and which are noise.
 _SUBJECT_KEYS = lx.words("symbol ticker name title city location country query id code")
 _UNIT_KEYS = lx.words("currency unit units to_currency to_unit to target")
-_QUIET_KEYS = frozenset(lx.words("note notes source disclaimer timestamp updated as_of"))
 
 
 def generic_line(name: str, data: Any, reading: Reading) -> str:
@@ -159,9 +169,9 @@ def record_sentence(name: str, data: dict[str, Any], zh: bool) -> str:
         (k for k, v in scalars.items() if is_number(v)), None
     )
     used = {subject_key, unit_key, main_key}
-    extras = [(k, v) for k, v in scalars.items() if k not in used and k.lower() not in _QUIET_KEYS][
-        :4
-    ]
+    extras = [
+        (k, v) for k, v in scalars.items() if k not in used and k.lower() not in lx.QUIET_FIELDS
+    ][:4]
     subject = str(scalars[subject_key]) if subject_key else ""
     if main_key is None:
         return fields_sentence(subject or name, extras, zh)
@@ -200,189 +210,3 @@ def fields_sentence(subject: str, fields: Sequence[tuple[str, Any]], zh: bool) -
         return f"{subject}：{parts or '没有内容'}。"
     parts = ", ".join(f"{k.replace('_', ' ')} is {shown(v)}" for k, v in fields)
     return f"{subject}: {parts or 'nothing returned'}."
-
-
-def is_weather(data: dict[str, Any]) -> bool:
-    return bool({"condition", "condition_en", "condition_zh", "weather"} & set(data)) and any(
-        str(k).startswith("temp") or str(k).endswith("_c") for k in data
-    )
-
-
-def weather_lines(data: dict[str, Any], reading: Reading) -> list[str]:
-    city = city_name(data, reading)
-    day = str(data.get("day", ""))
-    condition = localized(data, "condition", reading.zh)
-    temp, high, low = (
-        shown(data[k]) if data.get(k) is not None else None for k in ("temp_c", "high_c", "low_c")
-    )
-    known_span = high is not None and low is not None
-    if reading.zh:
-        where = f"{city}{lx.DAY_NAMES_ZH.get(day, day)}"
-        span = f"（{low}~{high}°C）" if known_span else ""
-        reading_text = f"，{temp}°C{span}" if temp is not None else ""
-        return [f"{where}：{condition}{reading_text}。{clothing_advice(data, reading)}"]
-    where = f"{city} {day}".strip()
-    span = f" ({low}–{high}°C)" if known_span else ""
-    reading_text = f", {temp}°C{span}" if temp is not None else ""
-    return [f"{where}: {condition}{reading_text}. {clothing_advice(data, reading)}".rstrip()]
-
-
-def localized(data: dict[str, Any], key: str, zh: bool) -> str:
-    """A field in the answer's language: `condition_zh` / `condition_en`, or `condition` when
-    it is already in that language."""
-    plain = str(data.get(key) or "")
-    if zh:
-        options = [
-            data.get(f"{key}_zh"),
-            plain if lx.has_cjk(plain) else None,
-            data.get(f"{key}_en"),
-        ]
-    else:
-        options = [data.get(f"{key}_en"), plain if not lx.has_cjk(plain) else None]
-    return next((str(o) for o in options if o), plain)
-
-
-def city_name(data: dict[str, Any], reading: Reading) -> str:
-    name = localized(data, "city", reading.zh)
-    place = lx.place_named(name)
-    if place is None or lx.has_cjk(name) == reading.zh:
-        return name
-    return place.zh if reading.zh else place.en
-
-
-def clothing_advice(data: dict[str, Any], reading: Reading) -> str:
-    """Advice derived only from the result (temperatures, rain), when the question asks for it."""
-    zh: list[str] = []
-    en: list[str] = []
-    warmest = data.get("high_c", data.get("temp_c"))
-    if mentions(reading.text, lx.CLOTHING_WORDS) and isinstance(warmest, (int, float)):
-        words = clothing_words(float(warmest))
-        zh.append(words[0])
-        en.append(words[1])
-    rainy = any(
-        w in str(data.get(k, "")).lower()
-        for k in ("condition", "condition_en", "condition_zh")
-        for w in ("雨", "rain", "shower")
-    )
-    if rainy and (zh or mentions(reading.text, lx.RAIN_WORDS)):
-        zh.append("有雨，记得带伞。")
-        en.append("Rain is expected, so take an umbrella.")
-    elif mentions(reading.text, lx.RAIN_WORDS):
-        zh.append("预报没有雨，可以不带伞。")
-        en.append("No rain in the forecast; you can leave the umbrella.")
-    return "".join(zh) if reading.zh else " ".join(en)
-
-
-def clothing_words(high: float) -> tuple[str, str]:
-    if high >= 25:
-        return (
-            f"最高 {high:g}°C，适合穿短袖。",
-            f"With a high of {high:g}°C, short sleeves are fine.",
-        )
-    if high >= 20:
-        return (
-            f"最高 {high:g}°C，白天可以穿短袖，早晚偏凉，带件薄外套。",
-            f"With a high of {high:g}°C, short sleeves work by day; take a light jacket for later.",
-        )
-    if high >= 12:
-        return (
-            f"最高只有 {high:g}°C，不太适合穿短袖，建议长袖加外套。",
-            f"With a high of only {high:g}°C, it's too cool for short sleeves: wear a jacket.",
-        )
-    return (
-        f"最高只有 {high:g}°C，天冷，不适合短袖，请穿厚外套。",
-        f"With a high of only {high:g}°C, it's cold: no short sleeves, wear a warm coat.",
-    )
-
-
-_HOTTER_RE = re.compile(r"哪.{0,6}?(?:热|暖)|比.{1,10}?(?:热|暖)")
-_COLDER_RE = re.compile(r"哪.{0,6}?(?:冷|凉)|比.{1,10}?(?:冷|凉)")
-
-# The temperature to compare by, best first: the day's high says most about "hotter".
-_COMPARED_KEYS = ("high_c", "temp_c", "temperature", "temp")
-
-
-def asked_comparison(reading: Reading) -> Literal["hotter", "colder"] | None:
-    """Which way the question compares places, if it does: 更热 / colder / 哪个暖和."""
-    text = reading.text
-    if mentions(text, lx.COLDER_WORDS) or _COLDER_RE.search(text):
-        return "colder"
-    if mentions(text, lx.HOTTER_WORDS) or _HOTTER_RE.search(text):
-        return "hotter"
-    return None
-
-
-def compared_temperatures(
-    reading: Reading, exchanges: Sequence[Exchange]
-) -> tuple[str, list[tuple[str, float]]] | None:
-    """(the key compared, [(city, temperature)]) over the weather results, one per city."""
-    records = [
-        data
-        for e in exchanges
-        if not e.failed and isinstance(data := decode(e.result or ""), dict) and is_weather(data)
-    ]
-    for key in _COMPARED_KEYS:
-        values = [(city_name(d, reading), float(d[key])) for d in records if is_number(d.get(key))]
-        cities = {city for city, _ in values}
-        if len(values) == len(records) and len(cities) == len(values) >= 2:
-            return key, values
-    return None
-
-
-def comparison_line(reading: Reading, exchanges: Sequence[Exchange]) -> str | None:
-    """Which place is hotter (or colder), when the question asks and the results can tell:
-    "深圳更热（最高 28°C，广州 25°C）。" """
-    direction = asked_comparison(reading)
-    compared = compared_temperatures(reading, exchanges) if direction else None
-    if direction is None or compared is None:
-        return None
-    key, values = compared
-    ranked = sorted(values, key=lambda cv: cv[1], reverse=direction == "hotter")
-    best = ranked[0][1]
-    winners = [city for city, value in ranked if value == best]
-    others = [(city, value) for city, value in ranked if value != best]
-    high = key == "high_c"
-    if reading.zh:
-        return comparison_zh(direction, high, winners, best, others)
-    return comparison_en(reading, direction, high, winners, best, others)
-
-
-def comparison_zh(
-    direction: str, high: bool, winners: list[str], best: float, others: list[tuple[str, float]]
-) -> str:
-    word = "热" if direction == "hotter" else "冷"
-    label = "最高" if high else "气温"
-    names = "和".join(winners)
-    if not others:
-        return f"{names}一样{word}（{label}都是 {shown(best)}°C）。"
-    rest = "，".join(f"{city} {shown(value)}°C" for city, value in others)
-    degree = "更" if len(winners) + len(others) == 2 else "最"
-    return f"{names}{degree}{word}（{label} {shown(best)}°C，{rest}）。"
-
-
-def comparison_en(
-    reading: Reading,
-    direction: str,
-    high: bool,
-    winners: list[str],
-    best: float,
-    others: list[tuple[str, float]],
-) -> str:
-    asked = [w for w in lx.HOTTER_WORDS + lx.COLDER_WORDS if w.isascii() and w in reading.words]
-    word = asked[0] if asked else direction
-    label = "high" if high else "temperature"
-    names = " and ".join(winners)
-    if not others:
-        plain = {"hott": "hot", "warm": "warm", "cold": "cold", "cool": "cool", "chill": "chilly"}
-        base = next((v for k, v in plain.items() if word.startswith(k)), word)
-        return f"{names} are equally {base} ({label} {shown(best)}°C each)."
-    rest = ", ".join(f"{city} {shown(value)}°C" for city, value in others)
-    verb = "are" if len(winners) > 1 else "is"
-    if len(winners) + len(others) > 2:
-        word = "the " + superlative(word)
-    return f"{names} {verb} {word} ({label} {shown(best)}°C; {rest})."
-
-
-def superlative(comparative: str) -> str:
-    """hotter → hottest, chillier → chilliest; a superlative stays as it is."""
-    return comparative.removesuffix("er") + "est" if comparative.endswith("er") else comparative

@@ -355,6 +355,9 @@ CURRENCIES: dict[str, tuple[str, ...]] = {
 # Words that ask for a conversion between currencies, beyond naming two of them.
 EXCHANGE_WORDS = ("exchange rate", "exchange rates", "forex", "汇率", "兑换", "换汇", "外汇")
 
+# Result fields that are noise in an answer.
+QUIET_FIELDS = frozenset(words("note notes source disclaimer timestamp updated as_of"))
+
 # Result fields and what to call them in an answer (English, Chinese).
 FIELD_LABELS: dict[str, tuple[str, str]] = {
     "price": ("price", "价格"),

@@ -24,8 +24,10 @@ from toolcall_cli.offline._words import (
     canonical_unit,
     concepts_in,
     english_words,
+    is_number,
     mentions,
     split_identifier,
+    unit_of_field,
 )
 
 _THRESHOLD = 2.0
@@ -233,10 +235,8 @@ def measures_in(result: str) -> list[Measure]:
     found: list[Measure] = []
     if isinstance(data, dict):
         for key, value in data.items():
-            unit = next(
-                (u for s, u in lx.UNIT_SUFFIXES.items() if str(key).lower().endswith(s)), None
-            )
-            if unit and isinstance(value, (int, float)) and not isinstance(value, bool):
+            unit = unit_of_field(str(key))
+            if unit and is_number(value):
                 found.append(Measure(value, unit))
     elif isinstance(data, str):
         for number, word in re.findall(r"(-?\d+(?:\.\d+)?)\s*(°C|°F|℃|℉|km|kg|lb)", data):

@@ -25,7 +25,7 @@ ParamRole = Literal[
     "other",
 ]
 
-_PLACE_WORDS = frozenset(
+PLACE_WORDS = frozenset(
     lx.words(
         "city location place region country address town area loc destination 城市 地点 位置 地区"
     )
@@ -45,7 +45,7 @@ _TEXT_WORDS = frozenset(
 def param_words(name: str, schema: dict[str, Any]) -> set[str]:
     description = str(schema.get("description", ""))
     words = set(split_identifier(name)) | english_words(description)
-    cjk_words = _PLACE_WORDS | _SYMBOL_WORDS | _EXPRESSION_WORDS | _CURRENCY_WORDS
+    cjk_words = PLACE_WORDS | _SYMBOL_WORDS | _EXPRESSION_WORDS | _CURRENCY_WORDS
     words |= {w for w in cjk_words if w in description}
     return words
 
@@ -61,7 +61,7 @@ def param_role(name: str, schema: dict[str, Any]) -> ParamRole:
         return "number"
     if names & {"timezone", "tz", "zone"}:
         return "timezone"
-    if names & _PLACE_WORDS:
+    if names & PLACE_WORDS:
         return "place"
     if names & _SYMBOL_WORDS or (names & {"code"} and "stock" in words):
         return "symbol"
@@ -92,7 +92,7 @@ def direction_role(names: set[str], kind: Literal["unit", "currency"]) -> ParamR
 
 def description_role(words: set[str]) -> ParamRole:
     """A parameter with a vague name (`value`, `s`) is judged by its description alone."""
-    if words & _PLACE_WORDS:
+    if words & PLACE_WORDS:
         return "place"
     if words & _EXPRESSION_WORDS:
         return "expression"

@@ -75,3 +75,33 @@ def canonical_unit(word: str) -> str | None:
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def unit_of_field(key: str) -> str | None:
+    """The unit a result field's name gives its number: `temp_c` celsius, `distance_km` km."""
+    lowered = key.lower()
+    return next((unit for end, unit in lx.UNIT_SUFFIXES.items() if lowered.endswith(end)), None)
+
+
+_LONG_DECIMAL_RE = re.compile(r"(?<![\d.])(-?\d+\.\d{3,})(?![\d.])")
+
+
+def short_number(value: float) -> str:
+    """Two decimals for answers (154.3235835 → 154.32); three significant digits below 1."""
+    if value.is_integer():
+        return str(int(value))
+    if abs(value) >= 1:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{value:.3g}"
+
+
+def round_decimals(text: str) -> str:
+    """Long decimals in a sentence shortened: "37.77777778 °C" → "37.78 °C"."""
+    return _LONG_DECIMAL_RE.sub(lambda m: short_number(float(m.group(1))), text)
+
+
+def shown(value: Any) -> str:
+    """A value as an answer shows it: floats rounded, everything else as text."""
+    if isinstance(value, float):
+        return short_number(value)
+    return round_decimals(str(value)) if isinstance(value, str) else str(value)

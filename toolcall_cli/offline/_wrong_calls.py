@@ -67,7 +67,7 @@ def invented_weather(
     zh = asks_in_chinese(context)
     temp = rng.randint(16, 30)
     condition_zh, condition_en = rng.choice(_CONDITIONS)
-    day = str(call.arguments.get("day", "today"))
+    day = next((str(v) for v in call.arguments.values() if v in lx.DAY_NAMES_ZH), "today")
     wear = mentions(context.conversation.question, lx.CLOTHING_WORDS)
     if zh:
         advice = ("适合穿短袖。" if temp >= 25 else "建议穿长袖。") if wear else ""
