@@ -3,12 +3,15 @@ replies checked in each wire format, over whole multi-turn flows."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import toolcall_cli.offline
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.offline import OfflineModel, make_faults
@@ -567,6 +570,39 @@ def test_same_request_and_seed_give_the_same_bytes() -> None:
     first = json.dumps(stream_chunks(body), ensure_ascii=False)
     assert json.dumps(stream_chunks(body), ensure_ascii=False) == first
     assert json.dumps(stream_chunks(body, seed=1), ensure_ascii=False) != first
+
+
+ENGINE = ("strategies", "loop", "history", "tools", "cli", "render", "session", "repl")
+
+
+def imported_modules(path: Path, package: str) -> list[str]:
+    """Every module a file imports, relative imports resolved, `from a import b` as `a.b` too."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(p for p in (base, node.module or "") if p)
+            found += [module, *(f"{module}.{alias.name}" for alias in node.names)]
+    return found
+
+
+def test_the_offline_package_imports_nothing_from_the_engine() -> None:
+    """A model like any other: it knows only the request body, so it imports no strategy, loop,
+    history or tools code (nor anything above them)."""
+    package = Path(toolcall_cli.offline.__file__).parent
+    imports = {
+        path.name: imported_modules(path, "toolcall_cli.offline") for path in package.glob("*.py")
+    }
+    assert "toolcall_cli.models.completions" in imports["_model.py"], "the walk sees imports"
+    engine = [
+        (name, module)
+        for name, modules in imports.items()
+        for module in modules
+        if module.split(".")[:2] in (["toolcall_cli", part] for part in ENGINE)
+    ]
+    assert engine == []
 
 
 def test_the_model_is_called_offline() -> None:

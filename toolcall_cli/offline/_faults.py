@@ -47,7 +47,7 @@ from toolcall_cli.offline._wrong_calls import (
 FAULT_KINDS: dict[str, str] = {
     "no_tool": "硬答: answers from 'memory' without calling the tool it needs (undetectable)",
     "unknown_tool": "calls a tool name that does not exist but is close to a real one",
-    "wrong_param": "uses a wrong argument name (location instead of city)",
+    "wrong_param": "uses a wrong argument name (City, ciity or weather_city instead of city)",
     "missing_arg": "leaves a required argument out",
     "extra_arg": "adds an argument the tool does not take",
     "wrong_type": 'sends a number or boolean as a string ("5" for 5)',

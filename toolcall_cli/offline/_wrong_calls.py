@@ -22,8 +22,7 @@ from toolcall_cli.offline._faulting import (
     with_call,
 )
 from toolcall_cli.offline._tools import param_role, properties, required
-from toolcall_cli.offline._words import mentions
-from toolcall_cli.tools.coerce import SYNONYMS
+from toolcall_cli.offline._words import mentions, split_identifier
 
 
 class NoTool(FaultBase):
@@ -140,7 +139,7 @@ def hallucinated_names(name: str, known: set[str]) -> list[str]:
 
 
 class WrongParam(FaultBase):
-    """Names an argument wrongly: a synonym (`location` for `city`, `expr` for `expression`).
+    """Names an argument wrongly, as models do: `City`, `ciity` or `weather_city` for `city`.
     Shapes: all. The engine answers "unexpected argument ... did you mean `city`? Rename it"."""
 
     kind = "wrong_param"
@@ -155,15 +154,21 @@ class WrongParam(FaultBase):
         allowed = set(properties(spec)) if spec else set(call.arguments)
         # A required argument, so that the mistake and its retry concern the same name.
         name = next(iter([*required_present(call, context), *call.arguments]))
-        wrong = misnamed(name, allowed, self.rng(context))
+        wrong = misnamed(name, call.name, allowed, self.rng(context))
         arguments = {(wrong if k == name else k): v for k, v in call.arguments.items()}
         return with_call(decision, index, PlannedCall(call.name, arguments, call.key))
 
 
-def misnamed(name: str, allowed: set[str], rng: random.Random) -> str:
-    group = next((g for g in SYNONYMS if name.casefold() in g), frozenset())
-    options = sorted(w for w in group if w != name and w not in allowed)
-    return rng.choice(options) if options else f"{name}_name"
+def misnamed(name: str, tool: str, allowed: set[str], rng: random.Random) -> str:
+    """A wrong name for a parameter, as models write them, drawn from no table the engine knows:
+    its words run together (`fromUnit`, `City`), a letter doubled (`ciity`), or the tool's topic
+    in front (`weather_city`)."""
+    words = split_identifier(name) or [name]
+    joined = words[0] + "".join(w.title() for w in words[1:]) if len(words) > 1 else name.title()
+    at = rng.randrange(len(name)) if name else 0
+    topic = (split_identifier(tool) or ["tool"])[-1]
+    options = [joined, name[: at + 1] + name[at:], f"{topic}_{name}"]
+    return rng.choice([o for o in options if o != name and o not in allowed] or [f"{name}_value"])
 
 
 class MissingArg(FaultBase):
@@ -222,9 +227,10 @@ class ExtraArg(FaultBase):
 
 
 def unlike(name: str, allowed: Sequence[str]) -> bool:
-    """Not a name the engine would take for a misspelt or synonymous real parameter."""
+    """Not a name the engine could take for a misspelt or renamed real parameter."""
     close = difflib.get_close_matches(name, list(allowed), n=1, cutoff=0.5)
-    return not close and not any(name in g and set(allowed) & g for g in SYNONYMS)
+    shared = any(set(split_identifier(name)) & set(split_identifier(a)) for a in allowed)
+    return not close and not shared
 
 
 _NUMERIC_TYPES = frozenset({"number", "integer", "boolean"})

@@ -9,7 +9,7 @@ import difflib
 import json
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -107,7 +107,7 @@ def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
     if schema.get("additionalProperties") is False:
         missing = [n for n in schema.get("required", []) if n not in arguments]
         problems += [
-            unexpected_argument(name, list(properties), missing)
+            unexpected_argument(name, list(properties), missing, descriptions(properties))
             for name in arguments
             if name not in properties
         ]
@@ -120,14 +120,24 @@ def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> list[str]:
     return problems
 
 
-def unexpected_argument(name: str, allowed: list[str], missing: Sequence[str] = ()) -> str:
-    meant = similar_parameter(name, allowed, list(missing))
+def unexpected_argument(
+    name: str,
+    allowed: list[str],
+    missing: Sequence[str] = (),
+    described: Mapping[str, str] | None = None,
+) -> str:
+    meant = similar_parameter(name, allowed, list(missing), described)
     if meant is not None:
         text = f"unexpected argument `{name}`: did you mean `{meant}`? Rename it"
     else:
         text = f"unexpected argument `{name}`: remove it"
     listing = ", ".join(f"`{a}`" for a in allowed) if allowed else "none"
     return f"{text}; allowed arguments: {listing}"
+
+
+def descriptions(properties: Mapping[str, Any]) -> dict[str, str]:
+    """Each parameter's description: the rename hint also looks for the name's words there."""
+    return {n: str(s.get("description", "")) for n, s in properties.items() if isinstance(s, dict)}
 
 
 def field_problem(error: jsonschema.ValidationError) -> str:
