@@ -34,18 +34,12 @@ class AssistantOutput:
     """Offsets in `content` where a stream chunk must end (a fault splitting tags on purpose)."""
 
 
-def output_length(output: AssistantOutput) -> int:
-    return len(output.content or "") + sum(
-        len(c.name) + len(c.arguments) for c in output.tool_calls
-    )
-
-
 def estimate_usage(body: dict[str, Any], output: AssistantOutput) -> dict[str, int]:
     """Token counts estimated as characters / 4, the usual rough rule."""
     prompt = len(json.dumps(body.get("messages", []), ensure_ascii=False))
     prompt += len(json.dumps(body.get("tools", []), ensure_ascii=False))
-    prompt_tokens = max(1, prompt // 4)
-    completion_tokens = max(1, output_length(output) // 4)
+    written = len(output.content or "") + sum(len(c.name + c.arguments) for c in output.tool_calls)
+    prompt_tokens, completion_tokens = max(1, prompt // 4), max(1, written // 4)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -53,35 +47,24 @@ def estimate_usage(body: dict[str, Any], output: AssistantOutput) -> dict[str, i
     }
 
 
-def wire_message(output: AssistantOutput) -> dict[str, Any]:
+def completion(
+    output: AssistantOutput, *, response_id: str, model: str, usage: dict[str, int]
+) -> dict[str, Any]:
+    """One `chat.completion` object, as a server answers a non-streaming request."""
     message: dict[str, Any] = {"role": "assistant", "content": output.content}
     if output.tool_calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in output.tool_calls
         ]
-    return message
-
-
-def completion(
-    output: AssistantOutput, *, response_id: str, model: str, usage: dict[str, int]
-) -> dict[str, Any]:
-    """One `chat.completion` object, as a server answers a non-streaming request."""
-    return {
-        "id": response_id,
-        "object": "chat.completion",
-        "created": CREATED,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": wire_message(output),
-                "logprobs": None,
-                "finish_reason": output.finish_reason,
-            }
-        ],
-        "usage": usage,
+    choice = {
+        "index": 0,
+        "message": message,
+        "logprobs": None,
+        "finish_reason": output.finish_reason,
     }
+    head = {"id": response_id, "object": "chat.completion", "created": CREATED, "model": model}
+    return {**head, "choices": [choice], "usage": usage}
 
 
 def split_text(text: str, rng: random.Random, cuts: Sequence[int] = ()) -> list[str]:
@@ -89,82 +72,45 @@ def split_text(text: str, rng: random.Random, cuts: Sequence[int] = ()) -> list[
     pieces: list[str] = []
     position = 0
     pending = sorted(c for c in set(cuts) if 0 < c < len(text))
-    next_cut = 0
     while position < len(text):
         size = rng.randint(1, 12)
-        while next_cut < len(pending) and pending[next_cut] <= position:
-            next_cut += 1
-        if next_cut < len(pending):
-            size = min(size, pending[next_cut] - position)
+        while pending and pending[0] <= position:
+            pending.pop(0)
+        if pending:
+            size = min(size, pending[0] - position)
         pieces.append(text[position : position + size])
         position += size
     return pieces
 
 
-@dataclass(frozen=True)
-class ChunkWriter:
-    """Builds `chat.completion.chunk` objects that share one id, model and usage setting."""
-
-    response_id: str
-    model: str
-    include_usage: bool
-
-    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        chunk: dict[str, Any] = {
-            "id": self.response_id,
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": self.model,
-            "choices": [
-                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-            ],
-        }
-        if self.include_usage:
-            chunk["usage"] = None  # as OpenAI does: only the last, choice-less chunk carries usage
-        return chunk
-
-    def usage_chunk(self, usage: dict[str, int]) -> dict[str, Any]:
-        return {
-            "id": self.response_id,
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": self.model,
-            "choices": [],
-            "usage": usage,
-        }
-
-
 def chunks(
-    output: AssistantOutput, writer: ChunkWriter, rng: random.Random, usage: dict[str, int]
+    output: AssistantOutput, head: dict[str, Any], rng: random.Random, usage: dict[str, int] | None
 ) -> Iterator[dict[str, Any]]:
-    """The stream a server sends: role, content pieces, tool-call deltas by index, finish, usage."""
-    if output.tool_calls:
-        yield from tool_call_chunks(output, writer, rng)
-    else:
-        yield writer.chunk({"role": "assistant", "content": ""})
-        for piece in split_text(output.content or "", rng, output.cuts):
-            yield writer.chunk({"content": piece})
-    yield writer.chunk({}, output.finish_reason)
-    if writer.include_usage:
-        yield writer.usage_chunk(usage)
+    """The stream a server sends: role, content pieces, tool-call deltas by index, finish, and
+    the usage when the request asked for it (`usage` not None)."""
 
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        # As OpenAI does: with usage asked for, only the last, choice-less chunk carries it.
+        return {**head, "choices": [choice], **({"usage": None} if usage else {})}
 
-def tool_call_chunks(
-    output: AssistantOutput, writer: ChunkWriter, rng: random.Random
-) -> Iterator[dict[str, Any]]:
-    yield writer.chunk({"role": "assistant", "content": None})
+    yield chunk({"role": "assistant", "content": None if output.tool_calls else ""})
     for piece in split_text(output.content or "", rng, output.cuts):
-        yield writer.chunk({"content": piece})
+        yield chunk({"content": piece})
     for index, call in enumerate(output.tool_calls):
-        head = {
-            "index": index,
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": ""},
-        }
-        yield writer.chunk({"tool_calls": [head]})
+        function = {"name": call.name, "arguments": ""}
+        yield chunk(
+            {
+                "tool_calls": [
+                    {"index": index, "id": call.id, "type": "function", "function": function}
+                ]
+            }
+        )
         for piece in split_text(call.arguments, rng):
-            yield writer.chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield chunk({}, output.finish_reason)
+    if usage:
+        yield {**head, "choices": [], "usage": usage}
 
 
 def respond(
@@ -177,5 +123,11 @@ def respond(
         yield completion(output, response_id=response_id, model=model, usage=usage)
         return
     options = body.get("stream_options")
-    include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-    yield from chunks(output, ChunkWriter(response_id, model, include_usage), rng, usage)
+    wanted = isinstance(options, dict) and bool(options.get("include_usage"))
+    head = {
+        "id": response_id,
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": model,
+    }
+    yield from chunks(output, head, rng, usage if wanted else None)

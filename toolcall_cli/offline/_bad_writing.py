@@ -3,19 +3,17 @@ wrongly, a broken call in a batch, a reply cut off, stream chunks that split the
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Iterator
 from dataclasses import replace
 
 from toolcall_cli.models.completions import AssistantOutput
-from toolcall_cli.offline._conversation import CallFormat
+from toolcall_cli.offline._conversation import CallFormat, Decision
 from toolcall_cli.offline._faulting import TEXT_ONLY, FaultBase, FaultContext, asks_in_chinese
 from toolcall_cli.offline._request import decode_object
 
 _TOKEN_RE = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|[^"']+|["']""", re.S)
-_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def tokens(text: str) -> Iterator[str]:
@@ -25,53 +23,6 @@ def tokens(text: str) -> Iterator[str]:
 
 def is_string(token: str) -> bool:
     return len(token) >= 2 and token[0] in "\"'" and token[-1] == token[0]
-
-
-def string_value(token: str) -> str:
-    try:
-        value = json.loads('"' + token[1:-1].replace("\\'", "'") + '"')
-    except ValueError:
-        return token[1:-1]
-    return value if isinstance(value, str) else token[1:-1]
-
-
-def single_quoted(text: str) -> str:
-    """`{"a": "it's"}` → `{'a': 'it\\'s'}`, the way a model used to Python writes it."""
-    out = []
-    for token in tokens(text):
-        if is_string(token) and token[0] == '"':
-            body = token[1:-1].replace('\\"', '"').replace("'", "\\'")
-            token = f"'{body}'"
-        out.append(token)
-    return "".join(out)
-
-
-def unquoted_keys(text: str) -> str:
-    """`{"city": "北京"}` → `{city: "北京"}` for keys that are plain identifiers."""
-    parts = list(tokens(text))
-    for i, token in enumerate(parts):
-        following = parts[i + 1].lstrip() if i + 1 < len(parts) else ""
-        key = string_value(token) if is_string(token) else ""
-        if following.startswith(":") and _IDENTIFIER_RE.fullmatch(key):
-            parts[i] = key
-    return "".join(parts)
-
-
-def trailing_commas(text: str) -> str:
-    """A comma after the last member of every non-empty object and array."""
-    out: list[str] = []
-    last = ""
-    for token in tokens(text):
-        if is_string(token):
-            out.append(token)
-            last = token[-1]
-            continue
-        for char in token:
-            if char in "}]" and last not in "{[,":
-                out.append(",")
-            out.append(char)
-            last = char if not char.isspace() else last
-    return "".join(out)
 
 
 def json_end(text: str, start: int) -> int:
@@ -112,25 +63,13 @@ def is_call_output(output: AssistantOutput, fmt: CallFormat) -> bool:
 
 
 class JsonStyleFault(FaultBase):
-    """Rewrites the call JSON: in tags (text), in each `arguments` string (native), or the whole
-    reply (json). json-repair restores it; the parsed call is marked repaired."""
+    """Writes the call JSON carelessly: in tags (text), in each `arguments` string (native), or
+    the whole reply (json). json-repair restores it; the parsed call is marked repaired."""
 
-    def rewrite(self, text: str) -> str:
-        raise NotImplementedError
-
-    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        if not self.fires(context, is_call_output(output, context.format)):
-            return output
-        rewrite = self.rewrite
-        if context.shape == "native":
-            calls = tuple(replace(c, arguments=rewrite(c.arguments)) for c in output.tool_calls)
-            return replace(output, tool_calls=calls)
-        content = output.content or ""
-        if context.shape == "json":
-            return replace(output, content=rewrite(content))
-        for start, end in reversed(call_regions(content, context.format)):
-            content = content[:start] + rewrite(content[start:end]) + content[end:]
-        return replace(output, content=content)
+    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
+        if not self.fires(context, bool(decision.calls)):
+            return decision
+        return replace(decision, style=decision.style | {self.kind})
 
 
 class SingleQuotes(JsonStyleFault):
@@ -138,26 +77,17 @@ class SingleQuotes(JsonStyleFault):
 
     kind = "single_quotes"
 
-    def rewrite(self, text: str) -> str:
-        return single_quoted(text)
-
 
 class TrailingComma(JsonStyleFault):
     """`{"city": "北京",}`. Shapes: all (see JsonStyleFault)."""
 
     kind = "trailing_comma"
 
-    def rewrite(self, text: str) -> str:
-        return trailing_commas(text)
-
 
 class UnquotedKeys(JsonStyleFault):
     """`{name: "get_weather", arguments: {city: "北京"}}`. Shapes: all (see JsonStyleFault)."""
 
     kind = "unquoted_keys"
-
-    def rewrite(self, text: str) -> str:
-        return unquoted_keys(text)
 
 
 class CodeFence(FaultBase):

@@ -102,6 +102,9 @@ class Decision:
     calls: tuple[PlannedCall, ...] = ()
     text: str = ""
     """The lead-in sentence when there are calls; the whole answer when there are none."""
+    style: frozenset[str] = frozenset()
+    """How carelessly the calls' JSON is written: `single_quotes`, `trailing_comma`,
+    `unquoted_keys` (faults)."""
 
     @property
     def is_answer(self) -> bool:

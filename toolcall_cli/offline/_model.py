@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -103,20 +104,47 @@ def write_output(decision: Decision, fmt: CallFormat, call_ids: Sequence[str]) -
             else decision.text
         )
         return AssistantOutput(text)
+    style = decision.style
     if fmt.shape == "native":
         calls = tuple(
-            WireCall(call_id, c.name, json.dumps(c.arguments, ensure_ascii=False))
+            WireCall(call_id, c.name, written_json(c.arguments, style))
             for call_id, c in zip(call_ids, decision.calls, strict=True)
         )
         return AssistantOutput(None, calls, "tool_calls")
+    payloads = [
+        written_json({"name": c.name, "arguments": c.arguments}, style) for c in decision.calls
+    ]
     if fmt.shape == "json":
-        return AssistantOutput(call_json(decision.calls[0]))  # this mode carries one call per reply
-    tags = [fmt.tagged(call_json(c)) for c in decision.calls]
+        return AssistantOutput(payloads[0])  # this mode carries one call per reply
+    tags = [fmt.tagged(payload) for payload in payloads]
     return AssistantOutput("\n".join([decision.text, *tags]) if decision.text else "\n".join(tags))
 
 
-def call_json(call: PlannedCall) -> str:
-    return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def written_json(value: Any, style: frozenset[str] = frozenset()) -> str:
+    """JSON as the model writes it; with a style, as carelessly as models do: `{'a': 'it\\'s'}`,
+    `{a: 1}`, `{"a": 1,}` (json-repair's everyday work)."""
+    if not style or not isinstance(value, (dict, list, str)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        if "single_quotes" not in style:
+            return json.dumps(value, ensure_ascii=False)
+        inner = json.dumps(value, ensure_ascii=False)[1:-1].replace('\\"', '"')
+        return "'" + inner.replace("'", "\\'") + "'"
+    if isinstance(value, list):
+        items = [written_json(item, style) for item in value]
+    else:
+        bare = "unquoted_keys" in style
+        items = [
+            f"{k if bare and _IDENTIFIER_RE.fullmatch(k) else written_json(k, style)}: "
+            f"{written_json(v, style)}"
+            for k, v in ((str(k), v) for k, v in value.items())
+        ]
+    ends = "{}" if isinstance(value, dict) else "[]"
+    comma = "," if items and "trailing_comma" in style else ""
+    return f"{ends[0]}{', '.join(items)}{comma}{ends[1]}"
 
 
 def digest(*parts: object) -> str:
