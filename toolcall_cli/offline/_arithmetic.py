@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._tools import param_role, properties
+from toolcall_cli.offline._words import param_role, properties
 
 # "1,234" is one number when the comma groups three digits (a list "1,2,3" is not).
 _THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")

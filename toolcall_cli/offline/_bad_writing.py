@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from toolcall_cli.models.completions import AssistantOutput
-from toolcall_cli.offline._conversation import CallFormat, Decision
-from toolcall_cli.offline._faulting import TEXT_ONLY, FaultBase, FaultContext, asks_in_chinese
-from toolcall_cli.offline._request import decode_object
+from toolcall_cli.offline._model import TEXT_ONLY, FaultBase, FaultContext, asks_in_chinese
+from toolcall_cli.offline._request import CallFormat, Decision, decode_object
 
 _TOKEN_RE = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|[^"']+|["']""", re.S)
 

@@ -33,7 +33,7 @@ from toolcall_cli.offline._bad_writing import (
     Truncated,
     UnquotedKeys,
 )
-from toolcall_cli.offline._faulting import Fault, FaultBase
+from toolcall_cli.offline._model import FaultBase
 from toolcall_cli.offline._wrong_calls import (
     ExtraArg,
     MissingArg,
@@ -70,7 +70,7 @@ class UnknownFault(ValueError):
     """A fault name that is not one of FAULT_KINDS."""
 
 
-def make_faults(names: Sequence[str], rate: float = 1.0) -> list[Fault]:
+def make_faults(names: Sequence[str], rate: float = 1.0) -> list[FaultBase]:
     """The faults called `names` (a name may also be a comma-separated list), in the order they
     apply. `rate` is the chance that each fires on a turn where it can."""
     if not 0.0 <= rate <= 1.0:

@@ -1,5 +1,6 @@
 """The embedded offline model (the default): reads any strategy's request, decides, and answers
-in that strategy's wire format exactly as an OpenAI-compatible server would."""
+in that strategy's wire format exactly as an OpenAI-compatible server would. Faults plug in
+between deciding and writing (FaultBase): when one fires, and what it may look at."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import json
 import random
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.models.completions import AssistantOutput, WireCall, respond
-from toolcall_cli.offline._answers import final_answer
-from toolcall_cli.offline._conversation import CallFormat, Conversation, Decision, PlannedCall
-from toolcall_cli.offline._direct import ask_for, direct_answer, no_currency_tool
-from toolcall_cli.offline._faulting import Fault, FaultContext
+from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline._answers import ask_for, direct_answer, final_answer, no_currency_tool
 from toolcall_cli.offline._planner import (
     asks_currency_conversion,
     context_calls,
@@ -26,7 +27,16 @@ from toolcall_cli.offline._planner import (
 )
 from toolcall_cli.offline._question import Reading, read_question
 from toolcall_cli.offline._recovery import fix_call, retry_allowed, retry_lead_in
-from toolcall_cli.offline._request import read_conversation, replies_since_question
+from toolcall_cli.offline._request import (
+    CallFormat,
+    Conversation,
+    Decision,
+    Exchange,
+    PlannedCall,
+    Shape,
+    read_conversation,
+    replies_since_question,
+)
 
 _MAX_TURNS = 8
 
@@ -157,7 +167,7 @@ class OfflineModel:
 
     name = "offline"
 
-    def __init__(self, seed: int = 0, faults: Sequence[Fault] = ()) -> None:
+    def __init__(self, seed: int = 0, faults: Sequence[FaultBase] = ()) -> None:
         self.seed = seed
         self.faults = tuple(faults)
 
@@ -185,3 +195,96 @@ class OfflineModel:
             f"call_{digest(self.seed, conversation.question, position, i)[:24]}"
             for i in range(count)
         ]
+
+
+CORRECTS_AFTER_ERROR = 0.8
+"""The chance that the model fixes a mistake the engine reported; else it makes it once more."""
+
+ALL_SHAPES: frozenset[Shape] = frozenset({"text", "native", "json"})
+TEXT_ONLY: frozenset[Shape] = frozenset({"text"})
+
+
+@dataclass(frozen=True)
+class FaultContext:
+    """What a fault may look at: what the model read from the request, how many turns came
+    before, whether the reply is streamed."""
+
+    conversation: Conversation
+    turn: int
+    """The model's replies since the question, readable or not (a cut-off call counts too)."""
+    streaming: bool
+    key: str
+    """The request's digest (seed and body): faults derive their own RNGs from it."""
+
+    @property
+    def format(self) -> CallFormat:
+        return self.conversation.format
+
+    @property
+    def shape(self) -> Shape:
+        return self.conversation.format.shape
+
+
+class FaultBase:
+    """A deliberate misbehaviour: it may change what the model decides (a wrong argument name) or
+    how it writes it (single quotes). This base decides when it fires; each kind says how it
+    applies and what the engine says back."""
+
+    kind: ClassVar[str]
+    shapes: ClassVar[frozenset[Shape]] = ALL_SHAPES
+    reported_as: ClassVar[re.Pattern[str] | None] = None
+    """How the engine's error about this mistake reads; None when the engine fixes it silently."""
+
+    def __init__(self, rate: float = 1.0) -> None:
+        self.rate = rate
+
+    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
+        return decision
+
+    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
+        return output
+
+    def rng(self, context: FaultContext) -> random.Random:
+        """This fault's own draws for this request, independent of the other faults."""
+        return random.Random(f"{context.key}:{self.kind}")
+
+    def fires(self, context: FaultContext, applicable: bool) -> bool:
+        if not applicable or self.rate <= 0 or context.shape not in self.shapes:
+            return False
+        chance = random.Random(f"{context.key}:{self.kind}:fires").random()
+        if self.repeating(context):
+            return chance >= CORRECTS_AFTER_ERROR
+        return not self.had_opportunity(context) and chance < self.rate
+
+    def had_opportunity(self, context: FaultContext) -> bool:
+        """Whether an earlier reply could already have carried this fault: it fires fresh only
+        on its first opportunity. Most faults apply to the first reply that makes calls."""
+        return context.turn > 0
+
+    def repeating(self, context: FaultContext) -> bool:
+        """The engine reported this mistake on the last turn, and not on the turn before (so a
+        mistake is made at most twice in a row)."""
+        turns = context.conversation.turns
+        return (
+            bool(turns)
+            and self.reported(turns[-1])
+            and not (len(turns) > 1 and self.reported(turns[-2]))
+        )
+
+    def reported(self, turn: Sequence[Exchange]) -> bool:
+        pattern = self.reported_as
+        return pattern is not None and any(pattern.search(e.result or "") for e in turn)
+
+
+def tool_spec(context: FaultContext, name: str) -> ToolSpec | None:
+    return next((t for t in context.conversation.tools if t.name == name), None)
+
+
+def asks_in_chinese(context: FaultContext) -> bool:
+    return lx.has_cjk(context.conversation.question)
+
+
+def with_call(decision: Decision, index: int, call: PlannedCall) -> Decision:
+    calls = list(decision.calls)
+    calls[index] = call
+    return Decision(tuple(calls), decision.text)

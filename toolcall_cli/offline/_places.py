@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._tools import properties
-from toolcall_cli.offline._words import split_identifier
+from toolcall_cli.offline._words import properties, split_identifier
 
 _ALL_TERMS = frozenset(
     term.lower() for terms in lx.CONCEPTS.values() for term in terms if not lx.has_cjk(term)

@@ -8,12 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.offline._arguments import enum_match, fill_tool
-from toolcall_cli.offline._conversation import Exchange, PlannedCall, same_call
-from toolcall_cli.offline._planner import attempted, plan
+from toolcall_cli.offline._planner import attempted, enum_match, fill_tool, plan
 from toolcall_cli.offline._question import Reading
-from toolcall_cli.offline._tools import enum_values, properties, required
-from toolcall_cli.offline._words import canonical_unit
+from toolcall_cli.offline._request import Exchange, PlannedCall, same_call
+from toolcall_cli.offline._words import canonical_unit, enum_values, properties, required
 
 _QUOTED = r"[`'\"“‘]([^`'\"”’]+)[`'\"”’]"
 _SUGGESTION_RE = re.compile(

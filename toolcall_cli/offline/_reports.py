@@ -10,10 +10,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._conversation import Exchange, decode
 from toolcall_cli.offline._question import Reading
-from toolcall_cli.offline._tools import PLACE_WORDS
-from toolcall_cli.offline._words import is_number, mentions, shown, split_identifier, unit_of_field
+from toolcall_cli.offline._request import Exchange, decode
+from toolcall_cli.offline._words import (
+    PLACE_WORDS,
+    is_number,
+    mentions,
+    shown,
+    split_identifier,
+    unit_of_field,
+)
 
 _HIGH_WORDS = frozenset(lx.words("high max maximum highest"))
 _LOW_WORDS = frozenset(lx.words("low min minimum lowest"))

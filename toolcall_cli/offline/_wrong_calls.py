@@ -13,16 +13,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._conversation import Decision, PlannedCall
-from toolcall_cli.offline._faulting import (
+from toolcall_cli.offline._model import (
     FaultBase,
     FaultContext,
     asks_in_chinese,
     tool_spec,
     with_call,
 )
-from toolcall_cli.offline._tools import param_role, properties, required
-from toolcall_cli.offline._words import mentions, split_identifier
+from toolcall_cli.offline._request import Decision, PlannedCall
+from toolcall_cli.offline._words import mentions, param_role, properties, required, split_identifier
 
 
 class NoTool(FaultBase):
