@@ -13,19 +13,9 @@ from toolcall_cli.offline._words import param_role, properties
 
 # "1,234" is one number when the comma groups three digits (a list "1,2,3" is not).
 _THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
-_SYMBOLS: tuple[tuple[str, str], ...] = (
-    ("×", "*"),
-    ("✕", "*"),
-    ("÷", "/"),
-    ("＋", "+"),
-    ("－", "-"),
-    ("−", "-"),
-    ("＊", "*"),
-    ("／", "/"),
-    ("％", "%"),
-    ("（", "("),
-    ("）", ")"),
-    ("π", "pi"),
+_SYMBOLS = str.maketrans(
+    {"×": "*", "✕": "*", "÷": "/", "＋": "+", "－": "-", "−": "-", "＊": "*", "／": "/", "％": "%"}
+    | {"（": "(", "）": ")", "π": "pi"}
 )
 _CJK_NUMERAL = "〇零一二两三四五六七八九十百千万亿"
 _CJK_NUMERAL_RE = re.compile(f"[{_CJK_NUMERAL}]+")
@@ -49,33 +39,22 @@ _PHRASES: tuple[tuple[str, str], ...] = (
 
 # Operator words count only right after an operand: "7 times 8" is arithmetic, "what times"
 # is not (and must not read as "time" either).
-_OPERATOR_WORDS: tuple[tuple[str, str], ...] = (
-    ("乘以", "*"),
-    ("乘上", "*"),
-    ("除以", "/"),
-    ("加上", "+"),
-    ("减去", "-"),
-    ("的平方", "**2"),
-    ("的立方", "**3"),
-    ("乘", "*"),
-    ("除", "/"),
-    ("加", "+"),
-    ("减", "-"),
-    ("模", "%"),
-    ("raised to the power of", "**"),
-    ("to the power of", "**"),
-    ("raised to", "**"),
-    ("multiplied by", "*"),
-    ("divided by", "/"),
-    ("times", "*"),
-    ("plus", "+"),
-    ("minus", "-"),
-    ("over", "/"),
-    ("modulo", "%"),
-    ("mod", "%"),
-    ("squared", "**2"),
-    ("cubed", "**3"),
-    ("^", "**"),
+_OPERATOR_WORDS: list[tuple[str, str]] = sorted(
+    (
+        (word.replace("_", " "), symbol)
+        for symbol, spellings in (
+            ("*", "乘以 乘上 乘 multiplied_by times"),
+            ("/", "除以 除 divided_by over"),
+            ("+", "加上 加 plus"),
+            ("-", "减去 减 minus"),
+            ("%", "模 modulo mod"),
+            ("**", "raised_to_the_power_of to_the_power_of raised_to ^"),
+            ("**2", "的平方 squared"),
+            ("**3", "的立方 cubed"),
+        )
+        for word in spellings.split()
+    ),
+    key=lambda pair: -len(pair[0]),  # the longest first: "乘以" before "乘"
 )
 
 # "(3+4)*5 再除以 7", "3 plus 4, then multiply by 5": the operator after a chaining word applies
@@ -131,8 +110,7 @@ def arithmetic_text(text: str) -> str:
     """The question with numbers as digits and arithmetic words as operators:
     "three hundred and twelve divided by four" → "312/4", "二的十次方" → "2**10"."""
     normal = without_separators(text).replace(_CHAIN_MARK, " ")
-    for symbol, ascii_form in _SYMBOLS:
-        normal = normal.replace(symbol, ascii_form)
+    normal = normal.translate(_SYMBOLS)
     normal = _CJK_NUMERAL_RE.sub(cjk_digits, normal)
     normal = _ENGLISH_NUMBER_RE.sub(english_digits, normal)
     for pattern, replacement in _PHRASES:

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from toolcall_cli.models.completions import AssistantOutput
 from toolcall_cli.offline._model import TEXT_ONLY, FaultBase, FaultContext, asks_in_chinese
-from toolcall_cli.offline._request import CallFormat, Decision, decode_object
+from toolcall_cli.offline._request import UNPARSED_RE, CallFormat, Decision, decode_object
 
 _TOKEN_RE = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|[^"']+|["']""", re.S)
 
@@ -75,18 +75,21 @@ class SingleQuotes(JsonStyleFault):
     """`{'name': 'get_weather', ...}`. Shapes: all (see JsonStyleFault)."""
 
     kind = "single_quotes"
+    about = "writes the call's JSON with single quotes"
 
 
 class TrailingComma(JsonStyleFault):
     """`{"city": "北京",}`. Shapes: all (see JsonStyleFault)."""
 
     kind = "trailing_comma"
+    about = "writes the call's JSON with trailing commas"
 
 
 class UnquotedKeys(JsonStyleFault):
     """`{name: "get_weather", arguments: {city: "北京"}}`. Shapes: all (see JsonStyleFault)."""
 
     kind = "unquoted_keys"
+    about = "writes the call's JSON with unquoted keys"
 
 
 class CodeFence(FaultBase):
@@ -94,6 +97,7 @@ class CodeFence(FaultBase):
     Shapes: text only. The parser takes a fenced call object as a call."""
 
     kind = "code_fence"
+    about = "writes the call as a ```json fenced block instead of tags (text protocol)"
     shapes = TEXT_ONLY
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
@@ -114,6 +118,7 @@ class MissingCloseTag(FaultBase):
     complete call at the end of the reply without it."""
 
     kind = "missing_close_tag"
+    about = "leaves out the last </tool_call> (text protocol)"
     shapes = TEXT_ONLY
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
@@ -129,6 +134,7 @@ class ProseAround(FaultBase):
     text and still finds the calls."""
 
     kind = "prose_around"
+    about = "wraps the call in chatty prose before and after (text protocol)"
     shapes = TEXT_ONLY
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
@@ -141,13 +147,6 @@ class ProseAround(FaultBase):
         return replace(output, content=f"{before} {output.content}\n\n{after}")
 
 
-_PARSE_ERROR_RE = re.compile(
-    r"not valid JSON|never closed|ended inside a tool call|not a JSON object|"
-    r"not the JSON object|matches neither a call",
-    re.I,
-)
-
-
 class BrokenBatch(FaultBase):
     """Several calls in one reply, and the last one's JSON is broken beyond repair: an unescaped
     quote inside a string (text), or arguments without their braces (native). Shapes: text and
@@ -155,8 +154,9 @@ class BrokenBatch(FaultBase):
     back as a parse error and is made again."""
 
     kind = "broken_batch"
+    about = "makes several calls where one has broken JSON"
     shapes = frozenset({"text", "native"})
-    reported_as = _PARSE_ERROR_RE
+    reported_as = UNPARSED_RE
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
         if context.shape == "native":
@@ -203,7 +203,8 @@ class Truncated(FaultBase):
     parser makes of the cut JSON is its policy (see the tests)."""
 
     kind = "truncated"
-    reported_as = re.compile(r"ended inside a tool call|not valid JSON|not the JSON object", re.I)
+    about = "the reply is cut off inside a call (finish_reason length)"
+    reported_as = UNPARSED_RE
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
         if not self.fires(context, is_call_output(output, context.format)):
@@ -242,6 +243,7 @@ class SplitTags(FaultBase):
     streamed requests only. The streaming parser must put each tag back together."""
 
     kind = "split_tags"
+    about = "streams chunks that split <tool_call> / </tool_call> tags on purpose"
     shapes = TEXT_ONLY
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
@@ -257,3 +259,7 @@ class SplitTags(FaultBase):
                 chosen = rng.sample(offsets, rng.randint(1, len(offsets)))
                 cuts += [found.start() + offset for offset in chosen]
         return replace(output, cuts=tuple(sorted(set(cuts))))
+
+
+WRITING = (SingleQuotes, TrailingComma, UnquotedKeys, CodeFence, MissingCloseTag, ProseAround)
+CUTTING = (BrokenBatch, Truncated, SplitTags)

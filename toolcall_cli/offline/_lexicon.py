@@ -174,18 +174,6 @@ UNITS: dict[str, tuple[str, ...]] = {
     "gallon": ("gallon", "gallons", "加仑"),
 }
 
-# Field-name suffixes that say which unit a number in a result is in (temp_c, distance_km).
-UNIT_SUFFIXES: dict[str, str] = {
-    "_c": "celsius",
-    "_celsius": "celsius",
-    "_f": "fahrenheit",
-    "_fahrenheit": "fahrenheit",
-    "_km": "km",
-    "_mi": "mile",
-    "_kg": "kg",
-    "_lb": "lb",
-}
-
 # Units that cannot be told from ordinary words when written alone in English ("in", "m", "g").
 AMBIGUOUS_UNIT_WORDS = frozenset({"in", "m", "g", "l", "mi", "c", "f"})
 
@@ -203,28 +191,14 @@ ENUM_SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 # Well-known companies people name instead of their ticker.
-TICKERS: dict[str, str] = {
-    "苹果": "AAPL",
-    "apple": "AAPL",
-    "微软": "MSFT",
-    "microsoft": "MSFT",
-    "谷歌": "GOOGL",
-    "google": "GOOGL",
-    "亚马逊": "AMZN",
-    "amazon": "AMZN",
-    "特斯拉": "TSLA",
-    "tesla": "TSLA",
-    "英伟达": "NVDA",
-    "nvidia": "NVDA",
-    "阿里巴巴": "BABA",
-    "alibaba": "BABA",
-    "腾讯": "0700.HK",
-    "tencent": "0700.HK",
-    "meta": "META",
-    "脸书": "META",
-    "奈飞": "NFLX",
-    "netflix": "NFLX",
-}
+TICKERS: dict[str, str] = dict(
+    pair.split("=")
+    for pair in words(
+        "苹果=AAPL apple=AAPL 微软=MSFT microsoft=MSFT 谷歌=GOOGL google=GOOGL 亚马逊=AMZN "
+        "amazon=AMZN 特斯拉=TSLA tesla=TSLA 英伟达=NVDA nvidia=NVDA 阿里巴巴=BABA alibaba=BABA "
+        "腾讯=0700.HK tencent=0700.HK meta=META 脸书=META 奈飞=NFLX netflix=NFLX"
+    )
+)
 
 DAY_NAMES_ZH = {"today": "今天", "tomorrow": "明天", "yesterday": "昨天"}
 
@@ -258,20 +232,9 @@ MATH_FUNCTIONS = frozenset(
 )
 MATH_CONSTANTS = frozenset(words("pi e tau"))
 
-CJK_DIGITS: dict[str, int] = {
-    "〇": 0,
-    "零": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
+CJK_DIGITS: dict[str, int] = dict(
+    zip("〇零一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True)
+)
 CJK_SMALL_UNITS: dict[str, int] = {"十": 10, "百": 100, "千": 1000}
 CJK_LARGE_UNITS: dict[str, int] = {"万": 10_000, "亿": 100_000_000}
 
@@ -360,17 +323,14 @@ QUIET_FIELDS = frozenset(words("note notes source disclaimer timestamp updated a
 
 # Result fields and what to call them in an answer (English, Chinese).
 FIELD_LABELS: dict[str, tuple[str, str]] = {
-    "price": ("price", "价格"),
-    "last": ("price", "价格"),
-    "close": ("closing price", "收盘价"),
-    "rate": ("rate", "汇率"),
-    "result": ("result", "结果"),
-    "value": ("value", "数值"),
-    "total": ("total", "总计"),
-    "amount": ("amount", "金额"),
-    "count": ("count", "数量"),
-    "score": ("score", "得分"),
-    "temperature": ("temperature", "温度"),
-    "distance": ("distance", "距离"),
-    "population": ("population", "人口"),
+    field: (english.replace("_", " "), chinese)
+    for field, english, chinese in (
+        entry.split(":")
+        for entry in words(
+            "price:price:价格 last:price:价格 close:closing_price:收盘价 rate:rate:汇率 "
+            "result:result:结果 value:value:数值 total:total:总计 amount:amount:金额 "
+            "count:count:数量 score:score:得分 temperature:temperature:温度 "
+            "distance:distance:距离 population:population:人口"
+        )
+    )
 }

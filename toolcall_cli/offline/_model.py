@@ -202,6 +202,8 @@ CORRECTS_AFTER_ERROR = 0.8
 
 ALL_SHAPES: frozenset[Shape] = frozenset({"text", "native", "json"})
 TEXT_ONLY: frozenset[Shape] = frozenset({"text"})
+"""For framing faults: next to native `tool_calls` prose is normal, and JSON mode's grammar allows
+nothing around the object; there are no tags to fence, drop or split."""
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,8 @@ class FaultBase:
     applies and what the engine says back."""
 
     kind: ClassVar[str]
+    about: ClassVar[str]
+    """One line for `toolcall faults`."""
     shapes: ClassVar[frozenset[Shape]] = ALL_SHAPES
     reported_as: ClassVar[re.Pattern[str] | None] = None
     """How the engine's error about this mistake reads; None when the engine fixes it silently."""

@@ -180,10 +180,8 @@ def ellipsis_calls(
         if not given:
             continue
         previous = {n: [v] for n, v in exchange.call.arguments.items()}
-        for call in spread_calls(spec.name, {**previous, **given}):
-            if not any(same_call(call, other) for other in calls):
-                calls.append(call)
-    return calls
+        calls += spread_calls(spec.name, {**previous, **given})
+    return distinct(calls)
 
 
 def attempted(
@@ -212,20 +210,14 @@ def pending_calls(
 
 
 _DIMENSIONS = {
-    "celsius": "temperature",
-    "fahrenheit": "temperature",
-    "kelvin": "temperature",
-    "km": "length",
-    "mile": "length",
-    "m": "length",
-    "cm": "length",
-    "ft": "length",
-    "inch": "length",
-    "kg": "mass",
-    "lb": "mass",
-    "g": "mass",
-    "l": "volume",
-    "gallon": "volume",
+    unit: dimension
+    for dimension, units in (
+        ("temperature", "celsius fahrenheit kelvin"),
+        ("length", "km mile m cm ft inch"),
+        ("mass", "kg lb g"),
+        ("volume", "l gallon"),
+    )
+    for unit in units.split()
 }
 
 
@@ -271,23 +263,25 @@ def conversion_calls(
     results = [e for e in history if not e.failed and e.call.name != converter.name]
     have = {m.unit for e in results for m in measures_in(e.result or "")}
     wanted = [u for u in dict.fromkeys(reading.units) if u not in have]
-    calls: list[PlannedCall] = []
-    for target in wanted:
-        for exchange in results:
-            source = next(
-                (
-                    m
-                    for m in measures_in(exchange.result or "")
-                    if _DIMENSIONS.get(m.unit) == _DIMENSIONS.get(target)
-                ),
-                None,
-            )
-            if source is not None:
-                calls.append(conversion_call(converter, source, target))
-    done = [e.call for e in history if e.call.name == converter.name]
+    calls = [
+        conversion_call(converter, source, target)
+        for target in wanted
+        for exchange in results
+        if (source := comparable(measures_in(exchange.result or ""), target))
+    ]
+    return distinct(calls, [e.call for e in history if e.call.name == converter.name])
+
+
+def comparable(measures: list[Measure], unit: str) -> Measure | None:
+    """The first measure that can be converted into `unit` (a temperature into °F)."""
+    return next((m for m in measures if _DIMENSIONS.get(m.unit) == _DIMENSIONS.get(unit)), None)
+
+
+def distinct(calls: Sequence[PlannedCall], made: Sequence[PlannedCall] = ()) -> list[PlannedCall]:
+    """The calls without repeats, leaving out any already made."""
     fresh: list[PlannedCall] = []
     for call in calls:
-        if not any(same_call(call, other) for other in [*done, *fresh]):
+        if not any(same_call(call, other) for other in [*made, *fresh]):
             fresh.append(call)
     return fresh
 

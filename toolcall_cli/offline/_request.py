@@ -27,7 +27,7 @@ class PlannedCall:
     a repair's guess, not necessarily what was meant."""
 
 
-_UNPARSED_RE = re.compile(
+UNPARSED_RE = re.compile(
     r"not valid JSON|never closed|ended inside a tool call|is not a JSON object|"
     r"not the JSON object|matches neither a call|without a function name|could not be read|"
     r"holds no tool call|block is empty",
@@ -51,7 +51,7 @@ class Exchange:
         """The call never ran because its text could not be parsed (cut off, broken JSON):
         what was read back of it is not what the model meant, so it is made again in full."""
         return self.failed and (
-            self.call.garbled or _UNPARSED_RE.search(self.result or "") is not None
+            self.call.garbled or UNPARSED_RE.search(self.result or "") is not None
         )
 
 
@@ -247,7 +247,7 @@ def tool_from_section(section: str) -> ToolSpec:
 def parameter_schema(found: re.Match[str]) -> dict[str, Any]:
     schema = type_schema(found["type"].strip())
     if found["default"] is not None:
-        schema["default"] = loose_json(found["default"])
+        schema["default"] = decode(found["default"])
     if found["description"]:
         schema["description"] = found["description"].strip()
     return schema
@@ -259,18 +259,11 @@ def type_schema(kind: str) -> dict[str, Any]:
         return {"type": "array", "items": type_schema(kind[len("array of ") :])}
     parts = [p.strip() for p in kind.split(" | ")]
     if len(parts) > 1 or kind.startswith('"'):
-        literals = [loose_json(p) for p in parts]
+        literals = [decode(p) for p in parts]
         if all(not (isinstance(v, str) and v == p) for v, p in zip(literals, parts, strict=True)):
             return {"enum": literals}
         return {"anyOf": [type_schema(p) for p in parts]}
     return {"type": kind} if kind != "any" else {}
-
-
-def loose_json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 # How the engine marks what it adds to the chat, as a model learns it from reading: compacted

@@ -80,9 +80,9 @@ def is_number(value: Any) -> bool:
 
 
 def unit_of_field(key: str) -> str | None:
-    """The unit a result field's name gives its number: `temp_c` celsius, `distance_km` km."""
-    lowered = key.lower()
-    return next((unit for end, unit in lx.UNIT_SUFFIXES.items() if lowered.endswith(end)), None)
+    """The unit a result field's name ends in: `temp_c` celsius, `distance_km` km."""
+    _, underscore, last = key.rpartition("_")
+    return canonical_unit(last) if underscore else None
 
 
 _LONG_DECIMAL_RE = re.compile(r"(?<![\d.])(-?\d+\.\d{3,})(?![\d.])")

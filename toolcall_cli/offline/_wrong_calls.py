@@ -30,6 +30,7 @@ class NoTool(FaultBase):
     FinalAnswer that no tool call backs."""
 
     kind = "no_tool"
+    about = "硬答: answers from 'memory' without calling the tool it needs (undetectable)"
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
         if not self.fires(context, bool(decision.calls)):
@@ -109,6 +110,7 @@ class UnknownTool(FaultBase):
     `get_weather_info`). Shapes: all. The engine answers "unknown tool ... Did you mean"."""
 
     kind = "unknown_tool"
+    about = "calls a tool name that does not exist but is close to a real one"
     reported_as = re.compile(r"unknown tool", re.I)
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
@@ -142,6 +144,7 @@ class WrongParam(FaultBase):
     Shapes: all. The engine answers "unexpected argument ... did you mean `city`? Rename it"."""
 
     kind = "wrong_param"
+    about = "uses a wrong argument name (City, ciity or weather_city instead of city)"
     reported_as = re.compile(r"unexpected argument .*did you mean", re.I)
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
@@ -175,6 +178,7 @@ class MissingArg(FaultBase):
     argument `city`: add it"."""
 
     kind = "missing_arg"
+    about = "leaves a required argument out"
     reported_as = re.compile(r"missing required argument", re.I)
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
@@ -211,6 +215,7 @@ class ExtraArg(FaultBase):
     answers "unexpected argument `verbose`: remove it"."""
 
     kind = "extra_arg"
+    about = "adds an argument the tool does not take"
     reported_as = re.compile(r"unexpected argument .*remove it", re.I)
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
@@ -241,6 +246,7 @@ class WrongType(FaultBase):
     (the result lists the coercion)."""
 
     kind = "wrong_type"
+    about = 'sends a number or boolean as a string ("5" for 5)'
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
         found = next(
@@ -282,6 +288,7 @@ class RepeatCall(FaultBase):
     a note (a cached result), and the model then answers."""
 
     kind = "repeat_call"
+    about = "calls the same tool with the same arguments again after it has the result"
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
         conversation = context.conversation
@@ -299,3 +306,6 @@ class RepeatCall(FaultBase):
     def had_opportunity(self, context: FaultContext) -> bool:
         turns = context.conversation.turns
         return any(_REPEATED_NOTE in (e.result or "") for turn in turns for e in turn)
+
+
+DECIDING = (NoTool, UnknownTool, WrongParam, MissingArg, ExtraArg, WrongType, RepeatCall)
