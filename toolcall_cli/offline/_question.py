@@ -83,40 +83,28 @@ def find_tickers(text: str) -> tuple[str, ...]:
 
 
 def find_units(text: str) -> tuple[tuple[int, str], ...]:
-    """(position, canonical unit) for each unit mentioned, longest spelling first per place."""
-    lowered = text.lower()
-    taken: list[tuple[int, int]] = []
-    found: list[tuple[int, str]] = []
-    spellings = sorted(
-        ((s, unit) for unit, names in lx.UNITS.items() for s in names), key=lambda p: -len(p[0])
-    )
-    for spelling, unit in spellings:
-        for start in spelling_positions(lowered, spelling):
-            end = start + len(spelling)
-            if any(start < e and s < end for s, e in taken):
-                continue
-            taken.append((start, end))
-            found.append((start, unit))
-    return tuple(sorted(found))
+    """(position, canonical unit) for each unit mentioned."""
+    return spelled(text, lx.UNITS)
 
 
 def find_currencies(text: str) -> tuple[tuple[int, str], ...]:
     """(position, ISO code) for each currency named: "USD" as written, or "美元", "euros"."""
+    codes = re.finditer(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])", text)
+    return spelled(text, lx.CURRENCIES, [(*m.span(), m[0]) for m in codes if m[0] in lx.CURRENCIES])
+
+
+def spelled(
+    text: str, table: dict[str, tuple[str, ...]], taken: Sequence[tuple[int, int, str]] = ()
+) -> tuple[tuple[int, str], ...]:
+    """(position, name) of each name of `table` the text spells, the longest spelling winning
+    where spellings overlap; `taken` holds (start, end, name) spans found before."""
     lowered = text.lower()
-    taken: list[tuple[int, int]] = []
-    found: list[tuple[int, str]] = []
-    for match in re.finditer(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])", text):
-        if match.group() in lx.CURRENCIES:
-            taken.append(match.span())
-            found.append((match.start(), match.group()))
-    spellings = sorted(
-        ((s, code) for code, names in lx.CURRENCIES.items() for s in names),
-        key=lambda p: -len(p[0]),
-    )
-    for spelling, code in spellings:
+    spans = list(taken)
+    for spelling, name in sorted(
+        ((s, n) for n, ss in table.items() for s in ss), key=lambda p: -len(p[0])
+    ):
         for start in spelling_positions(lowered, spelling):
             end = start + len(spelling)
-            if not any(start < e and s < end for s, e in taken):
-                taken.append((start, end))
-                found.append((start, code))
-    return tuple(sorted(found))
+            if not any(start < e and s < end for s, e, _ in spans):
+                spans.append((start, end, name))
+    return tuple(sorted((start, name) for start, _, name in spans))

@@ -238,54 +238,36 @@ def comparison_line(reading: Reading, exchanges: Sequence[Exchange]) -> str | No
         return None
     high, sign, values = compared
     ranked = sorted(values, key=lambda cv: cv[1], reverse=direction == "hotter")
-    best = ranked[0][1]
-    winners = [city for city, value in ranked if value == best]
-    others = [(city, value) for city, value in ranked if value != best]
-    if reading.zh:
-        return comparison_zh(direction, high, sign, winners, best, others)
-    return comparison_en(reading, direction, high, sign, winners, best, others)
-
-
-def comparison_zh(
-    direction: str,
-    high: bool,
-    sign: str,
-    winners: list[str],
-    best: float,
-    others: list[tuple[str, float]],
-) -> str:
-    word = "热" if direction == "hotter" else "冷"
-    label = "最高" if high else "气温"
+    best = f"{shown(ranked[0][1])}{sign}"
+    winners = [city for city, value in ranked if value == ranked[0][1]]
+    rest = [f"{city} {shown(value)}{sign}" for city, value in ranked if value != ranked[0][1]]
+    if not reading.zh:
+        return comparison_en(
+            reading, direction, "high" if high else "temperature", winners, best, rest
+        )
+    word, label = ("热" if direction == "hotter" else "冷"), ("最高" if high else "气温")
     names = "和".join(winners)
-    if not others:
-        return f"{names}一样{word}（{label}都是 {shown(best)}{sign}）。"
-    rest = "，".join(f"{city} {shown(value)}{sign}" for city, value in others)
-    degree = "更" if len(winners) + len(others) == 2 else "最"
-    return f"{names}{degree}{word}（{label} {shown(best)}{sign}，{rest}）。"
+    if not rest:
+        return f"{names}一样{word}（{label}都是 {best}）。"
+    return (
+        f"{names}{'更' if len(ranked) == 2 else '最'}{word}（{label} {best}，{'，'.join(rest)}）。"
+    )
 
 
 def comparison_en(
-    reading: Reading,
-    direction: str,
-    high: bool,
-    sign: str,
-    winners: list[str],
-    best: float,
-    others: list[tuple[str, float]],
+    reading: Reading, direction: str, label: str, winners: list[str], best: str, rest: list[str]
 ) -> str:
     asked = [w for w in lx.HOTTER_WORDS + lx.COLDER_WORDS if w.isascii() and w in reading.words]
     word = asked[0] if asked else direction
-    label = "high" if high else "temperature"
     names = " and ".join(winners)
-    if not others:
+    if not rest:
         plain = {"hott": "hot", "warm": "warm", "cold": "cold", "cool": "cool", "chill": "chilly"}
         base = next((v for k, v in plain.items() if word.startswith(k)), word)
-        return f"{names} are equally {base} ({label} {shown(best)}{sign} each)."
-    rest = ", ".join(f"{city} {shown(value)}{sign}" for city, value in others)
+        return f"{names} are equally {base} ({label} {best} each)."
     verb = "are" if len(winners) > 1 else "is"
-    if len(winners) + len(others) > 2:
+    if len(winners) + len(rest) > 2:
         word = "the " + superlative(word)
-    return f"{names} {verb} {word} ({label} {shown(best)}{sign}; {rest})."
+    return f"{names} {verb} {word} ({label} {best}; {', '.join(rest)})."
 
 
 def superlative(comparative: str) -> str:
