@@ -57,15 +57,9 @@ def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
         return [conversion_line(data)]
     if isinstance(data, dict) and is_clock(data):
         return [clock_line(data, reading)]
-    expression = next(
-        (v for v in exchange.call.arguments.values() if v in reading.expressions), None
-    )
-    if (
-        expression is not None
-        and isinstance(data, (int, float, str))
-        and not isinstance(data, bool)
-    ):
-        return [expression_line(str(expression), data)]
+    asked = [v for v in exchange.call.arguments.values() if v in reading.expressions]
+    if asked and (is_number(data) or isinstance(data, str)):
+        return [expression_line(str(asked[0]), data)]
     return [generic_line(name, data, reading)]
 
 
@@ -110,16 +104,9 @@ def field_about(
     data: dict[str, Any], words: set[str], pattern: re.Pattern[str] | None = None
 ) -> str:
     """The first text field whose name has one of `words` (and whose value matches), or ""."""
-    return next(
-        (
-            str(key)
-            for key, value in data.items()
-            if key_words(key) & words
-            and isinstance(value, str)
-            and (pattern is None or pattern.search(value))
-        ),
-        "",
-    )
+    matches = (lambda value: True) if pattern is None else pattern.search
+    texts = [str(k) for k, v in data.items() if isinstance(v, str) and matches(v)]
+    return next((key for key in texts if key_words(key) & words), "")
 
 
 def is_clock(data: dict[str, Any]) -> bool:

@@ -8,8 +8,9 @@ import hashlib
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from toolcall_cli.messages import ToolSpec
@@ -64,7 +65,7 @@ def decide(conversation: Conversation) -> Decision:
             # Calls that could not be read are made again in full: say why.
             return Decision(tuple(more), retry_lead_in(conversation.turns[-1], reading))
         if more:
-            return Decision(tuple(more), follow_up_lead_in(more, reading))
+            return Decision(tuple(more), lead_in(more, reading, follow_up=True))
     return Decision(text=final_answer(reading, conversation.turns, tools))
 
 
@@ -88,32 +89,26 @@ def first_step(reading: Reading, conversation: Conversation) -> Decision:
 
 
 def tool_list(calls: Sequence[PlannedCall]) -> str:
-    counts: dict[str, int] = {}
-    for call in calls:
-        counts[call.name] = counts.get(call.name, 0) + 1
+    counts = Counter(call.name for call in calls)
     return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counts.items())
 
 
-def lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
-    if reading.zh:
-        return f"好的，我先调用 {tool_list(calls)} 获取需要的信息。"
-    return f"Let me call {tool_list(calls)} to find out."
-
-
-def follow_up_lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
-    if reading.zh:
-        return f"拿到结果了，接下来调用 {tool_list(calls)}。"
-    return f"Got that. Next, {tool_list(calls)}."
+def lead_in(calls: Sequence[PlannedCall], reading: Reading, *, follow_up: bool = False) -> str:
+    tools = tool_list(calls)
+    if follow_up:
+        return f"拿到结果了，接下来调用 {tools}。" if reading.zh else f"Got that. Next, {tools}."
+    return (
+        f"好的，我先调用 {tools} 获取需要的信息。"
+        if reading.zh
+        else f"Let me call {tools} to find out."
+    )
 
 
 def write_output(decision: Decision, fmt: CallFormat, call_ids: Sequence[str]) -> AssistantOutput:
+    if decision.is_answer and fmt.shape == "json":
+        return AssistantOutput(json.dumps({"answer": decision.text}, ensure_ascii=False))
     if decision.is_answer:
-        text = (
-            json.dumps({"answer": decision.text}, ensure_ascii=False)
-            if fmt.shape == "json"
-            else decision.text
-        )
-        return AssistantOutput(text)
+        return AssistantOutput(decision.text)
     style = decision.style
     if fmt.shape == "native":
         calls = tuple(
@@ -136,13 +131,11 @@ _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def written_json(value: Any, style: frozenset[str] = frozenset()) -> str:
     """JSON as the model writes it; with a style, as carelessly as models do: `{'a': 'it\\'s'}`,
     `{a: 1}`, `{"a": 1,}` (json-repair's everyday work)."""
-    if not style or not isinstance(value, (dict, list, str)):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str):
-        if "single_quotes" not in style:
-            return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and "single_quotes" in style:
         inner = json.dumps(value, ensure_ascii=False)[1:-1].replace('\\"', '"')
         return "'" + inner.replace("'", "\\'") + "'"
+    if not style or not isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list):
         items = [written_json(item, style) for item in value]
     else:
@@ -289,6 +282,4 @@ def asks_in_chinese(context: FaultContext) -> bool:
 
 
 def with_call(decision: Decision, index: int, call: PlannedCall) -> Decision:
-    calls = list(decision.calls)
-    calls[index] = call
-    return Decision(tuple(calls), decision.text)
+    return replace(decision, calls=(*decision.calls[:index], call, *decision.calls[index + 1 :]))

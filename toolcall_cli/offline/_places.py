@@ -35,11 +35,7 @@ _EXAMPLES_RE = re.compile(r"(?:e\.g\.?|eg\.|例如|比如|such as|for example)[^
 
 # World-knowledge words that name things, never places: units, currencies, enum synonyms.
 _NAMING_WORDS = frozenset(
-    [
-        *(s for names in lx.UNITS.values() for s in names),
-        *(s for names in lx.CURRENCIES.values() for s in names),
-        *(s for names in lx.ENUM_SYNONYMS.values() for s in names),
-    ]
+    s for table in (lx.UNITS, lx.CURRENCIES, lx.ENUM_SYNONYMS) for ss in table.values() for s in ss
 )
 
 

@@ -388,10 +388,10 @@ def param_values(
     if role == "text":
         return quoted_texts(reading.text) or [gist(reading.text)]
     if role in ("unit_from", "unit_to", "unit"):
-        unit = unit_for(role, reading)
+        unit = direction(role, reading.unit_spans, reading.text)
         return [tool_unit(unit, schema)] if unit else []
     if role in ("currency_from", "currency_to", "currency"):
-        code = currency_for(role, reading)
+        code = direction(role, reading.currencies, reading.text)
         return [code] if code else []
     return []
 
@@ -459,47 +459,23 @@ def gist(text: str) -> str:
     return trimmed.rstrip("?？!！。. ")
 
 
-def unit_for(role: ParamRole, reading: Reading) -> str | None:
-    """The source unit is the one the number is in ("70 kg"), wherever it stands in the
-    question ("How many pounds is 70 kg?"); the target is another one."""
-    if not reading.units:
-        return None
-    if role not in ("unit_from", "unit_to"):
-        return reading.units[0]
-    positions = [position for position, _ in reading.unit_spans]
-    return pick_direction(role == "unit_from", list(reading.units), positions, reading.text)
-
-
-def pick_direction(
-    source_wanted: bool, names: list[str], positions: list[int], text: str
-) -> str | None:
-    """From units or currencies in question order: the source (the one right after a number,
-    else the first) or the target (the last other one). One alone is the source only when a
-    number comes before it."""
-    numbered = [i for i, position in enumerate(positions) if number_before(text, position)]
+def direction(role: ParamRole, spans: Sequence[tuple[int, str]], text: str) -> str | None:
+    """The unit or currency a parameter wants, from those the question names in order. A
+    source is the one right after a number ("How many pounds is 70 kg?": kg), else the first;
+    a target is the last other one. One alone is the source only when a number comes before it."""
+    names = [name for _, name in spans]
+    numbered = [i for i, (at, _) in enumerate(spans) if re.search(r"\d\s*$", text[:at])]
+    if not names or role in ("unit", "currency"):
+        return names[0] if names else None
+    source_wanted = role.endswith("_from")
     if len(names) == 1:
-        alone_is_source = bool(numbered)
-        return names[0] if source_wanted == alone_is_source else None
+        return names[0] if source_wanted == bool(numbered) else None
     source = numbered[0] if numbered else 0
-    if source_wanted:
-        return names[source]
-    return next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
-
-
-def number_before(text: str, position: int) -> bool:
-    return re.search(r"\d\s*$", text[:position]) is not None
-
-
-def currency_for(role: ParamRole, reading: Reading) -> str | None:
-    """Like units: with two currencies the first is the source and the last the target; one
-    alone is the source when a number comes before it ("100 USD")."""
-    codes = [code for _, code in reading.currencies]
-    if not codes:
-        return None
-    if role == "currency":
-        return codes[0]
-    positions = [position for position, _ in reading.currencies]
-    return pick_direction(role == "currency_from", codes, positions, reading.text)
+    return (
+        names[source]
+        if source_wanted
+        else next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
+    )
 
 
 def tool_unit(unit: str, schema: dict[str, Any]) -> str:

@@ -189,25 +189,23 @@ def native_tool(entry: Any) -> ToolSpec | None:
 
 def tools_from_schema(response_format: Any, described: dict[str, str]) -> tuple[ToolSpec, ...]:
     """The tools of a JSON-mode schema: each anyOf branch with `name: {const}` and `arguments`."""
-    json_schema = (
-        response_format.get("json_schema", {}) if isinstance(response_format, dict) else {}
-    )
-    schema = json_schema.get("schema", {}) if isinstance(json_schema, dict) else {}
-    branches = schema.get("anyOf", []) if isinstance(schema, dict) else []
+    branches = member(member(response_format, "json_schema"), "schema").get("anyOf")
     tools: list[ToolSpec] = []
-    for branch in branches:
-        props = branch.get("properties", {}) if isinstance(branch, dict) else {}
-        name = props.get("name", {}).get("const") if isinstance(props.get("name"), dict) else None
+    for branch in branches if isinstance(branches, list) else []:
+        props = member(branch, "properties")
+        name = member(props, "name").get("const")
         if not isinstance(name, str):
             continue
-        arguments = props.get("arguments")
-        description = (
-            branch.get("description") or props["name"].get("description") or described.get(name, "")
-        )
-        tools.append(
-            ToolSpec(name, str(description), arguments if isinstance(arguments, dict) else {})
-        )
+        about = branch.get("description") or member(props, "name").get("description")
+        arguments = member(props, "arguments")
+        tools.append(ToolSpec(name, str(about or described.get(name, "")), arguments))
     return tuple(tools)
+
+
+def member(value: Any, key: str) -> dict[str, Any]:
+    """`value[key]` when both are JSON objects, else an empty one."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 _PARAM_RE = re.compile(
@@ -408,31 +406,17 @@ def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str,
     if isinstance(message.get("tool_calls"), list):
         return [native_call(c) for c in message["tool_calls"] if isinstance(c, dict)]
     text = message_text(message)
-    if fmt.shape == "json":
-        payload = decode_object(text)
-        call = call_from_payload(payload, garbled=not is_strict_json(text)) if payload else None
-        return [("", call)] if call and payload and "name" in payload else []
     segments = [part.split(fmt.close_tag, 1)[0] for part in text.split(fmt.open_tag)[1:]]
-    read = [(decode_object(segment), not is_strict_json(segment)) for segment in segments]
+    read = map(read_object, [text] if fmt.shape == "json" else segments)
     return [("", call_from_payload(p, garbled=g)) for p, g in read if p and "name" in p]
-
-
-def is_strict_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
 
 
 def native_call(entry: dict[str, Any]) -> tuple[str, PlannedCall]:
     found = entry.get("function")
     function: dict[str, Any] = found if isinstance(found, dict) else {}
     arguments = function.get("arguments")
-    decoded = decode_object(arguments) if isinstance(arguments, str) else arguments
-    garbled = (
-        isinstance(arguments, str) and bool(arguments.strip()) and not is_strict_json(arguments)
-    )
+    decoded, repaired = read_object(arguments) if isinstance(arguments, str) else (arguments, False)
+    garbled = repaired and bool(str(arguments).strip())
     return str(entry.get("id") or ""), PlannedCall(
         str(function.get("name") or ""), as_arguments(decoded), garbled=garbled
     )
@@ -450,9 +434,14 @@ def as_arguments(value: Any) -> dict[str, Any]:
 
 
 def decode_object(text: str) -> dict[str, Any] | None:
-    """A JSON object from text, repairing it when strict parsing fails (our own faults included)."""
+    return read_object(text)[0]
+
+
+def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:
+    """A JSON object from text, and whether it had to be repaired (our own faults included):
+    what a repair reads is a guess at what was meant."""
     try:
-        value = json.loads(text)
+        value, repaired = json.loads(text), False
     except ValueError:
-        value = json_repair.loads(text) if text.strip() else None
-    return value if isinstance(value, dict) else None
+        value, repaired = (json_repair.loads(text) if text.strip() else None), True
+    return (value if isinstance(value, dict) else None), repaired

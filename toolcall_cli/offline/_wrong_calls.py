@@ -125,16 +125,13 @@ class UnknownTool(FaultBase):
 
 def hallucinated_names(name: str, known: set[str]) -> list[str]:
     """Names a model invents for a tool: another casing, a suffix, a dropped or added verb."""
-    words = [w for w in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name) if w]
-    camel = words[0].lower() + "".join(w.title() for w in words[1:]) if words else name
-    bare = "_".join(words[1:]) if len(words) > 1 and words[0] in ("get", "fetch") else ""
-    verb = "" if bare else f"get_{name}"
-    candidates = [camel, f"{name}_info", f"{name}_tool", bare, verb]
+    words = split_identifier(name) or [name]
+    camel = words[0] + "".join(w.title() for w in words[1:])
+    verb = "_".join(words[1:]) if len(words) > 1 and words[0] in ("get", "fetch") else f"get_{name}"
     close = [
         c
-        for c in dict.fromkeys(candidates)
-        if c and c != name and c not in known
-        if difflib.SequenceMatcher(None, c, name).ratio() >= 0.6
+        for c in dict.fromkeys([camel, f"{name}_info", f"{name}_tool", verb])
+        if c != name and c not in known and difflib.SequenceMatcher(None, c, name).ratio() >= 0.6
     ]
     return close or [f"{name}_v2"]
 
@@ -182,19 +179,19 @@ class MissingArg(FaultBase):
     reported_as = re.compile(r"missing required argument", re.I)
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
-        found = next(
-            (
-                (i, c, name)
-                for i, c in enumerate(decision.calls)
-                for name in required_present(c, context)
-            ),
-            None,
-        )
+        found = first_argument(decision, lambda call: required_present(call, context))
         if found is None or not self.fires(context, True):
             return decision
         index, call, name = found
         arguments = {k: v for k, v in call.arguments.items() if k != name}
         return with_call(decision, index, PlannedCall(call.name, arguments, call.key))
+
+
+def first_argument(
+    decision: Decision, names: Callable[[PlannedCall], list[str]]
+) -> tuple[int, PlannedCall, str] | None:
+    """The first call with an argument of the kind `names` lists, and that argument's name."""
+    return next(((i, c, name) for i, c in enumerate(decision.calls) for name in names(c)), None)
 
 
 def required_present(call: PlannedCall, context: FaultContext) -> list[str]:
@@ -249,14 +246,7 @@ class WrongType(FaultBase):
     about = 'sends a number or boolean as a string ("5" for 5)'
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
-        found = next(
-            (
-                (i, c, name)
-                for i, c in enumerate(decision.calls)
-                for name in typed_arguments(c, context)
-            ),
-            None,
-        )
+        found = first_argument(decision, lambda call: typed_arguments(call, context))
         if found is None or not self.fires(context, True):
             return decision
         index, call, name = found
