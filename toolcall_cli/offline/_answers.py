@@ -138,7 +138,7 @@ _UNIT_KEYS = lx.words("currency unit units to_currency to_unit to target")
 
 
 def generic_line(name: str, data: Any, reading: Reading) -> str:
-    """A result from a tool the brain has no special words for, as a short sentence."""
+    """A result from a tool the model has no special words for, as a short sentence."""
     if isinstance(data, dict):
         return record_sentence(name, data, reading.zh)
     if isinstance(data, list):

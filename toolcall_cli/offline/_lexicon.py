@@ -1,6 +1,6 @@
 """The offline model's world knowledge: a small bilingual lexicon, a gazetteer and unit names.
 
-Pure data plus lookups; the offline brain reads tools through these words, never by tool name.
+Pure data plus lookups; the model reads tools and results through these words, never by tool name.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ _NOT_TICKERS = frozenset(
 
 @dataclass(frozen=True)
 class Reading:
-    """The question as the brain understands it."""
+    """The question as the model understands it."""
 
     text: str
     zh: bool

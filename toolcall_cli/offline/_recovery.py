@@ -180,7 +180,7 @@ def answerable(
 def retried_failures(
     reading: Reading, turns: Sequence[Sequence[Exchange]], tools: Sequence[ToolSpec]
 ) -> set[tuple[int, int]]:
-    """(turn, index) of failed calls that a later turn made good: a retry is the fix the brain
+    """(turn, index) of failed calls that a later turn made good: a retry is the fix the model
     derives from the failure (so the lineage is recomputed, not remembered), made in the next
     turn or, when that retry failed too, succeeding later."""
     retried: set[tuple[int, int]] = set()

@@ -87,7 +87,7 @@ class CallFormat:
 
 @dataclass(frozen=True)
 class Conversation:
-    """Everything the brain reads from one request."""
+    """Everything the model reads from one request."""
 
     question: str
     tools: tuple[ToolSpec, ...]
@@ -215,7 +215,7 @@ _PARAM_RE = re.compile(
 
 
 def tools_from_prompt(text: str) -> tuple[ToolSpec, ...]:
-    """The tools of a text-protocol system prompt: its `# Tools` section (prompt.system_prompt)."""
+    """The tools of a text-protocol system prompt: its `# Tools` section."""
     match = re.search(r"^# Tools\s*$(.*?)(?=^# |\Z)", text, re.M | re.S)
     if not match:
         return ()
@@ -252,7 +252,7 @@ def parameter_schema(found: re.Match[str]) -> dict[str, Any]:
 
 
 def type_schema(kind: str) -> dict[str, Any]:
-    """The schema behind prompt.describe_type's words: `integer`, `"a" | "b"`, `array of string`."""
+    """The schema behind a prompt's type words: `integer`, `"a" | "b"`, `array of string`."""
     if kind.startswith("array of "):
         return {"type": "array", "items": type_schema(kind[len("array of ") :])}
     parts = [p.strip() for p in kind.split(" | ")]
@@ -274,7 +274,7 @@ _COMPACTED_RE = re.compile(re.escape(_SUMMARY_MARK) + r" (\d+) earlier tool roun
 
 def replies_since_question(body: dict[str, Any]) -> int:
     """Assistant replies after the question, compacted rounds included: unlike the turns the
-    brain can read back, this also counts a reply whose call could not be parsed."""
+    model can read back, this also counts a reply whose call could not be parsed."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     start = question_index(messages)
     count = 0
@@ -325,7 +325,7 @@ def is_result_message(message: dict[str, Any]) -> bool:
 
 
 def is_summary_message(message: dict[str, Any]) -> bool:
-    """The loop's compaction of older tool rounds (history.windowed): not a question."""
+    """The engine's compaction of older tool rounds: not a question."""
     return message.get("role") == "user" and message_text(message).startswith(_SUMMARY_MARK)
 
 
