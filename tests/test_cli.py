@@ -297,7 +297,7 @@ def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -
 
 
 def test_faults_are_listed_one_per_line_by_name(tmp_path: Path) -> None:
-    from toolcall_cli.models.faults import FAULT_KINDS
+    from toolcall_cli.offline import FAULT_KINDS
 
     done = toolcall("faults", cwd=tmp_path)
     assert done.returncode == 0

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from toolcall_cli import cli
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.offline import OfflineModel
+from toolcall_cli.offline import OfflineModel
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 

@@ -38,7 +38,19 @@ def locate(city: str) -> str:
     return city
 
 
-REGISTRY = ToolRegistry.from_functions(book, locate)
+@tool
+def find_flight(flight_number: str, departure_airport: str = "", passengers: int = 1) -> str:
+    """Find a flight.
+
+    Args:
+        flight_number: The carrier code and number, e.g. CA981.
+        departure_airport: IATA code of the airport it leaves from (its origin), e.g. PEK.
+        passengers: How many people travel.
+    """
+    return flight_number
+
+
+REGISTRY = ToolRegistry.from_functions(book, locate, find_flight)
 
 
 def run(name: str, arguments: dict[str, object]) -> tuple[bool, str, tuple[str, ...]]:
@@ -88,3 +100,31 @@ def test_a_synonym_parameter_name_gets_a_rename_suggestion() -> None:
     assert not ok
     assert "unexpected argument `location`: did you mean `city`? Rename it" in content
     assert "missing required argument `city`" in content
+
+
+@pytest.mark.parametrize(
+    ("wrong", "meant"),
+    [
+        ("DEPARTURE_AIRPORT", "departure_airport"),  # another case
+        ("departureAirport", "departure_airport"),  # camelCase
+        ("departure-airport", "departure_airport"),
+        ("airport", "departure_airport"),  # some of its words
+        ("flight_departure_airport", "departure_airport"),  # a prefix
+        ("departure_airprot", "departure_airport"),  # a typo
+        ("Pasengers", "passengers"),
+        ("origin", "departure_airport"),  # a word of its description
+        ("people", "passengers"),
+    ],
+)
+def test_the_rename_hint_finds_names_no_table_holds(wrong: str, meant: str) -> None:
+    # The required argument is given: no "one missing, one unknown" guess can help here.
+    ok, content, _ = run("find_flight", {"flight_number": "CA981", wrong: "x"})
+    assert not ok
+    assert f"unexpected argument `{wrong}`: did you mean `{meant}`? Rename it" in content
+
+
+@pytest.mark.parametrize("wrong", ["verbose", "format", "seat"])
+def test_a_name_like_no_parameter_is_told_to_go(wrong: str) -> None:
+    ok, content, _ = run("find_flight", {"flight_number": "CA981", wrong: "x"})
+    assert not ok
+    assert f"unexpected argument `{wrong}`: remove it" in content

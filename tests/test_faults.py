@@ -26,11 +26,11 @@ from toolcall_cli.events import (
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import user
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.faults import FAULT_KINDS, UnknownFault, make_faults
-from toolcall_cli.models.offline import OfflineModel
+from toolcall_cli.offline import FAULT_KINDS, OfflineModel, UnknownFault, make_faults
 from toolcall_cli.render import make_renderer
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.base import Strategy
+from toolcall_cli.tools.coerce import SYNONYMS, similar_parameter
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.tools.registry import ToolRegistry
 
@@ -341,7 +341,7 @@ def test_split_tags_leaves_no_tag_in_the_shown_text() -> None:
 
 # --- how often, and how deterministically ------------------------------------------------------
 
-CORRECTS_SEED, REPEATS_SEED = 0, 5
+CORRECTS_SEED, REPEATS_SEED = 0, 16
 """Seeds where the model fixes a reported wrong_param at once, and where it repeats it once."""
 
 
@@ -354,6 +354,28 @@ def test_with_another_seed_it_repeats_the_mistake_once_then_corrects_it() -> Non
     events = run_events(WEATHER, ["wrong_param"], "regex", seed=REPEATS_SEED)
     assert len(failures(events)) == 2 and "°C" in answer(events)
     assert finished(events).iterations == 4
+
+
+def test_wrong_param_draws_its_own_names_and_the_engine_names_the_right_one() -> None:
+    """The fault's wrong names come from no table of the engine's; the engine's hint must find
+    the right name on its own merits, not because the fault drew it from the hint's table."""
+    tabled = set().union(*SYNONYMS)
+    drawn: set[str] = set()
+    for question, meant in ((WEATHER, "city"), (SUM, "expression")):
+        for seed in range(10):
+            events = run_events(question, ["wrong_param"], "regex", seed=seed)
+            call = of_type(events, ToolCallParsed)[0].call
+            found = REGISTRY.get(call.name)
+            assert found is not None and isinstance(call.arguments, dict)
+            properties = found.spec.parameters["properties"]
+            [wrong] = [name for name in call.arguments if name not in properties]
+            drawn.add(wrong)
+            assert f"unexpected argument `{wrong}`: did you mean `{meant}`?" in error_text(events)
+            # Without the "one missing, one unknown" guess too, from the name alone:
+            described = {n: s.get("description", "") for n, s in properties.items()}
+            assert similar_parameter(wrong, list(properties), [], described) == meant
+    assert len(drawn) >= 4, drawn
+    assert {name for name in drawn if name.casefold() not in tabled}, drawn
 
 
 @pytest.mark.parametrize("kind", ["wrong_param", "unknown_tool", "missing_arg", "truncated"])

@@ -494,7 +494,7 @@ def test_run_timeout_also_bounds_a_model_that_hangs(registry: ToolRegistry) -> N
 
 
 def test_the_offline_model_answers_the_question_when_tools_are_withdrawn(tmp_path: Path) -> None:
-    from toolcall_cli.models.offline import OfflineModel
+    from toolcall_cli.offline import OfflineModel
 
     registry = plugin_registry(
         tmp_path,

@@ -3,16 +3,18 @@ replies checked in each wire format, over whole multi-turn flows."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import toolcall_cli.offline
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.offline import AssistantOutput, FaultContext, OfflineModel
-from toolcall_cli.models.offline_brain import Decision, PlannedCall
+from toolcall_cli.offline import OfflineModel, make_faults
 from toolcall_cli.strategies.prompt import system_prompt, tool_result_block
 
 WEATHER = ToolSpec(
@@ -302,6 +304,44 @@ def test_fahrenheit_question_converts_the_weather_result_in_a_second_turn() -> N
     assert "Paris" in answer and "18 °C = 64.4 °F" in answer
 
 
+# --- results read generically: the model knows no tool's field names ----------------------------
+
+
+def test_a_weather_report_is_read_from_whatever_its_fields_are_called() -> None:
+    question = "北京今天适合穿短袖吗？"
+    first = text_reply(text_body(question))
+    report = {"location": "Beijing", "location_zh": "北京", "date": "today", "summary": "Sunny",
+              "summary_zh": "晴", "now_c": 27, "max_c": 31, "min_c": 22}  # fmt: skip
+    answer = text_reply(text_body(question, *text_turn(first, ("get_weather", json.dumps(report)))))
+    assert answer == "北京今天：晴，27°C（22~31°C）。最高 31°C，适合穿短袖。"
+
+
+def test_places_are_compared_by_whatever_their_high_is_called() -> None:
+    question = "Which is warmer tomorrow, Guangzhou or Shenzhen?"
+    first = text_reply(text_body(question))
+    results = [
+        (
+            "get_weather",
+            json.dumps({"place": place, "sky": "Cloudy", "temperature_c": t, "maximum_c": high}),
+        )
+        for place, t, high in (("Guangzhou", 22, 25), ("Shenzhen", 25, 28))
+    ]
+    answer = text_reply(text_body(question, *text_turn(first, *results)))
+    assert answer.splitlines() == [
+        "Guangzhou: Cloudy, 22°C.",
+        "Shenzhen: Cloudy, 25°C.",
+        "Shenzhen is warmer (high 28°C; Guangzhou 25°C).",
+    ]
+
+
+def test_a_time_is_read_from_whatever_its_fields_are_called() -> None:
+    question = "东京现在几点？"
+    first = text_reply(text_body(question))
+    now = {"tz": "Asia/Tokyo", "current_time": "2025-01-02 11:04", "offset": "+09:00"}
+    answer = text_reply(text_body(question, *text_turn(first, ("get_time", json.dumps(now)))))
+    assert answer == "Asia/Tokyo 现在是 2025-01-02 11:04（+09:00）"
+
+
 # --- errors: read them, fix the call, or say honestly what failed ------------------------------
 
 
@@ -532,50 +572,85 @@ def test_same_request_and_seed_give_the_same_bytes() -> None:
     assert json.dumps(stream_chunks(body, seed=1), ensure_ascii=False) != first
 
 
+ENGINE = ("strategies", "loop", "history", "tools", "cli", "render", "session", "repl")
+
+
+def imported_modules(path: Path, package: str) -> list[str]:
+    """Every module a file imports, relative imports resolved, `from a import b` as `a.b` too."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(p for p in (base, node.module or "") if p)
+            found += [module, *(f"{module}.{alias.name}" for alias in node.names)]
+    return found
+
+
+def test_the_offline_package_imports_nothing_from_the_engine() -> None:
+    """A model like any other: it knows only the request body, so it imports no strategy, loop,
+    history or tools code (nor anything above them)."""
+    package = Path(toolcall_cli.offline.__file__).parent
+    imports = {
+        path.name: imported_modules(path, "toolcall_cli.offline") for path in package.glob("*.py")
+    }
+    assert "toolcall_cli.models.completions" in imports["_model.py"], "the walk sees imports"
+    engine = [
+        (name, module)
+        for name, modules in imports.items()
+        for module in modules
+        if module.split(".")[:2] in (["toolcall_cli", part] for part in ENGINE)
+    ]
+    assert engine == []
+
+
 def test_the_model_is_called_offline() -> None:
     assert OfflineModel().name == "offline"
 
 
-# --- the place where faults will plug in ------------------------------------------------------
+# --- the call format comes from the prompt ------------------------------------------------------
 
 
-class DropClosingTag:
-    """Writes calls without their closing tag, the way a model cut short does."""
+def test_calls_are_written_in_the_tags_the_system_prompt_shows() -> None:
+    """A model writes calls the way its prompt's example does: another tag, another reply."""
+    prompt = system_prompt(TOOLS).replace("tool_call>", "call>")
+    assert "<call>{" in prompt and "tool_call" not in prompt
 
-    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
-        return decision
+    def body(*history: dict[str, Any]) -> dict[str, Any]:
+        question = {"role": "user", "content": "What's 12*5+3?"}
+        return {"messages": [{"role": "system", "content": prompt}, question, *history]}
 
-    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        content = (output.content or "").replace("</tool_call>", "")
-        return AssistantOutput(content, output.tool_calls, output.finish_reason)
+    reply = text_reply(body())
+    assert "tool_call" not in reply
+    calls = [json.loads(c) for c in re.findall(r"<call>(.*?)</call>", reply, re.S)]
+    assert calls == [{"name": "calculate", "arguments": {"expression": "12*5+3"}}]
+    # Its own earlier call is read back in that format too: the result answers the question.
+    assert text_reply(body(*text_turn(reply, ("calculate", "63")))) == "12*5+3 = 63"
+    unclosed = OfflineModel(faults=make_faults(["missing_close_tag"])).stream(ModelRequest(body()))
+    content = next(unclosed)["choices"][0]["message"]["content"]
+    assert "<call>" in content and not content.rstrip().endswith("</call>")
 
 
-class RenameCity:
-    """Decides on the wrong parameter name."""
-
-    def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
-        calls = tuple(
-            PlannedCall(c.name, {("cty" if k == "city" else k): v for k, v in c.arguments.items()})
-            for c in decision.calls
-        )
-        return Decision(calls, decision.text)
-
-    def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        return output
+# --- the place where faults plug in -----------------------------------------------------------
 
 
 def test_a_fault_can_change_how_the_reply_is_written() -> None:
     body = text_body("北京今天适合穿短袖吗？")
-    [completion] = list(OfflineModel(faults=[DropClosingTag()]).stream(ModelRequest(body)))
+    faulty = OfflineModel(faults=make_faults(["missing_close_tag"]))
+    [completion] = list(faulty.stream(ModelRequest(body)))
     content = completion["choices"][0]["message"]["content"]
     assert "<tool_call>" in content and "</tool_call>" not in content
+    assert "</tool_call>" in text_reply(body), "the same request without the fault closes it"
 
 
 def test_a_fault_can_change_what_the_model_decides() -> None:
     body = native_body("北京今天适合穿短袖吗？")
-    [completion] = list(OfflineModel(faults=[RenameCity()]).stream(ModelRequest(body)))
+    faulty = OfflineModel(faults=make_faults(["wrong_param"]))
+    [completion] = list(faulty.stream(ModelRequest(body)))
     [call] = completion["choices"][0]["message"]["tool_calls"]
-    assert json.loads(call["function"]["arguments"]) == {"cty": "北京", "day": "today"}
+    arguments = json.loads(call["function"]["arguments"])
+    assert "city" not in arguments and list(arguments.values()) == ["北京", "today"]
 
 
 def test_a_repaired_call_in_the_history_counts_as_made() -> None:
@@ -889,7 +964,7 @@ def test_the_source_unit_is_the_one_the_number_is_in() -> None:
     """'How many pounds is 70 kg?': the number is in kg, whatever order the units come in."""
     from toolcall_cli.messages import user
     from toolcall_cli.models.base import ModelRequest
-    from toolcall_cli.models.offline import OfflineModel
+    from toolcall_cli.offline import OfflineModel
     from toolcall_cli.strategies import get_strategy
     from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 

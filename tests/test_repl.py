@@ -14,7 +14,7 @@ from prompt_toolkit.output import DummyOutput
 
 from toolcall_cli.models import ModelChoice, get_model
 from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.offline import OfflineModel
+from toolcall_cli.offline import OfflineModel
 from toolcall_cli.repl import Repl
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy

@@ -919,7 +919,7 @@ def stdin_bytes() -> bytes:
 @app.command("faults")
 def faults_command() -> None:
     """List the kinds of misbehaviour the offline model can inject (for --faults)."""
-    from toolcall_cli.models.faults import FAULT_KINDS
+    from toolcall_cli.offline import FAULT_KINDS
 
     width = max(len(name) for name in FAULT_KINDS)
     for name, description in FAULT_KINDS.items():

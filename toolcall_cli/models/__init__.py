@@ -51,8 +51,7 @@ def get_model(choice: ModelChoice) -> Model:
     if choice.faults and choice.name != "offline":
         raise ModelConfigError("--faults works with the offline model only (--model offline)")
     if choice.name == "offline":
-        from toolcall_cli.models.faults import UnknownFault, make_faults
-        from toolcall_cli.models.offline import OfflineModel
+        from toolcall_cli.offline import OfflineModel, UnknownFault, make_faults
 
         try:
             faults = make_faults(choice.faults, rate=choice.fault_rate)

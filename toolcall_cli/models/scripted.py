@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcall_cli.models.base import ModelError, ModelRequest
-from toolcall_cli.models.offline import AssistantOutput, WireCall, respond
+from toolcall_cli.models.completions import AssistantOutput, WireCall, respond
 
 Reply = str | dict[str, Any]
 

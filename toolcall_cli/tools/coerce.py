@@ -8,9 +8,11 @@ reject with a message the model can act on.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
@@ -193,20 +195,67 @@ def coerce_enum(value: Any, allowed: list[Any]) -> Any:
     raise _Skip
 
 
-def similar_parameter(name: str, allowed: list[str], missing: list[str]) -> str | None:
-    """The real parameter an unexpected name most likely meant (`location` → `city`)."""
+def similar_parameter(
+    name: str,
+    allowed: list[str],
+    missing: list[str],
+    descriptions: Mapping[str, str] | None = None,
+) -> str | None:
+    """The real parameter an unexpected name most likely meant: a synonym (`location` → `city`),
+    the same words written another way (`cityName`, `CITY`, `weather_city`), a misspelling
+    (`citty`), or words of one parameter's description (`town` → `city`: "a city or town")."""
     if len(name) > MAX_RANKED_NAME_CHARS:
         return None  # not a name anyone meant
+    candidates = list(dict.fromkeys(missing + allowed))
     lowered = name.casefold()
     for group in SYNONYMS:
         if lowered in group:
-            for candidate in missing + allowed:
+            for candidate in candidates:
                 if candidate.casefold() in group:
                     return candidate
-    import difflib
-
-    close = difflib.get_close_matches(name, missing + allowed, n=1, cutoff=0.6)
-    if close:
-        return close[0]
+    found = (
+        same_words(name, candidates)
+        or misspelt(name, candidates)
+        or described_as(name, candidates, descriptions or {})
+    )
     # One required argument missing and one unknown given: almost certainly a rename.
-    return missing[0] if len(missing) == 1 else None
+    return found or (missing[0] if len(missing) == 1 else None)
+
+
+def name_words(name: str) -> list[str]:
+    """`cityName`, `city_name`, `CITY-NAME` → [city, name]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [word.casefold() for word in re.split(r"[^A-Za-z0-9]+", spaced) if word]
+
+
+def same_words(name: str, candidates: list[str]) -> str | None:
+    """The candidate written with the same words, else the one whose words hold the name's or
+    are held in them (`airport` → `departure_airport`, `weather_city` → `city`)."""
+    words = name_words(name)
+    same = [c for c in candidates if name_words(c) == words]
+    held = [
+        c
+        for c in candidates
+        if set(name_words(c)) <= set(words) or set(words) <= set(name_words(c))
+    ]
+    found = same or held
+    return found[0] if len(found) == 1 or same else None
+
+
+def misspelt(name: str, candidates: list[str]) -> str | None:
+    """The closest candidate by spelling, ignoring case and separators (`citty`, `Pasengers`)."""
+    folded = {"".join(name_words(c)): c for c in reversed(candidates)}
+    close = difflib.get_close_matches("".join(name_words(name)), list(folded), n=1, cutoff=0.6)
+    return folded[close[0]] if close else None
+
+
+def described_as(name: str, candidates: list[str], descriptions: Mapping[str, str]) -> str | None:
+    """The one candidate whose description uses every word of the name (plurals count)."""
+    words = {word for word in name_words(name) if len(word) > 2}
+
+    def uses(description: str) -> bool:
+        found = set(re.findall(r"[a-z0-9]+", description.casefold()))
+        return bool(words) and words <= found | {w.removesuffix("s") for w in found}
+
+    matching = [c for c in candidates if uses(descriptions.get(c, ""))]
+    return matching[0] if len(matching) == 1 else None

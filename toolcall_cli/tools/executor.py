@@ -10,7 +10,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -187,7 +187,8 @@ def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> ArgumentProb
     if schema.get("additionalProperties") is False:
         unexpected = [name for name in arguments if name not in properties]
     listed = unexpected[:MAX_LISTED_UNEXPECTED]
-    problems += [unexpected_argument(name, list(properties), missing) for name in listed]
+    described = descriptions(properties)
+    problems += [unexpected_argument(name, list(properties), missing, described) for name in listed]
     errors, unchecked = schema_errors(schema, arguments)
     room = max(MAX_LISTED_PROBLEMS - len(problems), 0)
     problems += [field_problem(error) for error in errors[:room]]
@@ -227,14 +228,24 @@ def _any_of(
 _Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"anyOf": _any_of})
 
 
-def unexpected_argument(name: str, allowed: list[str], missing: Sequence[str] = ()) -> str:
-    meant = similar_parameter(name, allowed, list(missing))
+def unexpected_argument(
+    name: str,
+    allowed: list[str],
+    missing: Sequence[str] = (),
+    described: Mapping[str, str] | None = None,
+) -> str:
+    meant = similar_parameter(name, allowed, list(missing), described)
     if meant is not None:
         text = f"unexpected argument {quoted_name(name)}: did you mean `{meant}`? Rename it"
     else:
         text = f"unexpected argument {quoted_name(name)}: remove it"
     names = ", ".join(f"`{a}`" for a in allowed) if allowed else "none"
     return f"{text}; allowed arguments: {names}"
+
+
+def descriptions(properties: Mapping[str, Any]) -> dict[str, str]:
+    """Each parameter's description: the rename hint also looks for the name's words there."""
+    return {n: str(s.get("description", "")) for n, s in properties.items() if isinstance(s, dict)}
 
 
 def field_problem(error: jsonschema.ValidationError) -> str:

@@ -1,6 +1,6 @@
 """The offline model's world knowledge: a small bilingual lexicon, a gazetteer and unit names.
 
-Pure data plus lookups; the offline brain reads tools through these words, never by tool name.
+Pure data plus lookups; the model reads tools and results through these words, never by tool name.
 """
 
 from __future__ import annotations
@@ -95,54 +95,30 @@ class Place:
     aliases: tuple[str, ...] = ()
 
 
-PLACES: tuple[Place, ...] = (
-    Place("北京", "Beijing", "Asia/Shanghai", ("Peking",)),
-    Place("上海", "Shanghai", "Asia/Shanghai"),
-    Place("广州", "Guangzhou", "Asia/Shanghai", ("Canton",)),
-    Place("深圳", "Shenzhen", "Asia/Shanghai"),
-    Place("杭州", "Hangzhou", "Asia/Shanghai"),
-    Place("成都", "Chengdu", "Asia/Shanghai"),
-    Place("重庆", "Chongqing", "Asia/Shanghai"),
-    Place("武汉", "Wuhan", "Asia/Shanghai"),
-    Place("西安", "Xi'an", "Asia/Shanghai", ("Xian",)),
-    Place("南京", "Nanjing", "Asia/Shanghai"),
-    Place("天津", "Tianjin", "Asia/Shanghai"),
-    Place("苏州", "Suzhou", "Asia/Shanghai"),
-    Place("哈尔滨", "Harbin", "Asia/Shanghai"),
-    Place("香港", "Hong Kong", "Asia/Hong_Kong"),
-    Place("澳门", "Macau", "Asia/Macau", ("Macao",)),
-    Place("台北", "Taipei", "Asia/Taipei"),
-    Place("东京", "Tokyo", "Asia/Tokyo"),
-    Place("大阪", "Osaka", "Asia/Tokyo"),
-    Place("首尔", "Seoul", "Asia/Seoul"),
-    Place("新加坡", "Singapore", "Asia/Singapore"),
-    Place("曼谷", "Bangkok", "Asia/Bangkok"),
-    Place("孟买", "Mumbai", "Asia/Kolkata", ("Bombay",)),
-    Place("新德里", "New Delhi", "Asia/Kolkata", ("Delhi",)),
-    Place("迪拜", "Dubai", "Asia/Dubai"),
-    Place("伊斯坦布尔", "Istanbul", "Europe/Istanbul"),
-    Place("莫斯科", "Moscow", "Europe/Moscow"),
-    Place("伦敦", "London", "Europe/London"),
-    Place("巴黎", "Paris", "Europe/Paris"),
-    Place("柏林", "Berlin", "Europe/Berlin"),
-    Place("马德里", "Madrid", "Europe/Madrid"),
-    Place("罗马", "Rome", "Europe/Rome"),
-    Place("阿姆斯特丹", "Amsterdam", "Europe/Amsterdam"),
-    Place("开罗", "Cairo", "Africa/Cairo"),
-    Place("拉各斯", "Lagos", "Africa/Lagos"),
-    Place("约翰内斯堡", "Johannesburg", "Africa/Johannesburg"),
-    Place("纽约", "New York", "America/New_York", ("NYC",)),
-    Place("洛杉矶", "Los Angeles", "America/Los_Angeles"),
-    Place("旧金山", "San Francisco", "America/Los_Angeles"),
-    Place("芝加哥", "Chicago", "America/Chicago"),
-    Place("西雅图", "Seattle", "America/Los_Angeles"),
-    Place("多伦多", "Toronto", "America/Toronto"),
-    Place("温哥华", "Vancouver", "America/Vancouver"),
-    Place("墨西哥城", "Mexico City", "America/Mexico_City"),
-    Place("圣保罗", "São Paulo", "America/Sao_Paulo", ("Sao Paulo",)),
-    Place("布宜诺斯艾利斯", "Buenos Aires", "America/Argentina/Buenos_Aires"),
-    Place("悉尼", "Sydney", "Australia/Sydney"),
-    Place("墨尔本", "Melbourne", "Australia/Melbourne"),
+# The gazetteer: each IANA zone with the places in it, `中文 English alias...` ("_" for a space).
+_GAZETTEER = (
+    "Asia/Shanghai: 北京 Beijing Peking, 上海 Shanghai, 广州 Guangzhou Canton, 深圳 Shenzhen, "
+    "杭州 Hangzhou, 成都 Chengdu, 重庆 Chongqing, 武汉 Wuhan, 西安 Xi'an Xian, 南京 Nanjing, "
+    "天津 Tianjin, 苏州 Suzhou, 哈尔滨 Harbin; Asia/Hong_Kong: 香港 Hong_Kong; "
+    "Asia/Macau: 澳门 Macau Macao; Asia/Taipei: 台北 Taipei; Asia/Tokyo: 东京 Tokyo, 大阪 Osaka; "
+    "Asia/Seoul: 首尔 Seoul; Asia/Singapore: 新加坡 Singapore; Asia/Bangkok: 曼谷 Bangkok; "
+    "Asia/Kolkata: 孟买 Mumbai Bombay, 新德里 New_Delhi Delhi; Asia/Dubai: 迪拜 Dubai; "
+    "Europe/Istanbul: 伊斯坦布尔 Istanbul; Europe/Moscow: 莫斯科 Moscow; "
+    "Europe/London: 伦敦 London; Europe/Paris: 巴黎 Paris; Europe/Berlin: 柏林 Berlin; "
+    "Europe/Madrid: 马德里 Madrid; Europe/Rome: 罗马 Rome; Europe/Amsterdam: 阿姆斯特丹 Amsterdam; "
+    "Africa/Cairo: 开罗 Cairo; Africa/Lagos: 拉各斯 Lagos; "
+    "Africa/Johannesburg: 约翰内斯堡 Johannesburg; America/New_York: 纽约 New_York NYC; "
+    "America/Los_Angeles: 洛杉矶 Los_Angeles, 旧金山 San_Francisco, 西雅图 Seattle; "
+    "America/Chicago: 芝加哥 Chicago; America/Toronto: 多伦多 Toronto; "
+    "America/Vancouver: 温哥华 Vancouver; America/Mexico_City: 墨西哥城 Mexico_City; "
+    "America/Sao_Paulo: 圣保罗 São_Paulo Sao_Paulo; "
+    "America/Argentina/Buenos_Aires: 布宜诺斯艾利斯 Buenos_Aires; "
+    "Australia/Sydney: 悉尼 Sydney; Australia/Melbourne: 墨尔本 Melbourne"
+)
+PLACES: tuple[Place, ...] = tuple(
+    Place(zh, en.replace("_", " "), zone, tuple(a.replace("_", " ") for a in aliases))
+    for zone, places in (group.split(": ") for group in _GAZETTEER.split("; "))
+    for zh, en, *aliases in (place.split() for place in places.split(", "))
 )
 
 
@@ -174,18 +150,6 @@ UNITS: dict[str, tuple[str, ...]] = {
     "gallon": ("gallon", "gallons", "加仑"),
 }
 
-# Field-name suffixes that say which unit a number in a result is in (temp_c, distance_km).
-UNIT_SUFFIXES: dict[str, str] = {
-    "_c": "celsius",
-    "_celsius": "celsius",
-    "_f": "fahrenheit",
-    "_fahrenheit": "fahrenheit",
-    "_km": "km",
-    "_mi": "mile",
-    "_kg": "kg",
-    "_lb": "lb",
-}
-
 # Units that cannot be told from ordinary words when written alone in English ("in", "m", "g").
 AMBIGUOUS_UNIT_WORDS = frozenset({"in", "m", "g", "l", "mi", "c", "f"})
 
@@ -203,28 +167,14 @@ ENUM_SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 # Well-known companies people name instead of their ticker.
-TICKERS: dict[str, str] = {
-    "苹果": "AAPL",
-    "apple": "AAPL",
-    "微软": "MSFT",
-    "microsoft": "MSFT",
-    "谷歌": "GOOGL",
-    "google": "GOOGL",
-    "亚马逊": "AMZN",
-    "amazon": "AMZN",
-    "特斯拉": "TSLA",
-    "tesla": "TSLA",
-    "英伟达": "NVDA",
-    "nvidia": "NVDA",
-    "阿里巴巴": "BABA",
-    "alibaba": "BABA",
-    "腾讯": "0700.HK",
-    "tencent": "0700.HK",
-    "meta": "META",
-    "脸书": "META",
-    "奈飞": "NFLX",
-    "netflix": "NFLX",
-}
+TICKERS: dict[str, str] = dict(
+    pair.split("=")
+    for pair in words(
+        "苹果=AAPL apple=AAPL 微软=MSFT microsoft=MSFT 谷歌=GOOGL google=GOOGL 亚马逊=AMZN "
+        "amazon=AMZN 特斯拉=TSLA tesla=TSLA 英伟达=NVDA nvidia=NVDA 阿里巴巴=BABA alibaba=BABA "
+        "腾讯=0700.HK tencent=0700.HK meta=META 脸书=META 奈飞=NFLX netflix=NFLX"
+    )
+)
 
 DAY_NAMES_ZH = {"today": "今天", "tomorrow": "明天", "yesterday": "昨天"}
 
@@ -243,6 +193,9 @@ COLDER_WORDS = words(
     "凉快一些 比较冷"
 )
 
+GREETINGS = ("你好", "您好", "嗨", "哈喽", "hello", "hi", "hey", "good morning", "good evening")
+THANKS = ("谢谢", "多谢", "感谢", "thanks", "thank you", "thx")
+
 # --- arithmetic ---------------------------------------------------------------------------------
 
 # Functions and constants a calculator commonly knows; a calculate-like tool's description may
@@ -255,37 +208,23 @@ MATH_FUNCTIONS = frozenset(
 )
 MATH_CONSTANTS = frozenset(words("pi e tau"))
 
-CJK_DIGITS: dict[str, int] = {
-    "〇": 0,
-    "零": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
+CJK_DIGITS: dict[str, int] = dict(
+    zip("〇零一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True)
+)
 CJK_SMALL_UNITS: dict[str, int] = {"十": 10, "百": 100, "千": 1000}
 CJK_LARGE_UNITS: dict[str, int] = {"万": 10_000, "亿": 100_000_000}
 
 ENGLISH_NUMBERS: dict[str, int] = {
-    **{
-        word: value
-        for value, word in enumerate(
-            words(
-                "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                "fourteen fifteen sixteen seventeen eighteen nineteen"
-            )
+    word: value
+    for value, word in enumerate(
+        words(
+            "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+            "fourteen fifteen sixteen seventeen eighteen nineteen"
         )
-    },
-    **{
-        word: 10 * (i + 2)
-        for i, word in enumerate(words("twenty thirty forty fifty sixty seventy eighty ninety"))
-    },
+    )
+} | {
+    word: 10 * i
+    for i, word in enumerate(words("twenty thirty forty fifty sixty seventy eighty ninety"), 2)
 }
 ENGLISH_SCALES: dict[str, int] = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 
@@ -352,19 +291,19 @@ CURRENCIES: dict[str, tuple[str, ...]] = {
 # Words that ask for a conversion between currencies, beyond naming two of them.
 EXCHANGE_WORDS = ("exchange rate", "exchange rates", "forex", "汇率", "兑换", "换汇", "外汇")
 
+# Result fields that are noise in an answer.
+QUIET_FIELDS = frozenset(words("note notes source disclaimer timestamp updated as_of"))
+
 # Result fields and what to call them in an answer (English, Chinese).
 FIELD_LABELS: dict[str, tuple[str, str]] = {
-    "price": ("price", "价格"),
-    "last": ("price", "价格"),
-    "close": ("closing price", "收盘价"),
-    "rate": ("rate", "汇率"),
-    "result": ("result", "结果"),
-    "value": ("value", "数值"),
-    "total": ("total", "总计"),
-    "amount": ("amount", "金额"),
-    "count": ("count", "数量"),
-    "score": ("score", "得分"),
-    "temperature": ("temperature", "温度"),
-    "distance": ("distance", "距离"),
-    "population": ("population", "人口"),
+    field: (english.replace("_", " "), chinese)
+    for field, english, chinese in (
+        entry.split(":")
+        for entry in words(
+            "price:price:价格 last:price:价格 close:closing_price:收盘价 rate:rate:汇率 "
+            "result:result:结果 value:value:数值 total:total:总计 amount:amount:金额 "
+            "count:count:数量 score:score:得分 temperature:temperature:温度 "
+            "distance:distance:距离 population:population:人口"
+        )
+    )
 }

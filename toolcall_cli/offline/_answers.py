@@ -1,0 +1,294 @@
+"""Answers: from tool results, each result a sentence in the question's language; and without
+tools: greetings, thanks, what tool use is, the question back when a value is missing, saying so
+when no tool fits."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from toolcall_cli.messages import ToolSpec
+from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline._question import Reading
+from toolcall_cli.offline._recovery import answerable, failure_lines
+from toolcall_cli.offline._reports import (
+    comparison_line,
+    key_words,
+    localized,
+    read_report,
+    report_line,
+)
+from toolcall_cli.offline._request import Decision, Exchange, decode
+from toolcall_cli.offline._words import (
+    description_of,
+    is_number,
+    mentions,
+    properties,
+    round_decimals,
+    short_number,
+    shown,
+)
+
+
+def final_answer(
+    reading: Reading, turns: Sequence[Sequence[Exchange]], tools: Sequence[ToolSpec]
+) -> str:
+    lines: list[str] = []
+    exchanges = answerable(reading, turns, tools)
+    for exchange in exchanges:
+        lines += describe_exchange(exchange, reading)
+    if not lines:
+        return "我没能得到任何结果。" if reading.zh else "I could not get any result."
+    verdict = comparison_line(reading, exchanges)
+    return "\n".join([*lines, verdict] if verdict else lines)
+
+
+def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
+    name = exchange.call.name
+    if exchange.failed:
+        return failure_lines(exchange, reading)
+    data = decode(exchange.result or "")
+    report = read_report(data, reading.zh)
+    if report is not None:
+        return [report_line(report, reading)]
+    if isinstance(data, dict) and is_conversion(data):
+        return [conversion_line(data)]
+    if isinstance(data, dict) and is_clock(data):
+        return [clock_line(data, reading)]
+    asked = [v for v in exchange.call.arguments.values() if v in reading.expressions]
+    if asked and (is_number(data) or isinstance(data, str)):
+        return [expression_line(str(asked[0]), data)]
+    return [generic_line(name, data, reading)]
+
+
+def expression_line(expression: str, value: int | float | str) -> str:
+    """ "12*5+3 = 63"; a rounded result says so: "10/3 ≈ 3.33"."""
+    if isinstance(value, float):
+        shown = short_number(value)
+        exact = shown == repr(value) or float(shown) == value
+        return f"{expression} {'=' if exact else '≈'} {shown}"
+    return f"{expression} = {value}"
+
+
+_TO_KEYS = lx.words("to_unit to_currency to target")
+_FROM_KEYS = lx.words("from_unit from_currency from source")
+_INPUT_KEYS = lx.words("value amount quantity")
+_OUTPUT_KEYS = lx.words("result converted output")
+
+
+def is_conversion(data: dict[str, Any]) -> bool:
+    """A result that converts one quantity into another: units, currencies."""
+    if isinstance(data.get("text"), str):
+        return True
+    return first_key(data, _TO_KEYS, str) is not None and (
+        first_key(data, _OUTPUT_KEYS, (int, float)) is not None
+    )
+
+
+def conversion_line(data: dict[str, Any]) -> str:
+    if isinstance(data.get("text"), str) and data["text"]:
+        return round_decimals(str(data["text"]))
+    value = data.get(first_key(data, _INPUT_KEYS, (int, float)) or "", "?")
+    source = f"{shown(value)} {data.get(first_key(data, _FROM_KEYS, str) or '', '')}".strip()
+    output = data[first_key(data, _OUTPUT_KEYS, (int, float)) or ""]
+    return f"{source} = {shown(output)} {data[first_key(data, _TO_KEYS, str) or '']}"
+
+
+_CLOCK_RE = re.compile(r"\d{1,2}:\d{2}")
+_DATE_AND_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}")
+
+
+def field_about(
+    data: dict[str, Any], words: set[str], pattern: re.Pattern[str] | None = None
+) -> str:
+    """The first text field whose name has one of `words` (and whose value matches), or ""."""
+    matches = (lambda value: True) if pattern is None else pattern.search
+    texts = [str(k) for k, v in data.items() if isinstance(v, str) and matches(v)]
+    return next((key for key in texts if key_words(key) & words), "")
+
+
+def is_clock(data: dict[str, Any]) -> bool:
+    """A result telling the time: a field about time holding a clock time ("11:04")."""
+    return bool(field_about(data, {"time"}, _CLOCK_RE))
+
+
+def clock_line(data: dict[str, Any], reading: Reading) -> str:
+    """ "Asia/Tokyo 现在是 2025-01-02 11:04:05（星期四，+09:00）" from the fields' names alone."""
+    moment = data.get(field_about(data, {"time"}, _DATE_AND_TIME_RE)) or " ".join(
+        str(data[key]) for key in (field_about(data, {"date"}), field_about(data, {"time"})) if key
+    )
+    zone = data.get(field_about(data, {"timezone", "zone", "tz"}), "")
+    weekday = field_about(data, {"weekday"})
+    offset = data.get(field_about(data, {"offset"}))
+    details = [
+        str(d) for d in (localized(data, weekday, reading.zh) if weekday else "", offset) if d
+    ]
+    if reading.zh:
+        extra = f"（{'，'.join(details)}）" if details else ""
+        return f"{zone} 现在是 {moment}{extra}".strip()
+    extra = f" ({', '.join(details)})" if details else ""
+    return f"{zone}: {moment}{extra}".lstrip(": ")
+
+
+# Fields that say what a result is about, which unit its number is in, and which are noise.
+_SUBJECT_KEYS = lx.words("symbol ticker name title city location country query id code")
+_UNIT_KEYS = lx.words("currency unit units to_currency to_unit to target")
+
+
+def generic_line(name: str, data: Any, reading: Reading) -> str:
+    """A result from a tool the model has no special words for, as a short sentence."""
+    if isinstance(data, dict):
+        return record_sentence(name, data, reading.zh)
+    if isinstance(data, list):
+        items = ("、" if reading.zh else ", ").join(shown(item) for item in data[:8])
+        more = "…" if len(data) > 8 else ""
+        if reading.zh:
+            return f"{name} 返回了 {len(data)} 项：{items}{more}。"
+        return f"{name} returned {len(data)} item(s): {items}{more}."
+    if isinstance(data, str):
+        return f"{name} 返回：“{data}”" if reading.zh else f'{name} returned "{data}".'
+    value = shown(data) if isinstance(data, (int, float)) else json.dumps(data)
+    return f"{name} 的结果是 {value}。" if reading.zh else f"{name} returned {value}."
+
+
+def record_sentence(name: str, data: dict[str, Any], zh: bool) -> str:
+    """ "AAPL 的价格是 190.5 USD。" / "The price of AAPL is 190.5 USD.", from the keys alone:
+    what it is about, its main number and that number's unit, then a few other fields."""
+    scalars = {
+        str(k): v for k, v in data.items() if not isinstance(v, (dict, list)) and v is not None
+    }
+    subject_key = first_key(scalars, _SUBJECT_KEYS, str)
+    unit_key = first_key(scalars, _UNIT_KEYS, str)
+    main_key = first_key(scalars, tuple(lx.FIELD_LABELS), (int, float)) or next(
+        (k for k, v in scalars.items() if is_number(v)), None
+    )
+    used = {subject_key, unit_key, main_key}
+    extras = [
+        (k, v) for k, v in scalars.items() if k not in used and k.lower() not in lx.QUIET_FIELDS
+    ][:4]
+    subject = str(scalars[subject_key]) if subject_key else ""
+    if main_key is None:
+        return fields_sentence(subject or name, extras, zh)
+    english, chinese = lx.FIELD_LABELS.get(main_key.lower(), (main_key.replace("_", " "),) * 2)
+    unit = f" {scalars[unit_key]}" if unit_key else ""
+    value = f"{shown(scalars[main_key])}{unit}"
+    detail = extras_text(extras, zh)
+    if zh:
+        owner = f"{subject} 的" if subject else f"{name} 返回的"
+        return f"{owner}{chinese}是 {value}{detail}。"
+    owner = f"The {english} of {subject}" if subject else f"The {english} from {name}"
+    return f"{owner} is {value}{detail}."
+
+
+def first_key(
+    fields: dict[str, Any], names: Sequence[str], kind: type | tuple[type, ...]
+) -> str | None:
+    lowered = {k.lower(): k for k in fields}
+    for name in names:
+        key = lowered.get(name)
+        if key is not None and isinstance(fields[key], kind) and not isinstance(fields[key], bool):
+            return key
+    return None
+
+
+def extras_text(extras: Sequence[tuple[str, Any]], zh: bool) -> str:
+    if not extras:
+        return ""
+    pairs = [f"{k.replace('_', ' ')}: {shown(v)}" for k, v in extras]
+    return f"（{'，'.join(pairs)}）" if zh else f" ({', '.join(pairs)})"
+
+
+def fields_sentence(subject: str, fields: Sequence[tuple[str, Any]], zh: bool) -> str:
+    if zh:
+        parts = "，".join(f"{k.replace('_', ' ')} 为 {shown(v)}" for k, v in fields)
+        return f"{subject}：{parts or '没有内容'}。"
+    parts = ", ".join(f"{k.replace('_', ' ')} is {shown(v)}" for k, v in fields)
+    return f"{subject}: {parts or 'nothing returned'}."
+
+
+_TOPICS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        ("toolcall",),
+        "toolcall 是一个终端程序，把大模型的工具调用过程逐步展示出来：发送问题和工具定义、"
+        "解析模型发出的调用、校验并运行本地工具、把结果回传给模型，直到模型给出最终回答。",
+        "toolcall is a terminal program that shows LLM tool use step by step: it sends the "
+        "question and tool definitions, parses the calls the model emits, validates and runs "
+        "local tools, feeds the results back, and loops until the model answers.",
+    ),
+    (
+        (
+            "tool use",
+            "function calling",
+            "function call",
+            "tool call",
+            "工具调用",
+            "函数调用",
+            "工具使用",
+        ),
+        "工具调用（tool use / function calling）是指：模型拿到一组工具的名字、描述和参数 schema，"
+        "需要时不直接回答，而是输出一个结构化的调用（工具名 + JSON 参数）；程序执行这个工具，"
+        "把结果作为消息回传，模型再根据结果继续调用或给出最终回答。模型的输出不可全信，所以每一步都要校验。",
+        "Tool use (function calling) means the model is given tools — names, descriptions and "
+        "JSON Schema parameters — and, instead of answering directly, emits a structured call "
+        "(a tool name plus JSON arguments). The program runs the tool, sends the result back as "
+        "a message, and the model either calls again or gives its final answer. A model's output "
+        "can't be trusted blindly, so every step is validated.",
+    ),
+)
+
+
+def direct_answer(reading: Reading, tools: Sequence[ToolSpec]) -> Decision:
+    for phrases, zh, en in _TOPICS:
+        if mentions(reading.text, phrases):
+            return Decision(text=zh if reading.zh else en)
+    if mentions(reading.text, lx.THANKS):
+        return Decision(text="不客气！还有什么可以帮你的吗？" if reading.zh else "You're welcome!")
+    abilities = ability_list(tools, reading)
+    if mentions(reading.text, lx.GREETINGS):
+        head = (
+            "你好！我可以用这些工具帮你：" if reading.zh else "Hello! I can help with these tools:"
+        )
+        return Decision(text=f"{head}\n{abilities}" if tools else head.rstrip("：:") + "。")
+    if reading.zh:
+        head = "这个问题我的工具帮不上忙，我也不想猜。我能做的是："
+    else:
+        head = "None of my tools fits that question, and I'd rather not guess. They can do this:"
+    return Decision(
+        text=f"{head}\n{abilities}" if tools else head.split("，")[0].split(",")[0] + "."
+    )
+
+
+def no_currency_tool(reading: Reading, tools: Sequence[ToolSpec]) -> str:
+    """Say so rather than misuse a unit converter or a calculator without exchange rates."""
+    if reading.zh:
+        head = "我的工具都不能换算货币，也查不到汇率，我不想乱猜。"
+        return f"{head}我能做的是：\n{ability_list(tools, reading)}" if tools else head
+    head = "None of my tools converts currencies or knows exchange rates, and I'd rather not guess."
+    return f"{head} They can do this:\n{ability_list(tools, reading)}" if tools else head
+
+
+def ask_for(spec: ToolSpec, missing: Sequence[str], reading: Reading) -> str:
+    """The question back when a tool fits but the question gives none of what it requires."""
+    props = properties(spec)
+    described: list[str] = []
+    for name in missing:
+        detail = first_line(description_of(props.get(name, {}))).rstrip(".。 ")
+        if not detail:
+            described.append(name)
+        else:
+            described.append(f"{name}（{detail}）" if reading.zh else f"{name} ({detail})")
+    if reading.zh:
+        return f"我可以用 {spec.name} 来回答，但还需要你告诉我：{'、'.join(described)}。"
+    needs = ", ".join(described)
+    return f"I can answer that with {spec.name}, but I need the {needs}. Could you tell me?"
+
+
+def ability_list(tools: Sequence[ToolSpec], reading: Reading) -> str:
+    empty = "（无描述）" if reading.zh else "(no description)"
+    return "\n".join(f"- {t.name}: {first_line(t.description) or empty}" for t in tools)
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""

@@ -1,0 +1,495 @@
+"""Planning calls: which tools the question needs and their arguments (several values give several
+calls), follow-up questions in a chat, and what is still to do once results come back (a
+conversion the question asked for)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolcall_cli.messages import ToolSpec
+from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline._question import Reading, read_question
+from toolcall_cli.offline._request import (
+    EarlierQuestion,
+    Exchange,
+    PlannedCall,
+    decode,
+    same_call,
+)
+from toolcall_cli.offline._words import (
+    ParamRole,
+    canonical_unit,
+    concepts_in,
+    english_words,
+    enum_values,
+    is_number,
+    mentions,
+    param_role,
+    properties,
+    required,
+    spelling_positions,
+    split_identifier,
+    unit_of_field,
+)
+
+_THRESHOLD = 2.0
+_RELATIVE = 0.5
+_CONCEPT_FACTOR = {"date": 0.5}
+
+
+def tool_vocabulary(spec: ToolSpec) -> dict[str, float]:
+    """Concepts and content words a tool is about, each with how strongly (name > description)."""
+    sources: list[tuple[str, float]] = [(" ".join(split_identifier(spec.name)), 3.0)]
+    sources.append((spec.description, 2.0))
+    for name, schema in properties(spec).items():
+        sources.append(
+            (" ".join(split_identifier(name)) + " " + str(schema.get("description", "")), 1.0)
+        )
+    vocabulary: dict[str, float] = {}
+    for text, weight in sources:
+        words = english_words(text)
+        keys = {f"c:{c}" for c in concepts_in(text, words)}
+        keys |= {f"w:{w}" for w in words if len(w) > 2 and w not in lx.NOISE_WORDS}
+        for key in keys:
+            vocabulary[key] = max(vocabulary.get(key, 0.0), weight)
+    return vocabulary
+
+
+def tool_score(spec: ToolSpec, reading: Reading) -> float:
+    vocabulary = tool_vocabulary(spec)
+    score = sum(
+        weight * _CONCEPT_FACTOR.get(key[2:], 1.0)
+        for key, weight in vocabulary.items()
+        if (key[2:] in reading.concepts if key.startswith("c:") else key[2:] in reading.words)
+    )
+    roles = {param_role(n, s) for n, s in properties(spec).items()}
+    if reading.expressions and "expression" in roles:
+        score += 3.0
+    if reading.tickers and "symbol" in roles:
+        score += 2.0
+    if reading.units and roles & {"unit_from", "unit_to", "unit"}:
+        score += 1.0
+    if reading.currencies and roles & {"currency_from", "currency_to", "currency"}:
+        score += 1.0
+    if reading.places and roles & {"place", "timezone"}:
+        score += 0.5
+    return score
+
+
+def choose_tools(reading: Reading, tools: Sequence[ToolSpec]) -> list[tuple[float, ToolSpec]]:
+    """Tools clearly about the question with their scores, best first; [] when none is."""
+    scored = [(tool_score(spec, reading), i, spec) for i, spec in enumerate(tools)]
+    chosen = sorted((t for t in scored if t[0] >= _THRESHOLD), key=lambda t: (-t[0], t[1]))
+    return [(score, spec) for score, _, spec in chosen]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The calls for a question, whether they are all it needs, and when nothing can be called,
+    the tool that would answer it with what it lacks."""
+
+    calls: tuple[PlannedCall, ...] = ()
+    complete: bool = True
+    """False when the calls are the best tool's partial attempt (some values are missing)."""
+    wanted: Filling | None = None
+
+
+def make_plan(reading: Reading, tools: Sequence[ToolSpec]) -> Plan:
+    """Every call the question needs now, from the tools clearly about it.
+
+    When the best tool lacks a value only another tool's result can give ("巴黎现在多少华氏度"
+    needs the temperature before converting), the tools that can run now go first, even weaker
+    ones; the waiting tool is left for a later turn.
+    """
+    chosen = [(score, fill_tool(spec, reading)) for score, spec in choose_tools(reading, tools)]
+    if not chosen:
+        return Plan()
+    best_score, best = chosen[0]
+    ready = [(s, f) for s, f in chosen if not f.missing]
+    if not best.missing:
+        ready = [(s, f) for s, f in ready if s >= best_score * _RELATIVE]
+    if ready:
+        return Plan(tuple(call for _, filling in ready for call in filling.calls))
+    # Nothing fully fillable: try the best tool with what it has (its error says what is
+    # missing), but never with none of the values it requires.
+    if best.empty:
+        return Plan(complete=False, wanted=best)
+    return Plan(best.calls, complete=False, wanted=best)
+
+
+def plan(reading: Reading, tools: Sequence[ToolSpec]) -> tuple[PlannedCall, ...]:
+    return make_plan(reading, tools).calls
+
+
+def context_calls(
+    reading: Reading, tools: Sequence[ToolSpec], earlier: Sequence[EarlierQuestion]
+) -> list[PlannedCall]:
+    """Calls for a question that only makes sense after the earlier ones: "And in Fahrenheit?"
+    converts an earlier result, "那上海呢？" asks the previous question again for another
+    entity, and "Paris" answers the question back about a missing city."""
+    if not earlier:
+        return []
+    if not earlier[-1].exchanges:
+        combined = read_question(f"{earlier[-1].question}\n{reading.text}", tools)
+        combined_plan = make_plan(combined, tools)
+        if combined_plan.complete and combined_plan.calls:
+            return list(combined_plan.calls)
+    for question in reversed(earlier):
+        done = [e for e in question.exchanges if not e.failed]
+        if done:
+            converted = conversion_calls(reading, tools, done)
+            return converted or (
+                ellipsis_calls(reading, tools, done) if elliptical(reading) else []
+            )
+    return []
+
+
+_ELLIPSIS_RE = re.compile(
+    r"^\s*(?:and|what about|how about|also|same for|now|那么?|还有|换成|改成)(?![a-z])"
+    r"|呢\s*[?？。.!！]*\s*$",
+    re.I,
+)
+
+
+def elliptical(reading: Reading) -> bool:
+    """ "那上海呢？", "And Tokyo?", "What about tomorrow?": a question leaning on the last one."""
+    courtesy = mentions(reading.text, (*lx.THANKS, *lx.GREETINGS))
+    return not courtesy and _ELLIPSIS_RE.search(reading.text) is not None
+
+
+def ellipsis_calls(
+    reading: Reading, tools: Sequence[ToolSpec], done: Sequence[Exchange]
+) -> list[PlannedCall]:
+    """The earlier calls again, with the values this question gives put in their place."""
+    by_name = {spec.name: spec for spec in tools}
+    calls: list[PlannedCall] = []
+    for exchange in done:
+        spec = by_name.get(exchange.call.name)
+        if spec is None:
+            continue
+        roles = {n: param_role(n, s) for n, s in properties(spec).items()}
+        given = {
+            n: v
+            for n, v in fill_values(spec, reading).items()
+            if roles.get(n) != "text" and v != [exchange.call.arguments.get(n)]
+        }
+        if not given:
+            continue
+        previous = {n: [v] for n, v in exchange.call.arguments.items()}
+        calls += spread_calls(spec.name, {**previous, **given})
+    return distinct(calls)
+
+
+def attempted(
+    item: PlannedCall, history: Sequence[Exchange], plan_items: Sequence[PlannedCall]
+) -> bool:
+    """Whether some earlier call stands for this planned one (maybe in a corrected form)."""
+    siblings = sum(1 for p in plan_items if p.name == item.name)
+    for exchange in history:
+        call = exchange.call
+        if call.name != item.name or exchange.unparsed:
+            continue
+        if call.arguments == item.arguments or siblings == 1:
+            return True
+        if item.key and call.arguments.get(item.key[0]) == item.key[1]:
+            return True
+    return False
+
+
+def pending_calls(
+    reading: Reading, tools: Sequence[ToolSpec], history: Sequence[Exchange]
+) -> list[PlannedCall]:
+    planned = make_plan(reading, tools)
+    # A partial attempt is made once, in the first turn, and never again.
+    items = planned.calls if planned.complete else ()
+    return [item for item in items if not attempted(item, history, items)]
+
+
+_DIMENSIONS = {
+    unit: dimension
+    for dimension, units in (
+        ("temperature", "celsius fahrenheit kelvin"),
+        ("length", "km mile m cm ft inch"),
+        ("mass", "kg lb g"),
+        ("volume", "l gallon"),
+    )
+    for unit in units.split()
+}
+
+
+@dataclass(frozen=True)
+class Measure:
+    value: int | float
+    unit: str
+
+
+def measures_in(result: str) -> list[Measure]:
+    """Numbers with a known unit in a result: dict fields like temp_c, or text like "18°C"."""
+    data = decode(result)
+    found: list[Measure] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            unit = unit_of_field(str(key))
+            if unit and is_number(value):
+                found.append(Measure(value, unit))
+    elif isinstance(data, str):
+        for number, word in re.findall(r"(-?\d+(?:\.\d+)?)\s*(°C|°F|℃|℉|km|kg|lb)", data):
+            unit = canonical_unit(word)
+            if unit:
+                found.append(Measure(float(number), unit))
+    return found
+
+
+def converter_tool(tools: Sequence[ToolSpec]) -> ToolSpec | None:
+    """A tool with value / from-unit / to-unit style parameters."""
+    for spec in tools:
+        roles = {param_role(n, s) for n, s in properties(spec).items()}
+        if {"number", "unit_from", "unit_to"} <= roles:
+            return spec
+    return None
+
+
+def conversion_calls(
+    reading: Reading, tools: Sequence[ToolSpec], history: Sequence[Exchange]
+) -> list[PlannedCall]:
+    """The question wants a unit no result is in yet: convert each result's main number."""
+    converter = converter_tool(tools)
+    if converter is None or not reading.units:
+        return []
+    results = [e for e in history if not e.failed and e.call.name != converter.name]
+    have = {m.unit for e in results for m in measures_in(e.result or "")}
+    wanted = [u for u in dict.fromkeys(reading.units) if u not in have]
+    calls = [
+        conversion_call(converter, source, target)
+        for target in wanted
+        for exchange in results
+        if (source := comparable(measures_in(exchange.result or ""), target))
+    ]
+    return distinct(calls, [e.call for e in history if e.call.name == converter.name])
+
+
+def comparable(measures: list[Measure], unit: str) -> Measure | None:
+    """The first measure that can be converted into `unit` (a temperature into °F)."""
+    return next((m for m in measures if _DIMENSIONS.get(m.unit) == _DIMENSIONS.get(unit)), None)
+
+
+def distinct(calls: Sequence[PlannedCall], made: Sequence[PlannedCall] = ()) -> list[PlannedCall]:
+    """The calls without repeats, leaving out any already made."""
+    fresh: list[PlannedCall] = []
+    for call in calls:
+        if not any(same_call(call, other) for other in [*made, *fresh]):
+            fresh.append(call)
+    return fresh
+
+
+def conversion_call(converter: ToolSpec, source: Measure, target: str) -> PlannedCall:
+    arguments: dict[str, Any] = {}
+    value_given = False
+    for name, schema in properties(converter).items():
+        role = param_role(name, schema)
+        if role == "number" and not value_given:
+            arguments[name], value_given = source.value, True
+        elif role == "unit_from":
+            arguments[name] = tool_unit(source.unit, schema)
+        elif role == "unit_to":
+            arguments[name] = tool_unit(target, schema)
+    return PlannedCall(converter.name, arguments)
+
+
+def asks_currency_conversion(reading: Reading) -> bool:
+    """Money from one currency into another ("100美元等于多少人民币"), or an exchange rate.
+    Two currency names inside arithmetic ("I won 100 dollars, 100*3?") are no such question."""
+    codes = {code for _, code in reading.currencies}
+    if not codes:
+        return False
+    return mentions(reading.text, lx.EXCHANGE_WORDS) or (
+        len(codes) >= 2 and not reading.expressions
+    )
+
+
+def handles_currencies(spec: ToolSpec) -> bool:
+    """A tool with a currency parameter, or one whose name or description is about money."""
+    roles = {param_role(n, s) for n, s in properties(spec).items()}
+    return bool(roles & {"currency", "currency_from", "currency_to"}) or (
+        "c:currency" in tool_vocabulary(spec)
+    )
+
+
+_IANA_RE = re.compile(r"\b(?:UTC|GMT|[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b")
+
+
+@dataclass(frozen=True)
+class Filling:
+    """A tool's calls for the question, and the required parameters nothing could fill."""
+
+    calls: tuple[PlannedCall, ...]
+    missing: tuple[str, ...]
+    spec: ToolSpec | None = field(default=None, compare=False)
+
+    @property
+    def empty(self) -> bool:
+        """Not one required value could be read: calling would send nothing it needs."""
+        return self.spec is not None and len(self.missing) == len(set(required(self.spec)))
+
+
+def fill_tool(spec: ToolSpec, reading: Reading) -> Filling:
+    values = fill_values(spec, reading)
+    missing = tuple(n for n in required(spec) if n not in values)
+    return Filling(calls=spread_calls(spec.name, values), missing=missing, spec=spec)
+
+
+def fill_values(spec: ToolSpec, reading: Reading) -> dict[str, list[Any]]:
+    """Every value the question gives for each parameter (several cities give several)."""
+    values: dict[str, list[Any]] = {}
+    numbers = list(numbers_left(reading, spec))
+    for name, schema in properties(spec).items():
+        found = param_values(name, schema, reading, numbers)
+        if found:
+            values[name] = found
+    return values
+
+
+def numbers_left(reading: Reading, spec: ToolSpec) -> list[float]:
+    """Numbers free for numeric parameters: those inside an expression belong to it."""
+    roles = {param_role(n, s) for n, s in properties(spec).items()}
+    return [] if "expression" in roles and reading.expressions else list(reading.numbers)
+
+
+def spread_calls(name: str, values: dict[str, list[Any]]) -> tuple[PlannedCall, ...]:
+    """One call per value of the first many-valued parameter (北京 and 上海 → two calls)."""
+    spread = next((p for p, v in values.items() if len(v) > 1), None)
+    shared = {p: v[0] for p, v in values.items()}
+    if spread is None:
+        key = next(iter(shared.items()), None)
+        return (PlannedCall(name, shared, key),)
+    return tuple(
+        PlannedCall(name, {**shared, spread: value}, (spread, value)) for value in values[spread]
+    )
+
+
+def param_values(
+    name: str, schema: dict[str, Any], reading: Reading, numbers: list[float]
+) -> list[Any]:
+    role = param_role(name, schema)
+    if role == "enum":
+        return enum_match(enum_values(schema), reading)
+    if role == "number":
+        return [as_number(numbers.pop(0), schema)] if numbers else []
+    if role in ("place", "timezone"):
+        return place_values(role, schema, reading)
+    if role == "symbol":
+        return list(reading.tickers)
+    if role == "expression":
+        return list(reading.expressions)
+    if role == "text":
+        return quoted_texts(reading.text) or [gist(reading.text)]
+    if role in ("unit_from", "unit_to", "unit"):
+        unit = direction(role, reading.unit_spans, reading.text)
+        return [tool_unit(unit, schema)] if unit else []
+    if role in ("currency_from", "currency_to", "currency"):
+        code = direction(role, reading.currencies, reading.text)
+        return [code] if code else []
+    return []
+
+
+def as_number(value: float, schema: dict[str, Any]) -> int | float:
+    if not math.isfinite(value):  # a number too big for a float stays as the float it became
+        return value
+    return int(value) if schema.get("type") == "integer" or value.is_integer() else value
+
+
+def enum_match(options: list[Any], reading: Reading) -> list[Any]:
+    """The option the question names, directly or through a synonym (明天 → "tomorrow")."""
+    hits: list[tuple[int, Any]] = []
+    lowered = reading.text.lower()
+    for option in options:
+        spellings = {str(option).lower(), *lx.ENUM_SYNONYMS.get(str(option).lower(), ())}
+        unit = canonical_unit(str(option))
+        if unit:
+            spellings |= set(lx.UNITS[unit])
+        spellings |= set(lx.CURRENCIES.get(str(option).upper(), ()))
+        positions = [p for s in spellings for p in spelling_positions(lowered, s.lower()) if s]
+        if positions:
+            hits.append((min(positions), option))
+    return [option for _, option in sorted(hits, key=lambda h: h[0])][:1]
+
+
+def place_values(role: ParamRole, schema: dict[str, Any], reading: Reading) -> list[str]:
+    description = str(schema.get("description", ""))
+    if role == "timezone":
+        explicit = _IANA_RE.findall(reading.text)
+        if explicit:
+            return list(dict.fromkeys(explicit))
+    wants_zone = role == "timezone" and ("/" in description or "iana" in description.lower())
+    return [place_form(name, description, wants_zone) for name in reading.places]
+
+
+def place_form(name: str, description: str, wants_zone: bool) -> str:
+    """The place the way the parameter asks for it: as written, an IANA zone, or a language."""
+    place = lx.place_named(name)
+    if place is None:
+        return name
+    if wants_zone:
+        return place.timezone
+    lowered = description.lower()
+    english = "english" in lowered or "英文" in description
+    chinese = "chinese" in lowered or "中文" in description
+    if english != chinese:  # "in Chinese or English" asks for no translation
+        return place.en if english else place.zh
+    return name
+
+
+_QUOTED_TEXT_RE = re.compile(
+    r"(?<![A-Za-z])'([^']+)'(?![A-Za-z])|\"([^\"]+)\"|“([^”]+)”|「([^」]+)」"
+)
+
+
+def quoted_texts(text: str) -> list[str]:
+    """Text the question quotes ("Echo 'hello'"): that is the text meant, not the question."""
+    return [next(g for g in m.groups() if g) for m in _QUOTED_TEXT_RE.finditer(text)][:1]
+
+
+def gist(text: str) -> str:
+    """The question without its trailing punctuation and polite openers."""
+    trimmed = re.sub(r"^(please|请问|请|帮我|麻烦你?)\s*", "", text.strip(), flags=re.IGNORECASE)
+    return trimmed.rstrip("?？!！。. ")
+
+
+def direction(role: ParamRole, spans: Sequence[tuple[int, str]], text: str) -> str | None:
+    """The unit or currency a parameter wants, from those the question names in order. A
+    source is the one right after a number ("How many pounds is 70 kg?": kg), else the first;
+    a target is the last other one. One alone is the source only when a number comes before it."""
+    names = [name for _, name in spans]
+    numbered = [i for i, (at, _) in enumerate(spans) if re.search(r"\d\s*$", text[:at])]
+    if not names or role in ("unit", "currency"):
+        return names[0] if names else None
+    source_wanted = role.endswith("_from")
+    if len(names) == 1:
+        return names[0] if source_wanted == bool(numbered) else None
+    source = numbered[0] if numbered else 0
+    return (
+        names[source]
+        if source_wanted
+        else next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
+    )
+
+
+def tool_unit(unit: str, schema: dict[str, Any]) -> str:
+    """How this tool writes the unit: an enum member, a spelling its description uses, or ours."""
+    for option in enum_values(schema):
+        if canonical_unit(str(option)) == unit:
+            return str(option)
+    description = str(schema.get("description", "")).lower()
+    for spelling in lx.UNITS[unit]:
+        if (
+            len(spelling) > 1  # "c" would match inside "°C"
+            and spelling.isascii()
+            and spelling.isalpha()
+            and re.search(rf"\b{spelling}\b", description)
+        ):
+            return spelling
+    return unit

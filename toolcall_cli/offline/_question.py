@@ -1,0 +1,110 @@
+"""The question as the offline model understands it: language, concepts, places, arithmetic,
+numbers, tickers, units and currencies."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from toolcall_cli.messages import ToolSpec
+from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline._arithmetic import (
+    arithmetic_text,
+    find_expressions,
+    math_functions,
+    place_text,
+    without_separators,
+)
+from toolcall_cli.offline._places import find_places, tool_terms
+from toolcall_cli.offline._words import concepts_in, english_words, spelling_positions
+
+_NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?")
+_TICKER_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])")
+_NOT_TICKERS = frozenset(
+    lx.words(
+        "I A OK US USA UK EU UTC GMT AI CEO PM AM API JSON HTTP NYC TV ID KM MI KG LB CM FT F C RMB"
+    )
+) | frozenset(lx.CURRENCIES)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The question as the model understands it."""
+
+    text: str
+    zh: bool
+    words: frozenset[str]
+    concepts: frozenset[str]
+    places: tuple[str, ...]
+    expressions: tuple[str, ...]
+    numbers: tuple[float, ...]
+    tickers: tuple[str, ...]
+    units: tuple[str, ...]
+    """Canonical units in the order they are mentioned."""
+    unit_spans: tuple[tuple[int, str], ...]
+    currencies: tuple[tuple[int, str], ...] = ()
+    """(position, ISO code) of each currency mentioned, in order."""
+
+
+def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
+    arithmetic = arithmetic_text(text)
+    words = english_words(arithmetic)
+    expressions = find_expressions(arithmetic, math_functions(tools))
+    concepts = set(concepts_in(text, words))
+    if expressions:
+        concepts.add("math")
+    unit_spans = find_units(text)
+    return Reading(
+        text=text,
+        zh=lx.has_cjk(text),
+        words=frozenset(words),
+        concepts=frozenset(concepts),
+        places=find_places(place_text(text, expressions), tool_terms(tools)),
+        expressions=expressions,
+        numbers=tuple(float(n) for n in _NUMBER_RE.findall(without_separators(text))),
+        tickers=find_tickers(text),
+        units=tuple(unit for _, unit in unit_spans),
+        unit_spans=unit_spans,
+        currencies=find_currencies(text),
+    )
+
+
+def find_tickers(text: str) -> tuple[str, ...]:
+    found = [t for t in _TICKER_RE.findall(text) if t not in _NOT_TICKERS and len(t) >= 2]
+    lowered = text.lower()
+    words = english_words(text)
+    for company, ticker in lx.TICKERS.items():
+        if (
+            company in lowered if lx.has_cjk(company) else company in words
+        ) and ticker not in found:
+            found.append(ticker)
+    return tuple(found)
+
+
+def find_units(text: str) -> tuple[tuple[int, str], ...]:
+    """(position, canonical unit) for each unit mentioned."""
+    return spelled(text, lx.UNITS)
+
+
+def find_currencies(text: str) -> tuple[tuple[int, str], ...]:
+    """(position, ISO code) for each currency named: "USD" as written, or "美元", "euros"."""
+    codes = re.finditer(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])", text)
+    return spelled(text, lx.CURRENCIES, [(*m.span(), m[0]) for m in codes if m[0] in lx.CURRENCIES])
+
+
+def spelled(
+    text: str, table: dict[str, tuple[str, ...]], taken: Sequence[tuple[int, int, str]] = ()
+) -> tuple[tuple[int, str], ...]:
+    """(position, name) of each name of `table` the text spells, the longest spelling winning
+    where spellings overlap; `taken` holds (start, end, name) spans found before."""
+    lowered = text.lower()
+    spans = list(taken)
+    for spelling, name in sorted(
+        ((s, n) for n, ss in table.items() for s in ss), key=lambda p: -len(p[0])
+    ):
+        for start in spelling_positions(lowered, spelling):
+            end = start + len(spelling)
+            if not any(start < e and s < end for s, e, _ in spans):
+                spans.append((start, end, name))
+    return tuple(sorted((start, name) for start, _, name in spans))

@@ -1,0 +1,225 @@
+"""Words of questions, results and tools: English words, identifiers split into words, concepts,
+unit spellings, numbers as answers show them, and what kind of value each tool parameter wants."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from toolcall_cli.messages import ToolSpec
+from toolcall_cli.offline import _lexicon as lx
+
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+
+
+def english_words(text: str) -> set[str]:
+    """Lowercase English words plus their singular forms ("units" also gives "unit")."""
+    found: set[str] = set()
+    for raw in _WORD_RE.findall(text):
+        word = raw.lower().removesuffix("'s").strip("'-")
+        if not word:
+            continue
+        found.add(word)
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            found.add(word[:-1])
+    return found
+
+
+def split_identifier(name: str) -> list[str]:
+    """`get_weather` → [get, weather]; `lookupStock` → [lookup, stock]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [part.lower() for part in re.split(r"[^A-Za-z0-9]+", spaced) if part]
+
+
+def concepts_in(text: str, words: set[str]) -> Iterable[str]:
+    for concept, terms in lx.CONCEPTS.items():
+        if any(term in text if lx.has_cjk(term) else term in words for term in terms):
+            yield concept
+
+
+def mentions(text: str, phrases: Iterable[str]) -> bool:
+    lowered = text.lower()
+    words = english_words(text)
+    for phrase in phrases:
+        if lx.has_cjk(phrase) or " " in phrase:
+            if phrase in lowered:
+                return True
+        elif phrase in words:
+            return True
+    return False
+
+
+def spelling_positions(lowered: str, spelling: str) -> list[int]:
+    if lx.has_cjk(spelling) or not spelling[0].isalpha():
+        return [m.start() for m in re.finditer(re.escape(spelling), lowered)]
+    # A bare "in" or "m" is a unit only right after a number ("5 m", "12 in").
+    if spelling in lx.AMBIGUOUS_UNIT_WORDS:
+        pattern = rf"(?<=\d)\s*{re.escape(spelling)}(?![a-z])"
+    else:
+        pattern = rf"(?<![a-z]){re.escape(spelling)}(?![a-z])"
+    return [m.start() for m in re.finditer(pattern, lowered)]
+
+
+_UNIT_LETTERS = {"c": "celsius", "f": "fahrenheit", "k": "kelvin"}
+
+
+def canonical_unit(word: str) -> str | None:
+    """The canonical unit a word names; single letters count here (enum members like "C")."""
+    lowered = word.strip().lower()
+    if lowered in _UNIT_LETTERS:
+        return _UNIT_LETTERS[lowered]
+    for unit, names in lx.UNITS.items():
+        if lowered in names:
+            return unit
+    return None
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def unit_of_field(key: str) -> str | None:
+    """The unit a result field's name ends in: `temp_c` celsius, `distance_km` km."""
+    _, underscore, last = key.rpartition("_")
+    return canonical_unit(last) if underscore else None
+
+
+_LONG_DECIMAL_RE = re.compile(r"(?<![\d.])(-?\d+\.\d{3,})(?![\d.])")
+
+
+def short_number(value: float) -> str:
+    """Two decimals for answers (154.3235835 → 154.32); three significant digits below 1."""
+    if value.is_integer():
+        return str(int(value))
+    if abs(value) >= 1:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{value:.3g}"
+
+
+def round_decimals(text: str) -> str:
+    """Long decimals in a sentence shortened: "37.77777778 °C" → "37.78 °C"."""
+    return _LONG_DECIMAL_RE.sub(lambda m: short_number(float(m.group(1))), text)
+
+
+def shown(value: Any) -> str:
+    """A value as an answer shows it: floats rounded, everything else as text."""
+    if isinstance(value, float):
+        return short_number(value)
+    return round_decimals(str(value)) if isinstance(value, str) else str(value)
+
+
+ParamRole = Literal[
+    "enum",
+    "timezone",
+    "place",
+    "symbol",
+    "expression",
+    "text",
+    "unit_from",
+    "unit_to",
+    "unit",
+    "currency_from",
+    "currency_to",
+    "currency",
+    "number",
+    "other",
+]
+
+PLACE_WORDS = frozenset(
+    lx.words(
+        "city location place region country address town area loc destination 城市 地点 位置 地区"
+    )
+)
+_SYMBOL_WORDS = frozenset(lx.words("symbol ticker 代码 股票代码"))
+_EXPRESSION_WORDS = frozenset(
+    lx.words("expression expr formula equation calculation math 表达式 算式")
+)
+_CURRENCY_WORDS = frozenset(lx.words("currency currencies ccy 货币 币种"))
+_TEXT_WORDS = frozenset(
+    lx.words(
+        "query q text question prompt keywords keyword topic search term terms sentence 关键词 内容"
+    )
+)
+
+
+def param_words(name: str, schema: dict[str, Any]) -> set[str]:
+    description = str(schema.get("description", ""))
+    words = set(split_identifier(name)) | english_words(description)
+    cjk_words = PLACE_WORDS | _SYMBOL_WORDS | _EXPRESSION_WORDS | _CURRENCY_WORDS
+    words |= {w for w in cjk_words if w in description}
+    return words
+
+
+def param_role(name: str, schema: dict[str, Any]) -> ParamRole:
+    """What kind of value a parameter wants, from its name, type and description."""
+    names = set(split_identifier(name))
+    words = param_words(name, schema)
+    kind = schema.get("type")
+    if enum_values(schema):
+        return "enum"
+    if kind in ("number", "integer"):
+        return "number"
+    if names & {"timezone", "tz", "zone"}:
+        return "timezone"
+    if names & PLACE_WORDS:
+        return "place"
+    if names & _SYMBOL_WORDS or (names & {"code"} and "stock" in words):
+        return "symbol"
+    if names & _EXPRESSION_WORDS:
+        return "expression"
+    iso_example = "iso" in words and any(code in description_of(schema) for code in lx.CURRENCIES)
+    if names & _CURRENCY_WORDS or words & _CURRENCY_WORDS or iso_example:
+        return direction_role(names, "currency")
+    if "unit" in words or "units" in words or "单位" in words:
+        return direction_role(names, "unit")
+    if names & _TEXT_WORDS:
+        return "text"
+    return description_role(words)
+
+
+def description_of(schema: dict[str, Any]) -> str:
+    return str(schema.get("description", ""))
+
+
+def direction_role(names: set[str], kind: Literal["unit", "currency"]) -> ParamRole:
+    """A unit or currency parameter: the one a value is in, the one wanted, or just one."""
+    if names & {"from", "source", "src", "original", "input", "base"}:
+        return "unit_from" if kind == "unit" else "currency_from"
+    if names & {"to", "target", "dest", "destination", "output", "into", "quote"}:
+        return "unit_to" if kind == "unit" else "currency_to"
+    return kind
+
+
+def description_role(words: set[str]) -> ParamRole:
+    """A parameter with a vague name (`value`, `s`) is judged by its description alone."""
+    if words & PLACE_WORDS:
+        return "place"
+    if words & _EXPRESSION_WORDS:
+        return "expression"
+    if words & _SYMBOL_WORDS:
+        return "symbol"
+    if words & _TEXT_WORDS:
+        return "text"
+    return "other"
+
+
+def enum_values(schema: dict[str, Any]) -> list[Any]:
+    if isinstance(schema.get("enum"), list):
+        return list(schema["enum"])
+    for option in schema.get("anyOf", []) or []:
+        if isinstance(option, dict) and isinstance(option.get("enum"), list):
+            return list(option["enum"])
+    return []
+
+
+def properties(spec: ToolSpec) -> dict[str, dict[str, Any]]:
+    props = spec.parameters.get("properties", {})
+    return (
+        {k: v for k, v in props.items() if isinstance(v, dict)} if isinstance(props, dict) else {}
+    )
+
+
+def required(spec: ToolSpec) -> list[str]:
+    names = spec.parameters.get("required", [])
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
