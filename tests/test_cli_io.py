@@ -17,8 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from toolcall_cli import cli
-from toolcall_cli.models.base import ModelRequest
+from toolcall_cli.cli import assemble, entry
 from toolcall_cli.offline import OfflineModel
+from toolcall_cli.wire import ModelRequest
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -165,7 +166,7 @@ def with_reader_gone(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes
 def test_a_reader_that_leaves_early_gets_a_quiet_exit_141(tmp_path: Path, args: list[str]) -> None:
     done = with_reader_gone(*args, cwd=tmp_path)
     assert done.stderr == b""  # no "Exception ignored", no traceback, no error line
-    assert done.returncode == cli.EXIT_OUTPUT_CLOSED == 141
+    assert done.returncode == entry.EXIT_OUTPUT_CLOSED == 141
 
 
 def test_parse_with_its_reader_gone_exits_141(tmp_path: Path) -> None:
@@ -224,7 +225,7 @@ def test_ctrl_c_with_json_ends_stdout_and_the_trace_with_the_same_event(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = InterruptedOnSecondRequest()
-    monkeypatch.setattr(cli, "get_model", lambda choice: model)
+    monkeypatch.setattr(assemble, "get_model", lambda choice: model)
     trace = tmp_path / "trace.jsonl"
     result = CliRunner().invoke(cli.app, ["run", "What's 12*5+3?", "--json", "--trace", str(trace)])
     assert result.exit_code == 130

@@ -25,7 +25,6 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import user
-from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.offline import FAULT_KINDS, OfflineModel, UnknownFault, make_faults
 from toolcall_cli.render import make_renderer
 from toolcall_cli.strategies import get_strategy
@@ -33,6 +32,7 @@ from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.coerce import SYNONYMS, similar_parameter
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.wire import ModelRequest
 
 REGISTRY: ToolRegistry = load_tools([bundled_tools_dir()]).registry
 

@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 from toolcall_cli.cli import app
 from toolcall_cli.events import Event, ModelFailed, RunFinished
 from toolcall_cli.loop import Limits, run
-from toolcall_cli.models.base import ModelError, ModelRequest
 from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.wire import ModelError, ModelRequest
 
 MiB = 1 << 20
 STREAM = ModelRequest({"messages": [], "stream": True})

@@ -23,11 +23,11 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import Message
-from toolcall_cli.models.base import ModelError, ModelRequest
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import load_tools
 from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.wire import ModelError, ModelRequest
 
 PLUGIN = '''
 import time

@@ -13,9 +13,9 @@ import pytest
 
 import toolcall_cli.offline
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.offline import OfflineModel, make_faults
 from toolcall_cli.strategies.prompt import system_prompt, tool_result_block
+from toolcall_cli.wire import ModelRequest
 
 WEATHER = ToolSpec(
     "get_weather",
@@ -595,7 +595,7 @@ def test_the_offline_package_imports_nothing_from_the_engine() -> None:
     imports = {
         path.name: imported_modules(path, "toolcall_cli.offline") for path in package.glob("*.py")
     }
-    assert "toolcall_cli.models.completions" in imports["_model.py"], "the walk sees imports"
+    assert "toolcall_cli.wire.completions" in imports["_model.py"], "the walk sees imports"
     engine = [
         (name, module)
         for name, modules in imports.items()
@@ -963,10 +963,10 @@ def test_a_currency_conversion_result_reads_as_an_equation() -> None:
 def test_the_source_unit_is_the_one_the_number_is_in() -> None:
     """'How many pounds is 70 kg?': the number is in kg, whatever order the units come in."""
     from toolcall_cli.messages import user
-    from toolcall_cli.models.base import ModelRequest
     from toolcall_cli.offline import OfflineModel
     from toolcall_cli.strategies import get_strategy
     from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+    from toolcall_cli.wire import ModelRequest
 
     specs = load_tools([bundled_tools_dir()]).registry.specs()
     for question in ("How many pounds is 70 kg?", "Convert 70 kg to pounds", "70公斤是多少磅？"):

@@ -12,9 +12,10 @@ import httpx
 import pytest
 from fake_openai import Answer, FakeOpenAI, completion, text_stream
 
-from toolcall_cli.models.base import ModelError, ModelRequest
-from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel, sse_data
+from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
 from toolcall_cli.strategies.schema import NativeReplyParser
+from toolcall_cli.wire import ModelError, ModelRequest
+from toolcall_cli.wire.sse import sse_data
 
 SECRET = "sk-test-SECRET-abcdef123456"
 

@@ -12,13 +12,13 @@ import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from toolcall_cli.models import ModelChoice, get_model
-from toolcall_cli.models.base import ModelRequest
+from toolcall_cli.cli.models import ModelChoice, get_model
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.repl import Repl
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+from toolcall_cli.wire import ModelRequest
 
 
 def new_session(model: Any = None) -> Session:

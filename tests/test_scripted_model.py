@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from toolcall_cli.models.base import ModelError, ModelRequest
 from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.wire import ModelError, ModelRequest
 
 CALL_MESSAGE = {
     "role": "assistant",

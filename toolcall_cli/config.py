@@ -312,7 +312,7 @@ def key_variable(
         variable, vouched = "OPENAI_API_KEY", [OPENAI_URL, environ.get("OPENAI_BASE_URL") or ""]
     if variable is None:
         return None, None
-    from toolcall_cli.models.openai_compat import display_url, url_origin
+    from toolcall_cli.keys import display_url, url_origin
 
     target = url_origin(base_url)
     if target is not None and any(url and url_origin(url) == target for url in vouched):
@@ -327,7 +327,7 @@ def key_variable(
 
 
 def check_key(key: str, source: str) -> None:
-    from toolcall_cli.models.openai_compat import key_problem
+    from toolcall_cli.keys import key_problem
 
     problem = key_problem(key)
     if problem:

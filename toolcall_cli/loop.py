@@ -41,15 +41,14 @@ from toolcall_cli.models.base import (
     MAX_LINE_BYTES,
     MAX_REPLY_CHARS,
     MAX_RESPONSE_BYTES,
-    NOTICE_KEY,
     REQUEST_TIMEOUT,
     Model,
-    ModelError,
 )
 from toolcall_cli.strategies.base import Reply, Strategy
 from toolcall_cli.strategies.wire import reply_chars
 from toolcall_cli.tools.executor import execute
 from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.wire import NOTICE_KEY, ModelError
 
 Approver = Callable[[ToolCall, Tool], bool]
 """Asked before a dangerous tool runs; False means the user declined."""

@@ -9,7 +9,8 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from toolcall_cli.models.base import MiB, ModelError
+from toolcall_cli.models.base import MiB
+from toolcall_cli.wire import ModelError
 
 ACCEPT_ENCODING = "gzip, deflate"
 """The encodings asked for, and so the only ones decoded: each is inflated in bounded pieces."""

@@ -1,26 +1,12 @@
-"""The model boundary: a request body in, OpenAI chat-completions shaped dicts out."""
+"""The model boundary: a request body in, OpenAI chat-completions shaped dicts out, and the bounds
+on what one request may cost."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-
-@dataclass(frozen=True)
-class ModelRequest:
-    """One request, exactly as it goes on the wire.
-
-    `body` is an OpenAI chat-completions request body: `model`, `messages`, and where the
-    strategy uses them `tools`, `tool_choice`, `response_format` and `stream`.
-    """
-
-    body: dict[str, Any]
-
-    @property
-    def streaming(self) -> bool:
-        return bool(self.body.get("stream"))
-
+from toolcall_cli.wire import ModelRequest
 
 MiB = 1 << 20
 
@@ -39,22 +25,6 @@ REQUEST_TIMEOUT = 300.0
 """Seconds one model request may take in all, first byte to last: a server that trickles a
 byte a second never trips a read timeout, so the whole answer needs a bound of its own. Long
 reasoning replies take a minute or two."""
-
-NOTICE_KEY = "x_toolcall_notice"
-"""A chunk holding this key is a note for the user from the client (a retry after HTTP 429, say),
-not model output: the loop shows it and the parsers never see it."""
-
-
-class ModelError(Exception):
-    """The model could not answer: unreachable, refused the request, or sent garbage.
-
-    `kind` is one of "connection", "timeout", "auth", "not_found", "bad_request",
-    "rate_limit", "server", "protocol", "unsupported", "redirect", "too_large".
-    """
-
-    def __init__(self, message: str, *, kind: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 class Model(Protocol):

@@ -13,26 +13,21 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from toolcall_cli.keys import display_url, key_problem, redact
 from toolcall_cli.models._body import ACCEPT_ENCODING, Deadline, decoded_body, lines_of
-from toolcall_cli.models.base import (
-    MAX_LINE_BYTES,
-    MAX_RESPONSE_BYTES,
-    NOTICE_KEY,
-    REQUEST_TIMEOUT,
-    ModelError,
-    ModelRequest,
-)
+from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT
+from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
+from toolcall_cli.wire.sse import sse_data
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 ERROR_BODY_BYTES = 64 * 1024
 """Most of an error answer read: only its message is shown."""
-DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True)
@@ -322,33 +317,6 @@ def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.
     return response
 
 
-def sse_data(lines: Iterator[str]) -> Iterator[str]:
-    """The `data:` payloads of a server-sent-event stream; multi-line data is joined with \\n.
-
-    Comments (`:`), `event:`/`id:`/`retry:` fields and blank keep-alives are skipped.
-    """
-    buffered: list[str] = []
-    for line in lines:
-        if not line.strip():
-            if buffered:
-                yield "\n".join(buffered)
-                buffered = []
-            continue
-        if line.startswith("data:"):
-            payload = line[5:].removeprefix(" ")
-            # Some servers omit the blank line between events; a complete JSON line stands alone.
-            if buffered and _looks_whole(payload):
-                yield "\n".join(buffered)
-                buffered = []
-            buffered.append(payload)
-    if buffered:
-        yield "\n".join(buffered)
-
-
-def _looks_whole(payload: str) -> bool:
-    return payload == "[DONE]" or (payload.startswith("{") and payload.rstrip().endswith("}"))
-
-
 def loads(text: str | bytes | bytearray) -> Any:
     """json.loads, with JSON nested too deeply for Python's recursion limit as a ValueError."""
     try:
@@ -537,20 +505,6 @@ def connect_message(shown_url: str, error: httpx.ConnectError) -> str:
 
 # --- keys and URLs ----------------------------------------------------------------------------
 
-_SECRET_SHAPES = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{6,}|Bearer\s+[A-Za-z0-9._\-]{6,}|(?<=://)[^/@\s]+:[^/@\s]+(?=@))"
-)
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """The text with the given secrets, and anything shaped like a key or URL credentials,
-    masked."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, "****")
-    return _SECRET_SHAPES.sub("****", text)
-
-
 _UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+")
 
 
@@ -561,93 +515,9 @@ def one_line(text: str) -> str:
     return _UNPRINTABLE.sub(" ", text).strip()
 
 
-def key_problem(key: str) -> str | None:
-    """What stops a key from going in an HTTP header, in words that never quote it."""
-    if not key.strip():
-        return "is blank"
-    if key.endswith(("\n", "\r")):
-        return "ends with a newline"  # `echo key > file` and `$(cat file)` habits
-    unfit = [(index, what) for index, char in enumerate(key) if (what := _unfit(char))]
-    if not unfit:
-        return None
-    index, what = unfit[-1] if unfit[-1][0] == len(key) - 1 else unfit[0]
-    if index == len(key) - 1:
-        return f"ends with {what}"
-    return f"starts with {what}" if index == 0 else f"contains {what}"
-
-
-def _unfit(char: str) -> str | None:
-    names = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a line break"}
-    if char in names:
-        return names[char]
-    if ord(char) < 32 or ord(char) == 127:
-        return "a control character"
-    if ord(char) > 126:
-        return "a non-ASCII character"
-    return None
-
-
 def completions_url(base_url: str) -> httpx.URL:
     """`{base_url}/chat/completions`, appended to the URL's path: a query string (Azure's
     `?api-version=...`) stays a query string."""
     base = httpx.URL(base_url)
     path = base.copy_with(query=None).raw_path.rstrip(b"/") + b"/chat/completions"
     return base.copy_with(raw_path=path + (b"?" + base.query if base.query else b""))
-
-
-def url_origin(url: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) as httpx will connect, or None for a URL no key may go to.
-
-    The host is compared in its ASCII (IDNA) form, without case and without the root's trailing
-    dot (`api.openai.com.` is the same name)."""
-    if "#" in url:
-        return None
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
-        return None
-    if parsed.scheme not in DEFAULT_PORTS or not parsed.raw_host:
-        return None
-    port = parsed.port if parsed.port is not None else DEFAULT_PORTS[parsed.scheme]
-    if not 0 < port < 65536:
-        return None
-    host = parsed.raw_host.decode("ascii", errors="replace").lower().removesuffix(".")
-    return parsed.scheme, host, port
-
-
-_SHOWN_URL_CHARS = 300
-
-
-def display_url(url: str | httpx.URL) -> str:
-    """A URL as it may be shown: rebuilt from its parsed parts, so the host is the one a request
-    would go to; `user:password@` shows as `****@`, every query value and any fragment as
-    `****`. Showing a URL never raises: what httpx cannot read is masked by pattern."""
-    text = url if isinstance(url, str) else str(url)
-    try:
-        parsed = httpx.URL(url)
-        return _cut(_rebuilt(parsed, fragment="#" in text))
-    except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
-        return _cut(_masked_unparsed(text))
-
-
-def _rebuilt(parsed: httpx.URL, *, fragment: bool) -> str:
-    # The ASCII (IDNA) form, as the request uses it: a look-alike Unicode host shows as xn--...
-    host = parsed.raw_host.decode("ascii", errors="replace")
-    host = f"[{host}]" if ":" in host else host
-    default = DEFAULT_PORTS.get(parsed.scheme)
-    port = f":{parsed.port}" if parsed.port not in (None, default) else ""
-    credentials = "****@" if parsed.userinfo else ""
-    path = parsed.copy_with(query=None, fragment=None).raw_path.decode("ascii", errors="replace")
-    params = [f"{name}=****" if value else "****" for name, value in parsed.params.multi_items()]
-    query = "?" + "&".join(params) if parsed.query else ""
-    return f"{parsed.scheme}://{credentials}{host}{port}{path}{query}{'#****' if fragment else ''}"
-
-
-def _masked_unparsed(text: str) -> str:
-    """A URL httpx cannot read, shown without anything that could be credentials."""
-    text = re.sub(r"(?<=://)[^/?#]*@", "****@", text)
-    return re.sub(r"[?#].*", "?****", text, flags=re.DOTALL)
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= _SHOWN_URL_CHARS else text[: _SHOWN_URL_CHARS - 1] + "…"

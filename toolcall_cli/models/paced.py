@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from toolcall_cli.models.base import Model, ModelRequest
+from toolcall_cli.models.base import Model
+from toolcall_cli.wire import ModelRequest
 
 
 class PacedModel:

@@ -13,8 +13,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolcall_cli.models.base import ModelError, ModelRequest
-from toolcall_cli.models.completions import AssistantOutput, WireCall, respond
+from toolcall_cli.models import ModelConfigError
+from toolcall_cli.wire import ModelError, ModelRequest
+from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
 Reply = str | dict[str, Any]
 
@@ -199,3 +200,20 @@ def wire_call(entry: dict[str, Any], default_id: str) -> WireCall:
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
     return WireCall(entry.get("id") or default_id, function["name"], arguments)
+
+
+def load_script(script: Path | None) -> ScriptedModel:
+    """The scripted model for `--script FILE`; a script that cannot be used is a usage error."""
+    if script is None:
+        raise ModelConfigError(
+            "--model scripted needs --script FILE (a JSON list or JSONL of replies)"
+        )
+    try:
+        model = ScriptedModel.from_file(script)
+    except OSError as error:
+        raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
+    except ValueError as error:
+        raise ModelConfigError(f"bad script {script}: {error}") from None
+    if not model.replies:
+        raise ModelConfigError(f"script {script} holds no replies")
+    return model

@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from toolcall_cli.models.completions import AssistantOutput
 from toolcall_cli.offline._model import TEXT_ONLY, FaultBase, FaultContext, asks_in_chinese
 from toolcall_cli.offline._request import UNPARSED_RE, CallFormat, Decision, decode_object
+from toolcall_cli.wire.completions import AssistantOutput
 
 _TOKEN_RE = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|[^"']+|["']""", re.S)
 

@@ -14,8 +14,6 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.models.base import ModelRequest
-from toolcall_cli.models.completions import AssistantOutput, WireCall, respond
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline._answers import ask_for, direct_answer, final_answer, no_currency_tool
 from toolcall_cli.offline._planner import (
@@ -38,6 +36,8 @@ from toolcall_cli.offline._request import (
     read_conversation,
     replies_since_question,
 )
+from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
 _MAX_TURNS = 8
 

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from toolcall_cli.events import ParseError, ParserEvent
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
-from toolcall_cli.models.base import ModelRequest
+from toolcall_cli.wire import ModelRequest
 
 
 @dataclass(frozen=True)

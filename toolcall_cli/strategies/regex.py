@@ -11,11 +11,11 @@ from typing import Any
 
 from toolcall_cli.events import ParserEvent
 from toolcall_cli.messages import Message, ToolSpec
-from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.strategies.base import Reply
 from toolcall_cli.strategies.prompt import system_prompt
 from toolcall_cli.strategies.textcalls import CallTextParser
 from toolcall_cli.strategies.wire import ChunkReader, text_protocol_wire
+from toolcall_cli.wire import ModelRequest
 
 
 class TextReplyParser(ChunkReader):

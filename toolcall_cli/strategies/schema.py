@@ -9,11 +9,11 @@ from typing import Any, Literal
 
 from toolcall_cli.events import ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
-from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.strategies.base import Reply
 from toolcall_cli.strategies.native import NativeCallAssembler
 from toolcall_cli.strategies.repair import JsonProblem, load_json
 from toolcall_cli.strategies.wire import ChunkReader, text_protocol_wire
+from toolcall_cli.wire import ModelRequest
 
 SchemaMode = Literal["tools", "json"]
 

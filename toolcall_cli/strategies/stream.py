@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from toolcall_cli.messages import Message, ToolSpec
-from toolcall_cli.models.base import ModelRequest
 from toolcall_cli.strategies.regex import RegexStrategy, TextReplyParser
 from toolcall_cli.strategies.schema import NativeReplyParser, SchemaStrategy
+from toolcall_cli.wire import ModelRequest
 
 StreamMode = Literal["tags", "native"]
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from toolcall_cli.events import ParserEvent, ReasoningDelta
 from toolcall_cli.messages import Message
-from toolcall_cli.models.base import ModelError
 from toolcall_cli.strategies.prompt import tool_result_block
+from toolcall_cli.wire import ModelError
 
 
 def usage_counts(usage: dict[str, Any]) -> dict[str, int]:

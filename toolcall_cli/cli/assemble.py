@@ -1,0 +1,178 @@
+"""Assembling a session from the options: the config file, the model, the strategy, the tools."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolcall_cli.approval import approver
+from toolcall_cli.cli.entry import fail, warn
+from toolcall_cli.cli.models import ModelChoice, check_base_url, get_model
+from toolcall_cli.cli.options import DEFAULT_LIMITS, LIMIT_FIELDS, SessionOptions
+from toolcall_cli.config import (
+    ConfigError,
+    FileConfig,
+    config_path,
+    load_config,
+    resolve,
+    resolve_limits,
+)
+from toolcall_cli.loop import Limits
+from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
+from toolcall_cli.models.base import Model
+from toolcall_cli.models.paced import PacedModel
+from toolcall_cli.render import RenderMode
+from toolcall_cli.session import Session
+from toolcall_cli.strategies import UnknownStrategy, get_strategy
+from toolcall_cli.strategies.base import Strategy
+from toolcall_cli.tools.loader import load_tools, tool_dirs
+from toolcall_cli.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    pass
+
+
+def file_config() -> FileConfig:
+    try:
+        return load_config(config_path())
+    except ConfigError as error:
+        fail(str(error))
+
+
+def session_limits(options: SessionOptions, config: FileConfig) -> Limits:
+    """Flags > the config file's [limits] > Limits' defaults."""
+    try:
+        chosen, _ = resolve_limits(options.limit_flags(), config)
+    except ConfigError as error:
+        fail(str(error))
+    return limits_with(chosen)
+
+
+def limits_with(chosen: Mapping[str, int | float]) -> Limits:
+    """Limits with the given `[limits]` keys' values; the rest keep their defaults."""
+    fields: dict[str, Any] = {LIMIT_FIELDS[key]: value for key, value in chosen.items()}
+    return dataclasses.replace(DEFAULT_LIMITS, **fields)
+
+
+def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegistry:
+    dirs = tool_dirs(list(extra), include_bundled=not no_default_tools, cwd=Path.cwd())
+    loaded = load_tools(dirs, explicit=list(extra))
+    for problem in loaded.problems:
+        warn(problem)
+    return loaded.registry
+
+
+def model_choice(
+    options: SessionOptions, config: FileConfig | None = None, limits: Limits = DEFAULT_LIMITS
+) -> tuple[ModelChoice, str]:
+    """The model to build and the strategy name, after flags > environment > config > defaults."""
+    try:
+        resolved = resolve(
+            flags={
+                "model": options.model,
+                "profile": options.profile,
+                "base_url": options.base_url,
+                "api_key": options.api_key,
+                "strategy": options.strategy.value if options.strategy else None,
+            },
+            config=config if config is not None else file_config(),
+        )
+    except ConfigError as error:
+        fail(str(error))
+    if options.script and resolved.model != "scripted":
+        fail(f"--script is for --model scripted (the model is {resolved.model})")
+    if resolved.base_url and resolved.model in LOCAL_MODELS:
+        check_endpoint_has_a_model(resolved.sources)
+    elif resolved.base_url:
+        try:
+            where = base_url_setting(resolved.sources.get("base_url", ""))
+            check_base_url(resolved.base_url, where)
+        except ModelConfigError as error:
+            fail(str(error))
+    choice = ModelChoice(
+        name=resolved.model,
+        seed=options.seed,
+        script=options.script,
+        base_url=resolved.base_url,
+        api_key=resolved.api_key,
+        connect_timeout=options.connect_timeout,
+        read_timeout=options.read_timeout,
+        max_response_bytes=limits.max_response_bytes,
+        max_line_bytes=limits.max_line_bytes,
+        request_timeout=limits.request_timeout,
+        key_note=resolved.key_note,
+        faults=options.faults,
+        fault_rate=options.fault_rate,
+    )
+    return choice, resolved.strategy
+
+
+def base_url_setting(source: str) -> str:
+    """How a user would name the setting the base URL came from."""
+    if source.startswith("env "):
+        return "$" + source.removeprefix("env ")
+    if source.startswith("profile "):
+        return f"profile {source.removeprefix('profile ')!r}'s base_url"
+    return "base_url in the config file" if source == "config" else "--base-url"
+
+
+def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
+    """An endpoint the user named, with a local model: the model name was forgotten. (A
+    profile's URL or $OPENAI_BASE_URL with an offline run is not a mistake: both are commonly
+    set while the demo model is used.)"""
+    if sources.get("base_url") == "flag":
+        fail("--base-url needs --model NAME: the model's name at that endpoint")
+    if sources.get("base_url") == "config" and sources.get("model") == "default":
+        fail(
+            'the config file\'s [defaults] base_url needs --model NAME (or model = "NAME" in '
+            "[defaults]): the model's name at that endpoint"
+        )
+
+
+def pick_strategy(name: str, options: SessionOptions) -> Strategy:
+    try:
+        return get_strategy(
+            name, schema_mode=options.schema_mode.value, stream_mode=options.stream_mode.value
+        )
+    except UnknownStrategy as error:
+        fail(str(error))
+
+
+def make_model(choice: ModelChoice, pace: float) -> Model:
+    """The model a choice names; local models' streams are paced for the live view."""
+    model = get_model(choice)
+    if pace > 0 and choice.name in LOCAL_MODELS:
+        return PacedModel(model, pace)
+    return model
+
+
+def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
+    """The session, and the model choice it was built from (chat's /model starts from it)."""
+    config = file_config()
+    limits = session_limits(options, config)
+    choice, strategy_name = model_choice(options, config, limits)
+    try:
+        model = make_model(choice, options.pace)
+    except ModelConfigError as error:
+        fail(str(error))
+    session = Session(
+        model=model,
+        strategy=pick_strategy(strategy_name, options),
+        registry=load_registry(options.tools, options.no_default_tools),
+        limits=limits,
+        approve=approver(options.yes),
+    )
+    return session, choice
+
+
+def output_mode(quiet: bool, as_json: bool) -> RenderMode:
+    if quiet and as_json:
+        fail("--quiet and --json cannot be used together")
+    if as_json:
+        return "json"
+    if quiet:
+        return "quiet"
+    return "live" if sys.stdout.isatty() else "plain"

@@ -1,0 +1,366 @@
+"""The commands: run, chat, tools, prompt, parse, faults, config."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from toolcall_cli import strictjson
+from toolcall_cli.cli.assemble import (
+    build_session,
+    limits_with,
+    load_registry,
+    make_model,
+    model_choice,
+    output_mode,
+    pick_strategy,
+)
+from toolcall_cli.cli.entry import app, config_app, fail
+from toolcall_cli.cli.options import (
+    LIMIT_FIELDS,
+    ApiKeyOpt,
+    BaseUrlOpt,
+    ConnectTimeoutOpt,
+    FailedRoundsOpt,
+    FaultRateOpt,
+    FaultsOpt,
+    HistoryRoundsOpt,
+    JsonOpt,
+    LineBytesOpt,
+    MaxIterOpt,
+    ModelOpt,
+    NoDefaultToolsOpt,
+    PaceOpt,
+    ProfileOpt,
+    QuietOpt,
+    ReadTimeoutOpt,
+    ReplyCharsOpt,
+    RequestTimeoutOpt,
+    ResponseBytesOpt,
+    ResultCharsOpt,
+    RunTimeoutOpt,
+    SchemaMode,
+    SchemaModeOpt,
+    ScriptOpt,
+    SeedOpt,
+    SessionOptions,
+    ShowRequestOpt,
+    StrategyName,
+    StrategyOpt,
+    StreamMode,
+    StreamModeOpt,
+    ToolsOpt,
+    ToolTimeoutOpt,
+    TraceOpt,
+    YesOpt,
+)
+from toolcall_cli.cli.running import pipe_console, render_run
+from toolcall_cli.config import (
+    ConfigError,
+    config_path,
+    load_config,
+    mask,
+    resolve,
+    resolve_limits,
+)
+from toolcall_cli.models.base import Model
+from toolcall_cli.private_files import PathProblem
+
+if TYPE_CHECKING:
+    pass
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+@app.command()
+def run(
+    question: Annotated[str, typer.Argument(help="The question to answer.")],
+    strategy: StrategyOpt = None,
+    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    stream_mode: StreamModeOpt = StreamMode.tags,
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    read_timeout: ReadTimeoutOpt = 120.0,
+    script: ScriptOpt = None,
+    seed: SeedOpt = 0,
+    faults: FaultsOpt = None,
+    fault_rate: FaultRateOpt = 1.0,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+    max_iterations: MaxIterOpt = None,
+    tool_timeout: ToolTimeoutOpt = None,
+    run_timeout: RunTimeoutOpt = None,
+    max_result_chars: ResultCharsOpt = None,
+    history_rounds: HistoryRoundsOpt = None,
+    max_failed_rounds: FailedRoundsOpt = None,
+    max_reply_chars: ReplyCharsOpt = None,
+    max_response_bytes: ResponseBytesOpt = None,
+    max_line_bytes: LineBytesOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
+    yes: YesOpt = False,
+    trace: TraceOpt = None,
+    show_request: ShowRequestOpt = False,
+    pace: PaceOpt = None,
+) -> None:
+    """Answer one question, showing every iteration of the tool-use loop."""
+    if not question.strip():
+        fail("the question is empty")
+    mode = output_mode(quiet, as_json)
+    session, _ = build_session(SessionOptions.from_flags(locals(), mode=mode))
+    try:
+        code = render_run(session.ask(question), mode, trace, session.approve, show_request)
+    finally:
+        session.close()
+    raise typer.Exit(code)
+
+
+@app.command()
+def chat(
+    strategy: StrategyOpt = None,
+    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    stream_mode: StreamModeOpt = StreamMode.tags,
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    read_timeout: ReadTimeoutOpt = 120.0,
+    script: ScriptOpt = None,
+    seed: SeedOpt = 0,
+    faults: FaultsOpt = None,
+    fault_rate: FaultRateOpt = 1.0,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+    max_iterations: MaxIterOpt = None,
+    tool_timeout: ToolTimeoutOpt = None,
+    run_timeout: RunTimeoutOpt = None,
+    max_result_chars: ResultCharsOpt = None,
+    history_rounds: HistoryRoundsOpt = None,
+    max_failed_rounds: FailedRoundsOpt = None,
+    max_reply_chars: ReplyCharsOpt = None,
+    max_response_bytes: ResponseBytesOpt = None,
+    max_line_bytes: LineBytesOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    yes: YesOpt = False,
+    pace: PaceOpt = None,
+    history_file: Annotated[
+        Path | None, typer.Option("--history-file", help="Where the input history is kept.")
+    ] = None,
+) -> None:
+    """A conversation that keeps its memory between questions (/help for commands)."""
+    from toolcall_cli.repl import Repl, default_history_file
+
+    mode = "live" if sys.stdout.isatty() else "plain"
+    options = SessionOptions.from_flags(locals(), mode=mode)
+    session, choice = build_session(options)
+
+    def switch_model(name: str) -> Model:
+        return make_model(dataclasses.replace(choice, name=name), options.pace)
+
+    try:
+        # The history file is checked here, so a path that cannot work stops the chat unstarted.
+        repl = Repl(
+            session, history_file=history_file or default_history_file(), make_model=switch_model
+        )
+        code = repl.loop()
+    except PathProblem as error:
+        fail(str(error))
+    finally:
+        session.close()
+    raise typer.Exit(code)
+
+
+@app.command("tools")
+def tools_command(
+    name: Annotated[str | None, typer.Argument(help="Show this tool's JSON Schema.")] = None,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+) -> None:
+    """List the loaded tools and their source files, or print one tool's JSON Schema."""
+    registry = load_registry(tuple(tools or ()), no_default_tools)
+    if name is not None:
+        found = registry.get(name)
+        if found is None:
+            available = ", ".join(registry.names()) or "none"
+            fail(f"no tool named {name!r}; loaded tools: {available}")
+        typer.echo(strictjson.dumps(found.spec.to_openai()["function"], indent=2))
+        return
+    from toolcall_cli.render.tables import print_tool_table
+
+    print_tool_table(list(registry), pipe_console())
+
+
+@app.command()
+def prompt(
+    question: Annotated[str, typer.Argument(help="The question the request would carry.")],
+    strategy: StrategyOpt = None,
+    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    stream_mode: StreamModeOpt = StreamMode.tags,
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+) -> None:
+    """Print the exact first request the model would receive, as JSON."""
+    from toolcall_cli.messages import user
+
+    options = SessionOptions(strategy, schema_mode, stream_mode, model, profile)
+    choice, strategy_name = model_choice(options)
+    registry = load_registry(tuple(tools or ()), no_default_tools)
+    request = pick_strategy(strategy_name, options).build_request(
+        [user(question)], registry.specs(), choice.name
+    )
+    typer.echo(strictjson.dumps(request.body, indent=2))
+
+
+@app.command()
+def parse(
+    file: Annotated[
+        Path | None, typer.Argument(help="A file holding the raw model output; stdin when absent.")
+    ] = None,
+    strategy: Annotated[
+        StrategyName,
+        typer.Option(
+            "--strategy",
+            "-s",
+            help="regex: tagged text at once; stream: in chunks; schema: a native assistant "
+            "message (or chat.completion) as JSON.",
+        ),
+    ] = StrategyName.regex,
+    chunk: Annotated[
+        int | None, typer.Option("--chunk", min=1, help="stream: feed N characters at a time.")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="stream: feed chunks of seeded random sizes.")
+    ] = None,
+    sse: Annotated[bool, typer.Option("--sse", help="The input is an OpenAI SSE stream.")] = False,
+) -> None:
+    """Show what the parser makes of a model's raw output, as one JSON object.
+
+    The input, a FILE or stdin alike, must be UTF-8: a byte that is not is a usage error
+    naming its byte offset (nothing is guessed or replaced).
+    """
+    from toolcall_cli.parsing import SseInputError, parse_message, parse_output, parse_sse
+
+    if strategy is not StrategyName.stream and (chunk or seed is not None):
+        fail("--chunk and --seed feed the input in pieces: use them with --strategy stream")
+    text = read_input(file)
+    if sse or strategy is StrategyName.schema:
+        try:
+            result = parse_sse(text) if sse else parse_message(text)
+        except SseInputError as error:
+            fail(str(error))
+    else:
+        if strategy is StrategyName.stream and chunk is None and seed is None:
+            chunk = 1
+        result = parse_output(text, chunk=chunk, seed=seed)
+    typer.echo(strictjson.dumps(result, indent=2))
+
+
+def read_input(file: Path | None) -> str:
+    """The raw output as text, by one rule for a file and for stdin: strict UTF-8. A decoder
+    that replaced bad bytes would hand the parser text the model never sent."""
+    name = str(file) if file else "stdin"
+    try:
+        data = file.read_bytes() if file else stdin_bytes()
+    except OSError as error:
+        fail(f"cannot read {name}: {error.strerror or error}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        fail(
+            f"{name} is not valid UTF-8: a bad byte (0x{data[error.start]:02x}) "
+            f"at byte offset {error.start}"
+        )
+    # As text-mode reading did before: \r\n and a lone \r end a line as \n does.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def stdin_bytes() -> bytes:
+    if sys.stdin is None:
+        fail("stdin is closed: give a FILE, or pipe the model's output in")
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        data: bytes = buffer.read()
+        return data
+    # A text stream without bytes beneath (some embedders): undo its decoding, bad bytes kept.
+    return sys.stdin.read().encode("utf-8", "surrogateescape")
+
+
+@app.command("faults")
+def faults_command() -> None:
+    """List the kinds of misbehaviour the offline model can inject (for --faults)."""
+    from toolcall_cli.offline import FAULT_KINDS
+
+    width = max(len(name) for name in FAULT_KINDS)
+    for name, description in FAULT_KINDS.items():
+        typer.echo(f"{name:<{width}}  {description}")
+
+
+@config_app.command("path")
+def config_path_command() -> None:
+    """Print where the config file is (it need not exist)."""
+    typer.echo(str(config_path()))
+
+
+@config_app.command("show")
+def config_show(
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    strategy: StrategyOpt = None,
+) -> None:
+    """Show the settings a run would use and where each came from. Keys are masked."""
+    from toolcall_cli.keys import display_url
+
+    path = config_path()
+    try:
+        config = load_config(path)
+        _, limit_sources = resolve_limits({}, config)
+        resolved = resolve(
+            flags={
+                "model": model,
+                "profile": profile,
+                "base_url": base_url,
+                "api_key": api_key,
+                "strategy": strategy.value if strategy else None,
+            },
+            config=config,
+        )
+    except ConfigError as error:
+        fail(str(error))
+    typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
+    rows = [
+        ("profile", resolved.profile),
+        ("model", resolved.model),
+        ("strategy", resolved.strategy),
+        ("base_url", display_url(resolved.base_url) if resolved.base_url else None),
+        ("api_key", mask(resolved.api_key)),
+    ]
+    for key, value in rows:
+        source = resolved.sources.get(key, "-")
+        typer.echo(f"{key:<9} {value if value is not None else '(not set)'}  [{source}]")
+    if resolved.key_note:
+        typer.echo(f"          (no key sent: {resolved.key_note})")
+    typer.echo("limits:")
+    limits = limits_with(config.limits)
+    width = max(map(len, LIMIT_FIELDS))
+    for key, name in LIMIT_FIELDS.items():
+        value = getattr(limits, name)
+        shown = "(none)" if value is None else f"{value:g}" if isinstance(value, float) else value
+        typer.echo(f"  {key:<{width}} {shown}  [{limit_sources[key]}]")
+    from toolcall_cli.config import BUILTIN_PROFILES
+
+    names = sorted({*BUILTIN_PROFILES, *config.profiles})
+    typer.echo(f"profiles: {', '.join(names)}")

@@ -1,0 +1,172 @@
+"""The typer app, exit codes, and how `main` turns every way a command ends into one of them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+try:  # typer >= 0.26 vendors click and raises its own copies of click's exceptions
+    from typer._click import exceptions as click_exceptions
+    from typer._click.core import Context as ClickContext
+except ImportError:  # pragma: no cover - older typer uses the click package
+    from click import Context as ClickContext  # type: ignore[import-not-found, no-redef, assignment, unused-ignore]
+    from click import exceptions as click_exceptions  # type: ignore[import-not-found, no-redef, unused-ignore]
+
+
+if TYPE_CHECKING:
+    pass
+
+
+EXIT_ANSWERED = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_LIMIT = 3
+EXIT_INTERRUPTED = 130
+EXIT_OUTPUT_CLOSED = 141
+"""The reader of stdout left early (`| head -1`): 128 + SIGPIPE, what the shell reports for
+any program cut off that way. Not 0: a run cut short has not answered."""
+
+EXIT_BY_STOP = {
+    "answered": EXIT_ANSWERED,
+    "input_rejected": EXIT_USAGE,
+    "limit": EXIT_LIMIT,
+    "model_failed": EXIT_FAILURE,
+    "interrupted": EXIT_INTERRUPTED,
+}
+
+
+class OutputClosed(Exception):
+    """stdout's reader went away. Deliberately not an OSError: typer's own handler would turn a
+    broken pipe into exit 1 before main() could see it."""
+
+
+class ToolcallGroup(TyperGroup):
+    """The command group; a broken pipe anywhere in parsing (help, --version) or in a command
+    reaches main() as OutputClosed."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: ClickContext | None = None,
+        **extra: Any,
+    ) -> ClickContext:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError as error:
+            raise OutputClosed from error
+
+    def invoke(self, ctx: ClickContext) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as error:
+            raise OutputClosed from error
+
+
+app = typer.Typer(
+    cls=ToolcallGroup,
+    name="toolcall",
+    help="Watch LLM tool use (function calling) work, step by step.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+config_app = typer.Typer(
+    help="Where the config file is, and what it resolves to.", no_args_is_help=True
+)
+
+
+def show_version(value: bool) -> None:
+    if value:
+        from toolcall_cli import __version__
+
+        typer.echo(f"toolcall {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def toolcall_app(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=show_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Watch LLM tool use (function calling) work, step by step."""
+
+
+app.add_typer(config_app, name="config")
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    typer.echo(f"toolcall: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    typer.echo(f"toolcall: warning: {message}", err=True)
+
+
+def silence_output() -> None:
+    """Point stdout and stderr at devnull, so what is still buffered for a pipe nobody reads
+    cannot fail again in the interpreter's final flush ("Exception ignored ...")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        # A stream without a descriptor has nothing to flush to a pipe.
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+
+
+def main() -> None:
+    """Entry point: usage errors become one line and exit code 2, never a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal or pipe that cannot show some characters (PYTHONIOENCODING=ascii) gets
+        # replacement marks instead of a crash.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+    try:
+        code = run_app()
+        # A reader that left shows here at the latest, not in the interpreter's last flush.
+        sys.stdout.flush()
+    except (OutputClosed, BrokenPipeError):
+        # The reader went away (`toolcall run ... | head -1`), perhaps while an error line was
+        # being written: not an error worth a word.
+        silence_output()
+        code = EXIT_OUTPUT_CLOSED
+    sys.exit(code)
+
+
+def run_app() -> int:
+    """The app's exit code, with every way out of it turned into one."""
+    try:
+        code = app(standalone_mode=False)
+    except click_exceptions.UsageError as error:
+        if "NoArgsIsHelp" in type(error).__name__:  # `toolcall` alone: its help, not an error
+            typer.echo(error.ctx.get_help() if error.ctx else error.format_message())
+            return 0
+        hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
+        typer.echo(f"toolcall: error: {error.format_message()}{hint}", err=True)
+        return EXIT_USAGE
+    except typer.Exit as done:
+        return done.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("toolcall: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except (OutputClosed, BrokenPipeError):
+        raise
+    except Exception as error:  # a bug: say so in one line; TOOLCALL_DEBUG=1 shows the traceback
+        if os.environ.get("TOOLCALL_DEBUG"):
+            raise
+        typer.echo(
+            f"toolcall: internal error: {type(error).__name__}: {error} "
+            "(a bug in toolcall; TOOLCALL_DEBUG=1 shows the traceback)",
+            err=True,
+        )
+        return EXIT_FAILURE
+    return code if isinstance(code, int) else 0

@@ -1,0 +1,86 @@
+"""Which model a run gets: the offline model, a scripted one, or an OpenAI-compatible endpoint,
+from the settings the flags, environment and config file resolved to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolcall_cli.keys import base_url_problem, display_url, key_problem
+from toolcall_cli.models import ModelConfigError
+from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT, Model
+from toolcall_cli.models.scripted import load_script
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    name: str = "offline"
+    seed: int = 0
+    script: Path | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    max_retries: int = 2
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    max_line_bytes: int = MAX_LINE_BYTES
+    request_timeout: float = REQUEST_TIMEOUT
+    key_note: str | None = None
+    """Why a key variable that is set is not sent to this endpoint (see config.resolve)."""
+    faults: tuple[str, ...] = ()
+    """Offline model only: the kinds of misbehaviour to inject (see `toolcall faults`)."""
+    fault_rate: float = 1.0
+
+    def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
+        shown = None
+        if self.base_url is not None:
+            shown = display_url(self.base_url)
+        return f"ModelChoice(name={self.name!r}, base_url={shown!r})"
+
+
+def get_model(choice: ModelChoice) -> Model:
+    if choice.faults and choice.name != "offline":
+        raise ModelConfigError("--faults works with the offline model only (--model offline)")
+    if choice.name == "offline":
+        from toolcall_cli.offline import OfflineModel, UnknownFault, make_faults
+
+        try:
+            faults = make_faults(choice.faults, rate=choice.fault_rate)
+        except (UnknownFault, ValueError) as error:
+            raise ModelConfigError(str(error)) from None
+        return OfflineModel(seed=choice.seed, faults=faults)
+    if choice.name == "scripted":
+        return load_script(choice.script)
+    if not choice.base_url:
+        raise ModelConfigError(
+            f"model {choice.name!r} needs an endpoint: give --base-url URL or --profile NAME "
+            "(or use --model offline)"
+        )
+    from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
+
+    check_base_url(choice.base_url)
+    problem = key_problem(choice.api_key) if choice.api_key else None
+    if problem:
+        raise ModelConfigError(f"the API key {problem}")
+    return OpenAICompatModel(
+        Endpoint(
+            base_url=choice.base_url,
+            model=choice.name,
+            api_key=choice.api_key,
+            connect_timeout=choice.connect_timeout,
+            read_timeout=choice.read_timeout,
+            max_retries=choice.max_retries,
+            max_response_bytes=choice.max_response_bytes,
+            max_line_bytes=choice.max_line_bytes,
+            request_timeout=choice.request_timeout,
+            key_note=choice.key_note,
+        )
+    )
+
+
+def check_base_url(url: str, where: str = "--base-url") -> None:
+    """A base URL that cannot be used is a usage error, not a connection failure. `where` names
+    the setting it came from (the flag, $OPENAI_BASE_URL, a profile, the config file)."""
+    problem = base_url_problem(url)
+    if problem:
+        raise ModelConfigError(f"{where} {display_url(url)!r} {problem}")

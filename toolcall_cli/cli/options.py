@@ -1,0 +1,272 @@
+"""The flags `run` and `chat` share, and the options a session is assembled from."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from toolcall_cli.config import (
+    LIMIT_SETTINGS,
+)
+from toolcall_cli.loop import Limits
+
+if TYPE_CHECKING:
+    pass
+
+
+class StrategyName(str, Enum):
+    regex = "regex"
+    schema = "schema"
+    stream = "stream"
+
+
+class SchemaMode(str, Enum):
+    tools = "tools"
+    json = "json"
+
+
+class StreamMode(str, Enum):
+    tags = "tags"
+    native = "native"
+
+
+# --- shared options ---------------------------------------------------------------------------
+
+StrategyOpt = Annotated[
+    StrategyName | None,
+    typer.Option(
+        "--strategy", "-s", help="How tools go on the wire: regex (default), schema, stream."
+    ),
+]
+SchemaModeOpt = Annotated[
+    SchemaMode,
+    typer.Option("--schema-mode", help="schema: native `tools`, or `json` structured output."),
+]
+StreamModeOpt = Annotated[
+    StreamMode,
+    typer.Option("--stream-mode", help="stream: tagged text, or native tool_calls deltas."),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "-m", help="offline (default), scripted, or a model name at --base-url."
+    ),
+]
+ProfileOpt = Annotated[
+    str | None,
+    typer.Option("--profile", "-p", help="A named endpoint: openai, deepseek, qwen, ollama, ..."),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"
+    ),
+]
+ApiKeyOpt = Annotated[
+    str | None, typer.Option("--api-key", help="API key (better: the profile's key variable).")
+]
+ConnectTimeoutOpt = Annotated[
+    float, typer.Option("--connect-timeout", min=0.1, help="Seconds to wait for a connection.")
+]
+ReadTimeoutOpt = Annotated[
+    float, typer.Option("--read-timeout", min=0.1, help="Seconds to wait for the model to answer.")
+]
+ScriptOpt = Annotated[
+    Path | None, typer.Option("--script", help="Replies for --model scripted (JSON list or JSONL).")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for the offline model.")]
+FaultsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--faults", help="Make the offline model misbehave: KIND[,KIND...] (toolcall faults)."
+    ),
+]
+FaultRateOpt = Annotated[
+    float,
+    typer.Option(
+        "--fault-rate", min=0.0, max=1.0, help="Chance a fault fires where it can (0..1)."
+    ),
+]
+ToolsOpt = Annotated[
+    list[Path] | None, typer.Option("--tools", help="Another tools.d directory (repeatable).")
+]
+NoDefaultToolsOpt = Annotated[
+    bool, typer.Option("--no-default-tools", help="Leave the bundled tools out.")
+]
+DEFAULT_LIMITS = Limits()
+"""Where the limit flags' defaults come from, so the loop's defaults are written once. The flags
+themselves default to None, so that a flag not given lets the config file's [limits] speak."""
+
+
+def limit_minimum(key: str) -> float:
+    return LIMIT_SETTINGS[key].minimum
+
+
+MaxIterOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-iterations",
+        min=int(limit_minimum("max_iterations")),
+        help=f"Stop after this many model requests (default {DEFAULT_LIMITS.max_iterations}).",
+    ),
+]
+ToolTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--tool-timeout",
+        min=limit_minimum("tool_timeout"),
+        help=f"Default per-tool timeout in seconds (default {DEFAULT_LIMITS.tool_timeout:g}).",
+    ),
+]
+RunTimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--timeout", min=limit_minimum("timeout"), help="Seconds for the whole run."),
+]
+ResultCharsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-result-chars",
+        min=int(limit_minimum("max_result_chars")),
+        help="Cut longer tool results before feeding back "
+        f"(default {DEFAULT_LIMITS.max_result_chars:,}).",
+    ),
+]
+FailedRoundsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-failed-rounds",
+        min=int(limit_minimum("max_failed_rounds")),
+        help="Rounds in a row without progress before the model must answer without tools "
+        f"(default {DEFAULT_LIMITS.max_failed_rounds}).",
+    ),
+]
+HistoryRoundsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--history-rounds",
+        min=int(limit_minimum("history_rounds")),
+        help="Tool rounds sent in full; older ones are summarised "
+        f"(default {DEFAULT_LIMITS.history_rounds}).",
+    ),
+]
+ReplyCharsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-reply-chars",
+        min=int(limit_minimum("max_reply_chars")),
+        help="Stop a reply (text, reasoning and call arguments) longer than this "
+        f"(default {DEFAULT_LIMITS.max_reply_chars:,}).",
+    ),
+]
+ResponseBytesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-response-bytes",
+        min=int(limit_minimum("max_response_bytes")),
+        help="Stop an HTTP answer larger than this after decompression "
+        f"(default {DEFAULT_LIMITS.max_response_bytes:,}).",
+    ),
+]
+LineBytesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-line-bytes",
+        min=int(limit_minimum("max_line_bytes")),
+        help=f"Stop a streamed line longer than this (default {DEFAULT_LIMITS.max_line_bytes:,}).",
+    ),
+]
+RequestTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--request-timeout",
+        min=limit_minimum("request_timeout"),
+        help="Seconds one model request may take in all, however the server trickles "
+        f"(default {DEFAULT_LIMITS.request_timeout:g}).",
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run dangerous tools without asking.")]
+PaceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--pace",
+        min=0.0,
+        help="Seconds between streamed chunks of the offline/scripted model "
+        "(default: 0.02 in the live view, else 0).",
+    ),
+]
+ShowRequestOpt = Annotated[
+    bool, typer.Option("--show-request", help="Show each request body as sent (live view).")
+]
+TraceOpt = Annotated[
+    Path | None, typer.Option("--trace", help="Also write every event as JSON lines to this file.")
+]
+
+
+LIMIT_FIELDS = {key: "run_timeout" if key == "timeout" else key for key in LIMIT_SETTINGS}
+"""Each `[limits]` key's field in Limits and SessionOptions (`--timeout` is run_timeout)."""
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    strategy: StrategyName | None = None
+    schema_mode: SchemaMode = SchemaMode.tools
+    stream_mode: StreamMode = StreamMode.tags
+    model: str | None = None
+    profile: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    script: Path | None = None
+    seed: int = 0
+    tools: tuple[Path, ...] = ()
+    no_default_tools: bool = False
+    yes: bool = False
+    # Limits: None means the flag was not given (the config file or Limits decides).
+    max_iterations: int | None = None
+    tool_timeout: float | None = None
+    run_timeout: float | None = None
+    max_result_chars: int | None = None
+    history_rounds: int | None = None
+    max_failed_rounds: int | None = None
+    max_reply_chars: int | None = None
+    max_response_bytes: int | None = None
+    max_line_bytes: int | None = None
+    request_timeout: float | None = None
+    pace: float = 0.0
+    faults: tuple[str, ...] = ()
+    fault_rate: float = 1.0
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any], *, mode: str) -> SessionOptions:
+        """The session options among a command's flags (its `locals()`), normalised."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        chosen = {key: value for key, value in flags.items() if key in names}
+        chosen["tools"] = tuple(flags.get("tools") or ())
+        chosen["faults"] = fault_names(flags.get("faults"))
+        chosen["pace"] = pace_for(flags.get("pace"), mode)
+        return cls(**chosen)
+
+    def limit_flags(self) -> dict[str, Any]:
+        """The limit flags by `[limits]` key; None where not given."""
+        return {key: getattr(self, name) for key, name in LIMIT_FIELDS.items()}
+
+
+def pace_for(pace: float | None, mode: str) -> float:
+    """Streamed replies of the local models are spaced out only where someone is watching
+    (the pause applies to streaming requests only)."""
+    if pace is not None:
+        return pace
+    return 0.02 if mode == "live" else 0.0
+
+
+def fault_names(faults: str | None) -> tuple[str, ...]:
+    return tuple(name.strip() for name in (faults or "").split(",") if name.strip())

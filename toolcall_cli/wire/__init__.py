@@ -1,0 +1,43 @@
+"""The wire types every layer shares: a chat-completions request as it goes out, a model that
+could not answer, and the key that marks a client's note in a stream of chunks.
+
+They sit below strategies, models and the offline model, so those never import each other for
+them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request, exactly as it goes on the wire.
+
+    `body` is an OpenAI chat-completions request body: `model`, `messages`, and where the
+    strategy uses them `tools`, `tool_choice`, `response_format` and `stream`.
+    """
+
+    body: dict[str, Any]
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self.body.get("stream"))
+
+
+NOTICE_KEY = "x_toolcall_notice"
+"""A chunk holding this key is a note for the user from the client (a retry after HTTP 429, say),
+not model output: the loop shows it and the parsers never see it."""
+
+
+class ModelError(Exception):
+    """The model could not answer: unreachable, refused the request, or sent garbage.
+
+    `kind` is one of "connection", "timeout", "auth", "not_found", "bad_request",
+    "rate_limit", "server", "protocol", "unsupported", "redirect", "too_large".
+    """
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
