@@ -45,7 +45,7 @@ from toolcall_cli.models.base import (
     Model,
 )
 from toolcall_cli.strategies.base import Reply, Strategy
-from toolcall_cli.strategies.wire import reply_chars
+from toolcall_cli.strategies.replies import reply_chars
 from toolcall_cli.tools.executor import execute
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ModelError

@@ -17,12 +17,12 @@ def get_strategy(name: str, *, schema_mode: str = "tools", stream_mode: str = "t
     `schema_mode` is "tools" (native function calling) or "json" (structured output);
     `stream_mode` is "tags" (text protocol) or "native" (tool_calls deltas).
     """
-    from toolcall_cli.strategies.regex import RegexStrategy
     from toolcall_cli.strategies.schema import SchemaStrategy
     from toolcall_cli.strategies.stream import StreamStrategy
+    from toolcall_cli.strategies.text_protocol import TextProtocolStrategy
 
     if name == "regex":
-        return RegexStrategy()
+        return TextProtocolStrategy()
     if name == "stream" and stream_mode in ("tags", "native"):
         return StreamStrategy("native" if stream_mode == "native" else "tags")
     if name == "schema" and schema_mode in ("tools", "json"):

@@ -1,4 +1,5 @@
-"""The regex strategy's system prompt: tools, when to call them, and the exact call format."""
+"""The text protocol's system prompt (--strategy regex): tools, when to call them, and the exact
+call format."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def example_call(specs: Sequence[ToolSpec]) -> str:
 
 
 def system_prompt(specs: Sequence[ToolSpec]) -> str:
-    """The whole system prompt for the regex and stream strategies."""
+    """The whole system prompt of the text protocol (the regex and stream strategies)."""
     tools = "\n\n".join(describe_tool(s) for s in specs) if specs else "(no tools are available)"
     return "\n\n".join(
         [_INTRO, "# Tools\n\n" + tools, _WHEN, _FORMAT.format(example=example_call(specs))]

@@ -12,7 +12,7 @@ from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.strategies.base import Reply
 from toolcall_cli.strategies.native import NativeCallAssembler
 from toolcall_cli.strategies.repair import JsonProblem, load_json
-from toolcall_cli.strategies.wire import ChunkReader, text_protocol_wire
+from toolcall_cli.strategies.replies import ChunkReader, text_protocol_wire
 from toolcall_cli.wire import ModelRequest
 
 SchemaMode = Literal["tools", "json"]

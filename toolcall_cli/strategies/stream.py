@@ -1,7 +1,7 @@
 """The stream strategy: the reply is parsed while tokens arrive, and each tool starts as soon as
 its call is complete, while the model is still writing.
 
-Two wire variants: `tags` (the regex strategy's text protocol, parsed incrementally) and
+Two wire variants: `tags` (the text protocol, parsed incrementally) and
 `native` (OpenAI `tool_calls` deltas assembled by index).
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from toolcall_cli.messages import Message, ToolSpec
-from toolcall_cli.strategies.regex import RegexStrategy, TextReplyParser
 from toolcall_cli.strategies.schema import NativeReplyParser, SchemaStrategy
+from toolcall_cli.strategies.text_protocol import TextProtocolStrategy, TextReplyParser
 from toolcall_cli.wire import ModelRequest
 
 StreamMode = Literal["tags", "native"]
@@ -24,8 +24,8 @@ class StreamStrategy:
 
     def __init__(self, mode: StreamMode = "tags") -> None:
         self.mode = mode
-        self._base: RegexStrategy | SchemaStrategy = (
-            SchemaStrategy("tools") if mode == "native" else RegexStrategy()
+        self._base: TextProtocolStrategy | SchemaStrategy = (
+            SchemaStrategy("tools") if mode == "native" else TextProtocolStrategy()
         )
 
     def build_request(

@@ -1,4 +1,6 @@
-"""The regex strategy: tools described in the system prompt, calls come back as tagged text.
+"""The text protocol (`--strategy regex`): tools are described in the system prompt, and calls
+come back as tagged text, `<tool_call>{json}</tool_call>`, read by a JSON-aware scanner (not a
+regular expression; the flag keeps the name the interview question gives it).
 
 The reply is parsed once it has fully arrived. The stream strategy uses the same parser core
 (textcalls.CallTextParser) incrementally, so the two always agree on what a reply contains.
@@ -13,8 +15,8 @@ from toolcall_cli.events import ParserEvent
 from toolcall_cli.messages import Message, ToolSpec
 from toolcall_cli.strategies.base import Reply
 from toolcall_cli.strategies.prompt import system_prompt
+from toolcall_cli.strategies.replies import ChunkReader, text_protocol_wire
 from toolcall_cli.strategies.textcalls import CallTextParser
-from toolcall_cli.strategies.wire import ChunkReader, text_protocol_wire
 from toolcall_cli.wire import ModelRequest
 
 
@@ -48,8 +50,10 @@ class TextReplyParser(ChunkReader):
         )
 
 
-class RegexStrategy:
-    """Calls as `<tool_call>{json}</tool_call>` text, parsed once the reply is complete."""
+class TextProtocolStrategy:
+    """Calls as `<tool_call>{json}</tool_call>` text, parsed once the reply is complete.
+
+    Its flag value stays `regex`, the name the seeds' interview question uses for this scheme."""
 
     name = "regex"
     streaming = False

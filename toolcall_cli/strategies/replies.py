@@ -1,4 +1,5 @@
-"""Wire-format helpers the strategies share."""
+"""What the strategies share: reading a reply's chunks (usage, finish reason, reasoning, checked
+shapes) and putting the history on the wire as a plain chat model sees it."""
 
 from __future__ import annotations
 
