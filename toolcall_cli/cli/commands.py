@@ -214,7 +214,13 @@ def prompt(
     """Print the exact first request the model would receive, as JSON."""
     from toolcall_cli.messages import user
 
-    options = SessionOptions(strategy, schema_mode, stream_mode, model, profile)
+    options = SessionOptions(
+        strategy=strategy,
+        schema_mode=schema_mode,
+        stream_mode=stream_mode,
+        model=model,
+        profile=profile,
+    )
     choice, strategy_name = model_choice(options)
     registry = load_registry(tuple(tools or ()), no_default_tools)
     request = pick_strategy(strategy_name, options).build_request(

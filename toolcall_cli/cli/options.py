@@ -247,8 +247,14 @@ class SessionOptions:
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], *, mode: str) -> SessionOptions:
-        """The session options among a command's flags (its `locals()`), normalised."""
+        """The session options among a command's flags (its `locals()`), normalised.
+
+        Every option must be among the flags: a flag renamed in a command's signature would
+        otherwise be dropped without a word, and its default used instead."""
         names = {f.name for f in dataclasses.fields(cls)}
+        missing = sorted(names - set(flags))
+        if missing:
+            raise TypeError(f"the command has no flag for session option(s) {', '.join(missing)}")
         chosen = {key: value for key, value in flags.items() if key in names}
         chosen["tools"] = tuple(flags.get("tools") or ())
         chosen["faults"] = fault_names(flags.get("faults"))
