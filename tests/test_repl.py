@@ -221,3 +221,23 @@ def test_up_recalls_the_last_question_of_a_history_cut_to_its_end(
     out = capsys.readouterr().out
     # two entries back from the end, and nothing from the cut-off part before them
     assert "question: What's 49+49?" in out and "answer: 49+49 = 98" in out
+
+
+def test_strategy_switching_keeps_the_session_s_modes() -> None:
+    from toolcall_cli.offline import OfflineModel
+    from toolcall_cli.session import Session
+    from toolcall_cli.strategies import get_strategy
+    from toolcall_cli.tools.registry import ToolRegistry
+
+    settings = {"schema_mode": "json", "stream_mode": "native", "dag": True}
+    session = Session(
+        model=OfflineModel(),
+        strategy=get_strategy("regex", **settings),  # type: ignore[arg-type]
+        registry=ToolRegistry(),
+        strategy_settings=settings,
+    )
+    session.use_strategy("stream")
+    assert getattr(session.strategy, "mode", None) == "native"
+    assert getattr(session.strategy, "dag", None) is True
+    session.use_strategy("schema")
+    assert getattr(session.strategy, "mode", None) == "json"

@@ -44,6 +44,10 @@ class ToolCall:
     """The exact text (or JSON string) the call was parsed from."""
     repaired: bool = False
     """True when strict JSON parsing failed and json-repair produced the arguments."""
+    ref: str | None = None
+    """The id the model gave the call (with --dag), for other calls of the reply to refer to."""
+    depends_on: tuple[str, ...] = ()
+    """The `ref`s of calls in the same reply that must finish first (with --dag)."""
 
     def arguments_json(self) -> str:
         """The arguments as a compact JSON string, the way OpenAI's wire format carries them."""

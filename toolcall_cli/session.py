@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from toolcall_cli.events import Event, RunFinished
 from toolcall_cli.loop import Approver, Limits, deny_all, run
@@ -22,6 +23,8 @@ class Session:
     limits: Limits = field(default_factory=Limits)
     approve: Approver = deny_all
     history: list[Message] = field(default_factory=list)
+    strategy_settings: dict[str, Any] = field(default_factory=dict)
+    """What `get_strategy` was given besides the name (modes, dag): kept by /strategy."""
 
     def ask(self, question: str) -> Iterator[Event]:
         """One turn. If it does not finish (Ctrl-C, or the consumer stops early) or the model
@@ -59,4 +62,5 @@ class Session:
             close()
 
     def use_strategy(self, name: str) -> None:
-        self.strategy = get_strategy(name)
+        """Switch strategies, keeping the session's strategy settings (modes, --dag)."""
+        self.strategy = get_strategy(name, **self.strategy_settings)

@@ -132,11 +132,18 @@ def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
         )
 
 
+def strategy_settings(options: SessionOptions) -> dict[str, Any]:
+    """What get_strategy takes besides the name; the session keeps it for /strategy."""
+    return {
+        "schema_mode": options.schema_mode.value,
+        "stream_mode": options.stream_mode.value,
+        "dag": options.dag,
+    }
+
+
 def pick_strategy(name: str, options: SessionOptions) -> Strategy:
     try:
-        return get_strategy(
-            name, schema_mode=options.schema_mode.value, stream_mode=options.stream_mode.value
-        )
+        return get_strategy(name, **strategy_settings(options))
     except UnknownStrategy as error:
         fail(str(error))
 
@@ -161,6 +168,7 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
     session = Session(
         model=model,
         strategy=pick_strategy(strategy_name, options),
+        strategy_settings=strategy_settings(options),
         registry=load_registry(options.tools, options.no_default_tools),
         limits=limits,
         approve=approver(options.yes),

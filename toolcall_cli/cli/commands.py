@@ -25,6 +25,7 @@ from toolcall_cli.cli.options import (
     ApiKeyOpt,
     BaseUrlOpt,
     ConnectTimeoutOpt,
+    DagOpt,
     FailedRoundsOpt,
     FaultRateOpt,
     FaultsOpt,
@@ -111,6 +112,7 @@ def run(
     trace: TraceOpt = None,
     show_request: ShowRequestOpt = False,
     pace: PaceOpt = None,
+    dag: DagOpt = False,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
     if not question.strip():
@@ -153,6 +155,7 @@ def chat(
     request_timeout: RequestTimeoutOpt = None,
     yes: YesOpt = False,
     pace: PaceOpt = None,
+    dag: DagOpt = False,
     history_file: Annotated[
         Path | None, typer.Option("--history-file", help="Where the input history is kept.")
     ] = None,
@@ -210,6 +213,7 @@ def prompt(
     profile: ProfileOpt = None,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    dag: DagOpt = False,
 ) -> None:
     """Print the exact first request the model would receive, as JSON."""
     from toolcall_cli.messages import user
@@ -220,6 +224,7 @@ def prompt(
         stream_mode=stream_mode,
         model=model,
         profile=profile,
+        dag=dag,
     )
     choice, strategy_name = model_choice(options)
     registry = load_registry(tuple(tools or ()), no_default_tools)

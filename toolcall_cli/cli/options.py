@@ -190,6 +190,13 @@ RequestTimeoutOpt = Annotated[
         f"(default {DEFAULT_LIMITS.request_timeout:g}).",
     ),
 ]
+DagOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dag",
+        help="Let one call of a reply wait for another and use its result ({{id.field}}).",
+    ),
+]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run dangerous tools without asking.")]
@@ -244,6 +251,7 @@ class SessionOptions:
     pace: float = 0.0
     faults: tuple[str, ...] = ()
     fault_rate: float = 1.0
+    dag: bool = False
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], *, mode: str) -> SessionOptions:

@@ -8,6 +8,7 @@ from typing import Any
 
 from toolcall_cli.events import CallForming, ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import ToolCall
+from toolcall_cli.strategies.dependencies import split_reserved
 from toolcall_cli.strategies.repair import JsonProblem, decode_nested, load_json
 
 
@@ -81,8 +82,9 @@ class NativeCallAssembler:
     parallel calls the same index with different ids, so a new id on a used index is a new call.
     """
 
-    def __init__(self, call_id_prefix: str) -> None:
+    def __init__(self, call_id_prefix: str, *, dag: bool = False) -> None:
         self._prefix = call_id_prefix
+        self._dag = dag
         self._slots: list[CallSlot] = []
         self._open: dict[int, CallSlot] = {}
         self._last: dict[int, CallSlot] = {}
@@ -180,7 +182,18 @@ class NativeCallAssembler:
                 'Send them as one JSON object, e.g. {"param": "value"}.'
             )
             return [self._error(call_id, raw, message)]
-        call = ToolCall(id=call_id, name=slot.name, arguments=arguments, raw=raw, repaired=repaired)
+        ref, depends_on = None, ()  # type: tuple[str | None, tuple[str, ...]]
+        if self._dag:  # the reserved arguments say how the call fits into the reply's graph
+            arguments, ref, depends_on = split_reserved(arguments)
+        call = ToolCall(
+            id=call_id,
+            name=slot.name,
+            arguments=arguments,
+            raw=raw,
+            repaired=repaired,
+            ref=ref,
+            depends_on=depends_on,
+        )
         self.calls.append(call)
         return [ToolCallParsed(call=call)]
 

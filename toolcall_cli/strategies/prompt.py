@@ -34,6 +34,21 @@ _FORMAT = (
 )
 
 
+_DEPENDENCIES = (
+    "# When a call needs another call's result\n"
+    'Give the first call an "id" and use its result in the second call\'s arguments as '
+    '"{{id}}" (the whole result) or "{{id.field}}" (a field of its JSON result; '
+    '"{{id.items[0].name}}" goes deeper). The second call then runs after the first, with the '
+    "value put in. To make a call wait for another without using its result, add "
+    '"depends_on": ["id"]. Calls that need nothing from each other run at the same time. '
+    "Example:\n"
+    f'{CALL_OPEN}{{"id": "a", "name": "<first tool>", "arguments": {{"city": "Paris"}}}}'
+    f"{CALL_CLOSE}\n"
+    f'{CALL_OPEN}{{"id": "b", "name": "<second tool>", "arguments": {{"value": "{{{{a.high}}}}"}}, '
+    f'"depends_on": ["a"]}}{CALL_CLOSE}'
+)
+
+
 def describe_type(schema: dict[str, Any]) -> str:
     """A short type for a parameter schema: `string`, `"a" | "b"`, `array of string`."""
     if "enum" in schema:
@@ -90,12 +105,12 @@ def example_call(specs: Sequence[ToolSpec]) -> str:
     return f"{CALL_OPEN}{payload}{CALL_CLOSE}"
 
 
-def system_prompt(specs: Sequence[ToolSpec]) -> str:
-    """The whole system prompt of the text protocol (the regex and stream strategies)."""
+def system_prompt(specs: Sequence[ToolSpec], *, dag: bool = False) -> str:
+    """The whole system prompt of the text protocol (the regex and stream strategies); with
+    `dag`, it also says how one call uses another's result."""
     tools = "\n\n".join(describe_tool(s) for s in specs) if specs else "(no tools are available)"
-    return "\n\n".join(
-        [_INTRO, "# Tools\n\n" + tools, _WHEN, _FORMAT.format(example=example_call(specs))]
-    )
+    parts = [_INTRO, "# Tools\n\n" + tools, _WHEN, _FORMAT.format(example=example_call(specs))]
+    return "\n\n".join([*parts, _DEPENDENCIES] if dag else parts)
 
 
 def tool_result_block(call_id: str, name: str, content: str) -> str:

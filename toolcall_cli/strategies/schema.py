@@ -10,6 +10,7 @@ from typing import Any, Literal
 from toolcall_cli.events import ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.strategies.base import Reply
+from toolcall_cli.strategies.dependencies import with_reserved
 from toolcall_cli.strategies.native import NativeCallAssembler
 from toolcall_cli.strategies.repair import JsonProblem, load_json
 from toolcall_cli.strategies.replies import ChunkReader, text_protocol_wire
@@ -84,9 +85,9 @@ def answer_or_call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
 class NativeReplyParser(ChunkReader):
     """Reads `message.tool_calls` or streamed `delta.tool_calls`, plus content and reasoning."""
 
-    def __init__(self, call_id_prefix: str) -> None:
+    def __init__(self, call_id_prefix: str, *, dag: bool = False) -> None:
         super().__init__()
-        self._calls = NativeCallAssembler(call_id_prefix)
+        self._calls = NativeCallAssembler(call_id_prefix, dag=dag)
         self._text: list[str] = []
         self._raw_message: dict[str, Any] = {}
 
@@ -225,8 +226,11 @@ class SchemaStrategy:
     name = "schema"
     streaming = False
 
-    def __init__(self, mode: SchemaMode = "tools") -> None:
+    def __init__(self, mode: SchemaMode = "tools", *, dag: bool = False) -> None:
         self.mode = mode
+        self.dag = dag and mode == "tools"
+        """With --dag, native calls carry `_id`/`_depends_on` (JSON mode makes one call a
+        request, so it has no graph to declare)."""
 
     def build_request(
         self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
@@ -243,14 +247,15 @@ class SchemaStrategy:
             )
         body: dict[str, Any] = {"model": model, "messages": self.to_wire(history)}
         if tools:
-            body["tools"] = [spec.to_openai() for spec in tools]
+            shown = [with_reserved(spec) for spec in tools] if self.dag else tools
+            body["tools"] = [spec.to_openai() for spec in shown]
             body["tool_choice"] = "auto"
         return ModelRequest(body)
 
     def parser(self, call_id_prefix: str) -> NativeReplyParser | StructuredReplyParser:
         if self.mode == "json":
             return StructuredReplyParser(call_id_prefix)
-        return NativeReplyParser(call_id_prefix)
+        return NativeReplyParser(call_id_prefix, dag=self.dag)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         if self.mode == "json":

@@ -22,10 +22,11 @@ class StreamStrategy:
     name = "stream"
     streaming = True
 
-    def __init__(self, mode: StreamMode = "tags") -> None:
+    def __init__(self, mode: StreamMode = "tags", *, dag: bool = False) -> None:
         self.mode = mode
+        self.dag = dag
         self._base: TextProtocolStrategy | SchemaStrategy = (
-            SchemaStrategy("tools") if mode == "native" else TextProtocolStrategy()
+            SchemaStrategy("tools", dag=dag) if mode == "native" else TextProtocolStrategy(dag=dag)
         )
 
     def build_request(
@@ -38,7 +39,7 @@ class StreamStrategy:
 
     def parser(self, call_id_prefix: str) -> TextReplyParser | NativeReplyParser:
         if self.mode == "native":
-            return NativeReplyParser(call_id_prefix)
+            return NativeReplyParser(call_id_prefix, dag=self.dag)
         return TextReplyParser(call_id_prefix)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:

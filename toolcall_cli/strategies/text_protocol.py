@@ -58,10 +58,15 @@ class TextProtocolStrategy:
     name = "regex"
     streaming = False
 
+    def __init__(self, *, dag: bool = False) -> None:
+        self.dag = dag
+        """With --dag the prompt says how a call names itself and uses another's result."""
+
     def build_request(
         self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
     ) -> ModelRequest:
-        messages = [{"role": "system", "content": system_prompt(tools)}, *self.to_wire(history)]
+        prompt = system_prompt(tools, dag=self.dag)
+        messages = [{"role": "system", "content": prompt}, *self.to_wire(history)]
         return ModelRequest({"model": model, "messages": messages})
 
     def parser(self, call_id_prefix: str) -> TextReplyParser:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from toolcall_cli.events import (
@@ -20,6 +20,7 @@ from toolcall_cli.events import (
     ToolCallParsed,
 )
 from toolcall_cli.messages import ToolCall
+from toolcall_cli.strategies.dependencies import call_ref, dependency_ids
 from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
 from toolcall_cli.strategies.repair import JsonProblem, decode_nested, load_json
 
@@ -737,8 +738,8 @@ class CallTextParser:
             self._reject_bare(call)
             return
         self._fence_open = self._fence_open or call.fenced
-        for name, arguments in found:
-            self._add((name, arguments, loaded.repaired), raw)
+        for read in found:
+            self._add(replace(read, repaired=loaded.repaired), raw)
 
     def _reject_bare(self, call: _PendingCall) -> None:
         """Show a candidate that turned out not to be a call, exactly as it was written."""
@@ -788,13 +789,18 @@ class CallTextParser:
         )
         self._add_error(message, raw, truncated=True)
 
-    def _add(self, outcome: tuple[str, Any, bool] | str, raw: str) -> None:
+    def _add(self, outcome: _CallRead | str, raw: str) -> None:
         if isinstance(outcome, str):
             self._add_error(outcome, raw, truncated=False)
             return
-        name, arguments, repaired = outcome
         call = ToolCall(
-            id=self._new_id(), name=name, arguments=arguments, raw=raw, repaired=repaired
+            id=self._new_id(),
+            name=outcome.name,
+            arguments=outcome.arguments,
+            raw=raw,
+            repaired=outcome.repaired,
+            ref=outcome.ref,
+            depends_on=outcome.depends_on,
         )
         self.calls.append(call)
         self._flush()
@@ -924,24 +930,39 @@ def _after_value(raw: str, start: int, value_end: int, end: int) -> int:
     return split if raw[split:end].strip() else -1
 
 
-def _call_fields(value: Any, *, need_arguments: bool) -> tuple[str, Any] | str:
-    """(name, arguments) of a call object, or why it is not one."""
+@dataclass(frozen=True)
+class _CallRead:
+    """What one call object says: its name and arguments, and (for --dag) its own id and the
+    ids of the calls it waits for."""
+
+    name: str
+    arguments: Any
+    repaired: bool = False
+    ref: str | None = None
+    depends_on: tuple[str, ...] = ()
+
+
+def _call_fields(value: Any, *, need_arguments: bool) -> _CallRead | str:
+    """What a call object says, or why it is not one."""
     if not isinstance(value, dict):
         return "The tool call is not a JSON object."
+    outer = value
     if "name" not in value and isinstance(value.get("function"), dict):
         value = value["function"]
     name = value.get("name")
     if not isinstance(name, str) or not name.strip():
         return 'The tool call has no "name" string.'
+    ref, depends_on = call_ref(outer.get("id")), dependency_ids(outer.get("depends_on"))
     for key in _ARGUMENT_KEYS:
         if key in value:
-            return name.strip(), decode_nested(value[key])
+            arguments = decode_nested(value[key])
+            return _CallRead(name.strip(), arguments, ref=ref, depends_on=depends_on)
     if need_arguments:
         return 'The tool call has no "arguments".'
-    return name.strip(), {}
+    return _CallRead(name.strip(), {}, ref=ref, depends_on=depends_on)
 
 
-def _bare_calls(value: Any) -> list[tuple[str, Any]] | None:
+def _bare_calls(value: Any) -> list[_CallRead] | None:
     """The calls in a bare JSON value, or None when it is ordinary data."""
     items = value if isinstance(value, list) else [value]
     found = [_call_fields(item, need_arguments=True) for item in items]
@@ -951,10 +972,8 @@ def _bare_calls(value: Any) -> list[tuple[str, Any]] | None:
     return calls
 
 
-def _read_tagged(
-    content: str, fixed_name: str | None, tag: str
-) -> list[tuple[str, Any, bool] | str]:
-    """The calls (name, arguments, repaired) or error messages for one tagged call's content."""
+def _read_tagged(content: str, fixed_name: str | None, tag: str) -> list[_CallRead | str]:
+    """The calls or error messages for one tagged call's content."""
     body = content.strip()
     if fixed_name is None and body.startswith("<function="):
         return _read_xml_function(body)
@@ -976,19 +995,18 @@ def _read_tagged(
     return read
 
 
-def _tagged_item(item: Any, repaired: bool, in_list: bool, n: int) -> tuple[str, Any, bool] | str:
+def _tagged_item(item: Any, repaired: bool, in_list: bool, n: int) -> _CallRead | str:
     fields = _call_fields(item, need_arguments=False)
     where = f"Item {n} of the list: " if in_list else ""
     if isinstance(fields, str):
         return f"{where}{fields} {FORMAT_HINT}"
-    name, arguments = fields
-    return name, arguments, repaired
+    return replace(fields, repaired=repaired)
 
 
-def _read_xml_function(body: str) -> list[tuple[str, Any, bool] | str]:
+def _read_xml_function(body: str) -> list[_CallRead | str]:
     """Qwen3-Coder's `<function=NAME><parameter=KEY>value</parameter></function>` body."""
-    calls: list[tuple[str, Any, bool] | str] = []
+    calls: list[_CallRead | str] = []
     for m in _XML_FUNCTION.finditer(body):
         arguments = {p.group(1): p.group(2) for p in _XML_PARAMETER.finditer(m.group(2))}
-        calls.append((m.group(1), arguments, False))
+        calls.append(_CallRead(m.group(1), arguments))
     return calls or [f"The <function=...> call could not be read. {FORMAT_HINT}"]
