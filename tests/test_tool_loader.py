@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -347,6 +350,27 @@ def test_tools_command_lists_the_others_beside_a_hostile_plugin(
     assert len(warnings) == 1
     assert warnings[0].startswith("toolcall: warning: plugins/boom.py: could not load: Boom")
     assert "echo" in done.stdout and "Traceback" not in done.output
+
+
+def test_a_tools_d_beside_an_installed_package_is_not_taken_for_the_bundled_tools(
+    tmp_path: Path,
+) -> None:
+    # An installed package whose wheel copy is missing, with some other tools.d lying in
+    # site-packages: that directory is nobody's bundled tools (only a checkout's tools.d is).
+    site = tmp_path / "site-packages"
+    shutil.copytree(REPO / "toolcall_cli", site / "toolcall_cli")
+    write(site / "tools.d", "stray.py", GOOD)
+    asked = "from toolcall_cli.tools.loader import bundled_tools_dir as b; print(b())"
+    done = subprocess.run(
+        [sys.executable, "-c", asked],
+        env={**os.environ, "PYTHONPATH": str(site)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.strip() == str(site / "toolcall_cli" / "_bundled_tools")
 
 
 def test_a_plugin_identical_to_one_already_loaded_is_skipped_silently(

@@ -44,10 +44,14 @@ def bundled_tools_dir() -> Path:
 
     Found by path, not imported: setuptools' editable finder does not serve a sub-package
     mapped onto another directory (`import toolcall_cli._bundled_tools` fails in an editable
-    install), and the loader runs each plugin file as its own module anyway."""
+    install), and the loader runs each plugin file as its own module anyway. A checkout is
+    known by its pyproject.toml, so a stray tools.d in site-packages is never taken for ours."""
     package = Path(__file__).resolve().parent.parent
     installed = package / BUNDLED_IN_PACKAGE
-    return installed if installed.is_dir() else package.parent / "tools.d"
+    checkout = package.parent
+    if installed.is_dir() or not (checkout / "pyproject.toml").is_file():
+        return installed
+    return checkout / "tools.d"
 
 
 def user_tools_dir() -> Path:
