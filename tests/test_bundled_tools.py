@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import io
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
-from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+from toolcall_cli.cli.tables import print_tool_table
+from toolcall_cli.tools.loader import bundled_tools_dir, load_tools, tool_dirs
 
 _REGISTRY = load_tools([bundled_tools_dir()]).registry
 
@@ -21,6 +27,53 @@ def bundled(name: str) -> Callable[..., Any]:
 get_weather = bundled("get_weather")
 get_time = bundled("get_time")
 convert_units = bundled("convert_units")
+
+
+# --- where they come from ------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+FILES = {
+    "get_weather": "weather.py",
+    "calculate": "calculator.py",
+    "get_time": "clock.py",
+    "convert_units": "units.py",
+}
+
+
+def listed(*flags: str, cwd: Path) -> list[tuple[str, str]]:
+    """`toolcall tools` of the dev install (the test venv's console script), piped: one
+    (name, source file) per listed tool."""
+    script = Path(sys.executable).parent / "toolcall"
+    assert script.is_file(), f"no console script at {script}: run pip install -e '.[test]'"
+    done = subprocess.run(
+        [str(script), "tools", *flags], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    rows = [line for line in done.stdout.splitlines() if line != "No tools are loaded."]
+    return [(row.split("(", 1)[0], row.rsplit("  ", 1)[1]) for row in rows]
+
+
+@pytest.mark.parametrize("where", ["elsewhere", "repo root"])
+def test_the_dev_install_lists_each_bundled_tool_once_from_the_repos_tools_d(
+    where: str, tmp_path: Path
+) -> None:
+    cwd = REPO if where == "repo root" else tmp_path
+    expected = sorted((name, str(REPO / "tools.d" / file)) for name, file in FILES.items())
+    assert sorted(listed(cwd=cwd)) == expected
+    # From the repo root ./tools.d is the bundled dir itself, so the flag leaves it out there too.
+    assert listed("--no-default-tools", cwd=cwd) == []
+
+
+def test_the_tools_table_names_bundled_files_briefly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    loaded = load_tools(tool_dirs([], include_bundled=True, cwd=tmp_path))
+    screen = io.StringIO()
+    print_tool_table(list(loaded.registry), Console(file=screen, force_terminal=True, width=200))
+    for file in FILES.values():
+        assert f"bundled: {file}" in screen.getvalue()
+    assert str(bundled_tools_dir()) not in screen.getvalue()
 
 
 # --- descriptions: models pick tools by these ------------------------------------------------

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -148,7 +151,7 @@ def test_duplicate_names_keep_the_first_and_name_both_files(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # problems show paths relative to the working dir
     first = write(tmp_path / "one", "echo.py", GOOD)
-    write(tmp_path / "two", "echo_again.py", GOOD)
+    write(tmp_path / "two", "echo_again.py", GOOD.replace("back.", "back again."))
     result = load_tools([tmp_path / "one", tmp_path / "two"])
     assert result.registry.names() == ["echo"]
     kept = result.registry.get("echo")
@@ -248,12 +251,26 @@ def test_user_tools_dir_is_under_the_app_dir(
     assert user_tools_dir().name == "tools.d"
 
 
+REPO = Path(__file__).resolve().parent.parent
+BUNDLED = {"get_weather", "calculate", "get_time", "convert_units"}
+
+
 def test_bundled_dir_ships_the_example_tools() -> None:
     result = load_tools([bundled_tools_dir()])
     assert result.problems == []
-    assert set(result.registry.names()) == {"get_weather", "calculate", "get_time", "convert_units"}
-    assert bundled_tools_dir().name == "tools.d"
-    assert bundled_tools_dir().parent.name == "toolcall_cli"
+    assert set(result.registry.names()) == BUNDLED
+
+
+def test_the_top_level_tools_d_is_the_one_source_of_the_bundled_tools() -> None:
+    # In a source checkout (an editable install, or the tests run from the repo), the bundled
+    # tools are the repo's own tools.d/; the package tree keeps no second copy to drift.
+    assert bundled_tools_dir() == REPO / "tools.d"
+    outside_a_package = [
+        path
+        for path in (REPO / "toolcall_cli").rglob("*.py")
+        if not (path.parent / "__init__.py").is_file()
+    ]
+    assert outside_a_package == []
 
 
 def test_a_tool_defined_twice_in_one_file_is_reported(tmp_path: Path) -> None:
@@ -333,3 +350,83 @@ def test_tools_command_lists_the_others_beside_a_hostile_plugin(
     assert len(warnings) == 1
     assert warnings[0].startswith("toolcall: warning: plugins/boom.py: could not load: Boom")
     assert "echo" in done.stdout and "Traceback" not in done.output
+
+
+def test_a_tools_d_beside_an_installed_package_is_not_taken_for_the_bundled_tools(
+    tmp_path: Path,
+) -> None:
+    # An installed package whose wheel copy is missing, with some other tools.d lying in
+    # site-packages: that directory is nobody's bundled tools (only a checkout's tools.d is).
+    site = tmp_path / "site-packages"
+    shutil.copytree(REPO / "toolcall_cli", site / "toolcall_cli")
+    write(site / "tools.d", "stray.py", GOOD)
+    asked = "from toolcall_cli.tools.loader import bundled_tools_dir as b; print(b())"
+    done = subprocess.run(
+        [sys.executable, "-c", asked],
+        env={**os.environ, "PYTHONPATH": str(site)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.strip() == str(site / "toolcall_cli" / "_bundled_tools")
+
+
+def test_a_plugin_identical_to_one_already_loaded_is_skipped_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    first = write(tmp_path / "one", "echo.py", GOOD)
+    write(tmp_path / "two", "echo.py", GOOD)  # the same plugin reached by a second dir
+    write(tmp_path / "two", "renamed_echo.py", GOOD)  # ... or under another name
+    edited = GOOD.replace("back.", "back, edited.")
+    write(tmp_path / "three", "echo.py", edited)  # a changed copy is another plugin
+    result = load_tools([tmp_path / "one", tmp_path / "two", tmp_path / "three"])
+    assert result.registry.names() == ["echo"]
+    kept = result.registry.get("echo")
+    assert kept is not None and kept.source == str(first)
+    assert result.problems == [
+        "three/echo.py: tool `echo` skipped: the name is already used by one/echo.py"
+    ]
+
+
+def test_an_identical_broken_plugin_is_reported_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "one", "broken.py", "value = x + 1\n")
+    write(tmp_path / "two", "broken.py", "value = x + 1\n")
+    result = load_tools([tmp_path / "one", tmp_path / "two"])
+    assert result.problems == [
+        "one/broken.py: could not load: NameError: name 'x' is not defined (line 1)"
+    ]
+
+
+def test_an_installed_copy_and_the_repos_tools_d_load_the_bundled_tools_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A non-editable install run from the repository root: the wheel's copy is the bundled dir
+    # and the repo's tools.d is ./tools.d, two paths holding the same files.
+    installed = tmp_path / "site-packages" / "toolcall_cli" / "_bundled_tools"
+    installed.mkdir(parents=True)
+    for plugin in bundled_tools_dir().glob("*.py"):
+        (installed / plugin.name).write_bytes(plugin.read_bytes())
+    monkeypatch.chdir(REPO)
+    result = load_tools([installed, REPO / "tools.d"])
+    assert result.problems == []
+    assert set(result.registry.names()) == BUNDLED
+    assert {Path(found.source).parent for found in result.registry} == {installed}
+
+
+def test_no_default_tools_leaves_the_bundled_dir_out_even_as_the_working_dirs_tools_d(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    bundled = bundled_tools_dir().resolve()
+    checkout = bundled.parent  # running from the source checkout: ./tools.d is the bundled dir
+    assert tool_dirs([], include_bundled=True, cwd=checkout).count(bundled) == 1
+    assert bundled not in tool_dirs([], include_bundled=False, cwd=checkout)
+    # Naming it with --tools is asking for it: that brings it back.
+    asked = tool_dirs([Path("tools.d")], include_bundled=False, cwd=checkout)
+    assert asked == [user_tools_dir().resolve(), bundled]

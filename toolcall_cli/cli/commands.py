@@ -198,7 +198,7 @@ def tools_command(
             fail(f"no tool named {name!r}; loaded tools: {available}")
         typer.echo(strictjson.dumps(found.spec.to_openai()["function"], indent=2))
         return
-    from toolcall_cli.render.tables import print_tool_table
+    from toolcall_cli.cli.tables import print_tool_table
 
     print_tool_table(list(registry), pipe_console())
 

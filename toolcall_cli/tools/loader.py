@@ -34,9 +34,24 @@ class LoadResult:
     problems: list[str] = field(default_factory=list)
 
 
+BUNDLED_IN_PACKAGE = "_bundled_tools"
+"""Where the wheel puts the repository's top-level tools.d (pyproject.toml maps it there)."""
+
+
 def bundled_tools_dir() -> Path:
-    """The example tools shipped inside the package (package data, so `pip install .` has them)."""
-    return Path(__file__).resolve().parent.parent / "tools.d"
+    """The bundled example tools: the wheel's copy inside the package, or else, in a source
+    checkout (an editable install, or running from the repo), the repository's own tools.d.
+
+    Found by path, not imported: setuptools' editable finder does not serve a sub-package
+    mapped onto another directory (`import toolcall_cli._bundled_tools` fails in an editable
+    install), and the loader runs each plugin file as its own module anyway. A checkout is
+    known by its pyproject.toml, so a stray tools.d in site-packages is never taken for ours."""
+    package = Path(__file__).resolve().parent.parent
+    installed = package / BUNDLED_IN_PACKAGE
+    checkout = package.parent
+    if installed.is_dir() or not (checkout / "pyproject.toml").is_file():
+        return installed
+    return checkout / "tools.d"
 
 
 def user_tools_dir() -> Path:
@@ -47,12 +62,19 @@ def user_tools_dir() -> Path:
 
 
 def tool_dirs(extra: Sequence[Path], *, include_bundled: bool, cwd: Path) -> list[Path]:
-    """Where tools come from, in load order: bundled, user, ./tools.d, then each --tools DIR."""
-    candidates = [bundled_tools_dir()] if include_bundled else []
-    candidates += [user_tools_dir(), cwd / "tools.d", *(cwd / path for path in extra)]
+    """Where tools come from, in load order: bundled, user, ./tools.d, then each --tools DIR.
+
+    Each directory comes once. Left out, the bundled dir stays out even when it is ./tools.d
+    (running from the source checkout); naming it with --tools brings it back."""
+    bundled = bundled_tools_dir().resolve()
+    implicit = [user_tools_dir(), cwd / "tools.d"]
+    if include_bundled:
+        implicit.insert(0, bundled)
+    else:
+        implicit = [path for path in implicit if path.resolve() != bundled]
     seen: set[Path] = set()
     dirs: list[Path] = []
-    for path in candidates:
+    for path in [*implicit, *(cwd / path for path in extra)]:
         resolved = path.resolve()
         if resolved not in seen:
             seen.add(resolved)
@@ -64,9 +86,13 @@ def load_tools(dirs: Sequence[Path], *, explicit: Sequence[Path] = ()) -> LoadRe
     """Load every `*.py` (not starting with `_`) of each dir, in sorted order.
 
     A missing dir is skipped silently unless it is in `explicit` (the user asked for it).
+    A file byte-identical to one already loaded is the same plugin reached by another path
+    (an installed copy of the bundled tools and the repository's tools.d, or a copy in the
+    user dir): it is skipped silently rather than reported as clashing with itself.
     """
     result = LoadResult()
     asked_for = {path.resolve() for path in explicit}
+    loaded: set[str] = set()
     for directory in dirs:
         if not directory.is_dir():
             if directory.resolve() in asked_for:
@@ -74,9 +100,23 @@ def load_tools(dirs: Sequence[Path], *, explicit: Sequence[Path] = ()) -> LoadRe
                 result.problems.append(f"--tools {directory}: {why}")
             continue
         for path in sorted(directory.glob("*.py")):
-            if not path.name.startswith("_") and path.is_file():
-                load_file(path, result)
+            if path.name.startswith("_") or not path.is_file():
+                continue
+            identity = plugin_identity(path)
+            if identity in loaded:
+                continue
+            if identity is not None:
+                loaded.add(identity)
+            load_file(path, result)
     return result
+
+
+def plugin_identity(path: Path) -> str | None:
+    """A digest of the file's bytes; None when it cannot be read (loading it will say why)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def load_file(path: Path, result: LoadResult) -> None:

@@ -1,4 +1,4 @@
-"""The `toolcall tools` listing."""
+"""The `toolcall tools` listing: what is loaded, with its parameters and where it came from."""
 
 from __future__ import annotations
 
