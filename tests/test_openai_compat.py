@@ -450,7 +450,7 @@ def test_a_redirect_shows_its_location_masked(
     assert "sk-pass" not in str(error) and "abc123456" not in str(error)
 
 
-DEEP = "[" * 100_000 + "]" * 100_000
+DEEP = "[" * 50_000 + "]" * 50_000  # past any recursion limit, under the object cap
 
 
 @pytest.mark.parametrize(

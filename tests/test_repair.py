@@ -221,7 +221,7 @@ def test_prose_after_a_call_without_a_close_tag_stays_display_text() -> None:
 def test_two_calls_in_one_pair_of_tags_are_both_calls() -> None:
     text = '<tool_call>{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}</tool_call>ok'
     parsed = parse_text(text)
-    assert [c.name for c in parsed.calls] == ["a", "b"] and parsed.text == "\nok"
+    assert [c.name for c in parsed.calls] == ["a", "b"] and parsed.text == "ok"
     assert per_character(text) == parsed
 
 
@@ -255,7 +255,9 @@ _values = st.recursive(
 
 
 _plain_values = st.recursive(
-    st.text(alphabet="abc xyz_北京", max_size=8) | st.integers() | st.booleans() | st.none(),
+    # No whitespace: json-repair drops a string's trailing whitespace (then the repair is
+    # refused, as it should be), and this property is about repairs that must be accepted.
+    st.text(alphabet="abcxyz_北京", max_size=8) | st.integers() | st.booleans() | st.none(),
     lambda inner: (
         st.lists(inner, max_size=4)
         | st.dictionaries(st.text(alphabet="abcxyz_", min_size=1, max_size=6), inner, max_size=4)
@@ -268,16 +270,13 @@ _plain_values = st.recursive(
     st.dictionaries(st.text(alphabet="abcxyz_", min_size=1, max_size=6), _plain_values, max_size=5)
 )
 @settings(max_examples=300, deadline=None)
-def test_trailing_commas_and_missing_closers_give_back_the_very_same_value_or_nothing(
+def test_trailing_commas_and_missing_closers_give_back_the_very_same_value(
     value: dict[str, Any],
 ) -> None:
     text = json.dumps(value, ensure_ascii=False)
     damaged = re.sub(r"([}\]])", r",\1", text)  # a trailing comma before every closer
     damaged = damaged.rstrip("}]") or damaged  # and the closing brackets at the end left out
-    try:
-        loaded = load_json(damaged)
-    except JsonProblem:
-        return  # json-repair guessed wrong (it drops a string's last newline): refused
+    loaded = load_json(damaged)  # syntax only: it must be accepted
     assert loaded.value == value
 
 

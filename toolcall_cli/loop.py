@@ -53,6 +53,10 @@ from toolcall_cli.wire import NOTICE_KEY, ModelError
 Approver = Callable[[ToolCall, Tool], bool]
 """Asked before a dangerous tool runs; False means the user declined."""
 
+EMPTY_REPLY = ENGINE_NOTE_PREFIX + (
+    " Your reply was empty. Answer the user's question, or call a tool if you need one."
+)
+
 ANSWER_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
     " The last {n} rounds of tool calls made no progress (they failed, or repeated earlier "
     "calls). Do not call any tool now: answer the question with what you already have, and say "
@@ -416,9 +420,20 @@ def _iteration(
         # them, and the partial reply is not added to the history, so the next turn is sound.
         yield ModelFailed(message=str(failure), error_kind=failure.kind)
         return "model_failed"
+    if said_nothing(reply):
+        yield ModelFailed(
+            message="the model's answer held nothing: no text, no tool call, no finish reason",
+            error_kind="protocol",
+        )
+        return "model_failed"
     history.append(assistant_message(reply))
     yield from _start_held(held, runner)
     if not reply.calls and not reply.errors:
+        if not reply.text.strip():
+            # An empty reply is not an answer: say so to the model, and let it try again.
+            yield Notice(level="warning", message="the model's reply was empty: told it so")
+            history.append(user(EMPTY_REPLY))
+            return None
         yield FinalAnswer(text=reply.text)
         return "answered"
     yield from _tool_events(runner.finished(wait=True))
@@ -462,6 +477,13 @@ def _feed_back(
     fed = [tool_message(result) for result in ordered(results, reply)]
     history.extend(fed)
     yield FedBack(iteration=iteration, messages=tuple(strategy.to_wire(fed)))
+
+
+def said_nothing(reply: Reply) -> bool:
+    """A reply with no choice in it at all (events that carry none, or `choices: [{}]`): a
+    server that sent no answer, not a model that answered with nothing."""
+    empty = not reply.text.strip() and not reply.calls and not reply.errors
+    return empty and not reply.reasoning and reply.finish_reason is None
 
 
 def _replied(iteration: int, reply: Reply, latency: float) -> ModelReplied:

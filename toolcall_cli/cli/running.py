@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import typer
 
@@ -124,6 +126,40 @@ def open_trace(path: Path | None) -> RunTrace:
         fail(str(error))
 
 
+@contextlib.contextmanager
+def renderer_stdout(mode: RenderMode) -> Iterator[IO[str] | None]:
+    """stdout for the renderer alone while a run is shown as --json, --quiet or plain text.
+
+    What a tool prints itself is caught per call (tools/capture.py); this catches what is below
+    Python's reach: a subprocess a tool starts, a thread it spawns, `os.write(1, ...)`. During the
+    run, file descriptor 1 points at stderr, and the renderer writes to a copy of the real
+    stdout, so `--json` lines and the `--quiet` answer stay clean. The live view is for a
+    terminal, where both go to the same screen anyway. Yields None where stdout is no file
+    descriptor 1 (under a test runner), and nothing changes then."""
+    try:
+        real = sys.stdout.fileno() == 1 and mode != "live"
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is a ValueError
+        real = False
+    if not real:
+        yield None
+        return
+    sys.stdout.flush()
+    own = os.dup(1)
+    os.dup2(2, 1)
+    stream = open(own, "w", encoding=sys.stdout.encoding or "utf-8", errors="replace")  # noqa: SIM115
+    try:
+        yield stream
+    finally:
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            pass  # the reader left; main() deals with it
+        finally:
+            os.dup2(own, 1)
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
 def render_run(
     events: Iterator[Event],
     mode: RenderMode,
@@ -133,7 +169,19 @@ def render_run(
 ) -> int:
     """Render a run's events, trace them, and return the exit code the run's end calls for."""
     run_trace = open_trace(trace)
-    renderer = make_renderer(mode, show_request=show_request)
+    with renderer_stdout(mode) as stdout:
+        return _render(events, mode, run_trace, stdout, approve, show_request)
+
+
+def _render(
+    events: Iterator[Event],
+    mode: RenderMode,
+    run_trace: RunTrace,
+    stdout: IO[str] | None,
+    approve: Approver | None,
+    show_request: bool,
+) -> int:
+    renderer = make_renderer(mode, stdout, show_request=show_request)
     if approve is not None:
         attach(approve, renderer)
     progress = RunProgress()

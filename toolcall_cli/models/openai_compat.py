@@ -317,8 +317,22 @@ def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.
     return response
 
 
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+MAX_JSON_CONTAINERS = 100_000
+"""Objects and arrays one answer (or one streamed event) may hold. A real completion holds a few
+dozen; 32 MiB of `{},{},...` would become millions of dicts, a gigabyte of memory."""
+
+
 def loads(text: str | bytes | bytearray) -> Any:
-    """json.loads, with JSON nested too deeply for Python's recursion limit as a ValueError."""
+    """json.loads, with JSON nested too deeply for Python's recursion limit as a ValueError, and
+    JSON holding more objects than any answer does refused before it is built."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if data.count(b"{") + data.count(b"[") > MAX_JSON_CONTAINERS:
+        # The quick count also sees brackets inside strings (a model may write thousands of
+        # them in its text); only the ones outside strings become objects.
+        outside = _JSON_STRING.sub(b"", data)
+        if outside.count(b"{") + outside.count(b"[") > MAX_JSON_CONTAINERS:
+            raise ValueError(f"JSON with over {MAX_JSON_CONTAINERS:,} objects and arrays")
     try:
         return json.loads(text)
     except RecursionError:
@@ -329,6 +343,8 @@ def event_from(data: str) -> dict[str, Any]:
     try:
         event = loads(data)
     except ValueError as error:
+        if "objects and arrays" in str(error):
+            raise ModelError(f"the stream sent an event of {error}", kind="too_large") from None
         why = " (nested too deeply)" if "too deeply" in str(error) else ""
         raise ModelError(
             f"the stream sent a malformed event{why}: {data[:80]!r}", kind="protocol"
@@ -347,6 +363,8 @@ def completion_from(body: bytes | bytearray) -> dict[str, Any]:
     try:
         value = loads(body)
     except ValueError as error:
+        if "objects and arrays" in str(error):
+            raise ModelError(f"the endpoint answered with {error}", kind="too_large") from None
         if "too deeply" in str(error):
             raise ModelError(
                 "the endpoint answered with JSON nested too deeply to read", kind="protocol"

@@ -24,6 +24,11 @@ MAX_DEPTH = 64
 """Deepest nesting accepted in a model's JSON. Real arguments are a few levels deep; a value
 nested hundreds deep breaks every recursive consumer (serialisers, validators, renderers)."""
 
+MAX_REPAIR_CHARS = 64 * 1024
+MAX_REPAIR_SEPARATORS = 1000
+"""Commas and colons in broken JSON that json-repair is still asked to fix: a few hundred
+milliseconds at most."""
+
 _CLOSERS = frozenset("}]")
 _BRACKETS = frozenset("{}[]")
 _WORD_END = re.compile(r"""[\s{}\[\],:"']""")
@@ -64,7 +69,7 @@ def load_json(text: str) -> Loaded:
         raise JsonProblem(f"it is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError:
         return Loaded(_repaired(text), repaired=True)
-    _check_depth(value)
+    _check_value(value)
     return Loaded(value, repaired=False)
 
 
@@ -75,16 +80,22 @@ def _refuse_constant(name: str) -> float:
 
 
 def _repaired(text: str) -> Any:
+    if len(text) > MAX_REPAIR_CHARS or text.count(",") + text.count(":") > MAX_REPAIR_SEPARATORS:
+        # json-repair's time grows with the square of a broken object's size (12 KB of
+        # `{a: b, a: b, ...}` takes over a second): past this, strict JSON is the only way in.
+        raise JsonProblem("it is not valid JSON, and it is too large to repair; send strict JSON")
     try:
         value = json_repair.loads(text)
     except Exception:  # a third-party repairer on hostile input: any failure means "not JSON"
         raise JsonProblem("it is not valid JSON") from None
     if not isinstance(value, (dict, list)):
         raise JsonProblem("it is not valid JSON")  # a scalar is repair's guess at garbage
-    _check_depth(value)
+    if nesting_depth(value, MAX_DEPTH + 1) > MAX_DEPTH:
+        raise JsonProblem(f"it is nested more than {MAX_DEPTH} levels deep")
     problem = repair_changes(text, value)
     if problem is not None:
         raise JsonProblem(f"it is not valid JSON, and repairing it would {problem}")
+    _check_value(value)
     return value
 
 
@@ -100,9 +111,27 @@ def decode_nested(arguments: Any) -> Any:
     return arguments
 
 
-def _check_depth(value: Any) -> None:
+def _check_value(value: Any) -> None:
+    """Refuse what no tool can use and no JSON output can hold: nesting past MAX_DEPTH, and a
+    number too large for a float (`1e400` reads as Infinity)."""
     if nesting_depth(value, MAX_DEPTH + 1) > MAX_DEPTH:
         raise JsonProblem(f"it is nested more than {MAX_DEPTH} levels deep")
+    if not all_finite(value):
+        raise JsonProblem("a number in it is too large to be a number (it would be Infinity)")
+
+
+def all_finite(value: Any) -> bool:
+    """No float in `value` is infinite or NaN (walked without recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
 
 
 def nesting_depth(value: Any, stop: int) -> int:

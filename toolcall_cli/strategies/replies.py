@@ -126,6 +126,9 @@ def checked_choices(chunk: dict[str, Any]) -> list[dict[str, Any]]:
         content = part.get("content")
         if content is not None and not isinstance(content, str):
             raise malformed("`content` is not a string")
+        finish = choice.get("finish_reason")
+        if finish is not None and not (isinstance(finish, str) and len(finish) <= 64):
+            raise malformed("`finish_reason` is not a short string")
         tool_calls = part.get("tool_calls")
         if tool_calls is not None and not isinstance(tool_calls, list):
             raise malformed("`tool_calls` is not a list")

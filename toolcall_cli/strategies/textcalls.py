@@ -59,6 +59,8 @@ _SPACE_RUN = re.compile(rf"\s{{0,{_SPACE_LIMIT + 1}}}")
 _QUOTE_OPENERS = frozenset("{[,:")
 _ARGUMENT_KEYS = ("arguments", "parameters")
 
+_BETWEEN_VALUES = re.compile(r"\s*[,;]?\s*")
+_JSON_GOES_ON = frozenset(",:\"'")
 _STRAY_CLOSERS = re.compile(r"[\s}\]]*[}\]]")
 _XML_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.S)
 _XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?(?:</parameter>|\Z)", re.S)
@@ -685,10 +687,13 @@ class CallTextParser:
     # --- turning finished call text into events -------------------------------------------------
 
     def _finish_tagged(self, call: _PendingCall, *, closed: bool) -> None:
+        """A call's tags closed (everything inside is call text: one JSON value or several), or
+        the call ended without its close tag (then text after its JSON value is the reply's
+        text again, and is read as such)."""
         self._fence_open = self._fence_open or call.fenced
         raw = call.text()
         end = len(raw) - len(call.close) if closed else len(raw)
-        split = _after_value(raw, call.open_len, call.value_end, end)
+        split = -1 if closed else _after_value(raw, call.open_len, call.value_end, end)
         content = raw[call.open_len : split if split >= 0 else end]
         for outcome in _read_tagged(content, call.fixed_name, raw[: call.open_len]):
             self._add(outcome, raw[:split] if split >= 0 else raw)
@@ -921,13 +926,16 @@ def _decode_string(raw: str, quote: str) -> str:
 
 
 def _after_value(raw: str, start: int, value_end: int, end: int) -> int:
-    """Where the text after a tagged call's first JSON value begins (-1 when nothing follows
-    it). Closing brackets right after the value are a stray part of the call, not text."""
+    """Where the text after an unclosed call's first JSON value begins (-1 when nothing follows
+    it). Closing brackets right after the value are a stray part of the call, not text; and text
+    that goes on as JSON would (`, "arguments": ...`) means the value only looked complete: a
+    bracket closed too early, so it is all one broken call."""
     if not start < value_end < end or raw[start:end].lstrip()[:1] not in ("{", "["):
         return -1
     m = _STRAY_CLOSERS.match(raw, value_end, end)
     split = m.end() if m and m.group().strip() else value_end
-    return split if raw[split:end].strip() else -1
+    after = raw[split:end].lstrip()
+    return split if after and after[0] not in _JSON_GOES_ON else -1
 
 
 @dataclass(frozen=True)
@@ -979,6 +987,9 @@ def _read_tagged(content: str, fixed_name: str | None, tag: str) -> list[_CallRe
         return _read_xml_function(body)
     if not body:
         return [f"The {tag} block is empty. {FORMAT_HINT}"]
+    pieces = _values_in_turn(body)
+    if len(pieces) > 1:  # several calls in one pair of tags: each is read on its own
+        return [item for piece in pieces for item in _read_tagged(piece, fixed_name, tag)]
     try:
         loaded = load_json(body)
     except JsonProblem as problem:
@@ -993,6 +1004,35 @@ def _read_tagged(content: str, fixed_name: str | None, tag: str) -> list[_CallRe
     if len(read) > 1 and all(isinstance(r, str) for r in read):
         return [f"The JSON list inside {tag} holds no tool call. {FORMAT_HINT}"]
     return read
+
+
+def _values_in_turn(body: str) -> list[str]:
+    """The JSON values written one after another in `body` (spaces, or a comma or semicolon
+    between them), as texts: the strict ones that lead, then the rest as one piece (which may
+    still need repair). The whole body as one piece when it does not start with a strict value,
+    or when what follows one goes on as JSON would (`{"name": "f"}, "arguments": ...`: a
+    bracket closed too early, so it is one broken call, not a call and some junk)."""
+    decoder = json.JSONDecoder()
+    pieces: list[str] = []
+    position = 0
+    while position < len(body):
+        try:
+            _, end = decoder.raw_decode(body, position)
+        except (ValueError, RecursionError):
+            break
+        pieces.append(body[position:end])
+        gap = _BETWEEN_VALUES.match(body, end)
+        position = gap.end() if gap else end
+        if position < len(body) and body[position] not in "{[":
+            if body[end:].lstrip()[:1] in _JSON_GOES_ON:
+                return [body]
+            break
+    rest = body[position:].strip()
+    if not pieces:
+        return [body]
+    if not rest.strip("}] \t\r\n"):  # only stray closing brackets left: syntax, not a call
+        return [body] if len(pieces) == 1 else pieces
+    return [*pieces, rest]
 
 
 def _tagged_item(item: Any, repaired: bool, in_list: bool, n: int) -> _CallRead | str:

@@ -17,6 +17,7 @@ from typing import Any
 # jsonschema ships no stubs; `unused-ignore` keeps this clean if types-jsonschema is added.
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
+from toolcall_cli import strictjson
 from toolcall_cli.messages import ToolCall, ToolResult, ToolSpec
 from toolcall_cli.tools.capture import CapturedOutput, captured
 from toolcall_cli.tools.coerce import MAX_RANKED_NAME_CHARS, coerce_arguments, similar_parameter
@@ -395,7 +396,18 @@ def unserialisable_text(error: BaseException) -> str:
 def result_text(value: object) -> str:
     """What the model reads: strings as they are, everything else as JSON (None → "null")."""
     # default=str: a date or a set is better shown as text than refused.
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = value if isinstance(value, str) else _json_text_of(value)
     # Lone surrogates (from bytes decoded with surrogateescape) cannot be sent as UTF-8. The
     # unbound str.encode also makes a plain str of a str subclass, whatever it overrides.
     return str.encode(text, "utf-8", "replace").decode("utf-8")
+
+
+def _json_text_of(value: object) -> str:
+    """A returned value as strict JSON: an Infinity or NaN in it becomes a string, with a note
+    saying so (JSON has neither, and the model must not be taught otherwise)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError as error:
+        if "float" not in str(error):  # a circular structure, say: not ours to mend
+            raise
+        return strictjson.dumps(value)
