@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.tools.schema import ToolDefinitionError, spec_from_function
@@ -16,6 +16,11 @@ TOOL_MARK = "__toolcall_tool__"
 """The attribute `@tool` sets on a function; the loader registers only functions carrying it."""
 
 
+Permission = Literal["read", "write", "admin"]
+PERMISSIONS: tuple[Permission, ...] = ("read", "write", "admin")
+"""In increasing order: a session's --allow level admits a tool at or below it."""
+
+
 @dataclass(frozen=True)
 class ToolOptions:
     """What `@tool(...)` was given. Checked when the tool is built, not when the file imports."""
@@ -24,6 +29,10 @@ class ToolOptions:
     timeout: float | None = None
     dangerous: bool = False
     cacheable: bool = True
+    permission: Permission = "read"
+    rate_limit: float | None = None
+    concurrency: int | None = None
+    isolate: bool = False
 
 
 @overload
@@ -37,6 +46,10 @@ def tool(
     timeout: float | None = None,
     dangerous: bool = False,
     cacheable: bool = True,
+    permission: Permission = "read",
+    rate_limit: float | None = None,
+    concurrency: int | None = None,
+    isolate: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -48,12 +61,33 @@ def tool(
     timeout: float | None = None,
     dangerous: bool = False,
     cacheable: bool = True,
+    permission: Permission = "read",
+    rate_limit: float | None = None,
+    concurrency: int | None = None,
+    isolate: bool = False,
 ) -> F | Callable[[F], F]:
-    """Mark a function as a tool; usable bare (`@tool`) or with options (`@tool(timeout=5)`).
+    """Mark a function as a tool; usable bare (`@tool`) or with its policy (`@tool(timeout=5)`).
+
+    - `timeout`: seconds before a call is stopped (default: the run's --tool-timeout);
+    - `dangerous`: ask the user before each call;
+    - `cacheable`: the same arguments give the same result, so a repeated call reuses it;
+    - `permission`: "read" (default), "write" or "admin", checked against the session's --allow;
+    - `rate_limit`: calls per minute across the session;
+    - `concurrency`: how many of its calls may run at once (1: one at a time);
+    - `isolate`: run each call in a worker process, killed at its timeout.
 
     The function is returned unchanged (still callable as before), only marked.
     """
-    options = ToolOptions(name=name, timeout=timeout, dangerous=dangerous, cacheable=cacheable)
+    options = ToolOptions(
+        name=name,
+        timeout=timeout,
+        dangerous=dangerous,
+        cacheable=cacheable,
+        permission=permission,
+        rate_limit=rate_limit,
+        concurrency=concurrency,
+        isolate=isolate,
+    )
 
     def mark(target: F) -> F:
         setattr(target, TOOL_MARK, options)
@@ -88,6 +122,14 @@ class Tool:
     """Needs the user's approval before each call."""
     cacheable: bool = True
     """Same arguments give the same result, so a repeated call may reuse it."""
+    permission: Permission = "read"
+    """What the tool may do: read < write < admin; the session's --allow must reach it."""
+    rate_limit: float | None = None
+    """Calls per minute across the session; None: no limit."""
+    concurrency: int | None = None
+    """How many of its calls may run at once; None: as many as the pool allows."""
+    isolate: bool = False
+    """Run each call in a worker process, killed at its timeout."""
 
     @property
     def name(self) -> str:
@@ -97,24 +139,57 @@ class Tool:
     def from_function(cls, func: Callable[..., Any], *, source: str = "") -> Tool:
         """Build a Tool from a (marked or plain) function; raises ToolDefinitionError."""
         options = tool_options(func) or ToolOptions()
-        _check_timeout(func, options.timeout)
+        name = getattr(func, "__name__", repr(func))
+        _check_positive(name, "timeout", options.timeout, "a positive number of seconds")
+        _check_positive(
+            name, "rate_limit", options.rate_limit, "a positive number of calls a minute"
+        )
+        if options.concurrency is not None and (
+            not isinstance(options.concurrency, int)
+            or isinstance(options.concurrency, bool)
+            or options.concurrency < 1
+        ):
+            raise ToolDefinitionError(f"{name}: concurrency must be a whole number, 1 or more")
+        if options.permission not in PERMISSIONS:
+            allowed = ", ".join(PERMISSIONS)
+            raise ToolDefinitionError(f"{name}: permission must be one of {allowed}")
         return cls(
             spec=spec_from_function(func, name=options.name),
             func=func,
             source=source,
             timeout=options.timeout,
-            dangerous=options.dangerous,
-            cacheable=options.cacheable,
+            dangerous=bool(options.dangerous),
+            cacheable=bool(options.cacheable),
+            permission=options.permission,
+            rate_limit=options.rate_limit,
+            concurrency=options.concurrency,
+            isolate=bool(options.isolate),
         )
 
+    def policy(self) -> list[str]:
+        """The tool's policy in words, for `toolcall tools`: `timeout 5s`, `dangerous`, ..."""
+        parts: list[str] = [self.permission]
+        if self.timeout is not None:
+            parts.append(f"timeout {self.timeout:g}s")
+        if self.dangerous:
+            parts.append("asks first")
+        if not self.cacheable:
+            parts.append("never reused")
+        if self.rate_limit is not None:
+            parts.append(f"{self.rate_limit:g}/min")
+        if self.concurrency is not None:
+            parts.append(f"{self.concurrency} at a time")
+        if self.isolate:
+            parts.append("own process")
+        return parts
 
-def _check_timeout(func: Callable[..., Any], timeout: float | None) -> None:
-    if timeout is None:
+
+def _check_positive(name: str, option: str, value: float | None, what: str) -> None:
+    if value is None:
         return
-    valid = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
-    if not valid or not math.isfinite(timeout) or timeout <= 0:
-        name = getattr(func, "__name__", repr(func))
-        raise ToolDefinitionError(f"{name}: timeout must be a positive number of seconds")
+    valid = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not valid or not math.isfinite(value) or value <= 0:
+        raise ToolDefinitionError(f"{name}: {option} must be {what}")
 
 
 class ToolRegistry:

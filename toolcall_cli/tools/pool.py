@@ -1,0 +1,234 @@
+"""The one executor: runs prepared calls, at most `max_parallel` at a time, each tool within its
+own concurrency limit, and owns every call's timeout.
+
+Tools run in threads by default, or in a worker process when isolated. Threads stay the
+default because most tools are quick and trusted: a thread starts in microseconds and shares
+the loaded plugin, while a process costs a fresh interpreter (tens of milliseconds and more) and
+a re-import of the plugin. But Python cannot stop a thread: a thread tool past its timeout is
+abandoned (its slot is freed, it runs on until it returns, its result is dropped), whereas an
+isolated tool's process is killed, and an os._exit, a crash or runaway memory there is only an
+error result. bench/ measures both.
+
+The caller waits with `wait()`, which blocks on a queue until a call finishes or the nearest
+deadline passes: no polling. The clock is injectable, for the timeline and for tests.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from toolcall_cli.messages import ToolCall, ToolResult
+from toolcall_cli.tools.capture import CapturedOutput, captured
+from toolcall_cli.tools.executor import _Outcome, error_result, run_in_thread
+from toolcall_cli.tools.registry import Tool
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A call ready to run: validated arguments, its timeout, and how to run it."""
+
+    call: ToolCall
+    tool: Tool
+    arguments: dict[str, Any]
+    timeout: float
+    isolate: bool = False
+    coerced: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A call's result, with when it started and ended on the pool's clock."""
+
+    call: ToolCall
+    result: ToolResult
+    started: float
+    ended: float
+
+
+@dataclass
+class _Running:
+    job: Job
+    started: float
+    deadline: float
+    stop: Callable[[], None]
+    """Kills an isolated call's process; for a thread, nothing can be done."""
+    output: CapturedOutput = field(default_factory=CapturedOutput)
+
+
+class ToolPool:
+    def __init__(self, *, max_parallel: int = 4, clock: Clock = time.monotonic) -> None:
+        if max_parallel < 1:
+            raise ValueError("max_parallel must be at least 1")
+        self.max_parallel = max_parallel
+        self._clock = clock
+        self._waiting: deque[Job] = deque()
+        self._running: dict[str, _Running] = {}
+        self._inbox: queue.Queue[tuple[str, _Outcome]] = queue.Queue()
+
+    @property
+    def pending(self) -> int:
+        """Calls submitted and not yet finished."""
+        return len(self._waiting) + len(self._running)
+
+    def running(self) -> list[ToolCall]:
+        return [r.job.call for r in self._running.values()]
+
+    def submit(self, job: Job) -> None:
+        self._waiting.append(job)
+        self._start_ready()
+
+    def wait(self, timeout: float | None = None) -> Finished | None:
+        """The next call to finish (or to pass its deadline); None when `timeout` seconds pass
+        first, or when nothing is pending."""
+        give_up = None if timeout is None else self._clock() + timeout
+        while self.pending:
+            expired = self._expired()
+            if expired is not None:
+                return expired
+            now = self._clock()
+            waits = [r.deadline - now for r in self._running.values()]
+            if give_up is not None:
+                waits.append(give_up - now)
+            try:
+                call_id, outcome = self._inbox.get(timeout=max(min(waits), 0) if waits else None)
+            except queue.Empty:
+                if give_up is not None and self._clock() >= give_up:
+                    return None
+                continue
+            done = self._finish(call_id, outcome)
+            if done is not None:
+                return done
+        return None
+
+    def ready(self) -> list[Finished]:
+        """What has finished by now, without waiting."""
+        found: list[Finished] = []
+        while True:
+            done = self.wait(timeout=0)
+            if done is None:
+                return found
+            found.append(done)
+
+    def cancel(self, reason: str) -> list[Finished]:
+        """Stop every call: running ones are killed (isolated) or abandoned (threads), waiting
+        ones never start; each is answered with `reason`."""
+        now = self._clock()
+        stopped: list[Finished] = []
+        for call_id, running in list(self._running.items()):
+            running.stop()
+            del self._running[call_id]
+            result = error_result(running.job.call, "cancelled", reason)
+            stopped.append(
+                Finished(
+                    running.job.call,
+                    replace(result, output=running.output.text()),
+                    running.started,
+                    now,
+                )
+            )
+        while self._waiting:
+            job = self._waiting.popleft()
+            stopped.append(
+                Finished(job.call, error_result(job.call, "cancelled", reason), now, now)
+            )
+        return stopped
+
+    # --- inside ---------------------------------------------------------------------------------
+
+    def _start_ready(self) -> None:
+        held: deque[Job] = deque()
+        while self._waiting and len(self._running) < self.max_parallel:
+            job = self._waiting.popleft()
+            if not self._room_for(job.tool):
+                held.append(job)  # its tool is at its concurrency limit; later jobs may go
+                continue
+            self._start(job)
+        self._waiting = held + self._waiting
+
+    def _room_for(self, tool: Tool) -> bool:
+        limit = tool.concurrency
+        if limit is None:
+            return True
+        return sum(1 for r in self._running.values() if r.job.tool.name == tool.name) < limit
+
+    def _start(self, job: Job) -> None:
+        started = self._clock()
+        running = _Running(job, started, started + job.timeout, stop=lambda: None)
+        self._running[job.call.id] = running
+        report = self._reporter(job.call.id)
+        if job.isolate:
+            from toolcall_cli.tools.isolated import start_isolated
+
+            running.stop = start_isolated(job.tool, job.arguments, running.output, report)
+        else:
+            start_thread(job.tool, job.arguments, running.output, report)
+
+    def _reporter(self, call_id: str) -> Callable[[_Outcome], None]:
+        def report(outcome: _Outcome) -> None:
+            self._inbox.put((call_id, outcome))
+
+        return report
+
+    def _finish(self, call_id: str, outcome: _Outcome) -> Finished | None:
+        running = self._running.pop(call_id, None)
+        if running is None:
+            return None  # a late report from a call that timed out or was cancelled
+        call = running.job.call
+        if outcome.failure is not None:
+            result = error_result(call, *outcome.failure)
+        else:
+            result = ToolResult(call_id=call.id, name=call.name, content=outcome.text)
+        result = replace(result, output=running.output.text(), coerced=running.job.coerced)
+        ended = self._clock()
+        self._start_ready()
+        return Finished(
+            call, replace(result, duration=ended - running.started), running.started, ended
+        )
+
+    def _expired(self) -> Finished | None:
+        now = self._clock()
+        for call_id, running in self._running.items():
+            if running.deadline <= now:
+                del self._running[call_id]
+                running.stop()
+                job = running.job
+                how = "; its process was killed" if job.isolate else ""
+                message = f"`{job.tool.name}` timed out after {job.timeout:g} s{how}."
+                result = replace(
+                    error_result(job.call, "timeout", message), output=running.output.text()
+                )
+                self._start_ready()
+                return Finished(
+                    job.call, replace(result, duration=now - running.started), running.started, now
+                )
+        return None
+
+
+def start_thread(
+    tool: Tool,
+    arguments: dict[str, Any],
+    output: CapturedOutput,
+    report: Callable[[_Outcome], None],
+) -> None:
+    """Run a tool in a daemon thread (one per call), reporting its outcome when it returns.
+
+    Daemon, not a ThreadPoolExecutor's worker: those are joined at interpreter exit, so a hung
+    tool would keep the process alive."""
+
+    def target() -> None:
+        outcome = _Outcome()
+        try:
+            with captured(output):
+                run_in_thread(tool, arguments, outcome)
+        finally:
+            report(outcome)
+
+    threading.Thread(target=target, name=f"tool:{tool.name}", daemon=True).start()
