@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -19,21 +18,25 @@ import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
 from toolcall_cli import strictjson
 from toolcall_cli.messages import ToolCall, ToolResult, ToolSpec
-from toolcall_cli.tools.capture import CapturedOutput, captured
 from toolcall_cli.tools.coerce import MAX_RANKED_NAME_CHARS, coerce_arguments, similar_parameter
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 ERROR_PREFIX = "Error: "
 
 
-def execute(call: ToolCall, registry: ToolRegistry, *, default_timeout: float = 10.0) -> ToolResult:
-    """Run `call` and return its result; errors come back as results, never as exceptions."""
-    started = time.perf_counter()
-    result = _execute(call, registry, default_timeout)
-    return replace(result, duration=time.perf_counter() - started)
+@dataclass(frozen=True)
+class Prepared:
+    """A call that may run: its tool, and arguments validated against the tool's schema."""
+
+    tool: Tool
+    arguments: dict[str, Any]
+    coerced: tuple[str, ...] = ()
+    """Arguments converted before validation, one note each (e.g. `n`: "5" → 5)."""
 
 
-def _execute(call: ToolCall, registry: ToolRegistry, default_timeout: float) -> ToolResult:
+def prepare(call: ToolCall, registry: ToolRegistry) -> Prepared | ToolResult:
+    """The tool and validated arguments for `call`, or the error result that says what is wrong
+    (an unknown tool, arguments that are not an object, or do not fit the schema)."""
     found = registry.get(call.name)
     if found is None:
         return unknown_tool_result(call, registry.names())
@@ -44,8 +47,25 @@ def _execute(call: ToolCall, registry: ToolRegistry, default_timeout: float) -> 
     problems = argument_problems(found.spec, arguments)
     if problems:
         return error_result(call, "invalid_arguments", invalid_arguments_text(found, problems))
-    result = run_tool(found, call, arguments, timeout=found.timeout or default_timeout)
-    return replace(result, coerced=tuple(coerced)) if coerced else result
+    return Prepared(found, arguments, tuple(coerced))
+
+
+def execute(call: ToolCall, registry: ToolRegistry, *, default_timeout: float = 10.0) -> ToolResult:
+    """Run one call now and return its result (for tests and embedding; a run goes through the
+    loop's pool). Errors come back as results, never as exceptions."""
+    from toolcall_cli.tools.pool import Job, ToolPool  # the pool runs what this module checks
+
+    started = time.perf_counter()
+    prepared = prepare(call, registry)
+    if isinstance(prepared, ToolResult):
+        return replace(prepared, duration=time.perf_counter() - started)
+    pool = ToolPool(max_parallel=1)
+    tool = prepared.tool
+    timeout = tool.timeout or default_timeout
+    pool.submit(Job(call, tool, prepared.arguments, timeout, tool.isolate, prepared.coerced))
+    finished = pool.wait()
+    assert finished is not None  # one job, always answered: done, failed or timed out
+    return finished.result
 
 
 def error_result(call: ToolCall, kind: str, message: str) -> ToolResult:
@@ -328,38 +348,6 @@ class _Outcome:
     text: str = ""
     failure: tuple[str, str] | None = None
     """(error kind, message) when the tool raised or its result could not become text."""
-
-
-def run_tool(
-    found: Tool, call: ToolCall, arguments: dict[str, Any], *, timeout: float
-) -> ToolResult:
-    """Call the tool's function with validated arguments in a thread, up to `timeout` seconds.
-
-    What the tool prints meanwhile is kept in the result's `output`, not written to stdout.
-    """
-    outcome = _Outcome()
-    output = CapturedOutput()
-    done = threading.Event()
-
-    def target() -> None:
-        try:
-            with captured(output):
-                run_in_thread(found, arguments, outcome)
-        finally:
-            done.set()
-
-    # A daemon thread, not a ThreadPoolExecutor: pool threads are joined at interpreter exit,
-    # so a hung tool would keep the process alive. Python cannot kill a thread, so on timeout
-    # the thread is abandoned and keeps running in the background until it returns (or the
-    # process exits); its late result is dropped.
-    worker = threading.Thread(target=target, name=f"tool:{found.name}", daemon=True)
-    worker.start()
-    if not done.wait(timeout):
-        timed_out = error_result(call, "timeout", f"`{found.name}` timed out after {timeout:g} s.")
-        return replace(timed_out, output=output.text())
-    if outcome.failure is not None:
-        return replace(error_result(call, *outcome.failure), output=output.text())
-    return ToolResult(call_id=call.id, name=call.name, content=outcome.text, output=output.text())
 
 
 def run_in_thread(found: Tool, arguments: dict[str, Any], outcome: _Outcome) -> None:
