@@ -105,6 +105,35 @@ class ToolFinished:
     kind: Literal["tool_finished"] = "tool_finished"
     call: ToolCall
     result: ToolResult
+    started: float | None = None
+    """Seconds from the start of the round to the start of the call (None: it never ran)."""
+    ended: float | None = None
+    """Seconds from the start of the round to its result."""
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One call of a round on the round's time axis."""
+
+    call_id: str
+    name: str
+    ref: str | None
+    """The model's id for the call (--dag)."""
+    waits_for: tuple[str, ...]
+    """The call ids it waited for."""
+    started: float | None
+    ended: float | None
+    ok: bool
+    outcome: str
+    """"ok", "reused", an error kind ("timeout", "skipped", ...), or "unanswered"."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolTimeline:
+    """A round's calls on one time axis, with what waited for what: drawn when the round ends."""
+
+    kind: Literal["tool_timeline"] = "tool_timeline"
+    entries: tuple[TimelineEntry, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -183,6 +212,7 @@ Event = (
     | ModelReplied
     | ToolStarted
     | ToolFinished
+    | ToolTimeline
     | FedBack
     | Notice
     | AnswerWithoutTools

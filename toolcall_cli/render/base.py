@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 import jiter
 
-from toolcall_cli.events import Event, ModelReplied, RunFinished, RunStarted
+from toolcall_cli.events import Event, ModelReplied, RunFinished, RunStarted, TimelineEntry
 
 
 class Renderer(Protocol):
@@ -236,3 +236,47 @@ def partial_arguments(text: str) -> str:
     except ValueError:
         return text
     return json.dumps(value, ensure_ascii=False)
+
+
+TIMELINE_WIDTH = 32
+
+
+def timeline_lines(entries: Sequence[TimelineEntry]) -> list[str]:
+    """A round's calls on one time axis, one line each, with what each waited for:
+
+        get_weather    w      ████████····················  0.00-0.41s ok
+        convert_units  c ← w  ········██··················  0.41-0.43s ok
+
+    Drawn when there is something to see: two calls or more, or a call that waited."""
+    if len(entries) < 2 and not any(e.waits_for for e in entries):
+        return []
+    end = max((e.ended or 0.0 for e in entries), default=0.0) or 1e-9
+    refs = {e.call_id: e.ref or e.name for e in entries}
+    labels = [(shown_name(e.name)[:24], (e.ref or "")[:8] + _waits(e, refs)) for e in entries]
+    name_width = max(len(n) for n, _ in labels)
+    ref_width = max(len(r) for _, r in labels)
+    lines = []
+    for entry, (name, ref) in zip(entries, labels, strict=True):
+        bar = _bar(entry.started, entry.ended, end)
+        span = (
+            f"{entry.started:.2f}-{entry.ended:.2f}s"
+            if entry.started is not None and entry.ended is not None
+            else "not run"
+        )
+        lines.append(f"{name:<{name_width}}  {ref:<{ref_width}}  {bar}  {span} {entry.outcome}")
+    return lines
+
+
+def _waits(entry: TimelineEntry, refs: dict[str, str]) -> str:
+    if not entry.waits_for:
+        return ""
+    return " ← " + ",".join(refs.get(w, w)[:8] for w in entry.waits_for)
+
+
+def _bar(started: float | None, ended: float | None, end: float) -> str:
+    cells = ["·"] * TIMELINE_WIDTH
+    if started is not None and ended is not None:
+        first = min(int(started / end * TIMELINE_WIDTH), TIMELINE_WIDTH - 1)
+        last = max(min(int(ended / end * TIMELINE_WIDTH), TIMELINE_WIDTH), first + 1)
+        cells[first:last] = ["█"] * (last - first)
+    return "".join(cells)

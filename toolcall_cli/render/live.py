@@ -37,6 +37,7 @@ from toolcall_cli.events import (
     ToolCallParsed,
     ToolFinished,
     ToolStarted,
+    ToolTimeline,
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
@@ -53,6 +54,7 @@ from toolcall_cli.render.base import (
     request_summary,
     shown_arguments,
     shown_name,
+    timeline_lines,
     visible,
 )
 
@@ -184,6 +186,13 @@ class LiveRenderer:
             case ToolFinished():
                 self._current().running.pop(event.call.id, None)
                 return self._step(self._result_block(event.call, event.result))
+            case ToolTimeline():
+                shown = timeline_lines(event.entries)
+                if not shown:
+                    return []
+                rows = [Text("timeline", style="cyan")]
+                rows += [Text("    " + visible(line), style="dim", no_wrap=True) for line in shown]
+                return [Group(*rows)]
             case FedBack():
                 return [self._fed_back_block(event)]
             case Notice():

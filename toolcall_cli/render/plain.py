@@ -25,6 +25,7 @@ from toolcall_cli.events import (
     ToolCallParsed,
     ToolFinished,
     ToolStarted,
+    ToolTimeline,
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
@@ -40,6 +41,7 @@ from toolcall_cli.render.base import (
     request_summary,
     shown_arguments,
     shown_name,
+    timeline_lines,
     visible,
 )
 
@@ -102,6 +104,9 @@ class PlainRenderer:
                 return self._parse_error(event)
             case ToolFinished():
                 return self._result(event.call, event.result)
+            case ToolTimeline():
+                shown = timeline_lines(event.entries)
+                return ["timeline:", *(indent(visible(line)) for line in shown)] if shown else []
             case FedBack():
                 return ["fed back:", *(indent(message_preview(m, 200)) for m in event.messages)]
             case Notice():

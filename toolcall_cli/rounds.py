@@ -1,0 +1,368 @@
+"""One round of tool calls: every call of one reply, checked against the session's policy, run
+through the pool (in dependency order with --dag, in parallel where independent), and answered
+(every call gets exactly one result, whatever happens to it).
+
+The round never raises for a call: an unknown tool, bad arguments, a refusal, a timeout, a
+failed dependency or Ctrl-C all end as error results the model can read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from toolcall_cli.events import (
+    Event,
+    Notice,
+    TimelineEntry,
+    ToolFinished,
+    ToolStarted,
+    ToolTimeline,
+)
+from toolcall_cli.messages import ToolCall, ToolResult
+from toolcall_cli.tools.dag import Graph, GraphProblem, Unresolved, build_graph, placeholders
+from toolcall_cli.tools.dag import substitute as put_results_in
+from toolcall_cli.tools.executor import prepare
+from toolcall_cli.tools.policy import RateLimits, permission_refusal
+from toolcall_cli.tools.pool import Finished, Job, ToolPool
+from toolcall_cli.tools.registry import Permission, Tool, ToolRegistry
+
+Decision = Literal["yes", "no", "always"]
+Approver = Callable[[ToolCall, Tool], "Decision | bool"]
+"""Asked before a dangerous tool runs: yes, no, or always (for this tool, the rest of the
+session). True and False mean yes and no."""
+
+CANCELLED = "cancelled by the user (Ctrl-C) while it ran. Go on without its result."
+SECOND_INTERRUPT = 1.0
+"""A second Ctrl-C this soon after the first stops the whole turn."""
+
+
+@dataclass
+class ToolPolicy:
+    """How a session runs tools, and what it remembers about them across its runs."""
+
+    allow: Permission = "write"
+    """The highest permission a tool may need: read < write < admin (--allow)."""
+    max_parallel: int = 4
+    isolate_all: bool = False
+    """Run every plugin tool in a worker process (--isolate-tools)."""
+    dag: bool = False
+    """Calls of a reply may wait for each other and use each other's results (--dag)."""
+    rate_limits: RateLimits = field(default_factory=RateLimits)
+    always: set[str] = field(default_factory=set)
+    """Dangerous tools the user approved for the rest of the session."""
+
+
+def deny_all(call: ToolCall, tool: Tool) -> Decision:
+    """The approver when nobody can be asked (non-interactive runs without --yes)."""
+    return "no"
+
+
+def call_key(call: ToolCall) -> tuple[str, str]:
+    """Same tool and canonically equal arguments (key order and spacing do not matter)."""
+    import json
+
+    return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@dataclass
+class _Entry:
+    call: ToolCall
+    waits_for: tuple[str, ...] = ()
+    started: float | None = None
+    ended: float | None = None
+    result: ToolResult | None = None
+
+
+class Round:
+    """The calls of one reply. `add` each parsed call (a streamed reply: as it arrives), then
+    `reply_ended`, then `finish`; `ready` hands out what finished meanwhile."""
+
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry,
+        cache: dict[tuple[str, str], ToolResult],
+        policy: ToolPolicy,
+        approve: Approver,
+        tool_timeout: float,
+        max_result_chars: int,
+        withdrawn: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._registry = registry
+        self._cache = cache
+        self._policy = policy
+        self._approve = approve
+        self._tool_timeout = tool_timeout
+        self._max_result_chars = max_result_chars
+        self._withdrawn = withdrawn
+        self._clock = clock
+        self._pool = ToolPool(max_parallel=policy.max_parallel, clock=clock)
+        self._began = clock()
+        self._entries: dict[str, _Entry] = {}
+        self._held: list[str] = []
+        self._graph: Graph | None = None
+        self._last_interrupt: float | None = None
+        self.results: list[ToolResult] = []
+        """Every result so far, in the order the calls finished."""
+
+    # --- the round's life -----------------------------------------------------------------------
+
+    def add(self, call: ToolCall) -> Iterator[Event]:
+        self._entries[call.id] = _Entry(call)
+        if self._policy.dag and (call.depends_on or _has_placeholders(call)):
+            self._held.append(call.id)  # it waits: the reply's graph is known at its end
+            return
+        yield from self._start(call)
+
+    def reply_ended(self) -> Iterator[Event]:
+        """The reply is complete: check its graph, and start what waited for it."""
+        if not self._held:
+            return
+        try:
+            self._graph = build_graph([e.call for e in self._entries.values()])
+        except GraphProblem as problem:
+            for call_id in self._held:
+                call = self._entries[call_id].call
+                yield from self._answer(
+                    call, refused(call, "dependency_error", f"not run: {problem}.")
+                )
+            self._held.clear()
+            return
+        for call_id in self._held:
+            self._entries[call_id].waits_for = self._graph.waits_for.get(call_id, ())
+        yield from self._release()
+
+    def ready(self) -> Iterator[Event]:
+        """What finished by now (and what that let start), without waiting."""
+        for finished in self._pool.ready():
+            yield from self._finished(finished)
+
+    def finish(self, deadline: Callable[[], float | None] = lambda: None) -> Iterator[Event]:
+        """Wait until every call is answered, or `deadline()` (seconds left, None: no limit)
+        runs out. Ctrl-C while tools run cancels this round's calls; the run goes on with
+        "cancelled" results, unless a second Ctrl-C follows within a second."""
+        while self._pool.pending:
+            left = deadline()
+            if left is not None and left <= 0:
+                return
+            try:
+                finished = self._pool.wait(timeout=left)
+            except KeyboardInterrupt:
+                yield from self._interrupted()
+                continue
+            if finished is not None:
+                yield from self._finished(finished)
+        yield self.timeline()
+
+    def unanswered(self) -> list[ToolCall]:
+        return [e.call for e in self._entries.values() if e.result is None]
+
+    def timeline(self) -> ToolTimeline:
+        entries = tuple(
+            TimelineEntry(
+                call_id=e.call.id,
+                name=e.call.name,
+                ref=e.call.ref,
+                waits_for=e.waits_for,
+                started=_offset(e.started, self._began),
+                ended=_offset(e.ended, self._began),
+                ok=bool(e.result and e.result.ok),
+                outcome=_outcome(e.result),
+            )
+            for e in self._entries.values()
+        )
+        return ToolTimeline(entries=entries)
+
+    # --- inside -----------------------------------------------------------------------------------
+
+    def _interrupted(self) -> Iterator[Event]:
+        now = self._clock()
+        if self._last_interrupt is not None and now - self._last_interrupt < SECOND_INTERRUPT:
+            raise KeyboardInterrupt
+        self._last_interrupt = now
+        stopped = self._pool.cancel(CANCELLED)
+        for call_id in self._held:
+            call = self._entries[call_id].call
+            stopped.append(Finished(call, refused(call, "cancelled", CANCELLED), now, now))
+        self._held.clear()
+        yield Notice(
+            level="warning",
+            message=f"Ctrl-C: cancelled {len(stopped)} tool call(s) of this round; the model goes "
+            "on without them (Ctrl-C again within a second stops the turn)",
+        )
+        for finished in stopped:
+            yield from self._finished(finished)
+
+    def _start(self, call: ToolCall) -> Iterator[Event]:
+        yield ToolStarted(call=call)
+        refusal = self._refusal(call)
+        if refusal is not None:
+            yield from self._answer(call, refusal)
+            return
+        prepared = prepare(call, self._registry)
+        if isinstance(prepared, ToolResult):
+            yield from self._answer(call, prepared)
+            return
+        tool = prepared.tool
+        approval = self._approval(call, tool)
+        if approval is not None:
+            yield from self._answer(call, approval)
+            return
+        isolate = tool.isolate or (self._policy.isolate_all and bool(tool.source))
+        timeout = tool.timeout or self._tool_timeout
+        self._entries[call.id].started = self._clock()
+        self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))
+
+    def _refusal(self, call: ToolCall) -> ToolResult | None:
+        """A result given without running the call: reused, withdrawn, or not allowed."""
+        tool = self._registry.get(call.name)
+        earlier = self._cache.get(call_key(call))
+        if earlier is not None and tool is not None and tool.cacheable:
+            return repeated(call, earlier)
+        if self._withdrawn:
+            return refused(
+                call, "withdrawn", "tools are withdrawn for this run. Answer with what you have."
+            )
+        if tool is None:
+            return None  # prepare() names the unknown tool and lists the others
+        why = permission_refusal(tool, self._policy.allow)
+        if why is not None:
+            return refused(call, "permission", why)
+        return None
+
+    def _approval(self, call: ToolCall, tool: Tool) -> ToolResult | None:
+        """None when the call may run; the user's no as a result otherwise. Asked here, on the
+        loop's thread, before anything runs; the rate limit counts only calls that will run."""
+        if tool.dangerous and tool.name not in self._policy.always:
+            decision = self._approve(call, tool)
+            if decision == "always":
+                self._policy.always.add(tool.name)
+            elif decision is not True and decision != "yes":
+                return refused(
+                    call, "declined", f"the user declined to run `{call.name}`. Answer without it."
+                )
+        why = self._policy.rate_limits.refusal(tool)
+        if why is not None:
+            return refused(call, "rate_limited", why)
+        return None
+
+    def _answer(self, call: ToolCall, result: ToolResult) -> Iterator[Event]:
+        now = self._clock()
+        yield from self._finished(Finished(call, result, now, now))
+
+    def _finished(self, finished: Finished) -> Iterator[Event]:
+        call = finished.call
+        entry = self._entries[call.id]
+        if entry.result is not None:
+            return  # answered already (a dependency failed first, say)
+        result = cut(finished.result, self._max_result_chars)
+        entry.result = result
+        entry.started, entry.ended = finished.started, finished.ended
+        self.results.append(result)
+        if result.ok and not result.cached:
+            self._cache[call_key(call)] = result
+        yield ToolFinished(
+            call=call,
+            result=result,
+            started=_offset(finished.started, self._began),
+            ended=_offset(finished.ended, self._began),
+        )
+        yield from self._release()
+
+    def _release(self) -> Iterator[Event]:
+        """Start held calls whose dependencies are done; skip those whose dependency failed."""
+        if self._graph is None:
+            return
+        progress = True
+        while progress:
+            progress = False
+            for call_id in list(self._held):
+                entry = self._entries[call_id]
+                failed = [d for d in entry.waits_for if _failed(self._entries[d])]
+                if failed:
+                    self._held.remove(call_id)
+                    progress = True
+                    yield from self._answer(entry.call, self._skipped(entry.call, failed[0]))
+                elif all(self._entries[d].result is not None for d in entry.waits_for):
+                    self._held.remove(call_id)
+                    progress = True
+                    yield from self._start_with_results(entry.call)
+
+    def _start_with_results(self, call: ToolCall) -> Iterator[Event]:
+        results = {
+            ref: entry.result.content
+            for ref, call_id in (self._graph.by_ref.items() if self._graph else ())
+            if (entry := self._entries[call_id]).result is not None
+        }
+        try:
+            arguments = put_results_in(call.arguments, results)
+        except (Unresolved, GraphProblem) as problem:
+            yield ToolStarted(call=call)
+            yield from self._answer(call, refused(call, "dependency_error", f"not run: {problem}."))
+            return
+        yield from self._start(replace(call, arguments=arguments))
+
+    def _skipped(self, call: ToolCall, failed_id: str) -> ToolResult:
+        failed = self._entries[failed_id]
+        assert failed.result is not None
+        what = (
+            f"`{failed.call.ref}` ({failed.call.name})"
+            if failed.call.ref
+            else f"`{failed.call.name}`"
+        )
+        why = failed.result.content.removeprefix("Error: ")
+        return refused(call, "skipped", f"skipped: it depends on {what}, which failed: {why}")
+
+
+def _has_placeholders(call: ToolCall) -> bool:
+    return next(placeholders(call.arguments), None) is not None
+
+
+def _failed(entry: _Entry) -> bool:
+    return entry.result is not None and not entry.result.ok
+
+
+def _offset(moment: float | None, began: float) -> float | None:
+    return None if moment is None else max(moment - began, 0.0)
+
+
+def _outcome(result: ToolResult | None) -> str:
+    if result is None:
+        return "unanswered"
+    if result.cached:
+        return "reused"
+    return "ok" if result.ok else (result.error_kind or "error")
+
+
+def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:
+    note = (
+        f"\n[toolcall] You already called {call.name} with these arguments in this run; this is "
+        "the same result. Use it instead of calling again."
+    )
+    # No `output`: the tool did not run (and print) this time.
+    return replace(
+        earlier,
+        call_id=call.id,
+        content=earlier.content + note,
+        cached=True,
+        duration=0.0,
+        output="",
+    )
+
+
+def cut(result: ToolResult, limit: int) -> ToolResult:
+    """A long result is cut before it goes back to the model; the view says so."""
+    if len(result.content) <= limit:
+        return result
+    note = f"\n[toolcall] result cut: showing {limit:,} of {len(result.content):,} characters."
+    return replace(result, content=result.content[:limit] + note, full_length=len(result.content))
+
+
+def refused(call: ToolCall, kind: str, message: str) -> ToolResult:
+    return ToolResult(
+        call_id=call.id, name=call.name, content=f"Error: {message}", ok=False, error_kind=kind
+    )
