@@ -329,7 +329,7 @@ def iterations(out: str) -> int:
 
 def test_flags_beat_the_config_file_which_beats_the_defaults(tmp_path: Path) -> None:
     script = str(loop_script(tmp_path))
-    args = ["run", "loop", "-m", "scripted", "--script", script, "--json"]
+    args = ["run", "loop", "-m", "scripted", "--script", script, "--json", "--no-final-answer"]
     env = config_file(tmp_path, "[limits]\nmax_iterations = 2\nmax_failed_rounds = 9\n")
     assert iterations(toolcall(*args)[1]) == 5
     assert iterations(toolcall(*args, env=env)[1]) == 2

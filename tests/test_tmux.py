@@ -127,20 +127,46 @@ def test_chat_turns_ctrl_c_and_ctrl_d(terminal: Terminal) -> None:
     assert stat.S_IMODE(history_file.parent.stat().st_mode) == 0o700
 
 
-def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_session(terminal: Terminal) -> None:
+SLOW_WEATHER = (
+    "import time\nfrom toolcall_cli import tool\n\n@tool(timeout=60)\n"
+    "def get_weather(city: str) -> str:\n"
+    '    """Get the weather (天气) for a city (slowly)."""\n'
+    "    time.sleep(30)\n    return 'sunny'\n"
+)
+
+
+def test_ctrl_c_while_a_tool_runs_cancels_that_round_and_the_model_goes_on(
+    terminal: Terminal,
+) -> None:
     tools = terminal.tmp / "tools.d"
     tools.mkdir()
-    (tools / "slow.py").write_text(
-        "import time\nfrom toolcall_cli import tool\n\n@tool(timeout=60)\n"
-        "def get_weather(city: str) -> str:\n"
-        '    """Get the weather (天气) for a city (slowly)."""\n'
-        "    time.sleep(30)\n    return 'sunny'\n",
-        encoding="utf-8",
-    )
+    (tools / "slow.py").write_text(SLOW_WEATHER, encoding="utf-8")
     terminal.start(f"{TOOLCALL} chat --no-default-tools")
     terminal.wait_for("you>")
     terminal.keys("北京今天天气怎么样？", "Enter")
     terminal.wait_for("running get_weather")
+    terminal.keys("C-c")
+    terminal.wait_for("cancelled 1 tool call(s) of this round")
+    screen = terminal.wait_for("╭─ answer")  # the model answered, told the tool was cancelled
+    assert "cancelled by the user" in screen and "turn cancelled" not in screen
+    terminal.keys("/history", "Enter")
+    screen = terminal.wait_for("The conversation holds")
+    assert "The conversation holds 0 messages." not in screen  # the turn was kept
+    terminal.keys("C-d")
+    assert "EXIT=0" in terminal.wait_for("EXIT=")
+
+
+def test_ctrl_c_twice_cancels_the_whole_turn_and_keeps_the_session(terminal: Terminal) -> None:
+    tools = terminal.tmp / "tools.d"
+    tools.mkdir()
+    (tools / "slow.py").write_text(SLOW_WEATHER, encoding="utf-8")
+    # Streamed and paced, so the model's next reply is still arriving at the second Ctrl-C.
+    terminal.start(f"{TOOLCALL} chat --no-default-tools --strategy stream --pace 0.3")
+    terminal.wait_for("you>")
+    terminal.keys("北京今天天气怎么样？", "Enter")
+    terminal.wait_for("model output (raw)")  # the reply is in; its tool still runs
+    terminal.keys("C-c")
+    terminal.wait_for("cancelled 1 tool call(s) of this round")
     terminal.keys("C-c")
     terminal.wait_for("turn cancelled")
     terminal.keys("/history", "Enter")

@@ -168,6 +168,8 @@ class AnswerWithoutTools:
 class FinalAnswer:
     kind: Literal["final_answer"] = "final_answer"
     text: str
+    best_effort: bool = False
+    """Made without tools by one last request at the iteration limit: the run did not finish."""
 
 
 @dataclass(frozen=True, kw_only=True)

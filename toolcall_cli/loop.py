@@ -8,12 +8,11 @@ and the run is bounded in iterations and time.
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall_cli.events import (
@@ -32,11 +31,9 @@ from toolcall_cli.events import (
     RunStarted,
     StopReason,
     ToolCallParsed,
-    ToolFinished,
-    ToolStarted,
 )
 from toolcall_cli.history import ENGINE_NOTE_PREFIX, windowed
-from toolcall_cli.messages import Message, ToolCall, ToolResult, tool_message, user
+from toolcall_cli.messages import Message, ToolResult, tool_message, user
 from toolcall_cli.models.base import (
     MAX_LINE_BYTES,
     MAX_REPLY_CHARS,
@@ -44,14 +41,18 @@ from toolcall_cli.models.base import (
     REQUEST_TIMEOUT,
     Model,
 )
+from toolcall_cli.rounds import Approver, Round, ToolPolicy, deny_all, refused
 from toolcall_cli.strategies.base import Reply, Strategy
 from toolcall_cli.strategies.replies import reply_chars
-from toolcall_cli.tools.executor import execute
-from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ModelError
 
-Approver = Callable[[ToolCall, Tool], bool]
-"""Asked before a dangerous tool runs; False means the user declined."""
+__all__ = ["Approver", "Limits", "ToolPolicy", "deny_all", "run"]
+
+LAST_ANSWER = ENGINE_NOTE_PREFIX + (
+    " That was the last round of tools this run allows. Do not call any tool: answer the "
+    "question now with what you have, and say plainly what you could not find out."
+)
 
 EMPTY_REPLY = ENGINE_NOTE_PREFIX + (
     " Your reply was empty. Answer the user's question, or call a tool if you need one."
@@ -79,6 +80,8 @@ class Limits:
     history_rounds: int | None = 5
     """Tool rounds sent in full; older ones are compacted into a summary. None keeps all."""
     max_question_chars: int = 8000
+    last_answer: bool = True
+    """At the iteration limit, one more request without tools, for a best-effort answer."""
     max_reply_chars: int = MAX_REPLY_CHARS
     """One reply's text, counted from the chunks whatever the model: content, reasoning and
     tool-call names and arguments. Longer, and the model has failed (it is not answering)."""
@@ -89,12 +92,20 @@ class Limits:
     request_timeout: float = REQUEST_TIMEOUT
 
 
+Clock = Callable[[], float]
+"""Seconds from an arbitrary start, never going back: time.monotonic, or a test's own clock."""
+
+
 @dataclass
 class RunState:
     """What one run remembers across its iterations."""
 
     limits: Limits
-    started: float = field(default_factory=time.monotonic)
+    clock: Clock = time.monotonic
+    """What the run's time limit, its elapsed time and the model's latency are read from."""
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
+    approve: Approver = deny_all
+    started: float = field(init=False)
     iterations: int = 0
     tool_calls: int = 0
     usage: dict[str, int] = field(default_factory=dict)
@@ -102,6 +113,9 @@ class RunState:
     failed_rounds: int = 0
     tools_withdrawn: bool = False
     compacted: int = 0
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
 
     def add_usage(self, usage: dict[str, int]) -> None:
         for key, value in usage.items():
@@ -116,14 +130,14 @@ class RunState:
     def remaining(self) -> float | None:
         """Seconds left under --timeout, or None without a limit."""
         timeout = self.limits.run_timeout
-        return None if timeout is None else timeout - (time.monotonic() - self.started)
+        return None if timeout is None else timeout - (self.clock() - self.started)
 
     def finished(self, stop: StopReason) -> RunFinished:
         return RunFinished(
             stop_reason=stop,
             iterations=self.iterations,
             tool_calls=self.tool_calls,
-            elapsed=time.monotonic() - self.started,
+            elapsed=self.clock() - self.started,
             usage=dict(self.usage),
         )
 
@@ -165,111 +179,6 @@ def within_deadline(chunks: Iterator[dict[str, Any]], state: RunState) -> Iterat
         yield value
 
 
-def deny_all(call: ToolCall, tool: Tool) -> bool:
-    """The approver when nobody can be asked (non-interactive runs without --yes)."""
-    return False
-
-
-def call_key(call: ToolCall) -> tuple[str, str]:
-    """Same tool and canonically equal arguments (key order and spacing do not matter)."""
-    return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
-
-
-class ToolRunner:
-    """Runs calls in background threads so several tools (and a still-streaming reply) overlap.
-
-    Results come back through a queue that the loop drains on its own thread, so events are
-    only ever yielded by the loop's generator.
-    """
-
-    def __init__(self, registry: ToolRegistry, state: RunState, approve: Approver) -> None:
-        self._registry = registry
-        self._state = state
-        self._approve = approve
-        self._done: queue.Queue[tuple[ToolCall, ToolResult]] = queue.Queue()
-        self._pending = 0
-        self.results: list[ToolResult] = []
-        """Every result collected so far, in the order they finished."""
-
-    def start(self, call: ToolCall) -> None:
-        self._pending += 1
-        tool = self._registry.get(call.name)
-        earlier = self._state.cache.get(call_key(call))
-        if earlier is not None and tool is not None and tool.cacheable:
-            self._done.put((call, repeated(call, earlier)))
-        elif self._state.tools_withdrawn:
-            self._done.put((call, withdrawn(call)))
-        elif tool is not None and tool.dangerous and not self._approve(call, tool):
-            # Approval is asked here, on the loop's thread, before anything runs.
-            self._done.put((call, declined(call)))
-        else:
-            threading.Thread(target=self._run, args=(call,), daemon=True).start()
-
-    def _run(self, call: ToolCall) -> None:
-        try:
-            result = execute(call, self._registry, default_timeout=self._state.limits.tool_timeout)
-        except Exception as error:  # the executor must not raise; if it does, still answer
-            why = f"{type(error).__name__}: {error}"
-            result = refused(call, "tool_error", f"toolcall failed to run the call ({why})")
-        # Always answered, or the loop would wait for this call forever.
-        self._done.put((call, cut(result, self._state.limits.max_result_chars)))
-
-    def finished(self, *, wait: bool) -> Iterator[tuple[ToolCall, ToolResult]]:
-        """Results that are ready; with wait=True, every pending result."""
-        while self._pending:
-            try:
-                call, result = self._done.get(block=wait, timeout=0.05 if wait else None)
-            except queue.Empty:
-                if wait and not self._state.out_of_time:
-                    continue
-                return
-            self._pending -= 1
-            self.results.append(result)
-            if result.ok and not result.cached:
-                self._state.cache[call_key(call)] = result
-            yield call, result
-
-
-def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:
-    note = (
-        f"\n[toolcall] You already called {call.name} with these arguments in this run; this is "
-        "the same result. Use it instead of calling again."
-    )
-    # No `output`: the tool did not run (and print) this time.
-    return replace(
-        earlier,
-        call_id=call.id,
-        content=earlier.content + note,
-        cached=True,
-        duration=0.0,
-        output="",
-    )
-
-
-def cut(result: ToolResult, limit: int) -> ToolResult:
-    """A long result is cut before it goes back to the model; the view says so."""
-    if len(result.content) <= limit:
-        return result
-    note = f"\n[toolcall] result cut: showing {limit:,} of {len(result.content):,} characters."
-    return replace(result, content=result.content[:limit] + note, full_length=len(result.content))
-
-
-def refused(call: ToolCall, kind: str, message: str) -> ToolResult:
-    return ToolResult(
-        call_id=call.id, name=call.name, content=f"Error: {message}", ok=False, error_kind=kind
-    )
-
-
-def declined(call: ToolCall) -> ToolResult:
-    return refused(call, "declined", f"the user declined to run `{call.name}`. Answer without it.")
-
-
-def withdrawn(call: ToolCall) -> ToolResult:
-    return refused(
-        call, "withdrawn", "tools are withdrawn for this run. Answer with what you have."
-    )
-
-
 def parse_error_result(error: ParseError) -> ToolResult:
     """A call that could not be parsed is answered like a failed call, so the model can fix it."""
     return ToolResult(
@@ -290,9 +199,15 @@ def run(
     history: list[Message],
     limits: Limits = Limits(),
     approve: Approver = deny_all,
+    policy: ToolPolicy | None = None,
+    clock: Clock = time.monotonic,
 ) -> Iterator[Event]:
-    """Answer one question, yielding every step. `history` is extended in place."""
-    state = RunState(limits)
+    """Answer one question, yielding every step. `history` is extended in place.
+
+    `policy` is how the session runs tools (and what it remembers of approvals and rate limits
+    across runs). `clock` measures the run and its tools; waits still happen in real time, but
+    how long anything took is only ever read from `clock`."""
+    state = RunState(limits, clock, policy or ToolPolicy(), approve)
     if len(question) > limits.max_question_chars:
         # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
         yield Notice(
@@ -306,7 +221,7 @@ def run(
         question=question, model=model.name, strategy=strategy.name, tools=tuple(registry.names())
     )
     history.append(user(question))
-    stop = yield from _iterations(state, model, strategy, registry, history, approve)
+    stop = yield from _iterations(state, model, strategy, registry, history)
     yield state.finished(stop)
 
 
@@ -316,15 +231,12 @@ def _iterations(
     strategy: Strategy,
     registry: ToolRegistry,
     history: list[Message],
-    approve: Approver,
 ) -> Generator[Event, None, StopReason]:
     for iteration in range(1, state.limits.max_iterations + 1):
         if state.out_of_time:
             break
         state.iterations = iteration
-        outcome = yield from _iteration(
-            iteration, state, model, strategy, registry, history, approve
-        )
+        outcome = yield from _iteration(iteration, state, model, strategy, registry, history)
         if outcome is not None:
             return outcome
         yield from _check_failures(state, history)
@@ -332,13 +244,29 @@ def _iterations(
         yield LimitReached(
             limit="timeout", message=f"the run took longer than {state.limits.run_timeout:g} s"
         )
-    else:
-        yield LimitReached(
-            limit="iterations",
-            message=f"stopped after {state.limits.max_iterations} iteration(s) "
-            "without a final answer",
-        )
+        return "limit"
+    yield LimitReached(
+        limit="iterations",
+        message=f"stopped after {state.limits.max_iterations} iteration(s) without a final answer",
+    )
+    if state.limits.last_answer:
+        yield from _last_answer(state, model, strategy, registry, history)
     return "limit"
+
+
+def _last_answer(
+    state: RunState,
+    model: Model,
+    strategy: Strategy,
+    registry: ToolRegistry,
+    history: list[Message],
+) -> Iterator[Event]:
+    """One more request, without tools, so the user gets a best-effort answer, marked as such
+    (smolagents does the same at max_steps). The run still ends at its limit (exit code 3)."""
+    history.append(user(LAST_ANSWER))
+    state.tools_withdrawn = True
+    state.iterations += 1
+    yield from _iteration(state.iterations, state, model, strategy, registry, history, last=True)
 
 
 def _check_failures(state: RunState, history: list[Message]) -> Iterator[Event]:
@@ -370,18 +298,31 @@ def _iteration(
     strategy: Strategy,
     registry: ToolRegistry,
     history: list[Message],
-    approve: Approver,
+    *,
+    last: bool = False,
 ) -> Generator[Event, None, StopReason | None]:
-    """One request, its tools and the feedback. Returns a stop reason when the run is over."""
+    """One request, its tools and the feedback. Returns a stop reason when the run is over.
+
+    `last`: the best-effort request at the limit; its answer is final whatever it says, and
+    no call it makes runs."""
     sent_history, notices = _request_history(state, history)
     yield from notices
     specs = [] if state.tools_withdrawn else registry.specs()
     request = strategy.build_request(sent_history, specs, model.name)
     yield IterationStarted(iteration=iteration, request=request.body)
-    runner = ToolRunner(registry, state, approve)
+    round_ = Round(
+        registry=registry,
+        cache=state.cache,
+        policy=state.policy,
+        approve=state.approve,
+        tool_timeout=state.limits.tool_timeout,
+        max_result_chars=state.limits.max_result_chars,
+        withdrawn=state.tools_withdrawn,
+        clock=state.clock,
+    )
     parser = strategy.parser(f"call_{iteration}_")
     held: list[ParserEvent] = []
-    sent = time.monotonic()
+    sent = state.clock()
     failure: ModelError | None = None
     timed_out = False
     size = 0
@@ -394,9 +335,9 @@ def _iteration(
             if size > state.limits.max_reply_chars:
                 raise reply_too_long(state.limits.max_reply_chars)
             for event in parser.feed(chunk):
-                yield from _on_parser_event(event, strategy, runner, held)
+                yield from _on_parser_event(event, strategy, round_, held, last)
             if strategy.streaming:
-                yield from _tool_events(runner.finished(wait=False))
+                yield from round_.ready()
     except ModelError as error:
         failure = error
     except OutOfTime:
@@ -404,20 +345,21 @@ def _iteration(
     except Exception as error:  # a model (or its parser) that breaks is a failed model, not a crash
         failure = ModelError(f"the model failed: {type(error).__name__}: {error}", kind="internal")
     for event in parser.close():
-        yield from _on_parser_event(event, strategy, runner, held)
+        yield from _on_parser_event(event, strategy, round_, held, last)
     reply = parser.reply()
     state.add_usage(reply.usage)
     if failure is None or reply.raw or reply.calls or reply.errors:
         # A reply cut off by a failure is still shown: the partial text and any truncated call.
-        yield _replied(iteration, reply, time.monotonic() - sent)
+        yield _replied(iteration, reply, state.clock() - sent)
+    if timed_out or failure is not None:
+        round_.abandon()  # calls a streamed reply started: isolated ones are killed
     if timed_out:
         limit = state.limits.run_timeout or 0.0
         yield LimitReached(limit="timeout", message=f"the run took longer than {limit:g} s")
         return "limit"
     if failure is not None:
         yield from (event for event in held if isinstance(event, ParseError))
-        # Tools a streaming reply already started run on in daemon threads; nothing waits on
-        # them, and the partial reply is not added to the history, so the next turn is sound.
+        # The partial reply is not added to the history, so the next turn is sound.
         yield ModelFailed(message=str(failure), error_kind=failure.kind)
         return "model_failed"
     if said_nothing(reply):
@@ -427,7 +369,10 @@ def _iteration(
         )
         return "model_failed"
     history.append(assistant_message(reply))
-    yield from _start_held(held, runner)
+    if last:
+        return (yield from _best_effort(reply, held))
+    yield from _start_held(held, round_)
+    yield from round_.reply_ended()
     if not reply.calls and not reply.errors:
         if not reply.text.strip():
             # An empty reply is not an answer: say so to the model, and let it try again.
@@ -436,9 +381,23 @@ def _iteration(
             return None
         yield FinalAnswer(text=reply.text)
         return "answered"
-    yield from _tool_events(runner.finished(wait=True))
-    yield from _feed_back(iteration, state, strategy, history, runner, reply)
+    yield from round_.finish(deadline=lambda: state.remaining)
+    yield from _feed_back(iteration, state, strategy, history, round_, reply)
     return None
+
+
+def _best_effort(reply: Reply, held: list[ParserEvent]) -> Generator[Event, None, StopReason]:
+    """The answer of the last request, marked best-effort; calls it makes anyway are shown and
+    not run."""
+    yield from held
+    if reply.calls or reply.errors:
+        yield Notice(
+            level="warning",
+            message="the model asked for tools in its last reply; none were run",
+        )
+    if reply.text.strip():
+        yield FinalAnswer(text=reply.text, best_effort=True)
+    return "limit"
 
 
 def reply_too_long(limit: int) -> ModelError:
@@ -454,17 +413,15 @@ def _feed_back(
     state: RunState,
     strategy: Strategy,
     history: list[Message],
-    runner: ToolRunner,
+    round_: Round,
     reply: Reply,
 ) -> Iterator[Event]:
     state.tool_calls += len(reply.calls)
-    missing = {c.id for c in reply.calls} - {r.call_id for r in runner.results}
     unfinished = [
         refused(c, "timeout", "the run's time limit was reached before this tool finished.")
-        for c in reply.calls
-        if c.id in missing
+        for c in round_.unanswered()
     ]
-    results = runner.results + unfinished + [parse_error_result(e) for e in reply.errors]
+    results = round_.results + unfinished + [parse_error_result(e) for e in reply.errors]
     for result in results:
         if result.full_length is not None:
             yield Notice(
@@ -498,33 +455,27 @@ def _replied(iteration: int, reply: Reply, latency: float) -> ModelReplied:
     )
 
 
-def _start_held(held: list[ParserEvent], runner: ToolRunner) -> Iterator[Event]:
+def _start_held(held: list[ParserEvent], round_: Round) -> Iterator[Event]:
     """For non-streaming strategies: show the parsed calls after the raw output, then run them."""
     for event in held:
         yield event
         if isinstance(event, ToolCallParsed):
-            runner.start(event.call)
-            yield ToolStarted(call=event.call)
+            yield from round_.add(event.call)
 
 
 def _on_parser_event(
-    event: ParserEvent, strategy: Strategy, runner: ToolRunner, held: list[ParserEvent]
+    event: ParserEvent, strategy: Strategy, round_: Round, held: list[ParserEvent], last: bool
 ) -> Iterator[Event]:
     """Streaming strategies show everything live and start tools at once; others wait for the
-    whole reply, so their calls are shown (and run) after the raw output."""
+    whole reply, so their calls are shown (and run) after the raw output. In the last request
+    at the limit, nothing runs."""
     if not strategy.streaming:
         if isinstance(event, (ToolCallParsed, ParseError)):
             held.append(event)
         return
     yield event
-    if isinstance(event, ToolCallParsed):
-        runner.start(event.call)
-        yield ToolStarted(call=event.call)
-
-
-def _tool_events(finished: Iterator[tuple[ToolCall, ToolResult]]) -> Iterator[Event]:
-    for call, result in finished:
-        yield ToolFinished(call=call, result=result)
+    if isinstance(event, ToolCallParsed) and not last:
+        yield from round_.add(event.call)
 
 
 def ordered(results: Sequence[ToolResult], reply: Reply) -> list[ToolResult]:

@@ -158,6 +158,11 @@ class Round:
                 yield from self._finished(finished)
         yield self.timeline()
 
+    def abandon(self) -> None:
+        """The reply failed: stop what it started (isolated calls are killed), answer nothing."""
+        self._pool.cancel("the model's reply failed")
+        self._held.clear()
+
     def unanswered(self) -> list[ToolCall]:
         return [e.call for e in self._entries.values() if e.result is None]
 

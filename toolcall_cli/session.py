@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall_cli.events import Event, RunFinished
-from toolcall_cli.loop import Approver, Limits, deny_all, run
+from toolcall_cli.loop import Approver, Limits, ToolPolicy, deny_all, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.base import Model
 from toolcall_cli.strategies import get_strategy
@@ -22,6 +22,8 @@ class Session:
     registry: ToolRegistry
     limits: Limits = field(default_factory=Limits)
     approve: Approver = deny_all
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
+    """How tools run, and what the session remembers of approvals and rate limits."""
     history: list[Message] = field(default_factory=list)
     strategy_settings: dict[str, Any] = field(default_factory=dict)
     """What `get_strategy` was given besides the name (modes, dag): kept by /strategy."""
@@ -41,6 +43,7 @@ class Session:
                 history=self.history,
                 limits=self.limits,
                 approve=self.approve,
+                policy=self.policy,
             ):
                 finished = isinstance(event, RunFinished) and event.stop_reason != "model_failed"
                 yield event

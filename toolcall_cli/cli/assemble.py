@@ -20,7 +20,7 @@ from toolcall_cli.config import (
     resolve,
     resolve_limits,
 )
-from toolcall_cli.loop import Limits
+from toolcall_cli.loop import Limits, ToolPolicy
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.paced import PacedModel
@@ -48,7 +48,7 @@ def session_limits(options: SessionOptions, config: FileConfig) -> Limits:
         chosen, _ = resolve_limits(options.limit_flags(), config)
     except ConfigError as error:
         fail(str(error))
-    return limits_with(chosen)
+    return dataclasses.replace(limits_with(chosen), last_answer=not options.no_final_answer)
 
 
 def limits_with(chosen: Mapping[str, int | float]) -> Limits:
@@ -141,6 +141,16 @@ def strategy_settings(options: SessionOptions) -> dict[str, Any]:
     }
 
 
+def tool_policy(options: SessionOptions) -> ToolPolicy:
+    """How the session runs tools: --allow, --max-parallel, --isolate-tools, --dag."""
+    return ToolPolicy(
+        allow=options.allow.value,
+        max_parallel=options.max_parallel,
+        isolate_all=options.isolate_tools,
+        dag=options.dag,
+    )
+
+
 def pick_strategy(name: str, options: SessionOptions) -> Strategy:
     try:
         return get_strategy(name, **strategy_settings(options))
@@ -169,6 +179,7 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
         model=model,
         strategy=pick_strategy(strategy_name, options),
         strategy_settings=strategy_settings(options),
+        policy=tool_policy(options),
         registry=load_registry(options.tools, options.no_default_tools),
         limits=limits,
         approve=approver(options.yes),

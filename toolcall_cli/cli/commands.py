@@ -22,6 +22,8 @@ from toolcall_cli.cli.assemble import (
 from toolcall_cli.cli.entry import app, config_app, fail
 from toolcall_cli.cli.options import (
     LIMIT_FIELDS,
+    Allow,
+    AllowOpt,
     ApiKeyOpt,
     BaseUrlOpt,
     ConnectTimeoutOpt,
@@ -30,11 +32,14 @@ from toolcall_cli.cli.options import (
     FaultRateOpt,
     FaultsOpt,
     HistoryRoundsOpt,
+    IsolateOpt,
     JsonOpt,
     LineBytesOpt,
     MaxIterOpt,
+    MaxParallelOpt,
     ModelOpt,
     NoDefaultToolsOpt,
+    NoFinalAnswerOpt,
     PaceOpt,
     ProfileOpt,
     QuietOpt,
@@ -113,6 +118,10 @@ def run(
     show_request: ShowRequestOpt = False,
     pace: PaceOpt = None,
     dag: DagOpt = False,
+    allow: AllowOpt = Allow.write,
+    max_parallel: MaxParallelOpt = 4,
+    isolate_tools: IsolateOpt = False,
+    no_final_answer: NoFinalAnswerOpt = False,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
     if not question.strip():
@@ -156,6 +165,10 @@ def chat(
     yes: YesOpt = False,
     pace: PaceOpt = None,
     dag: DagOpt = False,
+    allow: AllowOpt = Allow.write,
+    max_parallel: MaxParallelOpt = 4,
+    isolate_tools: IsolateOpt = False,
+    no_final_answer: NoFinalAnswerOpt = False,
     history_file: Annotated[
         Path | None, typer.Option("--history-file", help="Where the input history is kept.")
     ] = None,

@@ -190,6 +190,36 @@ RequestTimeoutOpt = Annotated[
         f"(default {DEFAULT_LIMITS.request_timeout:g}).",
     ),
 ]
+
+
+class Allow(str, Enum):
+    read = "read"
+    write = "write"
+    admin = "admin"
+
+
+AllowOpt = Annotated[
+    Allow,
+    typer.Option(
+        "--allow", help="The most a tool may do: read, write (default) or admin (its @tool says)."
+    ),
+]
+MaxParallelOpt = Annotated[
+    int, typer.Option("--max-parallel", min=1, max=64, help="Tool calls run at once (default 4).")
+]
+IsolateOpt = Annotated[
+    bool,
+    typer.Option(
+        "--isolate-tools", help="Run every plugin tool in a worker process, killed at its timeout."
+    ),
+]
+NoFinalAnswerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-final-answer",
+        help="At the iteration limit, stop without one last request for an answer.",
+    ),
+]
 DagOpt = Annotated[
     bool,
     typer.Option(
@@ -252,6 +282,10 @@ class SessionOptions:
     faults: tuple[str, ...] = ()
     fault_rate: float = 1.0
     dag: bool = False
+    allow: Allow = Allow.write
+    max_parallel: int = 4
+    isolate_tools: bool = False
+    no_final_answer: bool = False
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], *, mode: str) -> SessionOptions:
