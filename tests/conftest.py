@@ -1,13 +1,16 @@
-"""Shared test set-up: no test may reach beyond this machine."""
+"""Shared test set-up: no test may reach beyond this machine, and every scripted model's
+script is played to its end."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+
+from toolcall_cli.models.scripted import Reply, ScriptedModel
 
 _real_connect = socket.socket.connect
 _real_getaddrinfo = socket.getaddrinfo
@@ -67,3 +70,25 @@ def isolated_home(
         "DASHSCOPE_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def scripts_played_to_the_end(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Every ScriptedModel a test makes, directly or through `--model scripted`, must have been
+    asked for each of its replies when the test ends: a run that stopped earlier than its script
+    expected passes its assertions for the wrong reason. A test about the script itself, which
+    never plays it, is marked `script_not_played`."""
+    made: list[ScriptedModel] = []
+    init = ScriptedModel.__init__
+
+    def tracked(self: ScriptedModel, replies: Sequence[Reply]) -> None:
+        init(self, replies)
+        made.append(self)
+
+    monkeypatch.setattr(ScriptedModel, "__init__", tracked)
+    yield
+    if request.node.get_closest_marker("script_not_played") is None:
+        for model in made:
+            model.assert_complete()

@@ -14,6 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+POLL_INTERVAL = 0.01
+"""How often the server loop looks for shutdown: socketserver's default (0.5 s) made every
+test that stops a server wait half a second for nothing."""
+
 
 @dataclass
 class Answer:
@@ -94,7 +98,9 @@ class FakeOpenAI:
         """Each request's path and query, as received."""
         self._stopping = threading.Event()
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(POLL_INTERVAL,), daemon=True
+        )
 
     @property
     def base_url(self) -> str:

@@ -315,25 +315,32 @@ def test_the_request_timeout_flag(server: FakeOpenAI) -> None:
     assert code == 1 and "0.3 s; --request-timeout" in err and err.count("\n") == 1
 
 
-def loop_script(tmp_path: Path) -> Path:
-    script = tmp_path / "loop.jsonl"
+def loop_script(tmp_path: Path, replies: int) -> Path:
+    """A script that calls a tool in every reply, `replies` long: a run that asks once more
+    than that fails for want of a reply, so only the iteration limit can stop it at the end."""
+    script = tmp_path / f"loop{replies}.jsonl"
     reply = '<tool_call>{"name": "calculate", "arguments": {"expression": "1+%d"}}</tool_call>'
-    script.write_text("\n".join(json.dumps(reply % i) for i in range(9)), encoding="utf-8")
+    script.write_text("\n".join(json.dumps(reply % i) for i in range(replies)), encoding="utf-8")
     return script
 
 
-def iterations(out: str) -> int:
-    events = [json.loads(line) for line in out.splitlines()]
-    return int(events[-1]["iterations"])
+def stopped_at_the_limit(out: str) -> int:
+    """The iterations of a run that the iteration limit stopped."""
+    finished = json.loads(out.splitlines()[-1])
+    assert finished["stop_reason"] == "limit", finished
+    return int(finished["iterations"])
 
 
 def test_flags_beat_the_config_file_which_beats_the_defaults(tmp_path: Path) -> None:
-    script = str(loop_script(tmp_path))
-    args = ["run", "loop", "-m", "scripted", "--script", script, "--json"]
     env = config_file(tmp_path, "[limits]\nmax_iterations = 2\nmax_failed_rounds = 9\n")
-    assert iterations(toolcall(*args)[1]) == 5
-    assert iterations(toolcall(*args, env=env)[1]) == 2
-    assert iterations(toolcall(*args, "--max-iterations", "3", env=env)[1]) == 3
+
+    def args(replies: int) -> list[str]:
+        script = str(loop_script(tmp_path, replies))
+        return ["run", "loop", "-m", "scripted", "--script", script, "--json"]
+
+    assert stopped_at_the_limit(toolcall(*args(5))[1]) == 5
+    assert stopped_at_the_limit(toolcall(*args(2), env=env)[1]) == 2
+    assert stopped_at_the_limit(toolcall(*args(3), "--max-iterations", "3", env=env)[1]) == 3
 
 
 def test_config_limits_reach_the_http_client(server: FakeOpenAI, tmp_path: Path) -> None:

@@ -85,12 +85,18 @@ class Limits:
     request_timeout: float = REQUEST_TIMEOUT
 
 
+Clock = Callable[[], float]
+"""Seconds from an arbitrary start, never going back: time.monotonic, or a test's own clock."""
+
+
 @dataclass
 class RunState:
     """What one run remembers across its iterations."""
 
     limits: Limits
-    started: float = field(default_factory=time.monotonic)
+    clock: Clock = time.monotonic
+    """What the run's time limit, its elapsed time and the model's latency are read from."""
+    started: float = field(init=False)
     iterations: int = 0
     tool_calls: int = 0
     usage: dict[str, int] = field(default_factory=dict)
@@ -98,6 +104,9 @@ class RunState:
     failed_rounds: int = 0
     tools_withdrawn: bool = False
     compacted: int = 0
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
 
     def add_usage(self, usage: dict[str, int]) -> None:
         for key, value in usage.items():
@@ -112,14 +121,14 @@ class RunState:
     def remaining(self) -> float | None:
         """Seconds left under --timeout, or None without a limit."""
         timeout = self.limits.run_timeout
-        return None if timeout is None else timeout - (time.monotonic() - self.started)
+        return None if timeout is None else timeout - (self.clock() - self.started)
 
     def finished(self, stop: StopReason) -> RunFinished:
         return RunFinished(
             stop_reason=stop,
             iterations=self.iterations,
             tool_calls=self.tool_calls,
-            elapsed=time.monotonic() - self.started,
+            elapsed=self.clock() - self.started,
             usage=dict(self.usage),
         )
 
@@ -286,9 +295,13 @@ def run(
     history: list[Message],
     limits: Limits = Limits(),
     approve: Approver = deny_all,
+    clock: Clock = time.monotonic,
 ) -> Iterator[Event]:
-    """Answer one question, yielding every step. `history` is extended in place."""
-    state = RunState(limits)
+    """Answer one question, yielding every step. `history` is extended in place.
+
+    `clock` measures the run against its time limit; waits for the model and for tools still
+    happen in real time, but how long the run has taken is only ever read from `clock`."""
+    state = RunState(limits, clock)
     if len(question) > limits.max_question_chars:
         # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
         yield Notice(
@@ -377,7 +390,7 @@ def _iteration(
     runner = ToolRunner(registry, state, approve)
     parser = strategy.parser(f"call_{iteration}_")
     held: list[ParserEvent] = []
-    sent = time.monotonic()
+    sent = state.clock()
     failure: ModelError | None = None
     timed_out = False
     size = 0
@@ -405,7 +418,7 @@ def _iteration(
     state.add_usage(reply.usage)
     if failure is None or reply.raw or reply.calls or reply.errors:
         # A reply cut off by a failure is still shown: the partial text and any truncated call.
-        yield _replied(iteration, reply, time.monotonic() - sent)
+        yield _replied(iteration, reply, state.clock() - sent)
     if timed_out:
         limit = state.limits.run_timeout or 0.0
         yield LimitReached(limit="timeout", message=f"the run took longer than {limit:g} s")
