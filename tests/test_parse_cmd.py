@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from in_process import Finished, toolcall
 
 from toolcall_cli.parsing import parse_output, parse_sse
 
@@ -29,13 +30,7 @@ def cases(name: str) -> list[dict[str, Any]]:
 
 
 def parse_cli(*args: str, stdin: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolcall_cli", "parse", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = toolcall("parse", *args, cwd=Path.cwd(), stdin=stdin)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -73,20 +68,9 @@ def test_cli_reports_a_truncated_call() -> None:
 
 
 def test_cli_usage_errors(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolcall_cli", "parse", "--chunk", "2"],
-        input="x",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = toolcall("parse", "--chunk", "2", cwd=tmp_path, stdin="x")
     assert done.returncode == 2 and "--strategy stream" in done.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "toolcall_cli", "parse", str(tmp_path / "nope.txt")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    missing = toolcall("parse", str(tmp_path / "nope.txt"), cwd=tmp_path)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
 
 
@@ -164,11 +148,15 @@ def test_cli_schema_reads_a_native_message() -> None:
     assert [c["repaired"] for c in result["calls"]] == [False, True]
 
 
-def parse_bytes(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def parse_bytes(*args: str, stdin: bytes | None = None) -> Finished:
+    return toolcall("parse", *args, cwd=Path.cwd(), stdin=stdin)
+
+
+def real_parse(*args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    """`toolcall parse` in its own process, reading a real pipe on its stdin."""
     return subprocess.run(
         [sys.executable, "-m", "toolcall_cli", "parse", *args],
         input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
         timeout=60,
     )
@@ -191,11 +179,21 @@ def test_invalid_utf8_is_the_same_usage_error_from_stdin_and_from_a_file(
     from_file = parse_bytes(str(source))
     from_stdin = parse_bytes(stdin=data)
     for done, name in ((from_file, str(source)), (from_stdin, "stdin")):
-        assert done.returncode == 2 and done.stdout == b""
-        assert done.stderr.decode() == (
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr == (
             f"toolcall: error: {name} is not valid UTF-8: "
             f"a bad byte (0x{data[offset]:02x}) at byte offset {offset}\n"
         )
+
+
+def test_a_real_pipe_on_stdin_is_read_by_the_same_rule() -> None:
+    """The process's own stdin, not a test's stand-in: its bytes, never a decoding that
+    replaces what it cannot read."""
+    bad = real_parse(stdin=b"ab\xffcd")
+    assert bad.returncode == 2 and bad.stdout == b""
+    assert bad.stderr.decode() == (
+        "toolcall: error: stdin is not valid UTF-8: a bad byte (0xff) at byte offset 2\n"
+    )
 
 
 def test_valid_input_reads_the_same_from_stdin_and_a_file(tmp_path: Path) -> None:
@@ -208,15 +206,10 @@ def test_valid_input_reads_the_same_from_stdin_and_a_file(tmp_path: Path) -> Non
     assert result["calls"][0]["arguments"] == {"a": "é"} and result["text"] == "天气"
 
 
-def test_parse_help_states_the_utf8_rule() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolcall_cli", "parse", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert "UTF-8" in done.stdout and "byte offset" in done.stdout
+def test_parse_help_states_the_utf8_rule(tmp_path: Path) -> None:
+    done = toolcall("parse", "--help", cwd=tmp_path)
+    words = " ".join(done.stdout.split())  # however the help is wrapped
+    assert done.returncode == 0 and "UTF-8" in words and "byte offset" in words
 
 
 def test_parse_with_stdin_closed_is_a_usage_error() -> None:
