@@ -178,6 +178,7 @@ class FakeOpenAI:
                 content_type = "text/event-stream" if answer.sse is not None else "application/json"
                 head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n".encode()
                 self.close_connection = True
+                pieces: Iterator[int]
                 if answer.trickle_head:  # header lines that never end
                     pieces = itertools.chain(head, itertools.cycle(b"X-Wait: 1\r\n"))
                 else:

@@ -31,7 +31,9 @@ def native_stream() -> list[str]:
         "function": {"name": "calculate", "arguments": ""},
     }
     pieces = ['{"expre', 'ssion": "12*', '5+3"}']
-    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [first]}}]}]
+    chunks: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [first]}}]}
+    ]
     chunks += [
         {
             "choices": [
