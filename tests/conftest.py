@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from conformance import MISSING_MARK
 
 from toolcall_cli.models.scripted import Reply, ScriptedModel
 
@@ -40,6 +41,13 @@ def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
     if host is not None and not _is_loopback(host):
         raise AssertionError(f"test tried to resolve a network name: {host!r}")
     return _real_getaddrinfo(host, *args, **kwargs)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test whose conformance data is missing where it is required (CI) fails, saying why."""
+    mark = item.get_closest_marker(MISSING_MARK)
+    if mark is not None:
+        pytest.fail(str(mark.args[0]), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

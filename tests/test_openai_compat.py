@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from conformance import params
 from fake_openai import Answer, FakeOpenAI, completion, text_stream
 
 from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
@@ -232,19 +231,7 @@ def test_sse_parser_skips_comments_and_joins_multiline_data() -> None:
 
 # --- recorded streams from ../shared/conformance/sse_streams.jsonl -----------------------------
 
-CONFORMANCE = Path(
-    os.environ.get("TOOLCALL_CONFORMANCE_DIR")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
-)
-
-
-def recorded_streams() -> list[dict[str, Any]]:
-    path = CONFORMANCE / "sse_streams.jsonl"
-    if not path.exists():
-        return []
-    return [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
+SSE_STREAMS = "sse_streams.jsonl"
 
 
 def as_sse_lines(case: dict[str, Any]) -> list[str]:
@@ -263,10 +250,7 @@ def as_sse_lines(case: dict[str, Any]) -> list[str]:
     return [*lines, "data: [DONE]"]
 
 
-@pytest.mark.skipif(
-    not recorded_streams(), reason="../shared/conformance/sse_streams.jsonl is absent"
-)
-@pytest.mark.parametrize("case", recorded_streams(), ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", params(SSE_STREAMS))
 @pytest.mark.parametrize("seed", [1, 2])
 def test_recorded_stream_over_http_yields_expected_calls(
     server: FakeOpenAI, case: dict[str, Any], seed: int

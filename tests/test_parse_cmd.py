@@ -10,23 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conformance import cases, needs, params
 from in_process import Finished, toolcall
 
 from toolcall_cli.parsing import parse_output, parse_sse
-
-CONFORMANCE = Path(
-    os.environ.get("TOOLCALL_CONFORMANCE_DIR")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
-)
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    path = CONFORMANCE / name
-    if not path.exists():
-        return []
-    return [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
 
 
 def parse_cli(*args: str, stdin: str) -> dict[str, Any]:
@@ -74,11 +61,7 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
 
 
-CORPUS = cases("corpus.jsonl")
-
-
-@pytest.mark.skipif(not CORPUS, reason=f"conformance corpus not found in {CONFORMANCE}")
-@pytest.mark.parametrize("case", CORPUS, ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", params("corpus.jsonl"))
 def test_parse_and_stream_chunk_1_print_the_same_calls(case: dict[str, Any]) -> None:
     batch = parse_output(case["text"])
     streamed = parse_output(case["text"], chunk=1)
@@ -86,7 +69,7 @@ def test_parse_and_stream_chunk_1_print_the_same_calls(case: dict[str, Any]) -> 
     assert streamed["errors"] == batch["errors"] and streamed["text"] == batch["text"]
 
 
-SSE = cases("sse_streams.jsonl")
+SSE_STREAMS = "sse_streams.jsonl"
 
 
 def sse_text(case: dict[str, Any]) -> str:
@@ -101,8 +84,7 @@ def sse_text(case: dict[str, Any]) -> str:
     return "\n\n".join(lines) + "\n\n"
 
 
-@pytest.mark.skipif(not SSE, reason=f"SSE streams not found in {CONFORMANCE}")
-@pytest.mark.parametrize("case", SSE, ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", params(SSE_STREAMS))
 def test_parse_sse_yields_the_expected_calls(case: dict[str, Any]) -> None:
     result = parse_sse(sse_text(case))
     expected = [(c["name"], c["arguments"]) for c in case["expected_calls"]]
@@ -110,20 +92,19 @@ def test_parse_sse_yields_the_expected_calls(case: dict[str, Any]) -> None:
     assert [c["id"] for c in result["calls"]] == [c["id"] for c in case["expected_calls"]]
 
 
-@pytest.mark.skipif(not SSE, reason=f"SSE streams not found in {CONFORMANCE}")
+@needs(SSE_STREAMS)
 def test_cli_sse() -> None:
-    case = SSE[0]
+    case = cases(SSE_STREAMS)[0]
     result = parse_cli("--sse", stdin=sse_text(case))
     assert names_and_arguments(result) == [
         (c["name"], c["arguments"]) for c in case["expected_calls"]
     ]
 
 
-NATIVE = [case for case in CORPUS if case["format"] == "openai_tool_calls_json"]
+NATIVE = [case for case in cases("corpus.jsonl") if case["format"] == "openai_tool_calls_json"]
 
 
-@pytest.mark.skipif(not NATIVE, reason=f"conformance corpus not found in {CONFORMANCE}")
-@pytest.mark.parametrize("case", NATIVE, ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", params("corpus.jsonl", NATIVE))
 def test_native_messages_in_the_corpus_parse_to_their_calls(case: dict[str, Any]) -> None:
     from toolcall_cli.parsing import parse_message
 
