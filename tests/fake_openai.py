@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -116,6 +117,11 @@ class FakeOpenAI:
         self._server.shutdown()
         self._server.server_close()
 
+    def wait_handled(self, count: int, timeout: float = 30) -> bool:
+        """Wait until `count` more connections have been handled to the end (an answer sent, or
+        the client gone); False if that takes longer than `timeout` seconds."""
+        return all(self._server.handled.acquire(timeout=timeout) for _ in range(count))
+
     def _next(self) -> Answer:
         return (
             self.answers.pop(0)
@@ -210,12 +216,22 @@ class FakeOpenAI:
 
 
 class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up mid-answer is what several tests want; other errors are shown."""
-        import sys
+    """Says nothing when a client hangs up mid-answer (what several tests want: a cut stream, a
+    client that gives up); any other error in a handler is shown as usual."""
 
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.handled = threading.Semaphore(0)
+        """Released once per connection when its handler is done, whatever became of it."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # ConnectionError: a broken pipe, a reset, an aborted connection (a client that left).
+        if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        self.handled.release()
 
 
 def _pieces(payload: bytes, seed: int | None) -> Iterator[bytes]:
