@@ -100,3 +100,13 @@ def scripts_played_to_the_end(
     if request.node.get_closest_marker("script_not_played") is None:
         for model in made:
             model.assert_complete()
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections: bound but not listening, and held for the
+    whole test, so no other server (a parallel test's) can be given it meanwhile."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        port: int = holder.getsockname()[1]
+        yield port

@@ -183,12 +183,8 @@ def test_bad_config_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "not valid TOML" in done.stderr and done.stderr.count("\n") == 1
 
 
-def test_unreachable_endpoint_exits_1_with_one_line(tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+def test_unreachable_endpoint_exits_1_with_one_line(tmp_path: Path, refusing_port: int) -> None:
+    port = refusing_port
     trace = tmp_path / "trace.jsonl"
     done = toolcall(
         "run",

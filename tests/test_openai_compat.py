@@ -75,10 +75,8 @@ def test_stream_split_into_arbitrary_bytes_reassembles(server: FakeOpenAI) -> No
     assert joined == text
 
 
-def test_connection_refused_is_one_clear_line() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+def test_connection_refused_is_one_clear_line(refusing_port: int) -> None:
+    port = refusing_port
     model, _ = model_at(f"http://127.0.0.1:{port}/v1")
     error = failure(model)
     assert error.kind == "connection"
