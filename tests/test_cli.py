@@ -370,8 +370,8 @@ def test_plugin_output_at_import_does_not_pollute_json_lines(tmp_path: Path) -> 
     )
     done = toolcall("run", "What's 2+2?", "--json", cwd=tmp_path)
     assert done.returncode == 0
-    for line in done.stdout.splitlines():
-        json.loads(line)
+    events = [json.loads(line) for line in done.stdout.splitlines()]  # every line is JSON
+    assert events[-1]["kind"] == "run_finished" and events[-1]["stop_reason"] == "answered"
     assert "HELLO FROM IMPORT" in done.stderr
     assert "NotAFunction" in done.stderr and "functions, not a class" in done.stderr
 
