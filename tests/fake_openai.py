@@ -98,6 +98,7 @@ class FakeOpenAI:
         self.paths: list[str] = []
         """Each request's path and query, as received."""
         self._stopping = threading.Event()
+        self._received = threading.Semaphore(0)
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(POLL_INTERVAL,), daemon=True
@@ -116,6 +117,11 @@ class FakeOpenAI:
         self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
+
+    def wait_received(self, count: int, timeout: float = 30) -> bool:
+        """Wait until `count` more requests have arrived (their answers may still be coming);
+        False if that takes longer than `timeout` seconds."""
+        return all(self._received.acquire(timeout=timeout) for _ in range(count))
 
     def wait_handled(self, count: int, timeout: float = 30) -> bool:
         """Wait until `count` more connections have been handled to the end (an answer sent, or
@@ -147,6 +153,7 @@ class FakeOpenAI:
                     fake.requests.append(json.loads(body))
                 except json.JSONDecodeError:
                     fake.requests.append({"_raw": body.decode(errors="replace")})
+                fake._received.release()
                 if not urlsplit(self.path).path.endswith("/chat/completions"):
                     self._send(
                         Answer(
@@ -157,7 +164,8 @@ class FakeOpenAI:
                 self._send(fake._next())
 
             def _send(self, answer: Answer) -> None:
-                time.sleep(answer.delay)
+                if fake._stopping.wait(answer.delay):
+                    return  # the server is stopping: no answer is waited for any more
                 payload = self._payload(answer)
                 if answer.trickle is not None:
                     self._trickle(answer, payload)
