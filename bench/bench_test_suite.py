@@ -1,6 +1,6 @@
 """Wall time of the whole test suite, this tree against an older one, on the same machine.
 
-    python bench/bench_test_suite.py OLD_TREE [--runs 2]
+    python bench/bench_test_suite.py OLD_TREE [--runs 2] [--one-process]
 
 Each tree runs its own README test command (the line `pip install -e '.[test]' && COMMAND`)
 with its own `.venv` (make it first: `python3 -m venv .venv && .venv/bin/pip install -e
@@ -8,7 +8,8 @@ with its own `.venv` (make it first: `python3 -m venv .venv && .venv/bin/pip ins
 same conformance data (this tree's ../shared/conformance unless TOOLCALL_CONFORMANCE_DIR is set),
 so an old tree outside the workspace runs those tests too. Writes
 bench/results/test_suite_time.txt; PASS when this tree's slowest run beats the old tree's
-fastest.
+fastest. --one-process also times this tree without pytest-xdist (`-p no:xdist`), to show what
+the parallel workers bring.
 """
 
 from __future__ import annotations
@@ -36,18 +37,19 @@ class Timing:
     load: str
 
 
-def test_command(tree: Path) -> list[str]:
+def test_command(tree: Path, *extra: str) -> list[str]:
     """The README's test command, run with the tree's own interpreter."""
     for line in (tree / "README.md").read_text(encoding="utf-8").splitlines():
         if line.startswith(INSTALL_PREFIX):
             command = shlex.split(line.removeprefix(INSTALL_PREFIX))
             assert command[0] == "python", command
-            return [str(tree / ".venv" / "bin" / "python"), *command[1:], "-p", "no:cacheprovider"]
+            python = str(tree / ".venv" / "bin" / "python")
+            return [python, *command[1:], "-p", "no:cacheprovider", *extra]
     raise SystemExit(f"{tree}/README.md has no `{INSTALL_PREFIX}...` line")
 
 
-def timed(name: str, tree: Path, env: dict[str, str]) -> Timing:
-    command = test_command(tree)
+def timed(name: str, tree: Path, env: dict[str, str], *extra: str) -> Timing:
+    command = test_command(tree, *extra)
     started = time.monotonic()
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - started
@@ -57,7 +59,7 @@ def timed(name: str, tree: Path, env: dict[str, str]) -> Timing:
         summary += f" (exit {done.returncode})"
     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
     timing = Timing(name, seconds, summary, load)
-    print(f"{name:>4}: {seconds:6.1f} s  {summary}  (load before {load})", flush=True)
+    print(f"{name}: {seconds:6.1f} s  {summary}  (load before {load})", flush=True)
     return timing
 
 
@@ -65,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("old_tree", type=Path)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--one-process", action="store_true")
     args = parser.parse_args()
     old = args.old_tree.resolve()
     shared = HERE.parent / "shared" / "conformance"
@@ -77,9 +80,20 @@ def main() -> None:
     for _ in range(args.runs):
         timings.append(timed("old", old, env))
         timings.append(timed("new", HERE, env))
+        if args.one_process:
+            timings.append(timed("new, one process", HERE, env, "-p", "no:xdist"))
     olds = [t.seconds for t in timings if t.tree == "old"]
     news = [t.seconds for t in timings if t.tree == "new"]
     verdict = "PASS" if max(news) < min(olds) else "FAIL"
+    summary = [
+        f"{name}: best {min(s):.1f} s, mean {sum(s) / len(s):.1f} s"
+        for name, s in (
+            (name, [t.seconds for t in timings if t.tree == name])
+            for name in ("old", "new", "new, one process")
+        )
+        if s
+    ]
+    summary.append(f"new slowest {max(news):.1f} s < old fastest {min(olds):.1f} s: {verdict}")
     lines = [
         "test suite wall time, this tree against an older one, taking turns on one machine",
         f"python {platform.python_version()} on {platform.machine()}, {platform.system()}, "
@@ -89,12 +103,10 @@ def main() -> None:
         "",
         *(f"{t.tree}: {t.seconds:6.1f} s  {t.summary}  (load before {t.load})" for t in timings),
         "",
-        f"old: best {min(olds):.1f} s, mean {sum(olds) / len(olds):.1f} s",
-        f"new: best {min(news):.1f} s, mean {sum(news) / len(news):.1f} s",
-        f"new slowest {max(news):.1f} s < old fastest {min(olds):.1f} s: {verdict}",
+        *summary,
     ]
     RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines[-3:]))
+    print("\n".join(summary))
 
 
 if __name__ == "__main__":
