@@ -8,8 +8,8 @@ with its own `.venv` (make it first: `python3 -m venv .venv && .venv/bin/pip ins
 same conformance data (this tree's ../shared/conformance unless TOOLCALL_CONFORMANCE_DIR is set),
 so an old tree outside the workspace runs those tests too. Writes
 bench/results/test_suite_time.txt; PASS when this tree's slowest run beats the old tree's
-fastest. --one-process also times this tree without pytest-xdist (`-p no:xdist`), to show what
-the parallel workers bring.
+fastest. --one-process also times this tree without pytest-xdist's workers (`-n 0`), to show
+what they bring.
 """
 
 from __future__ import annotations
@@ -53,10 +53,11 @@ def timed(name: str, tree: Path, env: dict[str, str], *extra: str) -> Timing:
     started = time.monotonic()
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - started
-    found = re.findall(r"^=*\s*(\d+ passed.*?) in [\d.]+s", done.stdout, re.M)
+    found = re.findall(r"^=*\s*(\d+ \w+.*?) in [\d.]+s", done.stdout, re.M)
     summary = found[-1] if found else f"exit {done.returncode}, no summary"
     if done.returncode != 0:
-        summary += f" (exit {done.returncode})"
+        failed = re.findall(r"^(?:FAILED|ERROR) \S+", done.stdout, re.M)
+        summary += f" (exit {done.returncode}: {', '.join(failed) or done.stderr[-300:]})"
     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
     timing = Timing(name, seconds, summary, load)
     print(f"{name}: {seconds:6.1f} s  {summary}  (load before {load})", flush=True)
@@ -81,7 +82,7 @@ def main() -> None:
         timings.append(timed("old", old, env))
         timings.append(timed("new", HERE, env))
         if args.one_process:
-            timings.append(timed("new, one process", HERE, env, "-p", "no:xdist"))
+            timings.append(timed("new, one process", HERE, env, "-n", "0"))
     olds = [t.seconds for t in timings if t.tree == "old"]
     news = [t.seconds for t in timings if t.tree == "new"]
     verdict = "PASS" if max(news) < min(olds) else "FAIL"

@@ -277,6 +277,9 @@ def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -
             stderr=subprocess.PIPE,
             text=True,
             cwd=tmp_path,
+            # As a terminal starts it: a suite started in the background (`pytest &`) passes
+            # SIGINT on ignored, and Python would then never raise KeyboardInterrupt.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         assert server.wait_received(1)  # the request is in flight
         process.send_signal(signal.SIGINT)
