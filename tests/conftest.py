@@ -1,13 +1,17 @@
-"""Shared test set-up: no test may reach beyond this machine."""
+"""Shared test set-up: no test may reach beyond this machine, and every scripted model's
+script is played to its end."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from conformance import MISSING_MARK
+
+from toolcall_cli.models.scripted import Reply, ScriptedModel
 
 _real_connect = socket.socket.connect
 _real_getaddrinfo = socket.getaddrinfo
@@ -39,6 +43,13 @@ def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
     return _real_getaddrinfo(host, *args, **kwargs)
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test whose conformance data is missing where it is required (CI) fails, saying why."""
+    mark = item.get_closest_marker(MISSING_MARK)
+    if mark is not None:
+        pytest.fail(str(mark.args[0]), pytrace=False)
+
+
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Any non-loopback connection or name lookup fails the test (as pydantic-ai's
@@ -67,3 +78,35 @@ def isolated_home(
         "DASHSCOPE_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def scripts_played_to_the_end(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Every ScriptedModel a test makes, directly or through `--model scripted`, must have been
+    asked for each of its replies when the test ends: a run that stopped earlier than its script
+    expected passes its assertions for the wrong reason. A test about the script itself, which
+    never plays it, is marked `script_not_played`."""
+    made: list[ScriptedModel] = []
+    init = ScriptedModel.__init__
+
+    def tracked(self: ScriptedModel, replies: Sequence[Reply]) -> None:
+        init(self, replies)
+        made.append(self)
+
+    monkeypatch.setattr(ScriptedModel, "__init__", tracked)
+    yield
+    if request.node.get_closest_marker("script_not_played") is None:
+        for model in made:
+            model.assert_complete()
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections: bound but not listening, and held for the
+    whole test, so no other server (a parallel test's) can be given it meanwhile."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        port: int = holder.getsockname()[1]
+        yield port

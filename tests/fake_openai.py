@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +14,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+POLL_INTERVAL = 0.01
+"""How often the server loop looks for shutdown: socketserver's default (0.5 s) made every
+test that stops a server wait half a second for nothing."""
 
 
 @dataclass
@@ -93,8 +98,11 @@ class FakeOpenAI:
         self.paths: list[str] = []
         """Each request's path and query, as received."""
         self._stopping = threading.Event()
+        self._received = threading.Semaphore(0)
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(POLL_INTERVAL,), daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -109,6 +117,16 @@ class FakeOpenAI:
         self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
+
+    def wait_received(self, count: int, timeout: float = 30) -> bool:
+        """Wait until `count` more requests have arrived (their answers may still be coming);
+        False if that takes longer than `timeout` seconds."""
+        return all(self._received.acquire(timeout=timeout) for _ in range(count))
+
+    def wait_handled(self, count: int, timeout: float = 30) -> bool:
+        """Wait until `count` more connections have been handled to the end (an answer sent, or
+        the client gone); False if that takes longer than `timeout` seconds."""
+        return all(self._server.handled.acquire(timeout=timeout) for _ in range(count))
 
     def _next(self) -> Answer:
         return (
@@ -135,6 +153,7 @@ class FakeOpenAI:
                     fake.requests.append(json.loads(body))
                 except json.JSONDecodeError:
                     fake.requests.append({"_raw": body.decode(errors="replace")})
+                fake._received.release()
                 if not urlsplit(self.path).path.endswith("/chat/completions"):
                     self._send(
                         Answer(
@@ -145,7 +164,8 @@ class FakeOpenAI:
                 self._send(fake._next())
 
             def _send(self, answer: Answer) -> None:
-                time.sleep(answer.delay)
+                if fake._stopping.wait(answer.delay):
+                    return  # the server is stopping: no answer is waited for any more
                 payload = self._payload(answer)
                 if answer.trickle is not None:
                     self._trickle(answer, payload)
@@ -172,6 +192,7 @@ class FakeOpenAI:
                 content_type = "text/event-stream" if answer.sse is not None else "application/json"
                 head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n".encode()
                 self.close_connection = True
+                pieces: Iterator[int]
                 if answer.trickle_head:  # header lines that never end
                     pieces = itertools.chain(head, itertools.cycle(b"X-Wait: 1\r\n"))
                 else:
@@ -203,12 +224,22 @@ class FakeOpenAI:
 
 
 class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up mid-answer is what several tests want; other errors are shown."""
-        import sys
+    """Says nothing when a client hangs up mid-answer (what several tests want: a cut stream, a
+    client that gives up); any other error in a handler is shown as usual."""
 
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.handled = threading.Semaphore(0)
+        """Released once per connection when its handler is done, whatever became of it."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # ConnectionError: a broken pipe, a reset, an aborted connection (a client that left).
+        if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        self.handled.release()
 
 
 def _pieces(payload: bytes, seed: int | None) -> Iterator[bytes]:

@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conformance import cases, needs, params
 
 from toolcall_cli.strategies.textcalls import CallTextParser, ParsedText, parse_text
 
-CONFORMANCE_DIR = Path(
-    os.environ.get(
-        "TOOLCALL_CONFORMANCE_DIR",
-        Path(__file__).resolve().parents[1].parent / "shared" / "conformance",
-    )
-)
-CORPUS = CONFORMANCE_DIR / "corpus.jsonl"
+CORPUS = "corpus.jsonl"
 POLICY_FILE = Path(__file__).with_name("conformance_policy.json")
+pytestmark = needs(CORPUS)
 
-if not CORPUS.is_file():
-    pytest.skip(
-        f"conformance corpus not found at {CORPUS} (set TOOLCALL_CONFORMANCE_DIR)",
-        allow_module_level=True,
-    )
-
-ALL_CASES: list[dict[str, Any]] = [
-    json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()
-]
+ALL_CASES = cases(CORPUS)
 POLICY: dict[str, str] = json.loads(POLICY_FILE.read_text(encoding="utf-8"))
 # "other" formats we parse; the rest of "other" must be in the policy file.
 SUPPORTED_OTHER = {
@@ -39,10 +26,6 @@ SUPPORTED_OTHER = {
 }
 TEXT_FORMATS = ("hermes_tags", "raw_json", "other")
 CASES = [c for c in ALL_CASES if c["format"] in TEXT_FORMATS]
-
-
-def case_id(case: dict[str, Any]) -> str:
-    return str(case["id"])
 
 
 def conforms(case: dict[str, Any], parsed: ParsedText) -> list[str]:
@@ -68,25 +51,25 @@ def parse_chunks(chunks: list[str]) -> ParsedText:
     return ParsedText(parser.text, tuple(parser.calls), tuple(parser.errors), parser.reasoning)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c["id"] not in POLICY], ids=case_id)
+@pytest.mark.parametrize("case", params(CORPUS, [c for c in CASES if c["id"] not in POLICY]))
 def test_case_parses_as_its_source_expects(case: dict[str, Any]) -> None:
     if case["format"] == "other":
         assert case["id"] in SUPPORTED_OTHER, "unsupported 'other' case missing from the policy"
     assert conforms(case, parse_text(case["text"])) == []
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c["id"] in POLICY], ids=case_id)
+@pytest.mark.parametrize("case", params(CORPUS, [c for c in CASES if c["id"] in POLICY]))
 def test_policy_case_really_differs(case: dict[str, Any]) -> None:
     # A policy entry that we now conform to should be taken off the list.
     assert conforms(case, parse_text(case["text"])) != []
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("case", params(CORPUS, CASES))
 def test_case_streamed_per_character_equals_batch(case: dict[str, Any]) -> None:
     assert parse_chunks(list(case["text"])) == parse_text(case["text"])
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "chunks" in c], ids=case_id)
+@pytest.mark.parametrize("case", params(CORPUS, [c for c in CASES if "chunks" in c]))
 def test_case_streamed_in_its_own_chunks_equals_batch(case: dict[str, Any]) -> None:
     assert "".join(case["chunks"]) == case["text"]
     assert parse_chunks(case["chunks"]) == parse_text(case["text"])

@@ -294,7 +294,7 @@ def test_an_exception_whose_message_fails_is_still_an_error_result() -> None:
     assert result.content.startswith("Error: _Hostile")
 
 
-class _RecordingMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg, unused-ignore]
+class _RecordingMatcher(difflib.SequenceMatcher[str]):
     """difflib's matcher, noting the longest text it was asked to compare."""
 
     longest = 0

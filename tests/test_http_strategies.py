@@ -31,7 +31,9 @@ def native_stream() -> list[str]:
         "function": {"name": "calculate", "arguments": ""},
     }
     pieces = ['{"expre', 'ssion": "12*', '5+3"}']
-    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [first]}}]}]
+    chunks: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [first]}}]}
+    ]
     chunks += [
         {
             "choices": [
@@ -167,7 +169,7 @@ def test_arguments_nested_too_deeply_go_back_to_the_model(
     from toolcall_cli.events import ModelFailed, ParseError
 
     registry = load_tools([bundled_tools_dir()]).registry
-    modes = {"schema_mode": "json"} if strategy == "schema-json" else {}
+    modes: dict[str, Any] = {"schema_mode": "json"} if strategy == "schema-json" else {}
     with FakeOpenAI() as server:
         sorry = '{"answer": "sorry"}' if modes else "sorry"
         server.answers += [Answer(json_body=answer), Answer(json_body=completion(sorry))]

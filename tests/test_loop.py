@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,10 @@ from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import load_tools
-from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.tools.registry import Tool, ToolRegistry, tool
 from toolcall_cli.wire import ModelError, ModelRequest
 
 PLUGIN = '''
-import time
 from toolcall_cli import tool
 
 COUNT = {"n": 0}
@@ -52,12 +52,6 @@ def boom(x: int) -> str:
     """Always fails."""
     raise RuntimeError("the backend is down")
 
-@tool(timeout=0.3)
-def hang(x: int = 1) -> str:
-    """Never returns."""
-    time.sleep(3600)
-    return "unreachable"
-
 @tool
 def big() -> str:
     """A very long result."""
@@ -75,9 +69,46 @@ def plugin_registry(tmp_path: Path, source: str) -> ToolRegistry:
     return loaded.registry
 
 
+class FakeClock:
+    """The run's clock, moved only by the test: time passes when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @pytest.fixture
-def registry(tmp_path: Path) -> ToolRegistry:
-    return plugin_registry(tmp_path, PLUGIN)
+def released() -> Iterator[threading.Event]:
+    """Set when the test ends: what a hanging tool or model waits for, so none outlives it."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+HANG_TIMEOUT = 0.05
+"""The `hang` tool's own timeout, in real seconds (the executor's timer is not the run's
+clock): short, so the test that waits it out is quick."""
+
+
+@pytest.fixture
+def registry(tmp_path: Path, released: threading.Event) -> ToolRegistry:
+    """PLUGIN's tools, loaded as tools.d loads them, and `hang`, which blocks until the test
+    ends (or a minute passes, so a run that failed to give up fails its test, not the suite)."""
+
+    @tool(timeout=HANG_TIMEOUT)
+    def hang(x: int = 1) -> str:
+        """Never returns."""
+        released.wait(60)
+        return "unreachable"
+
+    loaded = plugin_registry(tmp_path, PLUGIN)
+    loaded.add(Tool.from_function(hang))
+    return loaded
 
 
 def call(name: str, **arguments: Any) -> str:
@@ -167,11 +198,10 @@ def test_tool_exception_is_fed_back(registry: ToolRegistry) -> None:
 
 
 def test_hanging_tool_times_out_and_the_run_goes_on(registry: ToolRegistry) -> None:
-    started = time.monotonic()
     events = run_all([call("hang"), "gave up"], registry)
-    assert time.monotonic() - started < 3
     result = of(events, ToolFinished)[0].result
-    assert result.error_kind == "timeout" and "timed out after 0.3 s" in result.content
+    assert result.error_kind == "timeout"
+    assert f"timed out after {HANG_TIMEOUT:g} s" in result.content
     assert of(events, FinalAnswer)[0].text == "gave up"
 
 
@@ -243,15 +273,33 @@ def test_history_window_compacts_old_rounds(registry: ToolRegistry) -> None:
     assert any("history window" in n.message for n in of(events, Notice))
 
 
-def test_run_timeout(registry: ToolRegistry) -> None:
-    started = time.monotonic()
-    events = run_all([call("hang"), "never asked"], registry, run_timeout=0.1, tool_timeout=5)
-    assert time.monotonic() - started < 3  # promptly: see the ToolFinished check below
+def test_run_timeout(tmp_path: Path, released: threading.Event) -> None:
+    @tool(timeout=5)  # real seconds: a run that waits it out fails below (a ToolFinished)
+    def hang(x: int = 1) -> str:
+        """Never returns while the test runs."""
+        released.wait(60)
+        return "unreachable"
+
+    clock = FakeClock()
+    events: list[Event] = []
+    for event in run(
+        "q",
+        model=ScriptedModel([call("hang")]),
+        strategy=get_strategy("regex"),
+        registry=ToolRegistry.from_functions(hang),
+        history=[],
+        limits=Limits(run_timeout=10),
+        clock=clock,
+    ):
+        events.append(event)
+        if event.kind == "tool_started":
+            clock.advance(11)  # the tool has run past the run's time limit
     assert of(events, LimitReached)[0].limit == "timeout"
     assert of(events, ToolFinished) == []  # the tool never finished; it was abandoned
     fed = of(events, FedBack)[0].messages[0]["content"]
     assert "time limit was reached" in fed
-    assert of(events, RunFinished)[0].stop_reason == "limit"
+    finished = of(events, RunFinished)[0]
+    assert finished.stop_reason == "limit" and finished.elapsed == 11  # read from the run's clock
 
 
 def test_question_over_the_limit_is_refused(registry: ToolRegistry) -> None:
@@ -391,10 +439,18 @@ def test_rounds_that_only_repeat_calls_count_as_no_progress(registry: ToolRegist
     assert of(events, FinalAnswer)[0].text == "echo #1: x"
 
 
-class SlowTail:
-    """Streams a complete call, then keeps writing prose for a while (as a real model does)."""
+class WritesOnWhileTheToolRuns:
+    """Streams a complete call, then keeps writing prose (as a real model does): until its
+    tool has run and the test has seen the result, or for at most MAX_TAIL words."""
 
     name = "slow"
+    MAX_TAIL = 1000
+
+    def __init__(self) -> None:
+        self.tool_ran = threading.Event()
+        """Set by the tool, in the tool's thread."""
+        self.result_seen = threading.Event()
+        """Set by the test when the run yields the tool's result."""
 
     def stream(self, request: ModelRequest) -> Any:
         if any(
@@ -404,27 +460,47 @@ class SlowTail:
             return
         for piece in [
             "Checking. <tool_",
-            'call>{"name": "echo", "arguments": {"text": "hi"}}</tool',
+            'call>{"name": "note", "arguments": {"text": "hi"}}</tool',
             "_call>",
         ]:
             yield {"choices": [{"delta": {"content": piece}}]}
-        for word in [" and", " meanwhile", " more", " text"]:
-            time.sleep(0.25)
-            yield {"choices": [{"delta": {"content": word}}]}
+        # A loop that ran tools only after the reply never sets tool_ran: give up after a while.
+        self.tool_ran.wait(10)
+        for _ in range(self.MAX_TAIL):
+            # Between words the tool's thread may hand its result over (the wait gives it the
+            # interpreter); nothing is timed.
+            if self.result_seen.wait(0.001):
+                break
+            yield {"choices": [{"delta": {"content": " more"}}]}
+        yield {"choices": [{"delta": {"content": " text"}}]}
 
 
-def test_stream_strategy_runs_a_tool_while_the_model_is_still_writing(
-    registry: ToolRegistry,
-) -> None:
-    events = list(
-        run("q", model=SlowTail(), strategy=get_strategy("stream"), registry=registry, history=[])
-    )
+def test_stream_strategy_runs_a_tool_while_the_model_is_still_writing() -> None:
+    model = WritesOnWhileTheToolRuns()
+
+    def note(text: str) -> str:
+        """Take a note."""
+        model.tool_ran.set()
+        return f"noted: {text}"
+
+    events: list[Event] = []
+    for event in run(
+        "q",
+        model=model,
+        strategy=get_strategy("stream"),
+        registry=ToolRegistry.from_functions(note),
+        history=[],
+    ):
+        events.append(event)
+        if event.kind == "tool_finished":
+            model.result_seen.set()
     kinds = [e.kind for e in events]
     first_reply = kinds.index("model_replied")
     assert kinds.index("tool_started") < first_reply
     assert kinds.index("tool_finished") < first_reply  # finished before the reply did
     deltas = "".join(e.text for e in events[:first_reply] if e.kind == "text_delta")
     assert deltas.startswith("Checking.") and "tool_call" not in deltas and deltas.endswith("text")
+    assert deltas.count(" more") < model.MAX_TAIL  # the reply ended because the result came
 
 
 class Malformed:
@@ -467,27 +543,36 @@ def test_malformed_replies_are_a_protocol_failure_not_a_crash(
 
 
 class Hanging:
+    """Starts a reply, then hangs (until the test ends)."""
+
     name = "hanging"
+
+    def __init__(self, released: threading.Event) -> None:
+        self.released = released
 
     def stream(self, request: ModelRequest) -> Any:
         yield {"choices": [{"delta": {"content": "Let me think"}}]}
-        time.sleep(30)
+        self.released.wait(10)  # a run that waits it out fails its test
         yield {"choices": [{"delta": {"content": " forever"}}]}
 
 
-def test_run_timeout_also_bounds_a_model_that_hangs(registry: ToolRegistry) -> None:
-    started = time.monotonic()
-    events = list(
-        run(
-            "q",
-            model=Hanging(),
-            strategy=get_strategy("stream"),
-            registry=registry,
-            history=[],
-            limits=Limits(run_timeout=0.5),
-        )
-    )
-    assert time.monotonic() - started < 3
+def test_run_timeout_also_bounds_a_model_that_hangs(
+    registry: ToolRegistry, released: threading.Event
+) -> None:
+    clock = FakeClock()
+    events: list[Event] = []
+    for event in run(
+        "q",
+        model=Hanging(released),
+        strategy=get_strategy("stream"),
+        registry=registry,
+        history=[],
+        limits=Limits(run_timeout=10),
+        clock=clock,
+    ):
+        events.append(event)
+        if event.kind == "text_delta":
+            clock.advance(11)  # the model has been writing for longer than the run may take
     assert of(events, LimitReached)[0].limit == "timeout"
     assert next(e for e in events if e.kind == "model_replied").raw == "Let me think"
     assert of(events, RunFinished)[0].stop_reason == "limit"
@@ -540,9 +625,7 @@ def test_a_huge_number_string_never_hangs_the_run(tmp_path: Path) -> None:
         "from toolcall_cli import tool\n\n@tool\ndef repeat(n: int) -> int:\n"
         '    """Repeat."""\n    return n\n',
     )
-    started = time.monotonic()
     events = run_all([call("repeat", n="9" * 5000), "done"], registry)
-    assert time.monotonic() - started < 5
     result = of(events, ToolFinished)[0].result
     assert not result.ok and "`n` should be integer" in result.content
 

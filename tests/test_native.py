@@ -36,7 +36,7 @@ def entry(
 
 def parse(chunks: list[dict[str, Any]]) -> tuple[NativeReplyParser, list[Any]]:
     parser = NativeReplyParser("call_")
-    events = [e for chunk in chunks for e in parser.feed(chunk)] + parser.close()
+    events = [*(e for chunk in chunks for e in parser.feed(chunk)), *parser.close()]
     return parser, events
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -605,8 +606,21 @@ def test_the_offline_package_imports_nothing_from_the_engine() -> None:
     assert engine == []
 
 
-def test_the_model_is_called_offline() -> None:
-    assert OfflineModel().name == "offline"
+def test_the_model_answers_with_no_network_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline means it: with every socket refused, a question is still planned, its tool's
+    result read, and the question answered."""
+
+    def no_network(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the offline model reached for the network")
+
+    for name in ("socket", "create_connection", "getaddrinfo"):
+        monkeypatch.setattr(socket, name, no_network)
+    question = "北京今天适合穿短袖吗？"
+    first = text_reply(text_body(question))
+    assert text_calls(first) == [("get_weather", {"city": "北京", "day": "today"})]
+    result = weather_result("北京", temp=28, high=31, low=22)
+    answer = text_reply(text_body(question, *text_turn(first, ("get_weather", result))))
+    assert "28°C" in answer and "短袖" in answer
 
 
 # --- the call format comes from the prompt ------------------------------------------------------

@@ -10,32 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conformance import cases, needs, params
+from in_process import Finished, toolcall
 
 from toolcall_cli.parsing import parse_output, parse_sse
 
-CONFORMANCE = Path(
-    os.environ.get("TOOLCALL_CONFORMANCE_DIR")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
-)
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    path = CONFORMANCE / name
-    if not path.exists():
-        return []
-    return [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
-
 
 def parse_cli(*args: str, stdin: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolcall_cli", "parse", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = toolcall("parse", *args, cwd=Path.cwd(), stdin=stdin)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -73,28 +55,13 @@ def test_cli_reports_a_truncated_call() -> None:
 
 
 def test_cli_usage_errors(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolcall_cli", "parse", "--chunk", "2"],
-        input="x",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = toolcall("parse", "--chunk", "2", cwd=tmp_path, stdin="x")
     assert done.returncode == 2 and "--strategy stream" in done.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "toolcall_cli", "parse", str(tmp_path / "nope.txt")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    missing = toolcall("parse", str(tmp_path / "nope.txt"), cwd=tmp_path)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
 
 
-CORPUS = cases("corpus.jsonl")
-
-
-@pytest.mark.skipif(not CORPUS, reason=f"conformance corpus not found in {CONFORMANCE}")
-@pytest.mark.parametrize("case", CORPUS, ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", params("corpus.jsonl"))
 def test_parse_and_stream_chunk_1_print_the_same_calls(case: dict[str, Any]) -> None:
     batch = parse_output(case["text"])
     streamed = parse_output(case["text"], chunk=1)
@@ -102,7 +69,7 @@ def test_parse_and_stream_chunk_1_print_the_same_calls(case: dict[str, Any]) -> 
     assert streamed["errors"] == batch["errors"] and streamed["text"] == batch["text"]
 
 
-SSE = cases("sse_streams.jsonl")
+SSE_STREAMS = "sse_streams.jsonl"
 
 
 def sse_text(case: dict[str, Any]) -> str:
@@ -117,8 +84,7 @@ def sse_text(case: dict[str, Any]) -> str:
     return "\n\n".join(lines) + "\n\n"
 
 
-@pytest.mark.skipif(not SSE, reason=f"SSE streams not found in {CONFORMANCE}")
-@pytest.mark.parametrize("case", SSE, ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", params(SSE_STREAMS))
 def test_parse_sse_yields_the_expected_calls(case: dict[str, Any]) -> None:
     result = parse_sse(sse_text(case))
     expected = [(c["name"], c["arguments"]) for c in case["expected_calls"]]
@@ -126,20 +92,19 @@ def test_parse_sse_yields_the_expected_calls(case: dict[str, Any]) -> None:
     assert [c["id"] for c in result["calls"]] == [c["id"] for c in case["expected_calls"]]
 
 
-@pytest.mark.skipif(not SSE, reason=f"SSE streams not found in {CONFORMANCE}")
+@needs(SSE_STREAMS)
 def test_cli_sse() -> None:
-    case = SSE[0]
+    case = cases(SSE_STREAMS)[0]
     result = parse_cli("--sse", stdin=sse_text(case))
     assert names_and_arguments(result) == [
         (c["name"], c["arguments"]) for c in case["expected_calls"]
     ]
 
 
-NATIVE = [case for case in CORPUS if case["format"] == "openai_tool_calls_json"]
+NATIVE = [case for case in cases("corpus.jsonl") if case["format"] == "openai_tool_calls_json"]
 
 
-@pytest.mark.skipif(not NATIVE, reason=f"conformance corpus not found in {CONFORMANCE}")
-@pytest.mark.parametrize("case", NATIVE, ids=lambda c: c["id"])
+@pytest.mark.parametrize("case", params("corpus.jsonl", NATIVE))
 def test_native_messages_in_the_corpus_parse_to_their_calls(case: dict[str, Any]) -> None:
     from toolcall_cli.parsing import parse_message
 
@@ -164,11 +129,15 @@ def test_cli_schema_reads_a_native_message() -> None:
     assert [c["repaired"] for c in result["calls"]] == [False, True]
 
 
-def parse_bytes(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def parse_bytes(*args: str, stdin: bytes | None = None) -> Finished:
+    return toolcall("parse", *args, cwd=Path.cwd(), stdin=stdin)
+
+
+def real_parse(*args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    """`toolcall parse` in its own process, reading a real pipe on its stdin."""
     return subprocess.run(
         [sys.executable, "-m", "toolcall_cli", "parse", *args],
         input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
         timeout=60,
     )
@@ -191,11 +160,21 @@ def test_invalid_utf8_is_the_same_usage_error_from_stdin_and_from_a_file(
     from_file = parse_bytes(str(source))
     from_stdin = parse_bytes(stdin=data)
     for done, name in ((from_file, str(source)), (from_stdin, "stdin")):
-        assert done.returncode == 2 and done.stdout == b""
-        assert done.stderr.decode() == (
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr == (
             f"toolcall: error: {name} is not valid UTF-8: "
             f"a bad byte (0x{data[offset]:02x}) at byte offset {offset}\n"
         )
+
+
+def test_a_real_pipe_on_stdin_is_read_by_the_same_rule() -> None:
+    """The process's own stdin, not a test's stand-in: its bytes, never a decoding that
+    replaces what it cannot read."""
+    bad = real_parse(stdin=b"ab\xffcd")
+    assert bad.returncode == 2 and bad.stdout == b""
+    assert bad.stderr.decode() == (
+        "toolcall: error: stdin is not valid UTF-8: a bad byte (0xff) at byte offset 2\n"
+    )
 
 
 def test_valid_input_reads_the_same_from_stdin_and_a_file(tmp_path: Path) -> None:
@@ -208,15 +187,10 @@ def test_valid_input_reads_the_same_from_stdin_and_a_file(tmp_path: Path) -> Non
     assert result["calls"][0]["arguments"] == {"a": "é"} and result["text"] == "天气"
 
 
-def test_parse_help_states_the_utf8_rule() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolcall_cli", "parse", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert "UTF-8" in done.stdout and "byte offset" in done.stdout
+def test_parse_help_states_the_utf8_rule(tmp_path: Path) -> None:
+    done = toolcall("parse", "--help", cwd=tmp_path)
+    words = " ".join(done.stdout.split())  # however the help is wrapped
+    assert done.returncode == 0 and "UTF-8" in words and "byte offset" in words
 
 
 def test_parse_with_stdin_closed_is_a_usage_error() -> None:

@@ -4,12 +4,12 @@ invent a value is refused, fed back to the model as a parse error, and nothing r
 from __future__ import annotations
 
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
+import conformance
 import pytest
+from conformance import needs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -335,21 +335,9 @@ def test_whatever_the_damage_an_accepted_repair_keeps_every_character_of_data(
         assert _canonical_value(loaded.value) == _canonical_text(damaged)
 
 
-REPAIR_CASES = (
-    Path(
-        os.environ.get(
-            "TOOLCALL_CONFORMANCE_DIR",
-            Path(__file__).resolve().parents[1].parent / "shared" / "conformance",
-        )
-    )
-    / "repair_cases.jsonl"
-)
-
-
+@needs("repair_cases.jsonl")
 def test_json_repairs_own_test_inputs_are_either_refused_or_keep_the_data() -> None:
-    if not REPAIR_CASES.is_file():
-        pytest.skip(f"{REPAIR_CASES} not found (set TOOLCALL_CONFORMANCE_DIR)")
-    cases = [json.loads(line) for line in REPAIR_CASES.read_text(encoding="utf-8").splitlines()]
+    cases = conformance.cases("repair_cases.jsonl")
     accepted = refused = 0
     for case in cases:
         try:

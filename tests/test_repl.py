@@ -13,6 +13,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from toolcall_cli.cli.models import ModelChoice, get_model
+from toolcall_cli.loop import Limits
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.repl import Repl
 from toolcall_cli.session import Session
@@ -21,9 +22,14 @@ from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.wire import ModelRequest
 
 
-def new_session(model: Any = None) -> Session:
+def new_session(model: Any = None, limits: Limits | None = None) -> Session:
     registry = load_tools([bundled_tools_dir()]).registry
-    return Session(model=model or OfflineModel(), strategy=get_strategy("regex"), registry=registry)
+    return Session(
+        model=model or OfflineModel(),
+        strategy=get_strategy("regex"),
+        registry=registry,
+        limits=limits or Limits(),
+    )
 
 
 def drive(session: Session, keys: str, tmp_path: Path, history_file: Path | None = None) -> int:
@@ -131,10 +137,11 @@ def test_completion_of_commands_and_tools(tmp_path: Path) -> None:
 def test_a_question_over_the_limit_is_refused_and_the_session_goes_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    session = new_session()
-    assert drive(session, "x" * 9000 + "\rWhat's 2+2?\r\x04", tmp_path) == 0
+    # A lowered limit: typing 9,000 characters through the terminal emulation takes seconds.
+    session = new_session(limits=Limits(max_question_chars=50))
+    assert drive(session, "x" * 60 + "\rWhat's 2+2?\r\x04", tmp_path) == 0
     out = capsys.readouterr().out
-    assert "the question is 9,000 characters; the limit is 8,000" in out
+    assert "the question is 60 characters; the limit is 50" in out
     assert "answer: 2+2 = 4" in out
     assert session.history[0].content == "What's 2+2?"
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from fake_openai import Answer, FakeOpenAI, completion
-from test_cli import toolcall
+from test_cli import real_toolcall
 
 from toolcall_cli.events import Event, FinalAnswer, ModelFailed, Notice, RunFinished
 from toolcall_cli.loop import run
@@ -163,7 +163,9 @@ def test_output_below_python_never_reaches_stdout(tmp_path: Path, mode: str) -> 
     script = tmp_path / "script.jsonl"
     lines = ['<tool_call>{"name": "noisy", "arguments": {}}</tool_call>', "All quiet."]
     script.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    done = toolcall("run", "go", mode, "--model", "scripted", "--script", str(script), cwd=tmp_path)
+    done = real_toolcall(
+        "run", "go", mode, "--model", "scripted", "--script", str(script), cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     for noise in ("FROM-A-THREAD", "FROM-OS-WRITE", "FROM-A-SUBPROCESS"):
         assert noise not in done.stdout

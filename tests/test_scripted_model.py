@@ -111,12 +111,14 @@ def test_assert_complete_fails_while_replies_are_left() -> None:
     model.assert_complete()
 
 
+@pytest.mark.script_not_played
 def test_from_file_reads_a_json_list(tmp_path: Path) -> None:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(["text", CALL_MESSAGE]), encoding="utf-8")
     assert ScriptedModel.from_file(path).replies == ["text", CALL_MESSAGE]
 
 
+@pytest.mark.script_not_played
 def test_from_file_reads_jsonl_with_strings_and_objects(tmp_path: Path) -> None:
     path = tmp_path / "script.jsonl"
     lines = [json.dumps("第一句"), "", json.dumps(CALL_MESSAGE, ensure_ascii=False)]

@@ -147,7 +147,7 @@ def test_one_character_chunks_give_the_batch_result(text: str) -> None:
 @given(texts)
 def test_display_text_is_the_concatenation_of_the_deltas(text: str) -> None:
     parser = CallTextParser()
-    events = [e for ch in text for e in parser.feed(ch)] + parser.close()
+    events = [*(e for ch in text for e in parser.feed(ch)), *parser.close()]
     assert "".join(e.text for e in events if e.kind == "text_delta") == parser.text
     assert "".join(e.text for e in events if e.kind == "reasoning_delta") == parser.reasoning
     assert [e.call for e in events if isinstance(e, ToolCallParsed)] == parser.calls

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from test_cli import toolcall
+from in_process import toolcall
 
 from toolcall_cli.events import ToolCallParsed
 from toolcall_cli.messages import ToolCall
@@ -25,9 +25,9 @@ def strict_loads(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
-def test_parse_refuses_nan_from_a_model_and_prints_strict_json() -> None:
+def test_parse_refuses_nan_from_a_model_and_prints_strict_json(tmp_path: Path) -> None:
     reply = '<tool_call>{"name": "f", "arguments": {"x": NaN, "y": -Infinity}}</tool_call>'
-    done = toolcall("parse", stdin=reply)
+    done = toolcall("parse", cwd=tmp_path, stdin=reply)
     assert done.returncode == 0, done.stderr
     result = strict_loads(done.stdout)
     assert result["calls"] == []

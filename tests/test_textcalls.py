@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ def calls_of(parsed: ParsedText) -> list[tuple[str, Any]]:
     return [(c.name, c.arguments) for c in parsed.calls]
 
 
-def feed_all(parser: CallTextParser, chunks: list[str]) -> list[list[ParserEvent]]:
+def feed_all(parser: CallTextParser, chunks: list[str]) -> list[Sequence[ParserEvent]]:
     return [parser.feed(chunk) for chunk in chunks]
 
 
@@ -68,7 +69,7 @@ def test_raw_is_the_exact_call_text_and_repaired_is_false_for_valid_json() -> No
 
 def test_events_come_in_reply_order() -> None:
     parser = CallTextParser()
-    events = parser.feed("before " + call("f", {}) + " after") + parser.close()
+    events = [*parser.feed("before " + call("f", {}) + " after"), *parser.close()]
     kinds = [e.kind for e in events if not isinstance(e, CallForming)]
     assert kinds == ["text_delta", "tool_call_parsed", "text_delta"]
 
@@ -350,15 +351,24 @@ def test_a_complete_call_survives_a_cut_second_call() -> None:
     assert [(e.call_id, e.truncated) for e in parsed.errors] == [("call_1", True)]
 
 
-def test_hostile_input_never_raises() -> None:
-    for text in [
-        "[" * 5000,
-        "{" * 5000 + '"',
-        "<tool_call>" + "[" * 5000 + "</tool_call>",
-        "\\" * 99,
-    ]:
-        parse_text(text)
-        streamed(text, 7)
+@pytest.mark.parametrize(
+    "text", ["[" * 5000, "{" * 5000 + '"', "\\" * 99], ids=["brackets", "braces", "backslashes"]
+)
+def test_hostile_text_outside_tags_is_shown_as_it_is(text: str) -> None:
+    """Deep nesting and runs of escapes that look like no call: text, whole, fed at once or
+    in pieces; nothing raises, nothing is guessed."""
+    for parsed in (parse_text(text), streamed(text, 7)):
+        assert parsed.text == text
+        assert parsed.calls == () and parsed.errors == ()
+
+
+def test_a_call_nested_too_deeply_is_a_parse_error_not_a_crash() -> None:
+    text = "<tool_call>" + "[" * 5000 + "</tool_call>"
+    batch, pieces = parse_text(text), streamed(text, 7)
+    assert batch == pieces
+    assert batch.text == "" and batch.calls == ()
+    [error] = batch.errors
+    assert "nested more than 64 levels deep" in error.message and not error.truncated
 
 
 # --- reasoning ------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ class Terminal:
             screen = self.screen()
             if text in screen:
                 return screen
-            time.sleep(0.2)
+            time.sleep(0.05)  # polling the screen; how long it takes is not asserted
         raise AssertionError(f"{text!r} never appeared; the screen was:\n{self.screen()}")
 
     def close(self) -> None:

@@ -4,12 +4,11 @@ and --quiet answers go), never fed back to the model, whichever thread it prints
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+from in_process import Finished, toolcall
 
 from toolcall_cli import tool
 from toolcall_cli.messages import ToolCall
@@ -80,22 +79,13 @@ def call_reply(*names: str) -> str:
     return json.dumps(calls)
 
 
-def toolcall_run(
-    tmp_path: Path, replies: list[str], *flags: str
-) -> subprocess.CompletedProcess[str]:
+def toolcall_run(tmp_path: Path, replies: list[str], *flags: str) -> Finished:
     (tmp_path / "tools.d").mkdir(exist_ok=True)
     (tmp_path / "tools.d" / "noisy.py").write_text(NOISY_PLUGIN, encoding="utf-8")
     script = tmp_path / "script.jsonl"
     script.write_text("\n".join(replies) + "\n", encoding="utf-8")
-    command = [sys.executable, "-m", "toolcall_cli", "run", "go", "--no-default-tools"]
-    return subprocess.run(
-        [*command, "--model", "scripted", "--script", str(script), *flags],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-        timeout=60,
-    )
+    command = ["run", "go", "--no-default-tools", "--model", "scripted", "--script", str(script)]
+    return toolcall(*command, *flags, cwd=tmp_path)
 
 
 def finished(events: list[dict[str, Any]], name: str) -> dict[str, Any]:

@@ -30,11 +30,14 @@ class Reply:
 
 
 class ReplyParser(Protocol):
-    """Consumes one reply's chunks (OpenAI dicts) and yields parser events as they resolve."""
+    """Consumes one reply's chunks (OpenAI dicts) and yields parser events as they resolve.
 
-    def feed(self, chunk: dict[str, Any]) -> list[ParserEvent]: ...
+    The events come as a read-only Sequence: a parser may hand out one shared empty tuple for
+    the many chunks that resolve nothing, so a caller copies before changing them."""
 
-    def close(self) -> list[ParserEvent]: ...
+    def feed(self, chunk: dict[str, Any]) -> Sequence[ParserEvent]: ...
+
+    def close(self) -> Sequence[ParserEvent]: ...
 
     def reply(self) -> Reply:
         """The whole reply; valid after close()."""

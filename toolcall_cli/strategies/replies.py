@@ -55,7 +55,7 @@ class ChunkReader:
     def reasoning(self) -> str:
         return "".join(self._reasoning)
 
-    def feed(self, chunk: dict[str, Any]) -> list[ParserEvent]:
+    def feed(self, chunk: dict[str, Any]) -> Sequence[ParserEvent]:
         if isinstance(chunk.get("usage"), dict):
             self.usage = usage_counts(chunk["usage"])
         events: list[ParserEvent] = []

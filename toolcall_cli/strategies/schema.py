@@ -106,7 +106,7 @@ class NativeReplyParser(ChunkReader):
     def on_finish(self) -> list[ParserEvent]:
         return self._calls.finish(self.finish_reason)
 
-    def close(self) -> list[ParserEvent]:
+    def close(self) -> Sequence[ParserEvent]:
         return self._calls.finish(self.finish_reason)
 
     def reply(self) -> Reply:
@@ -154,7 +154,7 @@ class StructuredReplyParser(ChunkReader):
             self._content.append(part["content"])
         return []
 
-    def close(self) -> list[ParserEvent]:
+    def close(self) -> Sequence[ParserEvent]:
         raw = "".join(self._content)
         text, calls, errors = "", (), ()  # type: tuple[str, tuple[ToolCall, ...], tuple[ParseError, ...]]
         events: list[ParserEvent] = []

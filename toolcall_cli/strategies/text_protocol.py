@@ -35,7 +35,7 @@ class TextReplyParser(ChunkReader):
         self._raw.append(content)
         return self._calls.feed(content)
 
-    def close(self) -> list[ParserEvent]:
+    def close(self) -> Sequence[ParserEvent]:
         return self._calls.close()
 
     def reply(self) -> Reply:

@@ -301,7 +301,7 @@ class CallTextParser:
         self._arm()
         return self._out
 
-    def close(self) -> list[ParserEvent]:
+    def close(self) -> Sequence[ParserEvent]:
         """End of reply: flush held text and finish (or flag) a call left open."""
         if self._closed:
             return []
