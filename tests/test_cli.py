@@ -176,6 +176,29 @@ def test_iteration_limit_exits_3(tmp_path: Path) -> None:
     assert "limit reached" in done.stdout
 
 
+def test_at_the_limit_a_best_effort_answer_is_shown_marked_and_exit_is_still_3(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "loop.jsonl"
+    reply = '<tool_call>{"name": "calculate", "arguments": {"expression": "1+%d"}}</tool_call>'
+    replies = [reply % i for i in range(2)] + ["Probably 42, from what I have."]
+    script.write_text("\n".join(json.dumps(r) for r in replies), encoding="utf-8")
+    args = ["run", "loop", "--model", "scripted", "--script", str(script), "--max-iterations", "2"]
+    done = toolcall(*args, cwd=tmp_path)
+    assert done.returncode == 3
+    shown = done.stdout.split("limit reached")[1]
+    assert "answer (best effort: made without tools at the iteration limit)" in shown
+    assert "Probably 42" in shown
+    quiet = toolcall(*args, "--quiet", cwd=tmp_path)
+    assert quiet.returncode == 3 and quiet.stdout.strip() == "Probably 42, from what I have."
+    events = [json.loads(x) for x in toolcall(*args, "--json", cwd=tmp_path).stdout.splitlines()]
+    final = next(e for e in events if e["kind"] == "final_answer")
+    assert final["best_effort"] is True
+    script.write_text("\n".join(json.dumps(r) for r in replies[:2]), encoding="utf-8")
+    without = toolcall(*args, "--no-final-answer", cwd=tmp_path)  # no third request is made
+    assert without.returncode == 3 and "best effort" not in without.stdout
+
+
 def test_bad_config_is_a_usage_error(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text("[defaults\nmodel = 1", encoding="utf-8")

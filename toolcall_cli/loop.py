@@ -41,13 +41,13 @@ from toolcall_cli.models.base import (
     REQUEST_TIMEOUT,
     Model,
 )
-from toolcall_cli.rounds import Approver, Round, ToolPolicy, deny_all, refused
+from toolcall_cli.rounds import Approver, Decision, Declined, Round, ToolPolicy, deny_all, refused
 from toolcall_cli.strategies.base import Reply, Strategy
 from toolcall_cli.strategies.replies import reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ModelError
 
-__all__ = ["Approver", "Limits", "ToolPolicy", "deny_all", "run"]
+__all__ = ["Approver", "Decision", "Declined", "Limits", "ToolPolicy", "deny_all", "run"]
 
 LAST_ANSWER = ENGINE_NOTE_PREFIX + (
     " That was the last round of tools this run allows. Do not call any tool: answer the "

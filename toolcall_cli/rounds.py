@@ -30,9 +30,23 @@ from toolcall_cli.tools.pool import Finished, Job, ToolPool
 from toolcall_cli.tools.registry import Permission, Tool, ToolRegistry
 
 Decision = Literal["yes", "no", "always"]
-Approver = Callable[[ToolCall, Tool], "Decision | bool"]
+
+
+@dataclass(frozen=True)
+class Declined:
+    """No, and why nobody said yes: the view shows it and the model reads it."""
+
+    why: str
+
+
+Approver = Callable[[ToolCall, Tool], "Decision | bool | Declined"]
 """Asked before a dangerous tool runs: yes, no, or always (for this tool, the rest of the
 session). True and False mean yes and no."""
+
+NOBODY_TO_ASK = Declined(
+    "declined: it is dangerous and needs approval, but this run cannot ask (it is not "
+    "interactive) and --yes was not given"
+)
 
 CANCELLED = "cancelled by the user (Ctrl-C) while it ran. Go on without its result."
 SECOND_INTERRUPT = 1.0
@@ -55,9 +69,10 @@ class ToolPolicy:
     """Dangerous tools the user approved for the rest of the session."""
 
 
-def deny_all(call: ToolCall, tool: Tool) -> Decision:
-    """The approver when nobody can be asked (non-interactive runs without --yes)."""
-    return "no"
+def deny_all(call: ToolCall, tool: Tool) -> Declined:
+    """The approver when nobody can be asked (non-interactive runs without --yes): it declines
+    at once, never waits for an answer that cannot come, and says why."""
+    return NOBODY_TO_ASK
 
 
 def call_key(call: ToolCall) -> tuple[str, str]:
@@ -213,9 +228,11 @@ class Round:
             yield from self._answer(call, prepared)
             return
         tool = prepared.tool
-        approval = self._approval(call, tool)
-        if approval is not None:
-            yield from self._answer(call, approval)
+        refusal, notice = self._approval(call, tool)
+        if notice is not None:
+            yield notice
+        if refusal is not None:
+            yield from self._answer(call, refusal)
             return
         isolate = tool.isolate or (self._policy.isolate_all and bool(tool.source))
         timeout = tool.timeout or self._tool_timeout
@@ -239,21 +256,26 @@ class Round:
             return refused(call, "permission", why)
         return None
 
-    def _approval(self, call: ToolCall, tool: Tool) -> ToolResult | None:
-        """None when the call may run; the user's no as a result otherwise. Asked here, on the
-        loop's thread, before anything runs; the rate limit counts only calls that will run."""
+    def _approval(self, call: ToolCall, tool: Tool) -> tuple[ToolResult | None, Notice | None]:
+        """(None, ...) when the call may run; the refusal as a result otherwise, with a notice
+        for the view when the user should hear why. Asked here, on the loop's thread, before
+        anything runs; the rate limit counts only calls that will run."""
         if tool.dangerous and tool.name not in self._policy.always:
             decision = self._approve(call, tool)
             if decision == "always":
                 self._policy.always.add(tool.name)
+            elif isinstance(decision, Declined):
+                notice = Notice(level="warning", message=f"{call.name} not run: {decision.why}")
+                return refused(call, "declined", f"{decision.why}. Answer without it."), notice
             elif decision is not True and decision != "yes":
                 return refused(
                     call, "declined", f"the user declined to run `{call.name}`. Answer without it."
-                )
+                ), None
         why = self._policy.rate_limits.refusal(tool)
         if why is not None:
-            return refused(call, "rate_limited", why)
-        return None
+            notice = Notice(level="warning", message=f"{call.name} rate-limited: {why}")
+            return refused(call, "rate_limited", why), notice
+        return None, None
 
     def _answer(self, call: ToolCall, result: ToolResult) -> Iterator[Event]:
         now = self._clock()

@@ -311,7 +311,7 @@ def _tidy(value: Number) -> Number:
     return rounded
 
 
-@tool(cacheable=True)
+@tool(cacheable=True, permission="read")
 def calculate(expression: str) -> Number:
     """Evaluate a math expression (计算, 算术) safely: use it for any arithmetic.
 

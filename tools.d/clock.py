@@ -131,7 +131,8 @@ def _zone_name(zone: tzinfo, moment: datetime) -> str:
     return f"UTC{_format_offset(moment)}"
 
 
-@tool(timeout=5, cacheable=False)  # the time moves on: a repeated call must run again
+# The time moves on: a repeated call must run again.
+@tool(timeout=5, cacheable=False, permission="read")
 def get_time(timezone: str = "UTC") -> dict[str, Any]:
     """Get the current date and time (时间, 日期, 现在几点) in a time zone, with the weekday.
 

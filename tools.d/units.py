@@ -120,7 +120,7 @@ def _spaced(symbol: str) -> str:
     return symbol if symbol in ("里", "尺", "斤", "两") else f" {symbol}"
 
 
-@tool(cacheable=True)
+@tool(cacheable=True, permission="read")
 def convert_units(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     """Convert a value between units (单位换算) of length, mass (weight) or temperature.
 

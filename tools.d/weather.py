@@ -210,7 +210,7 @@ def _unknown_city(name: str) -> ValueError:
     return ValueError(message)
 
 
-@tool(cacheable=True)
+@tool(cacheable=True, permission="read")
 def get_weather(city: str, day: Literal["today", "tomorrow"] = "today") -> dict[str, Any]:
     """Get the weather (天气) for a city: condition and temperature, today or tomorrow.
 

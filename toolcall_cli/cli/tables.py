@@ -19,7 +19,7 @@ def print_tool_table(tools: Sequence[Tool], console: Console | None = None) -> N
         # Piped: one line per tool, nothing cut to the width of a terminal that is not there.
         for tool in tools:
             console.print(
-                f"{tool.spec.name}({parameter_list(tool)})  {tool.source}",
+                f"{tool.spec.name}({parameter_list(tool)})  [{policy_words(tool)}]  {tool.source}",
                 markup=False,
                 soft_wrap=True,
             )
@@ -28,12 +28,20 @@ def print_tool_table(tools: Sequence[Tool], console: Console | None = None) -> N
     table.add_column("name", style="bold cyan", no_wrap=True)
     table.add_column("parameters")
     table.add_column("description")
+    table.add_column("policy", style="yellow")
     table.add_column("source", style="dim", overflow="fold")
     for tool in tools:
         params = parameter_list(tool)
         summary = tool.spec.description.splitlines()[0] if tool.spec.description else ""
-        table.add_row(tool.spec.name, params, summary, short_source(tool.source))
+        table.add_row(
+            tool.spec.name, params, summary, policy_words(tool), short_source(tool.source)
+        )
     console.print(table)
+
+
+def policy_words(tool: Tool) -> str:
+    """`read, timeout 5s, asks first`: what the execution layer enforces for this tool."""
+    return ", ".join(tool.policy())
 
 
 def parameter_list(tool: Tool) -> str:

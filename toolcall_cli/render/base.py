@@ -12,7 +12,14 @@ from typing import Any, NoReturn, Protocol
 
 import jiter
 
-from toolcall_cli.events import Event, ModelReplied, RunFinished, RunStarted, TimelineEntry
+from toolcall_cli.events import (
+    Event,
+    FinalAnswer,
+    ModelReplied,
+    RunFinished,
+    RunStarted,
+    TimelineEntry,
+)
 
 
 class Renderer(Protocol):
@@ -239,6 +246,14 @@ def partial_arguments(text: str) -> str:
 
 
 TIMELINE_WIDTH = 32
+
+
+def answer_label(answer: FinalAnswer) -> str:
+    """A best-effort answer was made without tools at the iteration limit: it may be a guess,
+    and the view says so (the exit code, 3, says it too)."""
+    if answer.best_effort:
+        return "answer (best effort: made without tools at the iteration limit)"
+    return "answer"
 
 
 def timeline_lines(entries: Sequence[TimelineEntry]) -> list[str]:

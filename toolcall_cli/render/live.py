@@ -42,6 +42,7 @@ from toolcall_cli.events import (
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
     RunStats,
+    answer_label,
     assert_never,
     cut,
     footer_parts,
@@ -198,7 +199,7 @@ class LiveRenderer:
             case Notice():
                 return [_notice_line(event)]
             case FinalAnswer():
-                return [_answer_panel(event.text)]
+                return [_answer_panel(event)]
             case AnswerWithoutTools():
                 title = f"{event.failed_rounds} tool rounds without progress: tools withdrawn"
                 return [_stop_panel(title, f"told the model: {event.message}", "yellow")]
@@ -462,9 +463,11 @@ def _notice_line(event: Notice) -> Text:
     return Text(f"{mark} {visible(event.message)}", style=style)
 
 
-def _answer_panel(text: str) -> Panel:
+def _answer_panel(answer: FinalAnswer) -> Panel:
+    text = answer.text
     body = Text(visible(text)) if text else Text("(empty answer)", style="dim")
-    return Panel(body, title="answer", title_align="left", border_style="green")
+    colour = "yellow" if answer.best_effort else "green"
+    return Panel(body, title=answer_label(answer), title_align="left", border_style=colour)
 
 
 def _stop_panel(title: str, message: str, colour: str) -> Panel:

@@ -30,6 +30,7 @@ from toolcall_cli.events import (
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
     RunStats,
+    answer_label,
     assert_never,
     cut,
     footer_parts,
@@ -112,7 +113,7 @@ class PlainRenderer:
             case Notice():
                 return [f"{event.level}: {visible(event.message)}"]
             case FinalAnswer():
-                return _labelled("answer", event.text)
+                return _labelled(answer_label(event), event.text)
             case AnswerWithoutTools():
                 head = f"tools withdrawn after {event.failed_rounds} rounds without progress"
                 return [f"{head}: {visible(event.message)}"]

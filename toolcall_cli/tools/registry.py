@@ -29,7 +29,7 @@ class ToolOptions:
     timeout: float | None = None
     dangerous: bool = False
     cacheable: bool = True
-    permission: Permission = "read"
+    permission: Permission = "write"
     rate_limit: float | None = None
     concurrency: int | None = None
     isolate: bool = False
@@ -46,7 +46,7 @@ def tool(
     timeout: float | None = None,
     dangerous: bool = False,
     cacheable: bool = True,
-    permission: Permission = "read",
+    permission: Permission = "write",
     rate_limit: float | None = None,
     concurrency: int | None = None,
     isolate: bool = False,
@@ -61,7 +61,7 @@ def tool(
     timeout: float | None = None,
     dangerous: bool = False,
     cacheable: bool = True,
-    permission: Permission = "read",
+    permission: Permission = "write",
     rate_limit: float | None = None,
     concurrency: int | None = None,
     isolate: bool = False,
@@ -122,8 +122,9 @@ class Tool:
     """Needs the user's approval before each call."""
     cacheable: bool = True
     """Same arguments give the same result, so a repeated call may reuse it."""
-    permission: Permission = "read"
-    """What the tool may do: read < write < admin; the session's --allow must reach it."""
+    permission: Permission = "write"
+    """What the tool may do: read < write < admin; the session's --allow must reach it. A tool
+    that does not say is taken to write: only a declared `read` runs under `--allow read`."""
     rate_limit: float | None = None
     """Calls per minute across the session; None: no limit."""
     concurrency: int | None = None

@@ -1,0 +1,191 @@
+"""Approval of dangerous tools: yes, no, always for the rest of the session, --yes, and a run
+that cannot ask (no terminal), which declines at once and says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from in_process import toolcall
+
+from toolcall_cli.approval import Approval, approver, decision, question
+from toolcall_cli.events import Event, Notice, RunFinished, ToolFinished
+from toolcall_cli.loop import ToolPolicy, deny_all, run
+from toolcall_cli.messages import Message, ToolCall
+from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.loader import load_tools
+from toolcall_cli.tools.registry import ToolRegistry
+
+RM_PLUGIN = '''
+from toolcall_cli import tool
+
+REMOVED: list[str] = []
+
+@tool(dangerous=True)
+def rm(path: str) -> str:
+    """Remove a file (pretend)."""
+    REMOVED.append(path)
+    return f"removed {path}"
+'''
+
+
+def rm_call(path: str) -> str:
+    return f"<tool_call>{json.dumps({'name': 'rm', 'arguments': {'path': path}})}</tool_call>"
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> ToolRegistry:
+    folder = tmp_path / "plugin"
+    folder.mkdir()
+    (folder / "rm.py").write_text(RM_PLUGIN, encoding="utf-8")
+    loaded = load_tools([folder])
+    assert not loaded.problems
+    return loaded.registry
+
+
+class Answers:
+    """A user at the terminal who types these answers, in order."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.asked: list[str] = []
+
+    def __call__(self, text: str) -> str:
+        self.asked.append(text)
+        return self.answers.pop(0)
+
+
+def turn(
+    registry: ToolRegistry, replies: list[str], approve: Any, policy: ToolPolicy
+) -> list[Event]:
+    history: list[Message] = []
+    return list(
+        run(
+            "clean up",
+            model=ScriptedModel(replies),
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=history,
+            approve=approve,
+            policy=policy,
+        )
+    )
+
+
+def results(events: list[Event]) -> list[str]:
+    return [e.result.content for e in events if isinstance(e, ToolFinished)]
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("y", "yes"),
+        ("YES", "yes"),
+        ("是", "yes"),
+        ("n", "no"),
+        ("", "no"),
+        ("否", "no"),
+        ("a", "always"),
+        (" always ", "always"),
+        ("总是", "always"),
+        ("maybe", None),
+    ],
+)
+def test_the_answers_a_user_may_type(typed: str, expected: str | None) -> None:
+    assert decision(typed) == expected
+
+
+def test_yes_runs_the_tool_and_no_declines_it(registry: ToolRegistry) -> None:
+    user = Answers("y", "n")
+    events = turn(
+        registry, [rm_call("a.txt"), rm_call("b.txt"), "done"], Approval(user), ToolPolicy()
+    )
+    assert len(user.asked) == 2 and "rm" in user.asked[0] and "a.txt" in user.asked[0]
+    first, second = results(events)
+    assert first == "removed a.txt"
+    assert second.startswith("Error:") and "declined" in second
+
+
+def test_always_asks_once_for_the_rest_of_the_session(registry: ToolRegistry) -> None:
+    user = Answers("a")
+    policy = ToolPolicy()  # the session's: it outlives one turn
+    approve = Approval(user)
+    turn(registry, [rm_call("a.txt"), "done"], approve, policy)
+    later = turn(registry, [rm_call("b.txt"), "done"], approve, policy)
+    assert len(user.asked) == 1  # the second turn's call was not asked about
+    assert results(later) == ["removed b.txt"]
+    assert policy.always == {"rm"}
+
+
+def test_an_answer_that_is_no_choice_is_asked_again_then_taken_as_no(
+    registry: ToolRegistry,
+) -> None:
+    user = Answers("maybe", "perhaps", "later")
+    events = turn(registry, [rm_call("a.txt"), "done"], Approval(user), ToolPolicy())
+    assert len(user.asked) == 3 and "y (yes)" in user.asked[1]
+    assert "declined" in results(events)[0]
+
+
+def test_without_anyone_to_ask_the_call_is_declined_and_the_run_says_why(
+    registry: ToolRegistry,
+) -> None:
+    events = turn(registry, [rm_call("a.txt"), "done"], deny_all, ToolPolicy())
+    (result,) = results(events)
+    assert "not interactive" in result and "--yes" in result  # the model reads why
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert any("rm not run" in n and "--yes" in n for n in notices)  # and so does the user
+    assert next(e for e in events if isinstance(e, RunFinished)).stop_reason == "answered"
+
+
+def test_yes_flag_approves_and_no_terminal_declines() -> None:
+    call = ToolCall(id="c1", name="rm", arguments={"path": "x"})
+    assert approver(True)(call, None) == "yes"  # type: ignore[arg-type]
+    assert approver(False) is deny_all  # pytest's stdin is not a terminal
+
+
+def test_the_question_shows_a_huge_or_hostile_argument_safely() -> None:
+    call = ToolCall(id="c1", name="rm", arguments={"path": "\x1b[2J" + "x" * 5000})
+    text = question(call, None)  # type: ignore[arg-type]
+    assert "\x1b" not in text and "\\u001b" in text
+    assert len(text) < 600 and "chars)" in text
+
+
+def test_a_run_without_a_terminal_declines_at_once_and_says_so(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.d"
+    tools.mkdir()
+    (tools / "rm.py").write_text(RM_PLUGIN, encoding="utf-8")
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps(rm_call("a.txt")) + "\n" + json.dumps("ok") + "\n", "utf-8")
+    done = toolcall("run", "go", "--model", "scripted", "--script", str(script), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout + done.stderr
+    assert "rm not run" in shown and "--yes" in shown
+    assert "removed a.txt" not in shown
+    approved = toolcall(
+        "run", "go", "--yes", "--model", "scripted", "--script", str(script), cwd=tmp_path
+    )
+    assert approved.returncode == 0 and "removed a.txt" in approved.stdout
+
+
+def test_the_tool_listing_shows_each_tools_policy(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.d"
+    tools.mkdir()
+    (tools / "admin.py").write_text(
+        "from toolcall_cli import tool\n\n"
+        '@tool(dangerous=True, permission="admin", rate_limit=6, concurrency=1, isolate=True,'
+        " timeout=2)\n"
+        "def drop_table(name: str) -> str:\n"
+        '    """Drop a table."""\n'
+        "    return name\n",
+        encoding="utf-8",
+    )
+    listed = toolcall("tools", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    line = next(x for x in listed.stdout.splitlines() if x.startswith("drop_table"))
+    for words in ("admin", "timeout 2s", "asks first", "6/min", "1 at a time", "own process"):
+        assert words in line
+    weather = next(x for x in listed.stdout.splitlines() if x.startswith("get_weather"))
+    assert "[read]" in weather
