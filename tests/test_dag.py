@@ -313,3 +313,167 @@ def test_a_streamed_reply_starts_independent_calls_and_not_the_dependants_of_a_b
     assert done["a"].ok
     assert done["b"].error_kind == "dependency_error" and "`zz`" in done["b"].content
     assert counted.calls == {"fetch": 1}
+
+
+WEATHER = {"city": "北京", "high_c": 31, "low_c": 22, "forecast": [{"x": 5, "sky": "sunny"}]}
+
+
+def placeholder_registry(seen: dict[str, Any]) -> ToolRegistry:
+    def get_weather(city: str) -> dict[str, Any]:
+        """The weather."""
+        return {**WEATHER, "city": city}
+
+    def show(value: int | str) -> str:
+        """Show a value and its type (an int, or text: a placeholder must keep the type)."""
+        seen.setdefault("show", []).append(value)
+        return f"{type(value).__name__}:{value}"
+
+    def to_fahrenheit(celsius: int) -> float:
+        """Convert (its schema wants an integer, which `{{w.high_c}}` as text is not)."""
+        return celsius * 9 / 5 + 32
+
+    def keys(data: dict[str, Any]) -> str:
+        """The keys of an object."""
+        return ",".join(sorted(data))
+
+    return ToolRegistry.from_functions(get_weather, show, to_fahrenheit, keys)
+
+
+def test_placeholders_take_values_from_a_json_result_before_validation() -> None:
+    seen: dict[str, Any] = {}
+    reply = (
+        text_call("get_weather", "w", city="北京")
+        + text_call("show", "number", value="{{w.high_c}}")
+        + text_call("show", "path", value="{{ w.forecast[0].x }}")
+        + text_call("show", "text", value="high {{w.high_c}} in {{w.city}}: {{w.forecast[0]}}")
+        + text_call("to_fahrenheit", "f", celsius="{{w.high_c}}")
+        + text_call("keys", "whole", data="{{w}}")
+    )
+    events = play([reply, "ok"], placeholder_registry(seen))
+    done = results(events)
+    assert done["number"].content == "int:31"
+    assert done["path"].content == "int:5"
+    assert done["text"].content == 'str:high 31 in 北京: {"x": 5, "sky": "sunny"}'
+    assert done["f"].ok and json.loads(done["f"].content) == pytest.approx(87.8)
+    assert done["whole"].content == "city,forecast,high_c,low_c"
+    assert sorted(map(str, seen["show"])) == sorted(
+        ["31", "5", 'high 31 in 北京: {"x": 5, "sky": "sunny"}']
+    )
+
+
+def test_a_placeholder_path_not_in_the_result_fails_only_that_call_and_its_dependants() -> None:
+    seen: dict[str, Any] = {}
+    reply = (
+        text_call("get_weather", "w", city="北京")
+        + text_call("show", "bad", value="{{w.high}}")
+        + text_call("show", "deep", value="{{w.forecast[3].x}}")
+        + text_call("show", "after", ["bad"], value="x")
+        + text_call("show", "good", value="{{w.low_c}}")
+    )
+    events = play([reply, "ok"], placeholder_registry(seen))
+    done = results(events)
+    assert done["bad"].error_kind == "dependency_error"
+    assert "`{{w.high}}`: the result of `w` has no field `high`" in done["bad"].content
+    assert "`city`, `high_c`, `low_c`, `forecast`" in done["bad"].content
+    assert "has no item [3] (it is a list of 1)" in done["deep"].content
+    assert done["after"].error_kind == "skipped"
+    assert "depends on `bad` (show), which failed" in done["after"].content
+    assert done["good"].content == "int:22"
+    assert seen["show"] == [22]  # only `good` ran
+
+
+def test_a_failed_dependency_skips_its_dependants_and_independent_calls_still_run() -> None:
+    ran: list[str] = []
+
+    def get_weather(city: str) -> dict[str, Any]:
+        """Always fails."""
+        raise ConnectionError("the weather service is down")
+
+    def use(value: str) -> str:
+        """Use a value."""
+        ran.append(value)
+        return f"used {value}"
+
+    reply = (
+        text_call("get_weather", "w", city="北京")
+        + text_call("use", "c", value="{{w.high_c}}")
+        + text_call("use", "e", ["c"], value="later")
+        + text_call("use", "x", value="independent")
+    )
+    events = play([reply, "ok"], ToolRegistry.from_functions(get_weather, use))
+    done = results(events)
+    assert done["w"].error_kind == "tool_error"
+    assert done["c"].error_kind == "skipped"
+    assert "skipped: it depends on `w` (get_weather), which failed" in done["c"].content
+    assert "the weather service is down" in done["c"].content
+    assert done["e"].error_kind == "skipped" and "`c` (use)" in done["e"].content
+    assert done["x"].content == "used independent"
+    assert ran == ["independent"]
+    assert answer(events) == "ok"
+
+
+def test_a_refused_dependency_skips_its_dependants() -> None:
+    """Refused (here: an unknown tool, and arguments that do not fit) counts as failed too."""
+    ran: list[str] = []
+
+    def use(value: str) -> str:
+        """Use a value."""
+        ran.append(value)
+        return value
+
+    reply = (
+        text_call("nope", "n")
+        + text_call("use", "bad", value={"not": "text"})
+        + text_call("use", "a", ["n"], value="a")
+        + text_call("use", "b", value="{{bad}}")
+    )
+    events = play([reply, "ok"], ToolRegistry.from_functions(use))
+    done = results(events)
+    assert "`n` (nope)" in done["a"].content and done["a"].error_kind == "skipped"
+    assert "`bad` (use)" in done["b"].content and done["b"].error_kind == "skipped"
+    assert ran == []
+
+
+def test_without_dag_ids_depends_on_and_placeholders_are_ignored() -> None:
+    """The calls stay independent: they run at the same time (they meet at a barrier), and a
+    placeholder is plain text."""
+    meet = threading.Barrier(2, timeout=MEET)
+    got: list[str] = []
+
+    def step(label: str) -> str:
+        """One step."""
+        meet.wait()
+        got.append(label)
+        return label
+
+    reply = text_call("step", "a", label="a") + text_call("step", "b", ["a"], label="{{a}}")
+    events = play([reply, "ok"], ToolRegistry.from_functions(step), dag=False)
+    done = [e.result for e in events if isinstance(e, ToolFinished)]
+    assert [r.ok for r in done] == [True, True]
+    assert sorted(got) == ["a", "{{a}}"]
+    (timeline,) = [e for e in events if isinstance(e, ToolTimeline)]
+    assert [e.waits_for for e in timeline.entries] == [(), ()]
+
+
+def test_a_dag_strategy_without_the_dag_policy_still_ignores_dependencies() -> None:
+    """What the engine honours is the session's --dag (the policy), not what the model wrote."""
+    meet = threading.Barrier(2, timeout=MEET)
+
+    def step(label: str) -> str:
+        """One step."""
+        meet.wait()
+        return label
+
+    reply = text_call("step", "a", label="a") + text_call("step", "b", ["a"], label="b")
+    model = ScriptedModel([reply, "ok"])
+    events = list(
+        run(
+            "q",
+            model=model,
+            strategy=get_strategy("regex", dag=True),
+            registry=ToolRegistry.from_functions(step),
+            history=[],
+            policy=ToolPolicy(dag=False),
+        )
+    )
+    assert sorted(e.result.content for e in events if isinstance(e, ToolFinished)) == ["a", "b"]

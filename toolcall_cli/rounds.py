@@ -293,6 +293,8 @@ class Round:
         while progress:
             progress = False
             for call_id in list(self._held):
+                if call_id not in self._held:
+                    continue  # answered meanwhile: answering a call releases (or skips) others
                 entry = self._entries[call_id]
                 failed = [d for d in entry.waits_for if _failed(self._entries[d])]
                 if failed:
