@@ -315,7 +315,6 @@ def test_a_tool_with_concurrency_1_never_runs_two_calls_at_once() -> None:
     lock = threading.Lock()
     active = {"now": 0, "most": 0}
     overlap = threading.Event()
-    free = {"now": 0, "most": 0}
 
     @tool(concurrency=1, cacheable=False)
     def one(n: int) -> int:
@@ -392,7 +391,7 @@ def test_at_the_limit_one_request_without_tools_gives_a_best_effort_answer(
     strategy: str, modes: dict[str, str]
 ) -> None:
     ran: list[str] = []
-    native = strategy == "schema" and not modes or modes.get("stream_mode") == "native"
+    native = (strategy == "schema" and not modes) or modes.get("stream_mode") == "native"
     replies = [*looping(2, native=native), "my best guess"]
     if modes.get("schema_mode") == "json":  # one JSON object a reply: a call, or an answer
         replies = [json.dumps({"name": "echo", "arguments": {"text": str(i)}}) for i in range(2)]
@@ -402,7 +401,11 @@ def test_at_the_limit_one_request_without_tools_gives_a_best_effort_answer(
         run(
             "q",
             model=model,
-            strategy=get_strategy(strategy, **modes),
+            strategy=get_strategy(
+                strategy,
+                schema_mode=modes.get("schema_mode", "tools"),
+                stream_mode=modes.get("stream_mode", "tags"),
+            ),
             registry=echo_registry(ran),
             history=[],
             limits=Limits(max_iterations=2),

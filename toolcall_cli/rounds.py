@@ -118,9 +118,7 @@ class Round:
 
     def add(self, call: ToolCall) -> Iterator[Event]:
         self._entries[call.id] = _Entry(call)
-        if self._policy.dag and (
-            self._whole_reply or call.depends_on or _has_placeholders(call)
-        ):
+        if self._policy.dag and (self._whole_reply or call.depends_on or _has_placeholders(call)):
             self._held.append(call.id)  # it waits: the reply's graph is known at its end
             return
         yield from self._start(call)
