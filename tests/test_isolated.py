@@ -18,6 +18,8 @@ from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import load_tools
 from toolcall_cli.tools.registry import ToolRegistry
 
+# The hanging tools' timeout: long enough for a fresh interpreter to start and write its pid on
+# a busy machine, short enough for a quick test. A bound, not a timing assertion.
 PLUGIN = '''
 import os
 import subprocess
@@ -27,7 +29,7 @@ import time
 from toolcall_cli import tool
 
 
-@tool(isolate=True, timeout=0.5)
+@tool(isolate=True, timeout=1.5)
 def hang(pidfile: str) -> str:
     """Writes its pid, then never returns."""
     with open(pidfile, "w") as f:
@@ -36,7 +38,7 @@ def hang(pidfile: str) -> str:
     return "unreachable"
 
 
-@tool(isolate=True, timeout=0.5)
+@tool(isolate=True, timeout=1.5)
 def hang_with_child(pidfile: str) -> str:
     """Starts a child that never ends, writes both pids, then never returns."""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
@@ -130,7 +132,7 @@ def test_a_hung_isolated_tool_is_killed_at_its_timeout_and_its_process_is_gone(
     events = play([call("hang", pidfile=str(pidfile)), "it hung"], plugin_registry(tmp_path))
     (result,) = results(events)
     assert result.error_kind == "timeout"
-    assert "`hang` timed out after 0.5 s; its process was killed" in result.content
+    assert "`hang` timed out after 1.5 s; its process was killed" in result.content
     worker = int(pidfile.read_text())
     assert worker != os.getpid()
     assert gone_soon(worker)
