@@ -318,6 +318,7 @@ def _iteration(
         tool_timeout=state.limits.tool_timeout,
         max_result_chars=state.limits.max_result_chars,
         withdrawn=state.tools_withdrawn,
+        whole_reply=not strategy.streaming,
         clock=state.clock,
     )
     parser = strategy.parser(f"call_{iteration}_")

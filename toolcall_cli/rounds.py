@@ -105,6 +105,7 @@ class Round:
         tool_timeout: float,
         max_result_chars: int,
         withdrawn: bool = False,
+        whole_reply: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._registry = registry
@@ -114,6 +115,10 @@ class Round:
         self._tool_timeout = tool_timeout
         self._max_result_chars = max_result_chars
         self._withdrawn = withdrawn
+        self._whole_reply = whole_reply
+        """The reply is complete before its calls are added (a strategy that does not stream):
+        with --dag nothing of it starts before its graph is checked, so a bad graph runs none of
+        its calls. A streamed reply starts calls without dependencies as they arrive."""
         self._clock = clock
         self._pool = ToolPool(max_parallel=policy.max_parallel, clock=clock)
         self._began = clock()
@@ -128,7 +133,7 @@ class Round:
 
     def add(self, call: ToolCall) -> Iterator[Event]:
         self._entries[call.id] = _Entry(call)
-        if self._policy.dag and (call.depends_on or _has_placeholders(call)):
+        if self._policy.dag and (self._whole_reply or call.depends_on or _has_placeholders(call)):
             self._held.append(call.id)  # it waits: the reply's graph is known at its end
             return
         yield from self._start(call)
@@ -308,6 +313,8 @@ class Round:
         while progress:
             progress = False
             for call_id in list(self._held):
+                if call_id not in self._held:
+                    continue  # answered meanwhile: answering a call releases (or skips) others
                 entry = self._entries[call_id]
                 failed = [d for d in entry.waits_for if _failed(self._entries[d])]
                 if failed:

@@ -45,6 +45,9 @@ def start_isolated(
             stdout=printed,
             stderr=printed,
             pass_fds=(answer_write,),
+            # A session (and process group) of its own: killing the call kills what the tool
+            # started too, and the terminal's Ctrl-C is toolcall's to handle, not the tool's.
+            start_new_session=True,
         )
     except OSError as error:
         os.close(answer_read)
@@ -72,11 +75,25 @@ def start_isolated(
     threading.Thread(target=wait, name=f"isolated:{tool.name}", daemon=True).start()
 
     def kill() -> None:
-        if worker.poll() is None:
-            worker.kill()
+        kill_group(worker)
         worker.wait()
 
     return kill
+
+
+def kill_group(worker: subprocess.Popen[bytes]) -> None:
+    """Kill the worker and every process it started (its process group, where the platform
+    has them): a tool's own children would otherwise run on, orphaned, after its call ended."""
+    if hasattr(os, "killpg"):
+        try:
+            os.killpg(worker.pid, signal.SIGKILL)
+        except ProcessLookupError:  # the group is gone: the worker and all it started ended
+            pass
+        except PermissionError:  # a child that left the group and changed user: not ours
+            pass
+        return
+    if worker.poll() is None:
+        worker.kill()
 
 
 def target_of(tool: Tool) -> list[str]:

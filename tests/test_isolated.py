@@ -1,0 +1,173 @@
+"""Isolated tools (a worker process per call) through `run()`: a hung tool is killed at its
+timeout and its process is gone; an os._exit is an error result and the run goes on;
+--isolate-tools moves every plugin tool into a worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from toolcall_cli.events import Event, FinalAnswer, ToolFinished
+from toolcall_cli.loop import Limits, run
+from toolcall_cli.models.scripted import Reply, ScriptedModel
+from toolcall_cli.rounds import ToolPolicy
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.loader import load_tools
+from toolcall_cli.tools.registry import ToolRegistry
+
+# The hanging tools' timeout: long enough for a fresh interpreter to start and write its pid on
+# a busy machine, short enough for a quick test. A bound, not a timing assertion.
+PLUGIN = '''
+import os
+import subprocess
+import sys
+import time
+
+from toolcall_cli import tool
+
+
+@tool(isolate=True, timeout=1.5)
+def hang(pidfile: str) -> str:
+    """Writes its pid, then never returns."""
+    with open(pidfile, "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(3600)
+    return "unreachable"
+
+
+@tool(isolate=True, timeout=1.5)
+def hang_with_child(pidfile: str) -> str:
+    """Starts a child that never ends, writes both pids, then never returns."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    with open(pidfile, "w") as f:
+        f.write(f"{os.getpid()} {child.pid}")
+    time.sleep(3600)
+    return "unreachable"
+
+
+@tool(isolate=True)
+def quit_hard(code: int) -> str:
+    """Ends its process without a word."""
+    os._exit(code)
+
+
+@tool
+def where() -> int:
+    """The pid of the process it runs in."""
+    return os.getpid()
+'''
+
+
+def plugin_registry(tmp_path: Path) -> ToolRegistry:
+    """PLUGIN's tools, loaded from a file as tools.d loads them (a worker imports it by path)."""
+    folder = tmp_path / "tools.d"
+    folder.mkdir()
+    (folder / "plugin.py").write_text(PLUGIN, encoding="utf-8")
+    loaded = load_tools([folder])
+    assert not loaded.problems
+    return loaded.registry
+
+
+def call(name: str, **arguments: Any) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
+def play(
+    replies: list[Reply], registry: ToolRegistry, policy: ToolPolicy | None = None
+) -> list[Event]:
+    model = ScriptedModel(replies)
+    return list(
+        run(
+            "q",
+            model=model,
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(max_iterations=3, tool_timeout=10),
+            policy=policy,
+        )
+    )
+
+
+def results(events: list[Event]) -> list[Any]:
+    return [e.result for e in events if isinstance(e, ToolFinished)]
+
+
+def answer(events: list[Event]) -> str:
+    (final,) = [e for e in events if isinstance(e, FinalAnswer)]
+    return final.text
+
+
+def gone(pid: int) -> bool:
+    """The process has ended: no such pid, or a zombie nobody has reaped yet (an orphan's
+    reaper here may be a container's init that never does)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
+
+
+def gone_soon(pid: int, within: float = 5.0) -> bool:
+    """A bound, not a timing assertion: a killed process may take a moment to be reaped."""
+    give_up = time.monotonic() + within
+    while not gone(pid):
+        if time.monotonic() > give_up:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_hung_isolated_tool_is_killed_at_its_timeout_and_its_process_is_gone(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "pid"
+    events = play([call("hang", pidfile=str(pidfile)), "it hung"], plugin_registry(tmp_path))
+    (result,) = results(events)
+    assert result.error_kind == "timeout"
+    assert "`hang` timed out after 1.5 s; its process was killed" in result.content
+    worker = int(pidfile.read_text())
+    assert worker != os.getpid()
+    assert gone_soon(worker)
+    assert answer(events) == "it hung"
+
+
+def test_a_killed_isolated_tool_takes_the_processes_it_started_with_it(tmp_path: Path) -> None:
+    """Killing only the worker would leave its children running for ever, unseen."""
+    pidfile = tmp_path / "pid"
+    events = play(
+        [call("hang_with_child", pidfile=str(pidfile)), "it hung"], plugin_registry(tmp_path)
+    )
+    assert results(events)[0].error_kind == "timeout"
+    worker, child = (int(p) for p in pidfile.read_text().split())
+    try:
+        assert gone_soon(worker)
+        assert gone_soon(child)
+    finally:
+        if not gone(child):
+            os.kill(child, 9)
+
+
+def test_an_isolated_tool_that_calls_os_exit_is_an_error_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    events = play([call("quit_hard", code=3), "it crashed"], plugin_registry(tmp_path))
+    (result,) = results(events)
+    assert not result.ok and result.error_kind == "tool_error"
+    assert "the tool's process ended (exit code 3) before it returned a result" in result.content
+    assert answer(events) == "it crashed"  # the model got the error, and answered
+
+
+def test_isolate_tools_runs_a_plugin_tool_in_another_process(tmp_path: Path) -> None:
+    registry = plugin_registry(tmp_path)
+    (alone,) = results(play([call("where"), "ok"], registry, ToolPolicy(isolate_all=True)))
+    (inside,) = results(play([call("where"), "ok"], registry, ToolPolicy(isolate_all=False)))
+    assert int(inside.content) == os.getpid()
+    assert int(alone.content) != os.getpid()
