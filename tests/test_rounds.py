@@ -254,28 +254,38 @@ def permission_registry(ran: list[str]) -> ToolRegistry:
         ran.append("save")
         return "saved"
 
-    @tool
+    @tool(permission="read")
     def look() -> str:
         """Read something."""
         ran.append("look")
         return "looked"
 
-    return ToolRegistry.from_functions(reboot, save, look)
+    @tool
+    def tidy() -> str:
+        """Says nothing of its permission: taken to write."""
+        ran.append("tidy")
+        return "tidied"
+
+    return ToolRegistry.from_functions(reboot, save, look, tidy)
 
 
 @pytest.mark.parametrize(
     ("allow", "runs", "refused"),
     [
-        ("write", ["save", "look"], {"reboot": "needs admin permission"}),
-        ("admin", ["reboot", "save", "look"], {}),
-        ("read", ["look"], {"reboot": "needs admin", "save": "needs write permission"}),
+        ("write", ["save", "look", "tidy"], {"reboot": "needs admin permission"}),
+        ("admin", ["reboot", "save", "look", "tidy"], {}),
+        (
+            "read",
+            ["look"],
+            {"reboot": "needs admin", "save": "needs write", "tidy": "needs write permission"},
+        ),
     ],
 )
 def test_a_tool_above_the_sessions_permission_is_refused_and_never_runs(
     allow: Any, runs: list[str], refused: dict[str, str]
 ) -> None:
     ran: list[str] = []
-    reply = call("reboot") + call("save", text="x") + call("look")
+    reply = call("reboot") + call("save", text="x") + call("look") + call("tidy")
     events, _ = play([reply, "done"], permission_registry(ran), policy=ToolPolicy(allow=allow))
     assert sorted(ran) == sorted(runs)
     by_name = {r.name: r for r in finished(events)}

@@ -391,13 +391,19 @@ def _best_effort(reply: Reply, held: list[ParserEvent]) -> Generator[Event, None
     """The answer of the last request, marked best-effort; calls it makes anyway are shown and
     not run."""
     yield from held
-    if reply.calls or reply.errors:
+    if reply.calls:
         yield Notice(
             level="warning",
             message="the model asked for tools in its last reply; none were run",
         )
+    elif reply.errors:
+        yield Notice(
+            level="warning", message="the model's last reply could not be read; none of it was run"
+        )
     if reply.text.strip():
         yield FinalAnswer(text=reply.text, best_effort=True)
+    else:
+        yield Notice(level="warning", message="the last request without tools gave no answer")
     return "limit"
 
 
