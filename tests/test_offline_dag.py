@@ -270,3 +270,53 @@ def test_the_field_is_learned_from_the_tools_description() -> None:
     assert "high_c" not in silent
     calls = tagged(reply(text_request(silent))["content"])
     assert calls == [{"name": "get_weather", "arguments": {"city": "北京", "day": "tomorrow"}}]
+
+
+def test_a_failed_first_call_is_said_once_and_its_dependant_is_not_retried(
+    tmp_path: Path,
+) -> None:
+    events = run_events(tmp_path, "亚特兰蒂斯明天的最高气温换算成华氏度是多少", "--dag")
+    rounds = by_iteration(events, "tool_finished")
+    assert len(rounds) == 2 and rounds[1] == []
+    weather, conversion = rounds[0]
+    assert not weather["result"]["ok"] and conversion["result"]["error_kind"] == "skipped"
+    assert "skipped" in conversion["result"]["content"]
+    answer = final_answer(events).splitlines()
+    assert len(answer) == 2 and answer[0].count("unknown city") == 1
+    assert answer[1] == "convert_units 没有运行：它依赖的调用（weather）失败了。"
+
+
+def test_a_corrected_first_call_is_converted_next_and_the_skip_is_not_reported(
+    tmp_path: Path,
+) -> None:
+    events = run_events(tmp_path, "Convert tomorrow's high in Pariss to Fahrenheit", "--dag")
+    rounds = by_iteration(events, "tool_finished")
+    assert [[e["call"]["name"] for e in r] for r in rounds] == [
+        ["get_weather", "convert_units"],
+        ["get_weather"],
+        ["convert_units"],
+        [],
+    ]
+    report = json.loads(rounds[1][0]["result"]["content"])
+    assert rounds[2][0]["call"]["arguments"]["value"] == report["high_c"]
+    answer = final_answer(events)
+    assert "skipped" not in answer and "did not run" not in answer and "Pariss" not in answer
+    assert json.loads(rounds[2][0]["result"]["content"])["text"] in answer
+
+
+@pytest.mark.parametrize("strategy", ["regex", "schema"])
+@pytest.mark.parametrize("fault", ["repeat_call", "code_fence", "broken_batch", "truncated"])
+def test_a_chained_reply_recovers_from_the_faults_it_is_asked_to_make(
+    tmp_path: Path, fault: str, strategy: str
+) -> None:
+    """A repeated call stands alone (its placeholder put in), a fenced or cut-off conversion
+    is read back as what it is, and none of them ends as a failure in the answer."""
+    flags = ("--dag", "--strategy", strategy, "--faults", fault)
+    events = run_events(tmp_path, "北京明天的最高气温换算成华氏度是多少？", *flags)
+    conversions = [
+        e for e in events if e["kind"] == "tool_finished" and e["call"]["name"] == "convert_units"
+    ]
+    assert any(e["result"]["ok"] for e in conversions)
+    answer = final_answer(events)
+    assert "北京明天的最高气温：13 °C = 55.4 °F" in answer.splitlines()
+    assert "失败" not in answer and "返回" not in answer

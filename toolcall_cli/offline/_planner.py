@@ -273,7 +273,9 @@ def conversion_calls(
         for exchange in results
         for source in meant(measures_in(exchange.result or ""), target, reading.extremes)
     ]
-    return distinct(calls, [e.call for e in history if e.call.name == converter.name])
+    # A conversion that could not be read (cut off, broken) was not made: it is made again.
+    made = [e.call for e in history if e.call.name == converter.name and not e.unparsed]
+    return distinct(calls, made)
 
 
 def meant(measures: Sequence[Measure], unit: str, extremes: Sequence[str]) -> list[Measure]:

@@ -451,12 +451,17 @@ def read_turns(messages: list[dict[str, Any]], fmt: CallFormat) -> tuple[tuple[E
     return tuple(turn.exchanges(fmt) for turn in turns if turn.calls)
 
 
+_FENCED_RE = re.compile(r"```(?:json)?\s*\n(\{.*?\})\s*\n```", re.S)
+
+
 def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str, PlannedCall]]:
     deps = fmt.dependencies
     if isinstance(message.get("tool_calls"), list):
         return [native_call(c, deps) for c in message["tool_calls"] if isinstance(c, dict)]
     text = message_text(message)
     segments = [part.split(fmt.close_tag, 1)[0] for part in text.split(fmt.open_tag)[1:]]
+    if not segments:  # calls it wrote as ```json blocks, as chat-tuned models do
+        segments = _FENCED_RE.findall(text)
     read = map(read_object, [text] if fmt.shape == "json" else segments)
     return [("", call_from_payload(p, deps, garbled=g)) for p, g in read if p and "name" in p]
 
