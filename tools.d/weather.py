@@ -215,7 +215,8 @@ def get_weather(city: str, day: Literal["today", "tomorrow"] = "today") -> dict[
     """Get the weather (天气) for a city: condition and temperature, today or tomorrow.
 
     Also high/low, humidity and wind. Covers about 50 major cities in China and the world
-    (sample data, offline).
+    (sample data, offline). Returns JSON with city, condition, temp_c (now), high_c and low_c
+    (the day's high and low, °C), humidity and wind.
 
     Args:
         city: City name in Chinese or English, e.g. 北京, 上海, Tokyo or New York.

@@ -38,14 +38,16 @@ def final_answer(
     lines: list[str] = []
     exchanges = answerable(reading, turns, tools)
     for exchange in exchanges:
-        lines += describe_exchange(exchange, reading)
+        lines += describe_exchange(exchange, reading, exchanges)
     if not lines:
         return "我没能得到任何结果。" if reading.zh else "I could not get any result."
     verdict = comparison_line(reading, exchanges)
     return "\n".join([*lines, verdict] if verdict else lines)
 
 
-def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
+def describe_exchange(
+    exchange: Exchange, reading: Reading, others: Sequence[Exchange] = ()
+) -> list[str]:
     name = exchange.call.name
     if exchange.failed:
         return failure_lines(exchange, reading)
@@ -54,7 +56,7 @@ def describe_exchange(exchange: Exchange, reading: Reading) -> list[str]:
     if report is not None:
         return [report_line(report, reading)]
     if isinstance(data, dict) and is_conversion(data):
-        return [conversion_line(data)]
+        return [converted_extreme(data, reading, others) + conversion_line(data)]
     if isinstance(data, dict) and is_clock(data):
         return [clock_line(data, reading)]
     asked = [v for v in exchange.call.arguments.values() if v in reading.expressions]
@@ -94,6 +96,28 @@ def conversion_line(data: dict[str, Any]) -> str:
     source = f"{shown(value)} {data.get(first_key(data, _FROM_KEYS, str) or '', '')}".strip()
     output = data[first_key(data, _OUTPUT_KEYS, (int, float)) or ""]
     return f"{source} = {shown(output)} {data[first_key(data, _TO_KEYS, str) or '']}"
+
+
+def converted_extreme(data: dict[str, Any], reading: Reading, others: Sequence[Exchange]) -> str:
+    """What a conversion converted, when it is the high or low the question asked about and a
+    report gave it: "北京明天的最高气温：" / "Beijing's high tomorrow: "; else ""."""
+    value = data.get(first_key(data, _INPUT_KEYS, (int, float)) or "")
+    if value is None or not reading.extremes:
+        return ""
+    for other in others:
+        report = None if other.failed else read_report(decode(other.result or ""), reading.zh)
+        for extreme in reading.extremes if report else ():
+            if report is not None and getattr(report, extreme) == value:
+                return extreme_label(report.place, report.day, extreme, report.unit, reading.zh)
+    return ""
+
+
+def extreme_label(place: str, day: str, extreme: str, unit: str, zh: bool) -> str:
+    temperature = unit in ("celsius", "fahrenheit")
+    if zh:
+        word = {"high": "最高", "low": "最低"}[extreme] + ("气温" if temperature else "值")
+        return f"{place}{lx.DAY_NAMES_ZH.get(day, day)}的{word}："
+    return f"{place}'s {extreme} {day}: ".replace("  ", " ")
 
 
 _CLOCK_RE = re.compile(r"\d{1,2}:\d{2}")

@@ -68,6 +68,13 @@ NOISE_WORDS = frozenset(
     )
 )
 
+# Which of a day's measures a question means: its high or its low (else the current one). The
+# English words are also those of result fields (`high_c`, `min_temp`).
+EXTREMES: dict[str, tuple[str, ...]] = {
+    "high": words("high highest max maximum 最高气温 最高温度 最高温 最高 高温"),
+    "low": words("low lowest min minimum 最低气温 最低温度 最低温 最低 低温"),
+}
+
 # Chinese function words, stripped before looking for unknown place names.
 CJK_FUNCTION_WORDS: tuple[str, ...] = words(
     "请问 请帮我 帮我 帮忙 麻烦 查一下 查询 查查 看一下 看看 告诉我 一下 现在 今天 "

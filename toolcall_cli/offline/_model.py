@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline._answers import ask_for, direct_answer, final_answer, no_currency_tool
+from toolcall_cli.offline._chains import chained_calls
 from toolcall_cli.offline._planner import (
     asks_currency_conversion,
     context_calls,
@@ -55,6 +56,7 @@ def decide(conversation: Conversation) -> Decision:
             for e in conversation.turns[-1]
             if e.failed
             and not e.unparsed
+            and not e.call.skipped
             and (fixed := fix_call(e, reading, tools))
             and retry_allowed(fixed, e, history)
         ]
@@ -76,6 +78,11 @@ def first_step(reading: Reading, conversation: Conversation) -> Decision:
     if asks_currency_conversion(reading) and not any(handles_currencies(t) for t in tools):
         return Decision(text=no_currency_tool(reading, tools))
     planned = make_plan(reading, tools)
+    dependencies = conversation.format.dependencies
+    if planned.calls and planned.complete and dependencies is not None:
+        chain = chained_calls(planned.calls, reading, tools, dependencies)
+        if chain:
+            return Decision(chain, chain_lead_in(chain, reading))
     if planned.calls and planned.complete:
         return Decision(planned.calls, lead_in(planned.calls, reading))
     follow_up = tuple(context_calls(reading, tools, conversation.earlier))
@@ -104,6 +111,14 @@ def lead_in(calls: Sequence[PlannedCall], reading: Reading, *, follow_up: bool =
     )
 
 
+def chain_lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
+    firsts = tool_list([c for c in calls if not c.depends_on])
+    seconds = tool_list([c for c in calls if c.depends_on])
+    if reading.zh:
+        return f"好的，我调用 {firsts}，并把它的结果直接交给 {seconds}。"
+    return f"Let me call {firsts} and pass its result straight to {seconds}."
+
+
 def write_output(decision: Decision, fmt: CallFormat, call_ids: Sequence[str]) -> AssistantOutput:
     if decision.is_answer and fmt.shape == "json":
         return AssistantOutput(json.dumps({"answer": decision.text}, ensure_ascii=False))
@@ -112,17 +127,43 @@ def write_output(decision: Decision, fmt: CallFormat, call_ids: Sequence[str]) -
     style = decision.style
     if fmt.shape == "native":
         calls = tuple(
-            WireCall(call_id, c.name, written_json(c.arguments, style))
+            WireCall(call_id, c.name, written_json(native_arguments(c, fmt), style))
             for call_id, c in zip(call_ids, decision.calls, strict=True)
         )
         return AssistantOutput(None, calls, "tool_calls")
-    payloads = [
-        written_json({"name": c.name, "arguments": c.arguments}, style) for c in decision.calls
-    ]
+    payloads = [written_json(text_payload(c, fmt), style) for c in decision.calls]
     if fmt.shape == "json":
         return AssistantOutput(payloads[0])  # this mode carries one call per reply
     tags = [fmt.tagged(payload) for payload in payloads]
     return AssistantOutput("\n".join([decision.text, *tags]) if decision.text else "\n".join(tags))
+
+
+def text_payload(call: PlannedCall, fmt: CallFormat) -> dict[str, Any]:
+    """A call as the prompt's examples write it: with its name and the calls it waits for,
+    under the keys those examples use (--dag), when it has them."""
+    deps = fmt.dependencies
+    payload: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
+    if deps is None or deps.reserved:
+        return payload
+    if call.ref:
+        payload = {deps.id_key: call.ref, **payload}
+    if call.depends_on and deps.depends_key:
+        payload[deps.depends_key] = list(call.depends_on)
+    return payload
+
+
+def native_arguments(call: PlannedCall, fmt: CallFormat) -> dict[str, Any]:
+    """Native calling: the call's name and the calls it waits for are the reserved arguments
+    the request's schemas offer (--dag)."""
+    deps = fmt.dependencies
+    if deps is None or not deps.reserved:
+        return call.arguments
+    arguments = dict(call.arguments)
+    if call.ref:
+        arguments[deps.id_key] = call.ref
+    if call.depends_on and deps.depends_key:
+        arguments[deps.depends_key] = list(call.depends_on)
+    return arguments
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -35,7 +35,10 @@ _EXAMPLES_RE = re.compile(r"(?:e\.g\.?|eg\.|例如|比如|such as|for example)[^
 
 # World-knowledge words that name things, never places: units, currencies, enum synonyms.
 _NAMING_WORDS = frozenset(
-    s for table in (lx.UNITS, lx.CURRENCIES, lx.ENUM_SYNONYMS) for ss in table.values() for s in ss
+    s
+    for table in (lx.UNITS, lx.CURRENCIES, lx.ENUM_SYNONYMS, lx.EXTREMES)
+    for ss in table.values()
+    for s in ss
 )
 
 

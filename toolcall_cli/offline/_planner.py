@@ -26,6 +26,7 @@ from toolcall_cli.offline._words import (
     concepts_in,
     english_words,
     enum_values,
+    field_extreme,
     is_number,
     mentions,
     param_role,
@@ -223,8 +224,11 @@ _DIMENSIONS = {
 
 @dataclass(frozen=True)
 class Measure:
-    value: int | float
+    value: int | float | str
+    """The number; with --dag, a placeholder for a number another call will return."""
     unit: str
+    key: str = ""
+    """The result field it is read from (`high_c`); "" when read from text."""
 
 
 def measures_in(result: str) -> list[Measure]:
@@ -235,7 +239,7 @@ def measures_in(result: str) -> list[Measure]:
         for key, value in data.items():
             unit = unit_of_field(str(key))
             if unit and is_number(value):
-                found.append(Measure(value, unit))
+                found.append(Measure(value, unit, str(key)))
     elif isinstance(data, str):
         for number, word in re.findall(r"(-?\d+(?:\.\d+)?)\s*(°C|°F|℃|℉|km|kg|lb)", data):
             unit = canonical_unit(word)
@@ -267,14 +271,25 @@ def conversion_calls(
         conversion_call(converter, source, target)
         for target in wanted
         for exchange in results
-        if (source := comparable(measures_in(exchange.result or ""), target))
+        for source in meant(measures_in(exchange.result or ""), target, reading.extremes)
     ]
-    return distinct(calls, [e.call for e in history if e.call.name == converter.name])
+    # A conversion that could not be read (cut off, broken) was not made: it is made again.
+    made = [e.call for e in history if e.call.name == converter.name and not e.unparsed]
+    return distinct(calls, made)
 
 
-def comparable(measures: list[Measure], unit: str) -> Measure | None:
-    """The first measure that can be converted into `unit` (a temperature into °F)."""
-    return next((m for m in measures if _DIMENSIONS.get(m.unit) == _DIMENSIONS.get(unit)), None)
+def meant(measures: Sequence[Measure], unit: str, extremes: Sequence[str]) -> list[Measure]:
+    """The measures the question asks to convert into `unit` (a temperature into °F): those
+    whose field holds the high or low it names ("最高气温": `high_c`), else the current one (a
+    field that is neither high nor low), else the first that can be converted."""
+    convertible = [m for m in measures if _DIMENSIONS.get(m.unit) == _DIMENSIONS.get(unit)]
+    named = [
+        next(m for m in convertible if field_extreme(m.key) == extreme)
+        for extreme in extremes
+        if any(field_extreme(m.key) == extreme for m in convertible)
+    ]
+    current = [m for m in convertible if field_extreme(m.key) is None]
+    return named or current[:1] or convertible[:1]
 
 
 def distinct(calls: Sequence[PlannedCall], made: Sequence[PlannedCall] = ()) -> list[PlannedCall]:

@@ -45,6 +45,9 @@ class Reading:
     unit_spans: tuple[tuple[int, str], ...]
     currencies: tuple[tuple[int, str], ...] = ()
     """(position, ISO code) of each currency mentioned, in order."""
+    extremes: tuple[str, ...] = ()
+    """Which of a day's measures the question means ("high", "low"), in the order asked; none
+    means the current one."""
 
 
 def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
@@ -67,7 +70,19 @@ def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
         units=tuple(unit for _, unit in unit_spans),
         unit_spans=unit_spans,
         currencies=find_currencies(text),
+        extremes=find_extremes(text),
     )
+
+
+def find_extremes(text: str) -> tuple[str, ...]:
+    """ "最高气温", "tomorrow's high", "the low": the day's high or low, in the order asked."""
+    lowered = text.lower()
+    found = [
+        (min(positions), extreme)
+        for extreme, spellings in lx.EXTREMES.items()
+        if (positions := [p for s in spellings for p in spelling_positions(lowered, s)])
+    ]
+    return tuple(extreme for _, extreme in sorted(found))
 
 
 def find_tickers(text: str) -> tuple[str, ...]:

@@ -167,10 +167,12 @@ def answerable(
     retried = retried_failures(reading, turns, tools)
     keep: list[Exchange] = []
     for t, turn in enumerate(turns):
-        made_again = any(not e.failed for later in turns[t + 1 :] for e in later)
+        later_ok = [e for later in turns[t + 1 :] for e in later if not e.failed]
         for i, exchange in enumerate(turn):
-            if (t, i) in retried or (exchange.unparsed and made_again):
+            if (t, i) in retried or (exchange.unparsed and later_ok):
                 continue
+            if exchange.call.skipped and any(e.call.name == exchange.call.name for e in later_ok):
+                continue  # it waited for a call that failed, and was made once that one worked
             if not exchange.failed and any(same_call(exchange.call, k.call) for k in keep):
                 continue
             keep.append(exchange)
@@ -215,6 +217,11 @@ def short_error(error: str) -> str:
 def failure_lines(exchange: Exchange, reading: Reading) -> list[str]:
     """What failed, quoting the error line by line, and what to tell me to try again."""
     name = exchange.call.name or "?"
+    if exchange.call.skipped:  # why the call it waited for failed is said on that call's line
+        waited = "、".join(exchange.call.depends_on) or "?"
+        if reading.zh:
+            return [f"{name} 没有运行：它依赖的调用（{waited}）失败了。"]
+        return [f"{name} did not run: the call it depends on ({waited}) failed."]
     reasons = error_lines(exchange.result or "no result")
     missing = [quoted_groups(m) for m in _MISSING_RE.finditer(exchange.result or "")]
     head, items = reasons[0], reasons[1:]

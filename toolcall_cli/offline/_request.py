@@ -6,12 +6,20 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import json_repair
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.offline._dependencies import (
+    DependencyFormat,
+    dependency_list,
+    from_prompt,
+    from_schemas,
+    resolved,
+    without_reserved,
+)
 
 
 @dataclass(frozen=True)
@@ -25,6 +33,13 @@ class PlannedCall:
     garbled: bool = field(default=False, compare=False)
     """Read back from call text that was not valid JSON (cut off or broken): the arguments are
     a repair's guess, not necessarily what was meant."""
+    ref: str | None = field(default=None, compare=False)
+    """The call's own name, for another call of the same reply to use its result (--dag)."""
+    depends_on: tuple[str, ...] = field(default=(), compare=False)
+    """The names of the calls of the same reply it waits for."""
+    skipped: bool = field(default=False, compare=False)
+    """Read back with a placeholder that could not be put in (the call it waits for failed):
+    it never ran, and there is nothing in it to correct."""
 
 
 UNPARSED_RE = re.compile(
@@ -80,6 +95,8 @@ class CallFormat:
     shape: Shape = "text"
     open_tag: str = "<tool_call>"
     close_tag: str = "</tool_call>"
+    dependencies: DependencyFormat | None = None
+    """How one call may use another's result, when the request offers it (--dag)."""
 
     def tagged(self, call_json: str) -> str:
         return f"{self.open_tag}{call_json}{self.close_tag}"
@@ -144,10 +161,16 @@ def call_format(body: dict[str, Any]) -> CallFormat:
     """The shape asked for and the tags to write calls in: those of the system prompt's example
     call (`<tool_call>{"name": ...`), as a model learns them from reading it. Without an
     example, the common `<tool_call>`."""
-    example = _EXAMPLE_CALL_RE.search(system_text(body))
-    if example is None:
-        return CallFormat(request_shape(body))
-    return CallFormat(request_shape(body), f"<{example[1]}>", f"</{example[1]}>")
+    shape = request_shape(body)
+    prompt = system_text(body)
+    example = _EXAMPLE_CALL_RE.search(prompt)
+    tags = (f"<{example[1]}>", f"</{example[1]}>") if example else ("<tool_call>", "</tool_call>")
+    dependencies = None
+    if shape == "native":
+        dependencies = from_schemas(body.get("tools") or [])
+    elif shape == "text":
+        dependencies = from_prompt(prompt, *tags)
+    return CallFormat(shape, *tags, dependencies)
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -160,10 +183,15 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def read_tools(body: dict[str, Any], shape: Shape) -> tuple[ToolSpec, ...]:
+def read_tools(body: dict[str, Any], fmt: CallFormat) -> tuple[ToolSpec, ...]:
+    shape = fmt.shape
     prompt_tools = tools_from_prompt(system_text(body))
     if shape == "native":
-        return tuple(t for t in map(native_tool, body.get("tools") or []) if t is not None)
+        native = [t for t in map(native_tool, body.get("tools") or []) if t is not None]
+        return tuple(
+            ToolSpec(t.name, t.description, without_reserved(t.parameters, fmt.dependencies))
+            for t in native
+        )
     if shape == "json":
         described = {t.name: t.description for t in prompt_tools}
         return tools_from_schema(body.get("response_format", {}), described)
@@ -295,7 +323,7 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     before = messages[:start] if start is not None else []
     return Conversation(
         question,
-        read_tools(body, fmt.shape),
+        read_tools(body, fmt),
         read_turns(after, fmt),
         earlier_questions(before, fmt),
         fmt,
@@ -363,8 +391,29 @@ class _Turn:
             candidates = [len(self.calls) - 1]
         self.results[candidates[0]] = content
 
-    def exchanges(self) -> tuple[Exchange, ...]:
-        return tuple(Exchange(call, self.results.get(i)) for i, (_, call) in enumerate(self.calls))
+    def exchanges(self, fmt: CallFormat) -> tuple[Exchange, ...]:
+        calls = [call for _, call in self.calls]
+        if fmt.dependencies is not None:
+            calls = self.resolved(calls, fmt.dependencies)
+        return tuple(Exchange(call, self.results.get(i)) for i, call in enumerate(calls))
+
+    def resolved(self, calls: list[PlannedCall], fmt: DependencyFormat) -> list[PlannedCall]:
+        """The calls as they ran: a placeholder stands for the value its call returned."""
+        results = {
+            call.ref: result
+            for i, call in enumerate(calls)
+            if call.ref
+            and (result := self.results.get(i)) is not None
+            and not result.lstrip().lower().startswith("error")
+        }
+        out: list[PlannedCall] = []
+        for call in calls:
+            arguments = resolved(call.arguments, results, fmt)
+            if arguments is None:
+                out.append(replace(call, skipped=True))
+            else:
+                out.append(replace(call, arguments=arguments))
+        return out
 
 
 _SUMMARY_LINE_RE = re.compile(r"^- (?P<name>[^\s(]+)\((?P<args>.*)\) -> (?P<result>.*)$")
@@ -399,34 +448,62 @@ def read_turns(messages: list[dict[str, Any]], fmt: CallFormat) -> tuple[tuple[E
         elif is_result_message(message) and turns:
             for call_id, name, content in _RESULT_RE.findall(message_text(message)):
                 turns[-1].attach(call_id, name, content)
-    return tuple(turn.exchanges() for turn in turns if turn.calls)
+    return tuple(turn.exchanges(fmt) for turn in turns if turn.calls)
+
+
+_FENCED_RE = re.compile(r"```(?:json)?\s*\n(\{.*?\})\s*\n```", re.S)
 
 
 def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str, PlannedCall]]:
+    deps = fmt.dependencies
     if isinstance(message.get("tool_calls"), list):
-        return [native_call(c) for c in message["tool_calls"] if isinstance(c, dict)]
+        return [native_call(c, deps) for c in message["tool_calls"] if isinstance(c, dict)]
     text = message_text(message)
     segments = [part.split(fmt.close_tag, 1)[0] for part in text.split(fmt.open_tag)[1:]]
+    if not segments:  # calls it wrote as ```json blocks, as chat-tuned models do
+        segments = _FENCED_RE.findall(text)
     read = map(read_object, [text] if fmt.shape == "json" else segments)
-    return [("", call_from_payload(p, garbled=g)) for p, g in read if p and "name" in p]
+    return [("", call_from_payload(p, deps, garbled=g)) for p, g in read if p and "name" in p]
 
 
-def native_call(entry: dict[str, Any]) -> tuple[str, PlannedCall]:
+def native_call(
+    entry: dict[str, Any], deps: DependencyFormat | None = None
+) -> tuple[str, PlannedCall]:
     found = entry.get("function")
     function: dict[str, Any] = found if isinstance(found, dict) else {}
     arguments = function.get("arguments")
     decoded, repaired = read_object(arguments) if isinstance(arguments, str) else (arguments, False)
     garbled = repaired and bool(str(arguments).strip())
-    return str(entry.get("id") or ""), PlannedCall(
-        str(function.get("name") or ""), as_arguments(decoded), garbled=garbled
+    call = PlannedCall(str(function.get("name") or ""), as_arguments(decoded), garbled=garbled)
+    if deps is None or not deps.reserved:
+        return str(entry.get("id") or ""), call
+    reserved = {deps.id_key, deps.depends_key}
+    return str(entry.get("id") or ""), replace(
+        call,
+        arguments={k: v for k, v in call.arguments.items() if k not in reserved},
+        ref=own_ref(call.arguments.get(deps.id_key)),
+        depends_on=dependency_list(call.arguments.get(deps.depends_key or "")),
     )
 
 
-def call_from_payload(payload: dict[str, Any], *, garbled: bool = False) -> PlannedCall:
+def call_from_payload(
+    payload: dict[str, Any], deps: DependencyFormat | None = None, *, garbled: bool = False
+) -> PlannedCall:
     arguments = payload.get("arguments", payload.get("parameters"))
     if isinstance(arguments, str):
         arguments = decode_object(arguments)
-    return PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
+    call = PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
+    if deps is None or deps.reserved:
+        return call
+    return replace(
+        call,
+        ref=own_ref(payload.get(deps.id_key)),
+        depends_on=dependency_list(payload.get(deps.depends_key or "")),
+    )
+
+
+def own_ref(value: Any) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and str(value).strip() else None
 
 
 def as_arguments(value: Any) -> dict[str, Any]:

@@ -85,6 +85,13 @@ def unit_of_field(key: str) -> str | None:
     return canonical_unit(last) if underscore else None
 
 
+def field_extreme(key: str) -> str | None:
+    """Which of a day's measures a result field holds, from its name: `high_c` the high,
+    `min_temp` the low, `temp_c` neither (the current one)."""
+    words = set(split_identifier(key))
+    return next((e for e, spellings in lx.EXTREMES.items() if words & set(spellings)), None)
+
+
 _LONG_DECIMAL_RE = re.compile(r"(?<![\d.])(-?\d+\.\d{3,})(?![\d.])")
 
 

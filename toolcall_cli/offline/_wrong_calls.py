@@ -10,6 +10,7 @@ import operator
 import random
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from toolcall_cli.offline import _lexicon as lx
@@ -286,7 +287,9 @@ class RepeatCall(FaultBase):
         applicable = decision.is_answer and bool(done) and bool(conversation.tools)
         if not self.fires(context, applicable):
             return decision
-        call = done[-1].call
+        # The same tool and arguments, as they ran (a placeholder put in): a call of its own,
+        # waiting for nothing.
+        call = replace(done[-1].call, ref=None, depends_on=())
         if asks_in_chinese(context):
             lead_in = f"我再调用一次 {call.name} 确认一下。"
         else:
