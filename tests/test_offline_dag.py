@@ -127,8 +127,12 @@ def test_the_readme_dag_question_shows_the_resolved_placeholder_on_the_timeline(
     out = done.stdout
     first = out.split("== iteration 2 ==")[0]
     assert first.count("<tool_call>") == 2 and "{{weather.high_c}}" in first
-    assert "call convert_units" in first and '"value": 13' in first
-    assert "timeline:" in first
+    assert "call convert_units" in first
+    filled = next(line for line in first.splitlines() if line.startswith("filled "))
+    assert filled.startswith('filled convert_units {"value": 13,')  # a number, resolved
+    assert filled.endswith("from {{weather.high_c}}")
+    timeline = first.split("timeline:")[1]
+    assert "units ← weather" in timeline  # the conversion waited for the weather
     answer = out.split("answer:")[-1]
     assert "55.4 °F" in answer and "北京明天的最高气温" in answer
     assert "最高" not in out.split("answer:")[0].split("call get_weather")[1].split("\n")[0]

@@ -101,6 +101,16 @@ class ToolStarted:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PlaceholdersFilled:
+    """With --dag: a call's placeholders were filled from earlier results, just before it
+    runs. `call` carries the arguments the tool gets; `placeholders` what the model wrote."""
+
+    kind: Literal["placeholders_filled"] = "placeholders_filled"
+    call: ToolCall
+    placeholders: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolFinished:
     kind: Literal["tool_finished"] = "tool_finished"
     call: ToolCall
@@ -213,6 +223,7 @@ Event = (
     | IterationStarted
     | ModelReplied
     | ToolStarted
+    | PlaceholdersFilled
     | ToolFinished
     | ToolTimeline
     | FedBack

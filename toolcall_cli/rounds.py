@@ -16,6 +16,7 @@ from typing import Literal
 from toolcall_cli.events import (
     Event,
     Notice,
+    PlaceholdersFilled,
     TimelineEntry,
     ToolFinished,
     ToolStarted,
@@ -338,7 +339,11 @@ class Round:
             yield ToolStarted(call=call)
             yield from self._answer(call, refused(call, "dependency_error", f"not run: {problem}."))
             return
-        yield from self._start(replace(call, arguments=arguments))
+        filled = replace(call, arguments=arguments)
+        written = tuple(dict.fromkeys(text for text, _ in placeholders(call.arguments)))
+        if written:
+            yield PlaceholdersFilled(call=filled, placeholders=written)
+        yield from self._start(filled)
 
     def _skipped(self, call: ToolCall, failed_id: str) -> ToolResult:
         failed = self._entries[failed_id]

@@ -16,6 +16,7 @@ from toolcall_cli.events import (
     Event,
     FinalAnswer,
     ModelReplied,
+    PlaceholdersFilled,
     RunFinished,
     RunStarted,
     TimelineEntry,
@@ -246,6 +247,13 @@ def partial_arguments(text: str) -> str:
 
 
 TIMELINE_WIDTH = 32
+
+
+def filled_line(event: PlaceholdersFilled) -> str:
+    """`filled convert_units {"value": 13, ...} from {{weather.high_c}}`: what the tool gets."""
+    call = event.call
+    written = ", ".join(visible(one_line(p, 80)) for p in event.placeholders)
+    return f"filled {shown_name(call.name)} {shown_arguments(call.arguments)} from {written}"
 
 
 def answer_label(answer: FinalAnswer) -> str:

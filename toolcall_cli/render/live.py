@@ -30,6 +30,7 @@ from toolcall_cli.events import (
     ModelReplied,
     Notice,
     ParseError,
+    PlaceholdersFilled,
     ReasoningDelta,
     RunFinished,
     RunStarted,
@@ -45,6 +46,7 @@ from toolcall_cli.render.base import (
     answer_label,
     assert_never,
     cut,
+    filled_line,
     footer_parts,
     indent,
     message_preview,
@@ -184,6 +186,8 @@ class LiveRenderer:
                 return self._on_replied(event)
             case ToolStarted():
                 self._on_tool_started(event.call)
+            case PlaceholdersFilled():
+                return self._step(Text(filled_line(event), style="magenta"))
             case ToolFinished():
                 self._current().running.pop(event.call.id, None)
                 return self._step(self._result_block(event.call, event.result))

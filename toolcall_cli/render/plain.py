@@ -18,6 +18,7 @@ from toolcall_cli.events import (
     ModelReplied,
     Notice,
     ParseError,
+    PlaceholdersFilled,
     ReasoningDelta,
     RunFinished,
     RunStarted,
@@ -33,6 +34,7 @@ from toolcall_cli.render.base import (
     answer_label,
     assert_never,
     cut,
+    filled_line,
     footer_parts,
     indent,
     message_preview,
@@ -103,6 +105,8 @@ class PlainRenderer:
                 return _call(event.call)
             case ParseError():
                 return self._parse_error(event)
+            case PlaceholdersFilled():
+                return [filled_line(event)]
             case ToolFinished():
                 return self._result(event.call, event.result)
             case ToolTimeline():
