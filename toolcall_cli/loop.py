@@ -482,7 +482,7 @@ def _iteration(
         limit = state.limits.run_timeout or 0.0
         yield LimitReached(limit="timeout", message=f"the run took longer than {limit:g} s")
         return "limit"
-    if failure is not None and failure.kind == "context_length" and not retried and not reply.raw:
+    if failure is not None and failure.kind == "context_length" and not retried and size == 0:
         # The server refused the request before answering: compact harder and try once more.
         yield _shrink_after(state, failure)
         return (
