@@ -340,7 +340,7 @@ def test_a_context_length_error_is_compacted_and_retried_once_visibly(server: Fa
 
 def test_a_second_context_length_error_ends_the_run_in_one_line(server: FakeOpenAI) -> None:
     server.answers += [Answer(status=400, json_body=LLAMA_TOO_LONG) for _ in range(2)]
-    code, out, err = toolcall("run", "--quiet", "--model", "m", "--base-url", server.base_url, "hi")
+    code, _, err = toolcall("run", "--quiet", "--model", "m", "--base-url", server.base_url, "hi")
     assert code == 1
     assert err.count("\n") == 1 and err.startswith("toolcall: error: ")
     assert "context window" in err and "4,500 > 4,096" in err
@@ -379,8 +379,8 @@ def test_a_second_context_length_error_ends_the_run_in_one_line(server: FakeOpen
             400,
             {
                 "object": "error",
-                "message": "This model's maximum context length is 4096 tokens. "
-                "However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).",
+                "message": "This model's maximum context length is 4096 tokens. However, you "
+                "requested 5000 tokens (4000 in the messages, 1000 in the completion).",
                 "type": "BadRequestError",
                 "code": 400,
             },

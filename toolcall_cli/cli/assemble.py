@@ -108,19 +108,17 @@ def model_choice(
         key_note=resolved.key_note,
         faults=options.faults,
         fault_rate=options.fault_rate,
-        context_window=chosen_window(options.context_window, resolved.context_window, resolved),
+        context_window=chosen_window(options.context_window, resolved),
     )
     return choice, resolved.strategy
 
 
-def chosen_window(
-    flag: int | None, from_profile: int | None, resolved: Resolved
-) -> ContextWindow | None:
+def chosen_window(flag: int | None, resolved: Resolved) -> ContextWindow | None:
     """--context-window, else the profile's context_window, with where it came from."""
     if flag is not None:
         return ContextWindow(flag, "--context-window")
-    if from_profile is not None:
-        return ContextWindow(from_profile, f"profile {resolved.profile!r}")
+    if resolved.context_window is not None:
+        return ContextWindow(resolved.context_window, f"profile {resolved.profile!r}")
     return None
 
 
