@@ -97,6 +97,13 @@ class FakeOpenAI:
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
         """Each request's path and query, as received."""
+        self.props: Any = None
+        """What GET /props answers (llama.cpp's server settings); None: 404, as OpenAI does."""
+        self.show: Any = None
+        """What POST /api/show answers (Ollama's model info); None: 404."""
+        self.probes: list[tuple[str, str, dict[str, str], Any]] = []
+        """Each request to /props or /api/show: method, path, headers and JSON body. They are
+        kept apart from the chat requests, which the other lists hold."""
         self._stopping = threading.Event()
         self._received = threading.Semaphore(0)
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
@@ -144,9 +151,29 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:
+                self._probe(None)
+
+            def _probe(self, body: bytes | None) -> None:
+                """The server's native side doors, where a client learns its context window."""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                sent = json.loads(body) if body else None
+                fake.probes.append((self.command, self.path, headers, sent))
+                path = urlsplit(self.path).path
+                data = {"/props": fake.props, "/api/show": fake.show}.get(path)
+                if data is None:
+                    self._send(Answer(status=404, json_body={"error": {"message": "not found"}}))
+                elif isinstance(data, Answer):
+                    self._send(data)
+                else:
+                    self._send(Answer(json_body=data))
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
+                if urlsplit(self.path).path == "/api/show":
+                    self._probe(body)
+                    return
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 fake.paths.append(self.path)
                 try:

@@ -34,6 +34,8 @@ class Profile:
     model: str | None = None
     strategy: str | None = None
     note: str = ""
+    context_window: int | None = None
+    """The model's context window in tokens, when the server does not say (or says wrong)."""
 
 
 BUILTIN_PROFILES: dict[str, Profile] = {
@@ -84,6 +86,9 @@ class FileConfig:
 
 DEFAULT_KEYS = {"profile", "model", "strategy", "base_url"}
 PROFILE_KEYS = ("base_url", "key_env", "model", "strategy", "note")
+"""A profile's string keys; `context_window` (a whole number) is its one other key."""
+MIN_CONTEXT_WINDOW = 256
+MAX_CONTEXT_WINDOW = 100_000_000
 STRATEGIES = ("regex", "schema", "stream")
 
 
@@ -188,7 +193,7 @@ def profile_from(name: str, table: Any, path: Path) -> Profile:
     where = f"config {path}: profile {name!r}"
     if not isinstance(table, dict) or not isinstance(table.get("base_url"), str):
         raise ConfigError(f"{where} needs a base_url string")
-    unknown = set(table) - set(PROFILE_KEYS)
+    unknown = set(table) - {*PROFILE_KEYS, "context_window"}
     if unknown:
         raise ConfigError(
             f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(PROFILE_KEYS)} "
@@ -209,7 +214,26 @@ def profile_from(name: str, table: Any, path: Path) -> Profile:
             f"{where}: key_env must name an environment variable (like MY_API_KEY), "
             "not hold the key itself"
         )
-    return Profile(name=name, **{k: table[k] for k in PROFILE_KEYS if k in table})
+    window = table.get("context_window")
+    if window is not None:
+        problem = context_window_problem(window)
+        if problem:
+            raise ConfigError(f"{where}: context_window {problem}")
+    return Profile(
+        name=name,
+        context_window=window,
+        **{k: table[k] for k in PROFILE_KEYS if k in table},
+    )
+
+
+def context_window_problem(value: Any) -> str | None:
+    """Why a value cannot be a context window in tokens, or None if it can."""
+    fit = f"a whole number of tokens from {MIN_CONTEXT_WINDOW} to {MAX_CONTEXT_WINDOW:,}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"must be {fit}, not {type(value).__name__} {value!r}"
+    if not MIN_CONTEXT_WINDOW <= value <= MAX_CONTEXT_WINDOW:
+        return f"must be {fit}, not {value!r}"
+    return None
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -227,6 +251,8 @@ class Resolved:
     sources: dict[str, str] = field(default_factory=dict)
     key_note: str | None = None
     """Why a key variable that is set is not sent to `base_url` (None when nothing is held)."""
+    context_window: int | None = None
+    """The chosen profile's context_window, if it has one (--context-window comes before it)."""
 
 
 def resolve(
@@ -287,6 +313,7 @@ def resolve(
         profile=profile.name if profile else None,
         sources=sources,
         key_note=key_note,
+        context_window=profile.context_window if profile else None,
     )
 
 

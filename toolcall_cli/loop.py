@@ -32,20 +32,22 @@ from toolcall_cli.events import (
     StopReason,
     ToolCallParsed,
 )
-from toolcall_cli.history import ENGINE_NOTE_PREFIX, windowed
-from toolcall_cli.messages import Message, ToolResult, tool_message, user
+from toolcall_cli.history import ENGINE_NOTE_PREFIX, fitted, windowed
+from toolcall_cli.messages import Message, ToolResult, ToolSpec, tool_message, user
 from toolcall_cli.models.base import (
     MAX_LINE_BYTES,
     MAX_REPLY_CHARS,
     MAX_RESPONSE_BYTES,
     REQUEST_TIMEOUT,
     Model,
+    context_window_of,
 )
 from toolcall_cli.rounds import Approver, Decision, Declined, Round, ToolPolicy, deny_all, refused
 from toolcall_cli.strategies.base import Reply, Strategy
 from toolcall_cli.strategies.replies import reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
-from toolcall_cli.wire import NOTICE_KEY, ModelError
+from toolcall_cli.wire import NOTICE_KEY, ContextWindow, ModelError, ModelRequest
+from toolcall_cli.wire.tokens import request_tokens
 
 __all__ = ["Approver", "Decision", "Declined", "Limits", "ToolPolicy", "deny_all", "run"]
 
@@ -90,6 +92,17 @@ class Limits:
     max_response_bytes: int = MAX_RESPONSE_BYTES
     max_line_bytes: int = MAX_LINE_BYTES
     request_timeout: float = REQUEST_TIMEOUT
+    context_window: ContextWindow | None = None
+    """The model's context window as the user gave it (--context-window, a profile); None asks
+    the model, which may not know (then requests are not fitted)."""
+
+
+REPLY_ROOM = 512
+"""Tokens kept free for the reply when the request sets no max_tokens (or a quarter of the
+window, if that is less)."""
+RETRY_SQUEEZE = 0.75
+"""After the server said a request was too long, requests are fitted into this share of the
+budget for the rest of the run: the estimate was evidently short."""
 
 
 Clock = Callable[[], float]
@@ -113,6 +126,14 @@ class RunState:
     failed_rounds: int = 0
     tools_withdrawn: bool = False
     compacted: int = 0
+    window: ContextWindow | None = None
+    window_known: bool = False
+    """Whether the window was looked for yet (it is looked for once, at the first request)."""
+    token_scale: float = 1.0
+    """How many of the server's tokens one estimated token proved to be (from its usage and
+    its errors); never below 1."""
+    squeeze: float = 1.0
+    last_estimate: int = 0
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -291,6 +312,107 @@ def _request_history(state: RunState, history: list[Message]) -> tuple[list[Mess
     return sent, notices
 
 
+def _learn_window(state: RunState, model: Model) -> Iterator[Event]:
+    """The window, once per run: the user's, else the model's (an HTTP model asks its server
+    once per session); shown when known."""
+    if state.window_known:
+        return
+    state.window_known = True
+    state.window = state.limits.context_window or context_window_of(model)
+    if state.window is not None:
+        yield Notice(
+            message=f"context window {state.window.tokens:,} tokens (from {state.window.source})"
+        )
+
+
+def reply_room(window: int, body: dict[str, Any]) -> int:
+    """Tokens kept for the reply: the request's own max_tokens, else a quarter of the window or
+    REPLY_ROOM, whichever is less."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return min(value, window)
+    return min(window // 4, REPLY_ROOM)
+
+
+def _request(
+    state: RunState,
+    model: Model,
+    strategy: Strategy,
+    history: list[Message],
+    specs: list[ToolSpec],
+) -> Generator[Event, None, ModelRequest]:
+    """The request for this iteration, its history windowed and, when the context window is
+    known, fitted into it; with notices for what was done to fit it."""
+    sent_history, notices = _request_history(state, history)
+    yield from notices
+    request = strategy.build_request(sent_history, specs, model.name)
+    state.last_estimate = request_tokens(request.body)
+    window = state.window
+    if window is None:
+        return request
+    budget = int((window.tokens - reply_room(window.tokens, request.body)) * state.squeeze)
+    if state.last_estimate * state.token_scale <= budget:
+        return request
+
+    def measure(messages: list[Message]) -> int:
+        body = strategy.build_request(messages, specs, model.name).body
+        return int(request_tokens(body) * state.token_scale)
+
+    fit = fitted(history, state.limits.history_rounds, budget, measure)
+    request = strategy.build_request(fit.messages, specs, model.name)
+    state.last_estimate = request_tokens(request.body)
+    yield _fit_notice(window, fit.compacted - state.compacted, fit.cut, fit.fits, fit.tokens)
+    return request
+
+
+def _fit_notice(
+    window: ContextWindow, summarised: int, cut: int, fits: bool, tokens: int
+) -> Notice:
+    done = [f"{summarised} older round(s) summarised"] if summarised > 0 else []
+    done += [f"{cut} result(s) cut"] if cut else []
+    what = ", ".join(done) or "nothing left to compact"
+    if fits:
+        return Notice(message=f"fitted the request into the {window.tokens:,}-token window: {what}")
+    return Notice(
+        level="warning",
+        message=f"the request (about {tokens:,} tokens) does not fit the {window.tokens:,}-token "
+        f"window even compacted ({what}): sent anyway",
+    )
+
+
+def _shrink_after(state: RunState, error: ModelError) -> Notice:
+    """Learn from the server's "too long" what the next try must fit into, and say so."""
+    estimate = max(state.last_estimate, 1)
+    if error.prompt_tokens:
+        state.token_scale = max(state.token_scale, min(error.prompt_tokens / estimate, 8.0))
+    told = error.window
+    if told is not None and (state.window is None or told < state.window.tokens):
+        state.window = ContextWindow(told, "the server's error")
+    elif state.window is None:
+        # No number at all: aim well below what was just refused.
+        state.window = ContextWindow(
+            int(estimate * state.token_scale) + REPLY_ROOM, "the server's error"
+        )
+    state.squeeze = min(state.squeeze, RETRY_SQUEEZE)
+    numbers = ""
+    if error.prompt_tokens and error.window:
+        numbers = f" ({error.prompt_tokens:,} > {error.window:,} tokens)"
+    elif error.window:
+        numbers = f" (the window is {error.window:,} tokens)"
+    return Notice(
+        level="warning",
+        message=f"the server said the request was too long{numbers}: compacted and retried",
+    )
+
+
+def _learn_scale(state: RunState, usage: dict[str, int]) -> None:
+    """A server's own count of the last prompt corrects the estimate for later requests."""
+    counted = usage.get("prompt_tokens")
+    if isinstance(counted, int) and state.last_estimate > 0 and counted > state.last_estimate:
+        state.token_scale = max(state.token_scale, min(counted / state.last_estimate, 8.0))
+
+
 def _iteration(
     iteration: int,
     state: RunState,
@@ -300,15 +422,16 @@ def _iteration(
     history: list[Message],
     *,
     last: bool = False,
+    retried: bool = False,
 ) -> Generator[Event, None, StopReason | None]:
     """One request, its tools and the feedback. Returns a stop reason when the run is over.
 
     `last`: the best-effort request at the limit; its answer is final whatever it says, and
-    no call it makes runs."""
-    sent_history, notices = _request_history(state, history)
-    yield from notices
+    no call it makes runs. `retried`: this request is the one retry after the server said the
+    last was too long for its context window."""
+    yield from _learn_window(state, model)
     specs = [] if state.tools_withdrawn else registry.specs()
-    request = strategy.build_request(sent_history, specs, model.name)
+    request = yield from _request(state, model, strategy, history, specs)
     yield IterationStarted(iteration=iteration, request=request.body)
     round_ = Round(
         registry=registry,
@@ -349,6 +472,7 @@ def _iteration(
         yield from _on_parser_event(event, strategy, round_, held, last)
     reply = parser.reply()
     state.add_usage(reply.usage)
+    _learn_scale(state, reply.usage)
     if failure is None or reply.raw or reply.calls or reply.errors:
         # A reply cut off by a failure is still shown: the partial text and any truncated call.
         yield _replied(iteration, reply, state.clock() - sent)
@@ -358,6 +482,14 @@ def _iteration(
         limit = state.limits.run_timeout or 0.0
         yield LimitReached(limit="timeout", message=f"the run took longer than {limit:g} s")
         return "limit"
+    if failure is not None and failure.kind == "context_length" and not retried and size == 0:
+        # The server refused the request before answering: compact harder and try once more.
+        yield _shrink_after(state, failure)
+        return (
+            yield from _iteration(
+                iteration, state, model, strategy, registry, history, last=last, retried=True
+            )
+        )
     if failure is not None:
         yield from (event for event in held if isinstance(event, ParseError))
         # The partial reply is not added to the history, so the next turn is sound.

@@ -15,6 +15,7 @@ from toolcall_cli.cli.options import DEFAULT_LIMITS, LIMIT_FIELDS, SessionOption
 from toolcall_cli.config import (
     ConfigError,
     FileConfig,
+    Resolved,
     config_path,
     load_config,
     resolve,
@@ -30,6 +31,7 @@ from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import load_tools, tool_dirs
 from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.wire import ContextWindow
 
 if TYPE_CHECKING:
     pass
@@ -106,8 +108,18 @@ def model_choice(
         key_note=resolved.key_note,
         faults=options.faults,
         fault_rate=options.fault_rate,
+        context_window=chosen_window(options.context_window, resolved),
     )
     return choice, resolved.strategy
+
+
+def chosen_window(flag: int | None, resolved: Resolved) -> ContextWindow | None:
+    """--context-window, else the profile's context_window, with where it came from."""
+    if flag is not None:
+        return ContextWindow(flag, "--context-window")
+    if resolved.context_window is not None:
+        return ContextWindow(resolved.context_window, f"profile {resolved.profile!r}")
+    return None
 
 
 def base_url_setting(source: str) -> str:
@@ -171,6 +183,7 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
     config = file_config()
     limits = session_limits(options, config)
     choice, strategy_name = model_choice(options, config, limits)
+    limits = dataclasses.replace(limits, context_window=choice.context_window)
     try:
         model = make_model(choice, options.pace)
     except ModelConfigError as error:

@@ -10,6 +10,7 @@ from toolcall_cli.keys import base_url_problem, display_url, key_problem
 from toolcall_cli.models import ModelConfigError
 from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT, Model
 from toolcall_cli.models.scripted import load_script
+from toolcall_cli.wire import ContextWindow
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,9 @@ class ModelChoice:
     faults: tuple[str, ...] = ()
     """Offline model only: the kinds of misbehaviour to inject (see `toolcall faults`)."""
     fault_rate: float = 1.0
+    context_window: ContextWindow | None = None
+    """The window the user gave (--context-window, or the profile's); None lets the model's
+    server say."""
 
     def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
         shown = None

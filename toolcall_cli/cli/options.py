@@ -13,6 +13,8 @@ import typer
 
 from toolcall_cli.config import (
     LIMIT_SETTINGS,
+    MAX_CONTEXT_WINDOW,
+    MIN_CONTEXT_WINDOW,
 )
 from toolcall_cli.loop import Limits
 
@@ -191,6 +193,17 @@ RequestTimeoutOpt = Annotated[
     ),
 ]
 
+ContextWindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--context-window",
+        min=MIN_CONTEXT_WINDOW,
+        max=MAX_CONTEXT_WINDOW,
+        help="The model's context window in tokens; each request is fitted into it "
+        "(default: the profile's context_window, else asked of the server).",
+    ),
+]
+
 
 class Allow(str, Enum):
     read = "read"
@@ -286,6 +299,7 @@ class SessionOptions:
     max_parallel: int = 4
     isolate_tools: bool = False
     no_final_answer: bool = False
+    context_window: int | None = None
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], *, mode: str) -> SessionOptions:

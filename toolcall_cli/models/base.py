@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wire import ContextWindow, ModelRequest
 
 MiB = 1 << 20
 
@@ -38,3 +38,18 @@ class Model(Protocol):
     name: str
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]: ...
+
+
+def context_window_of(model: Model) -> ContextWindow | None:
+    """The context window a model knows of (an HTTP model asks its server once), or None.
+
+    Only models that can learn one have a `context_window()` method; the offline and scripted
+    models have none, and a model whose method breaks simply has no known window."""
+    learn = getattr(model, "context_window", None)
+    if not callable(learn):
+        return None
+    try:
+        window = learn()
+    except Exception:  # an unknown window is never a failure of the run
+        return None
+    return window if isinstance(window, ContextWindow) else None

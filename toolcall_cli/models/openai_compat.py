@@ -19,15 +19,27 @@ from typing import Any
 
 import httpx
 
-from toolcall_cli.keys import display_url, key_problem, redact
+from toolcall_cli.keys import display_url, key_problem, redact, url_origin
 from toolcall_cli.models._body import ACCEPT_ENCODING, Deadline, decoded_body, lines_of
-from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT
-from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
+from toolcall_cli.models._window import (
+    endpoint_url,
+    overflow_error,
+    server_root,
+    window_from_props,
+    window_from_show,
+)
+from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT, MiB
+from toolcall_cli.wire import NOTICE_KEY, ContextWindow, ModelError, ModelRequest
 from toolcall_cli.wire.sse import sse_data
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 ERROR_BODY_BYTES = 64 * 1024
 """Most of an error answer read: only its message is shown."""
+PROBE_TIMEOUT = 3.0
+"""Seconds the question about the context window may take: a server that does not answer it
+quickly has no answer worth waiting for."""
+PROBE_BYTES = 4 * MiB
+"""Most of a /props or /api/show answer read (Ollama's holds the model's licence and template)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,8 @@ class OpenAICompatModel:
         self.url = completions_url(endpoint.base_url)
         self._sleep = sleep
         self._clock = clock
+        self._window: ContextWindow | None = None
+        self._window_asked = False
         self._client = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
@@ -105,6 +119,52 @@ class OpenAICompatModel:
             headers["Authorization"] = f"Bearer {self.endpoint.api_key}"
         return headers
 
+    def context_window(self) -> ContextWindow | None:
+        """The server's context window, asked once (llama.cpp's /props, then Ollama's
+        /api/show); None when the server does not say. Never raises: a server that cannot tell
+        only leaves the window unknown."""
+        if not self._window_asked:
+            self._window_asked = True
+            try:
+                self._window = self._ask_window()
+            except Exception:  # not knowing the window is never a failure
+                self._window = None
+        return self._window
+
+    def _ask_window(self) -> ContextWindow | None:
+        root = server_root(self.endpoint.base_url)
+        props = window_from_props(self._probe("GET", endpoint_url(root, "props"), None))
+        if props is not None:
+            return ContextWindow(props, "the server's /props")
+        body = {"model": self.endpoint.model}
+        shown = window_from_show(self._probe("POST", endpoint_url(root, "api/show"), body))
+        return ContextWindow(*shown) if shown is not None else None
+
+    def _probe(self, method: str, url: httpx.URL, body: dict[str, Any] | None) -> Any:
+        """The JSON a short side request answers with, or None for anything else."""
+        request = self._client.build_request(
+            method, url, json=body, timeout=httpx.Timeout(PROBE_TIMEOUT)
+        )
+        here = url_origin(self.endpoint.base_url)
+        if here is None or url_origin(str(url)) != here:
+            request.headers.pop("Authorization", None)  # the key goes to its own origin only
+        deadline = Deadline.after(PROBE_TIMEOUT, self._clock)
+        try:
+            response = headers_within(
+                lambda: self._client.send(request, stream=True), PROBE_TIMEOUT
+            )
+            if response is None:
+                return None
+            with _Closing(response):
+                if response.status_code != 200:
+                    return None
+                data = bytearray()
+                for piece in self._decoded(response, deadline, PROBE_BYTES):
+                    data += piece
+            return loads(data)
+        except (httpx.HTTPError, ModelError, ValueError):
+            return None
+
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         try:
             yield from self._stream(request)
@@ -113,7 +173,12 @@ class OpenAICompatModel:
             raise ModelError(self._redact(message), kind="protocol") from None
         except ModelError as error:
             # Providers echo keys back in error messages; nothing that leaves here may hold one.
-            raise ModelError(self._redact(str(error)), kind=error.kind) from None
+            raise ModelError(
+                self._redact(str(error)),
+                kind=error.kind,
+                window=error.window,
+                prompt_tokens=error.prompt_tokens,
+            ) from None
 
     def _redact(self, text: str) -> str:
         return one_line(redact(text, self.endpoint.secrets()))
@@ -354,7 +419,10 @@ def event_from(data: str) -> dict[str, Any]:
             f"the stream sent an event that is not a JSON object: {data[:80]!r}", kind="protocol"
         )
     if "error" in event and not event.get("choices"):
-        raise ModelError(f"the stream reported an error: {error_text(event)}", kind="server")
+        detail = error_text(event)
+        raise overflow_error(200, event, detail) or ModelError(
+            f"the stream reported an error: {detail}", kind="server"
+        )
     return event
 
 
@@ -374,7 +442,10 @@ def completion_from(body: bytes | bytearray) -> dict[str, Any]:
             f"the endpoint answered with something that is not JSON: {snippet!r}", kind="protocol"
         ) from None
     if isinstance(value, dict) and "error" in value and not value.get("choices"):
-        raise ModelError(f"the endpoint reported an error: {error_text(value)}", kind="server")
+        detail = error_text(value)
+        raise overflow_error(200, value, detail) or ModelError(
+            f"the endpoint reported an error: {detail}", kind="server"
+        )
     choices = value.get("choices") if isinstance(value, dict) else None
     if not isinstance(choices, list) or not choices:
         raise ModelError(
@@ -467,8 +538,10 @@ def redirect_error(response: httpx.Response) -> ModelError:
 
 
 def http_error(status: int, body: bytes, endpoint: Endpoint) -> ModelError:
+    value: Any = None
     try:
-        detail = error_text(loads(body))
+        value = loads(body)
+        detail = error_text(value)
     except ValueError:
         detail = body[:160].decode("utf-8", errors="replace").strip()
     said = f": {detail}" if detail else ""
@@ -491,6 +564,9 @@ def http_error(status: int, body: bytes, endpoint: Endpoint) -> ModelError:
         )
     if status == 429:
         return ModelError(f"rate limited (HTTP 429) after retries{said}", kind="rate_limit")
+    overflow = overflow_error(status, value, detail)
+    if overflow is not None and status in (400, 413, 422):
+        return overflow
     if status >= 500:
         return ModelError(f"the server failed (HTTP {status}) after retries{said}", kind="server")
     if mentions_tools(detail):

@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from toolcall_cli.models.base import Model
-from toolcall_cli.wire import ModelRequest
+from toolcall_cli.models.base import Model, context_window_of
+from toolcall_cli.wire import ContextWindow, ModelRequest
 
 
 class PacedModel:
@@ -29,3 +29,6 @@ class PacedModel:
             if request.streaming and self.delay > 0:
                 self._sleep(self.delay)
             yield chunk
+
+    def context_window(self) -> ContextWindow | None:
+        return context_window_of(self.inner)

@@ -35,9 +35,30 @@ class ModelError(Exception):
     """The model could not answer: unreachable, refused the request, or sent garbage.
 
     `kind` is one of "connection", "timeout", "auth", "not_found", "bad_request",
-    "rate_limit", "server", "protocol", "unsupported", "redirect", "too_large".
+    "rate_limit", "server", "protocol", "unsupported", "redirect", "too_large",
+    "context_length". A "context_length" error may carry what the server said of it: its
+    window (`window`) and how many tokens it counted in the request (`prompt_tokens`).
     """
 
-    def __init__(self, message: str, *, kind: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        window: int | None = None,
+        prompt_tokens: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind = kind
+        self.window = window
+        self.prompt_tokens = prompt_tokens
+
+
+@dataclass(frozen=True)
+class ContextWindow:
+    """How many tokens a request and its reply may take together, and who said so."""
+
+    tokens: int
+    source: str
+    """Where it was learned, in words that complete "from ...": "--context-window",
+    "the server's /props"."""
