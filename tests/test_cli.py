@@ -331,7 +331,11 @@ def test_fault_run_recovers_live_in_the_view(tmp_path: Path) -> None:
     out = done.stdout
     assert "json-repair fixed the JSON" in out  # what was wrong
     assert "did you mean `city`?" in out  # what was fed back
-    assert out.count("call get_weather") == 2 and '"city": "北京"' in out  # what the model did next
+    # What the model did next: the faults are seeded by the request, so it may take it a try or
+    # two; its last call is the right one.
+    calls = [line for line in out.splitlines() if line.startswith("call get_weather")]
+    assert 2 <= len(calls) <= 3 and '"city": "北京"' in calls[-1]
+    assert all('"city"' not in call for call in calls[:-1])
     assert "短袖" in out.split("answer:")[-1]
 
 

@@ -129,7 +129,7 @@ def test_two_iterations_over_http(case: str) -> None:
         assert second["tools"][0]["type"] == "function"
     else:
         assert (
-            '<tool_result id="call_1_0" name="calculate">\n63\n</tool_result>'
+            '<tool_result id="#1.0" name="calculate">\n63\n</tool_result>'
             in second["messages"][-1]["content"]
         )
     assert bool(second.get("stream")) == case.startswith("stream")

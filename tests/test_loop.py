@@ -156,8 +156,8 @@ def test_each_result_is_tied_to_its_call_id(registry: ToolRegistry) -> None:
     events = run_all([call("echo", text="a") + call("echo", text="b"), "ok"], registry)
     fed = of(events, FedBack)[0].messages
     assert len(fed) == 1  # the regex strategy groups results in one user message
-    assert 'id="call_1_0"' in fed[0]["content"] and 'id="call_1_1"' in fed[0]["content"]
-    assert fed[0]["content"].index("echo #") < fed[0]["content"].index('id="call_1_1"')
+    assert 'id="#1.0"' in fed[0]["content"] and 'id="#1.1"' in fed[0]["content"]
+    assert fed[0]["content"].index("echo #") < fed[0]["content"].index('id="#1.1"')
 
 
 def test_native_results_are_tool_messages_with_ids(registry: ToolRegistry) -> None:

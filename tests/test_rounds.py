@@ -78,7 +78,7 @@ def finished(events: list[Event]) -> list[ToolResult]:
     """Every result, in the order the model made the calls (not the order they finished in)."""
     return sorted(
         (e.result for e in events if isinstance(e, ToolFinished)),
-        key=lambda r: tuple(int(part) for part in r.call_id.split("_")[1:]),
+        key=lambda r: tuple(int(part) for part in r.call_id.removeprefix("#").split(".")),
     )
 
 

@@ -119,6 +119,7 @@ LIMIT_SETTINGS: dict[str, LimitSetting] = {
     "max_result_chars": LimitSetting(int, 100),
     "max_failed_rounds": LimitSetting(int, 1),
     "history_rounds": LimitSetting(int, 0),
+    "max_calls_per_reply": LimitSetting(int, 1),
     "max_reply_chars": LimitSetting(int, 1),
     "max_response_bytes": LimitSetting(int, 1),
     "max_line_bytes": LimitSetting(int, 1),

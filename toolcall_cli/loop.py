@@ -8,13 +8,15 @@ and the run is bounded in iterations and time.
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from toolcall_cli.answers import NotAnAnswer, engine_notes, judge
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
@@ -33,7 +35,7 @@ from toolcall_cli.events import (
     ToolCallParsed,
 )
 from toolcall_cli.history import ENGINE_NOTE_PREFIX, fitted, windowed
-from toolcall_cli.messages import Message, ToolResult, ToolSpec, tool_message, user
+from toolcall_cli.messages import Message, ToolCall, ToolResult, ToolSpec, tool_message, user
 from toolcall_cli.models.base import (
     MAX_LINE_BYTES,
     MAX_REPLY_CHARS,
@@ -44,6 +46,8 @@ from toolcall_cli.models.base import (
 )
 from toolcall_cli.rounds import Approver, Decision, Declined, Round, ToolPolicy, deny_all, refused
 from toolcall_cli.strategies.base import Reply, Strategy
+from toolcall_cli.strategies.content_calls import read_content_calls
+from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
 from toolcall_cli.strategies.replies import reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ContextWindow, ModelError, ModelRequest
@@ -56,8 +60,14 @@ LAST_ANSWER = ENGINE_NOTE_PREFIX + (
     "question now with what you have, and say plainly what you could not find out."
 )
 
-EMPTY_REPLY = ENGINE_NOTE_PREFIX + (
-    " Your reply was empty. Answer the user's question, or call a tool if you need one."
+CONTENT_CALLS = (
+    "the model wrote its tool call as JSON text in its content; read as a call, as vLLM and "
+    "Ollama do for several model families"
+)
+
+DROPPED_CALLS = ENGINE_NOTE_PREFIX + (
+    " Your reply held {total} tool calls; only the first {cap} were run (at most {cap} per "
+    "reply), and the other {dropped} were not run. Call again only what you still need."
 )
 
 ANSWER_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
@@ -84,6 +94,11 @@ class Limits:
     max_question_chars: int = 8000
     last_answer: bool = True
     """At the iteration limit, one more request without tools, for a best-effort answer."""
+    max_calls_per_reply: int = 8
+    """Calls of one reply past this many are not run; the model is told so in one note. A
+    runaway small model wrote 119 calls in one reply, whose results overflowed its context;
+    a real question needs a few calls a reply (four cities, two conversions), so 8 leaves
+    room and still bounds what one reply can cost."""
     max_reply_chars: int = MAX_REPLY_CHARS
     """One reply's text, counted from the chunks whatever the model: content, reasoning and
     tool-call names and arguments. Longer, and the model has failed (it is not answering)."""
@@ -134,6 +149,11 @@ class RunState:
     its errors); never below 1."""
     squeeze: float = 1.0
     last_estimate: int = 0
+    question: str = ""
+    first_message: int = 0
+    """Where this run's messages begin in the history (a chat holds earlier runs)."""
+    call_ids: set[str] = field(default_factory=set)
+    """Every call id of this run so far: a model copies one as a tool name, or as its answer."""
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -229,6 +249,7 @@ def run(
     across runs). `clock` measures the run and its tools; waits still happen in real time, but
     how long anything took is only ever read from `clock`."""
     state = RunState(limits, clock, policy or ToolPolicy(), approve)
+    state.question, state.first_message = question, len(history)
     if len(question) > limits.max_question_chars:
         # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
         yield Notice(
@@ -443,8 +464,13 @@ def _iteration(
         withdrawn=state.tools_withdrawn,
         whole_reply=not strategy.streaming,
         clock=state.clock,
+        max_calls=state.limits.max_calls_per_reply,
+        earlier_ids=state.call_ids,
     )
-    parser = strategy.parser(f"call_{iteration}_")
+    # Ids like `#2.0`: `call_2_0` looked enough like a function name that a small model called
+    # it. They are still valid as OpenAI tool_call_ids and in a <tool_result id="..."> tag.
+    prefix = f"#{iteration}."
+    parser = strategy.parser(prefix)
     held: list[ParserEvent] = []
     sent = state.clock()
     failure: ModelError | None = None
@@ -501,25 +527,61 @@ def _iteration(
             error_kind="protocol",
         )
         return "model_failed"
+    content = read_content_calls(reply, prefix, registry.names())
+    if content.read:
+        yield Notice(level="warning", message=CONTENT_CALLS)
+        held.extend(ToolCallParsed(call=call) for call in content.reply.calls)
+    reply, dropped = capped(content.reply, state.limits.max_calls_per_reply)
+    state.call_ids.update([c.id for c in reply.calls] + [e.call_id for e in reply.errors])
     history.append(assistant_message(reply))
+    verdict = _judge(state, registry, history, reply.text, content.unreadable)
     if last:
-        return (yield from _best_effort(reply, held))
+        return (yield from _best_effort(reply, held, verdict))
     yield from _start_held(held, round_)
     yield from round_.reply_ended()
     if not reply.calls and not reply.errors:
-        if not reply.text.strip():
-            # An empty reply is not an answer: say so to the model, and let it try again.
-            yield Notice(level="warning", message="the model's reply was empty: told it so")
-            history.append(user(EMPTY_REPLY))
+        if verdict is not None:
+            yield from _not_an_answer(verdict, state, history)
             return None
         yield FinalAnswer(text=reply.text)
         return "answered"
     yield from round_.finish(deadline=lambda: state.remaining)
-    yield from _feed_back(iteration, state, strategy, history, round_, reply)
+    yield from _feed_back(iteration, state, strategy, history, round_, reply, dropped)
     return None
 
 
-def _best_effort(reply: Reply, held: list[ParserEvent]) -> Generator[Event, None, StopReason]:
+def _judge(
+    state: RunState,
+    registry: ToolRegistry,
+    history: list[Message],
+    text: str,
+    unreadable: str | None,
+) -> NotAnAnswer | None:
+    return judge(
+        text,
+        question=state.question,
+        tools=registry.names(),
+        call_ids=state.call_ids,
+        notes=list(engine_notes(history[state.first_message :])),
+        unreadable=unreadable,
+    )
+
+
+def _not_an_answer(
+    verdict: NotAnAnswer, state: RunState, history: list[Message]
+) -> Iterator[Event]:
+    """A reply that is not an answer never ends the run: the model is told what was wrong, and
+    the round counts as one without progress."""
+    yield Notice(
+        level="warning", message=f"the model's reply was not an answer: {verdict.why}; told it so"
+    )
+    history.append(user(verdict.feedback(tools=not state.tools_withdrawn)))
+    state.failed_rounds += 1
+
+
+def _best_effort(
+    reply: Reply, held: list[ParserEvent], verdict: NotAnAnswer | None
+) -> Generator[Event, None, StopReason]:
     """The answer of the last request, marked best-effort; calls it makes anyway are shown and
     not run."""
     yield from held
@@ -532,10 +594,13 @@ def _best_effort(reply: Reply, held: list[ParserEvent]) -> Generator[Event, None
         yield Notice(
             level="warning", message="the model's last reply could not be read; none of it was run"
         )
-    if reply.text.strip():
+    if verdict is None:
         yield FinalAnswer(text=reply.text, best_effort=True)
     else:
-        yield Notice(level="warning", message="the last request without tools gave no answer")
+        yield Notice(
+            level="warning",
+            message=f"the last request without tools gave no answer: {verdict.why}",
+        )
     return "limit"
 
 
@@ -554,6 +619,7 @@ def _feed_back(
     history: list[Message],
     round_: Round,
     reply: Reply,
+    dropped: int = 0,
 ) -> Iterator[Event]:
     state.tool_calls += len(reply.calls)
     unfinished = [
@@ -570,7 +636,21 @@ def _feed_back(
     # A round where every call failed, or only repeated an earlier call, made no progress.
     stuck = all(not r.ok or r.cached for r in results)
     state.failed_rounds = state.failed_rounds + 1 if stuck else 0
-    fed = [tool_message(result) for result in ordered(results, reply)]
+    answered = ordered(results, reply)
+    if dropped and answered:
+        cap = state.limits.max_calls_per_reply
+        yield Notice(
+            level="warning",
+            message=f"{dropped} call(s) past the cap of {cap} calls per reply were not run "
+            "(--max-calls-per-reply); the model is told so in one note",
+        )
+        # One note on the last result, not a result per dropped call: a 119-call reply must not
+        # flood the next request. The recorded reply keeps only the calls that ran (see
+        # capped), so in native calling every tool_call_id sent is still answered.
+        note = DROPPED_CALLS.format(total=len(reply.calls) + dropped, cap=cap, dropped=dropped)
+        last = answered[-1]
+        answered[-1] = replace(last, content=f"{last.content}\n{note}")
+    fed = [tool_message(result) for result in answered]
     history.extend(fed)
     yield FedBack(iteration=iteration, messages=tuple(strategy.to_wire(fed)))
 
@@ -622,6 +702,35 @@ def ordered(results: Sequence[ToolResult], reply: Reply) -> list[ToolResult]:
     position = {call.id: i for i, call in enumerate(reply.calls)}
     position.update({e.call_id: len(position) + i for i, e in enumerate(reply.errors)})
     return sorted(results, key=lambda r: position.get(r.call_id, len(position)))
+
+
+def capped(reply: Reply, cap: int) -> tuple[Reply, int]:
+    """The reply with only its first `cap` calls (broken ones after whole ones), and how many
+    were dropped. The history records this reply, so the next request neither echoes nor has to
+    answer the calls that never ran."""
+    calls = reply.calls[:cap]
+    errors = reply.errors[: max(cap - len(calls), 0)]
+    dropped = len(reply.calls) + len(reply.errors) - len(calls) - len(errors)
+    if not dropped:
+        return reply, 0
+    if reply.native is not None:
+        kept = {c.id for c in calls} | {e.call_id for e in errors}
+        wire = [c for c in reply.native.get("tool_calls") or [] if c.get("id") in kept]
+        native = {**reply.native, "tool_calls": wire}
+        return replace(reply, calls=calls, errors=errors, native=native), dropped
+    written = [reply.text, *(call_text(c) for c in calls), *(e.raw for e in errors)]
+    raw = "\n".join(part for part in written if part.strip())
+    return replace(reply, raw=raw, calls=calls, errors=errors), dropped
+
+
+def call_text(call: ToolCall) -> str:
+    """A call as the text protocol writes it."""
+    body: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
+    if call.ref:
+        body = {"id": call.ref, **body}
+    if call.depends_on:
+        body["depends_on"] = list(call.depends_on)
+    return f"{CALL_OPEN}{json.dumps(body, ensure_ascii=False)}{CALL_CLOSE}"
 
 
 def assistant_message(reply: Reply) -> Message:

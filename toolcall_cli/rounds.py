@@ -9,7 +9,7 @@ failed dependency or Ctrl-C all end as error results the model can read.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -22,6 +22,7 @@ from toolcall_cli.events import (
     ToolStarted,
     ToolTimeline,
 )
+from toolcall_cli.history import ENGINE_NOTE_PREFIX as ENGINE_NOTE
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.tools.dag import Graph, GraphProblem, Unresolved, build_graph, placeholders
 from toolcall_cli.tools.dag import substitute as put_results_in
@@ -108,6 +109,8 @@ class Round:
         withdrawn: bool = False,
         whole_reply: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        max_calls: int | None = None,
+        earlier_ids: Collection[str] = (),
     ) -> None:
         self._registry = registry
         self._cache = cache
@@ -121,18 +124,31 @@ class Round:
         with --dag nothing of it starts before its graph is checked, so a bad graph runs none of
         its calls. A streamed reply starts calls without dependencies as they arrive."""
         self._clock = clock
+        self._max_calls = max_calls
+        """Calls past this many are not run (--max-calls-per-reply): a runaway reply of a
+        hundred calls would run them all and flood the next request with their results."""
+        self._earlier_ids = earlier_ids
+        """Ids of the run's earlier calls: a model copies one as a tool name."""
         self._pool = ToolPool(max_parallel=policy.max_parallel, clock=clock)
         self._began = clock()
         self._entries: dict[str, _Entry] = {}
         self._held: list[str] = []
         self._graph: Graph | None = None
         self._last_interrupt: float | None = None
+        self._first_by_key: dict[tuple[str, str], str] = {}
+        self._twins: dict[str, list[ToolCall]] = {}
+        """First call id → the identical calls of the reply that wait for its result."""
+        self.dropped: list[ToolCall] = []
+        """Calls past the cap, never run."""
         self.results: list[ToolResult] = []
         """Every result so far, in the order the calls finished."""
 
     # --- the round's life -----------------------------------------------------------------------
 
     def add(self, call: ToolCall) -> Iterator[Event]:
+        if self._max_calls is not None and len(self._entries) >= self._max_calls:
+            self.dropped.append(call)
+            return
         self._entries[call.id] = _Entry(call)
         if self._policy.dag and (self._whole_reply or call.depends_on or _has_placeholders(call)):
             self._held.append(call.id)  # it waits: the reply's graph is known at its end
@@ -225,6 +241,10 @@ class Round:
 
     def _start(self, call: ToolCall) -> Iterator[Event]:
         yield ToolStarted(call=call)
+        first_id = self._first_by_key.setdefault(call_key(call), call.id)
+        if first_id != call.id:
+            yield from self._follow(call, first_id)
+            return
         refusal = self._refusal(call)
         if refusal is not None:
             yield from self._answer(call, refusal)
@@ -245,9 +265,30 @@ class Round:
         self._entries[call.id].started = self._clock()
         self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))
 
+    def _follow(self, call: ToolCall, first_id: str) -> Iterator[Event]:
+        """An identical call earlier in this reply (same tool, canonically equal arguments) runs
+        once: this one gets its result, now or when it comes. Even for a tool that is not
+        cacheable: two identical calls in one reply are the model repeating itself, not asking
+        twice (two calls of get_time a millisecond apart would differ only by noise)."""
+        first = self._entries[first_id].result
+        if first is None:
+            self._twins.setdefault(first_id, []).append(call)
+            return
+        yield from self._answer(call, twin(call, first))
+
+    def _is_an_id(self, name: str) -> bool:
+        return name in self._earlier_ids or name in self._entries
+
     def _refusal(self, call: ToolCall) -> ToolResult | None:
         """A result given without running the call: reused, withdrawn, or not allowed."""
         tool = self._registry.get(call.name)
+        if tool is None and self._is_an_id(call.name):
+            names = ", ".join(self._registry.names()) or "(none)"
+            return refused(
+                call,
+                "unknown_tool",
+                f"`{call.name}` is the id of an earlier call, not a tool; the tools are: {names}.",
+            )
         earlier = self._cache.get(call_key(call))
         if earlier is not None and tool is not None and tool.cacheable:
             return repeated(call, earlier)
@@ -292,7 +333,9 @@ class Round:
         entry = self._entries[call.id]
         if entry.result is not None:
             return  # answered already (a dependency failed first, say)
-        result = cut(finished.result, self._max_result_chars)
+        # A reused result was cut when it was made; cutting it again would drop its note.
+        result = finished.result
+        result = result if result.cached else cut(result, self._max_result_chars)
         entry.result = result
         entry.started, entry.ended = finished.started, finished.ended
         self.results.append(result)
@@ -304,6 +347,8 @@ class Round:
             started=_offset(finished.started, self._began),
             ended=_offset(finished.ended, self._began),
         )
+        for waiting in self._twins.pop(call.id, []):
+            yield from self._answer(waiting, twin(waiting, result))
         yield from self._release()
 
     def _release(self) -> Iterator[Event]:
@@ -390,6 +435,16 @@ def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:
         cached=True,
         duration=0.0,
         output="",
+    )
+
+
+def twin(call: ToolCall, first: ToolResult) -> ToolResult:
+    note = (
+        f"\n{ENGINE_NOTE} Same call as an earlier one in this reply; it ran once, and this is "
+        "its result."
+    )
+    return replace(
+        first, call_id=call.id, content=first.content + note, cached=True, duration=0.0, output=""
     )
 
 

@@ -157,6 +157,16 @@ HistoryRoundsOpt = Annotated[
         f"(default {DEFAULT_LIMITS.history_rounds}).",
     ),
 ]
+CallsPerReplyOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-calls-per-reply",
+        min=int(limit_minimum("max_calls_per_reply")),
+        help="Run at most this many calls of one reply; the rest are dropped with one note to "
+        "the model, so a runaway reply cannot flood the next request "
+        f"(default {DEFAULT_LIMITS.max_calls_per_reply}).",
+    ),
+]
 ReplyCharsOpt = Annotated[
     int | None,
     typer.Option(
@@ -287,6 +297,7 @@ class SessionOptions:
     max_result_chars: int | None = None
     history_rounds: int | None = None
     max_failed_rounds: int | None = None
+    max_calls_per_reply: int | None = None
     max_reply_chars: int | None = None
     max_response_bytes: int | None = None
     max_line_bytes: int | None = None

@@ -1,0 +1,253 @@
+"""A weak model's non-answers (issue 15): call-shaped JSON written as content is read as a call;
+a bare tool name, a call id, an echo of toolcall's own note or of the question, or JSON that
+could not be read is fed back, never accepted; and an id is never taken for a tool's name.
+
+The replies are the kind a real Qwen2.5-0.5B gave on llama-server, played by the scripted model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_loop import call, of, plugin_registry
+
+from toolcall_cli.events import (
+    AnswerWithoutTools,
+    Event,
+    FinalAnswer,
+    Notice,
+    RunFinished,
+    ToolFinished,
+    ToolStarted,
+)
+from toolcall_cli.loop import Limits, run
+from toolcall_cli.messages import Message
+from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.registry import ToolRegistry
+
+PLUGIN = '''
+from toolcall_cli import tool
+
+COUNT = {"n": 0}
+
+@tool
+def get_weather(city: str) -> str:
+    """Get the weather for a city."""
+    COUNT["n"] += 1
+    return f"{city}: sunny, 21 C (lookup #{COUNT['n']})"
+'''
+
+QUESTION = "What is the weather in Beijing today?"
+WEATHER_CALL = {"name": "get_weather", "arguments": {"city": "Beijing"}}
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> ToolRegistry:
+    return plugin_registry(tmp_path, PLUGIN)
+
+
+def play(
+    replies: list[Any],
+    registry: ToolRegistry,
+    strategy: str = "schema",
+    *,
+    stream_mode: str = "tags",
+    **limits: Any,
+) -> tuple[list[Event], ScriptedModel, list[Message]]:
+    model = ScriptedModel(replies)
+    history: list[Message] = []
+    events = list(
+        run(
+            QUESTION,
+            model=model,
+            strategy=get_strategy(strategy, stream_mode=stream_mode),
+            registry=registry,
+            history=history,
+            limits=Limits(**limits),
+        )
+    )
+    return events, model, history
+
+
+def native_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+CONTENT_CALLS = {
+    "plain": json.dumps(WEATHER_CALL),
+    "parameters": json.dumps({"name": "get_weather", "parameters": {"city": "Beijing"}}),
+    "function": json.dumps({"function": WEATHER_CALL}),
+    "type-function": json.dumps(
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": "Beijing"})},
+        }
+    ),
+    "list": json.dumps([WEATHER_CALL]),
+    "fenced": "```json\n" + json.dumps(WEATHER_CALL, indent=2) + "\n```",
+    "qwen-tags": f"<tool_call>\n{json.dumps(WEATHER_CALL)}\n</tool_call>",
+}
+
+
+@pytest.mark.parametrize("content", CONTENT_CALLS.values(), ids=CONTENT_CALLS.keys())
+@pytest.mark.parametrize("mode", ["schema", "stream-native"])
+def test_a_call_written_as_json_content_is_read_as_a_call(
+    registry: ToolRegistry, content: str, mode: str
+) -> None:
+    strategy, stream_mode = ("stream", "native") if mode == "stream-native" else ("schema", "tags")
+    replies = [content, "Beijing is sunny, 21 C."]
+    events, model, _ = play(replies, registry, strategy, stream_mode=stream_mode)
+    (finished,) = of(events, ToolFinished)
+    assert finished.result.ok and finished.call.name == "get_weather"
+    assert finished.call.arguments == {"city": "Beijing"}
+    assert any("wrote its tool call as JSON text" in n.message for n in of(events, Notice))
+    assert [a.text for a in of(events, FinalAnswer)] == ["Beijing is sunny, 21 C."]
+    # The history stays valid for the API: the assistant message carries the call, with the
+    # id the tool message answers.
+    sent = model.requests[1]["messages"]
+    assistant = next(m for m in sent if m["role"] == "assistant")
+    (wire_call,) = assistant["tool_calls"]
+    tool_message = next(m for m in sent if m["role"] == "tool")
+    assert tool_message["tool_call_id"] == wire_call["id"] == finished.call.id
+    assert wire_call["function"]["name"] == "get_weather"
+    assert json.loads(wire_call["function"]["arguments"]) == {"city": "Beijing"}
+
+
+def test_json_content_naming_a_known_tool_without_arguments_is_a_call(
+    registry: ToolRegistry,
+) -> None:
+    events, _, _ = play(['  {"name": "get_weather"}  ', "Beijing is sunny."], registry)
+    (finished,) = of(events, ToolFinished)
+    assert finished.call.name == "get_weather" and finished.call.arguments == {}
+    assert finished.result.error_kind == "invalid_arguments"  # told which argument it needs
+
+
+def test_json_content_naming_an_unknown_tool_is_an_unknown_tool_not_an_answer(
+    registry: ToolRegistry,
+) -> None:
+    content = json.dumps({"name": "get_forecast", "arguments": {"city": "Beijing"}})
+    events, _model, _ = play([content, "Beijing is sunny."], registry)
+    (finished,) = of(events, ToolFinished)
+    assert finished.result.error_kind == "unknown_tool" and "get_weather" in finished.result.content
+    assert [a.text for a in of(events, FinalAnswer)] == ["Beijing is sunny."]
+
+
+def test_prose_and_plain_json_data_stay_answers(registry: ToolRegistry) -> None:
+    for answer in ['{"city": "Beijing", "weather": "sunny"}', "It is {sunny} in Beijing."]:
+        events, _, _ = play([answer], registry)
+        assert [a.text for a in of(events, FinalAnswer)] == [answer]
+        assert not of(events, ToolStarted)
+
+
+NON_ANSWERS = {
+    "tool-name": "get_weather",
+    "tool-name-quoted": " `get_weather()` ",
+    "engine-prefix": "[toolcall] Answer the question now.",
+    "question-echo": "what is the weather in Beijing today",
+    "broken-call-json": '{"name": "get_weather", "arguments": {"city": ',
+    "whitespace": "  \n ",
+}
+
+
+NON_ANSWER_CASES = [
+    pytest.param(strategy, text, id=f"{strategy}-{name}")
+    for strategy in ("schema", "regex")
+    for name, text in NON_ANSWERS.items()
+    # The text protocol reads broken call JSON as a broken call (a parse error fed back).
+    if not (strategy == "regex" and name == "broken-call-json")
+]
+
+
+@pytest.mark.parametrize(("strategy", "text"), NON_ANSWER_CASES)
+def test_a_non_answer_is_fed_back_and_the_run_goes_on(
+    registry: ToolRegistry, strategy: str, text: str
+) -> None:
+    events, model, _ = play([text, "Beijing is sunny."], registry, strategy)
+    assert [a.text for a in of(events, FinalAnswer)] == ["Beijing is sunny."]
+    notices = [n.message for n in of(events, Notice) if n.level == "warning"]
+    assert any("not an answer" in n or "reply was empty" in n for n in notices), notices
+    told = model.requests[1]["messages"][-1]
+    assert told["role"] == "user" and told["content"].startswith("[toolcall]")
+    assert "not an answer" in told["content"] or "empty" in told["content"]
+
+
+def test_an_echo_of_toolcalls_note_is_not_an_answer(registry: ToolRegistry) -> None:
+    weather = native_call("c1", "get_weather", {"city": "Beijing"})
+    again = native_call("c2", "get_weather", {"city": "Beijing"})
+    echo = (
+        "You already called get_weather with these arguments in this run; this is the same "
+        "result. Use it instead of calling again."
+    )
+    events, model, _ = play([weather, again, echo, "Sunny, 21 C."], registry)
+    assert [a.text for a in of(events, FinalAnswer)] == ["Sunny, 21 C."]
+    told = model.requests[3]["messages"][-1]["content"]
+    assert "repeats toolcall's note" in told
+
+
+def test_a_call_id_as_the_answer_is_not_an_answer(registry: ToolRegistry) -> None:
+    weather = native_call("call_1_0", "get_weather", {"city": "Beijing"})
+    events, model, _ = play([weather, "call_1_0", "Sunny."], registry)
+    assert [a.text for a in of(events, FinalAnswer)] == ["Sunny."]
+    assert "id of an earlier call" in model.requests[2]["messages"][-1]["content"]
+
+
+def test_non_answers_count_as_rounds_without_progress_and_never_end_answered(
+    registry: ToolRegistry,
+) -> None:
+    events, _, _ = play(["get_weather"] * 6, registry, max_iterations=5, max_failed_rounds=3)
+    assert of(events, AnswerWithoutTools)
+    assert not of(events, FinalAnswer)
+    assert of(events, RunFinished)[0].stop_reason == "limit"
+
+
+@pytest.mark.parametrize("last", ["get_weather", "", "[toolcall] That was the last round"])
+def test_a_non_answer_at_the_last_request_is_no_answer(registry: ToolRegistry, last: str) -> None:
+    weather = native_call("c1", "get_weather", {"city": "Beijing"})
+    events, _, _ = play([weather, last], registry, max_iterations=1)
+    assert not of(events, FinalAnswer)
+    assert any("gave no answer" in n.message for n in of(events, Notice))
+    assert of(events, RunFinished)[0].stop_reason == "limit"
+
+
+def test_text_protocol_ids_cannot_pass_for_tool_names(registry: ToolRegistry) -> None:
+    events, _, _ = play(
+        [call("get_weather", city="Beijing") * 2, "ok"], registry, "regex", max_iterations=2
+    )
+    ids = [e.call.id for e in of(events, ToolStarted)]
+    assert len(ids) == 2
+    for call_id in ids:
+        assert re.fullmatch(r"[A-Za-z_][\w\-.]*", call_id) is None, call_id
+
+
+@pytest.mark.parametrize("strategy", ["schema", "regex"])
+def test_a_call_naming_an_earlier_call_id_is_told_it_is_an_id(
+    registry: ToolRegistry, strategy: str
+) -> None:
+    if strategy == "schema":
+        first: Any = native_call("call_1_0", "get_weather", {"city": "Beijing"})
+        second: Any = native_call("call_2_0", "call_1_0", {})
+    else:
+        first = call("get_weather", city="Beijing")
+        events, _, _ = play([first, "x"], registry, strategy)
+        earlier_id = of(events, ToolStarted)[0].call.id
+        second = call(earlier_id)
+    events, _, _ = play([first, second, "Sunny."], registry, strategy)
+    wrong = of(events, ToolFinished)[1].result
+    assert not wrong.ok
+    assert "is the id of an earlier call, not a tool" in wrong.content
+    assert "get_weather" in wrong.content

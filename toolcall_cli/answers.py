@@ -1,0 +1,113 @@
+"""Whether a reply without calls is an answer. A weak model "answers" with nothing, a tool's
+name, a call id, toolcall's own note or the user's question repeated, or a call it wrote as
+JSON text: none of that ends a run; it is fed back, saying what was wrong and what to do."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+
+from toolcall_cli.history import ENGINE_NOTE_PREFIX
+from toolcall_cli.messages import Message
+from toolcall_cli.strategies.content_calls import looks_like_call_json
+
+ECHO_WORDS = 8
+"""A run of this many words of an engine note, found in a reply, is an echo of the note (the
+notes are instructions; no answer needs to repeat eight of their words in a row)."""
+MIN_QUESTION_CHARS = 6
+"""A question shorter than this ("hi") may rightly be answered with itself."""
+_NON_WORD = re.compile(r"\W+")
+_NAME_DRESSING = "`'\"*. \t\r\n"
+
+
+@dataclass(frozen=True)
+class NotAnAnswer:
+    why: str
+    """What the reply was, as the view and the model are told: "it repeats the question"."""
+
+    def feedback(self, *, tools: bool) -> str:
+        """The note for the model: what was wrong, and what to do instead."""
+        todo = (
+            "Answer the question in words, or call a tool."
+            if tools
+            else ("Answer the question in words, with what you have.")
+        )
+        return f"{ENGINE_NOTE_PREFIX} That was not an answer: {self.why}. {todo}"
+
+
+def judge(
+    text: str,
+    *,
+    question: str,
+    tools: Collection[str],
+    call_ids: Collection[str],
+    notes: Sequence[str],
+    unreadable: str | None = None,
+) -> NotAnAnswer | None:
+    """None when `text` is an answer; otherwise what it is instead."""
+    stripped = text.strip()
+    if not stripped:
+        return NotAnAnswer("the reply was empty")
+    if unreadable is not None or looks_like_call_json(stripped):
+        problem = f" ({unreadable.rstrip('.')})" if unreadable else ""
+        return NotAnAnswer(
+            f"it is a tool call written as JSON text, and it could not be read as a call{problem}"
+        )
+    bare = bare_word(stripped)
+    if bare in tools:
+        return NotAnAnswer(
+            f"it is only the name of the tool `{bare}`; to use it, call it with its arguments"
+        )
+    if bare in call_ids:
+        return NotAnAnswer(f"it is only `{bare}`, the id of an earlier call")
+    if stripped.startswith(ENGINE_NOTE_PREFIX) or echoes_a_note(stripped, notes):
+        return NotAnAnswer("it repeats toolcall's note instead of answering")
+    if echoes(stripped, question):
+        return NotAnAnswer("it repeats the question")
+    return None
+
+
+def bare_word(text: str) -> str:
+    """A one-word reply without its dressing: `get_weather()`, "call_1_0"."""
+    word = text.strip(_NAME_DRESSING)
+    return word.removesuffix("()").strip(_NAME_DRESSING)
+
+
+def words(text: str) -> list[str]:
+    return [w for w in _NON_WORD.split(text.casefold()) if w]
+
+
+def echoes_a_note(text: str, notes: Sequence[str]) -> bool:
+    said = f" {' '.join(words(text))} "
+    for note in notes:
+        note_words = words(note.removeprefix(ENGINE_NOTE_PREFIX))
+        if len(said.split()) >= 4 and said in f" {' '.join(note_words)} ":
+            return True  # the reply is a piece of the note
+        for start in range(max(len(note_words) - ECHO_WORDS + 1, 0)):
+            if f" {' '.join(note_words[start : start + ECHO_WORDS])} " in said:
+                return True
+    return False
+
+
+def echoes(text: str, question: str) -> bool:
+    """The question repeated (once or more), with at most a few characters besides."""
+    asked = "".join(words(question))
+    if len(asked) < MIN_QUESTION_CHARS:
+        return False
+    said = "".join(words(text))
+    return asked in said and len(said.replace(asked, "")) < 3
+
+
+def engine_notes(messages: Sequence[Message]) -> Iterator[str]:
+    """What toolcall itself said to the model in `messages`: its instructions, and the notes it
+    added to tool results (each from its `[toolcall]` mark to the end of the message)."""
+    for message in messages:
+        if message.role not in ("user", "tool"):
+            continue  # what the model said itself is not a note it was given
+        content = message.content or ""
+        start = content.find(ENGINE_NOTE_PREFIX)
+        while start >= 0:
+            end = content.find(ENGINE_NOTE_PREFIX, start + 1)
+            yield content[start : end if end >= 0 else len(content)]
+            start = end

@@ -1,0 +1,106 @@
+"""Tool calls a native-calling model wrote as JSON text in its content instead of `tool_calls`.
+
+Small models (Qwen2.5-0.5B on llama-server, among others) often answer a function-calling
+request with `{"name": ..., "arguments": {...}}` as plain content; vLLM and Ollama read that as
+a call for several model families, and so does toolcall. Only the assistant's own content is
+read this way: tool results are never parsed for calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from typing import Any
+
+from toolcall_cli.messages import ToolCall
+from toolcall_cli.strategies.base import Reply
+from toolcall_cli.strategies.prompt import CALL_OPEN
+from toolcall_cli.strategies.textcalls import parse_text
+
+CALL_KEYS = frozenset({"name", "arguments", "parameters", "function", "type", "id"})
+"""The keys of a call object, and nothing else: `{"name": "Ann", "age": 3}` is data."""
+
+
+@dataclass(frozen=True)
+class ContentCalls:
+    """What the content of a native reply held."""
+
+    reply: Reply
+    """The reply, with the calls read from its content as its own calls (when any were)."""
+    read: bool = False
+    unreadable: str | None = None
+    """Why content that is shaped like a call could not be read as one."""
+
+
+def read_content_calls(reply: Reply, call_id_prefix: str, known: Collection[str]) -> ContentCalls:
+    """The calls in the content of a native reply that made none through `tool_calls`.
+
+    The content must be call JSON and nothing else (after an optional ```json fence), or hold
+    `<tool_call>` tags, Qwen's own format, which its template sometimes leaks into content."""
+    if reply.native is None or reply.calls or reply.errors or not reply.text.strip():
+        return ContentCalls(reply)
+    text = reply.text.strip()
+    parsed = parse_text(text, call_id_prefix)
+    tagged = CALL_OPEN in text
+    calls = parsed.calls if parsed.calls and (tagged or not parsed.text.strip()) else ()
+    if not calls:
+        bare = bare_call(text, known, f"{call_id_prefix}0")
+        calls = (bare,) if bare is not None else ()
+    if calls:
+        prose = parsed.text.strip() if tagged else ""
+        return ContentCalls(as_native_calls(reply, calls, prose), read=True)
+    if parsed.errors and not parsed.text.strip():
+        return ContentCalls(reply, unreadable=parsed.errors[0].message)
+    return ContentCalls(reply)
+
+
+def bare_call(text: str, known: Collection[str], call_id: str) -> ToolCall | None:
+    """`{"name": "get_time"}`: a call without arguments, when it names a known tool."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not (isinstance(value, dict) and set(value) <= CALL_KEYS):
+        return None
+    name = value.get("name")
+    if not isinstance(name, str) or name.strip() not in known:
+        return None
+    return ToolCall(id=call_id, name=name.strip(), arguments={}, raw=text)
+
+
+def as_native_calls(reply: Reply, calls: tuple[ToolCall, ...], prose: str) -> Reply:
+    """The reply as if the server had sent `calls` as `tool_calls`: the history keeps the
+    assistant message with the calls and their ids, so each tool message answers a known id."""
+    wire: list[dict[str, Any]] = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments_json()},
+        }
+        for call in calls
+    ]
+    return replace(
+        reply, text=prose, calls=calls, native={"content": prose or None, "tool_calls": wire}
+    )
+
+
+def looks_like_call_json(text: str) -> bool:
+    """Text that is a call object (or a list of them) written as JSON: not an answer, whether
+    or not it could be read as a call."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").strip()
+        body = body[4:] if body[:4].casefold() == "json" else body
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    items = value if isinstance(value, list) and value else [value]
+    return all(_call_shaped(item) for item in items)
+
+
+def _call_shaped(value: Any) -> bool:
+    if not isinstance(value, dict) or not set(value) <= CALL_KEYS:
+        return False
+    return isinstance(value.get("name"), str) or isinstance(value.get("function"), dict)
