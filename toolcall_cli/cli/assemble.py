@@ -30,6 +30,7 @@ from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import load_tools, tool_dirs
 from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.wire import NO_SAMPLING, Sampling
 
 if TYPE_CHECKING:
     pass
@@ -67,8 +68,9 @@ def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegist
 
 def model_choice(
     options: SessionOptions, config: FileConfig | None = None, limits: Limits = DEFAULT_LIMITS
-) -> tuple[ModelChoice, str]:
-    """The model to build and the strategy name, after flags > environment > config > defaults."""
+) -> tuple[ModelChoice, str, Sampling]:
+    """The model to build, the strategy name and the sampling settings, after flags >
+    environment > config > defaults."""
     try:
         resolved = resolve(
             flags={
@@ -77,6 +79,9 @@ def model_choice(
                 "base_url": options.base_url,
                 "api_key": options.api_key,
                 "strategy": options.strategy.value if options.strategy else None,
+                "temperature": options.temperature,
+                "top_p": options.top_p,
+                "seed": options.seed,
             },
             config=config if config is not None else file_config(),
         )
@@ -94,7 +99,8 @@ def model_choice(
             fail(str(error))
     choice = ModelChoice(
         name=resolved.model,
-        seed=options.seed,
+        # One seed for both: the offline model's own, and the one sent to a server.
+        seed=resolved.sampling.seed or 0,
         script=options.script,
         base_url=resolved.base_url,
         api_key=resolved.api_key,
@@ -107,7 +113,7 @@ def model_choice(
         faults=options.faults,
         fault_rate=options.fault_rate,
     )
-    return choice, resolved.strategy
+    return choice, resolved.strategy, resolved.sampling
 
 
 def base_url_setting(source: str) -> str:
@@ -132,12 +138,14 @@ def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
         )
 
 
-def strategy_settings(options: SessionOptions) -> dict[str, Any]:
+def strategy_settings(options: SessionOptions, sampling: Sampling = NO_SAMPLING) -> dict[str, Any]:
     """What get_strategy takes besides the name; the session keeps it for /strategy."""
     return {
         "schema_mode": options.schema_mode.value,
         "stream_mode": options.stream_mode.value,
         "dag": options.dag,
+        "prompt_style": options.prompt_style.value,
+        "sampling": sampling,
     }
 
 
@@ -151,9 +159,9 @@ def tool_policy(options: SessionOptions) -> ToolPolicy:
     )
 
 
-def pick_strategy(name: str, options: SessionOptions) -> Strategy:
+def pick_strategy(name: str, options: SessionOptions, sampling: Sampling = NO_SAMPLING) -> Strategy:
     try:
-        return get_strategy(name, **strategy_settings(options))
+        return get_strategy(name, **strategy_settings(options, sampling))
     except UnknownStrategy as error:
         fail(str(error))
 
@@ -170,15 +178,15 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
     """The session, and the model choice it was built from (chat's /model starts from it)."""
     config = file_config()
     limits = session_limits(options, config)
-    choice, strategy_name = model_choice(options, config, limits)
+    choice, strategy_name, sampling = model_choice(options, config, limits)
     try:
         model = make_model(choice, options.pace)
     except ModelConfigError as error:
         fail(str(error))
     session = Session(
         model=model,
-        strategy=pick_strategy(strategy_name, options),
-        strategy_settings=strategy_settings(options),
+        strategy=pick_strategy(strategy_name, options, sampling),
+        strategy_settings=strategy_settings(options, sampling),
         policy=tool_policy(options),
         registry=load_registry(options.tools, options.no_default_tools),
         limits=limits,

@@ -80,6 +80,9 @@ class CallFormat:
     shape: Shape = "text"
     open_tag: str = "<tool_call>"
     close_tag: str = "</tool_call>"
+    answer_tool: str | None = None
+    """A native request that requires a call (`tool_choice: "required"`) and offers a tool to
+    answer through (`final_answer`): the answer is written as a call to it."""
 
     def tagged(self, call_json: str) -> str:
         return f"{self.open_tag}{call_json}{self.close_tag}"
@@ -145,9 +148,21 @@ def call_format(body: dict[str, Any]) -> CallFormat:
     call (`<tool_call>{"name": ...`), as a model learns them from reading it. Without an
     example, the common `<tool_call>`."""
     example = _EXAMPLE_CALL_RE.search(system_text(body))
+    answer_tool = required_answer_tool(body)
     if example is None:
-        return CallFormat(request_shape(body))
-    return CallFormat(request_shape(body), f"<{example[1]}>", f"</{example[1]}>")
+        return CallFormat(request_shape(body), answer_tool=answer_tool)
+    return CallFormat(request_shape(body), f"<{example[1]}>", f"</{example[1]}>", answer_tool)
+
+
+ANSWER_TOOL = "final_answer"
+
+
+def required_answer_tool(body: dict[str, Any]) -> str | None:
+    """`final_answer` when the request requires a call and offers that tool, else None."""
+    if body.get("tool_choice") != "required":
+        return None
+    offered = (native_tool(entry) for entry in body.get("tools") or [])
+    return ANSWER_TOOL if any(t is not None and t.name == ANSWER_TOOL for t in offered) else None
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -293,9 +308,11 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     question = message_text(messages[start]) if start is not None else ""
     after = messages[start + 1 :] if start is not None else []
     before = messages[:start] if start is not None else []
+    # The answer tool is how to answer, not a tool that finds anything out.
+    tools = tuple(t for t in read_tools(body, fmt.shape) if t.name != fmt.answer_tool)
     return Conversation(
         question,
-        read_tools(body, fmt.shape),
+        tools,
         read_turns(after, fmt),
         earlier_questions(before, fmt),
         fmt,
