@@ -174,3 +174,30 @@ def test_the_live_header_shows_the_sampling() -> None:
     shown = render("live", [start])
     assert "strategy regex  ·  temperature 0  ·  seed 4" in shown
     assert "top_p" not in shown
+
+
+def test_switching_strategy_in_a_chat_keeps_the_sampling_and_the_prompt_style() -> None:
+    """/strategy builds the new strategy from the session's settings: what the flags chose
+    (sampling, prompt style) must survive the switch."""
+    from toolcall_cli.events import IterationStarted, RunStarted
+    from toolcall_cli.offline import OfflineModel
+    from toolcall_cli.session import Session
+    from toolcall_cli.strategies import get_strategy
+    from toolcall_cli.strategies.prompt import LIVE_DATA_RULE
+    from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+    from toolcall_cli.wire import Sampling
+
+    settings: dict[str, Any] = {"prompt_style": "compact", "sampling": Sampling(temperature=0.1)}
+    session = Session(
+        model=OfflineModel(),
+        strategy=get_strategy("regex", **settings),
+        registry=load_tools([bundled_tools_dir()]).registry,
+        strategy_settings=settings,
+    )
+    session.use_strategy("schema")
+    events = list(session.ask("What's 12*5+3?"))
+    started = next(e for e in events if isinstance(e, RunStarted))
+    request = next(e for e in events if isinstance(e, IterationStarted)).request
+    assert (started.strategy, started.sampling) == ("schema", {"temperature": 0.1})
+    assert request["temperature"] == 0.1 and "tools" in request
+    assert LIVE_DATA_RULE in request["messages"][0]["content"]  # the compact style's hint
