@@ -74,6 +74,9 @@ def isolated_home(
         "TOOLCALL_PROFILE",
         "TOOLCALL_STRATEGY",
         "TOOLCALL_CONFIG",
+        "TOOLCALL_TEMPERATURE",
+        "TOOLCALL_TOP_P",
+        "TOOLCALL_SEED",
         "DEEPSEEK_API_KEY",
         "DASHSCOPE_API_KEY",
     ):

@@ -51,7 +51,7 @@ def test_native_calls_take_the_reserved_arguments_out_only_with_dag() -> None:
     assert (plain.arguments, plain.ref, plain.depends_on) == (arguments, None, ())
 
 
-def request(strategy: str, *, dag: bool, **modes: str) -> dict[str, Any]:
+def request(strategy: str, *, dag: bool, **modes: Any) -> dict[str, Any]:
     chosen = get_strategy(strategy, dag=dag, **modes)
     return chosen.build_request([user("hi")], [SPEC], "m").body
 

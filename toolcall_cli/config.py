@@ -9,12 +9,14 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import typer
+
+from toolcall_cli.wire import Sampling
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,6 +38,12 @@ class Profile:
     note: str = ""
     context_window: int | None = None
     """The model's context window in tokens, when the server does not say (or says wrong)."""
+    # Sampling defaults for the profile's endpoint. None everywhere for now: which temperature
+    # gives a small local model the most right tool-use answers is for the bench to measure
+    # (issue 15), and a guessed default would be worse than the server's own.
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
 
 
 BUILTIN_PROFILES: dict[str, Profile] = {
@@ -86,9 +94,13 @@ class FileConfig:
 
 DEFAULT_KEYS = {"profile", "model", "strategy", "base_url"}
 PROFILE_KEYS = ("base_url", "key_env", "model", "strategy", "note")
-"""A profile's string keys; `context_window` (a whole number) is its one other key."""
+"""A profile's string keys; `context_window` and the sampling keys are its others."""
 MIN_CONTEXT_WINDOW = 256
 MAX_CONTEXT_WINDOW = 100_000_000
+SAMPLING_KEYS = ("temperature", "top_p", "seed")
+"""Sampling settings: a flag (--temperature, --top-p, --seed), an environment variable
+(TOOLCALL_TEMPERATURE, TOOLCALL_TOP_P, TOOLCALL_SEED) or a profile's key."""
+SEED_MAX = 2**63 - 1
 STRATEGIES = ("regex", "schema", "stream")
 
 
@@ -194,12 +206,17 @@ def profile_from(name: str, table: Any, path: Path) -> Profile:
     where = f"config {path}: profile {name!r}"
     if not isinstance(table, dict) or not isinstance(table.get("base_url"), str):
         raise ConfigError(f"{where} needs a base_url string")
-    unknown = set(table) - {*PROFILE_KEYS, "context_window"}
+    unknown = set(table) - {*PROFILE_KEYS, *SAMPLING_KEYS, "context_window"}
     if unknown:
         raise ConfigError(
-            f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(PROFILE_KEYS)} "
+            f"{where} has unknown keys {sorted(unknown)}; allowed: "
+            f"{sorted([*PROFILE_KEYS, *SAMPLING_KEYS])} "
             "(keys go in environment variables, named by key_env)"
         )
+    for key in SAMPLING_KEYS:
+        problem = sampling_problem(key, table.get(key))
+        if problem:
+            raise ConfigError(f"{where}: {key} {problem}")
     for key in PROFILE_KEYS:
         value = table.get(key)
         if value is not None and not isinstance(value, str):
@@ -220,11 +237,8 @@ def profile_from(name: str, table: Any, path: Path) -> Profile:
         problem = context_window_problem(window)
         if problem:
             raise ConfigError(f"{where}: context_window {problem}")
-    return Profile(
-        name=name,
-        context_window=window,
-        **{k: table[k] for k in PROFILE_KEYS if k in table},
-    )
+    chosen = {k: table[k] for k in (*PROFILE_KEYS, *SAMPLING_KEYS) if k in table}
+    return Profile(name=name, context_window=window, **chosen)
 
 
 def context_window_problem(value: Any) -> str | None:
@@ -235,6 +249,36 @@ def context_window_problem(value: Any) -> str | None:
     if not MIN_CONTEXT_WINDOW <= value <= MAX_CONTEXT_WINDOW:
         return f"must be {fit}, not {value!r}"
     return None
+
+
+def sampling_problem(key: str, value: Any) -> str | None:
+    """Why `value` cannot be the sampling setting `key` (None if it can, or is not set)."""
+    if value is None:
+        return None
+    if key == "seed":
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+            return f"must be a whole number from 0 to 2**63-1, not {value!r}"
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return f"must be a number, not {value!r}"
+    if key == "temperature" and not 0 <= value <= 2:
+        return f"must be from 0 to 2, not {value!r}"
+    if key == "top_p" and not 0 < value <= 1:
+        return f"must be above 0 and at most 1, not {value!r}"
+    return None
+
+
+def sampling_from_env(key: str, text: str) -> float | int:
+    """An environment variable's text as the number a sampling setting takes."""
+    try:
+        return int(text) if key == "seed" else float(text)
+    except ValueError:
+        kind = "a whole number" if key == "seed" else "a number"
+        raise ConfigError(f"${SAMPLING_ENV[key]} must be {kind}, not {text!r}") from None
+
+
+SAMPLING_ENV = {key: f"TOOLCALL_{key.upper()}" for key in SAMPLING_KEYS}
+SAMPLING_FLAGS = {"temperature": "--temperature", "top_p": "--top-p", "seed": "--seed"}
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -254,6 +298,7 @@ class Resolved:
     """Why a key variable that is set is not sent to `base_url` (None when nothing is held)."""
     context_window: int | None = None
     """The chosen profile's context_window, if it has one (--context-window comes before it)."""
+    sampling: Sampling = field(default_factory=Sampling)
 
 
 def resolve(
@@ -306,6 +351,7 @@ def resolve(
     api_key = pick("api_key", key_env)
     if api_key is not None and base_url is not None:
         check_key(api_key, "--api-key" if sources["api_key"] == "flag" else f"${key_env}")
+    sampling = {key: sampling_setting(key, setting, sources, environ) for key in SAMPLING_KEYS}
     return Resolved(
         model=str(model),
         strategy=str(strategy),
@@ -315,7 +361,31 @@ def resolve(
         sources=sources,
         key_note=key_note,
         context_window=profile.context_window if profile else None,
+        sampling=Sampling(**sampling),
     )
+
+
+def sampling_setting(
+    key: str,
+    setting: Callable[[str, str | None, Any], Any],
+    sources: dict[str, str],
+    environ: Mapping[str, str],
+) -> Any:
+    """One sampling setting after flags > environment > profile > defaults (none), checked
+    wherever it came from: a float flag takes `nan`, and a variable holds any text."""
+    value = setting(key, SAMPLING_ENV[key], None)
+    source = sources.get(key, "")
+    if source.startswith("env ") and isinstance(value, str):
+        value = sampling_from_env(key, environ[SAMPLING_ENV[key]])
+    problem = sampling_problem(key, value)
+    if problem:
+        where = {"flag": SAMPLING_FLAGS[key]}.get(source, source.replace("env ", "$"))
+        raise ConfigError(
+            f"{where} {problem}"
+            if where.startswith(("-", "$"))
+            else f"{key} (from {where}) {problem}"
+        )
+    return value
 
 
 OPENAI_URL = "https://api.openai.com/v1"

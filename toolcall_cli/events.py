@@ -69,6 +69,8 @@ class RunStarted:
     model: str
     strategy: str
     tools: tuple[str, ...]
+    sampling: dict[str, float | int] = field(default_factory=dict)
+    """The temperature, top_p and seed every request of the run carries; only those set."""
 
 
 @dataclass(frozen=True, kw_only=True)

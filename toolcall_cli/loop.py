@@ -260,7 +260,11 @@ def run(
         yield state.finished("input_rejected")
         return
     yield RunStarted(
-        question=question, model=model.name, strategy=strategy.name, tools=tuple(registry.names())
+        question=question,
+        model=model.name,
+        strategy=strategy.name,
+        tools=tuple(registry.names()),
+        sampling=strategy.sampling.fields(),
     )
     history.append(user(question))
     stop = yield from _iterations(state, model, strategy, registry, history)

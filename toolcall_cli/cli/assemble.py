@@ -31,7 +31,7 @@ from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import load_tools, tool_dirs
 from toolcall_cli.tools.registry import ToolRegistry
-from toolcall_cli.wire import ContextWindow
+from toolcall_cli.wire import NO_SAMPLING, ContextWindow, Sampling
 
 if TYPE_CHECKING:
     pass
@@ -69,8 +69,9 @@ def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegist
 
 def model_choice(
     options: SessionOptions, config: FileConfig | None = None, limits: Limits = DEFAULT_LIMITS
-) -> tuple[ModelChoice, str]:
-    """The model to build and the strategy name, after flags > environment > config > defaults."""
+) -> tuple[ModelChoice, str, Sampling]:
+    """The model to build, the strategy name and the sampling settings, after flags >
+    environment > config > defaults."""
     try:
         resolved = resolve(
             flags={
@@ -79,6 +80,9 @@ def model_choice(
                 "base_url": options.base_url,
                 "api_key": options.api_key,
                 "strategy": options.strategy.value if options.strategy else None,
+                "temperature": options.temperature,
+                "top_p": options.top_p,
+                "seed": options.seed,
             },
             config=config if config is not None else file_config(),
         )
@@ -96,7 +100,8 @@ def model_choice(
             fail(str(error))
     choice = ModelChoice(
         name=resolved.model,
-        seed=options.seed,
+        # One seed for both: the offline model's own, and the one sent to a server.
+        seed=resolved.sampling.seed or 0,
         script=options.script,
         base_url=resolved.base_url,
         api_key=resolved.api_key,
@@ -110,7 +115,7 @@ def model_choice(
         fault_rate=options.fault_rate,
         context_window=chosen_window(options.context_window, resolved),
     )
-    return choice, resolved.strategy
+    return choice, resolved.strategy, resolved.sampling
 
 
 def chosen_window(flag: int | None, resolved: Resolved) -> ContextWindow | None:
@@ -144,12 +149,14 @@ def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
         )
 
 
-def strategy_settings(options: SessionOptions) -> dict[str, Any]:
+def strategy_settings(options: SessionOptions, sampling: Sampling = NO_SAMPLING) -> dict[str, Any]:
     """What get_strategy takes besides the name; the session keeps it for /strategy."""
     return {
         "schema_mode": options.schema_mode.value,
         "stream_mode": options.stream_mode.value,
         "dag": options.dag,
+        "prompt_style": options.prompt_style.value,
+        "sampling": sampling,
     }
 
 
@@ -163,9 +170,9 @@ def tool_policy(options: SessionOptions) -> ToolPolicy:
     )
 
 
-def pick_strategy(name: str, options: SessionOptions) -> Strategy:
+def pick_strategy(name: str, options: SessionOptions, sampling: Sampling = NO_SAMPLING) -> Strategy:
     try:
-        return get_strategy(name, **strategy_settings(options))
+        return get_strategy(name, **strategy_settings(options, sampling))
     except UnknownStrategy as error:
         fail(str(error))
 
@@ -182,7 +189,7 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
     """The session, and the model choice it was built from (chat's /model starts from it)."""
     config = file_config()
     limits = session_limits(options, config)
-    choice, strategy_name = model_choice(options, config, limits)
+    choice, strategy_name, sampling = model_choice(options, config, limits)
     limits = dataclasses.replace(limits, context_window=choice.context_window)
     try:
         model = make_model(choice, options.pace)
@@ -190,8 +197,8 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
         fail(str(error))
     session = Session(
         model=model,
-        strategy=pick_strategy(strategy_name, options),
-        strategy_settings=strategy_settings(options),
+        strategy=pick_strategy(strategy_name, options, sampling),
+        strategy_settings=strategy_settings(options, sampling),
         policy=tool_policy(options),
         registry=load_registry(options.tools, options.no_default_tools),
         limits=limits,

@@ -44,6 +44,8 @@ from toolcall_cli.cli.options import (
     NoFinalAnswerOpt,
     PaceOpt,
     ProfileOpt,
+    PromptStyle,
+    PromptStyleOpt,
     QuietOpt,
     ReadTimeoutOpt,
     ReplyCharsOpt,
@@ -61,8 +63,10 @@ from toolcall_cli.cli.options import (
     StrategyOpt,
     StreamMode,
     StreamModeOpt,
+    TemperatureOpt,
     ToolsOpt,
     ToolTimeoutOpt,
+    TopPOpt,
     TraceOpt,
     YesOpt,
 )
@@ -98,7 +102,10 @@ def run(
     connect_timeout: ConnectTimeoutOpt = 10.0,
     read_timeout: ReadTimeoutOpt = 120.0,
     script: ScriptOpt = None,
-    seed: SeedOpt = 0,
+    seed: SeedOpt = None,
+    temperature: TemperatureOpt = None,
+    top_p: TopPOpt = None,
+    prompt_style: PromptStyleOpt = PromptStyle.full,
     faults: FaultsOpt = None,
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
@@ -151,7 +158,10 @@ def chat(
     connect_timeout: ConnectTimeoutOpt = 10.0,
     read_timeout: ReadTimeoutOpt = 120.0,
     script: ScriptOpt = None,
-    seed: SeedOpt = 0,
+    seed: SeedOpt = None,
+    temperature: TemperatureOpt = None,
+    top_p: TopPOpt = None,
+    prompt_style: PromptStyleOpt = PromptStyle.full,
     faults: FaultsOpt = None,
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
@@ -233,6 +243,10 @@ def prompt(
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
     dag: DagOpt = False,
+    prompt_style: PromptStyleOpt = PromptStyle.full,
+    temperature: TemperatureOpt = None,
+    top_p: TopPOpt = None,
+    seed: SeedOpt = None,
 ) -> None:
     """Print the exact first request the model would receive, as JSON."""
     from toolcall_cli.messages import user
@@ -244,10 +258,14 @@ def prompt(
         model=model,
         profile=profile,
         dag=dag,
+        prompt_style=prompt_style,
+        temperature=temperature,
+        top_p=top_p,
+        seed=seed,
     )
-    choice, strategy_name = model_choice(options)
+    choice, strategy_name, sampling = model_choice(options)
     registry = load_registry(tuple(tools or ()), no_default_tools)
-    request = pick_strategy(strategy_name, options).build_request(
+    request = pick_strategy(strategy_name, options, sampling).build_request(
         [user(question)], registry.specs(), choice.name
     )
     typer.echo(strictjson.dumps(request.body, indent=2))
@@ -377,6 +395,7 @@ def config_show(
         ("strategy", resolved.strategy),
         ("base_url", display_url(resolved.base_url) if resolved.base_url else None),
         ("api_key", mask(resolved.api_key)),
+        *((key, value) for key, value in dataclasses.asdict(resolved.sampling).items()),
     ]
     for key, value in rows:
         source = resolved.sources.get(key, "-")

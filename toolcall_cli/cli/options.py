@@ -31,6 +31,13 @@ class StrategyName(str, Enum):
 class SchemaMode(str, Enum):
     tools = "tools"
     json = "json"
+    required = "required"
+
+
+class PromptStyle(str, Enum):
+    full = "full"
+    compact = "compact"
+    examples = "examples"
 
 
 class StreamMode(str, Enum):
@@ -48,7 +55,19 @@ StrategyOpt = Annotated[
 ]
 SchemaModeOpt = Annotated[
     SchemaMode,
-    typer.Option("--schema-mode", help="schema: native `tools`, or `json` structured output."),
+    typer.Option(
+        "--schema-mode",
+        help="schema: native `tools`, `json` structured output, or `required` (a call is "
+        "required; the answer is a final_answer tool call).",
+    ),
+]
+PromptStyleOpt = Annotated[
+    PromptStyle,
+    typer.Option(
+        "--prompt-style",
+        help="The system prompt: full (default), compact (short, for small models) or examples "
+        "(compact plus a worked example). Native modes: compact/examples add a short hint.",
+    ),
 ]
 StreamModeOpt = Annotated[
     StreamMode,
@@ -82,7 +101,22 @@ ReadTimeoutOpt = Annotated[
 ScriptOpt = Annotated[
     Path | None, typer.Option("--script", help="Replies for --model scripted (JSON list or JSONL).")
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for the offline model.")]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--seed", help="Sampling seed: sent to the server as `seed`, and seeds the offline model."
+    ),
+]
+TemperatureOpt = Annotated[
+    float | None,
+    typer.Option("--temperature", help="Sampling temperature, 0..2 (default: the server's)."),
+]
+TopPOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--top-p", help="Nucleus sampling, above 0 and at most 1 (default: the server's)."
+    ),
+]
 FaultsOpt = Annotated[
     str | None,
     typer.Option(
@@ -286,7 +320,10 @@ class SessionOptions:
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
     script: Path | None = None
-    seed: int = 0
+    seed: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    prompt_style: PromptStyle = PromptStyle.full
     tools: tuple[Path, ...] = ()
     no_default_tools: bool = False
     yes: bool = False

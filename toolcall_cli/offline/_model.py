@@ -41,6 +41,7 @@ from toolcall_cli.wire import ModelRequest
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
 _MAX_TURNS = 8
+_SAMPLING_FIELDS = ("temperature", "top_p", "seed")
 
 
 def decide(conversation: Conversation) -> Decision:
@@ -122,6 +123,11 @@ def chain_lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
 def write_output(decision: Decision, fmt: CallFormat, call_ids: Sequence[str]) -> AssistantOutput:
     if decision.is_answer and fmt.shape == "json":
         return AssistantOutput(json.dumps({"answer": decision.text}, ensure_ascii=False))
+    if decision.is_answer and fmt.answer_tool and call_ids:
+        arguments = json.dumps({"answer": decision.text}, ensure_ascii=False)
+        return AssistantOutput(
+            None, (WireCall(call_ids[0], fmt.answer_tool, arguments),), "tool_calls"
+        )
     if decision.is_answer:
         return AssistantOutput(decision.text)
     style = decision.style
@@ -207,7 +213,9 @@ class OfflineModel:
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = request.body
-        key = digest(self.seed, body)
+        # Sampling settings change nothing here (the model is deterministic, seeded on its
+        # construction), so they leave the digest, and with it every draw, as it was.
+        key = digest(self.seed, {k: v for k, v in body.items() if k not in _SAMPLING_FIELDS})
         rng = random.Random(key)
         conversation = read_conversation(body)
         context = FaultContext(
@@ -216,7 +224,8 @@ class OfflineModel:
         decision = decide(conversation)
         for fault in self.faults:
             decision = fault.alter_decision(decision, context)
-        call_ids = self.call_ids(body, conversation, len(decision.calls))
+        # An answer written as a final_answer call (tool_choice "required") needs an id too.
+        call_ids = self.call_ids(body, conversation, max(len(decision.calls), 1))
         output = write_output(decision, conversation.format, call_ids)
         for fault in self.faults:
             output = fault.alter_output(output, context)

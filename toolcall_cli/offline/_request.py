@@ -97,6 +97,9 @@ class CallFormat:
     close_tag: str = "</tool_call>"
     dependencies: DependencyFormat | None = None
     """How one call may use another's result, when the request offers it (--dag)."""
+    answer_tool: str | None = None
+    """A native request that requires a call (`tool_choice: "required"`) and offers a tool to
+    answer through (`final_answer`): the answer is written as a call to it."""
 
     def tagged(self, call_json: str) -> str:
         return f"{self.open_tag}{call_json}{self.close_tag}"
@@ -170,7 +173,18 @@ def call_format(body: dict[str, Any]) -> CallFormat:
         dependencies = from_schemas(body.get("tools") or [])
     elif shape == "text":
         dependencies = from_prompt(prompt, *tags)
-    return CallFormat(shape, *tags, dependencies)
+    return CallFormat(shape, *tags, dependencies, required_answer_tool(body))
+
+
+ANSWER_TOOL = "final_answer"
+
+
+def required_answer_tool(body: dict[str, Any]) -> str | None:
+    """`final_answer` when the request requires a call and offers that tool, else None."""
+    if body.get("tool_choice") != "required":
+        return None
+    offered = (native_tool(entry) for entry in body.get("tools") or [])
+    return ANSWER_TOOL if any(t is not None and t.name == ANSWER_TOOL for t in offered) else None
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -321,9 +335,11 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     question = message_text(messages[start]) if start is not None else ""
     after = messages[start + 1 :] if start is not None else []
     before = messages[:start] if start is not None else []
+    # The answer tool is how to answer, not a tool that finds anything out.
+    tools = tuple(t for t in read_tools(body, fmt) if t.name != fmt.answer_tool)
     return Conversation(
         question,
-        read_tools(body, fmt),
+        tools,
         read_turns(after, fmt),
         earlier_questions(before, fmt),
         fmt,

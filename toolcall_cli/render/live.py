@@ -331,6 +331,8 @@ class LiveRenderer:
             ("  ·  strategy ", "dim"),
             (visible(event.strategy), "bold"),
         )
+        for key, value in event.sampling.items():
+            body.append_text(Text.assemble((f"  ·  {key} ", "dim"), (f"{value:g}", "bold")))
         tools = ", ".join(visible(name) for name in event.tools) or "(none)"
         body.append_text(Text.assemble("\n", ("tools ", "dim"), tools))
         body.append_text(Text.assemble("\n", ("question ", "dim"), visible(event.question)))

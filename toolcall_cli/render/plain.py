@@ -186,8 +186,10 @@ class QuietRenderer:
 
 def _header(event: RunStarted) -> list[str]:
     tools = ", ".join(visible(name) for name in event.tools) or "(none)"
+    sampling = "".join(f", {key} {value:g}" for key, value in event.sampling.items())
     return [
-        f"model {visible(event.model)}, strategy {visible(event.strategy)}, tools: {tools}",
+        f"model {visible(event.model)}, strategy {visible(event.strategy)}{sampling}, "
+        f"tools: {tools}",
         *_labelled("question", event.question),
     ]
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolcall_cli.strategies.base import Strategy
+from toolcall_cli.strategies.prompt import PROMPT_STYLES
+from toolcall_cli.wire import NO_SAMPLING, Sampling
 
 STRATEGY_NAMES = ("regex", "schema", "stream")
 
@@ -12,27 +16,40 @@ class UnknownStrategy(ValueError):
 
 
 def get_strategy(
-    name: str, *, schema_mode: str = "tools", stream_mode: str = "tags", dag: bool = False
+    name: str,
+    *,
+    schema_mode: str = "tools",
+    stream_mode: str = "tags",
+    dag: bool = False,
+    prompt_style: str = "full",
+    sampling: Sampling = NO_SAMPLING,
 ) -> Strategy:
     """The strategy called `name`; raises UnknownStrategy with the valid names.
 
-    `schema_mode` is "tools" (native function calling) or "json" (structured output);
-    `stream_mode` is "tags" (text protocol) or "native" (tool_calls deltas); `dag` offers the
-    model a way to make one call wait for another and use its result.
+    `schema_mode` is "tools" (native function calling), "json" (structured output) or
+    "required" (native, `tool_choice: "required"`, the answer given through a final_answer
+    tool); `stream_mode` is "tags" (text protocol) or "native" (tool_calls deltas); `dag` offers
+    the model a way to make one call wait for another and use its result; `prompt_style` is how
+    much the system prompt says; `sampling` goes into every request.
     """
-    from toolcall_cli.strategies.schema import SchemaStrategy
+    from toolcall_cli.strategies.schema import SCHEMA_MODES, SchemaStrategy
     from toolcall_cli.strategies.stream import StreamStrategy
     from toolcall_cli.strategies.text_protocol import TextProtocolStrategy
 
+    if prompt_style not in PROMPT_STYLES:
+        raise UnknownStrategy(
+            f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
+        )
+    shared: dict[str, Any] = {"dag": dag, "prompt_style": prompt_style, "sampling": sampling}
     if name == "regex":
-        return TextProtocolStrategy(dag=dag)
+        return TextProtocolStrategy(**shared)
     if name == "stream" and stream_mode in ("tags", "native"):
-        return StreamStrategy("native" if stream_mode == "native" else "tags", dag=dag)
-    if name == "schema" and schema_mode in ("tools", "json"):
-        return SchemaStrategy("json" if schema_mode == "json" else "tools", dag=dag)
+        return StreamStrategy("native" if stream_mode == "native" else "tags", **shared)
+    if name == "schema" and schema_mode in SCHEMA_MODES:
+        return SchemaStrategy(schema_mode, **shared)
     if name in STRATEGY_NAMES:
         raise UnknownStrategy(
-            f"unknown mode for {name}: schema takes --schema-mode tools|json, "
+            f"unknown mode for {name}: schema takes --schema-mode {'|'.join(SCHEMA_MODES)}, "
             "stream takes --stream-mode tags|native"
         )
     raise UnknownStrategy(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}")

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from toolcall_cli.events import ParseError, ParserEvent
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
-from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wire import ModelRequest, Sampling
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class Strategy(Protocol):
     name: str
     streaming: bool
     """True when tools start while the reply is still arriving."""
+    sampling: Sampling
+    """What every request it builds carries of temperature, top_p and seed (recorded by the
+    loop in RunStarted)."""
 
     def build_request(
         self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str

@@ -1,8 +1,10 @@
 """The schema strategy: native function calling (`tools` / `tool_calls` / `tool_call_id`), or
-JSON-Schema structured output where one request returns a whole call or the final answer."""
+JSON-Schema structured output where one request returns a whole call or the final answer, or
+native calling with `tool_choice: "required"` where the answer itself is a tool call."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -12,11 +14,37 @@ from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.strategies.base import Reply
 from toolcall_cli.strategies.dependencies import with_reserved
 from toolcall_cli.strategies.native import NativeCallAssembler
+from toolcall_cli.strategies.prompt import LIVE_DATA_RULE, NATIVE_HINT, PromptStyle
 from toolcall_cli.strategies.repair import JsonProblem, load_json
 from toolcall_cli.strategies.replies import ChunkReader, text_protocol_wire
-from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wire import NO_SAMPLING, ModelRequest, Sampling
 
-SchemaMode = Literal["tools", "json"]
+SchemaMode = Literal["tools", "json", "required"]
+SCHEMA_MODES: tuple[SchemaMode, ...] = ("tools", "json", "required")
+
+FINAL_ANSWER = "final_answer"
+"""The tool the `required` mode adds: with `tool_choice: "required"` a model must call some
+tool in every reply, so the answer needs one of its own (smolagents does the same)."""
+
+FINAL_ANSWER_SPEC = ToolSpec(
+    name=FINAL_ANSWER,
+    description=(
+        "Give the final answer to the user's question, in the user's language. Call it once "
+        "the other tools have given you what you need; it ends the conversation turn."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"answer": {"type": "string", "description": "The whole answer."}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    },
+)
+
+ANSWER_WITH_OTHER_CALLS = (
+    f"{FINAL_ANSWER} was called in the same reply as other tools, so it was not taken: it was "
+    f"written before their results came. Read the results, then call {FINAL_ANSWER} alone."
+)
+ANSWER_NOT_TEXT = FINAL_ANSWER + ' needs {{"answer": "<the whole answer as text>"}}; got {got}.'
 
 JSON_MODE_PROMPT = (
     "You are a helpful assistant with tools. Reply with exactly one JSON object that matches the "
@@ -127,6 +155,70 @@ class NativeReplyParser(ChunkReader):
         )
 
 
+class AnswerToolReplyParser(NativeReplyParser):
+    """The `required` mode: a call to final_answer is the run's answer, never a tool to run.
+
+    If the same reply also makes other calls (or broken ones), those run and final_answer is
+    refused with a note: an answer written before the results it needed is a guess. Of several
+    final_answer calls alone, the first is taken."""
+
+    def __init__(self, call_id_prefix: str, *, dag: bool = False) -> None:
+        super().__init__(call_id_prefix, dag=dag)
+        self._answer_calls: list[ToolCall] = []
+        self._refused: list[ParseError] = []
+        self._answer: str | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> Sequence[ParserEvent]:
+        return self._hold_answers(super().feed(chunk))
+
+    def close(self) -> Sequence[ParserEvent]:
+        return [*self._hold_answers(super().close()), *self._settle()]
+
+    def _hold_answers(self, events: Sequence[ParserEvent]) -> list[ParserEvent]:
+        kept: list[ParserEvent] = []
+        for event in events:
+            if isinstance(event, ToolCallParsed) and event.call.name == FINAL_ANSWER:
+                self._answer_calls.append(event.call)
+            else:
+                kept.append(event)
+        return kept
+
+    def _settle(self) -> list[ParseError]:
+        if not self._answer_calls or self._refused or self._answer is not None:
+            return []
+        others = [c for c in self._calls.calls if c.name != FINAL_ANSWER] or self._calls.errors
+        if others:
+            self._refused = [self._refusal(c, ANSWER_WITH_OTHER_CALLS) for c in self._answer_calls]
+            return self._refused
+        first = self._answer_calls[0]
+        value = first.arguments.get("answer") if isinstance(first.arguments, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)  # a number is an answer a small model often gives bare
+        if not isinstance(value, str):
+            got = json.dumps(first.arguments, ensure_ascii=False, default=str)[:120]
+            self._refused = [self._refusal(first, ANSWER_NOT_TEXT.format(got=got))]
+            return self._refused
+        self._answer = value
+        return []
+
+    def _refusal(self, call: ToolCall, message: str) -> ParseError:
+        return ParseError(message=message, raw=call.raw, call_id=call.id)
+
+    def reply(self) -> Reply:
+        reply = super().reply()
+        answer_ids = {c.id for c in self._answer_calls}
+        calls = tuple(c for c in reply.calls if c.id not in answer_ids)
+        errors = (*reply.errors, *self._refused)
+        if self._answer is None:
+            return dataclasses.replace(reply, calls=calls, errors=errors)
+        # The answer ends the turn: the history keeps it as plain text, with no call left that a
+        # tool message would have to answer in the next question's request.
+        native = {"content": self._answer, "tool_calls": []}
+        return dataclasses.replace(
+            reply, text=self._answer.strip(), calls=calls, errors=errors, native=native
+        )
+
+
 def message_json(message: dict[str, Any]) -> str:
     """The assistant message as the view shows it. Its arguments can be nested as deeply as the
     server's JSON allowed, deeper than the indenting encoder's recursion can go."""
@@ -221,40 +313,66 @@ class StructuredReplyParser(ChunkReader):
 
 
 class SchemaStrategy:
-    """Native function calling (`mode="tools"`) or structured output (`mode="json"`)."""
+    """Native function calling (`mode="tools"`), structured output (`mode="json"`), or native
+    calling where a call is required and the answer is the final_answer tool
+    (`mode="required"`)."""
 
     name = "schema"
     streaming = False
 
-    def __init__(self, mode: SchemaMode = "tools", *, dag: bool = False) -> None:
+    def __init__(
+        self,
+        mode: SchemaMode = "tools",
+        *,
+        dag: bool = False,
+        prompt_style: PromptStyle = "full",
+        sampling: Sampling = NO_SAMPLING,
+    ) -> None:
         self.mode = mode
-        self.dag = dag and mode == "tools"
+        self.dag = dag and mode != "json"
         """With --dag, native calls carry `_id`/`_depends_on` (JSON mode makes one call a
         request, so it has no graph to declare)."""
+        self.prompt_style = prompt_style
+        self.sampling = sampling
 
     def build_request(
         self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
     ) -> ModelRequest:
         if self.mode == "json":
-            messages = [{"role": "system", "content": JSON_MODE_PROMPT}, *self.to_wire(history)]
+            prompt = JSON_MODE_PROMPT
+            prompt += "" if self.prompt_style == "full" else " " + LIVE_DATA_RULE
+            messages = [{"role": "system", "content": prompt}, *self.to_wire(history)]
             schema = {"name": "tool_use", "schema": answer_or_call_schema(tools)}
             return ModelRequest(
-                {
-                    "model": model,
-                    "messages": messages,
-                    "response_format": {"type": "json_schema", "json_schema": schema},
-                }
+                self.sampling.on(
+                    {
+                        "model": model,
+                        "messages": messages,
+                        "response_format": {"type": "json_schema", "json_schema": schema},
+                    }
+                )
             )
-        body: dict[str, Any] = {"model": model, "messages": self.to_wire(history)}
+        hint = [] if self.prompt_style == "full" else [{"role": "system", "content": NATIVE_HINT}]
+        body: dict[str, Any] = {"model": model, "messages": [*hint, *self.to_wire(history)]}
+        # Tools withdrawn (or none loaded): no tools and no tool_choice, in every mode; a
+        # required call with nothing to call would be refused by the server.
         if tools:
-            shown = [with_reserved(spec) for spec in tools] if self.dag else tools
-            body["tools"] = [spec.to_openai() for spec in shown]
-            body["tool_choice"] = "auto"
-        return ModelRequest(body)
+            body["tools"] = self._tools_json(tools)
+            body["tool_choice"] = "required" if self.mode == "required" else "auto"
+        return ModelRequest(self.sampling.on(body))
+
+    def _tools_json(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        shown = [with_reserved(spec) for spec in tools] if self.dag else list(tools)
+        if self.mode == "required":
+            # The answer tool owns its name here: a loaded tool called final_answer is left out.
+            shown = [spec for spec in shown if spec.name != FINAL_ANSWER] + [FINAL_ANSWER_SPEC]
+        return [spec.to_openai() for spec in shown]
 
     def parser(self, call_id_prefix: str) -> NativeReplyParser | StructuredReplyParser:
         if self.mode == "json":
             return StructuredReplyParser(call_id_prefix)
+        if self.mode == "required":
+            return AnswerToolReplyParser(call_id_prefix, dag=self.dag)
         return NativeReplyParser(call_id_prefix, dag=self.dag)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from toolcall_cli.messages import Message, ToolSpec
+from toolcall_cli.strategies.prompt import PromptStyle
 from toolcall_cli.strategies.schema import NativeReplyParser, SchemaStrategy
 from toolcall_cli.strategies.text_protocol import TextProtocolStrategy, TextReplyParser
-from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wire import NO_SAMPLING, ModelRequest, Sampling
 
 StreamMode = Literal["tags", "native"]
 
@@ -22,11 +23,21 @@ class StreamStrategy:
     name = "stream"
     streaming = True
 
-    def __init__(self, mode: StreamMode = "tags", *, dag: bool = False) -> None:
+    def __init__(
+        self,
+        mode: StreamMode = "tags",
+        *,
+        dag: bool = False,
+        prompt_style: PromptStyle = "full",
+        sampling: Sampling = NO_SAMPLING,
+    ) -> None:
         self.mode = mode
         self.dag = dag
+        self.sampling = sampling
         self._base: TextProtocolStrategy | SchemaStrategy = (
-            SchemaStrategy("tools", dag=dag) if mode == "native" else TextProtocolStrategy(dag=dag)
+            SchemaStrategy("tools", dag=dag, prompt_style=prompt_style, sampling=sampling)
+            if mode == "native"
+            else TextProtocolStrategy(dag=dag, prompt_style=prompt_style, sampling=sampling)
         )
 
     def build_request(

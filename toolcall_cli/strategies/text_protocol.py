@@ -14,10 +14,10 @@ from typing import Any
 from toolcall_cli.events import ParserEvent
 from toolcall_cli.messages import Message, ToolSpec
 from toolcall_cli.strategies.base import Reply
-from toolcall_cli.strategies.prompt import system_prompt
+from toolcall_cli.strategies.prompt import PromptStyle, system_prompt
 from toolcall_cli.strategies.replies import ChunkReader, text_protocol_wire
 from toolcall_cli.strategies.textcalls import CallTextParser
-from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wire import NO_SAMPLING, ModelRequest, Sampling
 
 
 class TextReplyParser(ChunkReader):
@@ -58,16 +58,24 @@ class TextProtocolStrategy:
     name = "regex"
     streaming = False
 
-    def __init__(self, *, dag: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        dag: bool = False,
+        prompt_style: PromptStyle = "full",
+        sampling: Sampling = NO_SAMPLING,
+    ) -> None:
         self.dag = dag
         """With --dag the prompt says how a call names itself and uses another's result."""
+        self.prompt_style = prompt_style
+        self.sampling = sampling
 
     def build_request(
         self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
     ) -> ModelRequest:
-        prompt = system_prompt(tools, dag=self.dag)
+        prompt = system_prompt(tools, dag=self.dag, style=self.prompt_style)
         messages = [{"role": "system", "content": prompt}, *self.to_wire(history)]
-        return ModelRequest({"model": model, "messages": messages})
+        return ModelRequest(self.sampling.on({"model": model, "messages": messages}))
 
     def parser(self, call_id_prefix: str) -> TextReplyParser:
         return TextReplyParser(call_id_prefix)

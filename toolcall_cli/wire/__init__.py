@@ -26,6 +26,32 @@ class ModelRequest:
         return bool(self.body.get("stream"))
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """The sampling settings a request carries (`--temperature`, `--top-p`, `--seed`); None
+    leaves the server's own default, and the field is not sent at all.
+
+    No default is chosen here on purpose: llama-server samples at 0.8 when told nothing, and the
+    tool-use default (per profile where it matters) is to be set from the bench's measurements,
+    not guessed."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+
+    def fields(self) -> dict[str, float | int]:
+        """The settings that are set, by their request-body names."""
+        chosen = {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed}
+        return {key: value for key, value in chosen.items() if value is not None}
+
+    def on(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body` with the settings that are set added."""
+        return {**body, **self.fields()}
+
+
+NO_SAMPLING = Sampling()
+"""Nothing set: every request leaves sampling to the server."""
+
 NOTICE_KEY = "x_toolcall_notice"
 """A chunk holding this key is a note for the user from the client (a retry after HTTP 429, say),
 not model output: the loop shows it and the parsers never see it."""
