@@ -207,6 +207,8 @@ def _call_shaped(value: Any) -> bool:
     return bool(
         {"tool_calls", "function", "tool_call"} & keys
         or ("name" in keys and keys & {"arguments", "parameters", "args"})
+        # a result the model made up in a call's shape: {"name": "result", "id": "2", "value": 49}
+        or ("name" in keys and keys & {"id", "value", "result"} and len(keys) <= 4)
     )
 
 
@@ -636,6 +638,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--resume", action="store_true", help="keep the records' finished runs")
     parser.add_argument("--label", default="Real-model evaluation")
     parser.add_argument("--report-only", action="store_true", help="rewrite the report only")
+    parser.add_argument("--notes", type=Path, help="a Markdown file appended to the report")
     return parser.parse_args(argv)
 
 
@@ -728,10 +731,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({', '.join(sorted({q['lang'] for q in questions}))})",
     }
     shown = [s for s in SYSTEMS if any(r["system"] == s for r in records)]
-    args.report.write_text(
-        render_report(records, data["questions"], shown, expected_all(data, tools), meta),
-        encoding="utf-8",
-    )
+    report = render_report(records, data["questions"], shown, expected_all(data, tools), meta)
+    if args.notes:
+        report += "\n" + args.notes.read_text(encoding="utf-8")
+    args.report.write_text(report, encoding="utf-8")
     print(f"realmodel_eval: wrote {args.report} from {len(records)} runs")
     return 0
 
