@@ -1,0 +1,747 @@
+"""Right answers from a real model: toolcall's strategies beside smolagents, graded by the tools.
+
+    python bench/realmodel_eval.py --base-url http://127.0.0.1:8181/v1      # the full run
+    python bench/realmodel_eval.py --questions c-mul-add,w-beijing-now --systems regex --passes 1
+
+Runs only when a server is given (--base-url or TOOLCALL_BENCH_BASE_URL); otherwise it says it
+skipped and exits 0. Every question's expected answer is computed by calling the same tool
+functions the model is given (bench/eval/questions.json says which calls), so no number here can
+drift from the tools. Each run is a subprocess (`toolcall run --json`, or smolagents'
+ToolCallingAgent in bench/.venv-peers), appended to a JSONL record file as it ends (so an
+interrupted run resumes with --resume), and bench/RESULTS.md is written from those records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+EVAL = BENCH / "eval"
+BENCH_TOOLS = EVAL / "tools.d"
+PEERS_VENV = BENCH / ".venv-peers"
+DEFAULT_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
+DEFAULT_REPORT = BENCH / "RESULTS.md"
+DEFAULT_SEEDS = (11, 22)
+SMOLAGENTS_MAX_STEPS = 5
+
+# system name -> the toolcall flags that select it (None: the smolagents peer)
+SYSTEMS: dict[str, tuple[str, ...] | None] = {
+    "regex": ("--strategy", "regex"),
+    "schema": ("--strategy", "schema"),
+    "schema-json": ("--strategy", "schema", "--schema-mode", "json"),
+    "stream": ("--strategy", "stream"),
+    "stream-native": ("--strategy", "stream", "--stream-mode", "native"),
+    "smolagents": None,
+}
+SYSTEM_LABELS = {
+    "regex": "toolcall regex (the default)",
+    "schema": "toolcall schema",
+    "schema-json": "toolcall schema `--schema-mode json`",
+    "stream": "toolcall stream",
+    "stream-native": "toolcall stream `--stream-mode native`",
+    "smolagents": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS})",
+}
+
+# --- the tools' own answers ----------------------------------------------------------------------
+
+
+def load_tool_functions(dirs: Sequence[Path]) -> dict[str, Callable[..., Any]]:
+    """The @tool functions of these tools.d directories, by name (imported as toolcall does)."""
+    from toolcall_cli.tools.registry import TOOL_MARK
+
+    found: dict[str, Callable[..., Any]] = {}
+    for number, directory in enumerate(dirs):
+        for path in sorted(directory.glob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            spec = importlib.util.spec_from_file_location(f"bench_truth_{number}_{path.stem}", path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            spec.loader.exec_module(module)
+            for value in vars(module).values():
+                if callable(value) and hasattr(value, TOOL_MARK):
+                    found[value.__name__] = value
+    return found
+
+
+def _lookup(path: str, bound: dict[str, Any]) -> Any:
+    """`w.high_c` -> bound["w"]["high_c"]; `x` -> bound["x"]."""
+    name, *fields = path.split(".")
+    value = bound[name]
+    for field in fields:
+        value = value[field]
+    return value
+
+
+def _resolve(value: Any, bound: dict[str, Any]) -> Any:
+    if isinstance(value, str) and value.startswith("$"):
+        text = value[1:]
+        if re.fullmatch(r"[\w.]+", text):
+            return _lookup(text, bound)
+        # "$u.result*4": an expression over earlier results, for calculate
+        return re.sub(r"\$?([a-z]\w*\.\w+)", lambda m: repr(_lookup(m.group(1), bound)), text)
+    return value
+
+
+@dataclass(frozen=True)
+class Expected:
+    numbers: tuple[float, ...]
+    """Every one must appear in the answer, within tolerance."""
+    texts: tuple[str, ...]
+    """One of these must appear in the answer (case-insensitive)."""
+    abs_tol: float
+    rel_tol: float
+
+    def describe(self) -> str:
+        if self.texts:
+            return " or ".join(self.texts)
+        return " and ".join(f"{n:g}" for n in self.numbers)
+
+
+def expected_answer(question: dict[str, Any], tools: dict[str, Callable[..., Any]]) -> Expected:
+    bound: dict[str, Any] = {}
+    for step in question["truth"]:
+        args = {k: _resolve(v, bound) for k, v in step["args"].items()}
+        bound[step["as"]] = tools[step["tool"]](**args)
+    expect = question["expect"]
+    tol = question.get("tol", {})
+    return Expected(
+        numbers=tuple(float(_lookup(p, bound)) for p in expect.get("all", ())),
+        texts=tuple(
+            str(_lookup(p, bound)) if re.fullmatch(r"[a-z]\w*\.\w+", p) else p
+            for p in expect.get("text_any", ())
+        ),
+        abs_tol=float(tol.get("abs", 0.01)),
+        rel_tol=float(tol.get("rel", 0.01)),
+    )
+
+
+# --- grading -------------------------------------------------------------------------------------
+
+_NUMBER = re.compile(
+    r"(?P<neg>零下|负|minus\s|[-−–](?=\d))?\s*"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"\s*(?P<scale>万|亿|thousand|million|billion|k\b|m\b|bn\b)?",
+    re.I,
+)
+_SCALES = {
+    "万": 1e4,
+    "亿": 1e8,
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "m": 1e6,
+    "billion": 1e9,
+    "bn": 1e9,
+}
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number in an answer, as written and scaled: "1.2 亿" gives 1.2 and 120000000."""
+    found: list[float] = []
+    for match in _NUMBER.finditer(text):
+        first = match.start("neg") if match.group("neg") else match.start("num")
+        before = text[max(0, first - 1) : first]
+        if before == "_" or (before.isalnum() and before.isascii()):  # "call_1_0", "H2O"
+            continue
+        value = float(match.group("num").replace(",", ""))
+        if match.group("neg"):
+            value = -value
+        found.append(value)
+        scale = (match.group("scale") or "").lower()
+        if scale in _SCALES:
+            found.append(value * _SCALES[scale])
+    return found
+
+
+def _close(value: float, want: float, expected: Expected) -> bool:
+    return math.isclose(value, want, rel_tol=expected.rel_tol, abs_tol=expected.abs_tol)
+
+
+def is_correct(answer: str, expected: Expected) -> bool:
+    if expected.texts:
+        folded = answer.casefold()
+        return any(t.casefold() in folded for t in expected.texts)
+    values = numbers_in(answer)
+    return all(any(_close(v, want, expected) for v in values) for want in expected.numbers)
+
+
+_ENGINE_NOTES = (
+    "[toolcall]",
+    "the last 3 rounds",
+    "rounds of tool calls made no progress",
+    "i already called",
+    "you already called",
+    "tools are withdrawn",
+    "do not call any tool",
+    "that was the last round",
+    "answer with what you have",
+    "<tool_result",
+)
+
+
+def _call_shaped(value: Any) -> bool:
+    if isinstance(value, list):
+        return bool(value) and all(_call_shaped(v) for v in value)
+    if not isinstance(value, dict):
+        return False
+    keys = set(value)
+    return bool(
+        {"tool_calls", "function", "tool_call"} & keys
+        or ("name" in keys and keys & {"arguments", "parameters", "args"})
+        # a result the model made up in a call's shape: {"name": "result", "id": "2", "value": 49}
+        or ("name" in keys and keys & {"id", "value", "result"} and len(keys) <= 4)
+    )
+
+
+def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
+    """Why this text is not an answer at all, or None if it is one (right or wrong)."""
+    text = answer.strip()
+    if not text:
+        return "empty"
+    folded = text.casefold()
+    if any(note in folded for note in _ENGINE_NOTES):
+        return "echoed engine note"
+    bare = text.strip("`'\" .。")
+    if bare in set(tool_names) or re.fullmatch(r"call_\d+_\d+", bare):
+        return "bare tool name"
+    if "<tool_call>" in folded:
+        return "call-shaped"
+    unfenced = re.sub(r"^```\w*\s*|\s*```$", "", text)
+    try:
+        parsed = json.loads(unfenced)
+    except ValueError:
+        parsed = None
+    if _call_shaped(parsed):
+        return "call-shaped"
+    if re.match(r'^\s*\{\s*"name"\s*:\s*"\w+"\s*,\s*"(arguments|parameters)"', unfenced):
+        return "call-shaped"  # a call cut short or with broken JSON
+    return None
+
+
+# --- one run ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float | None
+    seed: int | None
+
+    def describe(self) -> str:
+        if self.temperature is None and self.seed is None:
+            return "the server's default sampling (temperature 0.8, a random seed per request)"
+        return f"temperature {self.temperature}, seed {self.seed}"
+
+
+def toolcall_command() -> list[str]:
+    return [sys.executable, "-m", "toolcall_cli"]
+
+
+def toolcall_sampling_flags() -> set[str]:
+    """The sampling flags `toolcall run` offers that send to the server (issue 15 adds them)."""
+    help_text = subprocess.run(
+        [*toolcall_command(), "run", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        check=False,
+    ).stdout
+    flags = {f for f in ("--temperature", "--top-p") if f in help_text}
+    # --seed exists from the start, but only for the offline model; it reaches the server
+    # once the sampling flags do.
+    if "--temperature" in help_text:
+        flags.add("--seed")
+    return flags
+
+
+def run_toolcall(
+    system: str, question: str, args: argparse.Namespace, sampling: Sampling, home: Path
+) -> dict[str, Any]:
+    flags = SYSTEMS[system]
+    assert flags is not None
+    command = [
+        *toolcall_command(),
+        "run",
+        "--base-url",
+        args.base_url,
+        "--model",
+        args.model,
+        *flags,
+        "--tools",
+        str(BENCH_TOOLS),
+        "--json",
+        "--yes",
+    ]
+    if args.max_iterations:
+        command += ["--max-iterations", str(args.max_iterations)]
+    if sampling.temperature is not None:
+        command += ["--temperature", str(sampling.temperature)]
+    if sampling.seed is not None:
+        command += ["--seed", str(sampling.seed)]
+    command.append(question)
+    # An empty config home: a user's own tools.d or profiles must not change what is measured.
+    env = {**os.environ, "XDG_CONFIG_HOME": str(home), "HOME": str(home), "NO_COLOR": "1"}
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=args.timeout,
+            cwd=ROOT,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as expired:
+        out = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
+        record = summarise_events(out or "")
+        return {**record, "exit": None, "timeout": True, "wall": time.monotonic() - started}
+    record = summarise_events(done.stdout)
+    error = [line for line in done.stderr.splitlines() if line.startswith("toolcall:")]
+    return {
+        **record,
+        "exit": done.returncode,
+        "timeout": False,
+        "wall": time.monotonic() - started,
+        "error": error[-1] if error else "",
+    }
+
+
+def summarise_events(stdout: str) -> dict[str, Any]:
+    """What the record keeps of a `--json` event stream."""
+    answer: str | None = None
+    best_effort = False
+    stop, iterations, calls, tokens = "", 0, 0, 0
+    replies: list[str] = []
+    notices: list[str] = []
+    names: list[str] = []
+    calls_per_reply: Counter[int] = Counter()
+    iteration = 0
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        kind = event.get("kind")
+        if kind == "iteration_started":
+            iteration = event["iteration"]
+        elif kind == "model_replied":
+            replies.append(str(event.get("raw", ""))[:400])
+            tokens += int((event.get("usage") or {}).get("total_tokens", 0))
+        elif kind == "tool_call_parsed":
+            calls_per_reply[iteration] += 1
+            names.append(str(event["call"].get("name")))
+        elif kind == "final_answer":
+            answer, best_effort = event.get("text", ""), bool(event.get("best_effort"))
+        elif kind in ("notice", "answer_without_tools", "limit_reached", "model_failed"):
+            notices.append(f"{kind}: {str(event.get('message', ''))[:200]}")
+        elif kind == "run_finished":
+            stop = event.get("stop_reason", "")
+            iterations = int(event.get("iterations", 0))
+            calls = int(event.get("tool_calls", 0))
+            total = (event.get("usage") or {}).get("total_tokens")
+            tokens = int(total) if total is not None else tokens
+    return {
+        "answer": answer,
+        "best_effort": best_effort,
+        "stop_reason": stop,
+        "iterations": iterations or len(replies),
+        "tool_calls": calls,
+        "tokens": tokens,
+        "replies": replies,
+        "notices": notices,
+        "called": names,
+        "max_calls_in_reply": max(calls_per_reply.values(), default=0),
+    }
+
+
+def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) -> dict[str, Any]:
+    job = {
+        "question": question,
+        "base_url": args.base_url,
+        "model": args.model,
+        "max_steps": SMOLAGENTS_MAX_STEPS,
+        "tool_dirs": [str(bundled_tools_dir()), str(BENCH_TOOLS)],
+        "sampling": {
+            k: v
+            for k, v in (("temperature", sampling.temperature), ("seed", sampling.seed))
+            if v is not None
+        },
+    }
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [str(PEERS_VENV / "bin" / "python"), str(EVAL / "smolagents_runner.py")],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            timeout=args.timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {"answer": None, "exit": None, "timeout": True, "wall": time.monotonic() - started}
+    lines = done.stdout.strip().splitlines()
+    try:
+        out = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
+        return {"answer": None, "exit": done.returncode, "timeout": False, "error": tail[0][:300]}
+    failed = "error" in out
+    return {
+        "answer": None if failed else out.get("answer", ""),
+        "exit": 1 if failed else 0,
+        "timeout": False,
+        "wall": time.monotonic() - started,
+        "error": out.get("error", ""),
+        "stop_reason": out.get("state", "error" if failed else ""),
+        "iterations": out.get("steps", 0),
+        "tool_calls": out.get("tool_calls", 0),
+        "tokens": out.get("tokens") or 0,
+        "replies": out.get("replies", []),
+    }
+
+
+def bundled_tools_dir() -> Path:
+    from toolcall_cli.tools.loader import bundled_tools_dir as found
+
+    return found()
+
+
+def classify(record: dict[str, Any], expected: Expected, tool_names: Iterable[str]) -> None:
+    """Sets outcome (correct | wrong | no answer), non_answer and ended_0_non_answer."""
+    answer = record.get("answer")
+    kind = None if answer is None else non_answer_kind(answer, tool_names)
+    record["non_answer"] = kind
+    record["ended_0_non_answer"] = record.get("exit") == 0 and (answer is None or kind is not None)
+    if record.get("exit") != 0 or answer is None or kind is not None:
+        record["outcome"] = "no answer"
+    else:
+        record["outcome"] = "correct" if is_correct(answer, expected) else "wrong"
+    # toolcall's best-effort answer at the limit exits 3: not counted, but worth knowing
+    record["best_effort_correct"] = bool(
+        record.get("best_effort") and answer and kind is None and is_correct(answer, expected)
+    )
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+_MARK = {"correct": "✓", "wrong": "✗", "no answer": "·"}
+
+
+def _mean(values: list[float]) -> str:
+    return f"{sum(values) / len(values):.1f}" if values else "–"
+
+
+def render_report(
+    records: list[dict[str, Any]],
+    questions: list[dict[str, Any]],
+    systems: list[str],
+    expected: dict[str, Expected],
+    meta: dict[str, str],
+) -> str:
+    lines = [
+        "# Real-model evaluation",
+        "",
+        f"**{meta['label']}**",
+        "",
+        "Written by `bench/realmodel_eval.py` (see bench/README.md). Every expected answer is "
+        "computed by calling the tools the model is given.",
+        "",
+    ]
+    lines += [f"- {k}: {v}" for k, v in meta.items() if k != "label"]
+    lines += [
+        "",
+        "## Per system",
+        "",
+        "A run is *correct* when it ended 0 with the expected figure (or city) in its answer; "
+        "*no answer* when it exited non-zero, timed out, or ended with a non-answer (empty, an "
+        "echoed engine note, a bare tool name, call-shaped JSON). *ended 0 with a non-answer* "
+        "counts those that still exited 0 (the issue requires none). *best-effort right at the "
+        "limit* counts toolcall runs that exited 3 with a right best-effort answer (counted as "
+        "no answer). Tokens and wall time are means per run.",
+        "",
+        "| system | runs | correct | wrong | no answer | ended 0 with a non-answer "
+        "| best-effort right at the limit | mean iterations | mean tokens | mean wall time (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for system in systems:
+        mine = [r for r in records if r["system"] == system]
+        if not mine:
+            continue
+        count = Counter(r["outcome"] for r in mine)
+        lines.append(
+            f"| {SYSTEM_LABELS[system]} | {len(mine)} | {count['correct']}/{len(mine)} "
+            f"| {count['wrong']} | {count['no answer']} "
+            f"| {sum(1 for r in mine if r['ended_0_non_answer'])} "
+            f"| {sum(1 for r in mine if r.get('best_effort_correct'))} "
+            f"| {_mean([float(r.get('iterations') or 0) for r in mine])} "
+            f"| {_mean([float(r.get('tokens') or 0) for r in mine]).removesuffix('.0')} "
+            f"| {_mean([float(r.get('wall') or 0) for r in mine])} |"
+        )
+    lines += [
+        "",
+        "## Per question",
+        "",
+        "One mark per pass: ✓ correct, ✗ wrong, · no answer (0 after it: it ended 0 with a "
+        "non-answer; ⏱: timed out).",
+        "",
+        "| question | expected | " + " | ".join(systems) + " |",
+        "|---|---|" + "---|" * len(systems),
+    ]
+    for question in questions:
+        qid = question["id"]
+        if not any(r["qid"] == qid for r in records):
+            continue
+        cells = []
+        for system in systems:
+            mine = sorted(
+                (r for r in records if r["qid"] == qid and r["system"] == system),
+                key=lambda r: r["pass"],
+            )
+            cells.append(
+                " ".join(
+                    _MARK[r["outcome"]]
+                    + ("0" if r["ended_0_non_answer"] else "")
+                    + ("⏱" if r.get("timeout") else "")
+                    for r in mine
+                )
+                or " "
+            )
+        text = question["question"].replace("|", "\\|")
+        lines.append(f"| `{qid}` {text} | {expected[qid].describe()} | " + " | ".join(cells) + " |")
+    lines += ["", "## How the runs ended", ""]
+    lines += ["| system | exit codes | stop reasons | non-answers | most calls in one reply |"]
+    lines += ["|---|---|---|---|---|"]
+    for system in systems:
+        mine = [r for r in records if r["system"] == system]
+        if not mine:
+            continue
+        exits = Counter("timeout" if r.get("timeout") else str(r.get("exit")) for r in mine)
+        stops = Counter(r.get("stop_reason") or "–" for r in mine)
+        kinds = Counter(r["non_answer"] for r in mine if r.get("non_answer"))
+        lines.append(
+            f"| {system} | {_counts(exits)} | {_counts(stops)} | {_counts(kinds) or '–'} "
+            f"| {max((r.get('max_calls_in_reply') or 0 for r in mine), default=0)} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counter.most_common())
+
+
+def git_commit() -> str:
+    def git(*argv: str) -> str:
+        return subprocess.run(
+            ["git", *argv], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "toolcall_cli", "tools.d")
+    return git("rev-parse", "--short", "HEAD") + (
+        " (with uncommitted engine changes)" if dirty else ""
+    )
+
+
+def server_facts(base_url: str) -> str:
+    """The model file and context size llama.cpp reports on /props (other servers: the URL)."""
+    root = re.sub(r"/v1/?$", "", base_url)
+    try:
+        with urllib.request.urlopen(f"{root}/props", timeout=5) as response:
+            props = json.load(response)
+    except (OSError, ValueError):
+        return base_url
+    settings = props.get("default_generation_settings", {})
+    return (
+        f"{base_url} (llama.cpp {props.get('build_info', '?')}; model file "
+        f"{Path(str(props.get('model_path', '?'))).name}, {props.get('model_ftype', '?')}; "
+        f"context {settings.get('n_ctx', '?')} tokens)"
+    )
+
+
+def server_answers(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=10):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def ensure_peers_venv() -> None:
+    python = PEERS_VENV / "bin" / "python"
+    if python.exists():
+        return
+    print(f"realmodel_eval: creating {PEERS_VENV.relative_to(ROOT)} (smolagents, openai)")
+    subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "smolagents", "openai"], check=True)
+
+
+def smolagents_version() -> str:
+    done = subprocess.run(
+        [
+            str(PEERS_VENV / "bin" / "python"),
+            "-c",
+            "import smolagents; print(smolagents.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or "?"
+
+
+def select(items: list[str], wanted: str | None, what: str) -> list[str]:
+    if not wanted:
+        return items
+    chosen = [w.strip() for w in wanted.split(",") if w.strip()]
+    unknown = [w for w in chosen if not any(i == w or i.startswith(w) for i in items)]
+    if unknown:
+        raise SystemExit(f"realmodel_eval: error: unknown {what}: {', '.join(unknown)}")
+    # In the order asked for: a partial run then covers the questions chosen first.
+    picked: list[str] = []
+    for w in chosen:
+        picked += [i for i in items if (i == w or i.startswith(w)) and i not in picked]
+    return picked
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--base-url", default=os.environ.get("TOOLCALL_BENCH_BASE_URL"))
+    parser.add_argument("--model", default="qwen", help="model name sent to the server")
+    parser.add_argument("--questions", help="ids or id prefixes, comma-separated (default: all)")
+    parser.add_argument("--systems", help=f"comma-separated, of: {', '.join(SYSTEMS)}")
+    parser.add_argument("--passes", type=int, default=2)
+    parser.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)))
+    parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    parser.add_argument("--max-iterations", type=int, default=None, help="(toolcall's default)")
+    parser.add_argument("--records", type=Path, default=DEFAULT_RECORDS)
+    parser.add_argument("--report", type=Path, default=DEFAULT_REPORT)
+    parser.add_argument("--resume", action="store_true", help="keep the records' finished runs")
+    parser.add_argument("--label", default="Real-model evaluation")
+    parser.add_argument("--report-only", action="store_true", help="rewrite the report only")
+    parser.add_argument("--notes", type=Path, help="a Markdown file appended to the report")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not args.base_url and not args.report_only:
+        print(
+            "realmodel_eval: skipped: no server given (--base-url URL or TOOLCALL_BENCH_BASE_URL)"
+        )
+        return 0
+    data = json.loads((EVAL / "questions.json").read_text(encoding="utf-8"))
+    questions = [q for q in data["questions"]]
+    chosen_ids = select([q["id"] for q in questions], args.questions, "question")
+    by_id = {q["id"]: q for q in questions}
+    questions = [by_id[i] for i in chosen_ids]
+    systems = select(list(SYSTEMS), args.systems, "system")
+    tools = load_tool_functions([bundled_tools_dir(), BENCH_TOOLS])
+    expected = {q["id"]: expected_answer(q, tools) for q in questions}
+
+    records: list[dict[str, Any]] = []
+    if (args.resume or args.report_only) and args.records.exists():
+        records = [json.loads(line) for line in args.records.read_text().splitlines() if line]
+        for record in records:  # graded again: the grader may have learnt since they ran
+            if record["qid"] in expected:
+                classify(record, expected[record["qid"]], tools)
+    if not args.report_only:
+        if not server_answers(args.base_url):
+            print(f"realmodel_eval: error: no server answers at {args.base_url}", file=sys.stderr)
+            return 1
+        if "smolagents" in systems:
+            ensure_peers_venv()
+        offered = toolcall_sampling_flags()
+        seeds = [int(s) for s in args.seeds.split(",")][: args.passes]
+        seeds += [seeds[-1] + i + 1 for i in range(args.passes - len(seeds))]
+        done = {(r["pass"], r["qid"], r["system"]) for r in records}
+        args.records.parent.mkdir(parents=True, exist_ok=True)
+        if not args.resume:
+            args.records.write_text("")
+        with tempfile.TemporaryDirectory(prefix="toolcall-bench-home-") as home:
+            for number, seed in enumerate(seeds, start=1):
+                # The peer gets the same sampling as toolcall can send: nothing, until
+                # `toolcall run` offers --temperature/--seed for the server.
+                sampling = Sampling(
+                    temperature=args.temperature if "--temperature" in offered else None,
+                    seed=seed if "--seed" in offered else None,
+                )
+                for question in questions:
+                    for system in systems:
+                        if (number, question["id"], system) in done:
+                            continue
+                        if system == "smolagents":
+                            record = run_smolagents(question["question"], args, sampling)
+                        else:
+                            record = run_toolcall(
+                                system, question["question"], args, sampling, Path(home)
+                            )
+                        record.update(
+                            {
+                                "pass": number,
+                                "seed": seed,
+                                "sampling": sampling.describe(),
+                                "qid": question["id"],
+                                "system": system,
+                            }
+                        )
+                        classify(record, expected[question["id"]], tools)
+                        records.append(record)
+                        with args.records.open("a", encoding="utf-8") as out:
+                            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                        print(
+                            f"pass {number} {question['id']:<24} {system:<14} "
+                            f"{record['outcome']:<9} exit={record.get('exit')} "
+                            f"{record.get('wall', 0):6.1f}s  {str(record.get('answer'))[:70]!r}",
+                            flush=True,
+                        )
+    samplings = sorted({r.get("sampling", "?") for r in records})
+    meta = {
+        "label": args.label,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "model": f"`{args.model}` as named to the server",
+        "server": server_facts(args.base_url) if args.base_url else "–",
+        "toolcall commit measured": git_commit(),
+        "smolagents": smolagents_version(),
+        "passes and seeds": ", ".join(
+            sorted({f"pass {r['pass']}: seed {r['seed']}" for r in records})
+        ),
+        "sampling": "; ".join(samplings),
+        "timeout per run": f"{args.timeout:g} s (a timeout counts as no answer)",
+        "questions": f"{len({r['qid'] for r in records})} of {len(data['questions'])} "
+        f"({', '.join(sorted({q['lang'] for q in questions}))})",
+    }
+    shown = [s for s in SYSTEMS if any(r["system"] == s for r in records)]
+    report = render_report(records, data["questions"], shown, expected_all(data, tools), meta)
+    if args.notes:
+        report += "\n" + args.notes.read_text(encoding="utf-8")
+    args.report.write_text(report, encoding="utf-8")
+    print(f"realmodel_eval: wrote {args.report} from {len(records)} runs")
+    return 0
+
+
+def expected_all(data: dict[str, Any], tools: dict[str, Callable[..., Any]]) -> dict[str, Expected]:
+    return {q["id"]: expected_answer(q, tools) for q in data["questions"]}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
