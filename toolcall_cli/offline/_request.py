@@ -14,9 +14,10 @@ import json_repair
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline._dependencies import (
     DependencyFormat,
-    dependency_list,
+    decode,
     from_prompt,
     from_schemas,
+    links,
     resolved,
     without_reserved,
 )
@@ -75,11 +76,8 @@ class EarlierQuestion:
     """A question asked before the current one in the same conversation, with its calls."""
 
     question: str
-    turns: tuple[tuple[Exchange, ...], ...] = ()
-
-    @property
-    def exchanges(self) -> list[Exchange]:
-        return [e for turn in self.turns for e in turn]
+    exchanges: tuple[Exchange, ...] = ()
+    """Every call made for it, with its result, turn after turn."""
 
 
 Shape = Literal["text", "native", "json"]
@@ -135,13 +133,6 @@ def same_call(a: PlannedCall, b: PlannedCall) -> bool:
     return a.name == b.name and a.arguments == b.arguments
 
 
-def decode(content: str) -> Any:
-    try:
-        return json.loads(content)
-    except ValueError:
-        return content
-
-
 def request_shape(body: dict[str, Any]) -> Shape:
     if isinstance(body.get("tools"), list):
         return "native"
@@ -167,7 +158,7 @@ def call_format(body: dict[str, Any]) -> CallFormat:
     tags = (f"<{example[1]}>", f"</{example[1]}>") if example else ("<tool_call>", "</tool_call>")
     dependencies = None
     if shape == "native":
-        dependencies = from_schemas(body.get("tools") or [])
+        dependencies = from_schemas(native_tools(body))
     elif shape == "text":
         dependencies = from_prompt(prompt, *tags)
     return CallFormat(shape, *tags, dependencies)
@@ -187,10 +178,9 @@ def read_tools(body: dict[str, Any], fmt: CallFormat) -> tuple[ToolSpec, ...]:
     shape = fmt.shape
     prompt_tools = tools_from_prompt(system_text(body))
     if shape == "native":
-        native = [t for t in map(native_tool, body.get("tools") or []) if t is not None]
         return tuple(
             ToolSpec(t.name, t.description, without_reserved(t.parameters, fmt.dependencies))
-            for t in native
+            for t in native_tools(body)
         )
     if shape == "json":
         described = {t.name: t.description for t in prompt_tools}
@@ -203,16 +193,15 @@ def system_text(body: dict[str, Any]) -> str:
     return "\n\n".join(message_text(m) for m in messages if m.get("role") == "system")
 
 
-def native_tool(entry: Any) -> ToolSpec | None:
-    function = entry.get("function") if isinstance(entry, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        return None
-    parameters = function.get("parameters")
-    return ToolSpec(
-        name=function["name"],
-        description=str(function.get("description") or ""),
-        parameters=parameters if isinstance(parameters, dict) else {},
-    )
+def native_tools(body: dict[str, Any]) -> list[ToolSpec]:
+    """The request's `tools`, leaving out any entry without a function name."""
+    tools: list[ToolSpec] = []
+    for entry in body.get("tools") or []:
+        function = entry.get("function") if isinstance(entry, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            about = str(function.get("description") or "")
+            tools.append(ToolSpec(function["name"], about, member(function, "parameters")))
+    return tools
 
 
 def tools_from_schema(response_format: Any, described: dict[str, str]) -> tuple[ToolSpec, ...]:
@@ -338,7 +327,7 @@ def earlier_questions(
     return tuple(
         EarlierQuestion(
             message_text(messages[start]),
-            read_turns(messages[start + 1 : end], fmt),
+            tuple(e for turn in read_turns(messages[start + 1 : end], fmt) for e in turn),
         )
         for start, end in zip(starts, [*starts[1:], len(messages)][: len(starts)], strict=True)
     )
@@ -406,14 +395,11 @@ class _Turn:
             and (result := self.results.get(i)) is not None
             and not result.lstrip().lower().startswith("error")
         }
-        out: list[PlannedCall] = []
-        for call in calls:
-            arguments = resolved(call.arguments, results, fmt)
-            if arguments is None:
-                out.append(replace(call, skipped=True))
-            else:
-                out.append(replace(call, arguments=arguments))
-        return out
+        filled = [(call, resolved(call.arguments, results, fmt)) for call in calls]
+        return [
+            replace(call, skipped=True) if arguments is None else replace(call, arguments=arguments)
+            for call, arguments in filled
+        ]
 
 
 _SUMMARY_LINE_RE = re.compile(r"^- (?P<name>[^\s(]+)\((?P<args>.*)\) -> (?P<result>.*)$")
@@ -475,15 +461,12 @@ def native_call(
     decoded, repaired = read_object(arguments) if isinstance(arguments, str) else (arguments, False)
     garbled = repaired and bool(str(arguments).strip())
     call = PlannedCall(str(function.get("name") or ""), as_arguments(decoded), garbled=garbled)
+    call_id = str(entry.get("id") or "")
     if deps is None or not deps.reserved:
-        return str(entry.get("id") or ""), call
+        return call_id, call
     reserved = {deps.id_key, deps.depends_key}
-    return str(entry.get("id") or ""), replace(
-        call,
-        arguments={k: v for k, v in call.arguments.items() if k not in reserved},
-        ref=own_ref(call.arguments.get(deps.id_key)),
-        depends_on=dependency_list(call.arguments.get(deps.depends_key or "")),
-    )
+    arguments = {k: v for k, v in call.arguments.items() if k not in reserved}
+    return call_id, replace(call, arguments=arguments, **links(call.arguments, deps))
 
 
 def call_from_payload(
@@ -493,17 +476,7 @@ def call_from_payload(
     if isinstance(arguments, str):
         arguments = decode_object(arguments)
     call = PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
-    if deps is None or deps.reserved:
-        return call
-    return replace(
-        call,
-        ref=own_ref(payload.get(deps.id_key)),
-        depends_on=dependency_list(payload.get(deps.depends_key or "")),
-    )
-
-
-def own_ref(value: Any) -> str | None:
-    return str(value) if isinstance(value, (str, int)) and str(value).strip() else None
+    return call if deps is None or deps.reserved else replace(call, **links(payload, deps))
 
 
 def as_arguments(value: Any) -> dict[str, Any]:
