@@ -171,24 +171,17 @@ def resolved(
     pattern = fmt.pattern()
     out: dict[str, Any] = {}
     for name, value in arguments.items():
-        if not isinstance(value, str) or not pattern.search(value):
-            out[name] = value
-            continue
-        whole = pattern.fullmatch(value)
-        if whole:
-            found = lookup(whole, results)
-            if found is _MISSING:
-                return None
-            out[name] = found
-            continue
-        parts = [(m, lookup(m, results)) for m in pattern.finditer(value)]
-        if any(found is _MISSING for _, found in parts):
+        matches = list(pattern.finditer(value)) if isinstance(value, str) else []
+        found = [lookup(m, results) for m in matches]
+        if any(part is _MISSING for part in found):
             return None
-        text = value
-        for match, found in parts:
-            shown = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
-            text = text.replace(match[0], shown, 1)
-        out[name] = text
+        if len(matches) == 1 and matches[0][0] == value:
+            out[name] = found[0]  # a whole argument takes the value itself, of its own type
+            continue
+        for match, part in zip(matches, found, strict=True):
+            shown = part if isinstance(part, str) else json.dumps(part, ensure_ascii=False)
+            value = value.replace(match[0], shown, 1)
+        out[name] = value
     return out
 
 

@@ -292,10 +292,8 @@ _COMPACTED_RE = re.compile(re.escape(_SUMMARY_MARK) + r" (\d+) earlier tool roun
 def replies_since_question(body: dict[str, Any]) -> int:
     """Assistant replies after the question, compacted rounds included: unlike the turns the
     model can read back, this also counts a reply whose call could not be parsed."""
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    start = question_index(messages)
     count = 0
-    for message in messages[start + 1 :] if start is not None else []:
+    for message in around_question(body)[2]:
         compacted = (
             _COMPACTED_RE.match(message_text(message)) if is_summary_message(message) else None
         )
@@ -305,11 +303,7 @@ def replies_since_question(body: dict[str, Any]) -> int:
 
 def read_conversation(body: dict[str, Any]) -> Conversation:
     fmt = call_format(body)
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    start = question_index(messages)
-    question = message_text(messages[start]) if start is not None else ""
-    after = messages[start + 1 :] if start is not None else []
-    before = messages[:start] if start is not None else []
+    before, question, after = around_question(body)
     return Conversation(
         question,
         read_tools(body, fmt),
@@ -356,12 +350,14 @@ def is_question_message(message: dict[str, Any]) -> bool:
     )
 
 
-def question_index(messages: list[dict[str, Any]]) -> int | None:
-    """The latest user message that asks something."""
+def around_question(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
+    """The messages before the latest user message that asks something, its text, and the
+    messages after it."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     for i in range(len(messages) - 1, -1, -1):
         if is_question_message(messages[i]):
-            return i
-    return None
+            return messages[:i], message_text(messages[i]), messages[i + 1 :]
+    return [], "", []
 
 
 @dataclass
