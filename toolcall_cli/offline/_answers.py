@@ -11,6 +11,7 @@ from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline._dependencies import decode
 from toolcall_cli.offline._question import Reading
 from toolcall_cli.offline._recovery import answerable, failure_lines
 from toolcall_cli.offline._reports import (
@@ -19,8 +20,9 @@ from toolcall_cli.offline._reports import (
     localized,
     read_report,
     report_line,
+    reports_in,
 )
-from toolcall_cli.offline._request import Decision, Exchange, decode
+from toolcall_cli.offline._request import Decision, Exchange
 from toolcall_cli.offline._words import (
     description_of,
     is_number,
@@ -104,10 +106,9 @@ def converted_extreme(data: dict[str, Any], reading: Reading, others: Sequence[E
     value = data.get(first_key(data, _INPUT_KEYS, (int, float)) or "")
     if value is None or not reading.extremes:
         return ""
-    for other in others:
-        report = None if other.failed else read_report(decode(other.result or ""), reading.zh)
-        for extreme in reading.extremes if report else ():
-            if report is not None and getattr(report, extreme) == value:
+    for report in reports_in(others, reading.zh):
+        for extreme in reading.extremes:
+            if getattr(report, extreme) == value:
                 return extreme_label(report.place, report.day, extreme, report.unit, reading.zh)
     return ""
 

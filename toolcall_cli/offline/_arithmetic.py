@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._words import param_role, properties
+from toolcall_cli.offline._words import param_roles, properties
 
 # "1,234" is one number when the comma groups three digits (a list "1,2,3" is not).
 _THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
@@ -111,8 +111,8 @@ def arithmetic_text(text: str) -> str:
     "three hundred and twelve divided by four" → "312/4", "二的十次方" → "2**10"."""
     normal = without_separators(text).replace(_CHAIN_MARK, " ")
     normal = normal.translate(_SYMBOLS)
-    normal = _CJK_NUMERAL_RE.sub(cjk_digits, normal)
-    normal = _ENGLISH_NUMBER_RE.sub(english_digits, normal)
+    normal = _CJK_NUMERAL_RE.sub(as_digits(lx.cjk_number), normal)
+    normal = _ENGLISH_NUMBER_RE.sub(as_digits(lx.english_number), normal)
     for pattern, replacement in _PHRASES:
         normal = re.sub(pattern, replacement, normal, flags=re.I)
     for word, symbol in _OPERATOR_WORDS:
@@ -148,14 +148,9 @@ def percent_value(match: re.Match[str]) -> str:
     return f"{match.group(1)}/100" if in_arithmetic else match.group()
 
 
-def cjk_digits(match: re.Match[str]) -> str:
-    value = lx.cjk_number(match.group())
-    return match.group() if value is None else str(value)
-
-
-def english_digits(match: re.Match[str]) -> str:
-    value = lx.english_number(match.group())
-    return match.group() if value is None else str(value)
+def as_digits(read: Callable[[str], int | None]) -> Callable[[re.Match[str]], str]:
+    """A numeral (三百一十二, "twenty-five") as digits, as `read` makes it; else as it stands."""
+    return lambda m: m.group() if (value := read(m.group())) is None else str(value)
 
 
 def math_functions(tools: Sequence[ToolSpec]) -> frozenset[str]:
@@ -163,7 +158,7 @@ def math_functions(tools: Sequence[ToolSpec]) -> frozenset[str]:
     expression names in its description (sqrt, hypot, ...)."""
     named: set[str] = set()
     for spec in tools:
-        if any(param_role(n, s) == "expression" for n, s in properties(spec).items()):
+        if "expression" in param_roles(spec):
             texts = [
                 spec.description,
                 *(str(s.get("description", "")) for s in properties(spec).values()),

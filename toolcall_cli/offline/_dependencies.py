@@ -13,6 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolcall_cli.messages import ToolSpec
+from toolcall_cli.offline._words import properties, required
+
 _MIRROR = {"{": "}", "[": "]", "(": ")", "<": ">"}
 
 
@@ -63,7 +66,9 @@ def from_prompt(prompt: str, open_tag: str, close_tag: str) -> DependencyFormat 
     """The format of the prompt's example pair: a call with a short name under some key, and a
     later call whose argument is a placeholder for that name (and maybe a list holding it)."""
     pattern = re.escape(open_tag) + r"(.*?)" + re.escape(close_tag)
-    examples = [e for e in map(json_object, re.findall(pattern, prompt, re.S)) if e]
+    examples = [
+        e for e in map(decode, re.findall(pattern, prompt, re.S)) if isinstance(e, dict) and e
+    ]
     for first in examples:
         for key, ref in first.items():
             if key in ("name", "arguments") or not isinstance(ref, str) or not ref.strip():
@@ -83,25 +88,21 @@ def from_prompt(prompt: str, open_tag: str, close_tag: str) -> DependencyFormat 
 _DESCRIBED_RE = re.compile(r"([^\w\s]{1,3})([A-Za-z]\w*)([.:/])([A-Za-z]\w*)([^\w\s]{1,3})")
 
 
-def from_schemas(tools: Sequence[Any]) -> DependencyFormat | None:
+def from_schemas(tools: Sequence[ToolSpec]) -> DependencyFormat | None:
     """Native calling: an optional string argument whose description shows how to refer to a
     call's result (`{{name.field}}`) is the call's own name; an optional list argument whose
     description names that one is the list of calls to wait for."""
-    for entry in tools:
-        properties, required = schema_properties(entry)
-        for name, schema in properties.items():
-            if schema.get("type") != "string" or name in required:
-                continue
+    for spec in tools:
+        optional = {n: s for n, s in properties(spec).items() if n not in required(spec)}
+        for name, schema in optional.items():
             shape = described_shape(str(schema.get("description", "")))
-            if shape is None:
+            if schema.get("type") != "string" or shape is None:
                 continue
             depends = next(
                 (
                     other
-                    for other, s in properties.items()
-                    if s.get("type") == "array"
-                    and other not in required
-                    and name in str(s.get("description", ""))
+                    for other, s in optional.items()
+                    if s.get("type") == "array" and name in str(s.get("description", ""))
                 ),
                 None,
             )
@@ -118,16 +119,6 @@ def described_shape(description: str) -> tuple[str, str, str] | None:
     return None
 
 
-def schema_properties(entry: Any) -> tuple[dict[str, dict[str, Any]], list[Any]]:
-    function = entry.get("function") if isinstance(entry, dict) else None
-    parameters = function.get("parameters") if isinstance(function, dict) else None
-    if not isinstance(parameters, dict) or not isinstance(parameters.get("properties"), dict):
-        return {}, []
-    properties = {k: v for k, v in parameters["properties"].items() if isinstance(v, dict)}
-    required = parameters.get("required")
-    return properties, required if isinstance(required, list) else []
-
-
 def without_reserved(parameters: dict[str, Any], fmt: DependencyFormat | None) -> dict[str, Any]:
     """A tool's parameters as the model plans with them: the reserved arguments are about the
     calls, not about the tool."""
@@ -138,12 +129,12 @@ def without_reserved(parameters: dict[str, Any], fmt: DependencyFormat | None) -
     return {**parameters, "properties": properties}
 
 
-def json_object(text: str) -> dict[str, Any] | None:
+def decode(content: str) -> Any:
+    """A JSON value, or the text itself when it is not JSON."""
     try:
-        value = json.loads(text)
+        return json.loads(content)
     except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+        return content
 
 
 def strings_in(value: Any) -> list[str]:
@@ -156,9 +147,16 @@ def strings_in(value: Any) -> list[str]:
     return []
 
 
-def dependency_list(value: Any) -> tuple[str, ...]:
-    items = value if isinstance(value, list) else [] if value is None else [value]
-    return tuple(dict.fromkeys(str(item) for item in items))
+def links(fields: Mapping[str, Any], fmt: DependencyFormat) -> dict[str, Any]:
+    """A call's own name and the calls it waits for, as its payload or its reserved arguments
+    give them (the `ref` and `depends_on` of a planned call)."""
+    ref = fields.get(fmt.id_key)
+    waits = fields.get(fmt.depends_key or "")
+    items = waits if isinstance(waits, list) else [] if waits is None else [waits]
+    return {
+        "ref": str(ref) if isinstance(ref, (str, int)) and str(ref).strip() else None,
+        "depends_on": tuple(dict.fromkeys(str(item) for item in items)),
+    }
 
 
 _MISSING = object()
@@ -173,24 +171,17 @@ def resolved(
     pattern = fmt.pattern()
     out: dict[str, Any] = {}
     for name, value in arguments.items():
-        if not isinstance(value, str) or not pattern.search(value):
-            out[name] = value
-            continue
-        whole = pattern.fullmatch(value)
-        if whole:
-            found = lookup(whole, results)
-            if found is _MISSING:
-                return None
-            out[name] = found
-            continue
-        parts = [(m, lookup(m, results)) for m in pattern.finditer(value)]
-        if any(found is _MISSING for _, found in parts):
+        matches = list(pattern.finditer(value)) if isinstance(value, str) else []
+        found = [lookup(m, results) for m in matches]
+        if any(part is _MISSING for part in found):
             return None
-        text = value
-        for match, found in parts:
-            shown = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
-            text = text.replace(match[0], shown, 1)
-        out[name] = text
+        if len(matches) == 1 and matches[0][0] == value:
+            out[name] = found[0]  # a whole argument takes the value itself, of its own type
+            continue
+        for match, part in zip(matches, found, strict=True):
+            shown = part if isinstance(part, str) else json.dumps(part, ensure_ascii=False)
+            value = value.replace(match[0], shown, 1)
+        out[name] = value
     return out
 
 
@@ -198,10 +189,7 @@ def lookup(match: re.Match[str], results: Mapping[str, str]) -> Any:
     result = results.get(match["ref"])
     if result is None:
         return _MISSING
-    try:
-        value: Any = json.loads(result)
-    except ValueError:
-        value = result
+    value = decode(result)
     for field, index in re.findall(r"\.?([A-Za-z_]\w*)|\[(\d+)\]", match["path"] or ""):
         if field and isinstance(value, dict) and field in value:
             value = value[field]

@@ -133,43 +133,31 @@ def write_output(decision: Decision, fmt: CallFormat, call_ids: Sequence[str]) -
     style = decision.style
     if fmt.shape == "native":
         calls = tuple(
-            WireCall(call_id, c.name, written_json(native_arguments(c, fmt), style))
+            WireCall(call_id, c.name, written_json(written_call(c, fmt), style))
             for call_id, c in zip(call_ids, decision.calls, strict=True)
         )
         return AssistantOutput(None, calls, "tool_calls")
-    payloads = [written_json(text_payload(c, fmt), style) for c in decision.calls]
+    payloads = [written_json(written_call(c, fmt), style) for c in decision.calls]
     if fmt.shape == "json":
         return AssistantOutput(payloads[0])  # this mode carries one call per reply
     tags = [fmt.tagged(payload) for payload in payloads]
     return AssistantOutput("\n".join([decision.text, *tags]) if decision.text else "\n".join(tags))
 
 
-def text_payload(call: PlannedCall, fmt: CallFormat) -> dict[str, Any]:
-    """A call as the prompt's examples write it: with its name and the calls it waits for,
-    under the keys those examples use (--dag), when it has them."""
+def written_call(call: PlannedCall, fmt: CallFormat) -> dict[str, Any]:
+    """What a call's JSON holds: its arguments (native), or its name and arguments as the
+    prompt's examples write them (text, json). With --dag, its own name and the calls it waits
+    for go where the request shows them: reserved arguments (native), or keys beside (text)."""
     deps = fmt.dependencies
-    payload: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
-    if deps is None or deps.reserved:
-        return payload
+    native = fmt.shape == "native"
+    fields = dict(call.arguments) if native else {"name": call.name, "arguments": call.arguments}
+    if deps is None or deps.reserved != native:
+        return fields
     if call.ref:
-        payload = {deps.id_key: call.ref, **payload}
+        fields = {**fields, deps.id_key: call.ref} if native else {deps.id_key: call.ref, **fields}
     if call.depends_on and deps.depends_key:
-        payload[deps.depends_key] = list(call.depends_on)
-    return payload
-
-
-def native_arguments(call: PlannedCall, fmt: CallFormat) -> dict[str, Any]:
-    """Native calling: the call's name and the calls it waits for are the reserved arguments
-    the request's schemas offer (--dag)."""
-    deps = fmt.dependencies
-    if deps is None or not deps.reserved:
-        return call.arguments
-    arguments = dict(call.arguments)
-    if call.ref:
-        arguments[deps.id_key] = call.ref
-    if call.depends_on and deps.depends_key:
-        arguments[deps.depends_key] = list(call.depends_on)
-    return arguments
+        fields[deps.depends_key] = list(call.depends_on)
+    return fields
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -12,12 +12,12 @@ from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline._dependencies import decode
 from toolcall_cli.offline._question import Reading, read_question
 from toolcall_cli.offline._request import (
     EarlierQuestion,
     Exchange,
     PlannedCall,
-    decode,
     same_call,
 )
 from toolcall_cli.offline._words import (
@@ -30,6 +30,7 @@ from toolcall_cli.offline._words import (
     is_number,
     mentions,
     param_role,
+    param_roles,
     properties,
     required,
     spelling_positions,
@@ -67,7 +68,7 @@ def tool_score(spec: ToolSpec, reading: Reading) -> float:
         for key, weight in vocabulary.items()
         if (key[2:] in reading.concepts if key.startswith("c:") else key[2:] in reading.words)
     )
-    roles = {param_role(n, s) for n, s in properties(spec).items()}
+    roles = param_roles(spec)
     if reading.expressions and "expression" in roles:
         score += 3.0
     if reading.tickers and "symbol" in roles:
@@ -120,10 +121,6 @@ def make_plan(reading: Reading, tools: Sequence[ToolSpec]) -> Plan:
     if best.empty:
         return Plan(complete=False, wanted=best)
     return Plan(best.calls, complete=False, wanted=best)
-
-
-def plan(reading: Reading, tools: Sequence[ToolSpec]) -> tuple[PlannedCall, ...]:
-    return make_plan(reading, tools).calls
 
 
 def context_calls(
@@ -250,11 +247,7 @@ def measures_in(result: str) -> list[Measure]:
 
 def converter_tool(tools: Sequence[ToolSpec]) -> ToolSpec | None:
     """A tool with value / from-unit / to-unit style parameters."""
-    for spec in tools:
-        roles = {param_role(n, s) for n, s in properties(spec).items()}
-        if {"number", "unit_from", "unit_to"} <= roles:
-            return spec
-    return None
+    return next((s for s in tools if {"number", "unit_from", "unit_to"} <= param_roles(s)), None)
 
 
 def conversion_calls(
@@ -328,10 +321,8 @@ def asks_currency_conversion(reading: Reading) -> bool:
 
 def handles_currencies(spec: ToolSpec) -> bool:
     """A tool with a currency parameter, or one whose name or description is about money."""
-    roles = {param_role(n, s) for n, s in properties(spec).items()}
-    return bool(roles & {"currency", "currency_from", "currency_to"}) or (
-        "c:currency" in tool_vocabulary(spec)
-    )
+    money = {"currency", "currency_from", "currency_to"}
+    return bool(param_roles(spec) & money) or "c:currency" in tool_vocabulary(spec)
 
 
 _IANA_RE = re.compile(r"\b(?:UTC|GMT|[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b")
@@ -370,8 +361,8 @@ def fill_values(spec: ToolSpec, reading: Reading) -> dict[str, list[Any]]:
 
 def numbers_left(reading: Reading, spec: ToolSpec) -> list[float]:
     """Numbers free for numeric parameters: those inside an expression belong to it."""
-    roles = {param_role(n, s) for n, s in properties(spec).items()}
-    return [] if "expression" in roles and reading.expressions else list(reading.numbers)
+    takes_expression = "expression" in param_roles(spec)
+    return [] if takes_expression and reading.expressions else list(reading.numbers)
 
 
 def spread_calls(name: str, values: dict[str, list[Any]]) -> tuple[PlannedCall, ...]:

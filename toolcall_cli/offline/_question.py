@@ -57,7 +57,7 @@ def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
     concepts = set(concepts_in(text, words))
     if expressions:
         concepts.add("math")
-    unit_spans = find_units(text)
+    unit_spans = spelled(text, lx.UNITS)  # (position, canonical unit) of each unit named
     return Reading(
         text=text,
         zh=lx.has_cjk(text),
@@ -95,11 +95,6 @@ def find_tickers(text: str) -> tuple[str, ...]:
         ) and ticker not in found:
             found.append(ticker)
     return tuple(found)
-
-
-def find_units(text: str) -> tuple[tuple[int, str], ...]:
-    """(position, canonical unit) for each unit mentioned."""
-    return spelled(text, lx.UNITS)
 
 
 def find_currencies(text: str) -> tuple[tuple[int, str], ...]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.offline._planner import attempted, enum_match, fill_tool, plan
+from toolcall_cli.offline._planner import attempted, enum_match, fill_tool, make_plan
 from toolcall_cli.offline._question import Reading
 from toolcall_cli.offline._request import Exchange, PlannedCall, same_call
 from toolcall_cli.offline._words import canonical_unit, enum_values, properties, required
@@ -186,7 +186,7 @@ def retried_failures(
     derives from the failure (so the lineage is recomputed, not remembered), made in the next
     turn or, when that retry failed too, succeeding later."""
     retried: set[tuple[int, int]] = set()
-    items = plan(reading, tools)
+    items = make_plan(reading, tools).calls
     for t in range(1, len(turns)):
         later_ok = [e for turn in turns[t:] for e in turn if not e.failed]
         for i, failed in enumerate(turns[t - 1]):
@@ -222,20 +222,17 @@ def failure_lines(exchange: Exchange, reading: Reading) -> list[str]:
         if reading.zh:
             return [f"{name} 没有运行：它依赖的调用（{waited}）失败了。"]
         return [f"{name} did not run: the call it depends on ({waited}) failed."]
-    reasons = error_lines(exchange.result or "no result")
+    head, *items = error_lines(exchange.result or "no result")
     missing = [quoted_groups(m) for m in _MISSING_RE.finditer(exchange.result or "")]
-    head, items = reasons[0], reasons[1:]
     if reading.zh:
         ask = f"请告诉我 {'、'.join(missing)}，我再试一次。" if missing else ""
-        if items:
-            lines = [f"抱歉，{name} 调用失败：{head.rstrip(':：')}：", *items]
-            return [*lines, ask] if ask else lines
-        return [f"抱歉，{name} 调用失败：{head.rstrip('.。')}。{ask}"]
-    ask = f"Tell me the {', '.join(missing)} and I'll try again." if missing else ""
-    if items:
-        lines = [f"Sorry, {name} failed: {head.rstrip(':')}:", *items]
-        return [*lines, ask] if ask else lines
-    return [f"Sorry, {name} failed: {head.rstrip('.')}. {ask}".rstrip()]
+        failed = f"抱歉，{name} 调用失败：{head.rstrip(':：' if items else '.。')}"
+        lines = [f"{failed}：", *items] if items else [f"{failed}。{ask}"]
+    else:
+        ask = f"Tell me the {', '.join(missing)} and I'll try again." if missing else ""
+        failed = f"Sorry, {name} failed: {head.rstrip(':' if items else '.')}"
+        lines = [f"{failed}:", *items] if items else [f"{failed}. {ask}".rstrip()]
+    return [*lines, ask] if items and ask else lines
 
 
 def error_lines(error: str) -> list[str]:

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline._dependencies import decode
 from toolcall_cli.offline._question import Reading
-from toolcall_cli.offline._request import Exchange, decode
+from toolcall_cli.offline._request import Exchange
 from toolcall_cli.offline._words import (
     PLACE_WORDS,
+    field_extreme,
     is_number,
     mentions,
     shown,
@@ -21,8 +23,6 @@ from toolcall_cli.offline._words import (
     unit_of_field,
 )
 
-_HIGH_WORDS = frozenset(lx.words("high max maximum highest"))
-_LOW_WORDS = frozenset(lx.words("low min minimum lowest"))
 _WHEN_WORDS = frozenset(lx.words("day date when"))
 _UNIT_SIGNS = {"celsius": "°C", "fahrenheit": "°F"}
 _RAIN_SIGNS = ("雨", "rain", "shower")
@@ -69,6 +69,12 @@ def read_report(data: Any, zh: bool) -> Report | None:
     )
 
 
+def reports_in(exchanges: Sequence[Exchange], zh: bool) -> list[Report]:
+    """The reports among the results that came back, in order."""
+    results = [decode(e.result or "") for e in exchanges if not e.failed]
+    return [report for data in results if (report := read_report(data, zh))]
+
+
 def key_words(key: Any) -> set[str]:
     return set(split_identifier(str(key)))
 
@@ -101,9 +107,7 @@ def measured(data: dict[str, Any]) -> tuple[str | None, dict[str, float]]:
         if found is None or not is_number(value) or (unit is not None and found != unit):
             continue
         unit = found
-        words = key_words(key)
-        role = "high" if words & _HIGH_WORDS else "low" if words & _LOW_WORDS else "value"
-        numbers.setdefault(role, value)
+        numbers.setdefault(field_extreme(str(key)) or "value", value)
     return unit, numbers
 
 
@@ -212,11 +216,7 @@ def compared_temperatures(
 ) -> tuple[bool, str, list[tuple[str, float]]] | None:
     """(by the high?, the unit's sign, [(place, temperature)]) over the reports of temperatures,
     one per place: the day's high when every report has one (it says most about "hotter")."""
-    reports = [
-        report
-        for e in exchanges
-        if not e.failed and (report := read_report(decode(e.result or ""), reading.zh))
-    ]
+    reports = reports_in(exchanges, reading.zh)
     signs = {r.sign for r in reports}
     if len(signs) != 1 or not all(r.unit in _UNIT_SIGNS for r in reports):
         return None

@@ -14,9 +14,10 @@ import json_repair
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline._dependencies import (
     DependencyFormat,
-    dependency_list,
+    decode,
     from_prompt,
     from_schemas,
+    links,
     resolved,
     without_reserved,
 )
@@ -75,11 +76,8 @@ class EarlierQuestion:
     """A question asked before the current one in the same conversation, with its calls."""
 
     question: str
-    turns: tuple[tuple[Exchange, ...], ...] = ()
-
-    @property
-    def exchanges(self) -> list[Exchange]:
-        return [e for turn in self.turns for e in turn]
+    exchanges: tuple[Exchange, ...] = ()
+    """Every call made for it, with its result, turn after turn."""
 
 
 Shape = Literal["text", "native", "json"]
@@ -138,13 +136,6 @@ def same_call(a: PlannedCall, b: PlannedCall) -> bool:
     return a.name == b.name and a.arguments == b.arguments
 
 
-def decode(content: str) -> Any:
-    try:
-        return json.loads(content)
-    except ValueError:
-        return content
-
-
 def request_shape(body: dict[str, Any]) -> Shape:
     if isinstance(body.get("tools"), list):
         return "native"
@@ -170,7 +161,7 @@ def call_format(body: dict[str, Any]) -> CallFormat:
     tags = (f"<{example[1]}>", f"</{example[1]}>") if example else ("<tool_call>", "</tool_call>")
     dependencies = None
     if shape == "native":
-        dependencies = from_schemas(body.get("tools") or [])
+        dependencies = from_schemas(native_tools(body))
     elif shape == "text":
         dependencies = from_prompt(prompt, *tags)
     return CallFormat(shape, *tags, dependencies, required_answer_tool(body))
@@ -183,8 +174,8 @@ def required_answer_tool(body: dict[str, Any]) -> str | None:
     """`final_answer` when the request requires a call and offers that tool, else None."""
     if body.get("tool_choice") != "required":
         return None
-    offered = (native_tool(entry) for entry in body.get("tools") or [])
-    return ANSWER_TOOL if any(t is not None and t.name == ANSWER_TOOL for t in offered) else None
+    offered = native_tools(body)
+    return ANSWER_TOOL if any(t.name == ANSWER_TOOL for t in offered) else None
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -201,10 +192,9 @@ def read_tools(body: dict[str, Any], fmt: CallFormat) -> tuple[ToolSpec, ...]:
     shape = fmt.shape
     prompt_tools = tools_from_prompt(system_text(body))
     if shape == "native":
-        native = [t for t in map(native_tool, body.get("tools") or []) if t is not None]
         return tuple(
             ToolSpec(t.name, t.description, without_reserved(t.parameters, fmt.dependencies))
-            for t in native
+            for t in native_tools(body)
         )
     if shape == "json":
         described = {t.name: t.description for t in prompt_tools}
@@ -217,16 +207,15 @@ def system_text(body: dict[str, Any]) -> str:
     return "\n\n".join(message_text(m) for m in messages if m.get("role") == "system")
 
 
-def native_tool(entry: Any) -> ToolSpec | None:
-    function = entry.get("function") if isinstance(entry, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        return None
-    parameters = function.get("parameters")
-    return ToolSpec(
-        name=function["name"],
-        description=str(function.get("description") or ""),
-        parameters=parameters if isinstance(parameters, dict) else {},
-    )
+def native_tools(body: dict[str, Any]) -> list[ToolSpec]:
+    """The request's `tools`, leaving out any entry without a function name."""
+    tools: list[ToolSpec] = []
+    for entry in body.get("tools") or []:
+        function = entry.get("function") if isinstance(entry, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            about = str(function.get("description") or "")
+            tools.append(ToolSpec(function["name"], about, member(function, "parameters")))
+    return tools
 
 
 def tools_from_schema(response_format: Any, described: dict[str, str]) -> tuple[ToolSpec, ...]:
@@ -317,10 +306,8 @@ _COMPACTED_RE = re.compile(re.escape(_SUMMARY_MARK) + r" (\d+) earlier tool roun
 def replies_since_question(body: dict[str, Any]) -> int:
     """Assistant replies after the question, compacted rounds included: unlike the turns the
     model can read back, this also counts a reply whose call could not be parsed."""
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    start = question_index(messages)
     count = 0
-    for message in messages[start + 1 :] if start is not None else []:
+    for message in around_question(body)[2]:
         compacted = (
             _COMPACTED_RE.match(message_text(message)) if is_summary_message(message) else None
         )
@@ -330,11 +317,7 @@ def replies_since_question(body: dict[str, Any]) -> int:
 
 def read_conversation(body: dict[str, Any]) -> Conversation:
     fmt = call_format(body)
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    start = question_index(messages)
-    question = message_text(messages[start]) if start is not None else ""
-    after = messages[start + 1 :] if start is not None else []
-    before = messages[:start] if start is not None else []
+    before, question, after = around_question(body)
     # The answer tool is how to answer, not a tool that finds anything out.
     tools = tuple(t for t in read_tools(body, fmt) if t.name != fmt.answer_tool)
     return Conversation(
@@ -354,7 +337,7 @@ def earlier_questions(
     return tuple(
         EarlierQuestion(
             message_text(messages[start]),
-            read_turns(messages[start + 1 : end], fmt),
+            tuple(e for turn in read_turns(messages[start + 1 : end], fmt) for e in turn),
         )
         for start, end in zip(starts, [*starts[1:], len(messages)][: len(starts)], strict=True)
     )
@@ -383,12 +366,14 @@ def is_question_message(message: dict[str, Any]) -> bool:
     )
 
 
-def question_index(messages: list[dict[str, Any]]) -> int | None:
-    """The latest user message that asks something."""
+def around_question(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str, list[dict[str, Any]]]:
+    """The messages before the latest user message that asks something, its text, and the
+    messages after it."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     for i in range(len(messages) - 1, -1, -1):
         if is_question_message(messages[i]):
-            return i
-    return None
+            return messages[:i], message_text(messages[i]), messages[i + 1 :]
+    return [], "", []
 
 
 @dataclass
@@ -422,14 +407,11 @@ class _Turn:
             and (result := self.results.get(i)) is not None
             and not result.lstrip().lower().startswith("error")
         }
-        out: list[PlannedCall] = []
-        for call in calls:
-            arguments = resolved(call.arguments, results, fmt)
-            if arguments is None:
-                out.append(replace(call, skipped=True))
-            else:
-                out.append(replace(call, arguments=arguments))
-        return out
+        filled = [(call, resolved(call.arguments, results, fmt)) for call in calls]
+        return [
+            replace(call, skipped=True) if arguments is None else replace(call, arguments=arguments)
+            for call, arguments in filled
+        ]
 
 
 _SUMMARY_LINE_RE = re.compile(r"^- (?P<name>[^\s(]+)\((?P<args>.*)\) -> (?P<result>.*)$")
@@ -491,15 +473,12 @@ def native_call(
     decoded, repaired = read_object(arguments) if isinstance(arguments, str) else (arguments, False)
     garbled = repaired and bool(str(arguments).strip())
     call = PlannedCall(str(function.get("name") or ""), as_arguments(decoded), garbled=garbled)
+    call_id = str(entry.get("id") or "")
     if deps is None or not deps.reserved:
-        return str(entry.get("id") or ""), call
+        return call_id, call
     reserved = {deps.id_key, deps.depends_key}
-    return str(entry.get("id") or ""), replace(
-        call,
-        arguments={k: v for k, v in call.arguments.items() if k not in reserved},
-        ref=own_ref(call.arguments.get(deps.id_key)),
-        depends_on=dependency_list(call.arguments.get(deps.depends_key or "")),
-    )
+    arguments = {k: v for k, v in call.arguments.items() if k not in reserved}
+    return call_id, replace(call, arguments=arguments, **links(call.arguments, deps))
 
 
 def call_from_payload(
@@ -509,17 +488,7 @@ def call_from_payload(
     if isinstance(arguments, str):
         arguments = decode_object(arguments)
     call = PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
-    if deps is None or deps.reserved:
-        return call
-    return replace(
-        call,
-        ref=own_ref(payload.get(deps.id_key)),
-        depends_on=dependency_list(payload.get(deps.depends_key or "")),
-    )
-
-
-def own_ref(value: Any) -> str | None:
-    return str(value) if isinstance(value, (str, int)) and str(value).strip() else None
+    return call if deps is None or deps.reserved else replace(call, **links(payload, deps))
 
 
 def as_arguments(value: Any) -> dict[str, Any]:

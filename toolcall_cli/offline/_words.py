@@ -185,6 +185,10 @@ def param_role(name: str, schema: dict[str, Any]) -> ParamRole:
     return description_role(words)
 
 
+def param_roles(spec: ToolSpec) -> set[ParamRole]:
+    return {param_role(n, s) for n, s in properties(spec).items()}
+
+
 def description_of(schema: dict[str, Any]) -> str:
     return str(schema.get("description", ""))
 
