@@ -48,6 +48,9 @@ SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "schema-json": ("--strategy", "schema", "--schema-mode", "json"),
     "stream": ("--strategy", "stream"),
     "stream-native": ("--strategy", "stream", "--stream-mode", "native"),
+    "schema-required": ("--strategy", "schema", "--schema-mode", "required"),
+    "regex-compact": ("--strategy", "regex", "--prompt-style", "compact"),
+    "regex-examples": ("--strategy", "regex", "--prompt-style", "examples"),
     "smolagents": None,
 }
 SYSTEM_LABELS = {
@@ -56,6 +59,9 @@ SYSTEM_LABELS = {
     "schema-json": "toolcall schema `--schema-mode json`",
     "stream": "toolcall stream",
     "stream-native": "toolcall stream `--stream-mode native`",
+    "schema-required": "toolcall schema `--schema-mode required`",
+    "regex-compact": "toolcall regex `--prompt-style compact`",
+    "regex-examples": "toolcall regex `--prompt-style examples`",
     "smolagents": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS})",
 }
 

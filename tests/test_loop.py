@@ -240,7 +240,8 @@ def test_failed_rounds_make_the_model_answer_without_tools(registry: ToolRegistr
     withdrawn = of(events, AnswerWithoutTools)
     assert withdrawn and withdrawn[0].failed_rounds == 3
     last_request = model.requests[-1]
-    assert "(no tools are available)" in last_request["messages"][0]["content"]
+    system = last_request["messages"][0]["content"]
+    assert "No tools are available now" in system and "<tool_call>" not in system
     assert "Do not call any tool" in last_request["messages"][-1]["content"]
     assert of(events, FinalAnswer)[0].text == "I could not reach the backend."
 

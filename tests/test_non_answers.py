@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from test_loop import call, of, plugin_registry
 
+from toolcall_cli.answers import judge
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
@@ -251,3 +252,20 @@ def test_a_call_naming_an_earlier_call_id_is_told_it_is_an_id(
     assert not wrong.ok
     assert "is the id of an earlier call, not a tool" in wrong.content
     assert "get_weather" in wrong.content
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "answer"),
+    [
+        ("What is 123 * 47 + 19?", "123 * 47 + 19", False),  # Qwen2.5-0.5B did this
+        ("请计算 3.5 乘以 18 再减去 7。", "3.5 乘以 18", False),
+        ("What is 123 * 47 + 19?", "123 * 47 + 19 = 5800", True),  # a (wrong) result is new
+        ("Which is bigger, 3 or 5?", "5", True),  # one number: may well be the answer
+        ("Is it Paris or London?", "London", True),
+    ],
+)
+def test_the_questions_own_numbers_are_no_result(question: str, reply: str, answer: bool) -> None:
+    verdict = judge(reply, question=question, tools=(), call_ids=(), notes=())
+    assert (verdict is None) is answer
+    if not answer:
+        assert verdict is not None and "repeats the numbers of the question" in verdict.why

@@ -384,7 +384,7 @@ def offers_tools(request: dict[str, Any]) -> bool:
     if "response_format" in request:
         return len(request["response_format"]["json_schema"]["schema"]["anyOf"]) > 1
     system = request["messages"][0]
-    return system["role"] == "system" and "(no tools are available)" not in system["content"]
+    return system["role"] == "system" and "<tool_call>" in system["content"]
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,9 @@ class NotAnAnswer:
         return f"{ENGINE_NOTE_PREFIX} That was not an answer: {self.why}. {todo}"
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
 def judge(
     text: str,
     *,
@@ -65,6 +68,8 @@ def judge(
         return NotAnAnswer("it repeats toolcall's note instead of answering")
     if echoes(stripped, question):
         return NotAnAnswer("it repeats the question")
+    if repeats_the_sum(stripped, question):
+        return NotAnAnswer("it only repeats the numbers of the question, with no result")
     return None
 
 
@@ -97,6 +102,17 @@ def echoes(text: str, question: str) -> bool:
         return False
     said = "".join(words(text))
     return asked in said and len(said.replace(asked, "")) < 3
+
+
+def repeats_the_sum(text: str, question: str) -> bool:
+    """A piece of the question holding its numbers, with nothing new: "123 * 47 + 19" for
+    "What is 123 * 47 + 19?". Small models do this instead of calling the calculator. Two
+    numbers at least, so "5" for "3 or 5?" stays an answer."""
+    numbers = _NUMBER.findall(text)
+    if len(numbers) < 2 or not set(numbers) <= set(_NUMBER.findall(question)):
+        return False
+    said = "".join(words(text))
+    return said in "".join(words(question))
 
 
 def engine_notes(messages: Sequence[Message]) -> Iterator[str]:

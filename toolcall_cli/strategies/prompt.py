@@ -159,11 +159,22 @@ def example_call(specs: Sequence[ToolSpec]) -> str:
     return f"{CALL_OPEN}{payload}{CALL_CLOSE}"
 
 
+NO_TOOLS_PROMPT = (
+    "You are a helpful assistant. No tools are available now: answer the user in their own "
+    "language, in words, from what the conversation already holds (earlier tool results "
+    "included), and say plainly what you could not find out."
+)
+
+
 def system_prompt(
     specs: Sequence[ToolSpec], *, dag: bool = False, style: PromptStyle = "full"
 ) -> str:
     """The whole system prompt of the text protocol (the regex and stream strategies); with
     `dag`, it also says how one call uses another's result. `style`: see PromptStyle."""
+    if not specs:
+        # No tools (withdrawn, the last request at the limit, or none loaded): a prompt that
+        # still taught the call format would invite a call, and a small model takes the hint.
+        return NO_TOOLS_PROMPT
     brief = style != "full"
     described = [describe_tool(spec, brief=brief) for spec in specs]
     tools = "\n\n".join(described) if specs else "(no tools are available)"
