@@ -622,9 +622,11 @@ def select(items: list[str], wanted: str | None, what: str) -> list[str]:
     if unknown:
         raise SystemExit(f"realmodel_eval: error: unknown {what}: {', '.join(unknown)}")
     # In the order asked for: a partial run then covers the questions chosen first.
+    # An exact name means that one ("regex" is not also "regex-compact"); else a prefix.
     picked: list[str] = []
     for w in chosen:
-        picked += [i for i in items if (i == w or i.startswith(w)) and i not in picked]
+        matches = [w] if w in items else [i for i in items if i.startswith(w)]
+        picked += [i for i in matches if i not in picked]
     return picked
 
 

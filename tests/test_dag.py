@@ -361,6 +361,26 @@ def test_placeholders_take_values_from_a_json_result_before_validation() -> None
     )
 
 
+def test_a_placeholder_into_a_reused_result_takes_its_data_not_the_note_after_it() -> None:
+    """A call the model repeats (in the same reply, or from an earlier one) is answered with
+    the first result plus a note to the model; a placeholder into it wants the data alone."""
+    twin_reply = (
+        text_call("get_weather", "w1", city="北京")
+        + text_call("get_weather", "w2", city="北京")
+        + text_call("to_fahrenheit", "f", celsius="{{w2.high_c}}")
+    )
+    done = results(play([twin_reply, "ok"], placeholder_registry({})))
+    assert done["f"].ok and json.loads(done["f"].content) == pytest.approx(87.8)
+    again = text_call("get_weather", "w2", city="北京") + text_call(
+        "to_fahrenheit", "f", celsius="{{w2.high_c}}"
+    )
+    later = play(
+        [text_call("get_weather", "w1", city="北京"), again, "ok"], placeholder_registry({})
+    )
+    assert results(later)["w2"].cached
+    assert results(later)["f"].ok and json.loads(results(later)["f"].content) == pytest.approx(87.8)
+
+
 def test_a_placeholder_path_not_in_the_result_fails_only_that_call_and_its_dependants() -> None:
     seen: dict[str, Any] = {}
     reply = (

@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from toolcall_cli.events import Event, FinalAnswer, ToolFinished
 from toolcall_cli.loop import Limits, run
@@ -171,3 +174,76 @@ def test_isolate_tools_runs_a_plugin_tool_in_another_process(tmp_path: Path) -> 
     (inside,) = results(play([call("where"), "ok"], registry, ToolPolicy(isolate_all=False)))
     assert int(inside.content) == os.getpid()
     assert int(alone.content) != os.getpid()
+
+
+def wait_for_pid(pidfile: Path, within: float = 10.0) -> int:
+    """The worker's pid once it has written it (a bound, not a timing assertion)."""
+    give_up = time.monotonic() + within
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < give_up, "the worker never started"
+        time.sleep(0.02)
+    return int(pidfile.read_text().split()[0])
+
+
+LONG_HANG = PLUGIN.replace(
+    "@tool(isolate=True, timeout=1.5)\ndef hang(", "@tool(isolate=True, timeout=600)\ndef hang("
+)
+
+
+def test_the_runs_time_limit_kills_a_running_isolated_tool(tmp_path: Path) -> None:
+    folder = tmp_path / "tools.d"
+    folder.mkdir()
+    (folder / "plugin.py").write_text(LONG_HANG, encoding="utf-8")
+    registry = load_tools([folder]).registry
+    pidfile = tmp_path / "pid"
+    events = list(
+        run(
+            "q",
+            model=ScriptedModel([call("hang", pidfile=str(pidfile))]),
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(run_timeout=3, tool_timeout=600),
+        )
+    )
+    (result,) = results(events)
+    assert result.error_kind == "cancelled" and "time limit" in result.content
+    assert gone_soon(int(pidfile.read_text()))
+
+
+class InterruptedWhileWriting:
+    """A model that writes a call, then keeps writing until the user presses Ctrl-C (once the
+    call's tool is running)."""
+
+    name = "interrupted"
+
+    def __init__(self, reply: str, pidfile: Path) -> None:
+        self._inner = ScriptedModel([reply])
+        self._pidfile = pidfile
+
+    def stream(self, request: Any) -> Iterator[dict[str, Any]]:
+        yield from self._inner.stream(request)
+        wait_for_pid(self._pidfile)  # the tool started while the reply was still open
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_the_model_writes_kills_the_isolated_tool_it_started(tmp_path: Path) -> None:
+    """The worker runs in its own session, out of the terminal's reach: Ctrl-C must not leave
+    it running (nor must a closed pipe, which ends the loop the same way)."""
+    folder = tmp_path / "tools.d"
+    folder.mkdir()
+    (folder / "plugin.py").write_text(LONG_HANG, encoding="utf-8")
+    registry = load_tools([folder]).registry
+    pidfile = tmp_path / "pid"
+    model = InterruptedWhileWriting(call("hang", pidfile=str(pidfile)), pidfile)
+    events = run(
+        "q",
+        model=model,
+        strategy=get_strategy("stream"),
+        registry=registry,
+        history=[],
+        limits=Limits(tool_timeout=600),
+    )
+    with pytest.raises(KeyboardInterrupt):
+        list(events)
+    assert gone_soon(int(pidfile.read_text()))

@@ -269,3 +269,32 @@ def test_the_questions_own_numbers_are_no_result(question: str, reply: str, answ
     assert (verdict is None) is answer
     if not answer:
         assert verdict is not None and "repeats the numbers of the question" in verdict.why
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "...",
+        "。",
+        "\u200b",
+        "```\n```",
+        "</tool_call>",
+        "{}",
+        "[]",
+        "null",
+        '<tool_result id="#1.0" name="get_weather">sunny</tool_result>',
+    ],
+)
+def test_a_reply_without_words_or_playing_the_engine_is_not_an_answer(reply: str) -> None:
+    verdict = judge(
+        reply, question="What is the weather in Paris?", tools=(), call_ids=(), notes=()
+    )
+    assert verdict is not None
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [("Is 7 prime?", "Is 7 prime? No."), ("北京明天下雨吗？", "北京明天下雨吗？不会")],
+)
+def test_the_question_with_a_short_answer_after_it_is_an_answer(question: str, reply: str) -> None:
+    assert judge(reply, question=question, tools=(), call_ids=(), notes=()) is None

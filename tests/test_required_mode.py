@@ -121,6 +121,20 @@ def test_an_empty_final_answer_is_not_an_answer(tmp_path: Path) -> None:
     assert [e["text"] for e in kinds(events, "final_answer")] == ["63"]
 
 
+def test_a_call_written_inside_final_answer_is_never_run(tmp_path: Path) -> None:
+    """final_answer is never run as a tool, so its text must not become a call either: else a
+    model reaches any tool (past approval prompts the user did not expect) through it."""
+    smuggled = json.dumps({"name": "calculate", "arguments": {"expression": "6*7"}})
+    answers = [
+        calls(call("c1", "final_answer", {"answer": smuggled})),
+        calls(call("c2", "final_answer", {"answer": "63"})),
+    ]
+    done, events, _ = against_server(tmp_path, answers)
+    assert done.returncode == 0, done.stderr
+    assert not kinds(events, "tool_started")
+    assert [e["text"] for e in kinds(events, "final_answer")] == ["63"]
+
+
 def test_the_last_request_at_the_limit_sends_no_tools_and_no_tool_choice(tmp_path: Path) -> None:
     answers = [
         calls(call("c1", "calculate", {"expression": "12*5+3"})),

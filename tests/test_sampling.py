@@ -128,9 +128,10 @@ def test_the_run_records_its_sampling_in_json_and_trace(tmp_path: Path) -> None:
 
 
 def test_the_header_shows_the_sampling(tmp_path: Path) -> None:
-    done = toolcall("run", "What's 12*5+3?", "--top-p", "0.7", cwd=tmp_path)
+    done = toolcall("run", "What's 12*5+3?", "--top-p", "0.7", "--seed", "1234567", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "model offline, strategy regex, top_p 0.7, tools:" in done.stdout.splitlines()[0]
+    header = done.stdout.splitlines()[0]
+    assert "model offline, strategy regex, top_p 0.7, seed 1234567, tools:" in header
 
 
 def test_the_prompt_command_shows_the_sampling_it_would_send(tmp_path: Path) -> None:
@@ -169,10 +170,14 @@ def test_the_live_header_shows_the_sampling() -> None:
     from toolcall_cli.events import RunStarted
 
     start = RunStarted(
-        question="q", model="m", strategy="regex", tools=(), sampling={"temperature": 0, "seed": 4}
+        question="q",
+        model="m",
+        strategy="regex",
+        tools=(),
+        sampling={"temperature": 0.5, "seed": 4000000},
     )
     shown = render("live", [start])
-    assert "strategy regex  ·  temperature 0  ·  seed 4" in shown
+    assert "strategy regex  ·  temperature 0.5  ·  seed 4000000" in shown
     assert "top_p" not in shown
 
 

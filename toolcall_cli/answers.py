@@ -37,6 +37,10 @@ class NotAnAnswer:
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_MARKUP = re.compile(r"</?[A-Za-z_][\w-]*>|```\w*")
+"""Tags and fences: a reply of nothing else ("</tool_call>", an empty fence) holds no words."""
+_RESULT_TAG = re.compile(r"</?tool_result\b")
+"""Results are what toolcall writes; a reply that starts as one is the model playing the engine."""
 
 
 def judge(
@@ -52,6 +56,10 @@ def judge(
     stripped = text.strip()
     if not stripped:
         return NotAnAnswer("the reply was empty")
+    if not words(_MARKUP.sub(" ", stripped)) or stripped in ("{}", "[]", "null"):
+        return NotAnAnswer("it holds no words: only marks or an empty value")
+    if _RESULT_TAG.match(stripped):
+        return NotAnAnswer("it is a tool result written by the model itself, not an answer")
     if unreadable is not None or looks_like_call_json(stripped):
         problem = f" ({unreadable.rstrip('.')})" if unreadable else ""
         return NotAnAnswer(
@@ -96,12 +104,13 @@ def echoes_a_note(text: str, notes: Sequence[str]) -> bool:
 
 
 def echoes(text: str, question: str) -> bool:
-    """The question repeated (once or more), with at most a few characters besides."""
+    """The question repeated (once or more), and nothing else."""
     asked = "".join(words(question))
     if len(asked) < MIN_QUESTION_CHARS:
         return False
     said = "".join(words(text))
-    return asked in said and len(said.replace(asked, "")) < 3
+    # Only the question itself, once or more: "Is 7 prime? No." adds a word, and is an answer.
+    return asked in said and said.replace(asked, "") == ""
 
 
 def repeats_the_sum(text: str, question: str) -> bool:

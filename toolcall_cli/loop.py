@@ -471,6 +471,43 @@ def _iteration(
         max_calls=state.limits.max_calls_per_reply,
         earlier_ids=state.call_ids,
     )
+    try:
+        return (
+            yield from _reply_and_round(
+                iteration,
+                state,
+                model,
+                strategy,
+                registry,
+                history,
+                request,
+                round_,
+                last=last,
+                retried=retried,
+            )
+        )
+    except BaseException:
+        # Ctrl-C, the reader gone (GeneratorExit) or a bug: nothing the round started may
+        # outlive the run. An isolated tool runs in its own session, out of reach of the
+        # terminal's Ctrl-C, so it is killed here or not at all.
+        round_.abandon()
+        raise
+
+
+def _reply_and_round(
+    iteration: int,
+    state: RunState,
+    model: Model,
+    strategy: Strategy,
+    registry: ToolRegistry,
+    history: list[Message],
+    request: ModelRequest,
+    round_: Round,
+    *,
+    last: bool,
+    retried: bool,
+) -> Generator[Event, None, StopReason | None]:
+    """The model's reply to `request`, the calls it makes run as `round_`, and the feedback."""
     # Ids like `#2.0`: `call_2_0` looked enough like a function name that a small model called
     # it. They are still valid as OpenAI tool_call_ids and in a <tool_result id="..."> tag.
     prefix = f"#{iteration}."

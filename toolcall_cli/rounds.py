@@ -51,6 +51,7 @@ NOBODY_TO_ASK = Declined(
 )
 
 CANCELLED = "cancelled by the user (Ctrl-C) while it ran. Go on without its result."
+OUT_OF_TIME = "stopped: the run's time limit was reached while it ran (--timeout)."
 SECOND_INTERRUPT = 1.0
 """A second Ctrl-C this soon after the first stops the whole turn."""
 
@@ -140,6 +141,9 @@ class Round:
         """First call id → the identical calls of the reply that wait for its result."""
         self.dropped: list[ToolCall] = []
         """Calls past the cap, never run."""
+        self._data: dict[str, str] = {}
+        """A reused result's data, without the note the model reads after it: what a
+        placeholder into that call takes."""
         self.results: list[ToolResult] = []
         """Every result so far, in the order the calls finished."""
 
@@ -185,6 +189,10 @@ class Round:
         while self._pool.pending:
             left = deadline()
             if left is not None and left <= 0:
+                # The run's time is up: stop what still runs (an isolated tool is killed, not
+                # left to finish on its own) and answer each call so.
+                for stopped in self._pool.cancel(OUT_OF_TIME):
+                    yield from self._finished(stopped)
                 return
             try:
                 finished = self._pool.wait(timeout=left)
@@ -274,6 +282,7 @@ class Round:
         if first is None:
             self._twins.setdefault(first_id, []).append(call)
             return
+        self._data[call.id] = self._data.get(first_id, first.content)
         yield from self._answer(call, twin(call, first))
 
     def _is_an_id(self, name: str) -> bool:
@@ -291,6 +300,7 @@ class Round:
             )
         earlier = self._cache.get(call_key(call))
         if earlier is not None and tool is not None and tool.cacheable:
+            self._data[call.id] = earlier.content
             return repeated(call, earlier)
         if self._withdrawn:
             return refused(
@@ -348,6 +358,7 @@ class Round:
             ended=_offset(finished.ended, self._began),
         )
         for waiting in self._twins.pop(call.id, []):
+            self._data[waiting.id] = self._data.get(call.id, result.content)
             yield from self._answer(waiting, twin(waiting, result))
         yield from self._release()
 
@@ -374,7 +385,7 @@ class Round:
 
     def _start_with_results(self, call: ToolCall) -> Iterator[Event]:
         results = {
-            ref: entry.result.content
+            ref: self._data.get(call_id, entry.result.content)
             for ref, call_id in (self._graph.by_ref.items() if self._graph else ())
             if (entry := self._entries[call_id]).result is not None
         }

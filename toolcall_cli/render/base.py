@@ -256,6 +256,11 @@ def filled_line(event: PlaceholdersFilled) -> str:
     return f"filled {shown_name(call.name)} {shown_arguments(call.arguments)} from {written}"
 
 
+def setting(value: float) -> str:
+    """A sampling setting as typed: a seed of 1234567 must read back as that, not 1.23457e+06."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
 def answer_label(answer: FinalAnswer) -> str:
     """A best-effort answer was made without tools at the iteration limit: it may be a guess,
     and the view says so (the exit code, 3, says it too)."""

@@ -55,6 +55,7 @@ from toolcall_cli.render.base import (
     plural,
     reply_summary,
     request_summary,
+    setting,
     shown_arguments,
     shown_name,
     timeline_lines,
@@ -332,7 +333,7 @@ class LiveRenderer:
             (visible(event.strategy), "bold"),
         )
         for key, value in event.sampling.items():
-            body.append_text(Text.assemble((f"  ·  {key} ", "dim"), (f"{value:g}", "bold")))
+            body.append_text(Text.assemble((f"  ·  {key} ", "dim"), (setting(value), "bold")))
         tools = ", ".join(visible(name) for name in event.tools) or "(none)"
         body.append_text(Text.assemble("\n", ("tools ", "dim"), tools))
         body.append_text(Text.assemble("\n", ("question ", "dim"), visible(event.question)))

@@ -42,6 +42,7 @@ from toolcall_cli.render.base import (
     one_line,
     reply_summary,
     request_summary,
+    setting,
     shown_arguments,
     shown_name,
     timeline_lines,
@@ -186,7 +187,7 @@ class QuietRenderer:
 
 def _header(event: RunStarted) -> list[str]:
     tools = ", ".join(visible(name) for name in event.tools) or "(none)"
-    sampling = "".join(f", {key} {value:g}" for key, value in event.sampling.items())
+    sampling = "".join(f", {key} {setting(value)}" for key, value in event.sampling.items())
     return [
         f"model {visible(event.model)}, strategy {visible(event.strategy)}{sampling}, "
         f"tools: {tools}",

@@ -27,6 +27,9 @@ class Reply:
     native: dict[str, Any] | None = None
     """For native function calling: the assistant message's `content` and `tool_calls` exactly as
     they must be echoed back (broken calls included, so every tool message answers a known id)."""
+    from_answer_tool: bool = False
+    """`text` is the argument of the answer tool (`--schema-mode required`): the model's answer,
+    never read again for calls, whatever it looks like."""
 
 
 class ReplyParser(Protocol):

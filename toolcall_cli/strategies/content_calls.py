@@ -40,6 +40,10 @@ def read_content_calls(reply: Reply, call_id_prefix: str, known: Collection[str]
     `<tool_call>` tags, Qwen's own format, which its template sometimes leaks into content."""
     if reply.native is None or reply.calls or reply.errors or not reply.text.strip():
         return ContentCalls(reply)
+    if reply.from_answer_tool:
+        # The text came as final_answer's argument: running it as a call would let a model
+        # reach any tool through the one that is never run.
+        return ContentCalls(reply)
     text = reply.text.strip()
     parsed = parse_text(text, call_id_prefix)
     tagged = CALL_OPEN in text

@@ -215,7 +215,12 @@ class AnswerToolReplyParser(NativeReplyParser):
         # tool message would have to answer in the next question's request.
         native = {"content": self._answer, "tool_calls": []}
         return dataclasses.replace(
-            reply, text=self._answer.strip(), calls=calls, errors=errors, native=native
+            reply,
+            text=self._answer.strip(),
+            calls=calls,
+            errors=errors,
+            native=native,
+            from_answer_tool=True,
         )
 
 
