@@ -423,6 +423,11 @@ def test_at_the_limit_one_request_without_tools_gives_a_best_effort_answer(
     )
     assert [offers_tools(r) for r in model.requests] == [True, True, False]
     assert "last round of tools" in json.dumps(model.requests[-1]["messages"][-1])
+    # The results go as a summary of data: no call of its own for the model to continue.
+    last = json.dumps(model.requests[-1]["messages"], ensure_ascii=False)
+    assert "[context summary] 2 earlier tool round(s)" in last
+    assert "<tool_call>" not in last and '"tool_calls"' not in last
+    assert '"role": "tool"' not in last
     (answer,) = [e for e in events if isinstance(e, FinalAnswer)]
     assert (answer.text, answer.best_effort) == ("my best guess", True)
     assert stop_reason(events) == "limit"
@@ -596,3 +601,33 @@ def test_json_output_carries_offsets_and_depends_on(tmp_path: Path) -> None:
     (timeline,) = [line for line in lines if line["kind"] == "tool_timeline"]
     waits = {entry["ref"]: entry["waits_for"] for entry in timeline["entries"]}
     assert waits == {"w": [], "c": [finished["w"]["call"]["id"]]}
+
+
+def test_a_tool_handed_back_its_own_result_is_told_to_answer_with_it() -> None:
+    """Qwen2.5-0.5B: calculate("123*47+19") gave 5800, then calculate("5800"), again and
+    again. Another tool taking that result is a chain, and runs."""
+    ran: list[str] = []
+
+    @tool(permission="read")
+    def calculate(expression: str) -> str:
+        """Evaluate."""
+        ran.append(expression)
+        return "5800" if expression == "123*47+19" else expression
+
+    @tool(permission="read")
+    def spell(number: str) -> str:
+        """Spell a number."""
+        ran.append(f"spell {number}")
+        return "five thousand eight hundred"
+
+    registry = ToolRegistry.from_functions(calculate, spell)
+    replies: list[str | dict[str, Any]] = [
+        call("calculate", expression="123*47+19"),
+        call("calculate", expression="5800") + call("spell", number="5800"),
+        "5800",
+    ]
+    events, _ = play(replies, registry)
+    assert ran == ["123*47+19", "spell 5800"]
+    echoed = next(r for r in finished(events) if r.name == "calculate" and not r.ok)
+    assert echoed.error_kind == "repeated"
+    assert "`5800` is a result you already have" in echoed.content

@@ -324,8 +324,16 @@ def _check_failures(state: RunState, history: list[Message]) -> Iterator[Event]:
     yield AnswerWithoutTools(failed_rounds=state.failed_rounds, message=message)
 
 
+def _rounds_sent_in_full(state: RunState) -> int | None:
+    """How many recent tool rounds go in full (None: all). 0 once tools are withdrawn (the last
+    request at the limit, or after rounds without progress): then every round goes as the
+    summary, so the model reads its results as data and sees no call of its own to continue. A
+    small model shown its calls kept writing calls, even with no tools offered."""
+    return 0 if state.tools_withdrawn else state.limits.history_rounds
+
+
 def _request_history(state: RunState, history: list[Message]) -> tuple[list[Message], list[Event]]:
-    sent, compacted = windowed(history, state.limits.history_rounds)
+    sent, compacted = windowed(history, _rounds_sent_in_full(state))
     notices: list[Event] = []
     if compacted > state.compacted:
         notices.append(
@@ -384,7 +392,7 @@ def _request(
         body = strategy.build_request(messages, specs, model.name).body
         return int(request_tokens(body) * state.token_scale)
 
-    fit = fitted(history, state.limits.history_rounds, budget, measure)
+    fit = fitted(history, _rounds_sent_in_full(state), budget, measure)
     request = strategy.build_request(fit.messages, specs, model.name)
     state.last_estimate = request_tokens(request.body)
     yield _fit_notice(window, fit.compacted - state.compacted, fit.cut, fit.fits, fit.tokens)

@@ -285,6 +285,27 @@ class Round:
         self._data[call.id] = self._data.get(first_id, first.content)
         yield from self._answer(call, twin(call, first))
 
+    def _echoed_result(self, call: ToolCall) -> str | None:
+        """The earlier result of the same tool that a one-argument call only hands back
+        (calculate("5800") after calculate("123*47+19") gave 5800): a small model loops so, one
+        tool round after another, instead of answering. Another tool taking the result (an id
+        looked up, then used) is a chain, and runs."""
+        if not isinstance(call.arguments, dict) or len(call.arguments) != 1:
+            return None
+        (value,) = call.arguments.values()
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return None
+        text = str(value).strip()
+        for earlier in self._cache.values():
+            if (
+                earlier.ok
+                and earlier.name == call.name
+                and text
+                and earlier.content.strip() == text
+            ):
+                return text
+        return None
+
     def _is_an_id(self, name: str) -> bool:
         return name in self._earlier_ids or name in self._entries
 
@@ -297,6 +318,14 @@ class Round:
                 call,
                 "unknown_tool",
                 f"`{call.name}` is the id of an earlier call, not a tool; the tools are: {names}.",
+            )
+        echoed = self._echoed_result(call)
+        if echoed is not None:
+            return refused(
+                call,
+                "repeated",
+                f"`{echoed}` is a result you already have from this run; answer the question "
+                "with it instead of passing it to a tool again.",
             )
         earlier = self._cache.get(call_key(call))
         if earlier is not None and tool is not None and tool.cacheable:
