@@ -14,6 +14,7 @@ interrupted run resumes with --resume), and bench/RESULTS.md is written from tho
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import importlib.util
 import json
@@ -212,6 +213,18 @@ def _call_shaped(value: Any) -> bool:
     )
 
 
+def _literal(text: str) -> Any:
+    """JSON, or a Python literal (a call list printed with repr), or None."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
 def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
     """Why this text is not an answer at all, or None if it is one (right or wrong)."""
     text = answer.strip()
@@ -226,11 +239,9 @@ def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
     if "<tool_call>" in folded:
         return "call-shaped"
     unfenced = re.sub(r"^```\w*\s*|\s*```$", "", text)
-    try:
-        parsed = json.loads(unfenced)
-    except ValueError:
-        parsed = None
-    if _call_shaped(parsed):
+    # smolagents' own at-the-limit answer can be "Calling tools:\n[{'id': ..., 'function': ...}]"
+    unfenced = re.sub(r"^Calling tools:\s*", "", unfenced)
+    if _call_shaped(_literal(unfenced)):
         return "call-shaped"
     if re.match(r'^\s*\{\s*"name"\s*:\s*"\w+"\s*,\s*"(arguments|parameters)"', unfenced):
         return "call-shaped"  # a call cut short or with broken JSON
