@@ -566,9 +566,13 @@ def git_commit() -> str:
             ["git", *argv], cwd=ROOT, capture_output=True, text=True, check=False
         ).stdout.strip()
 
-    dirty = git("status", "--porcelain", "--", "toolcall_cli", "tools.d")
-    return git("rev-parse", "--short", "HEAD") + (
-        " (with uncommitted engine changes)" if dirty else ""
+    engine = ("toolcall_cli", "tools.d", "pyproject.toml", "setup.py")
+    dirty = git("status", "--porcelain", "--", *engine)
+    last = git("log", "-1", "--format=%h", "--", *engine)
+    return (
+        f"{git('rev-parse', '--short', 'HEAD')} (the engine as of {last}: the last commit "
+        "that changed toolcall_cli/, tools.d/ or the packaging)"
+        + (", with uncommitted engine changes" if dirty else "")
     )
 
 
@@ -684,7 +688,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         offered = toolcall_sampling_flags()
         seeds = [int(s) for s in args.seeds.split(",")][: args.passes]
         seeds += [seeds[-1] + i + 1 for i in range(args.passes - len(seeds))]
-        done = {(r["pass"], r["qid"], r["system"]) for r in records}
+        done = {  # a run killed from outside (exit < 0) is run again
+            (r["pass"], r["qid"], r["system"])
+            for r in records
+            if not (isinstance(r.get("exit"), int) and r["exit"] < 0)
+        }
         args.records.parent.mkdir(parents=True, exist_ok=True)
         if not args.resume:
             args.records.write_text("")
@@ -725,6 +733,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             f"{record.get('wall', 0):6.1f}s  {str(record.get('answer'))[:70]!r}",
                             flush=True,
                         )
+    # A run killed by a signal from outside (exit < 0, not our timeout) measured nothing.
+    killed = [r for r in records if isinstance(r.get("exit"), int) and r["exit"] < 0]
+    records = [r for r in records if r not in killed]
     samplings = sorted({r.get("sampling", "?") for r in records})
     meta = {
         "label": args.label,
@@ -738,6 +749,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "sampling": "; ".join(samplings),
         "timeout per run": f"{args.timeout:g} s (a timeout counts as no answer)",
+        "runs killed from outside (left out)": str(len(killed)),
         "questions": f"{len({r['qid'] for r in records})} of {len(data['questions'])} "
         f"({', '.join(sorted({q['lang'] for q in questions}))})",
     }
