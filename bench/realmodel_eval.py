@@ -14,6 +14,7 @@ interrupted run resumes with --resume), and bench/RESULTS.md is written from tho
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import importlib.util
 import json
@@ -218,6 +219,18 @@ def _call_shaped(value: Any) -> bool:
     )
 
 
+def _literal(text: str) -> Any:
+    """JSON, or a Python literal (a call list printed with repr), or None."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
 def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
     """Why this text is not an answer at all, or None if it is one (right or wrong)."""
     text = answer.strip()
@@ -232,11 +245,9 @@ def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
     if "<tool_call>" in folded:
         return "call-shaped"
     unfenced = re.sub(r"^```\w*\s*|\s*```$", "", text)
-    try:
-        parsed = json.loads(unfenced)
-    except ValueError:
-        parsed = None
-    if _call_shaped(parsed):
+    # smolagents' own at-the-limit answer can be "Calling tools:\n[{'id': ..., 'function': ...}]"
+    unfenced = re.sub(r"^Calling tools:\s*", "", unfenced)
+    if _call_shaped(_literal(unfenced)):
         return "call-shaped"
     if re.match(r'^\s*\{\s*"name"\s*:\s*"\w+"\s*,\s*"(arguments|parameters)"', unfenced):
         return "call-shaped"  # a call cut short or with broken JSON
@@ -561,9 +572,13 @@ def git_commit() -> str:
             ["git", *argv], cwd=ROOT, capture_output=True, text=True, check=False
         ).stdout.strip()
 
-    dirty = git("status", "--porcelain", "--", "toolcall_cli", "tools.d")
-    return git("rev-parse", "--short", "HEAD") + (
-        " (with uncommitted engine changes)" if dirty else ""
+    engine = ("toolcall_cli", "tools.d", "pyproject.toml", "setup.py")
+    dirty = git("status", "--porcelain", "--", *engine)
+    last = git("log", "-1", "--format=%h", "--", *engine)
+    return (
+        f"{git('rev-parse', '--short', 'HEAD')} (the engine as of {last}: the last commit "
+        "that changed toolcall_cli/, tools.d/ or the packaging)"
+        + (", with uncommitted engine changes" if dirty else "")
     )
 
 
@@ -681,7 +696,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         offered = toolcall_sampling_flags()
         seeds = [int(s) for s in args.seeds.split(",")][: args.passes]
         seeds += [seeds[-1] + i + 1 for i in range(args.passes - len(seeds))]
-        done = {(r["pass"], r["qid"], r["system"]) for r in records}
+        done = {  # a run killed from outside (exit < 0) is run again
+            (r["pass"], r["qid"], r["system"])
+            for r in records
+            if not (isinstance(r.get("exit"), int) and r["exit"] < 0)
+        }
         args.records.parent.mkdir(parents=True, exist_ok=True)
         if not args.resume:
             args.records.write_text("")
@@ -722,6 +741,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             f"{record.get('wall', 0):6.1f}s  {str(record.get('answer'))[:70]!r}",
                             flush=True,
                         )
+    # A run killed by a signal from outside (exit < 0, not our timeout) measured nothing.
+    killed = [r for r in records if isinstance(r.get("exit"), int) and r["exit"] < 0]
+    records = [r for r in records if r not in killed]
     samplings = sorted({r.get("sampling", "?") for r in records})
     meta = {
         "label": args.label,
@@ -735,6 +757,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "sampling": "; ".join(samplings),
         "timeout per run": f"{args.timeout:g} s (a timeout counts as no answer)",
+        "runs killed from outside (left out)": str(len(killed)),
         "questions": f"{len({r['qid'] for r in records})} of {len(data['questions'])} "
         f"({', '.join(sorted({q['lang'] for q in questions}))})",
     }

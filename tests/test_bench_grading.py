@@ -102,6 +102,11 @@ def test_a_city_answer_matches_in_either_language() -> None:
         ('```json\n{"name": "calculate", "parameters": {"expression": "1+1"}}\n```', "call-shaped"),
         ('<tool_call>{"name": "calculate"}</tool_call>', "call-shaped"),
         ('{"name": "result", "id": "2", "value": 49}', "call-shaped"),
+        (
+            "```json\nCalling tools:\n[{'id': 'Jg27', 'type': 'function', 'function': "
+            "{'name': 'calculate', 'arguments': {'expression': '3.5 * 18 - 7'}}}]",
+            "call-shaped",
+        ),
         ("get_weather", "bare tool name"),
         ("call_1_0", "bare tool name"),
         ("[toolcall] The last 3 rounds of tool calls made no progress", "echoed engine note"),
