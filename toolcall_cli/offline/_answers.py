@@ -37,10 +37,8 @@ from toolcall_cli.offline._words import (
 def final_answer(
     reading: Reading, turns: Sequence[Sequence[Exchange]], tools: Sequence[ToolSpec]
 ) -> str:
-    lines: list[str] = []
     exchanges = answerable(reading, turns, tools)
-    for exchange in exchanges:
-        lines += describe_exchange(exchange, reading, exchanges)
+    lines = [line for e in exchanges for line in describe_exchange(e, reading, exchanges)]
     if not lines:
         return "我没能得到任何结果。" if reading.zh else "I could not get any result."
     verdict = comparison_line(reading, exchanges)
@@ -59,7 +57,8 @@ def describe_exchange(
         return [report_line(report, reading)]
     if isinstance(data, dict) and is_conversion(data):
         return [converted_extreme(data, reading, others) + conversion_line(data)]
-    if isinstance(data, dict) and is_clock(data):
+    # A result telling the time: a field about time that holds a clock time ("11:04").
+    if isinstance(data, dict) and field_about(data, {"time"}, _CLOCK_RE):
         return [clock_line(data, reading)]
     asked = [v for v in exchange.call.arguments.values() if v in reading.expressions]
     if asked and (is_number(data) or isinstance(data, str)):
@@ -132,11 +131,6 @@ def field_about(
     matches = (lambda value: True) if pattern is None else pattern.search
     texts = [str(k) for k, v in data.items() if isinstance(v, str) and matches(v)]
     return next((key for key in texts if key_words(key) & words), "")
-
-
-def is_clock(data: dict[str, Any]) -> bool:
-    """A result telling the time: a field about time holding a clock time ("11:04")."""
-    return bool(field_about(data, {"time"}, _CLOCK_RE))
 
 
 def clock_line(data: dict[str, Any], reading: Reading) -> str:

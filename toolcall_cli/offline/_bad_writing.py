@@ -7,6 +7,7 @@ import random
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import cast
 
 from toolcall_cli.offline._model import TEXT_ONLY, FaultBase, FaultContext, asks_in_chinese
 from toolcall_cli.offline._request import UNPARSED_RE, CallFormat, Decision, decode_object
@@ -63,7 +64,8 @@ def is_call_output(output: AssistantOutput, fmt: CallFormat) -> bool:
 
 class JsonStyleFault(FaultBase):
     """Writes the call JSON carelessly: in tags (text), in each `arguments` string (native), or
-    the whole reply (json). json-repair restores it; the parsed call is marked repaired."""
+    the whole reply (json). json-repair restores it; the parsed call is marked repaired. Its kind
+    is the quirk `written_json` writes: `{'a': 'b'}`, `{"a": 1,}`, `{a: 1}`. Shapes: all."""
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
         if not self.fires(context, bool(decision.calls)):
@@ -71,25 +73,18 @@ class JsonStyleFault(FaultBase):
         return replace(decision, style=decision.style | {self.kind})
 
 
-class SingleQuotes(JsonStyleFault):
-    """`{'name': 'get_weather', ...}`. Shapes: all (see JsonStyleFault)."""
-
-    kind = "single_quotes"
-    about = "writes the call's JSON with single quotes"
-
-
-class TrailingComma(JsonStyleFault):
-    """`{"city": "北京",}`. Shapes: all (see JsonStyleFault)."""
-
-    kind = "trailing_comma"
-    about = "writes the call's JSON with trailing commas"
+def json_style(kind: str, quirk: str) -> type[JsonStyleFault]:
+    """The JsonStyleFault for one quirk, as a class named after its kind (`SingleQuotes`)."""
+    name = "".join(word.title() for word in kind.split("_"))
+    about = f"writes the call's JSON with {quirk}"
+    return cast(type[JsonStyleFault], type(name, (JsonStyleFault,), {"kind": kind, "about": about}))
 
 
-class UnquotedKeys(JsonStyleFault):
-    """`{name: "get_weather", arguments: {city: "北京"}}`. Shapes: all (see JsonStyleFault)."""
-
-    kind = "unquoted_keys"
-    about = "writes the call's JSON with unquoted keys"
+JSON_STYLES = (
+    json_style("single_quotes", "single quotes"),
+    json_style("trailing_comma", "trailing commas"),
+    json_style("unquoted_keys", "unquoted keys"),
+)
 
 
 class CodeFence(FaultBase):
@@ -261,5 +256,5 @@ class SplitTags(FaultBase):
         return replace(output, cuts=tuple(sorted(set(cuts))))
 
 
-WRITING = (SingleQuotes, TrailingComma, UnquotedKeys, CodeFence, MissingCloseTag, ProseAround)
+WRITING = (*JSON_STYLES, CodeFence, MissingCloseTag, ProseAround)
 CUTTING = (BrokenBatch, Truncated, SplitTags)

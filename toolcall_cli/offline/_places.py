@@ -92,7 +92,7 @@ def unknown_english_places(
         words = [w for w in re.split(r"[ -]", match.group()) if not is_common_word(w, terms)]
         if (
             not words
-            or overlaps(match.start(), match.group(), known)
+            or any(match.start() < s + len(n) and s < match.end() for s, n in known)
             or is_leading_verb(text, match)
         ):
             continue
@@ -123,10 +123,6 @@ def is_common_word(word: str, terms: frozenset[str] = frozenset()) -> bool:
         or lowered in _NAMING_WORDS
         or lowered in terms
     )
-
-
-def overlaps(start: int, name: str, spans: list[tuple[int, str]]) -> bool:
-    return any(start < s + len(n) and s < start + len(name) for s, n in spans)
 
 
 def unknown_cjk_places(

@@ -351,18 +351,14 @@ def fill_tool(spec: ToolSpec, reading: Reading) -> Filling:
 def fill_values(spec: ToolSpec, reading: Reading) -> dict[str, list[Any]]:
     """Every value the question gives for each parameter (several cities give several)."""
     values: dict[str, list[Any]] = {}
-    numbers = list(numbers_left(reading, spec))
+    # Numbers inside an expression belong to it, not to numeric parameters.
+    takes_expression = "expression" in param_roles(spec)
+    numbers = [] if takes_expression and reading.expressions else list(reading.numbers)
     for name, schema in properties(spec).items():
         found = param_values(name, schema, reading, numbers)
         if found:
             values[name] = found
     return values
-
-
-def numbers_left(reading: Reading, spec: ToolSpec) -> list[float]:
-    """Numbers free for numeric parameters: those inside an expression belong to it."""
-    takes_expression = "expression" in param_roles(spec)
-    return [] if takes_expression and reading.expressions else list(reading.numbers)
 
 
 def spread_calls(name: str, values: dict[str, list[Any]]) -> tuple[PlannedCall, ...]:

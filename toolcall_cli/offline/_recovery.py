@@ -39,8 +39,7 @@ def fix_call(exchange: Exchange, reading: Reading, tools: Sequence[ToolSpec]) ->
         renamed = renamed_tool(call.name, error, list(by_name))
         return PlannedCall(renamed, call.arguments, call.key) if renamed else None
     spec = by_name[call.name]
-    arguments = dict(call.arguments)
-    arguments = apply_suggestion(arguments, error, spec)
+    arguments = apply_suggestion(dict(call.arguments), error, spec)
     arguments = drop_unexpected(arguments, error, spec)
     arguments = fix_enums(arguments, error, spec, reading)
     arguments = add_missing(arguments, error, spec, reading, call.key)

@@ -4,6 +4,7 @@ from one tool's field names; advice and comparisons are drawn from what they rep
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,47 +155,41 @@ def report_line(report: Report, reading: Reading) -> str:
 
 def clothing_advice(report: Report, reading: Reading) -> str:
     """Advice drawn only from the report (the day's warmest, rain), when the question asks."""
-    zh: list[str] = []
-    en: list[str] = []
+    said: list[tuple[str, str]] = []  # (Chinese, English)
     warmest = report.high if report.high is not None else report.value
     if (
         mentions(reading.text, lx.CLOTHING_WORDS)
         and report.unit == "celsius"
         and warmest is not None
     ):
-        words = clothing_words(float(warmest))
-        zh.append(words[0])
-        en.append(words[1])
+        said.append(clothing_words(float(warmest)))
     rainy = any(sign in text.lower() for text in report.descriptions for sign in _RAIN_SIGNS)
-    if rainy and (zh or mentions(reading.text, lx.RAIN_WORDS)):
-        zh.append("有雨，记得带伞。")
-        en.append("Rain is expected, so take an umbrella.")
+    if rainy and (said or mentions(reading.text, lx.RAIN_WORDS)):
+        said.append(("有雨，记得带伞。", "Rain is expected, so take an umbrella."))
     elif mentions(reading.text, lx.RAIN_WORDS):
-        zh.append("预报没有雨，可以不带伞。")
-        en.append("No rain in the forecast; you can leave the umbrella.")
-    return "".join(zh) if reading.zh else " ".join(en)
+        said.append(
+            ("预报没有雨，可以不带伞。", "No rain in the forecast; you can leave the umbrella.")
+        )
+    return "".join(zh for zh, _ in said) if reading.zh else " ".join(en for _, en in said)
+
+
+# What to wear when the day's high (°C) is at least so much, in Chinese and in English.
+_CLOTHING = (
+    (25.0, "适合穿短袖。", "short sleeves are fine."),
+    (
+        20.0,
+        "白天可以穿短袖，早晚偏凉，带件薄外套。",
+        "short sleeves work by day; take a light jacket for later.",
+    ),
+    (12.0, "不太适合穿短袖，建议长袖加外套。", "it's too cool for short sleeves: wear a jacket."),
+    (-math.inf, "天冷，不适合短袖，请穿厚外套。", "it's cold: no short sleeves, wear a warm coat."),
+)
 
 
 def clothing_words(high: float) -> tuple[str, str]:
-    if high >= 25:
-        return (
-            f"最高 {high:g}°C，适合穿短袖。",
-            f"With a high of {high:g}°C, short sleeves are fine.",
-        )
-    if high >= 20:
-        return (
-            f"最高 {high:g}°C，白天可以穿短袖，早晚偏凉，带件薄外套。",
-            f"With a high of {high:g}°C, short sleeves work by day; take a light jacket for later.",
-        )
-    if high >= 12:
-        return (
-            f"最高只有 {high:g}°C，不太适合穿短袖，建议长袖加外套。",
-            f"With a high of only {high:g}°C, it's too cool for short sleeves: wear a jacket.",
-        )
-    return (
-        f"最高只有 {high:g}°C，天冷，不适合短袖，请穿厚外套。",
-        f"With a high of only {high:g}°C, it's cold: no short sleeves, wear a warm coat.",
-    )
+    least, zh, en = next((row for row in _CLOTHING if high >= row[0]), _CLOTHING[-1])
+    only_zh, only_en = ("只有", " only") if least < 20 else ("", "")
+    return f"最高{only_zh} {high:g}°C，{zh}", f"With a high of{only_en} {high:g}°C, {en}"
 
 
 _HOTTER_RE = re.compile(r"哪.{0,6}?(?:热|暖)|比.{1,10}?(?:热|暖)")

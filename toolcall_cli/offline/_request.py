@@ -139,11 +139,7 @@ def same_call(a: PlannedCall, b: PlannedCall) -> bool:
 def request_shape(body: dict[str, Any]) -> Shape:
     if isinstance(body.get("tools"), list):
         return "native"
-    response_format = body.get("response_format")
-    if isinstance(response_format, dict) and response_format.get("type") in (
-        "json_schema",
-        "json_object",
-    ):
+    if member(body, "response_format").get("type") in ("json_schema", "json_object"):
         return "json"
     return "text"
 
@@ -400,13 +396,8 @@ class _Turn:
 
     def resolved(self, calls: list[PlannedCall], fmt: DependencyFormat) -> list[PlannedCall]:
         """The calls as they ran: a placeholder stands for the value its call returned."""
-        results = {
-            call.ref: result
-            for i, call in enumerate(calls)
-            if call.ref
-            and (result := self.results.get(i)) is not None
-            and not result.lstrip().lower().startswith("error")
-        }
+        ran = [Exchange(call, self.results.get(i)) for i, call in enumerate(calls)]
+        results = {e.call.ref: e.result or "" for e in ran if e.call.ref and not e.failed}
         filled = [(call, resolved(call.arguments, results, fmt)) for call in calls]
         return [
             replace(call, skipped=True) if arguments is None else replace(call, arguments=arguments)
