@@ -298,3 +298,21 @@ def test_a_reply_without_words_or_playing_the_engine_is_not_an_answer(reply: str
 )
 def test_the_question_with_a_short_answer_after_it_is_an_answer(question: str, reply: str) -> None:
     assert judge(reply, question=question, tools=(), call_ids=(), notes=()) is None
+
+
+@pytest.mark.parametrize("strategy", ["regex", "schema"])
+def test_a_tools_error_repeated_as_the_answer_is_not_an_answer(
+    registry: ToolRegistry, strategy: str
+) -> None:
+    """Qwen2.5-0.5B in JSON mode answered with the error text it had been fed, exit 0."""
+    first: Any = native_call("c1", "get_weather", {"town": "Beijing"})
+    if strategy == "regex":
+        first = "<tool_call>" + json.dumps({"name": "get_weather", "arguments": {"town": "B"}})
+        first += "</tool_call>"
+    events, _, _ = play([first, "Beijing is sunny."], registry, strategy)
+    (failed,) = [e.result for e in of(events, ToolFinished)]
+    error = failed.content.splitlines()[0]
+    assert error.startswith("Error:")
+    events, model, _ = play([first, error, "Beijing is sunny."], registry, strategy)
+    assert [a.text for a in of(events, FinalAnswer)] == ["Beijing is sunny."]
+    assert "repeats a tool's error" in json.dumps(model.requests[2]["messages"][-1])

@@ -51,6 +51,7 @@ def judge(
     call_ids: Collection[str],
     notes: Sequence[str],
     unreadable: str | None = None,
+    errors: Sequence[str] = (),
 ) -> NotAnAnswer | None:
     """None when `text` is an answer; otherwise what it is instead."""
     stripped = text.strip()
@@ -74,6 +75,8 @@ def judge(
         return NotAnAnswer(f"it is only `{bare}`, the id of an earlier call")
     if stripped.startswith(ENGINE_NOTE_PREFIX) or echoes_a_note(stripped, notes):
         return NotAnAnswer("it repeats toolcall's note instead of answering")
+    if stripped.startswith("Error:") and any(stripped in error for error in errors):
+        return NotAnAnswer("it repeats a tool's error instead of answering")
     if echoes(stripped, question):
         return NotAnAnswer("it repeats the question")
     if repeats_the_sum(stripped, question):
@@ -122,6 +125,14 @@ def repeats_the_sum(text: str, question: str) -> bool:
         return False
     said = "".join(words(text))
     return said in "".join(words(question))
+
+
+def tool_errors(messages: Sequence[Message]) -> Iterator[str]:
+    """The error results toolcall fed back in `messages` (each as the model read it)."""
+    for message in messages:
+        content = message.content or ""
+        if message.role in ("tool", "user") and "Error:" in content:
+            yield content
 
 
 def engine_notes(messages: Sequence[Message]) -> Iterator[str]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolcall_cli.answers import NotAnAnswer, engine_notes, judge
+from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
@@ -613,6 +613,7 @@ def _judge(
         call_ids=state.call_ids,
         notes=list(engine_notes(history[state.first_message :])),
         unreadable=unreadable,
+        errors=list(tool_errors(history[state.first_message :])),
     )
 
 
