@@ -206,3 +206,27 @@ def test_switching_strategy_in_a_chat_keeps_the_sampling_and_the_prompt_style() 
     assert (started.strategy, started.sampling) == ("schema", {"temperature": 0.1})
     assert request["temperature"] == 0.1 and "tools" in request
     assert LIVE_DATA_RULE in request["messages"][0]["content"]  # the compact style's hint
+
+
+def test_a_profile_chooses_its_schema_mode_and_the_flag_comes_first(tmp_path: Path) -> None:
+    """The llamacpp profile's measured default is JSON-schema output; --schema-mode wins."""
+
+    def body(*args: str, env: dict[str, str | None] | None = None) -> dict[str, Any]:
+        done = toolcall("prompt", "hi", *args, cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        parsed: dict[str, Any] = json.loads(done.stdout)
+        return parsed
+
+    assert body("-p", "llamacpp")["response_format"]["type"] == "json_schema"
+    shown = toolcall("config", "show", "-p", "llamacpp", cwd=tmp_path).stdout
+    assert "schema_mode json  [profile llamacpp]" in shown
+    assert "tools" in body("-p", "llamacpp", "--schema-mode", "tools")
+    assert "tools" in body("-p", "openai") and "response_format" not in body("-p", "openai")
+    config = write_profile(
+        tmp_path, "http://127.0.0.1:9/v1", 'strategy = "schema"\nschema_mode = "required"'
+    )
+    env: dict[str, str | None] = {"TOOLCALL_CONFIG": str(config)}
+    assert body("-p", "local", env=env)["tool_choice"] == "required"
+    bad = write_profile(tmp_path, "http://127.0.0.1:9/v1", 'schema_mode = "grammar"')
+    done = toolcall("prompt", "hi", "-p", "local", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(bad)})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "schema_mode" in done.stderr

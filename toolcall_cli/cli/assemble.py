@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from toolcall_cli.approval import approver
 from toolcall_cli.cli.entry import fail, warn
 from toolcall_cli.cli.models import ModelChoice, check_base_url, get_model
-from toolcall_cli.cli.options import DEFAULT_LIMITS, LIMIT_FIELDS, SessionOptions
+from toolcall_cli.cli.options import DEFAULT_LIMITS, LIMIT_FIELDS, SchemaMode, SessionOptions
 from toolcall_cli.config import (
     ConfigError,
     FileConfig,
@@ -69,9 +69,9 @@ def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegist
 
 def model_choice(
     options: SessionOptions, config: FileConfig | None = None, limits: Limits = DEFAULT_LIMITS
-) -> tuple[ModelChoice, str, Sampling]:
-    """The model to build, the strategy name and the sampling settings, after flags >
-    environment > config > defaults."""
+) -> tuple[ModelChoice, str, Sampling, SchemaMode]:
+    """The model to build, the strategy name, the sampling settings and the schema mode, after
+    flags > environment > config (a profile's, then [defaults]) > defaults."""
     try:
         resolved = resolve(
             flags={
@@ -80,6 +80,7 @@ def model_choice(
                 "base_url": options.base_url,
                 "api_key": options.api_key,
                 "strategy": options.strategy.value if options.strategy else None,
+                "schema_mode": options.schema_mode.value if options.schema_mode else None,
                 "temperature": options.temperature,
                 "top_p": options.top_p,
                 "seed": options.seed,
@@ -115,7 +116,7 @@ def model_choice(
         fault_rate=options.fault_rate,
         context_window=chosen_window(options.context_window, resolved),
     )
-    return choice, resolved.strategy, resolved.sampling
+    return choice, resolved.strategy, resolved.sampling, SchemaMode(resolved.schema_mode)
 
 
 def chosen_window(flag: int | None, resolved: Resolved) -> ContextWindow | None:
@@ -152,7 +153,7 @@ def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
 def strategy_settings(options: SessionOptions, sampling: Sampling = NO_SAMPLING) -> dict[str, Any]:
     """What get_strategy takes besides the name; the session keeps it for /strategy."""
     return {
-        "schema_mode": options.schema_mode.value,
+        "schema_mode": (options.schema_mode or SchemaMode.tools).value,
         "stream_mode": options.stream_mode.value,
         "dag": options.dag,
         "prompt_style": options.prompt_style.value,
@@ -189,7 +190,8 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
     """The session, and the model choice it was built from (chat's /model starts from it)."""
     config = file_config()
     limits = session_limits(options, config)
-    choice, strategy_name, sampling = model_choice(options, config, limits)
+    choice, strategy_name, sampling, schema_mode = model_choice(options, config, limits)
+    options = dataclasses.replace(options, schema_mode=schema_mode)
     limits = dataclasses.replace(limits, context_window=choice.context_window)
     try:
         model = make_model(choice, options.pace)

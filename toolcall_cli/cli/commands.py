@@ -53,7 +53,6 @@ from toolcall_cli.cli.options import (
     ResponseBytesOpt,
     ResultCharsOpt,
     RunTimeoutOpt,
-    SchemaMode,
     SchemaModeOpt,
     ScriptOpt,
     SeedOpt,
@@ -93,7 +92,7 @@ if TYPE_CHECKING:
 def run(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     strategy: StrategyOpt = None,
-    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    schema_mode: SchemaModeOpt = None,
     stream_mode: StreamModeOpt = StreamMode.tags,
     model: ModelOpt = None,
     profile: ProfileOpt = None,
@@ -149,7 +148,7 @@ def run(
 @app.command()
 def chat(
     strategy: StrategyOpt = None,
-    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    schema_mode: SchemaModeOpt = None,
     stream_mode: StreamModeOpt = StreamMode.tags,
     model: ModelOpt = None,
     profile: ProfileOpt = None,
@@ -236,7 +235,7 @@ def tools_command(
 def prompt(
     question: Annotated[str, typer.Argument(help="The question the request would carry.")],
     strategy: StrategyOpt = None,
-    schema_mode: SchemaModeOpt = SchemaMode.tools,
+    schema_mode: SchemaModeOpt = None,
     stream_mode: StreamModeOpt = StreamMode.tags,
     model: ModelOpt = None,
     profile: ProfileOpt = None,
@@ -263,7 +262,8 @@ def prompt(
         top_p=top_p,
         seed=seed,
     )
-    choice, strategy_name, sampling = model_choice(options)
+    choice, strategy_name, sampling, schema_mode = model_choice(options)
+    options = dataclasses.replace(options, schema_mode=schema_mode)
     registry = load_registry(tuple(tools or ()), no_default_tools)
     request = pick_strategy(strategy_name, options, sampling).build_request(
         [user(question)], registry.specs(), choice.name
@@ -393,6 +393,7 @@ def config_show(
         ("profile", resolved.profile),
         ("model", resolved.model),
         ("strategy", resolved.strategy),
+        ("schema_mode", resolved.schema_mode),
         ("base_url", display_url(resolved.base_url) if resolved.base_url else None),
         ("api_key", mask(resolved.api_key)),
         *((key, value) for key, value in dataclasses.asdict(resolved.sampling).items()),

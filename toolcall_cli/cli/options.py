@@ -54,11 +54,11 @@ StrategyOpt = Annotated[
     ),
 ]
 SchemaModeOpt = Annotated[
-    SchemaMode,
+    SchemaMode | None,
     typer.Option(
         "--schema-mode",
-        help="schema: native `tools`, `json` structured output, or `required` (a call is "
-        "required; the answer is a final_answer tool call).",
+        help="schema: native `tools` (default; a profile may choose another), `json` structured "
+        "output, or `required` (a call is required; the answer is a final_answer tool call).",
     ),
 ]
 PromptStyleOpt = Annotated[
@@ -311,7 +311,8 @@ LIMIT_FIELDS = {key: "run_timeout" if key == "timeout" else key for key in LIMIT
 @dataclass(frozen=True)
 class SessionOptions:
     strategy: StrategyName | None = None
-    schema_mode: SchemaMode = SchemaMode.tools
+    schema_mode: SchemaMode | None = None
+    """None: the profile's, else `tools`."""
     stream_mode: StreamMode = StreamMode.tags
     model: str | None = None
     profile: str | None = None
