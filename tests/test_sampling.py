@@ -227,6 +227,9 @@ def test_a_profile_chooses_its_schema_mode_and_the_flag_comes_first(tmp_path: Pa
     )
     env: dict[str, str | None] = {"TOOLCALL_CONFIG": str(config)}
     assert body("-p", "local", env=env)["tool_choice"] == "required"
+    defaults = tmp_path / "defaults.toml"
+    defaults.write_text('[defaults]\nstrategy = "schema"\nschema_mode = "json"\n', "utf-8")
+    assert "response_format" in body(env={"TOOLCALL_CONFIG": str(defaults)})
     bad = write_profile(tmp_path, "http://127.0.0.1:9/v1", 'schema_mode = "grammar"')
     done = toolcall("prompt", "hi", "-p", "local", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(bad)})
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "schema_mode" in done.stderr

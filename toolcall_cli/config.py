@@ -103,7 +103,7 @@ class FileConfig:
     limits: dict[str, int | float] = field(default_factory=dict)
 
 
-DEFAULT_KEYS = {"profile", "model", "strategy", "base_url"}
+DEFAULT_KEYS = {"profile", "model", "strategy", "schema_mode", "base_url"}
 PROFILE_KEYS = ("base_url", "key_env", "model", "strategy", "note", "schema_mode")
 SCHEMA_MODES = ("tools", "json", "required")
 """A profile's string keys; `context_window` and the sampling keys are its others."""
