@@ -463,28 +463,33 @@ def _outcome(result: ToolResult | None) -> str:
 
 
 def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:
-    note = (
-        f"\n[toolcall] You already called {call.name} with these arguments in this run; this is "
-        "the same result. Use it instead of calling again."
-    )
-    # No `output`: the tool did not run (and print) this time.
-    return replace(
+    return reused(
+        call,
         earlier,
-        call_id=call.id,
-        content=earlier.content + note,
-        cached=True,
-        duration=0.0,
-        output="",
+        f"[toolcall] You already called {call.name} with these arguments in this run; this is "
+        "the same result. Use it instead of calling again.",
     )
 
 
 def twin(call: ToolCall, first: ToolResult) -> ToolResult:
-    note = (
-        f"\n{ENGINE_NOTE} Same call as an earlier one in this reply; it ran once, and this is "
-        "its result."
+    return reused(
+        call,
+        first,
+        f"{ENGINE_NOTE} Same call as an earlier one in this reply; it ran once, and this is its "
+        "result.",
     )
+
+
+def reused(call: ToolCall, earlier: ToolResult, note: str) -> ToolResult:
+    """`earlier`'s result answering `call`, with `note` for the model after it. No `output`:
+    the tool did not run (and print) this time."""
     return replace(
-        first, call_id=call.id, content=first.content + note, cached=True, duration=0.0, output=""
+        earlier,
+        call_id=call.id,
+        content=f"{earlier.content}\n{note}",
+        cached=True,
+        duration=0.0,
+        output="",
     )
 
 
