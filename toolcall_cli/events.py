@@ -82,6 +82,20 @@ class IterationStarted:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ModelChunk:
+    """One streamed chunk as the model layer received it: for the trace, so a streamed run can
+    be played back chunk by chunk. The views show what the parser made of it instead."""
+
+    kind: Literal["model_chunk"] = "model_chunk"
+    iteration: int
+    delta: dict[str, Any]
+    """The chunk's `choices[0].delta` (content, tool_calls, reasoning parts), as sent."""
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    """The chunk's own `usage`, where the server sent one (usually the last chunk)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelReplied:
     """The model's whole reply for one iteration, verbatim, once it has fully arrived."""
 
@@ -223,6 +237,7 @@ Event = (
     | ParseError
     | RunStarted
     | IterationStarted
+    | ModelChunk
     | ModelReplied
     | ToolStarted
     | PlaceholdersFilled

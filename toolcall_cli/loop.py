@@ -24,6 +24,7 @@ from toolcall_cli.events import (
     FinalAnswer,
     IterationStarted,
     LimitReached,
+    ModelChunk,
     ModelFailed,
     ModelReplied,
     Notice,
@@ -530,6 +531,8 @@ def _reply_and_round(
             if NOTICE_KEY in chunk:
                 yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
                 continue
+            if request.streaming:
+                yield model_chunk(iteration, chunk)
             size += reply_chars(chunk)
             if size > state.limits.max_reply_chars:
                 raise reply_too_long(state.limits.max_reply_chars)
@@ -703,6 +706,23 @@ def _feed_back(
     fed = [tool_message(result) for result in answered]
     history.extend(fed)
     yield FedBack(iteration=iteration, messages=tuple(strategy.to_wire(fed)))
+
+
+def model_chunk(iteration: int, chunk: dict[str, Any]) -> ModelChunk:
+    """A streamed chunk as an event, for the trace: its first choice's delta as sent. A chunk
+    of an odd shape gives what can be read of it (the parser is the one that rejects it)."""
+    choices = chunk.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else {}
+    choice = choice if isinstance(choice, dict) else {}
+    delta = choice.get("delta")
+    finish = choice.get("finish_reason")
+    usage = chunk.get("usage")
+    return ModelChunk(
+        iteration=iteration,
+        delta=delta if isinstance(delta, dict) else {},
+        finish_reason=finish if isinstance(finish, str) else None,
+        usage=usage if isinstance(usage, dict) else None,
+    )
 
 
 def said_nothing(reply: Reply) -> bool:

@@ -6,7 +6,7 @@ from contextlib import AbstractContextManager
 from typing import IO
 
 from toolcall_cli import strictjson
-from toolcall_cli.events import Event, event_record
+from toolcall_cli.events import Event, ModelChunk, event_record
 from toolcall_cli.render.base import nothing_to_suspend
 
 
@@ -16,12 +16,15 @@ def event_to_json(event: Event) -> str:
 
 
 class JsonLinesRenderer:
-    """Writes each event as one line of JSON and flushes it, so a reader sees steps live."""
+    """Writes each event as one line of JSON and flushes it, so a reader sees steps live. The
+    model's raw chunks (`model_chunk`) are left to the trace."""
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
 
     def handle(self, event: Event) -> None:
+        if isinstance(event, ModelChunk):
+            return  # the raw wire chunks are the trace's; the deltas above say what they held
         self._stream.write(event_to_json(event) + "\n")
         self._stream.flush()
 

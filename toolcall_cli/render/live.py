@@ -26,6 +26,7 @@ from toolcall_cli.events import (
     FinalAnswer,
     IterationStarted,
     LimitReached,
+    ModelChunk,
     ModelFailed,
     ModelReplied,
     Notice,
@@ -133,6 +134,8 @@ class LiveRenderer:
     # --- the Renderer protocol -------------------------------------------------------------
 
     def handle(self, event: Event) -> None:
+        if isinstance(event, ModelChunk):
+            return  # the parser's deltas show what it held; nothing to redraw for
         self._stats.update(event)
         if isinstance(event, _TURN_ENDERS):
             self._end_turn()
@@ -175,6 +178,8 @@ class LiveRenderer:
                 self._current().text.append(event.text)
             case ReasoningDelta():
                 self._current().reasoning.append(event.text)
+            case ModelChunk():
+                pass
             case CallForming():
                 self._on_forming(event)
             case ToolCallParsed():

@@ -14,6 +14,7 @@ from toolcall_cli.events import (
     FinalAnswer,
     IterationStarted,
     LimitReached,
+    ModelChunk,
     ModelFailed,
     ModelReplied,
     Notice,
@@ -89,7 +90,7 @@ class PlainRenderer:
 
     def _lines(self, event: Event) -> list[str]:
         match event:
-            case TextDelta() | ReasoningDelta() | CallForming() | ToolStarted():
+            case TextDelta() | ReasoningDelta() | CallForming() | ToolStarted() | ModelChunk():
                 return []
             case RunStarted():
                 return _header(event)
