@@ -63,10 +63,12 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each test gets its own config dir and no provider keys from the developer's shell."""
+    """Each test gets its own config and state dirs (so the traces every run writes never
+    land in the user's own) and no provider keys from the developer's shell."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("TOOLCALL_STATE_DIR", str(home / "state"))
     for name in (
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",

@@ -55,7 +55,10 @@ def test_the_readme_question_is_answered(tmp_path: Path) -> None:
     assert "call get_weather" in out and '"city"' in out  # the parsed call
     assert "tool get_weather ok" in out  # its execution and result
     assert "answer:" in out and "短袖" in out.split("answer:")[-1]
-    assert done.stderr == ""
+    # stderr says only where the trace went (plain text shows it there, once)
+    [line] = done.stderr.splitlines()
+    assert line.startswith("toolcall: trace ") and line.endswith(".jsonl")
+    assert Path(line.removeprefix("toolcall: trace ")).is_file()
 
 
 def test_arithmetic_is_computed_by_the_tool(tmp_path: Path) -> None:
@@ -226,7 +229,8 @@ def test_unreachable_endpoint_exits_1_with_one_line(tmp_path: Path, refusing_por
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "cannot connect" in done.stderr
     kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]
-    assert kinds[0] == "run_started" and "model_failed" in kinds and kinds[-1] == "run_finished"
+    assert kinds[:2] == ["trace_header", "run_started"]
+    assert "model_failed" in kinds and kinds[-1] == "run_finished"
     for text in (done.stdout, done.stderr, trace.read_text(encoding="utf-8")):
         assert "SECRET" not in text
 
@@ -310,8 +314,9 @@ def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -
     assert process.returncode == 130
     assert err.strip().splitlines() == ["toolcall: interrupted"]
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
-    assert [r["kind"] for r in records[:2]] == ["run_started", "iteration_started"]
-    assert records[-1]["kind"] == "run_finished" and records[-1]["stop_reason"] == "interrupted"
+    assert [r["kind"] for r in records[:3]] == ["trace_header", "run_started", "iteration_started"]
+    assert records[-2]["kind"] == "run_finished" and records[-2]["stop_reason"] == "interrupted"
+    assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == "ctrl-c"
 
 
 def test_faults_are_listed_one_per_line_by_name(tmp_path: Path) -> None:

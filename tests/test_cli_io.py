@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from in_process import Finished, toolcall
@@ -129,7 +130,7 @@ def test_a_trace_may_go_to_a_pipe(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     kinds = [json.loads(line)["kind"] for line in done.stderr.splitlines()]
-    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    assert kinds[:2] == ["trace_header", "run_started"] and kinds[-1] == "run_finished"
 
 
 # --- broken pipes --------------------------------------------------------------------------------
@@ -186,8 +187,9 @@ def test_a_run_cut_off_by_a_broken_pipe_still_closes_its_trace(tmp_path: Path) -
     done = with_reader_gone("run", "What's 2+2?", "--json", "--trace", str(trace), cwd=tmp_path)
     assert done.returncode == 141 and done.stderr == b""
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
-    assert records[0]["kind"] == "run_started"
-    assert records[-1]["kind"] == "run_finished" and records[-1]["stop_reason"] == "interrupted"
+    assert [r["kind"] for r in records[:2]] == ["trace_header", "run_started"]
+    assert records[-2]["kind"] == "run_finished" and records[-2]["stop_reason"] == "interrupted"
+    assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == "broken-pipe"
 
 
 def test_the_shell_sees_141_from_a_pipe_to_head(tmp_path: Path) -> None:
@@ -235,8 +237,9 @@ def test_ctrl_c_with_json_ends_stdout_and_the_trace_with_the_same_event(
     assert result.exit_code == 130
     assert result.stderr == "toolcall: interrupted\n"
     stdout_last = json.loads(result.stdout.splitlines()[-1])
-    trace_last = json.loads(trace.read_text(encoding="utf-8").splitlines()[-1])
-    assert stdout_last == trace_last
+    *_, trace_final, trace_last = trace.read_text(encoding="utf-8").splitlines()
+    assert {**stdout_last, "t": ANY} == json.loads(trace_final)  # the trace adds the time
+    assert json.loads(trace_last)["kind"] == "interrupted"
     assert stdout_last["kind"] == "run_finished" and stdout_last["stop_reason"] == "interrupted"
     # how far it got: one full iteration with its call, and the second begun
     assert (stdout_last["iterations"], stdout_last["tool_calls"]) == (2, 1)

@@ -123,8 +123,9 @@ def test_the_run_records_its_sampling_in_json_and_trace(tmp_path: Path) -> None:
     started = json.loads(done.stdout.splitlines()[0])
     assert started["kind"] == "run_started"
     assert started["sampling"] == {"temperature": 0.2, "seed": 5}
-    traced = json.loads(trace.read_text(encoding="utf-8").splitlines()[0])
+    header, traced = map(json.loads, trace.read_text(encoding="utf-8").splitlines()[:2])
     assert traced["sampling"] == {"temperature": 0.2, "seed": 5}
+    assert header["settings"]["sampling"] == {"temperature": 0.2, "seed": 5}
 
 
 def test_the_header_shows_the_sampling(tmp_path: Path) -> None:

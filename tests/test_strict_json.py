@@ -50,7 +50,7 @@ def test_a_nan_that_reaches_an_event_is_written_as_a_string_with_a_note(tmp_path
     writer.write(event)
     writer.close()
     strict_loads(trace.read_text(encoding="utf-8"))
-    assert read_trace(trace)[0]["call"]["arguments"]["x"] == "NaN"
+    assert read_trace(trace).records[0]["call"]["arguments"]["x"] == "NaN"
 
 
 PLUGIN = '''

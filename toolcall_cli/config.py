@@ -101,9 +101,16 @@ class FileConfig:
     profiles: dict[str, Profile] = field(default_factory=dict)
     path: Path | None = None
     limits: dict[str, int | float] = field(default_factory=dict)
+    trace: bool = True
+    """`trace = false` in [defaults]: runs and chats write no trace unless --trace asks."""
+    trace_keep: int = 200
+    """`trace_keep` in [defaults]: how many traces the trace directory keeps; older ones go."""
 
 
 DEFAULT_KEYS = {"profile", "model", "strategy", "schema_mode", "base_url"}
+TRACE_KEYS = {"trace", "trace_keep"}
+"""[defaults] keys that are not strings: whether runs are traced, and how many traces are kept."""
+MAX_TRACE_KEEP = 1_000_000
 PROFILE_KEYS = ("base_url", "key_env", "model", "strategy", "note", "schema_mode")
 SCHEMA_MODES = ("tools", "json", "required")
 """A profile's string keys; `context_window` and the sampling keys are its others."""
@@ -177,13 +184,15 @@ def load_config(path: Path) -> FileConfig:
     if not isinstance(defaults, dict):
         raise ConfigError(f"config {path}: [defaults] must be a table")
     tables = {"defaults", "profiles", "limits"}
-    unknown = sorted(set(defaults) - DEFAULT_KEYS) + sorted(set(data) - tables)
+    unknown = sorted(set(defaults) - DEFAULT_KEYS - TRACE_KEYS) + sorted(set(data) - tables)
     if unknown:
         raise ConfigError(
             f"config {path}: unknown setting(s) {', '.join(unknown)}; [defaults] takes "
-            f"{', '.join(sorted(DEFAULT_KEYS))}, [limits] takes limits, and profiles go in "
-            "[profiles.NAME] tables"
+            f"{', '.join(sorted(DEFAULT_KEYS | TRACE_KEYS))}, [limits] takes limits, and "
+            "profiles go in [profiles.NAME] tables"
         )
+    trace, trace_keep = trace_settings(defaults, path)
+    defaults = {key: value for key, value in defaults.items() if key not in TRACE_KEYS}
     for key, value in defaults.items():
         if not isinstance(value, str):
             raise ConfigError(f"config {path}: [defaults] {key} must be a string")
@@ -195,7 +204,23 @@ def load_config(path: Path) -> FileConfig:
         profiles={name: profile_from(name, table, path) for name, table in profiles.items()},
         path=path,
         limits=limits_from(data.get("limits", {}), path),
+        trace=trace,
+        trace_keep=trace_keep,
     )
+
+
+def trace_settings(defaults: dict[str, Any], path: Path) -> tuple[bool, int]:
+    """[defaults] `trace` (true or false) and `trace_keep` (a whole number from 1)."""
+    trace = defaults.get("trace", True)
+    if not isinstance(trace, bool):
+        raise ConfigError(f"config {path}: [defaults] trace must be true or false, not {trace!r}")
+    keep = defaults.get("trace_keep", FileConfig.trace_keep)
+    if isinstance(keep, bool) or not isinstance(keep, int) or not 1 <= keep <= MAX_TRACE_KEEP:
+        raise ConfigError(
+            f"config {path}: [defaults] trace_keep must be a whole number from 1 to "
+            f"{MAX_TRACE_KEEP:,}, not {keep!r}"
+        )
+    return trace, keep
 
 
 def limits_from(table: Any, path: Path) -> dict[str, int | float]:

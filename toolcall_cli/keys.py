@@ -25,6 +25,16 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return _SECRET_SHAPES.sub("****", text)
 
 
+def url_secrets(url: str) -> list[str]:
+    """What of a URL may be a credential: its user name, its password and its query values
+    (`?api_key=...`); empty for a URL httpx cannot read."""
+    try:
+        parsed = httpx.URL(url)
+        return [parsed.username, parsed.password, *(v for _, v in parsed.params.multi_items())]
+    except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
+        return []
+
+
 def key_problem(key: str) -> str | None:
     """What stops a key from going in an HTTP header, in words that never quote it."""
     if not key.strip():

@@ -17,11 +17,13 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
 from toolcall_cli.approval import attach
+from toolcall_cli.events import Event
 from toolcall_cli.models.base import Model
 from toolcall_cli.private_files import PathProblem, open_private
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
+from toolcall_cli.trace import RunProgress, TraceWriteError, TraceWriter
 
 COMMANDS: dict[str, str] = {
     "/help": "show this help",
@@ -159,8 +161,11 @@ class Repl:
         pt_input: Input | None = None,
         pt_output: Output | None = None,
         mode: RenderMode | None = None,
+        trace: TraceWriter | None = None,
     ) -> None:
         self.session = session
+        self._trace = trace
+        """Where each question's run is recorded; None when the chat is not traced."""
         self._make_model = make_model
         self._mode: RenderMode = mode or ("live" if sys.stdout.isatty() else "plain")
         # Checked (and made owner-only) before the chat starts; prompt-toolkit appends to it by
@@ -211,14 +216,39 @@ class Repl:
     def ask(self, question: str) -> None:
         renderer = make_renderer(self._mode)
         attach(self.session.approve, renderer)
+        progress = RunProgress()
         try:
             for event in self.session.ask(question):
+                progress.add(event)
+                self._record(event)
                 renderer.handle(event)
         except KeyboardInterrupt:
             renderer.close()
+            self._record_end(progress)
             self.say("(turn cancelled; the conversation is as it was before it)")
             return
+        except BaseException:
+            renderer.close()
+            self._record_end(progress)  # a bug: the chat command ends the trace after it
+            raise
         renderer.close()
+
+    def _record(self, event: Event) -> None:
+        """Write the event to the trace. A trace that stops taking writes (a full disk) is
+        given up with one warning: the conversation matters more than its record."""
+        if self._trace is None:
+            return
+        try:
+            self._trace.write(event)
+        except TraceWriteError as error:
+            self._trace.close()
+            self._trace = None
+            typer.echo(f"toolcall: warning: {error}; the chat goes on without a trace", err=True)
+
+    def _record_end(self, progress: RunProgress) -> None:
+        """A turn cut short ends in the trace as the loop would have ended it."""
+        if not progress.finished:
+            self._record(progress.interrupted())
 
     def command(self, line: str) -> str | None:
         name, _, arg = line.partition(" ")

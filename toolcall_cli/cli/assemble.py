@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +116,7 @@ def model_choice(
         faults=options.faults,
         fault_rate=options.fault_rate,
         context_window=chosen_window(options.context_window, resolved),
+        profile=resolved.profile,
     )
     return choice, resolved.strategy, resolved.sampling, SchemaMode(resolved.schema_mode)
 
@@ -150,7 +152,9 @@ def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
         )
 
 
-def strategy_settings(options: SessionOptions, sampling: Sampling = NO_SAMPLING) -> dict[str, Any]:
+def strategy_settings(
+    options: SessionOptions, sampling: Sampling = NO_SAMPLING, system_prompt: str | None = None
+) -> dict[str, Any]:
     """What get_strategy takes besides the name; the session keeps it for /strategy."""
     return {
         "schema_mode": (options.schema_mode or SchemaMode.tools).value,
@@ -158,7 +162,24 @@ def strategy_settings(options: SessionOptions, sampling: Sampling = NO_SAMPLING)
         "dag": options.dag,
         "prompt_style": options.prompt_style.value,
         "sampling": sampling,
+        "system_prompt": system_prompt,
     }
+
+
+def read_system_prompt(path: Path | None) -> str | None:
+    """--system-prompt FILE's text (UTF-8); a file that cannot be read, or holds nothing, is a
+    usage error before anything runs."""
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        fail(f"cannot read the system prompt {path}: {error.strerror or error}")
+    except UnicodeDecodeError as error:
+        fail(f"the system prompt {path} is not UTF-8 text (a bad byte at offset {error.start})")
+    if not text.strip():
+        fail(f"the system prompt {path} is empty")
+    return text
 
 
 def tool_policy(options: SessionOptions) -> ToolPolicy:
@@ -171,9 +192,14 @@ def tool_policy(options: SessionOptions) -> ToolPolicy:
     )
 
 
-def pick_strategy(name: str, options: SessionOptions, sampling: Sampling = NO_SAMPLING) -> Strategy:
+def pick_strategy(
+    name: str,
+    options: SessionOptions,
+    sampling: Sampling = NO_SAMPLING,
+    system_prompt: str | None = None,
+) -> Strategy:
     try:
-        return get_strategy(name, **strategy_settings(options, sampling))
+        return get_strategy(name, **strategy_settings(options, sampling, system_prompt))
     except UnknownStrategy as error:
         fail(str(error))
 
@@ -186,27 +212,72 @@ def make_model(choice: ModelChoice, pace: float) -> Model:
     return model
 
 
-def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
-    """The session, and the model choice it was built from (chat's /model starts from it)."""
+@dataclass(frozen=True)
+class Assembled:
+    """A session, with what it was built from that a command still needs."""
+
+    session: Session
+    choice: ModelChoice
+    """The model choice (chat's /model starts from it)."""
+    config: FileConfig
+    settings: dict[str, Any]
+    """The resolved settings as a trace's header records them: no key, the URL masked."""
+
+
+def build_session(options: SessionOptions) -> Assembled:
     config = file_config()
     limits = session_limits(options, config)
     choice, strategy_name, sampling, schema_mode = model_choice(options, config, limits)
     options = dataclasses.replace(options, schema_mode=schema_mode)
     limits = dataclasses.replace(limits, context_window=choice.context_window)
+    system_prompt = read_system_prompt(options.system_prompt)
     try:
         model = make_model(choice, options.pace)
     except ModelConfigError as error:
         fail(str(error))
     session = Session(
         model=model,
-        strategy=pick_strategy(strategy_name, options, sampling),
-        strategy_settings=strategy_settings(options, sampling),
+        strategy=pick_strategy(strategy_name, options, sampling, system_prompt),
+        strategy_settings=strategy_settings(options, sampling, system_prompt),
         policy=tool_policy(options),
         registry=load_registry(options.tools, options.no_default_tools),
         limits=limits,
         approve=approver(options.yes),
     )
-    return session, choice
+    settings = traced_settings(options, choice, session, sampling, system_prompt)
+    return Assembled(session=session, choice=choice, config=config, settings=settings)
+
+
+def traced_settings(
+    options: SessionOptions,
+    choice: ModelChoice,
+    session: Session,
+    sampling: Sampling,
+    system_prompt: str | None,
+) -> dict[str, Any]:
+    """What a trace's header says the session was run with (see the trace format)."""
+    from toolcall_cli.keys import display_url
+
+    return {
+        "model": choice.name,
+        "strategy": session.strategy.name,
+        "schema_mode": (options.schema_mode or SchemaMode.tools).value,
+        "stream_mode": options.stream_mode.value,
+        "base_url": display_url(choice.base_url) if choice.base_url else None,
+        "profile": choice.profile,
+        "limits": dataclasses.asdict(session.limits),
+        "sampling": sampling.fields(),
+        "system_prompt": system_prompt,
+        "dag": options.dag,
+        "prompt_style": options.prompt_style.value,
+        # What the local models were asked to do, so a replay can ask the same.
+        "seed": choice.seed,
+        "faults": list(choice.faults),
+        "fault_rate": choice.fault_rate,
+        "script": str(choice.script) if choice.script else None,
+        "allow": options.allow.value,
+        "max_parallel": options.max_parallel,
+    }
 
 
 def output_mode(quiet: bool, as_json: bool) -> RenderMode:

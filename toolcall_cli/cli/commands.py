@@ -11,6 +11,7 @@ import typer
 
 from toolcall_cli import strictjson
 from toolcall_cli.cli.assemble import (
+    Assembled,
     build_session,
     limits_with,
     load_registry,
@@ -18,8 +19,9 @@ from toolcall_cli.cli.assemble import (
     model_choice,
     output_mode,
     pick_strategy,
+    read_system_prompt,
 )
-from toolcall_cli.cli.entry import app, config_app, fail
+from toolcall_cli.cli.entry import EXIT_USAGE, app, config_app, fail
 from toolcall_cli.cli.options import (
     LIMIT_FIELDS,
     Allow,
@@ -42,6 +44,7 @@ from toolcall_cli.cli.options import (
     ModelOpt,
     NoDefaultToolsOpt,
     NoFinalAnswerOpt,
+    NoTraceOpt,
     PaceOpt,
     ProfileOpt,
     PromptStyle,
@@ -62,6 +65,7 @@ from toolcall_cli.cli.options import (
     StrategyOpt,
     StreamMode,
     StreamModeOpt,
+    SystemPromptOpt,
     TemperatureOpt,
     ToolsOpt,
     ToolTimeoutOpt,
@@ -69,7 +73,8 @@ from toolcall_cli.cli.options import (
     TraceOpt,
     YesOpt,
 )
-from toolcall_cli.cli.running import pipe_console, render_run
+from toolcall_cli.cli.running import RunTrace, pipe_console, render_run, show_trace_path
+from toolcall_cli.cli.tracing import choose_trace, start_trace
 from toolcall_cli.config import (
     ConfigError,
     config_path,
@@ -80,6 +85,7 @@ from toolcall_cli.config import (
 )
 from toolcall_cli.models.base import Model
 from toolcall_cli.private_files import PathProblem
+from toolcall_cli.render import RenderMode
 
 if TYPE_CHECKING:
     pass
@@ -125,6 +131,8 @@ def run(
     as_json: JsonOpt = False,
     yes: YesOpt = False,
     trace: TraceOpt = None,
+    no_trace: NoTraceOpt = False,
+    system_prompt: SystemPromptOpt = None,
     show_request: ShowRequestOpt = False,
     pace: PaceOpt = None,
     dag: DagOpt = False,
@@ -137,11 +145,16 @@ def run(
     if not question.strip():
         fail("the question is empty")
     mode = output_mode(quiet, as_json)
-    session, _ = build_session(SessionOptions.from_flags(locals(), mode=mode))
+    assembled = build_session(SessionOptions.from_flags(locals(), mode=mode))
+    session = assembled.session
     try:
-        code = render_run(session.ask(question), mode, trace, session.approve, show_request)
+        target = choose_trace(trace, no_trace, assembled)
+        run_trace = start_trace(target, "run", assembled)
+        code = render_run(session.ask(question), mode, run_trace, session.approve, show_request)
     finally:
         session.close()
+    if target.default and run_trace.path is not None and code != EXIT_USAGE:
+        show_trace_path(run_trace.path, mode)  # (a question refused unasked has nothing to see)
     raise typer.Exit(code)
 
 
@@ -187,28 +200,62 @@ def chat(
     history_file: Annotated[
         Path | None, typer.Option("--history-file", help="Where the input history is kept.")
     ] = None,
+    trace: TraceOpt = None,
+    no_trace: NoTraceOpt = False,
+    system_prompt: SystemPromptOpt = None,
 ) -> None:
     """A conversation that keeps its memory between questions (/help for commands)."""
+    mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
+    options = SessionOptions.from_flags(locals(), mode=mode)
+    assembled = build_session(options)
+    try:
+        target = choose_trace(trace, no_trace, assembled)
+        run_trace = start_trace(target, "chat", assembled)
+        try:
+            code = chat_session(assembled, options, run_trace, history_file, mode, target.default)
+        finally:
+            run_trace.close()
+    finally:
+        assembled.session.close()
+    raise typer.Exit(code)
+
+
+def chat_session(
+    assembled: Assembled,
+    options: SessionOptions,
+    run_trace: RunTrace,
+    history_file: Path | None,
+    mode: RenderMode,
+    show_path: bool,
+) -> int:
+    """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
+    or by a bug, its trace ends with an `interrupted` line."""
     from toolcall_cli.repl import Repl, default_history_file
 
-    mode = "live" if sys.stdout.isatty() else "plain"
-    options = SessionOptions.from_flags(locals(), mode=mode)
-    session, choice = build_session(options)
-
     def switch_model(name: str) -> Model:
-        return make_model(dataclasses.replace(choice, name=name), options.pace)
+        return make_model(dataclasses.replace(assembled.choice, name=name), options.pace)
 
     try:
         # The history file is checked here, so a path that cannot work stops the chat unstarted.
         repl = Repl(
-            session, history_file=history_file or default_history_file(), make_model=switch_model
+            assembled.session,
+            history_file=history_file or default_history_file(),
+            make_model=switch_model,
+            trace=run_trace.writer,
         )
-        code = repl.loop()
     except PathProblem as error:
         fail(str(error))
-    finally:
-        session.close()
-    raise typer.Exit(code)
+    if show_path and run_trace.path is not None:
+        show_trace_path(run_trace.path, mode)
+    try:
+        return repl.loop()
+    except KeyboardInterrupt:
+        run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", None)
+        raise
+    except Exception as error:
+        if not isinstance(error, typer.Exit):
+            run_trace.cut_short("crash", f"{type(error).__name__}: {error}", None)
+        raise
 
 
 @app.command("tools")
@@ -246,6 +293,7 @@ def prompt(
     temperature: TemperatureOpt = None,
     top_p: TopPOpt = None,
     seed: SeedOpt = None,
+    system_prompt: SystemPromptOpt = None,
 ) -> None:
     """Print the exact first request the model would receive, as JSON."""
     from toolcall_cli.messages import user
@@ -265,7 +313,8 @@ def prompt(
     choice, strategy_name, sampling, schema_mode = model_choice(options)
     options = dataclasses.replace(options, schema_mode=schema_mode)
     registry = load_registry(tuple(tools or ()), no_default_tools)
-    request = pick_strategy(strategy_name, options, sampling).build_request(
+    own_prompt = read_system_prompt(system_prompt)
+    request = pick_strategy(strategy_name, options, sampling, own_prompt).build_request(
         [user(question)], registry.specs(), choice.name
     )
     typer.echo(strictjson.dumps(request.body, indent=2))

@@ -34,6 +34,8 @@ class ModelChoice:
     context_window: ContextWindow | None = None
     """The window the user gave (--context-window, or the profile's); None lets the model's
     server say."""
+    profile: str | None = None
+    """The profile the endpoint came from, if any (recorded in traces)."""
 
     def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
         shown = None

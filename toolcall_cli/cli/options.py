@@ -300,7 +300,23 @@ ShowRequestOpt = Annotated[
     bool, typer.Option("--show-request", help="Show each request body as sent (live view).")
 ]
 TraceOpt = Annotated[
-    Path | None, typer.Option("--trace", help="Also write every event as JSON lines to this file.")
+    Path | None,
+    typer.Option(
+        "--trace",
+        help="Write the trace (every event as JSON lines) to this file instead of the trace "
+        "directory (`toolcall trace list`).",
+    ),
+]
+NoTraceOpt = Annotated[
+    bool, typer.Option("--no-trace", help="Write no trace (config: trace = false in [defaults]).")
+]
+SystemPromptOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--system-prompt",
+        help="Send this file's text as the system prompt instead of the strategy's (requests "
+        "that offer tools).",
+    ),
 ]
 
 
@@ -349,6 +365,8 @@ class SessionOptions:
     isolate_tools: bool = False
     no_final_answer: bool = False
     context_window: int | None = None
+    system_prompt: Path | None = None
+    """--system-prompt: the file whose text replaces the strategy's system prompt."""
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], *, mode: str) -> SessionOptions:

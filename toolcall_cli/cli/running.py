@@ -5,26 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import typer
 
 from toolcall_cli.approval import attach
-from toolcall_cli.cli.entry import EXIT_BY_STOP, EXIT_FAILURE, EXIT_INTERRUPTED, fail
-from toolcall_cli.events import (
-    Event,
-    IterationStarted,
-    LimitReached,
-    ModelFailed,
-    ModelReplied,
-    Notice,
-    RunFinished,
-    RunStarted,
-    ToolCallParsed,
-)
+from toolcall_cli.cli.entry import EXIT_BY_STOP, EXIT_FAILURE, EXIT_INTERRUPTED, fail, warn
+from toolcall_cli.events import Event, LimitReached, ModelFailed, Notice, RunFinished
 from toolcall_cli.loop import Approver
 from toolcall_cli.private_files import PathProblem
 from toolcall_cli.render import RenderMode, make_renderer
@@ -33,6 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from toolcall_cli.trace import TraceWriter
+    from toolcall_cli.trace.writer import InterruptReason
 
 
 def pipe_console() -> Console:
@@ -56,74 +46,83 @@ def report_stop(event: Event) -> None:
         typer.echo(f"toolcall: {event.message}", err=True)
 
 
-class RunProgress:
-    """How far a run got, read from its events: the final event when the run is cut off
-    (Ctrl-C, or stdout's reader leaving) before the loop could send its own."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._started = clock()
-        self._iterations = 0
-        self._tool_calls = 0
-        self._usage: dict[str, int] = {}
-
-    def add(self, event: Event) -> None:
-        if isinstance(event, RunStarted):
-            self._started = self._clock()
-        elif isinstance(event, IterationStarted):
-            self._iterations = event.iteration
-        elif isinstance(event, ToolCallParsed):
-            self._tool_calls += 1
-        elif isinstance(event, ModelReplied):
-            for key, value in event.usage.items():
-                self._usage[key] = self._usage.get(key, 0) + value
-
-    def interrupted(self) -> RunFinished:
-        return RunFinished(
-            stop_reason="interrupted",
-            iterations=self._iterations,
-            tool_calls=self._tool_calls,
-            elapsed=self._clock() - self._started,
-            usage=dict(self._usage),
-        )
-
-
-class TraceWriteError(Exception):
-    """The trace stopped taking writes mid-run (a full disk, a pipe whose reader died)."""
-
-
 class RunTrace:
     """The run's trace, if it has one. A write that fails stops the run with one line and
     exit 1, rather than letting it go on with a trace that silently ends early."""
 
-    def __init__(self, writer: TraceWriter | None, path: Path | None) -> None:
+    def __init__(self, writer: TraceWriter | None = None) -> None:
         self._writer = writer
-        self._path = path
+
+    @property
+    def path(self) -> Path | None:
+        return self._writer.path if self._writer is not None else None
+
+    @property
+    def writer(self) -> TraceWriter | None:
+        """The writer itself, for chat, which records its runs one by one."""
+        return self._writer
 
     def write(self, event: Event) -> None:
+        """Raises TraceWriteError when the trace stops taking writes."""
+        if self._writer is not None:
+            self._writer.write(event)
+
+    def cut_short(self, reason: InterruptReason, detail: str, final: RunFinished | None) -> None:
+        """The end of a run that did not end itself: its final event (unless it had sent one),
+        then the `interrupted` line. A trace that cannot take them keeps what it has."""
+        from toolcall_cli.trace import TraceWriteError
+
         if self._writer is None:
             return
-        try:
-            self._writer.write(event)
-        except OSError as error:
-            reason = error.strerror or str(error)
-            raise TraceWriteError(f"cannot write the trace file {self._path}: {reason}") from None
+        with contextlib.suppress(TraceWriteError):
+            if final is not None:
+                self._writer.write(final)
+            self._writer.interrupted(reason, " ".join(detail.split()))
 
     def close(self) -> None:
         if self._writer is not None:
-            with contextlib.suppress(OSError):  # a failed write was already reported
-                self._writer.close()
+            self._writer.close()
 
 
-def open_trace(path: Path | None) -> RunTrace:
-    """The trace, opened before the run starts: a path that cannot be written is a usage
-    error naming it, and nothing has run yet."""
-    from toolcall_cli.trace import TraceWriter
+def open_trace(
+    path: Path | None,
+    header: dict[str, Any] | None = None,
+    secrets: Sequence[str] = (),
+    *,
+    asked: bool = True,
+) -> RunTrace:
+    """The trace, opened (and its header written) before the run starts: a path the user
+    `asked` for that cannot be written is a usage error naming it, and nothing has run yet; a
+    default trace that cannot be is left out, with a warning."""
+    if path is None:
+        return RunTrace()
+    from toolcall_cli.trace import TraceWriteError, TraceWriter
 
     try:
-        return RunTrace(TraceWriter.open(path) if path else None, path)
+        writer = TraceWriter.open(path, secrets=secrets)
     except PathProblem as error:
+        if not asked:
+            warn(f"no trace written: {error}")
+            return RunTrace()
         fail(str(error))
+    if header is not None:
+        try:
+            writer.header(header)
+        except TraceWriteError as error:
+            writer.close()
+            fail(str(error), EXIT_FAILURE)
+    return RunTrace(writer)
+
+
+def show_trace_path(path: Path, mode: RenderMode) -> None:
+    """Where the trace went, said once: under the live view's footer, or on stderr for plain
+    text; --quiet and --json keep their output to what they promise."""
+    if mode == "live":
+        from rich.text import Text
+
+        pipe_console().print(Text(f"trace {path}", style="dim"))
+    elif mode == "plain":
+        typer.echo(f"toolcall: trace {path}", err=True)
 
 
 @contextlib.contextmanager
@@ -163,14 +162,18 @@ def renderer_stdout(mode: RenderMode) -> Iterator[IO[str] | None]:
 def render_run(
     events: Iterator[Event],
     mode: RenderMode,
-    trace: Path | None = None,
+    trace: Path | RunTrace | None = None,
     approve: Approver | None = None,
     show_request: bool = False,
 ) -> int:
-    """Render a run's events, trace them, and return the exit code the run's end calls for."""
-    run_trace = open_trace(trace)
-    with renderer_stdout(mode) as stdout:
-        return _render(events, mode, run_trace, stdout, approve, show_request)
+    """Render a run's events, trace them, and return the exit code the run's end calls for.
+    `trace` is an open trace (see open_trace), or a file to open as one."""
+    run_trace = trace if isinstance(trace, RunTrace) else open_trace(trace)
+    try:
+        with renderer_stdout(mode) as stdout:
+            return _render(events, mode, run_trace, stdout, approve, show_request)
+    finally:
+        run_trace.close()
 
 
 def _render(
@@ -181,6 +184,8 @@ def _render(
     approve: Approver | None,
     show_request: bool,
 ) -> int:
+    from toolcall_cli.trace import RunProgress, TraceWriteError
+
     renderer = make_renderer(mode, stdout, show_request=show_request)
     if approve is not None:
         attach(approve, renderer)
@@ -199,21 +204,25 @@ def _render(
         except KeyboardInterrupt:
             # One final event for both, so a program reading --json learns what the trace says.
             final = progress.interrupted()
-            run_trace.write(final)
+            run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", final)
             renderer.handle(final)
             code = EXIT_INTERRUPTED
         except BrokenPipeError:
             # stdout's reader left; the trace (if it still can) says how the run ended.
-            with contextlib.suppress(TraceWriteError):
-                run_trace.write(progress.interrupted())
+            run_trace.cut_short("broken-pipe", "stdout's reader left", progress.interrupted())
+            raise
+        except TraceWriteError:
+            raise
+        except Exception as error:
+            # A bug: the trace keeps how far the run got, then main() says it in one line.
+            last = None if progress.finished else progress.interrupted()
+            run_trace.cut_short("crash", f"{type(error).__name__}: {error}", last)
             raise
         finally:
             # Also on an unexpected error, so the terminal is never left with a live region.
             renderer.close()
     except TraceWriteError as error:
         fail(str(error), EXIT_FAILURE)
-    finally:
-        run_trace.close()
     if code == EXIT_INTERRUPTED:
         typer.echo("toolcall: interrupted", err=True)
     return code

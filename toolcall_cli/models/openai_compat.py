@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from toolcall_cli.keys import display_url, key_problem, redact, url_origin
+from toolcall_cli.keys import display_url, key_problem, redact, url_origin, url_secrets
 from toolcall_cli.models._body import ACCEPT_ENCODING, Deadline, decoded_body, lines_of
 from toolcall_cli.models._window import (
     endpoint_url,
@@ -72,12 +72,7 @@ class Endpoint:
         """Everything of this endpoint that must never be shown: the key, and the password,
         user name and query values of its URL (short ones are left: masking every "1" in a
         message would hide more than it protects)."""
-        found = [self.api_key or ""]
-        try:
-            url = httpx.URL(self.base_url)
-            found += [url.username, url.password, *(v for _, v in url.params.multi_items())]
-        except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
-            pass
+        found = [self.api_key or "", *url_secrets(self.base_url)]
         return [secret for secret in found if len(secret) >= 4]
 
 

@@ -23,6 +23,7 @@ def get_strategy(
     dag: bool = False,
     prompt_style: str = "full",
     sampling: Sampling = NO_SAMPLING,
+    system_prompt: str | None = None,
 ) -> Strategy:
     """The strategy called `name`; raises UnknownStrategy with the valid names.
 
@@ -30,8 +31,33 @@ def get_strategy(
     "required" (native, `tool_choice: "required"`, the answer given through a final_answer
     tool); `stream_mode` is "tags" (text protocol) or "native" (tool_calls deltas); `dag` offers
     the model a way to make one call wait for another and use its result; `prompt_style` is how
-    much the system prompt says; `sampling` goes into every request.
+    much the system prompt says; `sampling` goes into every request; `system_prompt` replaces
+    the strategy's own system prompt (--system-prompt).
     """
+    strategy = _named_strategy(
+        name,
+        schema_mode=schema_mode,
+        stream_mode=stream_mode,
+        dag=dag,
+        prompt_style=prompt_style,
+        sampling=sampling,
+    )
+    if system_prompt is None:
+        return strategy
+    from toolcall_cli.strategies.own_prompt import OwnSystemPrompt
+
+    return OwnSystemPrompt(strategy, system_prompt)
+
+
+def _named_strategy(
+    name: str,
+    *,
+    schema_mode: str,
+    stream_mode: str,
+    dag: bool,
+    prompt_style: str,
+    sampling: Sampling,
+) -> Strategy:
     from toolcall_cli.strategies.schema import SCHEMA_MODES, SchemaStrategy
     from toolcall_cli.strategies.stream import StreamStrategy
     from toolcall_cli.strategies.text_protocol import TextProtocolStrategy

@@ -1,0 +1,72 @@
+"""A trace's records turned back into the events they were written from, so a recorded run can
+go through the same renderers as a live one."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from toolcall_cli.events import Event, TimelineEntry
+from toolcall_cli.messages import ToolCall, ToolResult
+from toolcall_cli.trace.reader import Record, TraceError
+
+T = TypeVar("T")
+
+EVENT_TYPES: dict[str, type[Any]] = {
+    cls.__dataclass_fields__["kind"].default: cls for cls in typing.get_args(Event)
+}
+"""Each event kind's class, by the `kind` its records carry."""
+
+
+def _call(value: Any) -> ToolCall:
+    return _build(ToolCall, value, depends_on=tuple)
+
+
+def _result(value: Any) -> ToolResult:
+    return _build(ToolResult, value, coerced=tuple)
+
+
+def _entries(value: Any) -> tuple[TimelineEntry, ...]:
+    return tuple(_build(TimelineEntry, entry, waits_for=tuple) for entry in value)
+
+
+# Fields JSON cannot give back as written: nested values and tuples (JSON has only lists).
+_NESTED: dict[str, Callable[[Any], Any]] = {
+    "call": _call,
+    "result": _result,
+    "entries": _entries,
+    "tools": tuple,
+    "placeholders": tuple,
+    "messages": tuple,
+}
+
+
+def event_from_record(record: Record) -> Event | None:
+    """The event a record was written from; None for the records only a trace has (its
+    header, `interrupted`, a script's end) and for kinds this toolcall does not know.
+    Raises TraceError for a record of a known kind that lacks what the event needs."""
+    cls = EVENT_TYPES.get(record["kind"])
+    if cls is None:
+        return None
+    event: Event = _build(cls, record, **_NESTED)
+    return event
+
+
+def _build(cls: type[T], value: Any, **convert: Callable[[Any], Any]) -> T:
+    """`cls` from a record's fields, each converted where `convert` names it; fields the class
+    does not have (the record's `t`, a strict-JSON note) are left out."""
+    if not isinstance(value, dict):
+        raise TraceError(f"a {cls.__name__} record is not an object")
+    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    try:
+        fields = {
+            name: convert[name](item) if name in convert and item is not None else item
+            for name, item in value.items()
+            if name in names and name != "kind"
+        }
+        return cls(**fields)
+    except (TypeError, ValueError) as error:  # a field missing, or not of its shape
+        what = value.get("kind", cls.__name__)
+        raise TraceError(f"a {what} record cannot be read: {error}") from None

@@ -1,0 +1,167 @@
+"""Writing a trace: a header line, then one line per event with its time, flushed as it happens,
+so a run cut short (Ctrl-C, a crash) still leaves a valid trace up to that point."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from toolcall_cli import __version__, strictjson
+from toolcall_cli.events import Event, event_record
+from toolcall_cli.keys import url_secrets
+from toolcall_cli.private_files import open_private
+from toolcall_cli.tools.registry import Tool
+
+FORMAT = "toolcall-trace"
+VERSION = 1
+"""The format's version, in every header: a reader told of a newer one says so instead of
+guessing."""
+
+InterruptReason = Literal["ctrl-c", "crash", "broken-pipe"]
+
+SHORTEST_SECRET = 4
+"""Shorter credentials are not searched for in a trace's text: masking every "1" would ruin the
+trace and protect nothing."""
+SHORTEST_USER_NAME = 8
+"""A URL's user name is masked only when it is this long (a token put there); `user` or
+`admin` also spell a message's role and common words."""
+
+
+class TraceWriteError(Exception):
+    """The trace stopped taking writes (a full disk, a pipe whose reader died): one line naming
+    the file and why."""
+
+
+class TraceWriter:
+    """Appends the header and each event as one line of strict JSON, flushed at once.
+
+    Every string written is searched for the session's credentials (its API key, its base URL's
+    password, user name and query values) and they are masked: request bodies never hold keys,
+    and this makes sure nothing else brings one in (an error message quoting the URL)."""
+
+    def __init__(
+        self,
+        stream: IO[str],
+        *,
+        path: Path | None = None,
+        secrets: Iterable[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream
+        self.path = path
+        self._secrets = sorted(set(secrets), key=len, reverse=True)
+        self._clock = clock
+        self._opened = clock()
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        secrets: Iterable[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> TraceWriter:
+        """Append to `path`, owner-only; raises PathProblem (naming the path and why) when it
+        cannot be written, so the run never starts."""
+        fd = open_private(path, "trace file")
+        # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
+        stream = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
+        return cls(stream, path=path, secrets=secrets, clock=clock)
+
+    def header(self, header: dict[str, Any]) -> None:
+        self._line(header)
+
+    def write(self, event: Event) -> None:
+        self._line({**event_record(event), "t": self.elapsed()})
+
+    def interrupted(self, reason: InterruptReason, detail: str) -> None:
+        """The last line of a trace cut short, after the run's final `run_finished`."""
+        self._line({"kind": "interrupted", "reason": reason, "detail": detail, "t": self.elapsed()})
+
+    def elapsed(self) -> float:
+        """Seconds since the trace was opened, to the millisecond."""
+        return round(self._clock() - self._opened, 3)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):  # a failed write was already reported
+            self._stream.close()
+
+    def _line(self, record: dict[str, Any]) -> None:
+        if self._secrets:
+            record = masked(record, self._secrets)
+        try:
+            self._stream.write(strictjson.dumps(record) + "\n")
+            self._stream.flush()
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise TraceWriteError(f"cannot write the trace file {self.path}: {reason}") from None
+
+
+def masked(value: Any, secrets: Sequence[str]) -> Any:
+    """`value` with every string's secrets replaced by `****` (dict keys are the format's own)."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "****")
+        return value
+    if isinstance(value, dict):
+        return {key: masked(item, secrets) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [masked(item, secrets) for item in value]
+    return value
+
+
+def session_secrets(api_key: str | None, base_url: str | None) -> list[str]:
+    """The credentials a session holds, as a trace must never show them."""
+    found = [api_key] if api_key and len(api_key) >= SHORTEST_SECRET else []
+    if base_url:
+        user, *others = url_secrets(base_url) or [""]
+        found += [user] if len(user) >= SHORTEST_USER_NAME else []
+        found += [other for other in others if len(other) >= SHORTEST_SECRET]
+    return found
+
+
+def trace_header(
+    command: Literal["run", "chat"], settings: dict[str, Any], tools: Iterable[Tool]
+) -> dict[str, Any]:
+    """The first line: what made the run (version, settings, the tools as the model saw them
+    and where they came from), so a trace can be read, replayed and diagnosed on its own."""
+    tools = list(tools)
+    return {
+        "kind": "trace_header",
+        "format": FORMAT,
+        "version": VERSION,
+        "toolcall": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        "command": command,
+        "settings": settings,
+        "tools": [tool_entry(tool) for tool in tools],
+        "plugins": plugin_hashes(tool.source for tool in tools),
+    }
+
+
+def tool_entry(tool: Tool) -> dict[str, Any]:
+    spec = tool.spec
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": spec.parameters,
+        "source": tool.source,
+    }
+
+
+def plugin_hashes(sources: Iterable[str]) -> dict[str, str]:
+    """Each plugin file's sha256: a replay can tell whether a tool changed since the trace."""
+    hashes: dict[str, str] = {}
+    for source in sources:
+        if source and source not in hashes:
+            try:
+                hashes[source] = "sha256:" + hashlib.sha256(Path(source).read_bytes()).hexdigest()
+            except OSError as error:
+                hashes[source] = f"unreadable: {error.strerror or error}"
+    return hashes
