@@ -1,13 +1,15 @@
 """The `toolcall` command: parse flags, assemble a session, pick a renderer. No loop logic here.
 
 One job a module: `entry` (the typer app, exit codes, `main`), `options` (the flags), `assemble`
-(a session from the options), `running` (rendering a run), `commands` (each command).
+(a session from the options), `running` (rendering a run), `tracing` (which trace a run
+writes), `commands` (each command), `trace_commands` (`trace list` and `trace show`).
 """
 
 from __future__ import annotations
 
 from toolcall_cli.cli import commands as _commands  # registers the commands on the app
+from toolcall_cli.cli import trace_commands as _trace_commands
 from toolcall_cli.cli.entry import app, main
 
 __all__ = ["app", "main"]
-del _commands
+del _commands, _trace_commands

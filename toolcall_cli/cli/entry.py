@@ -100,7 +100,14 @@ def toolcall_app(
     """Watch LLM tool use (function calling) work, step by step."""
 
 
+trace_app = typer.Typer(
+    help="The recorded runs: list them, or show one again (see the README's Traces).",
+    no_args_is_help=True,
+)
+
+
 app.add_typer(config_app, name="config")
+app.add_typer(trace_app, name="trace")
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from toolcall_cli.events import Event, TimelineEntry
+from toolcall_cli.events import Event, Notice, TimelineEntry
 from toolcall_cli.messages import ToolCall, ToolResult
-from toolcall_cli.trace.reader import Record, TraceError
+from toolcall_cli.trace.reader import Record, Trace, TraceError
 
 T = TypeVar("T")
 
@@ -70,3 +70,21 @@ def _build(cls: type[T], value: Any, **convert: Callable[[Any], Any]) -> T:
     except (TypeError, ValueError) as error:  # a field missing, or not of its shape
         what = value.get("kind", cls.__name__)
         raise TraceError(f"a {what} record cannot be read: {error}") from None
+
+
+def replayed_events(trace: Trace) -> Iterator[Event]:
+    """The trace's events in order, to draw the recorded run again. What only a trace says
+    (the run was cut short, a script ran out) comes as a notice where it happened; records of
+    kinds this toolcall does not know are passed over."""
+    for record in trace.records:
+        event = event_from_record(record)
+        if event is not None:
+            yield event
+        elif record["kind"] == "interrupted":
+            why = f"{record.get('reason', '?')}: {record.get('detail', '')}".rstrip(": ")
+            yield Notice(level="warning", message=f"the trace ends here: cut short ({why})")
+        elif record["kind"].startswith("script_"):
+            message = record.get("message") or record["kind"].replace("_", " ")
+            yield Notice(level="warning", message=str(message))
+    if trace.cut:
+        yield Notice(level="warning", message="the trace's last line was cut mid-write")

@@ -1,0 +1,227 @@
+"""`toolcall trace list` and `toolcall trace show`: the recorded runs, newest first, and one of
+them drawn again through the same renderers a live run uses."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from toolcall_cli import strictjson
+from toolcall_cli.cli.entry import fail, trace_app
+from toolcall_cli.cli.options import JsonOpt
+from toolcall_cli.cli.running import pipe_console
+from toolcall_cli.render import make_renderer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolcall_cli.events import Event
+    from toolcall_cli.trace import Trace
+    from toolcall_cli.trace.reader import TraceSummary
+
+SHOWN_WIDTH = 110
+"""Columns of a page `--html` / `--svg` makes: wide enough for the view's panels."""
+
+
+@trace_app.command("list")
+def trace_list(as_json: JsonOpt = False) -> None:
+    """The traces in the trace directory, newest first: when, question, model, strategy,
+    iterations, how the run stopped, and tokens."""
+    from toolcall_cli.trace import TraceError
+    from toolcall_cli.trace.files import trace_dir, trace_files
+    from toolcall_cli.trace.reader import summarize
+
+    directory = trace_dir()
+    summaries: list[TraceSummary] = []
+    for path in reversed(trace_files(directory)):
+        try:
+            summaries.append(summarize(path))
+        except TraceError as error:
+            typer.echo(f"toolcall: warning: {error}", err=True)
+    if as_json:
+        typer.echo(strictjson.dumps([summary.as_dict() for summary in summaries], indent=2))
+        return
+    if not summaries:
+        typer.echo(f"No traces yet in {directory}.")
+        return
+    print_trace_table(summaries, directory, pipe_console())
+
+
+def print_trace_table(summaries: Sequence[TraceSummary], directory: Path, console: Console) -> None:
+    from rich import box
+    from rich.table import Table
+
+    if not console.is_terminal:
+        # Piped: one line per trace, nothing cut to the width of a terminal that is not there.
+        for summary in summaries:
+            console.print("  ".join(row_cells(summary)), markup=False, soft_wrap=True)
+        return
+    table = Table(
+        title=f"{len(summaries)} traces in {directory}",
+        title_justify="left",
+        box=None,
+        padding=(0, 1, 0, 0),
+        header_style="bold",
+    )
+    for heading in ("id", "when", "model", "strategy", "iter", "stop", "tokens"):
+        right = "right" if heading in ("iter", "tokens") else "left"
+        table.add_column(heading, no_wrap=True, justify=right)
+    # The one column that gives way in a narrow terminal: it wraps, the others never do.
+    table.add_column("question", ratio=1)
+    for summary in summaries:
+        style = None if summary.stop_reason == "answered" else "yellow"
+        table.add_row(*row_cells(summary), style=style)
+    console.print(table)
+
+
+def row_cells(summary: TraceSummary) -> list[str]:
+    """id, when, model, strategy, iterations, stop, tokens, question: one trace's row."""
+    question = " ".join(summary.question.split())
+    if summary.questions > 1:
+        question += f" (+{summary.questions - 1} more)"
+    return [
+        summary.id,
+        local_time(summary.when),
+        summary.model,
+        summary.strategy,
+        str(summary.iterations),
+        summary.stop_reason,
+        f"{summary.tokens:,}",
+        question,
+    ]
+
+
+def local_time(when: str) -> str:
+    """An ISO time as this machine's local `01-02 03:04` (the id holds the year)."""
+    try:
+        return datetime.fromisoformat(when).astimezone().strftime("%m-%d %H:%M")
+    except ValueError:
+        return when
+
+
+@trace_app.command("show", context_settings={"ignore_unknown_options": True})
+def trace_show(
+    which: Annotated[
+        str | None,
+        typer.Argument(
+            help="A trace id (or the start of one), a trace file, or -N for the Nth latest "
+            "(default: the latest)."
+        ),
+    ] = None,
+    plain: Annotated[bool, typer.Option("--plain", help="Plain lines, as in a pipe.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The trace's records, one JSON object per line.")
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write the view as an HTML page to this file.")
+    ] = None,
+    svg: Annotated[
+        Path | None, typer.Option("--svg", help="Write the view as an SVG image to this file.")
+    ] = None,
+) -> None:
+    """Draw a recorded run again, as the live view drew it (or --plain, or --json)."""
+    if which is not None and which.startswith("--"):  # let through only for -N
+        fail(f"no such option: {which} (see `toolcall trace show --help`)")
+    if plain and as_json:
+        fail("--plain and --json cannot be used together")
+    trace = load_trace(which)
+    if as_json:
+        for record in [*([trace.header] if trace.header else []), *trace.records]:
+            typer.echo(strictjson.dumps(record))
+        return
+    events = recorded_events(trace)
+    if html or svg:
+        export_view(trace, events, html, svg)
+        return
+    if plain:
+        show_plain(trace, events)
+    else:
+        show_live(trace, events, pipe_console())
+
+
+def load_trace(which: str | None) -> Trace:
+    """The trace `which` names, read; one clear line and exit 2 when it cannot be."""
+    from toolcall_cli.trace import TraceError, read_trace
+    from toolcall_cli.trace.files import find_trace, trace_dir
+
+    try:
+        return read_trace(find_trace(which, trace_dir()))
+    except TraceError as error:
+        fail(str(error))
+
+
+def recorded_events(trace: Trace) -> list[Event]:
+    from toolcall_cli.trace import TraceError
+    from toolcall_cli.trace.records import replayed_events
+
+    try:
+        return list(replayed_events(trace))
+    except TraceError as error:
+        fail(f"{trace.path}: {error}")
+
+
+def title_line(trace: Trace) -> str:
+    """`trace 20250102-030405-a1b2c3 · run · toolcall 0.1.0 · 2025-01-02 03:04:05`."""
+    parts = [f"trace {trace.path.stem}"]
+    header = trace.header
+    if header is None:
+        parts.append("written before the format had a header (version 0)")
+    else:
+        parts += [
+            str(header.get("command", "?")),
+            f"toolcall {header.get('toolcall', '?')}",
+            local_time(str(header.get("created", ""))),
+        ]
+        own = (header.get("settings") or {}).get("system_prompt")
+        if isinstance(own, str):
+            parts.append(f"own system prompt ({len(own):,} chars)")
+    return " · ".join(parts)
+
+
+def show_live(trace: Trace, events: Iterable[Event], console: Console) -> None:
+    from rich.text import Text
+
+    console.print(Text(title_line(trace), style="dim"))
+    renderer = make_renderer("live", console, auto_refresh=False)
+    try:
+        for event in events:
+            renderer.handle(event)
+    finally:
+        renderer.close()
+
+
+def show_plain(trace: Trace, events: Iterable[Event]) -> None:
+    typer.echo(title_line(trace))
+    renderer = make_renderer("plain", sys.stdout)
+    try:
+        for event in events:
+            renderer.handle(event)
+    finally:
+        renderer.close()
+
+
+def export_view(trace: Trace, events: Sequence[Event], html: Path | None, svg: Path | None) -> None:
+    """The live view drawn into a recording console, saved as a page that can be shared."""
+    from rich.console import Console
+
+    console = Console(record=True, file=io.StringIO(), width=SHOWN_WIDTH, highlight=False)
+    show_live(trace, events, console)
+    title = f"toolcall trace {trace.path.stem}"
+    if html is not None:
+        saved(html, lambda: console.save_html(str(html), clear=False))
+    if svg is not None:
+        saved(svg, lambda: console.save_svg(str(svg), title=title, clear=False))
+
+
+def saved(path: Path, save: Callable[[], None]) -> None:
+    try:
+        save()
+    except OSError as error:
+        fail(f"cannot write {path}: {error.strerror or error}")
+    typer.echo(f"toolcall: wrote {path}", err=True)
