@@ -54,7 +54,6 @@ def trace_list(as_json: JsonOpt = False) -> None:
 
 
 def print_trace_table(summaries: Sequence[TraceSummary], directory: Path, console: Console) -> None:
-    from rich import box
     from rich.table import Table
 
     if not console.is_terminal:
