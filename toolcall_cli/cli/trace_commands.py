@@ -69,8 +69,8 @@ def print_trace_table(summaries: Sequence[TraceSummary], directory: Path, consol
         header_style="bold",
     )
     for heading in ("id", "when", "model", "strategy", "iter", "stop", "tokens"):
-        right = "right" if heading in ("iter", "tokens") else "left"
-        table.add_column(heading, no_wrap=True, justify=right)
+        numbers = heading in ("iter", "tokens")
+        table.add_column(heading, no_wrap=True, justify="right" if numbers else "left")
     # The one column that gives way in a narrow terminal: it wraps, the others never do.
     table.add_column("question", ratio=1)
     for summary in summaries:
