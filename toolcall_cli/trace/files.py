@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,8 +16,9 @@ STATE_DIR_ENV = "TOOLCALL_STATE_DIR"
 """Overrides the state directory (the tests point it at a temporary one)."""
 
 TRACE_NAME = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}\.jsonl")
-"""The names toolcall gives its traces (UTC, so sorting by name sorts by age). Only files named
-so are listed or pruned: anything else in the directory is not toolcall's to delete."""
+"""The names toolcall gives its traces: UTC date and time, and the microsecond in hex, so
+sorting by name sorts by age. Only files named so are listed or pruned: anything else in the
+directory is not toolcall's to delete."""
 
 
 def state_dir(environ: Mapping[str, str] = os.environ) -> Path:
@@ -40,11 +40,13 @@ def new_trace_path(directory: Path, now: datetime | None = None) -> Path:
     if not directory.is_dir():
         directory.mkdir(mode=0o700, parents=True)
         os.chmod(directory, 0o700)  # mkdir's mode passes through the umask
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%d-%H%M%S")
-    while True:
-        path = directory / f"{stamp}-{secrets.token_hex(3)}.jsonl"
-        if not path.exists():
-            return path
+    now = now or datetime.now(timezone.utc)
+    # The six hex digits are the microsecond (at most 0xf423f): traces begun in the same second
+    # still sort by age, and two begun in the same microsecond take the next free number.
+    tick = now.microsecond
+    while (path := directory / f"{now:%Y%m%d-%H%M%S}-{tick:06x}.jsonl").exists():
+        tick += 1
+    return path
 
 
 def trace_files(directory: Path) -> list[Path]:
