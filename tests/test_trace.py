@@ -676,3 +676,13 @@ def test_trace_files_are_owner_only_even_with_an_open_umask(tmp_path: Path) -> N
     assert done.returncode == 0
     assert stat.S_IMODE(only_trace().stat().st_mode) == 0o600
     assert stat.S_IMODE(trace_dir().stat().st_mode) == 0o700
+
+
+def test_config_show_says_whether_runs_are_traced_and_where(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[defaults]\ntrace_keep = 7\n", encoding="utf-8")
+    done = toolcall("config", "show", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(config)})
+    assert done.stdout.splitlines()[-1] == f"traces: on, the newest 7 kept ({trace_dir()})"
+    config.write_text("[defaults]\ntrace = false\n", encoding="utf-8")
+    done = toolcall("config", "show", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(config)})
+    assert done.stdout.splitlines()[-1] == f"traces: off ({trace_dir()})"

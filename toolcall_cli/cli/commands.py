@@ -460,6 +460,9 @@ def config_show(
         shown = "(none)" if value is None else f"{value:g}" if isinstance(value, float) else value
         typer.echo(f"  {key:<{width}} {shown}  [{limit_sources[key]}]")
     from toolcall_cli.config import BUILTIN_PROFILES
+    from toolcall_cli.trace.files import trace_dir
 
     names = sorted({*BUILTIN_PROFILES, *config.profiles})
     typer.echo(f"profiles: {', '.join(names)}")
+    traced = f"on, the newest {config.trace_keep:,} kept" if config.trace else "off"
+    typer.echo(f"traces: {traced} ({trace_dir()})")
