@@ -246,6 +246,34 @@ def test_bad_trace_settings_are_usage_errors(tmp_path: Path, line: str, problem:
     assert done.returncode == 2 and problem in done.stderr and done.stderr.count("\n") == 1
 
 
+def test_a_state_dir_that_cannot_be_made_costs_the_trace_not_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("TOOLCALL_STATE_DIR", str(blocker / "state"))
+    done = toolcall("run", "What's 2+2?", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == "2+2 = 4\n"
+    assert done.stderr.startswith("toolcall: warning: no trace written: cannot make ")
+    assert done.stderr.count("\n") == 1
+
+
+def test_the_command_line_loads_no_trace_machinery_until_a_command_needs_it() -> None:
+    """`toolcall --help` stays fast: platformdirs and the trace package are imported lazily."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; import toolcall_cli.cli; "
+        "print(sorted(m for m in sys.modules if m == 'platformdirs' or "
+        "m.startswith('toolcall_cli.trace')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
 def test_trace_and_no_trace_together_are_a_usage_error(tmp_path: Path) -> None:
     done = toolcall("run", "hi", "--trace", str(tmp_path / "t"), "--no-trace", cwd=tmp_path)
     assert done.returncode == 2 and "cannot be used together" in done.stderr

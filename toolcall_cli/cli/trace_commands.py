@@ -109,8 +109,9 @@ def trace_show(
     which: Annotated[
         str | None,
         typer.Argument(
+            metavar="ID|FILE|-N",
             help="A trace id (or the start of one), a trace file, or -N for the Nth latest "
-            "(default: the latest)."
+            "(default: the latest).",
         ),
     ] = None,
     plain: Annotated[bool, typer.Option("--plain", help="Plain lines, as in a pipe.")] = False,
@@ -187,7 +188,9 @@ def show_live(trace: Trace, events: Iterable[Event], console: Console) -> None:
     from rich.text import Text
 
     console.print(Text(title_line(trace), style="dim"))
-    renderer = make_renderer("live", console, auto_refresh=False)
+    # On a terminal the live region is drawn at its own pace, not once per recorded delta;
+    # elsewhere (a pipe, a page being recorded) it is never drawn at all.
+    renderer = make_renderer("live", console, auto_refresh=console.is_terminal)
     try:
         for event in events:
             renderer.handle(event)
