@@ -84,6 +84,7 @@ def model_choice(
                 "temperature": options.temperature,
                 "top_p": options.top_p,
                 "seed": options.seed,
+                "max_tokens": options.max_tokens,
             },
             config=config if config is not None else file_config(),
         )

@@ -39,6 +39,7 @@ from toolcall_cli.cli.options import (
     LineBytesOpt,
     MaxIterOpt,
     MaxParallelOpt,
+    MaxTokensOpt,
     ModelOpt,
     NoDefaultToolsOpt,
     NoFinalAnswerOpt,
@@ -104,6 +105,7 @@ def run(
     seed: SeedOpt = None,
     temperature: TemperatureOpt = None,
     top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = None,
     prompt_style: PromptStyleOpt = PromptStyle.full,
     faults: FaultsOpt = None,
     fault_rate: FaultRateOpt = 1.0,
@@ -160,6 +162,7 @@ def chat(
     seed: SeedOpt = None,
     temperature: TemperatureOpt = None,
     top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = None,
     prompt_style: PromptStyleOpt = PromptStyle.full,
     faults: FaultsOpt = None,
     fault_rate: FaultRateOpt = 1.0,
@@ -245,6 +248,7 @@ def prompt(
     prompt_style: PromptStyleOpt = PromptStyle.full,
     temperature: TemperatureOpt = None,
     top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = None,
     seed: SeedOpt = None,
 ) -> None:
     """Print the exact first request the model would receive, as JSON."""
@@ -260,6 +264,7 @@ def prompt(
         prompt_style=prompt_style,
         temperature=temperature,
         top_p=top_p,
+        max_tokens=max_tokens,
         seed=seed,
     )
     choice, strategy_name, sampling, schema_mode = model_choice(options)
