@@ -261,11 +261,13 @@ def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
 class Sampling:
     temperature: float | None
     seed: int | None
+    max_tokens: int | None = None
 
     def describe(self) -> str:
+        cap = f", max_tokens {self.max_tokens}" if self.max_tokens else ""
         if self.temperature is None and self.seed is None:
-            return "the server's default sampling (temperature 0.8, a random seed per request)"
-        return f"temperature {self.temperature}, seed {self.seed}"
+            return f"the server's default sampling (temperature 0.8, a new seed per request){cap}"
+        return f"temperature {self.temperature}, seed {self.seed}{cap}"
 
 
 def toolcall_command() -> list[str]:
@@ -281,7 +283,7 @@ def toolcall_sampling_flags() -> set[str]:
         env={**os.environ, "COLUMNS": "200"},
         check=False,
     ).stdout
-    flags = {f for f in ("--temperature", "--top-p") if f in help_text}
+    flags = {f for f in ("--temperature", "--top-p", "--max-tokens") if f in help_text}
     # --seed exists from the start, but only for the offline model; it reaches the server
     # once the sampling flags do.
     if "--temperature" in help_text:
@@ -313,6 +315,8 @@ def run_toolcall(
         command += ["--temperature", str(sampling.temperature)]
     if sampling.seed is not None:
         command += ["--seed", str(sampling.seed)]
+    if sampling.max_tokens is not None:
+        command += ["--max-tokens", str(sampling.max_tokens)]
     command.append(question)
     # An empty config home: a user's own tools.d or profiles must not change what is measured.
     env = {**os.environ, "XDG_CONFIG_HOME": str(home), "HOME": str(home), "NO_COLOR": "1"}
@@ -399,7 +403,11 @@ def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) 
         "tool_dirs": [str(bundled_tools_dir()), str(BENCH_TOOLS)],
         "sampling": {
             k: v
-            for k, v in (("temperature", sampling.temperature), ("seed", sampling.seed))
+            for k, v in (
+                ("temperature", sampling.temperature),
+                ("seed", sampling.seed),
+                ("max_tokens", sampling.max_tokens),
+            )
             if v is not None
         },
     }
@@ -645,6 +653,14 @@ def select(items: list[str], wanted: str | None, what: str) -> list[str]:
     return picked
 
 
+def run_order(
+    questions: list[dict[str, Any]], systems: list[str], order: str
+) -> list[tuple[dict[str, Any], str]]:
+    if order == "system":
+        return [(q, s) for s in systems for q in questions]
+    return [(q, s) for q in questions for s in systems]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--base-url", default=os.environ.get("TOOLCALL_BENCH_BASE_URL"))
@@ -654,6 +670,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)))
     parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="caps every reply, for every system alike"
+    )
+    parser.add_argument(
+        "--order",
+        choices=("question", "system"),
+        default="question",
+        help="question: every system on a question before the next (fair against a machine "
+        "whose speed drifts); system: one system through every question before the next, so "
+        "the server's prompt cache keeps its system prompt and tools (much faster on one slot)",
+    )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     parser.add_argument("--max-iterations", type=int, default=None, help="(toolcall's default)")
     parser.add_argument("--records", type=Path, default=DEFAULT_RECORDS)
@@ -711,36 +738,36 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sampling = Sampling(
                     temperature=args.temperature if "--temperature" in offered else None,
                     seed=seed if "--seed" in offered else None,
+                    max_tokens=args.max_tokens if "--max-tokens" in offered else None,
                 )
-                for question in questions:
-                    for system in systems:
-                        if (number, question["id"], system) in done:
-                            continue
-                        if system == "smolagents":
-                            record = run_smolagents(question["question"], args, sampling)
-                        else:
-                            record = run_toolcall(
-                                system, question["question"], args, sampling, Path(home)
-                            )
-                        record.update(
-                            {
-                                "pass": number,
-                                "seed": seed,
-                                "sampling": sampling.describe(),
-                                "qid": question["id"],
-                                "system": system,
-                            }
+                for question, system in run_order(questions, systems, args.order):
+                    if (number, question["id"], system) in done:
+                        continue
+                    if system == "smolagents":
+                        record = run_smolagents(question["question"], args, sampling)
+                    else:
+                        record = run_toolcall(
+                            system, question["question"], args, sampling, Path(home)
                         )
-                        classify(record, expected[question["id"]], tools)
-                        records.append(record)
-                        with args.records.open("a", encoding="utf-8") as out:
-                            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-                        print(
-                            f"pass {number} {question['id']:<24} {system:<14} "
-                            f"{record['outcome']:<9} exit={record.get('exit')} "
-                            f"{record.get('wall', 0):6.1f}s  {str(record.get('answer'))[:70]!r}",
-                            flush=True,
-                        )
+                    record.update(
+                        {
+                            "pass": number,
+                            "seed": seed,
+                            "sampling": sampling.describe(),
+                            "qid": question["id"],
+                            "system": system,
+                        }
+                    )
+                    classify(record, expected[question["id"]], tools)
+                    records.append(record)
+                    with args.records.open("a", encoding="utf-8") as out:
+                        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    print(
+                        f"pass {number} {question['id']:<24} {system:<14} "
+                        f"{record['outcome']:<9} exit={record.get('exit')} "
+                        f"{record.get('wall', 0):6.1f}s  {str(record.get('answer'))[:70]!r}",
+                        flush=True,
+                    )
     # A run killed by a signal from outside (exit < 0, not our timeout) measured nothing.
     killed = [r for r in records if isinstance(r.get("exit"), int) and r["exit"] < 0]
     records = [r for r in records if r not in killed]
