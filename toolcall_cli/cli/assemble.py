@@ -13,6 +13,7 @@ from toolcall_cli.cli.entry import fail, warn
 from toolcall_cli.cli.models import ModelChoice, check_base_url, get_model
 from toolcall_cli.cli.options import DEFAULT_LIMITS, LIMIT_FIELDS, SchemaMode, SessionOptions
 from toolcall_cli.config import (
+    BUILTIN_PROFILES,
     ConfigError,
     FileConfig,
     Resolved,
@@ -116,6 +117,9 @@ def model_choice(
         faults=options.faults,
         fault_rate=options.fault_rate,
         context_window=chosen_window(options.context_window, resolved),
+        strategy_given=any(
+            resolved.sources.get(key, "default") != "default" for key in ("strategy", "schema_mode")
+        ),
     )
     return choice, resolved.strategy, resolved.sampling, SchemaMode(resolved.schema_mode)
 
@@ -198,6 +202,12 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
         model = make_model(choice, options.pace)
     except ModelConfigError as error:
         fail(str(error))
+    notes: tuple[str, ...] = ()
+    measured = None if choice.strategy_given else measured_default(model)
+    if measured is not None:
+        strategy_name, schema_mode, note = measured
+        options = dataclasses.replace(options, schema_mode=schema_mode)
+        notes = (note,)
     session = Session(
         model=model,
         strategy=pick_strategy(strategy_name, options, sampling),
@@ -206,8 +216,26 @@ def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
         registry=load_registry(options.tools, options.no_default_tools),
         limits=limits,
         approve=approver(options.yes),
+        notes=notes,
     )
     return session, choice
+
+
+def measured_default(model: Model) -> tuple[str, SchemaMode, str] | None:
+    """The strategy the bench measured best for the model's kind of server, when the user chose
+    none: the built-in profile's for a llama.cpp server (bench/RESULTS.md: with a small local
+    model, JSON-schema output answered far more questions right than the text protocol, which
+    is the default elsewhere). None for any other model or server."""
+    kind = getattr(model, "server_kind", None)
+    if not callable(kind) or kind() != "llama.cpp":
+        return None
+    profile = BUILTIN_PROFILES["llamacpp"]
+    strategy, mode = profile.strategy or "regex", SchemaMode(profile.schema_mode or "tools")
+    note = (
+        f"llama.cpp server: strategy {strategy} with --schema-mode {mode.value}, the measured "
+        "default for it (bench/RESULTS.md); --strategy chooses another"
+    )
+    return strategy, mode, note
 
 
 def output_mode(quiet: bool, as_json: bool) -> RenderMode:

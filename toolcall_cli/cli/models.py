@@ -34,6 +34,9 @@ class ModelChoice:
     context_window: ContextWindow | None = None
     """The window the user gave (--context-window, or the profile's); None lets the model's
     server say."""
+    strategy_given: bool = True
+    """False when no flag, variable, profile or config chose the strategy or the schema mode:
+    then a server whose best strategy the bench measured may have it (cli/assemble.py)."""
 
     def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
         shown = None
