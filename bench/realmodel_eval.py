@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import datetime
 import importlib.util
 import json
@@ -24,6 +25,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections import Counter
@@ -44,6 +46,7 @@ SMOLAGENTS_MAX_STEPS = 5
 
 # system name -> the toolcall flags that select it (None: the smolagents peer)
 SYSTEMS: dict[str, tuple[str, ...] | None] = {
+    "default": (),  # no strategy flag: what `toolcall run --base-url URL` picks for the server
     "regex": ("--strategy", "regex"),
     "schema": ("--strategy", "schema"),
     "schema-json": ("--strategy", "schema", "--schema-mode", "json"),
@@ -55,7 +58,8 @@ SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "smolagents": None,
 }
 SYSTEM_LABELS = {
-    "regex": "toolcall regex (the default)",
+    "default": "toolcall, no strategy chosen (the default for this server)",
+    "regex": "toolcall regex (the default elsewhere)",
     "schema": "toolcall schema",
     "schema-json": "toolcall schema `--schema-mode json`",
     "stream": "toolcall stream",
@@ -674,6 +678,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--max-tokens", type=int, default=None, help="caps every reply, for every system alike"
     )
     parser.add_argument(
+        "--jobs", type=int, default=1, help="runs at a time (give the server as many slots)"
+    )
+    parser.add_argument(
         "--order",
         choices=("question", "system"),
         default="question",
@@ -732,33 +739,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.resume:
             args.records.write_text("")
         with tempfile.TemporaryDirectory(prefix="toolcall-bench-home-") as home:
+            runs: list[tuple[int, int, Sampling, dict[str, Any], str]] = []
             for number, seed in enumerate(seeds, start=1):
-                # The peer gets the same sampling as toolcall can send: nothing, until
-                # `toolcall run` offers --temperature/--seed for the server.
                 sampling = Sampling(
                     temperature=args.temperature if "--temperature" in offered else None,
                     seed=seed if "--seed" in offered else None,
                     max_tokens=args.max_tokens if "--max-tokens" in offered else None,
                 )
-                for question, system in run_order(questions, systems, args.order):
-                    if (number, question["id"], system) in done:
-                        continue
-                    if system == "smolagents":
-                        record = run_smolagents(question["question"], args, sampling)
-                    else:
-                        record = run_toolcall(
-                            system, question["question"], args, sampling, Path(home)
-                        )
-                    record.update(
-                        {
-                            "pass": number,
-                            "seed": seed,
-                            "sampling": sampling.describe(),
-                            "qid": question["id"],
-                            "system": system,
-                        }
-                    )
-                    classify(record, expected[question["id"]], tools)
+                runs += [
+                    (number, seed, sampling, question, system)
+                    for question, system in run_order(questions, systems, args.order)
+                    if (number, question["id"], system) not in done
+                ]
+            written = threading.Lock()
+
+            def measure(number: int, seed: int, sampling: Sampling, question: dict[str, Any],
+                        system: str) -> None:  # fmt: skip
+                if system == "smolagents":
+                    record = run_smolagents(question["question"], args, sampling)
+                else:
+                    record = run_toolcall(system, question["question"], args, sampling, Path(home))
+                record.update(
+                    {
+                        "pass": number,
+                        "seed": seed,
+                        "sampling": sampling.describe(),
+                        "qid": question["id"],
+                        "system": system,
+                        "jobs": args.jobs,
+                    }
+                )
+                classify(record, expected[question["id"]], tools)
+                with written:
                     records.append(record)
                     with args.records.open("a", encoding="utf-8") as out:
                         out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -768,6 +780,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"{record.get('wall', 0):6.1f}s  {str(record.get('answer'))[:70]!r}",
                         flush=True,
                     )
+
+            # --jobs 2 against a server with two slots (llama-server -np 2): two runs share the
+            # CPU, so each run's wall time grows, but the whole bench takes less time.
+            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                for future in [pool.submit(measure, *run) for run in runs]:
+                    future.result()
     # A run killed by a signal from outside (exit < 0, not our timeout) measured nothing.
     killed = [r for r in records if isinstance(r.get("exit"), int) and r["exit"] < 0]
     records = [r for r in records if r not in killed]
@@ -784,6 +802,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "sampling": "; ".join(samplings),
         "timeout per run": f"{args.timeout:g} s (a timeout counts as no answer)",
+        "runs at a time (--jobs; wall times are per run, so they grow with it)": ", ".join(
+            sorted({str(r.get("jobs", 1)) for r in records})
+        ),
         "runs killed from outside (left out)": str(len(killed)),
         "questions": f"{len({r['qid'] for r in records})} of {len(data['questions'])} "
         f"({', '.join(sorted({q['lang'] for q in questions}))})",
