@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from test_loop import call, of, plugin_registry
 
-from toolcall_cli.answers import engine_notes, judge
+from toolcall_cli.answers import judge
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
@@ -25,9 +25,8 @@ from toolcall_cli.events import (
     ToolFinished,
     ToolStarted,
 )
-from toolcall_cli.history import with_question_again
-from toolcall_cli.loop import ANSWER_WITHOUT_TOOLS, Limits, run
-from toolcall_cli.messages import Message, user
+from toolcall_cli.loop import Limits, run
+from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.registry import ToolRegistry
@@ -317,18 +316,3 @@ def test_a_tools_error_repeated_as_the_answer_is_not_an_answer(
     events, model, _ = play([first, error, "Beijing is sunny."], registry, strategy)
     assert [a.text for a in of(events, FinalAnswer)] == ["Beijing is sunny."]
     assert "repeats a tool's error" in json.dumps(model.requests[2]["messages"][-1])
-
-
-def test_the_question_after_the_withdrawal_note_is_not_part_of_the_note() -> None:
-    """The note that withdraws the tools ends with the question again; a reply that restates a
-    long question before its figure still answers, it does not echo the engine."""
-    question = "What will the high temperature be in Tokyo tomorrow afternoon, in Celsius?"
-    note = with_question_again(ANSWER_WITHOUT_TOOLS.format(n=3), question)
-    notes = list(engine_notes([user(note)]))
-    assert notes and question not in notes[0]
-    reply = f"{question} It will be 20 degrees."
-    assert judge(reply, question=question, tools=(), call_ids=(), notes=notes) is None
-    echo = judge(
-        ANSWER_WITHOUT_TOOLS.format(n=3), question=question, tools=(), call_ids=(), notes=notes
-    )
-    assert echo is not None

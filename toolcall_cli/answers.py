@@ -8,7 +8,7 @@ import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
-from toolcall_cli.history import ENGINE_NOTE_PREFIX, QUESTION_AGAIN
+from toolcall_cli.history import ENGINE_NOTE_PREFIX
 from toolcall_cli.messages import Message
 from toolcall_cli.strategies.content_calls import looks_like_call_json
 
@@ -145,6 +145,5 @@ def engine_notes(messages: Sequence[Message]) -> Iterator[str]:
         start = content.find(ENGINE_NOTE_PREFIX)
         while start >= 0:
             end = content.find(ENGINE_NOTE_PREFIX, start + 1)
-            note = content[start : end if end >= 0 else len(content)]
-            yield note.split(QUESTION_AGAIN)[0]  # the user's question is not the engine's note
+            yield content[start : end if end >= 0 else len(content)]
             start = end

@@ -14,16 +14,6 @@ from toolcall_cli.messages import Message
 SUMMARY_PREFIX = "[context summary]"
 ENGINE_NOTE_PREFIX = "[toolcall]"
 """Starts every instruction the engine itself adds to the conversation (not a user question)."""
-QUESTION_AGAIN = "\n\nThe question: "
-"""Ends the note that withdraws the tools, before the question itself: a small model answers the
-last thing it reads, and with the note last, Qwen2.5-0.5B copied the note out as its answer in
-most such runs. What follows it is the user's, not part of the note."""
-
-
-def with_question_again(note: str, question: str) -> str:
-    return f"{note}{QUESTION_AGAIN}{question}"
-
-
 PREVIEW_CHARS = 120
 """How much of each result the summary of older rounds keeps while tools are offered: the
 rounds sent in full hold what the model works with."""

@@ -40,7 +40,6 @@ from toolcall_cli.history import (
     PREVIEW_CHARS,
     fitted,
     windowed,
-    with_question_again,
 )
 from toolcall_cli.messages import Message, ToolCall, ToolResult, ToolSpec, tool_message, user
 from toolcall_cli.models.base import (
@@ -316,7 +315,7 @@ def _last_answer(
 ) -> Iterator[Event]:
     """One more request, without tools, so the user gets a best-effort answer, marked as such
     (smolagents does the same at max_steps). The run still ends at its limit (exit code 3)."""
-    history.append(user(with_question_again(LAST_ANSWER, state.question)))
+    history.append(user(LAST_ANSWER))
     state.tools_withdrawn = True
     state.iterations += 1
     yield from _iteration(state.iterations, state, model, strategy, registry, history, last=True)
@@ -327,7 +326,7 @@ def _check_failures(state: RunState, history: list[Message]) -> Iterator[Event]:
         return
     state.tools_withdrawn = True
     message = ANSWER_WITHOUT_TOOLS.format(n=state.failed_rounds)
-    history.append(user(with_question_again(message, state.question)))
+    history.append(user(message))
     yield AnswerWithoutTools(failed_rounds=state.failed_rounds, message=message)
 
 
