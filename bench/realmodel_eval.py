@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import datetime
 import importlib.util
 import json
@@ -24,6 +25,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections import Counter
@@ -44,6 +46,7 @@ SMOLAGENTS_MAX_STEPS = 5
 
 # system name -> the toolcall flags that select it (None: the smolagents peer)
 SYSTEMS: dict[str, tuple[str, ...] | None] = {
+    "default": (),  # no strategy flag: what `toolcall run --base-url URL` picks for the server
     "regex": ("--strategy", "regex"),
     "schema": ("--strategy", "schema"),
     "schema-json": ("--strategy", "schema", "--schema-mode", "json"),
@@ -55,7 +58,8 @@ SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "smolagents": None,
 }
 SYSTEM_LABELS = {
-    "regex": "toolcall regex (the default)",
+    "default": "toolcall, no strategy chosen (the default for this server)",
+    "regex": "toolcall regex (the default elsewhere)",
     "schema": "toolcall schema",
     "schema-json": "toolcall schema `--schema-mode json`",
     "stream": "toolcall stream",
@@ -261,11 +265,13 @@ def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
 class Sampling:
     temperature: float | None
     seed: int | None
+    max_tokens: int | None = None
 
     def describe(self) -> str:
+        cap = f", max_tokens {self.max_tokens}" if self.max_tokens else ""
         if self.temperature is None and self.seed is None:
-            return "the server's default sampling (temperature 0.8, a random seed per request)"
-        return f"temperature {self.temperature}, seed {self.seed}"
+            return f"the server's default sampling (temperature 0.8, a new seed per request){cap}"
+        return f"temperature {self.temperature}, seed {self.seed}{cap}"
 
 
 def toolcall_command() -> list[str]:
@@ -281,7 +287,7 @@ def toolcall_sampling_flags() -> set[str]:
         env={**os.environ, "COLUMNS": "200"},
         check=False,
     ).stdout
-    flags = {f for f in ("--temperature", "--top-p") if f in help_text}
+    flags = {f for f in ("--temperature", "--top-p", "--max-tokens") if f in help_text}
     # --seed exists from the start, but only for the offline model; it reaches the server
     # once the sampling flags do.
     if "--temperature" in help_text:
@@ -313,6 +319,8 @@ def run_toolcall(
         command += ["--temperature", str(sampling.temperature)]
     if sampling.seed is not None:
         command += ["--seed", str(sampling.seed)]
+    if sampling.max_tokens is not None:
+        command += ["--max-tokens", str(sampling.max_tokens)]
     command.append(question)
     # An empty config home: a user's own tools.d or profiles must not change what is measured.
     env = {**os.environ, "XDG_CONFIG_HOME": str(home), "HOME": str(home), "NO_COLOR": "1"}
@@ -399,7 +407,11 @@ def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) 
         "tool_dirs": [str(bundled_tools_dir()), str(BENCH_TOOLS)],
         "sampling": {
             k: v
-            for k, v in (("temperature", sampling.temperature), ("seed", sampling.seed))
+            for k, v in (
+                ("temperature", sampling.temperature),
+                ("seed", sampling.seed),
+                ("max_tokens", sampling.max_tokens),
+            )
             if v is not None
         },
     }
@@ -645,6 +657,14 @@ def select(items: list[str], wanted: str | None, what: str) -> list[str]:
     return picked
 
 
+def run_order(
+    questions: list[dict[str, Any]], systems: list[str], order: str
+) -> list[tuple[dict[str, Any], str]]:
+    if order == "system":
+        return [(q, s) for s in systems for q in questions]
+    return [(q, s) for q in questions for s in systems]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--base-url", default=os.environ.get("TOOLCALL_BENCH_BASE_URL"))
@@ -654,6 +674,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)))
     parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="caps every reply, for every system alike"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="runs at a time (give the server as many slots)"
+    )
+    parser.add_argument(
+        "--order",
+        choices=("question", "system"),
+        default="question",
+        help="question: every system on a question before the next (fair against a machine "
+        "whose speed drifts); system: one system through every question before the next, so "
+        "the server's prompt cache keeps its system prompt and tools (much faster on one slot)",
+    )
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     parser.add_argument("--max-iterations", type=int, default=None, help="(toolcall's default)")
     parser.add_argument("--records", type=Path, default=DEFAULT_RECORDS)
@@ -705,42 +739,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.resume:
             args.records.write_text("")
         with tempfile.TemporaryDirectory(prefix="toolcall-bench-home-") as home:
+            runs: list[tuple[int, int, Sampling, dict[str, Any], str]] = []
             for number, seed in enumerate(seeds, start=1):
-                # The peer gets the same sampling as toolcall can send: nothing, until
-                # `toolcall run` offers --temperature/--seed for the server.
                 sampling = Sampling(
                     temperature=args.temperature if "--temperature" in offered else None,
                     seed=seed if "--seed" in offered else None,
+                    max_tokens=args.max_tokens if "--max-tokens" in offered else None,
                 )
-                for question in questions:
-                    for system in systems:
-                        if (number, question["id"], system) in done:
-                            continue
-                        if system == "smolagents":
-                            record = run_smolagents(question["question"], args, sampling)
-                        else:
-                            record = run_toolcall(
-                                system, question["question"], args, sampling, Path(home)
-                            )
-                        record.update(
-                            {
-                                "pass": number,
-                                "seed": seed,
-                                "sampling": sampling.describe(),
-                                "qid": question["id"],
-                                "system": system,
-                            }
-                        )
-                        classify(record, expected[question["id"]], tools)
-                        records.append(record)
-                        with args.records.open("a", encoding="utf-8") as out:
-                            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-                        print(
-                            f"pass {number} {question['id']:<24} {system:<14} "
-                            f"{record['outcome']:<9} exit={record.get('exit')} "
-                            f"{record.get('wall', 0):6.1f}s  {str(record.get('answer'))[:70]!r}",
-                            flush=True,
-                        )
+                runs += [
+                    (number, seed, sampling, question, system)
+                    for question, system in run_order(questions, systems, args.order)
+                    if (number, question["id"], system) not in done
+                ]
+            written = threading.Lock()
+
+            def measure(number: int, seed: int, sampling: Sampling, question: dict[str, Any],
+                        system: str) -> None:  # fmt: skip
+                if system == "smolagents":
+                    record = run_smolagents(question["question"], args, sampling)
+                else:
+                    record = run_toolcall(system, question["question"], args, sampling, Path(home))
+                record.update(
+                    {
+                        "pass": number,
+                        "seed": seed,
+                        "sampling": sampling.describe(),
+                        "qid": question["id"],
+                        "system": system,
+                        "jobs": args.jobs,
+                    }
+                )
+                classify(record, expected[question["id"]], tools)
+                with written:
+                    records.append(record)
+                    with args.records.open("a", encoding="utf-8") as out:
+                        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    print(
+                        f"pass {number} {question['id']:<24} {system:<14} "
+                        f"{record['outcome']:<9} exit={record.get('exit')} "
+                        f"{record.get('wall', 0):6.1f}s  {str(record.get('answer'))[:70]!r}",
+                        flush=True,
+                    )
+
+            # --jobs 2 against a server with two slots (llama-server -np 2): two runs share the
+            # CPU, so each run's wall time grows, but the whole bench takes less time.
+            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                for future in [pool.submit(measure, *run) for run in runs]:
+                    future.result()
     # A run killed by a signal from outside (exit < 0, not our timeout) measured nothing.
     killed = [r for r in records if isinstance(r.get("exit"), int) and r["exit"] < 0]
     records = [r for r in records if r not in killed]
@@ -757,6 +802,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "sampling": "; ".join(samplings),
         "timeout per run": f"{args.timeout:g} s (a timeout counts as no answer)",
+        "runs at a time (--jobs; wall times are per run, so they grow with it)": ", ".join(
+            sorted({str(r.get("jobs", 1)) for r in records})
+        ),
         "runs killed from outside (left out)": str(len(killed)),
         "questions": f"{len({r['qid'] for r in records})} of {len(data['questions'])} "
         f"({', '.join(sorted({q['lang'] for q in questions}))})",

@@ -133,7 +133,10 @@ def test_the_window_comes_from_a_profile_and_the_server_is_not_asked(
     server.answers.append(Answer(json_body=completion("fine")))
     config = tmp_path / "config.toml"
     config.write_text(
-        f'[profiles.local]\nbase_url = "{server.base_url}"\nmodel = "m"\ncontext_window = 3000\n',
+        f'[profiles.local]\nbase_url = "{server.base_url}"\nmodel = "m"\ncontext_window = 3000\n'
+        # A strategy too: with none chosen, toolcall asks the server what it is
+        # (tests/test_measured_default.py).
+        'strategy = "regex"\n',
         encoding="utf-8",
     )
     code, out, _ = toolcall(

@@ -22,8 +22,9 @@ from toolcall_cli.events import (
     RunFinished,
     ToolFinished,
 )
+from toolcall_cli.history import ANSWER_RESULT_CHARS, windowed
 from toolcall_cli.loop import Limits, run
-from toolcall_cli.messages import Message
+from toolcall_cli.messages import Message, ToolCall, ToolResult, tool_message, user
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import load_tools
@@ -244,6 +245,55 @@ def test_failed_rounds_make_the_model_answer_without_tools(registry: ToolRegistr
     assert "No tools are available now" in system and "<tool_call>" not in system
     assert "Do not call any tool" in last_request["messages"][-1]["content"]
     assert of(events, FinalAnswer)[0].text == "I could not reach the backend."
+
+
+def test_once_tools_are_withdrawn_the_summary_keeps_whole_results_and_each_call_once(
+    tmp_path: Path,
+) -> None:
+    """Seen with Qwen2.5-0.5B: it repeated one weather call four times, tools were withdrawn,
+    and the summary's 120-character previews had cut off `high_c`, the figure asked for."""
+    weather = plugin_registry(
+        tmp_path,
+        "import json\nfrom toolcall_cli import tool\n"
+        "@tool\n"
+        "def get_weather(city: str) -> str:\n"
+        '    """The weather."""\n'
+        '    return json.dumps({"city": city, "note": "x" * 150, "high_c": 20})\n',
+    )
+    model = ScriptedModel([call("get_weather", city="Tokyo")] * 4 + ["The high is 20."])
+    events = list(
+        run(
+            "high in Tokyo?",
+            model=model,
+            strategy=get_strategy("regex"),
+            registry=weather,
+            history=[],
+            limits=Limits(max_iterations=6),
+        )
+    )
+    assert of(events, AnswerWithoutTools)
+    (summary,) = [
+        m["content"]
+        for m in model.requests[-1]["messages"]
+        if m["content"].startswith("[context summary]")
+    ]
+    assert '"high_c": 20' in summary
+    assert summary.count('get_weather({"city": "Tokyo"})') == 1
+    assert "(the same call 4 times)" in summary
+
+
+def test_while_tools_are_offered_older_rounds_stay_short_previews() -> None:
+    asked = ToolCall(id="c1", name="get_weather", arguments={"city": "Tokyo"})
+    result = '{"note": "' + "x" * 150 + '", "high_c": 20}'
+    history = [
+        user("high in Tokyo?"),
+        Message(role="assistant", content=None, tool_calls=(asked,)),
+        tool_message(ToolResult(call_id="c1", name="get_weather", content=result)),
+    ]
+    short = windowed(history, 0)[0][1].content or ""
+    whole = windowed(history, 0, ANSWER_RESULT_CHARS)[0][1].content or ""
+    assert "high_c" not in short and short.endswith("…")
+    assert '"high_c": 20}' in whole
 
 
 def test_long_results_are_cut_before_feeding_back(registry: ToolRegistry) -> None:

@@ -1,6 +1,6 @@
-"""Sampling settings (--temperature, --top-p, --seed): sent in the request body only when set,
-checked wherever they come from, resolved flags > environment > profile, and recorded in the
-run's first event and the view's header."""
+"""Sampling settings (--temperature, --top-p, --seed, and --max-tokens): sent in the request
+body only when set, checked wherever they come from, resolved flags > environment > profile,
+and recorded in the run's first event and the view's header."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from fake_openai import Answer, FakeOpenAI, completion
 from in_process import toolcall
 
-SAMPLING_FIELDS = ("temperature", "top_p", "seed")
+SAMPLING_FIELDS = ("temperature", "top_p", "seed", "max_tokens")
 
 
 def answered_by_server(
@@ -33,9 +33,9 @@ def answered_by_server(
 
 @pytest.mark.parametrize("strategy", ["regex", "schema", "stream"])
 def test_the_body_carries_the_sampling_flags_when_given(tmp_path: Path, strategy: str) -> None:
-    flags = ("--temperature", "0", "--top-p", "0.9", "--seed", "7", "-s", strategy)
-    body = answered_by_server(tmp_path, *flags)
-    assert (body["temperature"], body["top_p"], body["seed"]) == (0, 0.9, 7)
+    flags = ("--temperature", "0", "--top-p", "0.9", "--seed", "7", "--max-tokens", "64")
+    body = answered_by_server(tmp_path, *flags, "-s", strategy)
+    assert (body["temperature"], body["top_p"], body["seed"], body["max_tokens"]) == (0, 0.9, 7, 64)
 
 
 def test_the_body_carries_no_sampling_fields_when_none_is_set(tmp_path: Path) -> None:
@@ -53,6 +53,7 @@ def test_the_body_carries_no_sampling_fields_when_none_is_set(tmp_path: Path) ->
         (("--top-p", "1.01"), "--top-p must be above 0 and at most 1"),
         (("--top-p", "inf"), "--top-p must be a number"),
         (("--seed", "-1"), "--seed must be a whole number from 0"),
+        (("--max-tokens", "0"), "--max-tokens must be a whole number from 1"),
     ],
 )
 def test_a_value_out_of_range_is_a_one_line_usage_error(
@@ -84,18 +85,28 @@ def write_profile(tmp_path: Path, base_url: str, extra: str) -> Path:
 
 def test_a_profile_sets_sampling_and_flags_and_environment_come_first(tmp_path: Path) -> None:
     with FakeOpenAI() as server:
-        config = write_profile(tmp_path, server.base_url, "temperature = 0\ntop_p = 0.5\nseed = 3")
+        config = write_profile(
+            tmp_path, server.base_url, "temperature = 0\ntop_p = 0.5\nseed = 3\nmax_tokens = 99"
+        )
         server.answers += [Answer(json_body=completion("ok")) for _ in range(2)]
         env: dict[str, str | None] = {"TOOLCALL_CONFIG": str(config)}
         from_profile = toolcall("run", "hi", "-p", "local", "-q", cwd=tmp_path, env=env)
         env["TOOLCALL_TOP_P"] = "0.8"
+        env["TOOLCALL_MAX_TOKENS"] = "512"
         overridden = toolcall(
             "run", "hi", "-p", "local", "-q", "--temperature", "1.2", cwd=tmp_path, env=env
         )
         assert (from_profile.returncode, overridden.returncode) == (0, 0), overridden.stderr
         first, second = server.requests
-    assert (first["temperature"], first["top_p"], first["seed"]) == (0, 0.5, 3)
-    assert (second["temperature"], second["top_p"], second["seed"]) == (1.2, 0.8, 3)
+    assert (first["temperature"], first["top_p"], first["seed"], first["max_tokens"]) == (
+        0,
+        0.5,
+        3,
+        99,
+    )
+    assert (second["temperature"], second["top_p"], second["seed"], second["max_tokens"]) == (
+        1.2, 0.8, 3, 512,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -104,6 +115,7 @@ def test_a_profile_sets_sampling_and_flags_and_environment_come_first(tmp_path: 
         ("temperature = 3", "temperature must be from 0 to 2"),
         ('top_p = "high"', "top_p must be a number"),
         ("seed = 1.5", "seed must be a whole number"),
+        ("max_tokens = 2.5", "max_tokens must be a whole number"),
     ],
 )
 def test_a_bad_profile_value_is_a_usage_error(tmp_path: Path, line: str, problem: str) -> None:

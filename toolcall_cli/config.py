@@ -46,6 +46,7 @@ class Profile:
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
+    max_tokens: int | None = None
 
 
 BUILTIN_PROFILES: dict[str, Profile] = {
@@ -116,10 +117,11 @@ SCHEMA_MODES = ("tools", "json", "required")
 """A profile's string keys; `context_window` and the sampling keys are its others."""
 MIN_CONTEXT_WINDOW = 256
 MAX_CONTEXT_WINDOW = 100_000_000
-SAMPLING_KEYS = ("temperature", "top_p", "seed")
+SAMPLING_KEYS = ("temperature", "top_p", "seed", "max_tokens")
 """Sampling settings: a flag (--temperature, --top-p, --seed), an environment variable
 (TOOLCALL_TEMPERATURE, TOOLCALL_TOP_P, TOOLCALL_SEED) or a profile's key."""
 SEED_MAX = 2**63 - 1
+MAX_TOKENS = 1_000_000
 STRATEGIES = ("regex", "schema", "stream")
 
 
@@ -296,6 +298,10 @@ def sampling_problem(key: str, value: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
             return f"must be a whole number from 0 to 2**63-1, not {value!r}"
         return None
+    if key == "max_tokens":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOKENS:
+            return f"must be a whole number from 1 to {MAX_TOKENS:,}, not {value!r}"
+        return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return f"must be a number, not {value!r}"
     if key == "temperature" and not 0 <= value <= 2:
@@ -308,14 +314,20 @@ def sampling_problem(key: str, value: Any) -> str | None:
 def sampling_from_env(key: str, text: str) -> float | int:
     """An environment variable's text as the number a sampling setting takes."""
     try:
-        return int(text) if key == "seed" else float(text)
+        return int(text) if key in WHOLE_NUMBER_KEYS else float(text)
     except ValueError:
-        kind = "a whole number" if key == "seed" else "a number"
+        kind = "a whole number" if key in WHOLE_NUMBER_KEYS else "a number"
         raise ConfigError(f"${SAMPLING_ENV[key]} must be {kind}, not {text!r}") from None
 
 
 SAMPLING_ENV = {key: f"TOOLCALL_{key.upper()}" for key in SAMPLING_KEYS}
-SAMPLING_FLAGS = {"temperature": "--temperature", "top_p": "--top-p", "seed": "--seed"}
+SAMPLING_FLAGS = {
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "seed": "--seed",
+    "max_tokens": "--max-tokens",
+}
+WHOLE_NUMBER_KEYS = ("seed", "max_tokens")
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

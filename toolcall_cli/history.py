@@ -15,6 +15,12 @@ SUMMARY_PREFIX = "[context summary]"
 ENGINE_NOTE_PREFIX = "[toolcall]"
 """Starts every instruction the engine itself adds to the conversation (not a user question)."""
 PREVIEW_CHARS = 120
+"""How much of each result the summary of older rounds keeps while tools are offered: the
+rounds sent in full hold what the model works with."""
+ANSWER_RESULT_CHARS = 2000
+"""How much of each result the summary keeps once tools are withdrawn: then the summary is all
+the model has to answer from, and a 120-character preview cut off the very figure asked for
+(a weather result's `high_c`, seen with a real small model)."""
 CUT_STEPS = (2000, 1000, 500, 200)
 """The lengths long tool results are cut to, one after another, until a request fits."""
 
@@ -35,13 +41,20 @@ def tool_rounds(history: Sequence[Message]) -> list[tuple[int, int]]:
     return rounds
 
 
-def windowed(history: Sequence[Message], keep_rounds: int | None) -> tuple[list[Message], int]:
-    """The history to send, and how many rounds were compacted into the summary."""
+def windowed(
+    history: Sequence[Message], keep_rounds: int | None, result_chars: int = PREVIEW_CHARS
+) -> tuple[list[Message], int]:
+    """The history to send, and how many rounds were compacted into the summary, which keeps
+    `result_chars` of each result."""
     rounds = tool_rounds(history)
     if keep_rounds is None or len(rounds) <= keep_rounds:
         return list(history), 0
     old = rounds[: len(rounds) - keep_rounds]
-    lines = [line for start, end in old for line in round_lines(history[start:end])]
+    calls = [entry for start, end in old for entry in round_calls(history[start:end])]
+    lines = [
+        f"- {call} -> {preview(result, result_chars)}{times_said(n)}"
+        for call, result, n in once_each(calls)
+    ]
     summary = Message(
         role="user",
         content=f"{SUMMARY_PREFIX} {len(old)} earlier tool round(s), compacted:\n"
@@ -58,20 +71,45 @@ def windowed(history: Sequence[Message], keep_rounds: int | None) -> tuple[list[
     return kept, len(old)
 
 
-def round_lines(messages: Sequence[Message]) -> list[str]:
-    """One line per call: `- name(args) -> result preview`."""
+def round_calls(messages: Sequence[Message]) -> list[tuple[str, str]]:
+    """Each call of a round as `name(args)`, with its result."""
     results = {m.tool_call_id: m.content or "" for m in messages if m.role == "tool"}
-    lines = []
+    calls = []
     for call in messages[0].tool_calls:
         args = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
-        lines.append(f"- {call.name}({args}) -> {preview(results.pop(call.id, '(no result)'))}")
-    lines += [f"- (unparsed call) -> {preview(text)}" for text in results.values()]
-    return lines
+        calls.append((f"{call.name}({args})", results.pop(call.id, "(no result)")))
+    return calls + [("(unparsed call)", text) for text in results.values()]
 
 
-def preview(text: str) -> str:
+def once_each(calls: Sequence[tuple[str, str]]) -> list[tuple[str, str, int]]:
+    """Each call once, with its first result and how often it was made with that result: a
+    model that repeated one call four times reads its result once, not four copies to go on
+    from. A repeat's result is the first one with the engine's note after it (rounds.reused);
+    a call whose result changed (a die roll) keeps each result."""
+    kept: list[tuple[str, str, int]] = []
+    for call, result in calls:
+        same = next(
+            (i for i, (c, r, _) in enumerate(kept) if c == call and repeats(result, r)), None
+        )
+        if same is None:
+            kept.append((call, result, 1))
+        else:
+            c, r, n = kept[same]
+            kept[same] = (c, r, n + 1)
+    return kept
+
+
+def repeats(result: str, first: str) -> bool:
+    return result == first or result.startswith(first + "\n")
+
+
+def times_said(n: int) -> str:
+    return "" if n == 1 else f" (the same call {n} times)"
+
+
+def preview(text: str, chars: int = PREVIEW_CHARS) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -93,6 +131,7 @@ def fitted(
     keep_rounds: int | None,
     budget: int,
     measure: Callable[[list[Message]], int],
+    result_chars: int = PREVIEW_CHARS,
 ) -> Fitted:
     """The history to send within `budget` tokens, as `measure` counts a request built from it.
 
@@ -110,17 +149,18 @@ def fitted(
         return tried[-1]
 
     for keep in range(start, min(start, 1) - 1, -1):
-        sent, compacted = windowed(history, keep)
+        sent, compacted = windowed(history, keep, result_chars)
         if (found := attempt(sent, compacted, 0)).fits:
             return found
     for limit in CUT_STEPS:
         shorter, cut = cut_results(sent, limit)
         if cut and (found := attempt(shorter, compacted, cut)).fits:
             return found
-    if compacted < rounds:
-        sent, compacted = windowed(history, 0)
-        if (found := attempt(sent, compacted, 0)).fits:
-            return found
+    for chars in dict.fromkeys((result_chars, PREVIEW_CHARS)):
+        if compacted < rounds or chars != result_chars:
+            sent, compacted = windowed(history, 0, chars)
+            if (found := attempt(sent, compacted, 0)).fits:
+                return found
     return min(tried, key=lambda fit: fit.tokens)
 
 

@@ -35,7 +35,13 @@ from toolcall_cli.events import (
     StopReason,
     ToolCallParsed,
 )
-from toolcall_cli.history import ENGINE_NOTE_PREFIX, fitted, windowed
+from toolcall_cli.history import (
+    ANSWER_RESULT_CHARS,
+    ENGINE_NOTE_PREFIX,
+    PREVIEW_CHARS,
+    fitted,
+    windowed,
+)
 from toolcall_cli.messages import Message, ToolCall, ToolResult, ToolSpec, tool_message, user
 from toolcall_cli.models.base import (
     MAX_LINE_BYTES,
@@ -333,8 +339,14 @@ def _rounds_sent_in_full(state: RunState) -> int | None:
     return 0 if state.tools_withdrawn else state.limits.history_rounds
 
 
+def _summary_result_chars(state: RunState) -> int:
+    """How much of each result the summary keeps: all it can once tools are withdrawn, when the
+    summary is what the model answers from."""
+    return ANSWER_RESULT_CHARS if state.tools_withdrawn else PREVIEW_CHARS
+
+
 def _request_history(state: RunState, history: list[Message]) -> tuple[list[Message], list[Event]]:
-    sent, compacted = windowed(history, _rounds_sent_in_full(state))
+    sent, compacted = windowed(history, _rounds_sent_in_full(state), _summary_result_chars(state))
     notices: list[Event] = []
     if compacted > state.compacted:
         notices.append(
@@ -393,7 +405,9 @@ def _request(
         body = strategy.build_request(messages, specs, model.name).body
         return int(request_tokens(body) * state.token_scale)
 
-    fit = fitted(history, _rounds_sent_in_full(state), budget, measure)
+    fit = fitted(
+        history, _rounds_sent_in_full(state), budget, measure, _summary_result_chars(state)
+    )
     request = strategy.build_request(fit.messages, specs, model.name)
     state.last_estimate = request_tokens(request.body)
     yield _fit_notice(window, fit.compacted - state.compacted, fit.cut, fit.fits, fit.tokens)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolcall_cli.events import Event, RunFinished
+from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
 from toolcall_cli.loop import Approver, Limits, ToolPolicy, deny_all, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.base import Model
@@ -27,6 +27,9 @@ class Session:
     history: list[Message] = field(default_factory=list)
     strategy_settings: dict[str, Any] = field(default_factory=dict)
     """What `get_strategy` was given besides the name (modes, dag): kept by /strategy."""
+    notes: tuple[str, ...] = ()
+    """What the user should hear once, in the first run's view: how a setting they left open
+    was chosen (the measured strategy for their server, say)."""
 
     def ask(self, question: str) -> Iterator[Event]:
         """One turn. If it does not finish (Ctrl-C, or the consumer stops early) or the model
@@ -47,6 +50,9 @@ class Session:
             ):
                 finished = isinstance(event, RunFinished) and event.stop_reason != "model_failed"
                 yield event
+                if isinstance(event, RunStarted) and self.notes:
+                    yield from (Notice(message=note) for note in self.notes)
+                    self.notes = ()
         finally:
             if not finished:
                 del self.history[mark:]

@@ -14,6 +14,7 @@ from toolcall_cli.cli.entry import fail, warn
 from toolcall_cli.cli.models import ModelChoice, check_base_url, get_model
 from toolcall_cli.cli.options import DEFAULT_LIMITS, LIMIT_FIELDS, SchemaMode, SessionOptions
 from toolcall_cli.config import (
+    BUILTIN_PROFILES,
     ConfigError,
     FileConfig,
     Resolved,
@@ -85,6 +86,7 @@ def model_choice(
                 "temperature": options.temperature,
                 "top_p": options.top_p,
                 "seed": options.seed,
+                "max_tokens": options.max_tokens,
             },
             config=config if config is not None else file_config(),
         )
@@ -117,6 +119,9 @@ def model_choice(
         fault_rate=options.fault_rate,
         context_window=chosen_window(options.context_window, resolved),
         profile=resolved.profile,
+        strategy_given=any(
+            resolved.sources.get(key, "default") != "default" for key in ("strategy", "schema_mode")
+        ),
     )
     return choice, resolved.strategy, resolved.sampling, SchemaMode(resolved.schema_mode)
 
@@ -235,6 +240,12 @@ def build_session(options: SessionOptions) -> Assembled:
         model = make_model(choice, options.pace)
     except ModelConfigError as error:
         fail(str(error))
+    notes: tuple[str, ...] = ()
+    measured = None if choice.strategy_given else measured_default(model)
+    if measured is not None:
+        strategy_name, schema_mode, note = measured
+        options = dataclasses.replace(options, schema_mode=schema_mode)
+        notes = (note,)
     session = Session(
         model=model,
         strategy=pick_strategy(strategy_name, options, sampling, system_prompt),
@@ -243,6 +254,7 @@ def build_session(options: SessionOptions) -> Assembled:
         registry=load_registry(options.tools, options.no_default_tools),
         limits=limits,
         approve=approver(options.yes),
+        notes=notes,
     )
     settings = traced_settings(options, choice, session, sampling, system_prompt)
     return Assembled(session=session, choice=choice, config=config, settings=settings)
@@ -278,6 +290,23 @@ def traced_settings(
         "allow": options.allow.value,
         "max_parallel": options.max_parallel,
     }
+
+
+def measured_default(model: Model) -> tuple[str, SchemaMode, str] | None:
+    """The strategy the bench measured best for the model's kind of server, when the user chose
+    none: the built-in profile's for a llama.cpp server (bench/RESULTS.md: with a small local
+    model, JSON-schema output answered far more questions right than the text protocol, which
+    is the default elsewhere). None for any other model or server."""
+    kind = getattr(model, "server_kind", None)
+    if not callable(kind) or kind() != "llama.cpp":
+        return None
+    profile = BUILTIN_PROFILES["llamacpp"]
+    strategy, mode = profile.strategy or "regex", SchemaMode(profile.schema_mode or "tools")
+    note = (
+        f"llama.cpp server: strategy {strategy} with --schema-mode {mode.value}, the measured "
+        "default for it (bench/RESULTS.md); --strategy chooses another"
+    )
+    return strategy, mode, note
 
 
 def output_mode(quiet: bool, as_json: bool) -> RenderMode:

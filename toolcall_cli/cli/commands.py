@@ -41,6 +41,7 @@ from toolcall_cli.cli.options import (
     LineBytesOpt,
     MaxIterOpt,
     MaxParallelOpt,
+    MaxTokensOpt,
     ModelOpt,
     NoDefaultToolsOpt,
     NoFinalAnswerOpt,
@@ -110,6 +111,7 @@ def run(
     seed: SeedOpt = None,
     temperature: TemperatureOpt = None,
     top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = None,
     prompt_style: PromptStyleOpt = PromptStyle.full,
     faults: FaultsOpt = None,
     fault_rate: FaultRateOpt = 1.0,
@@ -173,6 +175,7 @@ def chat(
     seed: SeedOpt = None,
     temperature: TemperatureOpt = None,
     top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = None,
     prompt_style: PromptStyleOpt = PromptStyle.full,
     faults: FaultsOpt = None,
     fault_rate: FaultRateOpt = 1.0,
@@ -292,6 +295,7 @@ def prompt(
     prompt_style: PromptStyleOpt = PromptStyle.full,
     temperature: TemperatureOpt = None,
     top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = None,
     seed: SeedOpt = None,
     system_prompt: SystemPromptOpt = None,
 ) -> None:
@@ -308,6 +312,7 @@ def prompt(
         prompt_style=prompt_style,
         temperature=temperature,
         top_p=top_p,
+        max_tokens=max_tokens,
         seed=seed,
     )
     choice, strategy_name, sampling, schema_mode = model_choice(options)

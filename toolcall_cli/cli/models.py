@@ -36,6 +36,9 @@ class ModelChoice:
     server say."""
     profile: str | None = None
     """The profile the endpoint came from, if any (recorded in traces)."""
+    strategy_given: bool = True
+    """False when no flag, variable, profile or config chose the strategy or the schema mode:
+    then a server whose best strategy the bench measured may have it (cli/assemble.py)."""
 
     def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
         shown = None

@@ -111,6 +111,13 @@ TemperatureOpt = Annotated[
     float | None,
     typer.Option("--temperature", help="Sampling temperature, 0..2 (default: the server's)."),
 ]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        help="The most tokens one reply may hold, sent as `max_tokens` (default: the server's).",
+    ),
+]
 TopPOpt = Annotated[
     float | None,
     typer.Option(
@@ -340,6 +347,7 @@ class SessionOptions:
     seed: int | None = None
     temperature: float | None = None
     top_p: float | None = None
+    max_tokens: int | None = None
     prompt_style: PromptStyle = PromptStyle.full
     tools: tuple[Path, ...] = ()
     no_default_tools: bool = False

@@ -37,6 +37,14 @@ def endpoint_url(root: httpx.URL, name: str) -> httpx.URL:
     return root.copy_with(raw_path=root.raw_path.rstrip(b"/") + b"/" + name.encode())
 
 
+LLAMA_SERVER_PROPS = ("default_generation_settings", "total_slots", "build_info")
+"""Keys only llama.cpp's /props answer holds (a bare n_ctx could be any server's)."""
+
+
+def is_llama_server(data: Any) -> bool:
+    return isinstance(data, dict) and any(key in data for key in LLAMA_SERVER_PROPS)
+
+
 def window_from_props(data: Any) -> int | None:
     """llama.cpp's /props: `default_generation_settings.n_ctx`, or `n_ctx` at the top in some
     versions."""

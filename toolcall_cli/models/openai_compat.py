@@ -23,6 +23,7 @@ from toolcall_cli.keys import display_url, key_problem, redact, url_origin, url_
 from toolcall_cli.models._body import ACCEPT_ENCODING, Deadline, decoded_body, lines_of
 from toolcall_cli.models._window import (
     endpoint_url,
+    is_llama_server,
     overflow_error,
     server_root,
     window_from_props,
@@ -96,6 +97,7 @@ class OpenAICompatModel:
         self._sleep = sleep
         self._clock = clock
         self._window: ContextWindow | None = None
+        self._server: str | None = None
         self._window_asked = False
         self._client = httpx.Client(
             transport=transport,
@@ -126,9 +128,18 @@ class OpenAICompatModel:
                 self._window = None
         return self._window
 
+    def server_kind(self) -> str | None:
+        """ "llama.cpp" when the server answered /props as llama-server does, else None; learnt
+        by the same one probe as the context window."""
+        self.context_window()
+        return self._server
+
     def _ask_window(self) -> ContextWindow | None:
         root = server_root(self.endpoint.base_url)
-        props = window_from_props(self._probe("GET", endpoint_url(root, "props"), None))
+        answer = self._probe("GET", endpoint_url(root, "props"), None)
+        if is_llama_server(answer):
+            self._server = "llama.cpp"
+        props = window_from_props(answer)
         if props is not None:
             return ContextWindow(props, "the server's /props")
         body = {"model": self.endpoint.model}

@@ -41,7 +41,7 @@ from toolcall_cli.wire import ModelRequest
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
 _MAX_TURNS = 8
-_SAMPLING_FIELDS = ("temperature", "top_p", "seed")
+_SAMPLING_FIELDS = ("temperature", "top_p", "seed", "max_tokens")
 
 
 def decide(conversation: Conversation) -> Decision:

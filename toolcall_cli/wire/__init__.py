@@ -28,7 +28,8 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class Sampling:
-    """The sampling settings a request carries (`--temperature`, `--top-p`, `--seed`); None
+    """The sampling settings a request carries (`--temperature`, `--top-p`, `--seed`, and the
+    reply's length, `--max-tokens`); None
     leaves the server's own default, and the field is not sent at all.
 
     No default is chosen here on purpose: llama-server samples at 0.8 when told nothing, and the
@@ -38,10 +39,18 @@ class Sampling:
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
+    max_tokens: int | None = None
+    """The most tokens one reply may hold: a small model that never stops writing is cut off by
+    the server instead of running into the read timeout (or the context window)."""
 
     def fields(self) -> dict[str, float | int]:
         """The settings that are set, by their request-body names."""
-        chosen = {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed}
+        chosen = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+        }
         return {key: value for key, value in chosen.items() if value is not None}
 
     def on(self, body: dict[str, Any]) -> dict[str, Any]:

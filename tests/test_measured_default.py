@@ -1,0 +1,81 @@
+"""The measured default: when nothing chose the strategy, a llama.cpp server (known by its /props
+answer) gets the strategy the bench measured best for it, `schema --schema-mode json`, and the
+view says so once. A strategy or schema mode chosen anywhere, or any other server, keeps the
+text protocol."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import Answer, FakeOpenAI, completion
+from in_process import toolcall
+
+LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
+
+
+def json_lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def first_run(
+    tmp_path: Path, props: Any, reply: str, *flags: str, env: dict[str, str | None] | None = None
+) -> tuple[int, list[dict[str, Any]], dict[str, Any]]:
+    """One question against a fake server whose /props answers `props`; the exit code, the
+    events and the body the server received."""
+    with FakeOpenAI() as server:
+        server.props = props
+        server.answers.append(Answer(json_body=completion(reply)))
+        done = toolcall(
+            "run", "hi", "--base-url", server.base_url, "--model", "m", "--json", *flags,
+            cwd=tmp_path, env=env,
+        )  # fmt: skip
+        (body,) = server.requests
+    return done.returncode, json_lines(done.stdout), body
+
+
+def notices(events: list[dict[str, Any]]) -> list[str]:
+    return [e["message"] for e in events if e["kind"] == "notice"]
+
+
+def test_a_llama_cpp_server_gets_json_schema_output_and_the_view_says_why(tmp_path: Path) -> None:
+    answer = json.dumps({"answer": "Hello there."})
+    code, events, body = first_run(tmp_path, LLAMA_PROPS, answer)
+    assert code == 0
+    assert body["response_format"]["type"] == "json_schema" and "tools" not in body
+    started = next(e for e in events if e["kind"] == "run_started")
+    assert started["strategy"] == "schema"
+    (said,) = [n for n in notices(events) if "llama.cpp server" in n]
+    assert "--schema-mode json" in said and "--strategy chooses another" in said
+    assert events.index(started) < next(
+        i for i, e in enumerate(events) if e["kind"] == "notice" and "llama.cpp" in e["message"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("flags", "env"),
+    [
+        (("--strategy", "regex"), None),
+        (("--schema-mode", "tools"), None),
+        ((), {"TOOLCALL_STRATEGY": "regex"}),
+    ],
+)
+def test_a_strategy_chosen_anywhere_is_kept(
+    tmp_path: Path, flags: tuple[str, ...], env: dict[str, str | None] | None
+) -> None:
+    code, events, body = first_run(tmp_path, LLAMA_PROPS, "Hello there.", *flags, env=env)
+    assert code == 0
+    assert "response_format" not in body
+    assert not [n for n in notices(events) if "llama.cpp server" in n]
+
+
+@pytest.mark.parametrize("props", [None, {"n_ctx": 4096}, ["default_generation_settings"]])
+def test_another_server_keeps_the_text_protocol(tmp_path: Path, props: Any) -> None:
+    code, events, body = first_run(tmp_path, props, "Hello there.")
+    assert code == 0
+    started = next(e for e in events if e["kind"] == "run_started")
+    assert started["strategy"] == "regex" and "response_format" not in body
+    assert "<tool_call>" in body["messages"][0]["content"]
+    assert not [n for n in notices(events) if "llama.cpp server" in n]
