@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -186,27 +187,50 @@ def make_model(choice: ModelChoice, pace: float) -> Model:
     return model
 
 
-def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
-    """The session, and the model choice it was built from (chat's /model starts from it)."""
+@dataclass(frozen=True)
+class Settings:
+    """What flags, environment and config resolve to before a session is built: compare builds
+    several sessions (one per strategy and seed) from one of these."""
+
+    options: SessionOptions
+    """The options, with the schema mode resolved."""
+    choice: ModelChoice
+    strategy_name: str
+    sampling: Sampling
+    limits: Limits
+
+
+def resolve_settings(options: SessionOptions) -> Settings:
     config = file_config()
     limits = session_limits(options, config)
     choice, strategy_name, sampling, schema_mode = model_choice(options, config, limits)
-    options = dataclasses.replace(options, schema_mode=schema_mode)
-    limits = dataclasses.replace(limits, context_window=choice.context_window)
+    return Settings(
+        options=dataclasses.replace(options, schema_mode=schema_mode),
+        choice=choice,
+        strategy_name=strategy_name,
+        sampling=sampling,
+        limits=dataclasses.replace(limits, context_window=choice.context_window),
+    )
+
+
+def build_session(options: SessionOptions) -> tuple[Session, ModelChoice]:
+    """The session, and the model choice it was built from (chat's /model starts from it)."""
+    settings = resolve_settings(options)
+    options = settings.options
     try:
-        model = make_model(choice, options.pace)
+        model = make_model(settings.choice, options.pace)
     except ModelConfigError as error:
         fail(str(error))
     session = Session(
         model=model,
-        strategy=pick_strategy(strategy_name, options, sampling),
-        strategy_settings=strategy_settings(options, sampling),
+        strategy=pick_strategy(settings.strategy_name, options, settings.sampling),
+        strategy_settings=strategy_settings(options, settings.sampling),
         policy=tool_policy(options),
         registry=load_registry(options.tools, options.no_default_tools),
-        limits=limits,
+        limits=settings.limits,
         approve=approver(options.yes),
     )
-    return session, choice
+    return session, settings.choice
 
 
 def output_mode(quiet: bool, as_json: bool) -> RenderMode:
