@@ -381,12 +381,14 @@ def compare(
         ),
     ] = None,
 ) -> None:
-    """Answer one question under every strategy (regex, schema tools/json/required, stream),
-    quietly, and print one table: iterations, tool calls, parse errors, errors recovered, the
-    time to the first tool start, wall time, tokens, stop reason and the answer. "Recovered"
-    counts the parse errors and tool errors of a run that went on to answer (stop reason
-    answered). --repeat N gives rates per strategy. Exit 0 when it ran, whatever each strategy
-    did; 2 on a usage error."""
+    """Answer one question under every strategy, quietly, and compare them in one table.
+
+    The strategies: regex, schema (tools, json, required) and stream. The table: iterations,
+    tool calls, parse errors, errors recovered, the time to the first tool start, wall time,
+    tokens, stop reason and the answer. Errors recovered are the parse errors and tool errors of
+    a run that went on to answer (stop reason answered). --repeat N gives rates per strategy.
+    Exit 0 when it ran, whatever each strategy did; 2 on a usage error.
+    """
     from toolcall_cli.cli.assemble import resolve_settings
     from toolcall_cli.cli.compare import (
         ComparePlan,
@@ -424,6 +426,9 @@ def compare(
         yes=yes,
     )
     settings = resolve_settings(options)
+    if settings.choice.name == "scripted":
+        # A script is one strategy's replies in that strategy's wire format.
+        fail("compare runs every strategy, and a script is replies for one: use `toolcall run`")
     plan = ComparePlan(
         question=question,
         settings=settings,

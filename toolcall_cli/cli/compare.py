@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,8 +31,8 @@ from toolcall_cli.session import Session
 from toolcall_cli.tools.registry import ToolRegistry
 
 RECOVERED_MEANS = (
-    "recovered: of the parse errors and tool errors, those in a run that went on to answer "
-    "(stop reason `answered`; a best-effort answer at the limit is not one)"
+    "recovered: parse and tool errors in a run that went on to answer "
+    "(a best-effort answer at the limit is not one)"
 )
 
 PIPE_WIDTH = 160
@@ -69,7 +70,9 @@ def trace_path(plan: ComparePlan, variant: Variant, seed: int) -> Path | None:
 
 
 def trace_stamp() -> str:
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    """`20250102-030405-1a2b3c`: UTC time, then 6 random hex digits, so two comparisons in the
+    same second never append to each other's traces."""
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
 
 
 def run_all(
