@@ -218,6 +218,34 @@ def make_model(choice: ModelChoice, pace: float) -> Model:
 
 
 @dataclass(frozen=True)
+class Settings:
+    """What flags, environment and config resolve to before a session is built: compare builds
+    several sessions (one per strategy and seed) from one of these."""
+
+    options: SessionOptions
+    """The options, with the schema mode resolved."""
+    choice: ModelChoice
+    strategy_name: str
+    sampling: Sampling
+    limits: Limits
+    config: FileConfig
+
+
+def resolve_settings(options: SessionOptions) -> Settings:
+    config = file_config()
+    limits = session_limits(options, config)
+    choice, strategy_name, sampling, schema_mode = model_choice(options, config, limits)
+    return Settings(
+        options=dataclasses.replace(options, schema_mode=schema_mode),
+        choice=choice,
+        strategy_name=strategy_name,
+        sampling=sampling,
+        limits=dataclasses.replace(limits, context_window=choice.context_window),
+        config=config,
+    )
+
+
+@dataclass(frozen=True)
 class Assembled:
     """A session, with what it was built from that a command still needs."""
 
@@ -230,11 +258,9 @@ class Assembled:
 
 
 def build_session(options: SessionOptions) -> Assembled:
-    config = file_config()
-    limits = session_limits(options, config)
-    choice, strategy_name, sampling, schema_mode = model_choice(options, config, limits)
-    options = dataclasses.replace(options, schema_mode=schema_mode)
-    limits = dataclasses.replace(limits, context_window=choice.context_window)
+    resolved = resolve_settings(options)
+    options, choice, strategy_name = resolved.options, resolved.choice, resolved.strategy_name
+    sampling = resolved.sampling
     system_prompt = read_system_prompt(options.system_prompt)
     try:
         model = make_model(choice, options.pace)
@@ -252,12 +278,12 @@ def build_session(options: SessionOptions) -> Assembled:
         strategy_settings=strategy_settings(options, sampling, system_prompt),
         policy=tool_policy(options),
         registry=load_registry(options.tools, options.no_default_tools),
-        limits=limits,
+        limits=resolved.limits,
         approve=approver(options.yes),
         notes=notes,
     )
     settings = traced_settings(options, choice, session, sampling, system_prompt)
-    return Assembled(session=session, choice=choice, config=config, settings=settings)
+    return Assembled(session=session, choice=choice, config=resolved.config, settings=settings)
 
 
 def traced_settings(

@@ -1,4 +1,4 @@
-"""The commands: run, chat, tools, prompt, parse, faults, config."""
+"""The commands: run, chat, tools, prompt, compare, parse, faults, config."""
 
 from __future__ import annotations
 
@@ -73,6 +73,7 @@ from toolcall_cli.cli.options import (
     TopPOpt,
     TraceOpt,
     YesOpt,
+    fault_names,
 )
 from toolcall_cli.cli.running import RunTrace, pipe_console, render_run, show_trace_path
 from toolcall_cli.cli.tracing import choose_trace, start_trace
@@ -87,6 +88,8 @@ from toolcall_cli.config import (
 from toolcall_cli.models.base import Model
 from toolcall_cli.private_files import PathProblem
 from toolcall_cli.render import RenderMode
+from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.wire import Sampling
 
 if TYPE_CHECKING:
     pass
@@ -298,10 +301,24 @@ def prompt(
     max_tokens: MaxTokensOpt = None,
     seed: SeedOpt = None,
     system_prompt: SystemPromptOpt = None,
+    all_strategies: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="The first request of every strategy side by side (regex, schema in each "
+            "--schema-mode, stream in --stream-mode), with the characters and estimated tokens "
+            "of each one's system prompt, tools JSON and response_format.",
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --all: the requests and their sizes as JSON.")
+    ] = False,
 ) -> None:
     """Print the exact first request the model would receive, as JSON."""
     from toolcall_cli.messages import user
 
+    if all_strategies and (strategy or schema_mode):
+        fail("--all shows every strategy: leave out --strategy and --schema-mode")
     options = SessionOptions(
         strategy=strategy,
         schema_mode=schema_mode,
@@ -319,10 +336,169 @@ def prompt(
     options = dataclasses.replace(options, schema_mode=schema_mode)
     registry = load_registry(tuple(tools or ()), no_default_tools)
     own_prompt = read_system_prompt(system_prompt)
+    if all_strategies:
+        print_first_requests(question, options, choice.name, sampling, registry, as_json)
+        return
     request = pick_strategy(strategy_name, options, sampling, own_prompt).build_request(
         [user(question)], registry.specs(), choice.name
     )
     typer.echo(strictjson.dumps(request.body, indent=2))
+
+
+def print_first_requests(
+    question: str,
+    options: SessionOptions,
+    model_name: str,
+    sampling: Sampling,
+    registry: ToolRegistry,
+    as_json: bool,
+) -> None:
+    from toolcall_cli.cli.first_requests import FirstRequest, print_side_by_side
+    from toolcall_cli.cli.variants import all_variants
+    from toolcall_cli.messages import user
+
+    requests = [
+        FirstRequest(
+            variant,
+            variant.make_strategy(options, sampling)
+            .build_request([user(question)], registry.specs(), model_name)
+            .body,
+        )
+        for variant in all_variants(options.stream_mode)
+    ]
+    if as_json:
+        shown = {
+            "question": question,
+            "model": model_name,
+            "requests": [r.record() for r in requests],
+        }
+        typer.echo(strictjson.dumps(shown, indent=2))
+        return
+    print_side_by_side(requests, pipe_console())
+
+
+@app.command()
+def compare(
+    question: Annotated[str, typer.Argument(help="The question every strategy answers.")],
+    model: ModelOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key: ApiKeyOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    read_timeout: ReadTimeoutOpt = 120.0,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="The first run's seed (default: the configured seed, else 0); run k of "
+            "--repeat gets seed+k, sent to the server and seeding the offline model.",
+        ),
+    ] = None,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            "--repeat",
+            min=1,
+            max=1000,
+            help="Run each strategy N times, one seed each, and show rates per strategy.",
+        ),
+    ] = 1,
+    temperature: TemperatureOpt = None,
+    top_p: TopPOpt = None,
+    prompt_style: PromptStyleOpt = PromptStyle.full,
+    stream_mode: StreamModeOpt = StreamMode.tags,
+    faults: FaultsOpt = None,
+    fault_rate: FaultRateOpt = 1.0,
+    tools: ToolsOpt = None,
+    no_default_tools: NoDefaultToolsOpt = False,
+    max_iterations: MaxIterOpt = None,
+    tool_timeout: ToolTimeoutOpt = None,
+    run_timeout: RunTimeoutOpt = None,
+    context_window: ContextWindowOpt = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help="Run dangerous tools (without it they are declined: nobody asked)."
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Every run and the rates per strategy, as JSON.")
+    ] = False,
+    trace_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--trace-dir",
+            exists=True,
+            file_okay=False,
+            dir_okay=True,
+            help="Write each run's trace into this directory (one file per strategy and seed).",
+        ),
+    ] = None,
+) -> None:
+    """Answer one question under every strategy, quietly, and compare them in one table.
+
+    The strategies: regex, schema (tools, json, required) and stream. The table: iterations,
+    tool calls, parse errors, errors recovered, the time to the first tool start, wall time,
+    tokens, stop reason and the answer. Errors recovered are the parse errors and tool errors of
+    a run that went on to answer (stop reason answered). --repeat N gives rates per strategy.
+    Exit 0 when it ran, whatever each strategy did; 2 on a usage error.
+    """
+    from toolcall_cli.cli.assemble import resolve_settings
+    from toolcall_cli.cli.compare import (
+        ComparePlan,
+        compare_record,
+        print_comparison,
+        progress_line,
+        run_all,
+        trace_stamp,
+    )
+    from toolcall_cli.cli.variants import all_variants
+    from toolcall_cli.loop import deny_all
+
+    if not question.strip():
+        fail("the question is empty")
+    options = SessionOptions(
+        model=model,
+        profile=profile,
+        base_url=base_url,
+        api_key=api_key,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        seed=seed,
+        temperature=temperature,
+        top_p=top_p,
+        prompt_style=prompt_style,
+        stream_mode=stream_mode,
+        faults=fault_names(faults),
+        fault_rate=fault_rate,
+        tools=tuple(tools or ()),
+        no_default_tools=no_default_tools,
+        max_iterations=max_iterations,
+        tool_timeout=tool_timeout,
+        run_timeout=run_timeout,
+        context_window=context_window,
+        yes=yes,
+    )
+    settings = resolve_settings(options)
+    if settings.choice.name == "scripted":
+        # A script is one strategy's replies in that strategy's wire format.
+        fail("compare runs every strategy, and a script is replies for one: use `toolcall run`")
+    plan = ComparePlan(
+        question=question,
+        settings=settings,
+        registry=load_registry(options.tools, options.no_default_tools),
+        variants=all_variants(stream_mode),
+        seeds=tuple(settings.choice.seed + k for k in range(repeat)),
+        approve=(lambda call, tool: "yes") if yes else deny_all,
+        trace_dir=trace_dir,
+        stamp=trace_stamp(),
+    )
+    with progress_line(plan) as starting:
+        runs = run_all(plan, starting)
+    if as_json:
+        typer.echo(strictjson.dumps(compare_record(plan, runs), indent=2))
+    else:
+        print_comparison(plan, runs, pipe_console())
 
 
 @app.command()

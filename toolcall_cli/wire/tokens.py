@@ -36,6 +36,12 @@ def estimate_tokens(text: str) -> int:
     return wide + (ascii_chars * 3 + 9) // 10 + (other + 1) // 2
 
 
+def as_json(value: Any) -> str:
+    """A request part (`tools`, `response_format`) as the estimate reads it: JSON with the text
+    kept as it is, so a CJK description counts as the characters the model reads."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def request_tokens(body: dict[str, Any]) -> int:
     """The estimated prompt of a chat-completions body: its messages, tools and response
     format, as the server would render them into its template."""
@@ -44,9 +50,9 @@ def request_tokens(body: dict[str, Any]) -> int:
     if isinstance(messages, list):
         for message in messages:
             count += MESSAGE_OVERHEAD + estimate_tokens(
-                json.dumps(message, ensure_ascii=False) if not isinstance(message, str) else message
+                as_json(message) if not isinstance(message, str) else message
             )
     for key in ("tools", "response_format"):
         if body.get(key):
-            count += estimate_tokens(json.dumps(body[key], ensure_ascii=False))
+            count += estimate_tokens(as_json(body[key]))
     return count

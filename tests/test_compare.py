@@ -1,0 +1,299 @@
+"""`toolcall prompt --all` and `toolcall compare`: every strategy side by side, on the offline
+model, checked against what `toolcall prompt` and `toolcall run` say of each strategy alone."""
+
+from __future__ import annotations
+
+import json
+import socket
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from in_process import toolcall
+from rich.console import Console
+
+from toolcall_cli.cli.assemble import resolve_settings
+from toolcall_cli.cli.compare import ComparePlan, print_comparison, run_all
+from toolcall_cli.cli.figures import RunTally
+from toolcall_cli.cli.options import SessionOptions, StreamMode
+from toolcall_cli.cli.variants import all_variants
+from toolcall_cli.events import RunFinished, RunStarted, ToolStarted
+from toolcall_cli.loop import deny_all
+from toolcall_cli.messages import ToolCall
+from toolcall_cli.tools.loader import load_tools, tool_dirs
+from toolcall_cli.wire.tokens import estimate_tokens, request_tokens
+
+FLAGS = {
+    "regex": ["--strategy", "regex"],
+    "schema tools": ["--strategy", "schema", "--schema-mode", "tools"],
+    "schema json": ["--strategy", "schema", "--schema-mode", "json"],
+    "schema required": ["--strategy", "schema", "--schema-mode", "required"],
+    "stream tags": ["--strategy", "stream"],
+}
+"""Each label compare shows, and the flags that choose that strategy for `run` and `prompt`."""
+ARITHMETIC = "What's 12*5+3?"
+WEATHER = "北京和上海明天天气分别是多少？"
+
+
+def as_json(done: Any) -> Any:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def run_alone(tmp_path: Path, question: str, label: str, *extra: str) -> list[dict[str, Any]]:
+    """The events of `toolcall run` with one strategy's flags."""
+    done = toolcall("run", question, *FLAGS[label], "--json", *extra, cwd=tmp_path)
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+# --- prompt --all ---------------------------------------------------------------------------
+
+
+def test_prompt_all_gives_each_strategys_first_request_and_its_sizes(tmp_path: Path) -> None:
+    shown = as_json(toolcall("prompt", WEATHER, "--all", "--json", cwd=tmp_path))
+    assert [r["label"] for r in shown["requests"]] == list(FLAGS)
+    for request in shown["requests"]:
+        alone = as_json(toolcall("prompt", WEATHER, *FLAGS[request["label"]], cwd=tmp_path))
+        assert request["body"] == alone
+        systems = [m["content"] for m in alone["messages"] if m["role"] == "system"]
+        assert request["sizes"]["system_prompt"] == {
+            "chars": sum(map(len, systems)),
+            "tokens": sum(map(estimate_tokens, systems)),
+        }
+        for part in ("tools", "response_format"):
+            text = json.dumps(alone[part], ensure_ascii=False) if part in alone else ""
+            assert request["sizes"][part] == {"chars": len(text), "tokens": estimate_tokens(text)}
+        assert request["request_tokens"] == request_tokens(alone)
+
+
+def test_prompt_all_shows_where_each_strategy_puts_its_tools(tmp_path: Path) -> None:
+    shown = as_json(toolcall("prompt", "hi", "--all", "--json", cwd=tmp_path))
+    sizes = {r["label"]: r["sizes"] for r in shown["requests"]}
+    carried = {
+        label: sorted(part for part, size in parts.items() if size["chars"])
+        for label, parts in sizes.items()
+    }
+    assert carried == {
+        "regex": ["system_prompt"],
+        "schema tools": ["tools"],
+        "schema json": ["response_format", "system_prompt"],
+        "schema required": ["tools"],
+        "stream tags": ["system_prompt"],
+    }
+    # required offers one tool more than native calling: final_answer.
+    assert sizes["schema required"]["tools"]["chars"] > sizes["schema tools"]["tools"]["chars"]
+
+
+def test_prompt_all_takes_the_stream_mode(tmp_path: Path) -> None:
+    shown = as_json(
+        toolcall("prompt", "hi", "--all", "--json", "--stream-mode", "native", cwd=tmp_path)
+    )
+    stream = shown["requests"][-1]
+    assert stream["label"] == "stream native" and stream["body"]["stream"] is True
+    assert {t["function"]["name"] for t in stream["body"]["tools"]} >= {"get_weather"}
+
+
+def test_prompt_all_draws_a_size_table_and_a_panel_each(tmp_path: Path) -> None:
+    sizes = as_json(toolcall("prompt", "hi", "--all", "--json", cwd=tmp_path))["requests"]
+    wide = toolcall("prompt", "hi", "--all", cwd=tmp_path, env={"COLUMNS": "250"})
+    assert wide.returncode == 0, wide.stderr
+    rows = {line.split("│")[1].strip(): line for line in wide.stdout.splitlines() if "│" in line}
+    for request in sizes:
+        system = request["sizes"]["system_prompt"]
+        assert request["label"] in rows
+        if system["chars"]:
+            assert f"{system['chars']:,} / {system['tokens']:,}" in rows[request["label"]]
+    titles = [line for line in wide.stdout.splitlines() if "╭─ regex" in line]
+    assert len(titles) == 1 and "╭─ schema tools" in titles[0]  # side by side
+    narrow = toolcall("prompt", "hi", "--all", cwd=tmp_path, env={"COLUMNS": "70"})
+    titles = [line for line in narrow.stdout.splitlines() if line.startswith("╭─")]
+    assert len(titles) == 5 and all(line.count("╭─") == 1 for line in titles)  # stacked
+
+
+def test_prompt_all_with_one_strategy_named_is_a_usage_error(tmp_path: Path) -> None:
+    done = toolcall("prompt", "hi", "--all", "--strategy", "schema", cwd=tmp_path)
+    assert done.returncode == 2 and "--all shows every strategy" in done.stderr
+
+
+# --- compare --------------------------------------------------------------------------------
+
+
+def compare(tmp_path: Path, question: str, *flags: str) -> dict[str, Any]:
+    result: dict[str, Any] = as_json(toolcall("compare", question, "--json", *flags, cwd=tmp_path))
+    return result
+
+
+def test_compare_runs_every_strategy_and_each_figure_matches_a_run_alone(tmp_path: Path) -> None:
+    shown = compare(tmp_path, WEATHER)
+    assert shown["seeds"] == [0] and shown["model"] == "offline"
+    assert [run["label"] for run in shown["runs"]] == list(FLAGS)
+    for run in shown["runs"]:
+        events = run_alone(tmp_path, WEATHER, run["label"], "--seed", "0")
+        end = events[-1]
+        assert run["stop_reason"] == end["stop_reason"] == "answered"
+        assert run["iterations"] == end["iterations"]
+        assert run["calls"] == end["tool_calls"] == 2  # 北京 and 上海
+        assert run["tokens"] == end["usage"]["total_tokens"] and not run["tokens_estimated"]
+        assert run["answer"] == next(e["text"] for e in events if e["kind"] == "final_answer")
+        assert run["parse_errors"] == run["tool_errors"] == run["errors_recovered"] == 0
+        assert 0 <= run["first_tool_start"] <= run["wall_time"]
+
+
+@pytest.mark.parametrize(
+    ("fault", "figure"), [("truncated", "parse_errors"), ("unknown_tool", "tool_errors")]
+)
+def test_compare_counts_the_faults_each_strategy_met(
+    tmp_path: Path, fault: str, figure: str
+) -> None:
+    shown = compare(tmp_path, ARITHMETIC, "--faults", fault)
+    for run in shown["runs"]:
+        events = run_alone(tmp_path, ARITHMETIC, run["label"], "--seed", "0", "--faults", fault)
+        parse_errors = sum(e["kind"] == "parse_error" for e in events)
+        tool_errors = sum(e["kind"] == "tool_finished" and not e["result"]["ok"] for e in events)
+        assert (run["parse_errors"], run["tool_errors"]) == (parse_errors, tool_errors)
+        assert run[figure] >= 1, run["label"]
+        assert run["stop_reason"] == "answered" and run["answer"] == "12*5+3 = 63"
+        assert run["errors_recovered"] == parse_errors + tool_errors
+
+
+def test_compare_repeat_gives_rates_per_strategy_over_seeds(tmp_path: Path) -> None:
+    faults = (
+        "--faults",
+        "repeat_call,broken_batch",
+        "--fault-rate",
+        "0.6",
+        "--max-iterations",
+        "3",
+    )
+    shown = compare(tmp_path, WEATHER, "--repeat", "3", "--seed", "7", *faults)
+    assert shown["seeds"] == [7, 8, 9]
+    assert len(shown["runs"]) == 15
+    for rated in shown["strategies"]:
+        runs = [r for r in shown["runs"] if r["label"] == rated["label"]]
+        assert [r["seed"] for r in runs] == [7, 8, 9]
+        answered = sum(r["stop_reason"] == "answered" for r in runs)
+        assert (rated["runs"], rated["answered"]) == (3, answered)
+        assert rated["answered_rate"] == answered / 3
+        assert rated["mean_iterations"] == round(sum(r["iterations"] for r in runs) / 3, 3)
+        assert rated["parse_errors"] == sum(r["parse_errors"] for r in runs)
+        assert rated["errors_recovered"] == sum(r["errors_recovered"] for r in runs)
+        assert sum(rated["stop_reasons"].values()) == 3
+    # A run stopped by the limit recovered nothing, whatever its best-effort answer says.
+    stopped = [r for r in shown["runs"] if r["stop_reason"] == "limit"]
+    assert stopped and any(r["parse_errors"] + r["tool_errors"] for r in stopped)
+    assert all(r["errors_recovered"] == 0 for r in stopped)
+    # Each seed is the one a run alone with that seed gets: the faults fire the same way.
+    for run in shown["runs"]:
+        if run["label"] in ("regex", "schema json"):
+            alone = run_alone(tmp_path, WEATHER, run["label"], *faults, "--seed", str(run["seed"]))
+            assert run["parse_errors"] == sum(e["kind"] == "parse_error" for e in alone)
+            assert run["iterations"] == alone[-1]["iterations"]
+            assert run["stop_reason"] == alone[-1]["stop_reason"]
+
+
+def test_compare_prints_one_table_with_each_answer(tmp_path: Path) -> None:
+    done = toolcall("compare", ARITHMETIC, "--faults", "unknown_tool", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith(tuple(FLAGS))]
+    assert len(rows) == 5
+    for row in rows:
+        assert "answered" in row and row.endswith("12*5+3 = 63")
+        assert "/" in row  # recovered/errors: the unknown tool was an error, then answered
+    assert "recovered: parse and tool errors in a run that went on to answer" in done.stdout
+
+
+def test_compare_repeat_prints_the_rates(tmp_path: Path) -> None:
+    done = toolcall("compare", ARITHMETIC, "--repeat", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "seeds 0-1" in done.stdout
+    assert done.stdout.count("2/2 (100%)") == 5 and done.stdout.count("answered 2") == 5
+
+
+def test_compare_says_when_a_strategy_failed_and_still_exits_0(tmp_path: Path) -> None:
+    with socket.socket() as closed:  # a loopback port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    shown = compare(tmp_path, "hi", "--model", "m", "--base-url", url)
+    assert {run["stop_reason"] for run in shown["runs"]} == {"model_failed"}
+    assert all("cannot connect" in run["failure"] for run in shown["runs"])
+    assert all(rated["answered_rate"] == 0 for rated in shown["strategies"])
+    table = toolcall("compare", "hi", "--model", "m", "--base-url", url, cwd=tmp_path)
+    assert table.returncode == 0 and table.stdout.count("model failed: cannot connect") == 5
+
+
+def test_compare_writes_a_trace_per_strategy_and_seed(tmp_path: Path) -> None:
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    shown = compare(tmp_path, ARITHMETIC, "--repeat", "2", "--trace-dir", str(traces))
+    files = sorted(traces.iterdir())
+    assert len(files) == 10 and sorted(Path(r["trace"]) for r in shown["runs"]) == files
+    for run in shown["runs"]:
+        records = [json.loads(line) for line in Path(run["trace"]).read_text().splitlines()]
+        assert records[0]["kind"] == "run_started"
+        assert records[0]["strategy"] == run["label"].split()[0]
+        assert records[0]["sampling"] == {"seed": run["seed"]}
+        assert records[-1]["kind"] == "run_finished"
+        assert records[-1]["iterations"] == run["iterations"]
+        assert Path(run["trace"]).stat().st_mode & 0o077 == 0  # owner-only
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["compare", ""], "empty"),
+        (["compare", "hi", "--repeat", "0"], "--repeat"),
+        (["compare", "hi", "--trace-dir", "no/such/dir"], "does not exist"),
+        (["compare", "hi", "--faults", "bogus"], "unknown fault"),
+        (["compare", "hi", "--model", "gpt-x"], "needs an endpoint"),
+        (["compare", "hi", "--model", "scripted"], "a script is replies for one"),
+    ],
+)
+def test_compare_usage_errors_exit_2(tmp_path: Path, args: list[str], needle: str) -> None:
+    done = toolcall(*args, cwd=tmp_path)
+    assert done.returncode == 2 and needle in done.stderr and done.stdout == ""
+
+
+def test_the_answers_go_under_the_table_where_the_terminal_is_narrow(tmp_path: Path) -> None:
+    settings = resolve_settings(SessionOptions())
+    registry = load_tools(tool_dirs([], include_bundled=True, cwd=tmp_path)).registry
+    plan = ComparePlan(
+        question=ARITHMETIC,
+        settings=settings,
+        registry=registry,
+        variants=all_variants(StreamMode.tags),
+        seeds=(0,),
+        approve=deny_all,
+    )
+    runs = run_all(plan)
+
+    def shown(width: int) -> list[str]:
+        out = StringIO()
+        console = Console(file=out, width=width, force_terminal=True, color_system=None)
+        print_comparison(plan, runs, console)
+        return out.getvalue().splitlines()
+
+    wide = shown(140)
+    assert sum(line.endswith("12*5+3 = 63") and "answered" in line for line in wide) == 5
+    narrow = shown(80)
+    assert all(len(line) <= 80 for line in narrow)
+    assert [line for line in narrow if line.endswith(": 12*5+3 = 63")] == [
+        f"{label}: 12*5+3 = 63" for label in FLAGS
+    ]
+
+
+def test_the_first_tool_start_is_read_from_when_its_event_arrived() -> None:
+    ticks = iter(range(100))
+    tally = RunTally("regex", 0, clock=lambda: float(next(ticks)))
+    call = ToolCall(id="#1.0", name="calculate", arguments={"expression": "1+1"})
+    for event in (
+        RunStarted(question="q", model="m", strategy="regex", tools=()),
+        ToolStarted(call=call),
+        ToolStarted(call=call),
+        RunFinished(stop_reason="answered", iterations=1, tool_calls=1, elapsed=3.0),
+    ):
+        tally.add(event)
+    figures = tally.figures()
+    assert figures.first_tool_start == 1.0 and figures.wall_time == 3.0
+    assert figures.tokens == 0 and figures.tokens_estimated  # no usage, no requests seen

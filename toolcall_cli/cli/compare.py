@@ -1,0 +1,298 @@
+"""`toolcall compare`: one question under every strategy, each run quietly (no live view) and
+traced, then one table of what each did, read from its events; with `--repeat N`, rates per
+strategy over the seeds S, S+1, ... S+N-1."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from toolcall_cli.cli.assemble import Settings, make_model, tool_policy
+from toolcall_cli.cli.entry import EXIT_FAILURE, fail
+from toolcall_cli.cli.figures import RunFigures, RunTally, StrategyRates, rates
+from toolcall_cli.cli.running import open_trace
+from toolcall_cli.cli.variants import Variant
+from toolcall_cli.loop import Approver
+from toolcall_cli.models import ModelConfigError
+from toolcall_cli.render.base import one_line, visible
+from toolcall_cli.session import Session
+from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.trace import RunProgress, TraceWriteError
+
+RECOVERED_MEANS = (
+    "recovered: parse and tool errors in a run that went on to answer "
+    "(a best-effort answer at the limit is not one)"
+)
+
+PIPE_WIDTH = 160
+"""The table's width where stdout is no terminal."""
+ANSWER_ROOM = 24
+"""Narrower than this, the answers go under the table instead of in a column."""
+
+
+@dataclass(frozen=True)
+class ComparePlan:
+    """What `compare` runs: the question under each variant, once per seed."""
+
+    question: str
+    settings: Settings
+    registry: ToolRegistry
+    variants: tuple[Variant, ...]
+    seeds: tuple[int, ...]
+    approve: Approver
+    trace_dir: Path | None = None
+    stamp: str = ""
+    """When the comparison started, shared by its trace names so they sort together."""
+
+    @property
+    def runs(self) -> int:
+        return len(self.variants) * len(self.seeds)
+
+
+def trace_path(plan: ComparePlan, variant: Variant, seed: int) -> Path | None:
+    """Where one run's trace goes; None: it gets none. The one place that decides it, so the
+    default trace location can be pointed at here."""
+    if plan.trace_dir is None:
+        return None
+    name = f"{plan.stamp}-compare-{variant.label.replace(' ', '-')}-seed{seed}.jsonl"
+    return plan.trace_dir / name
+
+
+def trace_stamp() -> str:
+    """`20250102-030405-1a2b3c`: UTC time, then 6 random hex digits, so two comparisons in the
+    same second never append to each other's traces."""
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+
+
+def run_all(
+    plan: ComparePlan, starting: Callable[[Variant, int, int], None] = lambda *_: None
+) -> list[RunFigures]:
+    """Every variant under every seed, seed by seed. `starting(variant, seed, n)` is told before
+    the n-th run (from 1) begins, for a progress line."""
+    done: list[RunFigures] = []
+    for seed in plan.seeds:
+        for variant in plan.variants:
+            starting(variant, seed, len(done) + 1)
+            done.append(run_one(plan, variant, seed))
+    return done
+
+
+def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
+    """One run, traced like `toolcall run --trace` (an interrupted run's trace ends with the
+    final event an interruption gets there too)."""
+    path = trace_path(plan, variant, seed)
+    session = make_session(plan, variant, seed)
+    run_trace = open_trace(path)
+    tally = RunTally(variant.label, seed, str(path) if path else None)
+    progress = RunProgress()
+    try:
+        for event in session.ask(plan.question):
+            run_trace.write(event)
+            tally.add(event)
+            progress.add(event)
+    except KeyboardInterrupt:
+        with contextlib.suppress(TraceWriteError):
+            run_trace.write(progress.interrupted())
+        raise
+    except TraceWriteError as error:
+        fail(str(error), EXIT_FAILURE)
+    finally:
+        run_trace.close()
+        session.close()
+    return tally.figures()
+
+
+def make_session(plan: ComparePlan, variant: Variant, seed: int) -> Session:
+    """A fresh session for one run: its own model seeded `seed` (the offline model's faults
+    and choices, a server's `seed`), and its own memory of approvals and rate limits."""
+    settings = plan.settings
+    sampling = dataclasses.replace(settings.sampling, seed=seed)
+    try:
+        model = make_model(dataclasses.replace(settings.choice, seed=seed), pace=0.0)
+    except ModelConfigError as error:
+        fail(str(error))
+    return Session(
+        model=model,
+        strategy=variant.make_strategy(settings.options, sampling),
+        registry=plan.registry,
+        limits=settings.limits,
+        approve=plan.approve,
+        policy=tool_policy(settings.options),
+    )
+
+
+@contextlib.contextmanager
+def progress_line(plan: ComparePlan) -> Iterator[Callable[[Variant, int, int], None]]:
+    """On a terminal, which run is going (stderr, gone when done); elsewhere nothing."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda *_: None
+        return
+    with console.status("compare") as status:
+
+        def starting(variant: Variant, seed: int, n: int) -> None:
+            status.update(f"{variant.label}, seed {seed} ({n}/{plan.runs})")
+
+        yield starting
+
+
+def by_strategy(plan: ComparePlan, runs: Sequence[RunFigures]) -> list[StrategyRates]:
+    return [rates(v.label, [r for r in runs if r.label == v.label]) for v in plan.variants]
+
+
+def compare_record(plan: ComparePlan, runs: Sequence[RunFigures]) -> dict[str, Any]:
+    """`compare --json`: every run, and the rates per strategy."""
+    return {
+        "question": plan.question,
+        "model": plan.settings.choice.name,
+        "seeds": list(plan.seeds),
+        "strategies": [
+            {**variant.record(), **rated.record()}
+            for variant, rated in zip(plan.variants, by_strategy(plan, runs), strict=True)
+        ],
+        "runs": [run.record() for run in runs],
+    }
+
+
+def print_comparison(plan: ComparePlan, runs: Sequence[RunFigures], console: Console) -> None:
+    """One table: a row per run with one seed, a row of rates per strategy with several."""
+    if not console.is_terminal:
+        # No terminal, no width to cut to: the answers get room enough to read.
+        console.width = max(console.width, PIPE_WIDTH)
+    if len(plan.seeds) == 1:
+        table, below = runs_with_answers(runs, console)
+    else:
+        table, below = rates_table(by_strategy(plan, runs)), []
+    table.title = Text(heading(plan))
+    console.print(table)
+    for line in below:
+        console.print(line)
+    console.print()
+    console.print(Text(RECOVERED_MEANS, style="dim"))
+    if plan.trace_dir is not None:
+        console.print(Text(f"traces: {plan.trace_dir}", style="dim"))
+
+
+def runs_with_answers(runs: Sequence[RunFigures], console: Console) -> tuple[Table, list[Text]]:
+    """The answers as the table's last column, cut where the line ends; where the figures leave
+    too little room for that, one line each under the table, cut the same way."""
+    figures = runs_table(runs)
+    room = console.width - Measurement.get(console, console.options, figures).maximum - 2
+    if room < ANSWER_ROOM:
+        lines = [Text.assemble((f"{run.label}: ", "bold cyan"), answer_cell(run)) for run in runs]
+        return figures, lines
+    longest = max(answer_cell(run).cell_len for run in runs)
+    return runs_table(runs, answer_width=min(room, max(longest, len("answer")))), []
+
+
+def heading(plan: ComparePlan) -> str:
+    seeds = plan.seeds
+    seed = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
+    return visible(f"{one_line(plan.question, 60)}  ({plan.settings.choice.name}, {seed})")
+
+
+def figure_table(first: str, columns: Sequence[str]) -> Table:
+    """A line under the head, no frame, two spaces between columns: the width is for figures."""
+    table = Table(
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 0, 0, 1),
+    )
+    table.add_column(first, style="bold cyan", no_wrap=True)
+    for name in columns:
+        table.add_column(name, justify="right", no_wrap=True)
+    return table
+
+
+def runs_table(runs: Sequence[RunFigures], answer_width: int | None = None) -> Table:
+    table = figure_table(
+        "strategy",
+        ("iter", "calls", "parse\nerrors", "recovered", "first\ntool", "wall", "tokens", "stop"),
+    )
+    if answer_width is not None:
+        table.add_column("answer", width=answer_width, no_wrap=True)
+    for run in runs:
+        answer = [answer_cell(run)] if answer_width is not None else []
+        table.add_row(
+            run.label,
+            str(run.iterations),
+            str(run.calls),
+            str(run.parse_errors),
+            recovered_cell(run.errors_recovered, run.errors),
+            seconds(run.first_tool_start),
+            seconds(run.wall_time),
+            token_cell(run.tokens, run.tokens_estimated),
+            run.stop_reason,
+            *answer,
+        )
+    return table
+
+
+def rates_table(rated: Sequence[StrategyRates]) -> Table:
+    table = figure_table(
+        "strategy",
+        (
+            "answered",
+            "mean\niter",
+            "mean\ncalls",
+            "parse\nerrors",
+            "recovered",
+            "mean\nfirst tool",
+            "mean\nwall",
+            "mean\ntokens",
+        ),
+    )
+    table.add_column("stops")
+    for row in rated:
+        table.add_row(
+            row.label,
+            f"{row.answered}/{row.runs} ({row.answered_rate:.0%})",
+            f"{row.mean_iterations:.1f}",
+            f"{row.mean_calls:.1f}",
+            str(row.parse_errors),
+            recovered_cell(row.errors_recovered, row.errors),
+            seconds(row.mean_first_tool_start),
+            seconds(row.mean_wall_time),
+            token_cell(round(row.mean_tokens), row.tokens_estimated),
+            ", ".join(f"{reason} {n}" for reason, n in row.stop_reasons.items()),
+        )
+    return table
+
+
+def recovered_cell(recovered: int, errors: int) -> str:
+    """`2/3`: two of three errors recovered; `-` when there was none to recover."""
+    return f"{recovered}/{errors}" if errors else "-"
+
+
+def seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}s"
+
+
+def token_cell(tokens: int, estimated: bool) -> str:
+    """`~` marks an estimate (the model reported no usage)."""
+    return f"{'~' if estimated else ''}{tokens:,}"
+
+
+def answer_cell(run: RunFigures) -> Text:
+    """One line, cut with `…` where the table ends: the column gives way before any figure."""
+    if run.failure is not None:
+        text, style = f"model failed: {run.failure}", "red"
+    elif run.answer is None:
+        text, style = "(no answer)", "dim"
+    else:
+        text, style = ("" if run.answered else "best effort: ") + run.answer, ""
+    return Text(visible(one_line(text, 500)), style=style, no_wrap=True, overflow="ellipsis")

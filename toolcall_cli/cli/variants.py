@@ -1,0 +1,57 @@
+"""The strategies `prompt --all` and `compare` set side by side, each named by the flags that
+choose it for `run` (`schema json` is `--strategy schema --schema-mode json`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from toolcall_cli.cli.assemble import pick_strategy
+from toolcall_cli.cli.options import SchemaMode, SessionOptions, StrategyName, StreamMode
+from toolcall_cli.strategies.base import Strategy
+from toolcall_cli.wire import Sampling
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One strategy in one mode."""
+
+    strategy: StrategyName
+    schema_mode: SchemaMode | None = None
+    """Set for schema only."""
+    stream_mode: StreamMode | None = None
+    """Set for stream only."""
+
+    @property
+    def label(self) -> str:
+        mode = self.schema_mode or self.stream_mode
+        return f"{self.strategy.value} {mode.value}" if mode else self.strategy.value
+
+    def record(self) -> dict[str, Any]:
+        """The variant as `--json` gives it."""
+        return {
+            "label": self.label,
+            "strategy": self.strategy.value,
+            "schema_mode": self.schema_mode.value if self.schema_mode else None,
+            "stream_mode": self.stream_mode.value if self.stream_mode else None,
+        }
+
+    def make_strategy(self, options: SessionOptions, sampling: Sampling) -> Strategy:
+        """This variant's strategy with the rest of the options (prompt style, --dag) as given."""
+        chosen = dataclasses.replace(
+            options,
+            strategy=self.strategy,
+            schema_mode=self.schema_mode or SchemaMode.tools,
+            stream_mode=self.stream_mode or options.stream_mode,
+        )
+        return pick_strategy(self.strategy.value, chosen, sampling)
+
+
+def all_variants(stream_mode: StreamMode) -> tuple[Variant, ...]:
+    """regex, schema in each of its modes, and stream in the mode `--stream-mode` chose."""
+    return (
+        Variant(StrategyName.regex),
+        *(Variant(StrategyName.schema, schema_mode=mode) for mode in SchemaMode),
+        Variant(StrategyName.stream, stream_mode=stream_mode),
+    )
