@@ -93,12 +93,17 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
             hint = f" (meant `{intended}`?)" if intended else ""
             message = f"{call.get('id')}: unknown tool `{name}`{hint}, in {shown(call)}"
             yield Finding.at(
-                record, kind, message, recovered=fixed_later(run, record, intended), tool=intended
+                record,
+                kind,
+                message,
+                fixable=True,
+                recovered=fixed_later(run, record, intended),
+                tool=intended,
             )
         elif kind == "invalid_arguments":
             message = f"{call.get('id')}: invalid arguments in {shown(call)}: {reasons(content)}"
             recovered = fixed_later(run, record, name)
-            yield Finding.at(record, kind, message, recovered=recovered, tool=name)
+            yield Finding.at(record, kind, message, fixable=True, recovered=recovered, tool=name)
         else:
             code = "tool_timeout" if kind == "timeout" else kind
             message = f"{call.get('id')}: `{name}` gave an error ({kind}): {first_line(content)}"
@@ -106,6 +111,7 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
                 record,
                 code,
                 message,
+                fixable=True,
                 recovered=fixed_later(run, record, name),
                 tool=name,
                 note=kind in _NOTE_KINDS,
@@ -137,12 +143,22 @@ def unreadable_calls(run: RunRecords) -> Iterator[Finding]:
                 "(finish_reason length: out of tokens), so it could not be read"
             )
             yield Finding.at(
-                record, "truncated", text, recovered=fixed_later(run, record, tool), tool=tool
+                record,
+                "truncated",
+                text,
+                fixable=True,
+                recovered=fixed_later(run, record, tool),
+                tool=tool,
             )
             continue
         text = f"{data.get('call_id')}: a call could not be read: {first_line(message)}"
         yield Finding.at(
-            record, "parse_error", text, recovered=fixed_later(run, record, tool), tool=tool
+            record,
+            "parse_error",
+            text,
+            fixable=True,
+            recovered=fixed_later(run, record, tool),
+            tool=tool,
         )
 
 

@@ -17,6 +17,10 @@ from toolcall_cli.doctor._model import Finding, RunRecords, Step
 
 QUESTION = "Should a tool have been called, where the model answered directly (硬答)?"
 
+ENOUGH = 3
+"""Shared words and signs in the answer it takes to call an answer 硬答: a city name shared with
+a weather tool is not enough alone ("北京有什么好吃的？"), with a live-data question it is."""
+
 _WORD = re.compile(r"[a-z][a-z0-9]*")
 _HAN = re.compile(r"[\u3400-\u9fff]+")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -25,99 +29,19 @@ _UNIT = re.compile(r"°\s?[CF]|℃|℉")
 _EXPRESSION = re.compile(r"\d\s*(?:[+*/×÷^%]|\*\*)\s*[\d(]|\d\s+-\s+\d")
 _ARITHMETIC_TERMS = frozenset({"arithmetic", "math", "calculate", "calculation", "compute"})
 
-_STOP_WORDS = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "with",
-        "what",
-        "whats",
-        "how",
-        "are",
-        "was",
-        "were",
-        "get",
-        "use",
-        "can",
-        "you",
-        "your",
-        "this",
-        "that",
-        "from",
-        "into",
-        "about",
-        "any",
-        "one",
-        "its",
-        "not",
-        "yes",
-        "then",
-        "than",
-        "also",
-        "only",
-        "like",
-        "much",
-        "many",
-        "more",
-        "most",
-        "very",
-        "just",
-        "some",
-        "tell",
-        "please",
-        "give",
-        "show",
-        "which",
-        "when",
-        "where",
-        "who",
-        "why",
-        "will",
-        "would",
-        "should",
-        "could",
-        "there",
-        "here",
-        "has",
-        "have",
-        "had",
-        "does",
-        "did",
-        "done",
-        "want",
-        "need",
-        "know",
-        "let",
-        "lets",
-        "see",
-        "such",
-        "each",
-        "other",
-        "else",
-        "e.g",
-    }
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOP_WORDS = _words(
+    "the and for with what whats how are was were get use can you your this that from into "
+    "about any one its not yes then than also only like much many more most very just some "
+    "tell please give show which when where who why will would should could there here has "
+    "have had does did done want need know let lets see such each other else"
 )
-_STOP_BIGRAMS = frozenset(
-    {
-        "什么",
-        "怎么",
-        "么样",
-        "多少",
-        "一个",
-        "可以",
-        "请问",
-        "是多",
-        "我们",
-        "你们",
-        "他们",
-        "这个",
-        "那个",
-        "是不",
-        "不是",
-        "有没",
-        "没有",
-    }
+_STOP_BIGRAMS = _words(
+    "什么 怎么 么样 多少 一个 可以 请问 是多 我们 你们 他们 这个 那个 是不 不是 有没 没有"
 )
 _BRIDGE: dict[str, tuple[str, ...]] = {
     # A Chinese question meets an English description through these (and only these) words.
@@ -136,38 +60,10 @@ _BRIDGE: dict[str, tuple[str, ...]] = {
     "汇率": ("exchange", "rate"),
     "新闻": ("news",),
 }
-_LIVE = frozenset(
-    {
-        "weather",
-        "temperature",
-        "forecast",
-        "today",
-        "tomorrow",
-        "now",
-        "current",
-        "currently",
-        "latest",
-        "price",
-        "stock",
-        "news",
-        "rate",
-        "天气",
-        "气温",
-        "温度",
-        "今天",
-        "明天",
-        "现在",
-        "目前",
-        "最新",
-        "实时",
-        "股价",
-        "股票",
-        "新闻",
-        "几点",
-        "价格",
-        "汇率",
-        "下雨",
-    }
+_LIVE = _words(
+    "weather temperature forecast today tomorrow now current "
+    "currently latest price stock news rate 天气 气温 温度 今天 明天 现在 目前 "
+    "最新 实时 股价 股票 新闻 几点 价格 汇率 下雨"
 )
 
 
@@ -183,7 +79,7 @@ def check_direct_answer(run: RunRecords, header: dict[str, Any]) -> Step:
         return Step(1, QUESTION, "nothing to judge: the run gave no answer (see step 4)")
     fit = best_fit(run.question, tool_texts(header, run))
     evidence = list(answer_evidence(run.question, str(final.data.get("text", ""))))
-    if fit is None or len(fit.shared) + len(evidence) < 3:
+    if fit is None or len(fit.shared) + len(evidence) < ENOUGH:
         why = "no tool fits the question" if fit is None else f"only `{fit.tool}` fits, weakly"
         return Step(1, QUESTION, f"no: answered directly, and {why}")
     message = (

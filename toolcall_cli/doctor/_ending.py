@@ -89,7 +89,12 @@ def _repeated_calls(run: RunRecords, answered: bool) -> Iterator[Finding]:
             )
             recovered = "the run still answered" if answered else None
             yield Finding.at(
-                record, "repeated_call", message, recovered=recovered, tool=str(call.get("name"))
+                record,
+                "repeated_call",
+                message,
+                fixable=True,
+                recovered=recovered,
+                tool=str(call.get("name")),
             )
 
 
@@ -98,4 +103,4 @@ def _not_answers(run: RunRecords, answered: bool) -> Iterator[Finding]:
         text = str(record.data.get("message", ""))
         if text.startswith(_NOT_AN_ANSWER):
             recovered = "the run answered later" if answered else None
-            yield Finding.at(record, "not_an_answer", text, recovered=recovered)
+            yield Finding.at(record, "not_an_answer", text, fixable=True, recovered=recovered)

@@ -42,7 +42,9 @@ def read_trace_file(path: Path) -> TraceFile:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise TraceUnreadable(f"{path} is not UTF-8 (byte offset {error.start})") from None
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    # Lines end at "\n" only: splitlines() would also cut at a U+2028 inside a JSON string.
+    numbered = enumerate(text.split("\n"), start=1)
+    lines = [(n, line.rstrip("\r")) for n, line in numbered if line.strip()]
     records: list[dict[str, Any]] = []
     cut_line = None
     for position, (number, line) in enumerate(lines):

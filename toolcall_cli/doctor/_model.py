@@ -84,6 +84,8 @@ class Finding:
     event_kind: str | None = None
     recovered: str | None = None
     """How it was put right ("fixed at iteration 2 by #2.0"), or None when it was not."""
+    fixable: bool = False
+    """A mistake a later call could put right: without `recovered`, it never was."""
     tool: str | None = None
     note: bool = False
     """True: worth knowing, but nothing went wrong (the step still passes)."""

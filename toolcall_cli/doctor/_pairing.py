@@ -158,7 +158,7 @@ def _fed_ids(messages: list[Any]) -> Iterator[str]:
 def _next_request(
     run: RunRecords, iteration: int, fed: Record, ids: list[str]
 ) -> Iterator[Finding]:
-    """The results fed back must be in the next request, each after its call."""
+    """The results fed back must be in the next request, each with its call (native)."""
     following = _request(run, iteration + 1)
     if following is None or not ids:
         return

@@ -63,7 +63,7 @@ def finding_text(finding: Finding) -> Text:
     text.append(finding.message)
     if finding.recovered:
         text.append(f"\n         → {finding.recovered}", style="green")
-    elif not finding.note:
+    elif finding.fixable:
         text.append("\n         → not put right", style="yellow")
     return text
 
