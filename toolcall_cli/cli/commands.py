@@ -1,4 +1,4 @@
-"""The commands: run, chat, tools, prompt, compare, parse, faults, config."""
+"""The commands: run, chat, tools, prompt, compare, parse, faults, doctor, config."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from toolcall_cli.cli.assemble import (
     pick_strategy,
     read_system_prompt,
 )
-from toolcall_cli.cli.entry import EXIT_USAGE, app, config_app, fail
+from toolcall_cli.cli.entry import EXIT_PROBLEMS, EXIT_USAGE, app, config_app, fail
 from toolcall_cli.cli.options import (
     LIMIT_FIELDS,
     Allow,
@@ -583,6 +583,45 @@ def faults_command() -> None:
     width = max(len(name) for name in FAULT_KINDS)
     for name, description in FAULT_KINDS.items():
         typer.echo(f"{name:<{width}}  {description}")
+
+
+@app.command()
+def doctor(
+    trace: Annotated[
+        Path | None, typer.Argument(help="A trace file (default: the latest trace).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object, for machines.")] = False,
+) -> None:
+    """Walk the troubleshooting checklist over a recorded run: a tool skipped (硬答), invalid
+    calls, results not fed back by their call id, how the loop ended; then the likely cause.
+
+    Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
+    """
+    from toolcall_cli.doctor import (
+        TraceUnreadable,
+        as_record,
+        diagnose,
+        latest_trace,
+        read_trace_file,
+        traces_dir,
+    )
+    from toolcall_cli.render.doctor import print_diagnosis
+
+    path = trace or latest_trace()
+    if path is None:
+        fail(f"no trace found in {traces_dir()}; give a trace file")
+    try:
+        diagnosis = diagnose(read_trace_file(path))
+    except TraceUnreadable as error:
+        fail(str(error))
+    if as_json:
+        typer.echo(strictjson.dumps(as_record(diagnosis), indent=2))
+    else:
+        console = pipe_console()
+        # Piped: whole lines, not cut to the width of a terminal that is not there.
+        console.soft_wrap = not console.is_terminal
+        print_diagnosis(diagnosis, console)
+    raise typer.Exit(EXIT_PROBLEMS if diagnosis.problem_count else 0)
 
 
 @config_app.command("path")

@@ -26,6 +26,8 @@ EXIT_ANSWERED = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_LIMIT = 3
+EXIT_PROBLEMS = 4
+"""`toolcall doctor` found problems in the trace."""
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141
 """The reader of stdout left early (`| head -1`): 128 + SIGPIPE, what the shell reports for

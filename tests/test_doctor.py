@@ -1,0 +1,615 @@
+"""`toolcall doctor`: the troubleshooting checklist over recorded runs. Traces come from real
+runs (the offline model with each fault, the scripted model, a refused connection); a few are
+then damaged on purpose, as a broken proxy or a crash would leave them."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from in_process import Finished, toolcall
+
+from toolcall_cli import __version__
+from toolcall_cli.events import event_record
+from toolcall_cli.loop import Limits, run
+from toolcall_cli.offline import FAULT_KINDS, OfflineModel, make_faults
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+from toolcall_cli.wire import ModelRequest
+
+WEATHER = "北京今天适合穿短袖吗？"
+SUM = "What's 12*5+3?"
+TWO_CITIES = "北京和上海今天天气怎么样？"
+CONVERSION = "25°C 是多少华氏度？"
+
+STRATEGY_FLAGS: dict[str, tuple[str, ...]] = {
+    "regex": ("-s", "regex"),
+    "schema": ("-s", "schema", "--schema-mode", "tools"),
+    "schema_json": ("-s", "schema", "--schema-mode", "json"),
+    "stream": ("-s", "stream"),
+    "stream_native": ("-s", "stream", "--stream-mode", "native"),
+}
+TEXT_ONLY = ("regex", "stream")
+"""prose_around, code_fence and missing_close_tag belong to the tagged text protocol."""
+
+# kind -> (question, the step that names it, its problem code, words the report uses for it)
+FAULTS: dict[str, tuple[str, int, str, str]] = {
+    "no_tool": (WEATHER, 1, "hard_answer", "硬答"),
+    "unknown_tool": (WEATHER, 2, "unknown_tool", "unknown tool"),
+    "wrong_param": (WEATHER, 2, "invalid_arguments", "did you mean `city`"),
+    "missing_arg": (SUM, 2, "invalid_arguments", "missing required argument `expression`"),
+    "extra_arg": (WEATHER, 2, "invalid_arguments", "unexpected argument"),
+    "wrong_type": (CONVERSION, 2, "coerced", "wrong argument type"),
+    "repeat_call": (SUM, 4, "repeated_call", "again with the same arguments"),
+    "single_quotes": (WEATHER, 2, "repaired_json", "single quotes"),
+    "trailing_comma": (SUM, 2, "repaired_json", "trailing comma"),
+    "unquoted_keys": (SUM, 2, "repaired_json", "unquoted keys"),
+    "code_fence": (WEATHER, 2, "call_format", "```json fenced block"),
+    "missing_close_tag": (SUM, 2, "call_format", "no closing </tool_call>"),
+    "prose_around": (WEATHER, 2, "call_format", "text after the call"),
+    "broken_batch": (TWO_CITIES, 2, "parse_error", "could not be read"),
+    "truncated": (SUM, 2, "truncated", "cut off inside a call"),
+}
+
+
+def fault_pairs() -> Iterator[Any]:
+    for kind in FAULTS:
+        for strategy in STRATEGY_FLAGS:
+            text_only = kind in ("prose_around", "code_fence", "missing_close_tag")
+            if (text_only and strategy not in TEXT_ONLY) or (
+                kind == "broken_batch" and strategy == "schema_json"  # one call per reply
+            ):
+                continue
+            yield pytest.param(kind, strategy, id=f"{kind}-{strategy}")
+
+
+def record(tmp_path: Path, question: str, *flags: str, name: str = "trace.jsonl") -> Path:
+    """A run's trace, as `toolcall run --trace` writes it."""
+    trace = tmp_path / name
+    done = toolcall("run", question, "--trace", str(trace), "-q", *flags, cwd=tmp_path)
+    assert done.returncode in (0, 1, 3), done.stderr
+    return trace
+
+
+def as_v0(trace: Path) -> Path:
+    """The trace as toolcall wrote it before format 1: no header, no `t`, no chunks."""
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    old = [
+        {k: v for k, v in r.items() if k != "t"}
+        for r in records
+        if r["kind"] not in ("trace_header", "model_chunk")
+    ]
+    trace.write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
+    return trace
+
+
+def doctor(tmp_path: Path, *args: str, env: dict[str, str | None] | None = None) -> Finished:
+    return toolcall("doctor", *args, cwd=tmp_path, env=env)
+
+
+def report(tmp_path: Path, trace: Path) -> dict[str, Any]:
+    done = doctor(tmp_path, str(trace), "--json")
+    assert done.returncode in (0, 4), done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    assert done.returncode == (4 if data["problems"] else 0)
+    return data
+
+
+def findings(data: dict[str, Any], step: int, run: int = 1) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = data["runs"][run - 1]["steps"][step - 1]["findings"]
+    return found
+
+
+def problems(data: dict[str, Any], run: int = 1) -> dict[int, list[str]]:
+    """Problem codes by step (notes left out); steps that passed are absent."""
+    by_step = {}
+    for step in data["runs"][run - 1]["steps"]:
+        codes = [f["problem"] for f in step["findings"] if not f["note"]]
+        assert (step["status"] == "problem") == bool(codes)
+        if codes:
+            by_step[step["step"]] = codes
+    return by_step
+
+
+# --- each fault kind of the offline model is named ----------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "strategy"), list(fault_pairs()))
+def test_doctor_names_each_fault_kind(tmp_path: Path, kind: str, strategy: str) -> None:
+    question, step, code, words = FAULTS[kind]
+    trace = record(tmp_path, question, "--faults", kind, *STRATEGY_FLAGS[strategy])
+    data = report(tmp_path, trace)
+    by_step = problems(data)
+    assert code in by_step.get(step, []), by_step
+    assert set(by_step) == {step}, f"only step {step} should fail: {by_step}"
+    [named] = [f for f in findings(data, step) if f["problem"] == code][:1]
+    assert named["iteration"] is not None and named["event"] is not None
+    if kind != "no_tool":
+        # The offline model recovers from every fault it makes: the report says how.
+        assert named["recovered"], named
+    assert data["runs"][0]["cause"] and data["runs"][0]["fix"]["text"]
+
+    shown = doctor(tmp_path, str(trace))
+    assert shown.returncode == 4
+    assert words in shown.stdout, shown.stdout
+    assert f"✗ {data['problems']} problem(s) found in 1 of 1 run" in shown.stdout
+    assert "Most likely cause:" in shown.stdout and "Fix to try first" in shown.stdout
+
+
+def test_every_fault_kind_is_covered() -> None:
+    assert set(FAULTS) | {"split_tags"} == set(FAULT_KINDS)
+
+
+def test_an_unknown_tool_is_put_right_by_the_tool_it_meant(tmp_path: Path) -> None:
+    data = report(tmp_path, record(tmp_path, WEATHER, "--faults", "unknown_tool"))
+    [finding] = findings(data, 2)
+    assert finding["tool"] == "get_weather"
+    assert finding["recovered"].startswith("fixed at iteration 2 by #2.0 (get_weather)")
+    assert data["runs"][0]["fix"]["kind"] == "prompt rule"
+
+
+def test_a_repeated_mistake_is_listed_at_each_iteration(tmp_path: Path) -> None:
+    # Seed 1: the offline model repeats its wrong parameter name once before it corrects it.
+    trace = record(tmp_path, WEATHER, "--faults", "wrong_param", "--seed", "1")
+    data = report(tmp_path, trace)
+    wrong = [f for f in findings(data, 2) if f["problem"] == "invalid_arguments"]
+    assert [f["iteration"] for f in wrong] == [1, 2]
+    assert all(f["recovered"].startswith("fixed at iteration 3") for f in wrong)
+
+
+# --- v1 traces (header first, "t" on each record, streamed chunks) ------------------------------
+
+
+class ChunkRecorder:
+    """The offline model at the model boundary, each streamed chunk's delta kept as a v1
+    `model_chunk` record, in the order the loop reads it."""
+
+    name = "offline"
+
+    def __init__(self, model: OfflineModel, lines: TraceLines) -> None:
+        self.model = model
+        self.lines = lines
+        self.requests = 0
+
+    def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
+        self.requests += 1
+        for chunk in self.model.stream(request):
+            if chunk.get("object") == "chat.completion.chunk" and chunk.get("choices"):
+                delta = chunk["choices"][0].get("delta") or {}
+                self.lines.add({"kind": "model_chunk", "iteration": self.requests, "delta": delta})
+            yield chunk
+
+
+class TraceLines:
+    """Records stamped with "t", seconds since the trace was opened."""
+
+    def __init__(self) -> None:
+        self.opened = time.monotonic()
+        self.records: list[dict[str, Any]] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.records.append({**record, "t": round(time.monotonic() - self.opened, 3)})
+
+
+def record_v1(
+    path: Path,
+    question: str,
+    kinds: tuple[str, ...] = (),
+    strategy: str = "regex",
+    *,
+    schema_mode: str = "tools",
+    stream_mode: str = "tags",
+) -> Path:
+    """A run traced in format v1 as /work/notes/trace-format.md lays it out (until trace.py
+    writes it): the header, then every event record with its "t", and the streamed chunks."""
+    registry = load_tools([bundled_tools_dir()]).registry
+    lines = TraceLines()
+    model = ChunkRecorder(OfflineModel(faults=make_faults(kinds)), lines)
+    header = {
+        "kind": "trace_header",
+        "format": "toolcall-trace",
+        "version": 1,
+        "toolcall": __version__,
+        "created": "2025-01-02T03:04:05Z",
+        "command": "run",
+        "settings": {
+            "model": "offline",
+            "strategy": strategy,
+            "schema_mode": schema_mode,
+            "stream_mode": stream_mode,
+            "base_url": None,
+        },
+        "tools": [{**asdict(tool.spec), "source": tool.source} for tool in registry],
+        "plugins": {},
+    }
+    events = run(
+        question,
+        model=model,
+        strategy=get_strategy(strategy, schema_mode=schema_mode, stream_mode=stream_mode),
+        registry=registry,
+        history=[],
+        limits=Limits(),
+    )
+    for event in events:
+        lines.add(event_record(event))
+    text = [json.dumps(r, ensure_ascii=False) for r in [header, *lines.records]]
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    return path
+
+
+def test_split_tags_is_seen_in_the_chunks_of_a_v1_trace(tmp_path: Path) -> None:
+    trace = record(tmp_path, WEATHER, "--faults", "split_tags", "-s", "stream")
+    data = report(tmp_path, trace)
+    assert data["version"] == 1
+    [note] = findings(data, 2)
+    assert note["problem"] == "split_tags" and note["note"] and note["iteration"] == 1
+    # Nothing went wrong: the stream parser joined the tags, so every step passes.
+    assert data["problems"] == 0
+    shown = doctor(tmp_path, str(trace))
+    assert shown.returncode == 0
+    assert "split a <tool_call> or </tool_call> tag" in shown.stdout
+
+
+def test_native_chunks_have_no_tags_to_split(tmp_path: Path) -> None:
+    trace = record_v1(tmp_path / "v1.jsonl", WEATHER, (), "stream", stream_mode="native")
+    assert '"kind": "model_chunk"' in trace.read_text(encoding="utf-8")
+    assert findings(report(tmp_path, trace), 2) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "strategy", "modes"),
+    [
+        (WEATHER, "unknown_tool", "regex", {}),
+        (TWO_CITIES, "broken_batch", "schema", {"schema_mode": "tools"}),
+        (WEATHER, "no_tool", "schema", {"schema_mode": "json"}),
+        (SUM, "repeat_call", "stream", {"stream_mode": "native"}),
+    ],
+)
+def test_a_v0_and_a_v1_trace_of_one_run_read_alike(
+    tmp_path: Path, question: str, kind: str, strategy: str, modes: dict[str, str]
+) -> None:
+    flags = ["--faults", kind, "-s", strategy]
+    flags += [f"--{key.replace('_', '-')}={value}" for key, value in modes.items()]
+    old = report(tmp_path, as_v0(record(tmp_path, question, *flags)))
+    v1 = record_v1(tmp_path / "v1.jsonl", question, (kind,), strategy, **modes)
+    new = report(tmp_path, v1)
+    assert (old["version"], new["version"]) == (0, 1)
+
+    def gist(data: dict[str, Any]) -> list[Any]:
+        return [
+            (
+                step["status"],
+                [(f["problem"], f["iteration"], f["message"]) for f in step["findings"]],
+            )
+            for step in data["runs"][0]["steps"]
+        ]
+
+    assert gist(old) == gist(new)
+    assert old["problems"] > 0
+
+
+def test_step_one_reads_the_tools_from_the_v1_header(tmp_path: Path) -> None:
+    trace = record_v1(tmp_path / "v1.jsonl", WEATHER, ("no_tool",))
+    assert problems(report(tmp_path, trace)) == {1: ["hard_answer"]}
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["tools"] = [t for t in header["tools"] if t["name"] == "calculate"]
+    trace.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    # With only a calculator on offer, answering a weather question directly is no 硬答.
+    data = report(tmp_path, trace)
+    assert problems(data) == {}
+    assert "no tool fits" in data["runs"][0]["steps"][0]["summary"]
+
+
+# --- 硬答 from a scripted model, and runs that pass -------------------------------------------
+
+
+def script(tmp_path: Path, *replies: str) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(list(replies), ensure_ascii=False), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        (WEATHER, "北京今天晴，最高 28°C，很适合穿短袖。"),
+        ("What's the weather in Paris?", "It's sunny in Paris today, about 22°C."),
+        ("现在上海气温怎么样？", "上海位于中国东部，气候温和。"),  # seed 001 §6.4's own example
+    ],
+)
+def test_a_weather_question_answered_without_the_tool_is_hard_answering(
+    tmp_path: Path, question: str, answer: str
+) -> None:
+    trace = record(tmp_path, question, "--model", "scripted", "--script", script(tmp_path, answer))
+    data = report(tmp_path, trace)
+    assert problems(data) == {1: ["hard_answer"]}
+    [finding] = findings(data, 1)
+    assert finding["tool"] == "get_weather"
+    assert (finding["iteration"], finding["event_kind"]) == (1, "final_answer")
+    assert data["runs"][0]["fix"]["kind"] == "prompt rule"
+    shown = doctor(tmp_path, str(trace))
+    assert shown.returncode == 4
+    assert "✗ 1. Should a tool have been called" in shown.stdout
+    assert "硬答" in shown.stdout and "get_weather" in shown.stdout
+
+
+def test_a_clean_run_passes_every_step(tmp_path: Path) -> None:
+    trace = record(tmp_path, WEATHER)
+    data = report(tmp_path, trace)
+    steps = data["runs"][0]["steps"]
+    assert [s["status"] for s in steps] == ["pass"] * 4
+    assert all(s["findings"] == [] for s in steps)
+    assert data["runs"][0]["cause"] is None and data["problems"] == 0
+    shown = doctor(tmp_path, str(trace))
+    assert shown.returncode == 0
+    assert shown.stdout.count("✓ ") == 5  # four steps and the verdict
+    assert "✓ every step passed" in shown.stdout
+
+
+@pytest.mark.parametrize("question", ["你好，你是谁？", "Hello!"])
+def test_answering_directly_where_no_tool_fits_passes(tmp_path: Path, question: str) -> None:
+    data = report(tmp_path, record(tmp_path, question))
+    assert (
+        data["runs"][0]["steps"][0]["summary"]
+        == "no: answered directly, and no tool fits the question"
+    )
+    assert problems(data) == {}
+
+
+def test_a_shared_city_name_alone_is_no_hard_answering(tmp_path: Path) -> None:
+    # 北京 is in get_weather's description too, but nothing asks for live data.
+    answer = "北京烤鸭：全聚德已有 150 多年历史。"
+    trace = record(
+        tmp_path, "北京有什么好吃的？", "--model", "scripted", "--script", script(tmp_path, answer)
+    )
+    data = report(tmp_path, trace)
+    summary = data["runs"][0]["steps"][0]["summary"]
+    assert summary.startswith("no: answered directly, and only `get_") and "weakly" in summary
+    assert problems(data) == {}
+
+
+def test_each_run_of_a_trace_is_diagnosed(tmp_path: Path) -> None:
+    record(tmp_path, SUM)
+    trace = record(tmp_path, WEATHER, "--faults", "unknown_tool")  # appended to the same file
+    data = report(tmp_path, trace)
+    assert [r["question"] for r in data["runs"]] == [SUM, WEATHER]
+    assert problems(data, run=1) == {} and problems(data, run=2) == {2: ["unknown_tool"]}
+    # Events are counted through the whole trace, so run 2's point past run 1's records.
+    [finding] = findings(data, 2, run=2)
+    kinds = [json.loads(line)["kind"] for line in trace.read_text("utf-8").splitlines()]
+    assert finding["event"] > kinds.index("run_started", 1)
+    shown = doctor(tmp_path, str(trace))
+    assert "Run 2" in shown.stdout and "problem(s) found in 1 of 2 runs" in shown.stdout
+
+
+# --- results that do not get back: traces damaged as a broken proxy would ------------------------
+
+
+def rewrite(trace: Path, change: Any) -> None:
+    """Apply `change(record)` to every record of the trace, in place."""
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        change(r)
+    trace.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+
+
+def tool_messages(r: dict[str, Any]) -> list[dict[str, Any]]:
+    if r["kind"] == "fed_back":
+        return list(r["messages"])
+    if r["kind"] == "iteration_started" and r["iteration"] == 2:
+        return [m for m in r["request"]["messages"] if m["role"] == "tool"]
+    return []
+
+
+def test_a_result_never_fed_back_is_a_wiring_problem(tmp_path: Path) -> None:
+    trace = record(tmp_path, WEATHER, "-s", "schema")
+
+    def drop_results(r: dict[str, Any]) -> None:
+        if r["kind"] == "fed_back":
+            r["messages"] = []
+        if r["kind"] == "iteration_started":
+            r["request"]["messages"] = [m for m in r["request"]["messages"] if m["role"] != "tool"]
+
+    rewrite(trace, drop_results)
+    data = report(tmp_path, trace)
+    assert problems(data) == {3: ["not_fed_back"]}
+    assert data["runs"][0]["fix"]["kind"] == "wiring"
+    assert "tool_call_id" in data["runs"][0]["fix"]["text"]
+
+
+def test_a_result_sent_under_another_id_is_unpaired(tmp_path: Path) -> None:
+    trace = record(tmp_path, WEATHER, "-s", "schema")
+
+    def forget_the_call(r: dict[str, Any]) -> None:
+        if r["kind"] == "iteration_started" and r["iteration"] == 2:
+            for m in r["request"]["messages"]:
+                m.pop("tool_calls", None)
+
+    rewrite(trace, forget_the_call)
+    assert problems(report(tmp_path, trace)) == {3: ["unpaired"]}
+
+    def lose_in_the_request(r: dict[str, Any]) -> None:
+        for m in tool_messages(r) if r["kind"] == "iteration_started" else []:
+            m["tool_call_id"] = "call_elsewhere"
+
+    rewrite(trace, lose_in_the_request)
+    assert problems(report(tmp_path, trace)) == {3: ["not_sent"]}
+
+
+def test_a_text_protocol_result_block_with_the_wrong_id(tmp_path: Path) -> None:
+    trace = record(tmp_path, WEATHER)
+
+    def renumber(r: dict[str, Any]) -> None:
+        for m in r["messages"] if r["kind"] == "fed_back" else []:
+            m["content"] = m["content"].replace('id="#1.0"', 'id="#9.9"')
+
+    rewrite(trace, renumber)
+    assert problems(report(tmp_path, trace)) == {3: ["not_fed_back", "orphan_result"]}
+
+
+def test_a_call_answered_twice(tmp_path: Path) -> None:
+    trace = record(tmp_path, WEATHER, "-s", "schema")
+
+    def twice(r: dict[str, Any]) -> None:
+        if r["kind"] == "fed_back":
+            r["messages"] = r["messages"] * 2
+
+    rewrite(trace, twice)
+    assert problems(report(tmp_path, trace)) == {3: ["answered_twice"]}
+
+
+# --- how runs end --------------------------------------------------------------------------------
+
+
+def test_a_run_stopped_by_the_iteration_limit(tmp_path: Path) -> None:
+    trace = record(
+        tmp_path, WEATHER, "--faults", "wrong_param", "--seed", "1", "--max-iterations", "2"
+    )
+    data = report(tmp_path, trace)
+    assert data["runs"][0]["stop_reason"] == "limit"
+    by_step = problems(data)
+    assert by_step[4] == ["iteration_limit"]
+    assert by_step[2] == ["invalid_arguments", "invalid_arguments"]
+    assert all(f["recovered"] is None and f["fixable"] for f in findings(data, 2))
+    # Never put right: said under each wrong call, and not under the limit itself.
+    assert doctor(tmp_path, str(trace)).stdout.count("→ not put right") == 2
+    # The limit is where it stopped; the wrong arguments are why.
+    assert (
+        data["runs"][0]["cause"]
+        == "the model's arguments for `get_weather` did not match its schema"
+    )
+
+
+def test_tools_withdrawn_after_failed_rounds(tmp_path: Path) -> None:
+    replies = (
+        '<tool_call>{"name": "get_wether", "arguments": {"city": "北京"}}</tool_call>',
+        "北京今天晴。",
+    )
+    trace = record(
+        tmp_path,
+        WEATHER,
+        "--model",
+        "scripted",
+        "--script",
+        script(tmp_path, *replies),
+        "--max-failed-rounds",
+        "1",
+    )
+    data = report(tmp_path, trace)
+    assert problems(data) == {2: ["unknown_tool"], 4: ["tools_withdrawn"]}
+    assert data["runs"][0]["steps"][3]["summary"] == "yes: answered at iteration 2, without tools"
+    assert "get_weather" in data["runs"][0]["cause"]
+
+
+def test_a_model_that_cannot_be_reached(tmp_path: Path, refusing_port: int) -> None:
+    url = f"http://127.0.0.1:{refusing_port}/v1"
+    trace = record(tmp_path, WEATHER, "--model", "m", "--base-url", url)
+    data = report(tmp_path, trace)
+    assert problems(data) == {4: ["model_failed"]}
+    assert data["runs"][0]["cause"] == "the model request failed (connection)"
+    assert "--base-url" in data["runs"][0]["fix"]["text"]
+
+
+def test_a_trace_cut_off_mid_run(tmp_path: Path) -> None:
+    trace = record(tmp_path, WEATHER)
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"kind": "tool_finished"' in line)
+    # A crash mid-write: the records up to the tool's result, then half a line.
+    trace.write_text("\n".join(lines[: cut + 1]) + "\n" + lines[cut + 1][:25], encoding="utf-8")
+    data = report(tmp_path, trace)
+    assert data["notes"] == [f"line {cut + 2} was cut mid-write and is left out"]
+    assert problems(data) == {4: ["cut_off"]}
+    [step3] = findings(data, 3)
+    assert step3["note"] and "the run stopped" in step3["message"]
+    assert data["runs"][0]["stop_reason"] is None
+
+
+# --- the trace file ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "cannot read"),
+        ("", "holds no trace records"),
+        ("not json\n{}\n", "line 1 is not a trace record"),
+        ('{"kind": "notice", "message": "hi"}\n', "records no run"),
+        (
+            '{"kind": "trace_header", "format": "toolcall-trace", "version": 9}\n'
+            '{"kind": "run_started", "question": "q"}\n',
+            "trace format v9",
+        ),
+        (b"\xff\xfe{}\n", "is not UTF-8"),
+    ],
+)
+def test_a_trace_that_cannot_be_read_exits_2(
+    tmp_path: Path, content: str | bytes | None, says: str
+) -> None:
+    trace = tmp_path / "bad.jsonl"
+    if isinstance(content, bytes):
+        trace.write_bytes(content)
+    elif content is not None:
+        trace.write_text(content, encoding="utf-8")
+    done = doctor(tmp_path, str(trace))
+    assert done.returncode == 2
+    assert says in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert done.stdout == ""
+
+
+def test_without_a_path_the_latest_trace_is_read(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    traces = state / "traces"
+    traces.mkdir(parents=True)
+    record(traces, WEATHER, name="20250101-000000-aaaaaa.jsonl")
+    record(traces, WEATHER, "--faults", "unknown_tool", name="20250102-000000-bbbbbb.jsonl")
+    done = doctor(tmp_path, "--json", env={"TOOLCALL_STATE_DIR": str(state)})
+    assert done.returncode == 4
+    assert json.loads(done.stdout)["trace"].endswith("20250102-000000-bbbbbb.jsonl")
+
+
+def test_without_a_path_or_any_trace_it_says_where_it_looked(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    done = doctor(tmp_path, env={"TOOLCALL_STATE_DIR": str(state)})
+    assert done.returncode == 2
+    assert f"no trace found in {state / 'traces'}" in done.stderr
+
+
+def test_a_v1_trace_ended_by_ctrl_c(tmp_path: Path) -> None:
+    trace = record_v1(tmp_path / "v1.jsonl", WEATHER)
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"kind": "tool_started"' in line)
+    # What the contract says a Ctrl-C leaves: an `interrupted` record, then run_finished.
+    ending = [
+        {"kind": "interrupted", "reason": "ctrl-c", "detail": "while get_weather ran", "t": 1.0},
+        {
+            "kind": "run_finished",
+            "stop_reason": "interrupted",
+            "iterations": 1,
+            "tool_calls": 1,
+            "elapsed": 1.0,
+            "usage": {},
+            "t": 1.0,
+        },
+    ]
+    text = [*lines[: cut + 1], *(json.dumps(r) for r in ending)]
+    trace.write_text("\n".join(text) + "\n", encoding="utf-8")
+    data = report(tmp_path, trace)
+    assert problems(data) == {4: ["interrupted"]}
+    [finding] = findings(data, 4)
+    assert finding["message"] == "interrupted (ctrl-c): while get_weather ran"
+    assert data["runs"][0]["cause"] == "the run was interrupted"
+    assert data["runs"][0]["fix"]["kind"] == "none"
+
+
+def test_a_line_separator_inside_a_record_does_not_split_it(tmp_path: Path) -> None:
+    question = "北京今天适合穿短袖吗？\u2028谢谢"
+    trace = record(tmp_path, question)
+    assert "\u2028" in trace.read_text(encoding="utf-8")  # written raw, inside a JSON string
+    data = report(tmp_path, trace)
+    assert data["runs"][0]["question"] == question and problems(data) == {}

@@ -1,0 +1,90 @@
+"""`toolcall doctor`: the troubleshooting checklist of seed 001 §6.6 walked over a recorded run.
+
+1. should a tool have been called while the model answered directly (硬答)?
+2. were the tool names and arguments valid, and how was each error recovered?
+3. was every result fed back, paired with its call id, every call answered exactly once?
+4. did the loop end, and why?
+
+The checks read plain trace records (dicts), so any reader of the trace format can feed them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolcall_cli.doctor._advice import advise
+from toolcall_cli.doctor._calls import check_calls
+from toolcall_cli.doctor._direct import check_direct_answer
+from toolcall_cli.doctor._ending import check_ending
+from toolcall_cli.doctor._file import (
+    TraceFile,
+    TraceUnreadable,
+    latest_trace,
+    read_trace_file,
+    traces_dir,
+)
+from toolcall_cli.doctor._model import (
+    Advice,
+    Diagnosis,
+    Finding,
+    RunDiagnosis,
+    RunRecords,
+    Step,
+    as_record,
+    split_runs,
+)
+from toolcall_cli.doctor._pairing import check_pairing
+
+__all__ = [
+    "Advice",
+    "Diagnosis",
+    "Finding",
+    "RunDiagnosis",
+    "Step",
+    "TraceFile",
+    "TraceUnreadable",
+    "as_record",
+    "diagnose",
+    "diagnose_runs",
+    "latest_trace",
+    "read_trace_file",
+    "traces_dir",
+]
+
+
+def diagnose(trace: TraceFile) -> Diagnosis:
+    """The checklist over every run of `trace`."""
+    notes = []
+    if trace.cut_line is not None:
+        notes.append(f"line {trace.cut_line} was cut mid-write and is left out")
+    runs = diagnose_runs(trace.records, trace.header)
+    return Diagnosis(str(trace.path), trace.version, tuple(runs), tuple(notes))
+
+
+def diagnose_runs(
+    records: Sequence[dict[str, Any]], header: dict[str, Any] | None = None
+) -> list[RunDiagnosis]:
+    """The checklist over each run in `records` (event records, the header apart)."""
+    return [_diagnose_run(run, header or {}) for run in split_runs(records)]
+
+
+def _diagnose_run(run: RunRecords, header: dict[str, Any]) -> RunDiagnosis:
+    steps = (
+        check_direct_answer(run, header),
+        check_calls(run),
+        check_pairing(run),
+        check_ending(run),
+    )
+    finished = run.last("run_finished")
+    iterations = max((r.iteration or 0 for r in run.records), default=0)
+    return RunDiagnosis(
+        number=run.number,
+        question=run.question,
+        model=str(run.started.get("model", "")),
+        strategy=str(run.started.get("strategy", "")),
+        iterations=int(finished.data.get("iterations", iterations)) if finished else iterations,
+        stop_reason=str(finished.data.get("stop_reason")) if finished else None,
+        steps=steps,
+        advice=advise(steps),
+    )

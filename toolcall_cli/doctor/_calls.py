@@ -1,0 +1,305 @@
+"""Step 2: were the tool names and arguments valid, and how was each error recovered?
+
+Every call the engine had to refuse, repair, convert or read leniently is a finding at its
+iteration, with the later call that put it right (if one did).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
+
+QUESTION = "Were tool names and arguments valid; how was each error recovered?"
+
+CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NAME_IN_RAW = re.compile(r"""["']?name["']?\s*:\s*["']([^"']+)["']""")
+_SUGGESTED = re.compile(r"[Dd]id you mean `([^`]+)`")
+_CONTENT_CALLS = "the model wrote its tool call as JSON text in its content"
+_NOTE_KINDS = frozenset({"declined"})
+"""Error results that are the user's choice, not the model's mistake."""
+
+
+def check_calls(run: RunRecords) -> Step:
+    findings = sorted(
+        [
+            *refused_calls(run),
+            *unreadable_calls(run),
+            *repaired_calls(run),
+            *converted_arguments(run),
+            *loose_framing(run),
+            *content_calls(run),
+            *split_tags(run),
+        ],
+        key=lambda f: f.event or 0,
+    )
+    calls = len(run.of("tool_call_parsed", "parse_error"))
+    problems = [f for f in findings if not f.note]
+    if not calls:
+        summary = "nothing to check: no calls were made"
+    elif not problems:
+        summary = f"yes: {calls} call(s), every name and argument valid"
+    else:
+        fixed = sum(1 for f in problems if f.recovered)
+        summary = f"no: {len(problems)} problem(s), {fixed} put right"
+    return Step(2, QUESTION, summary, tuple(findings))
+
+
+def call_of(record: Record) -> dict[str, Any]:
+    call = record.data.get("call")
+    return call if isinstance(call, dict) else {}
+
+
+def fixed_later(run: RunRecords, after: Record, tool: str | None) -> str | None:
+    """How a successful call in a later reply (of `tool`, when known) put the mistake right.
+    A sibling call of the same reply is no fix: the model had not yet seen the error."""
+    for record in run.of("tool_finished"):
+        result, call = record.data.get("result") or {}, call_of(record)
+        later = (record.iteration or 0) > (after.iteration or 0)
+        if later and result.get("ok") and tool in (None, call.get("name")):
+            return f"fixed at iteration {record.iteration} by {call.get('id')} ({call.get('name')})"
+    return None
+
+
+def shown(call: dict[str, Any]) -> str:
+    """`name({"arg": ...})`, cut to a line."""
+    try:
+        arguments = json.dumps(call.get("arguments"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        arguments = repr(call.get("arguments"))
+    text = f"{call.get('name')}({arguments})"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def refused_calls(run: RunRecords) -> Iterator[Finding]:
+    """Calls the engine answered with an error: unknown tools, bad arguments, failed tools."""
+    tools = [str(name) for name in run.started.get("tools") or []]
+    for record in run.of("tool_finished"):
+        result, call = record.data.get("result") or {}, call_of(record)
+        if result.get("ok", True):
+            continue
+        kind = str(result.get("error_kind") or "tool_error")
+        name = str(call.get("name"))
+        content = str(result.get("content", ""))
+        if kind == "unknown_tool":
+            meant = _SUGGESTED.search(content)
+            close = difflib.get_close_matches(name, tools, n=1)
+            intended = meant.group(1) if meant else (close[0] if close else None)
+            hint = f" (meant `{intended}`?)" if intended else ""
+            message = f"{call.get('id')}: unknown tool `{name}`{hint}, in {shown(call)}"
+            yield Finding.at(
+                record,
+                kind,
+                message,
+                fixable=True,
+                recovered=fixed_later(run, record, intended),
+                tool=intended,
+            )
+        elif kind == "invalid_arguments":
+            message = f"{call.get('id')}: invalid arguments in {shown(call)}: {reasons(content)}"
+            recovered = fixed_later(run, record, name)
+            yield Finding.at(record, kind, message, fixable=True, recovered=recovered, tool=name)
+        else:
+            code = "tool_timeout" if kind == "timeout" else kind
+            message = f"{call.get('id')}: `{name}` gave an error ({kind}): {first_line(content)}"
+            yield Finding.at(
+                record,
+                code,
+                message,
+                fixable=True,
+                recovered=fixed_later(run, record, name),
+                tool=name,
+                note=kind in _NOTE_KINDS,
+            )
+
+
+def reasons(content: str) -> str:
+    """The engine's list of what was wrong with the arguments, on one line."""
+    items = [line[2:].strip() for line in content.splitlines() if line.startswith("- ")]
+    return "; ".join(items) or first_line(content)
+
+
+def first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    line = line.removeprefix("Error: ")
+    return line if len(line) <= 160 else line[:157] + "..."
+
+
+def unreadable_calls(run: RunRecords) -> Iterator[Finding]:
+    """Call text the parser could not turn into a call (it was fed back as an error)."""
+    for record in run.of("parse_error"):
+        data = record.data
+        raw, message = str(data.get("raw", "")), str(data.get("message", ""))
+        named = _NAME_IN_RAW.search(raw) or re.search(r"`([^`]+)`", message)
+        tool = named.group(1) if named else None
+        if data.get("truncated"):
+            text = (
+                f"{data.get('call_id')}: the reply was cut off inside a call "
+                "(finish_reason length: out of tokens), so it could not be read"
+            )
+            yield Finding.at(
+                record,
+                "truncated",
+                text,
+                fixable=True,
+                recovered=fixed_later(run, record, tool),
+                tool=tool,
+            )
+            continue
+        text = f"{data.get('call_id')}: a call could not be read: {first_line(message)}"
+        yield Finding.at(
+            record,
+            "parse_error",
+            text,
+            fixable=True,
+            recovered=fixed_later(run, record, tool),
+            tool=tool,
+        )
+
+
+def repaired_calls(run: RunRecords) -> Iterator[Finding]:
+    """Calls whose JSON was not strict and was read by json-repair."""
+    for record in run.of("tool_call_parsed"):
+        call = call_of(record)
+        if not call.get("repaired"):
+            continue
+        defects = ", ".join(json_defects(str(call.get("raw", "")))) or "not strict JSON"
+        message = f"{call.get('id')}: the call's JSON was loose ({defects}): {shown(call)}"
+        yield Finding.at(
+            record,
+            "repaired_json",
+            message,
+            recovered="repaired by toolcall (json-repair); the call ran",
+            tool=str(call.get("name")),
+        )
+
+
+def json_defects(raw: str) -> list[str]:
+    """What made the call's JSON loose, as far as can be told from its text."""
+    bare = _STRING.sub('""', raw)  # what is inside strings is the model's data, not its syntax
+    found = []
+    if re.search(r"[{,:\[]\s*'", bare):
+        found.append("single quotes")
+    if re.search(r",\s*[}\]]", bare):
+        found.append("trailing comma")
+    if re.search(r"[{,]\s*[A-Za-z_][\w-]*\s*:", bare):
+        found.append("unquoted keys")
+    return found
+
+
+def converted_arguments(run: RunRecords) -> Iterator[Finding]:
+    """Arguments of the wrong type that the engine converted before validating them."""
+    for record in run.of("tool_finished"):
+        result, call = record.data.get("result") or {}, call_of(record)
+        notes = [str(note) for note in result.get("coerced") or []]
+        if notes:
+            message = f"{call.get('id')}: wrong argument type in {shown(call)}: {'; '.join(notes)}"
+            yield Finding.at(
+                record,
+                "coerced",
+                message,
+                recovered="converted by toolcall before validation; the call ran",
+                tool=str(call.get("name")),
+            )
+
+
+def loose_framing(run: RunRecords) -> Iterator[Finding]:
+    """Text-protocol calls read leniently: unclosed, fenced or bare, or followed by more talk."""
+    lenient = "read leniently; the call ran"
+    for record in run.of("tool_call_parsed"):
+        call = call_of(record)
+        raw = str(call.get("raw", "")).strip()
+        name = str(call.get("name"))
+        if raw.startswith(CALL_OPEN) and CALL_CLOSE not in raw:
+            message = f"{call.get('id')}: no closing {CALL_CLOSE}"
+            yield Finding.at(record, "call_format", message, recovered=lenient, tool=name)
+        elif raw and not raw.startswith(CALL_OPEN) and _text_protocol(run, record.iteration):
+            before = _reply_raw(run, record.iteration).split(raw)[0].rstrip()
+            how = "a ```json fenced block" if before.endswith(("```json", "```")) else "bare JSON"
+            message = f"{call.get('id')}: written as {how}, not in {CALL_OPEN} tags"
+            yield Finding.at(record, "call_format", message, recovered=lenient, tool=name)
+    yield from _talk_after_calls(run)
+
+
+def _text_protocol(run: RunRecords, iteration: int | None) -> bool:
+    """The request offered no native tools and no JSON schema: calls are tagged text."""
+    for record in run.of("iteration_started"):
+        if record.iteration == iteration:
+            request = record.data.get("request") or {}
+            return not request.get("tools") and not request.get("response_format")
+    return False
+
+
+def _reply_raw(run: RunRecords, iteration: int | None) -> str:
+    reply = next((r for r in run.of("model_replied") if r.iteration == iteration), None)
+    return str(reply.data.get("raw", "")) if reply else ""
+
+
+def _talk_after_calls(run: RunRecords) -> Iterator[Finding]:
+    """A reply that goes on talking after its last text-protocol call: the model should stop
+    and wait for the result (what it says there is often a result it made up)."""
+    for reply in run.of("model_replied"):
+        if not _text_protocol(run, reply.iteration):
+            continue
+        raw = str(reply.data.get("raw", ""))
+        end = -1
+        for record in run.of("tool_call_parsed", "parse_error"):
+            call_raw = str(call_of(record).get("raw") or record.data.get("raw") or "")
+            found = raw.rfind(call_raw) if call_raw else -1
+            if record.iteration == reply.iteration and found >= 0:
+                end = max(end, found + len(call_raw))
+        after = raw[end:].strip() if end >= 0 else ""
+        after = after.removeprefix("```").strip()  # a fenced call's closing fence
+        if after:
+            excerpt = after if len(after) <= 60 else after[:57] + "..."
+            message = f"text after the call ({excerpt!r}): the model talks on instead of waiting"
+            yield Finding.at(
+                reply,
+                "call_format",
+                message,
+                recovered="the call ran; the text was not taken as an answer",
+            )
+
+
+def content_calls(run: RunRecords) -> Iterator[Finding]:
+    """Native calling, but the call came as JSON text in the content."""
+    for record in run.of("notice"):
+        if str(record.data.get("message", "")).startswith(_CONTENT_CALLS):
+            message = "the call was written as JSON text in the content, not as native tool_calls"
+            yield Finding.at(record, "call_format", message, recovered="read from the content")
+
+
+def split_tags(run: RunRecords) -> Iterator[Finding]:
+    """Streamed chunks (v1 `model_chunk` records) that end inside a call tag: harmless when the
+    stream parser joins them, as it did if the call ran."""
+    by_iteration: dict[int, list[Record]] = {}
+    for record in run.of("model_chunk"):
+        if record.iteration is not None:
+            by_iteration.setdefault(record.iteration, []).append(record)
+    for iteration, chunks in by_iteration.items():
+        pieces = [str((c.data.get("delta") or {}).get("content") or "") for c in chunks]
+        splits = _tag_splits(pieces)
+        if splits:
+            message = (
+                f"iteration {iteration}: streamed chunks split a {CALL_OPEN} or {CALL_CLOSE} tag "
+                f"{splits} time(s); the stream parser joined them"
+            )
+            yield Finding.at(chunks[0], "split_tags", message, note=True)
+
+
+def _tag_splits(pieces: list[str]) -> int:
+    text = "".join(pieces)
+    bounds, at = set(), 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        bounds.add(at)
+    splits = 0
+    for tag in (CALL_OPEN, CALL_CLOSE):
+        for match in re.finditer(re.escape(tag), text):
+            splits += sum(1 for b in bounds if match.start() < b < match.end())
+    return splits

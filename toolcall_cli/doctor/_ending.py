@@ -1,0 +1,106 @@
+"""Step 4: did the loop end, and why: an answer, a limit, a timeout, tools withdrawn, a failed
+model, an interruption? Rounds that went nowhere (a repeated call, a reply that was not an
+answer) are found here too: they are how a loop fails to end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
+
+QUESTION = "Did the loop end, and why?"
+
+_NOT_AN_ANSWER = "the model's reply was not an answer"
+
+
+def check_ending(run: RunRecords) -> Step:
+    finished = run.last("run_finished")
+    answered = finished is not None and finished.data.get("stop_reason") == "answered"
+    findings = [*_repeated_calls(run, answered), *_not_answers(run, answered)]
+    withdrawn = run.first("answer_without_tools")
+    if withdrawn is not None:
+        rounds = withdrawn.data.get("failed_rounds")
+        message = f"after {rounds} round(s) without progress, tools were withdrawn"
+        findings.append(Finding.at(withdrawn, "tools_withdrawn", message))
+    summary, stop = _stop(run, finished)
+    findings.extend(stop)
+    if withdrawn is not None and answered:
+        summary += ", without tools"
+    return Step(4, QUESTION, summary, tuple(sorted(findings, key=lambda f: f.event or 0)))
+
+
+def _stop(run: RunRecords, finished: Record | None) -> tuple[str, list[Finding]]:
+    interrupted = run.last("interrupted")
+    if finished is None:
+        last = run.records[-1]
+        if interrupted is not None:
+            return "no: interrupted", [_interrupted(interrupted)]
+        message = (
+            f"the trace ends at event {last.event} ({last.kind}) with no run_finished: "
+            "the run was cut off (a crash or a kill)"
+        )
+        return "no: the trace ends before the run did", [Finding.at(last, "cut_off", message)]
+    stop = str(finished.data.get("stop_reason"))
+    iterations = finished.data.get("iterations")
+    if stop == "answered":
+        return f"yes: answered at iteration {iterations}", []
+    if stop == "limit":
+        return _limit(run, finished)
+    if stop == "model_failed":
+        failed = run.last("model_failed") or finished
+        kind = failed.data.get("error_kind", "unknown")
+        message = f"the model failed ({kind}): {failed.data.get('message', '')}"
+        return f"yes: the model failed ({kind})", [
+            Finding.at(failed, "model_failed", message, tool=str(kind))
+        ]
+    if stop == "interrupted":
+        found = _interrupted(interrupted) if interrupted else None
+        message = f"interrupted at iteration {iterations}"
+        return "yes: interrupted", [found or Finding.at(finished, "interrupted", message)]
+    message = f"the run stopped before any request ({stop})"
+    return f"yes: {stop}", [Finding.at(finished, stop, message)]
+
+
+def _limit(run: RunRecords, finished: Record) -> tuple[str, list[Finding]]:
+    limit = run.last("limit_reached") or finished
+    which = str(limit.data.get("limit", "iterations"))
+    best = run.last("final_answer")
+    after = " (a best-effort answer was made without tools)" if best else ""
+    message = f"{limit.data.get('message', 'a limit was reached')}{after}"
+    code = "timeout" if which == "timeout" else "iteration_limit"
+    return f"yes, at a limit: {which}", [Finding.at(limit, code, message)]
+
+
+def _interrupted(record: Record) -> Finding:
+    reason = record.data.get("reason", "interrupted")
+    detail = record.data.get("detail")
+    message = f"interrupted ({reason})" + (f": {detail}" if detail else "")
+    return Finding.at(record, "interrupted", message)
+
+
+def _repeated_calls(run: RunRecords, answered: bool) -> Iterator[Finding]:
+    for record in run.of("tool_finished"):
+        result = record.data.get("result") or {}
+        call = record.data.get("call") or {}
+        if result.get("cached"):
+            message = (
+                f"{call.get('id')}: `{call.get('name')}` called again with the same arguments; "
+                "the earlier result was handed back"
+            )
+            recovered = "the run still answered" if answered else None
+            yield Finding.at(
+                record,
+                "repeated_call",
+                message,
+                fixable=True,
+                recovered=recovered,
+                tool=str(call.get("name")),
+            )
+
+
+def _not_answers(run: RunRecords, answered: bool) -> Iterator[Finding]:
+    for record in run.of("notice"):
+        text = str(record.data.get("message", ""))
+        if text.startswith(_NOT_AN_ANSWER):
+            recovered = "the run answered later" if answered else None
+            yield Finding.at(record, "not_an_answer", text, fixable=True, recovered=recovered)
