@@ -11,7 +11,6 @@ from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._dependencies import decode
 from toolcall_cli.offline._question import Reading
 from toolcall_cli.offline._recovery import answerable, failure_lines
 from toolcall_cli.offline._reports import (
@@ -22,7 +21,7 @@ from toolcall_cli.offline._reports import (
     report_line,
     reports_in,
 )
-from toolcall_cli.offline._request import Decision, Exchange
+from toolcall_cli.offline._request import Decision, Exchange, decode
 from toolcall_cli.offline._words import (
     description_of,
     is_number,

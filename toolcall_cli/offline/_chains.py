@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.offline._dependencies import DependencyFormat
 from toolcall_cli.offline._planner import Measure, conversion_call, converter_tool, meant
 from toolcall_cli.offline._question import Reading
 from toolcall_cli.offline._request import PlannedCall
@@ -30,7 +29,6 @@ def chained_calls(
     calls: Sequence[PlannedCall],
     reading: Reading,
     tools: Sequence[ToolSpec],
-    fmt: DependencyFormat,
 ) -> tuple[PlannedCall, ...]:
     """The question's calls with the conversions of their results that it asks for, all in one
     reply; () when nothing chains (no converter, no unit asked, no field known)."""
@@ -53,7 +51,7 @@ def chained_calls(
         ref = fresh_ref(call.name, taken)
         firsts.append(replace(call, ref=ref))
         for target, measure in sources:
-            value = fmt.placeholder(ref, measure.key)
+            value = "{{" + f"{ref}.{measure.key}" + "}}"  # the --dag prompt's placeholder
             second = conversion_call(converter, replace(measure, value=value), target)
             seconds.append(replace(second, ref=fresh_ref(converter.name, taken), depends_on=(ref,)))
     return (*firsts, *seconds) if seconds else ()

@@ -28,6 +28,10 @@ from toolcall_cli.offline._planner import (
 from toolcall_cli.offline._question import Reading, read_question
 from toolcall_cli.offline._recovery import fix_call, retry_allowed, retry_lead_in
 from toolcall_cli.offline._request import (
+    DEPENDS_KEY,
+    ID_KEY,
+    RESERVED_DEPENDS,
+    RESERVED_ID,
     CallFormat,
     Conversation,
     Decision,
@@ -79,9 +83,8 @@ def first_step(reading: Reading, conversation: Conversation) -> Decision:
     if asks_currency_conversion(reading) and not any(handles_currencies(t) for t in tools):
         return Decision(text=no_currency_tool(reading, tools))
     planned = make_plan(reading, tools)
-    dependencies = conversation.format.dependencies
-    if planned.calls and planned.complete and dependencies is not None:
-        chain = chained_calls(planned.calls, reading, tools, dependencies)
+    if planned.calls and planned.complete and conversation.format.dag:
+        chain = chained_calls(planned.calls, reading, tools)
         if chain:
             return Decision(chain, chain_lead_in(chain, reading))
     if planned.calls and planned.complete:
@@ -148,15 +151,15 @@ def written_call(call: PlannedCall, fmt: CallFormat) -> dict[str, Any]:
     """What a call's JSON holds: its arguments (native), or its name and arguments as the
     prompt's examples write them (text, json). With --dag, its own name and the calls it waits
     for go where the request shows them: reserved arguments (native), or keys beside (text)."""
-    deps = fmt.dependencies
     native = fmt.shape == "native"
     fields = dict(call.arguments) if native else {"name": call.name, "arguments": call.arguments}
-    if deps is None or deps.reserved != native:
+    if not fmt.dag:
         return fields
+    id_key, depends_key = (RESERVED_ID, RESERVED_DEPENDS) if native else (ID_KEY, DEPENDS_KEY)
     if call.ref:
-        fields = {**fields, deps.id_key: call.ref} if native else {deps.id_key: call.ref, **fields}
-    if call.depends_on and deps.depends_key:
-        fields[deps.depends_key] = list(call.depends_on)
+        fields = {**fields, id_key: call.ref} if native else {id_key: call.ref, **fields}
+    if call.depends_on:
+        fields[depends_key] = list(call.depends_on)
     return fields
 
 

@@ -12,14 +12,8 @@ from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._dependencies import decode
 from toolcall_cli.offline._question import Reading, read_question
-from toolcall_cli.offline._request import (
-    EarlierQuestion,
-    Exchange,
-    PlannedCall,
-    same_call,
-)
+from toolcall_cli.offline._request import EarlierQuestion, Exchange, PlannedCall, decode, same_call
 from toolcall_cli.offline._words import (
     ParamRole,
     canonical_unit,

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._dependencies import decode
 from toolcall_cli.offline._question import Reading
-from toolcall_cli.offline._request import Exchange
+from toolcall_cli.offline._request import Exchange, decode
 from toolcall_cli.offline._words import (
     PLACE_WORDS,
     field_extreme,

@@ -12,15 +12,15 @@ from typing import Any, Literal
 import json_repair
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.offline._dependencies import (
-    DependencyFormat,
-    decode,
-    from_prompt,
-    from_schemas,
-    links,
-    resolved,
-    without_reserved,
-)
+from toolcall_cli.offline._words import properties
+
+# The --dag syntax, written as the --dag prompt and the reserved schema arguments teach it: a call
+# names itself and lists the calls it waits for beside its name and arguments (text) or among its
+# arguments (native), and `{{name}}` / `{{name.field}}` stands for a result. The model's own
+# literals, as any model would write after reading that prompt (it knows only the request).
+ID_KEY, DEPENDS_KEY = "id", "depends_on"
+RESERVED_ID, RESERVED_DEPENDS = "_id", "_depends_on"
+_PLACEHOLDER_RE = re.compile(r"\{\{(?P<ref>[A-Za-z0-9_-]+)(?:\.(?P<path>[A-Za-z0-9_.\[\]]+))?\}\}")
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,9 @@ class CallFormat:
     shape: Shape = "text"
     open_tag: str = "<tool_call>"
     close_tag: str = "</tool_call>"
-    dependencies: DependencyFormat | None = None
-    """How one call may use another's result, when the request offers it (--dag)."""
+    dag: bool = False
+    """The request offers calls that wait for another's result (--dag): its prompt's example
+    calls carry an id and a depends_on (text), or its tools the reserved arguments (native)."""
     answer_tool: str | None = None
     """A native request that requires a call (`tool_choice: "required"`) and offers a tool to
     answer through (`final_answer`): the answer is written as a call to it."""
@@ -155,12 +156,14 @@ def call_format(body: dict[str, Any]) -> CallFormat:
     prompt = system_text(body)
     example = _EXAMPLE_CALL_RE.search(prompt)
     tags = (f"<{example[1]}>", f"</{example[1]}>") if example else ("<tool_call>", "</tool_call>")
-    dependencies = None
     if shape == "native":
-        dependencies = from_schemas(native_tools(body))
-    elif shape == "text":
-        dependencies = from_prompt(prompt, *tags)
-    return CallFormat(shape, *tags, dependencies, required_answer_tool(body))
+        dag = any(RESERVED_ID in properties(t) for t in native_tools(body))
+    else:
+        examples = re.findall(re.escape(tags[0]) + r"(.*?)" + re.escape(tags[1]), prompt, re.S)
+        dag = shape == "text" and any(
+            isinstance(e, dict) and ID_KEY in e and DEPENDS_KEY in e for e in map(decode, examples)
+        )
+    return CallFormat(shape, *tags, dag, required_answer_tool(body))
 
 
 ANSWER_TOOL = "final_answer"
@@ -188,14 +191,18 @@ def read_tools(body: dict[str, Any], fmt: CallFormat) -> tuple[ToolSpec, ...]:
     shape = fmt.shape
     prompt_tools = tools_from_prompt(system_text(body))
     if shape == "native":
-        return tuple(
-            ToolSpec(t.name, t.description, without_reserved(t.parameters, fmt.dependencies))
-            for t in native_tools(body)
-        )
+        return tuple(without_reserved(t) if fmt.dag else t for t in native_tools(body))
     if shape == "json":
         described = {t.name: t.description for t in prompt_tools}
         return tools_from_schema(body.get("response_format", {}), described)
     return prompt_tools
+
+
+def without_reserved(spec: ToolSpec) -> ToolSpec:
+    """A tool as the model plans with it: the reserved arguments are about the calls, not it."""
+    reserved = (RESERVED_ID, RESERVED_DEPENDS)
+    kept = {k: v for k, v in properties(spec).items() if k not in reserved}
+    return ToolSpec(spec.name, spec.description, {**spec.parameters, "properties": kept})
 
 
 def system_text(body: dict[str, Any]) -> str:
@@ -390,15 +397,15 @@ class _Turn:
 
     def exchanges(self, fmt: CallFormat) -> tuple[Exchange, ...]:
         calls = [call for _, call in self.calls]
-        if fmt.dependencies is not None:
-            calls = self.resolved(calls, fmt.dependencies)
+        if fmt.dag:
+            calls = self.resolved(calls)
         return tuple(Exchange(call, self.results.get(i)) for i, call in enumerate(calls))
 
-    def resolved(self, calls: list[PlannedCall], fmt: DependencyFormat) -> list[PlannedCall]:
+    def resolved(self, calls: list[PlannedCall]) -> list[PlannedCall]:
         """The calls as they ran: a placeholder stands for the value its call returned."""
         ran = [Exchange(call, self.results.get(i)) for i, call in enumerate(calls)]
         results = {e.call.ref: e.result or "" for e in ran if e.call.ref and not e.failed}
-        filled = [(call, resolved(call.arguments, results, fmt)) for call in calls]
+        filled = [(call, resolved(call.arguments, results)) for call in calls]
         return [
             replace(call, skipped=True) if arguments is None else replace(call, arguments=arguments)
             for call, arguments in filled
@@ -444,20 +451,21 @@ _FENCED_RE = re.compile(r"```(?:json)?\s*\n(\{.*?\})\s*\n```", re.S)
 
 
 def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str, PlannedCall]]:
-    deps = fmt.dependencies
+    # With --dag a call's own name and what it waits for are among its arguments (native) or
+    # beside them (text).
     if isinstance(message.get("tool_calls"), list):
-        return [native_call(c, deps) for c in message["tool_calls"] if isinstance(c, dict)]
+        dag = fmt.dag and fmt.shape == "native"
+        return [native_call(c, dag) for c in message["tool_calls"] if isinstance(c, dict)]
     text = message_text(message)
     segments = [part.split(fmt.close_tag, 1)[0] for part in text.split(fmt.open_tag)[1:]]
     if not segments:  # calls it wrote as ```json blocks, as chat-tuned models do
         segments = _FENCED_RE.findall(text)
     read = map(read_object, [text] if fmt.shape == "json" else segments)
-    return [("", call_from_payload(p, deps, garbled=g)) for p, g in read if p and "name" in p]
+    dag = fmt.dag and fmt.shape == "text"
+    return [("", call_from_payload(p, dag, garbled=g)) for p, g in read if p and "name" in p]
 
 
-def native_call(
-    entry: dict[str, Any], deps: DependencyFormat | None = None
-) -> tuple[str, PlannedCall]:
+def native_call(entry: dict[str, Any], dag: bool = False) -> tuple[str, PlannedCall]:
     found = entry.get("function")
     function: dict[str, Any] = found if isinstance(found, dict) else {}
     arguments = function.get("arguments")
@@ -465,25 +473,82 @@ def native_call(
     garbled = repaired and bool(str(arguments).strip())
     call = PlannedCall(str(function.get("name") or ""), as_arguments(decoded), garbled=garbled)
     call_id = str(entry.get("id") or "")
-    if deps is None or not deps.reserved:
+    if not dag:
         return call_id, call
-    reserved = {deps.id_key, deps.depends_key}
+    reserved = (RESERVED_ID, RESERVED_DEPENDS)
     arguments = {k: v for k, v in call.arguments.items() if k not in reserved}
-    return call_id, replace(call, arguments=arguments, **links(call.arguments, deps))
+    return call_id, replace(call, arguments=arguments, **linked(call.arguments, *reserved))
 
 
 def call_from_payload(
-    payload: dict[str, Any], deps: DependencyFormat | None = None, *, garbled: bool = False
+    payload: dict[str, Any], dag: bool = False, *, garbled: bool = False
 ) -> PlannedCall:
     arguments = payload.get("arguments", payload.get("parameters"))
     if isinstance(arguments, str):
         arguments = decode_object(arguments)
     call = PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
-    return call if deps is None or deps.reserved else replace(call, **links(payload, deps))
+    return replace(call, **linked(payload, ID_KEY, DEPENDS_KEY)) if dag else call
+
+
+def linked(fields: dict[str, Any], id_key: str, depends_key: str) -> dict[str, Any]:
+    """A call's own name and the calls it waits for, as its payload or its reserved arguments
+    give them (the `ref` and `depends_on` of a planned call)."""
+    ref, waits = fields.get(id_key), fields.get(depends_key)
+    items = waits if isinstance(waits, list) else [] if waits is None else [waits]
+    return {
+        "ref": str(ref) if isinstance(ref, (str, int)) and str(ref).strip() else None,
+        "depends_on": tuple(dict.fromkeys(str(item) for item in items)),
+    }
+
+
+_MISSING = object()
+
+
+def resolved(arguments: dict[str, Any], results: dict[str, str]) -> dict[str, Any] | None:
+    """The arguments with each placeholder put in from the results of the calls it names, as
+    the engine did before the call ran; None when one cannot be (its call failed or holds no
+    such field: the call was skipped)."""
+    out: dict[str, Any] = {}
+    for name, value in arguments.items():
+        matches = list(_PLACEHOLDER_RE.finditer(value)) if isinstance(value, str) else []
+        found = [lookup(m, results) for m in matches]
+        if any(part is _MISSING for part in found):
+            return None
+        if len(matches) == 1 and matches[0][0] == value:
+            out[name] = found[0]  # a whole argument takes the value itself, of its own type
+            continue
+        for match, part in zip(matches, found, strict=True):
+            shown = part if isinstance(part, str) else json.dumps(part, ensure_ascii=False)
+            value = value.replace(match[0], shown, 1)
+        out[name] = value
+    return out
+
+
+def lookup(match: re.Match[str], results: dict[str, str]) -> Any:
+    result = results.get(match["ref"])
+    if result is None:
+        return _MISSING
+    value = decode(result)
+    for key, index in re.findall(r"\.?([A-Za-z_]\w*)|\[(\d+)\]", match["path"] or ""):
+        if key and isinstance(value, dict) and key in value:
+            value = value[key]
+        elif index and isinstance(value, list) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return _MISSING
+    return value
 
 
 def as_arguments(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
+
+
+def decode(content: str) -> Any:
+    """A JSON value, or the text itself when it is not JSON."""
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
 
 
 def decode_object(text: str) -> dict[str, Any] | None:
