@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline._answers import ask_for, direct_answer, final_answer, no_currency_tool
-from toolcall_cli.offline._chains import chained_calls
 from toolcall_cli.offline._planner import (
     asks_currency_conversion,
+    chained_calls,
     context_calls,
     conversion_calls,
     handles_currencies,
