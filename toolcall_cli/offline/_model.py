@@ -108,11 +108,9 @@ def lead_in(calls: Sequence[PlannedCall], reading: Reading, *, follow_up: bool =
     tools = tool_list(calls)
     if follow_up:
         return f"拿到结果了，接下来调用 {tools}。" if reading.zh else f"Got that. Next, {tools}."
-    return (
-        f"好的，我先调用 {tools} 获取需要的信息。"
-        if reading.zh
-        else f"Let me call {tools} to find out."
-    )
+    if reading.zh:
+        return f"好的，我先调用 {tools} 获取需要的信息。"
+    return f"Let me call {tools} to find out."
 
 
 def chain_lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
@@ -256,10 +254,6 @@ class FaultContext:
     def format(self) -> CallFormat:
         return self.conversation.format
 
-    @property
-    def shape(self) -> Shape:
-        return self.conversation.format.shape
-
 
 class FaultBase:
     """A deliberate misbehaviour: it may change what the model decides (a wrong argument name) or
@@ -287,7 +281,7 @@ class FaultBase:
         return random.Random(f"{context.key}:{self.kind}")
 
     def fires(self, context: FaultContext, applicable: bool) -> bool:
-        if not applicable or self.rate <= 0 or context.shape not in self.shapes:
+        if not applicable or self.rate <= 0 or context.format.shape not in self.shapes:
             return False
         chance = random.Random(f"{context.key}:{self.kind}:fires").random()
         if self.repeating(context):

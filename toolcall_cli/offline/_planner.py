@@ -524,11 +524,9 @@ def direction(role: ParamRole, spans: Sequence[tuple[int, str]], text: str) -> s
     if len(names) == 1:
         return names[0] if source_wanted == bool(numbered) else None
     source = numbered[0] if numbered else 0
-    return (
-        names[source]
-        if source_wanted
-        else next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
-    )
+    if source_wanted:
+        return names[source]
+    return next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
 
 
 def tool_unit(unit: str, schema: dict[str, Any]) -> str:

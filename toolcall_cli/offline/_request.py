@@ -16,11 +16,11 @@ from toolcall_cli.offline._words import properties
 
 # The --dag syntax, written as the --dag prompt and the reserved schema arguments teach it: a call
 # names itself and lists the calls it waits for beside its name and arguments (text) or among its
-# arguments (native), and `{{name}}` / `{{name.field}}` stands for a result. The model's own
+# arguments (native), and `{{name.field}}` stands for a field of a result. The model's own
 # literals, as any model would write after reading that prompt (it knows only the request).
 ID_KEY, DEPENDS_KEY = "id", "depends_on"
 RESERVED_ID, RESERVED_DEPENDS = "_id", "_depends_on"
-_PLACEHOLDER_RE = re.compile(r"\{\{(?P<ref>[A-Za-z0-9_-]+)(?:\.(?P<path>[A-Za-z0-9_.\[\]]+))?\}\}")
+_PLACEHOLDER_RE = re.compile(r"\{\{(?P<ref>[\w-]+)\.(?P<field>\w+)\}\}")
 
 
 @dataclass(frozen=True)
@@ -188,11 +188,10 @@ def message_text(message: dict[str, Any]) -> str:
 
 
 def read_tools(body: dict[str, Any], fmt: CallFormat) -> tuple[ToolSpec, ...]:
-    shape = fmt.shape
     prompt_tools = tools_from_prompt(system_text(body))
-    if shape == "native":
+    if fmt.shape == "native":
         return tuple(without_reserved(t) if fmt.dag else t for t in native_tools(body))
-    if shape == "json":
+    if fmt.shape == "json":
         described = {t.name: t.description for t in prompt_tools}
         return tools_from_schema(body.get("response_format", {}), described)
     return prompt_tools
@@ -396,20 +395,11 @@ class _Turn:
         self.results[candidates[0]] = content
 
     def exchanges(self, fmt: CallFormat) -> tuple[Exchange, ...]:
-        calls = [call for _, call in self.calls]
-        if fmt.dag:
-            calls = self.resolved(calls)
-        return tuple(Exchange(call, self.results.get(i)) for i, call in enumerate(calls))
-
-    def resolved(self, calls: list[PlannedCall]) -> list[PlannedCall]:
-        """The calls as they ran: a placeholder stands for the value its call returned."""
-        ran = [Exchange(call, self.results.get(i)) for i, call in enumerate(calls)]
+        ran = [Exchange(call, self.results.get(i)) for i, (_, call) in enumerate(self.calls)]
+        if not fmt.dag:
+            return tuple(ran)
         results = {e.call.ref: e.result or "" for e in ran if e.call.ref and not e.failed}
-        filled = [(call, resolved(call.arguments, results)) for call in calls]
-        return [
-            replace(call, skipped=True) if arguments is None else replace(call, arguments=arguments)
-            for call, arguments in filled
-        ]
+        return tuple(replace(e, call=as_run(e.call, results)) for e in ran)
 
 
 _SUMMARY_LINE_RE = re.compile(r"^- (?P<name>[^\s(]+)\((?P<args>.*)\) -> (?P<result>.*)$")
@@ -421,7 +411,7 @@ def summary_turn(text: str) -> _Turn:
     for line in text.splitlines():
         found = _SUMMARY_LINE_RE.match(line)
         if found:
-            call = PlannedCall(found["name"], as_arguments(decode_object(found["args"])))
+            call = PlannedCall(found["name"], as_arguments(read_object(found["args"])[0]))
             turn.calls.append(("", call))
             turn.results[len(turn.calls) - 1] = found["result"]
     return turn
@@ -485,7 +475,7 @@ def call_from_payload(
 ) -> PlannedCall:
     arguments = payload.get("arguments", payload.get("parameters"))
     if isinstance(arguments, str):
-        arguments = decode_object(arguments)
+        arguments = read_object(arguments)[0]
     call = PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
     return replace(call, **linked(payload, ID_KEY, DEPENDS_KEY)) if dag else call
 
@@ -501,42 +491,20 @@ def linked(fields: dict[str, Any], id_key: str, depends_key: str) -> dict[str, A
     }
 
 
-_MISSING = object()
-
-
-def resolved(arguments: dict[str, Any], results: dict[str, str]) -> dict[str, Any] | None:
-    """The arguments with each placeholder put in from the results of the calls it names, as
-    the engine did before the call ran; None when one cannot be (its call failed or holds no
-    such field: the call was skipped)."""
-    out: dict[str, Any] = {}
-    for name, value in arguments.items():
-        matches = list(_PLACEHOLDER_RE.finditer(value)) if isinstance(value, str) else []
-        found = [lookup(m, results) for m in matches]
-        if any(part is _MISSING for part in found):
-            return None
-        if len(matches) == 1 and matches[0][0] == value:
-            out[name] = found[0]  # a whole argument takes the value itself, of its own type
+def as_run(call: PlannedCall, results: dict[str, str]) -> PlannedCall:
+    """The call as the engine ran it (--dag): each placeholder it wrote, a whole argument, put in
+    from the field of the result it names; skipped when one cannot be (that call failed or its
+    result holds no such field)."""
+    arguments = dict(call.arguments)
+    for name, value in call.arguments.items():
+        found = _PLACEHOLDER_RE.fullmatch(value) if isinstance(value, str) else None
+        if found is None:
             continue
-        for match, part in zip(matches, found, strict=True):
-            shown = part if isinstance(part, str) else json.dumps(part, ensure_ascii=False)
-            value = value.replace(match[0], shown, 1)
-        out[name] = value
-    return out
-
-
-def lookup(match: re.Match[str], results: dict[str, str]) -> Any:
-    result = results.get(match["ref"])
-    if result is None:
-        return _MISSING
-    value = decode(result)
-    for key, index in re.findall(r"\.?([A-Za-z_]\w*)|\[(\d+)\]", match["path"] or ""):
-        if key and isinstance(value, dict) and key in value:
-            value = value[key]
-        elif index and isinstance(value, list) and int(index) < len(value):
-            value = value[int(index)]
-        else:
-            return _MISSING
-    return value
+        data = decode(results.get(found["ref"], ""))
+        if not isinstance(data, dict) or found["field"] not in data:
+            return replace(call, skipped=True)
+        arguments[name] = data[found["field"]]
+    return replace(call, arguments=arguments)
 
 
 def as_arguments(value: Any) -> dict[str, Any]:
@@ -549,10 +517,6 @@ def decode(content: str) -> Any:
         return json.loads(content)
     except ValueError:
         return content
-
-
-def decode_object(text: str) -> dict[str, Any] | None:
-    return read_object(text)[0]
 
 
 def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:
