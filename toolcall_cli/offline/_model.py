@@ -83,11 +83,10 @@ def first_step(reading: Reading, conversation: Conversation) -> Decision:
     if asks_currency_conversion(reading) and not any(handles_currencies(t) for t in tools):
         return Decision(text=no_currency_tool(reading, tools))
     planned = make_plan(reading, tools)
-    if planned.calls and planned.complete and conversation.format.dag:
-        chain = chained_calls(planned.calls, reading, tools)
+    if planned.calls and planned.complete:
+        chain = chained_calls(planned.calls, reading, tools) if conversation.format.dag else ()
         if chain:
             return Decision(chain, chain_lead_in(chain, reading))
-    if planned.calls and planned.complete:
         return Decision(planned.calls, lead_in(planned.calls, reading))
     follow_up = tuple(context_calls(reading, tools, conversation.earlier))
     if follow_up:

@@ -18,6 +18,7 @@ from toolcall_cli.offline._words import (
     ParamRole,
     canonical_unit,
     concepts_in,
+    description_of,
     english_words,
     enum_values,
     field_extreme,
@@ -39,12 +40,9 @@ _CONCEPT_FACTOR = {"date": 0.5}
 
 def tool_vocabulary(spec: ToolSpec) -> dict[str, float]:
     """Concepts and content words a tool is about, each with how strongly (name > description)."""
-    sources: list[tuple[str, float]] = [(" ".join(split_identifier(spec.name)), 3.0)]
-    sources.append((spec.description, 2.0))
+    sources = [(" ".join(split_identifier(spec.name)), 3.0), (spec.description, 2.0)]
     for name, schema in properties(spec).items():
-        sources.append(
-            (" ".join(split_identifier(name)) + " " + str(schema.get("description", "")), 1.0)
-        )
+        sources.append((" ".join(split_identifier(name)) + " " + description_of(schema), 1.0))
     vocabulary: dict[str, float] = {}
     for text, weight in sources:
         words = english_words(text)
@@ -112,9 +110,7 @@ def make_plan(reading: Reading, tools: Sequence[ToolSpec]) -> Plan:
         return Plan(tuple(call for _, filling in ready for call in filling.calls))
     # Nothing fully fillable: try the best tool with what it has (its error says what is
     # missing), but never with none of the values it requires.
-    if best.empty:
-        return Plan(complete=False, wanted=best)
-    return Plan(best.calls, complete=False, wanted=best)
+    return Plan(() if best.empty else best.calls, complete=False, wanted=best)
 
 
 def context_calls(
@@ -313,9 +309,7 @@ def described_measures(spec: ToolSpec) -> list[Measure]:
 
 
 def chained_calls(
-    calls: Sequence[PlannedCall],
-    reading: Reading,
-    tools: Sequence[ToolSpec],
+    calls: Sequence[PlannedCall], reading: Reading, tools: Sequence[ToolSpec]
 ) -> tuple[PlannedCall, ...]:
     """The question's calls with the conversions of their results that it asks for, all in one
     reply (--dag): "tomorrow's high in Beijing, in Fahrenheit" is get_weather with a name, then
@@ -348,8 +342,7 @@ def chained_calls(
 
 def fresh_ref(tool: str, taken: set[str]) -> str:
     """A short name for a call, unique in the reply: `weather`, `weather2`, `units`."""
-    words = split_identifier(tool)
-    base = words[-1] if words else "call"
+    base = (split_identifier(tool) or ["call"])[-1]
     ref = base
     number = 1
     while ref in taken:
@@ -363,11 +356,8 @@ def asks_currency_conversion(reading: Reading) -> bool:
     """Money from one currency into another ("100美元等于多少人民币"), or an exchange rate.
     Two currency names inside arithmetic ("I won 100 dollars, 100*3?") are no such question."""
     codes = {code for _, code in reading.currencies}
-    if not codes:
-        return False
-    return mentions(reading.text, lx.EXCHANGE_WORDS) or (
-        len(codes) >= 2 and not reading.expressions
-    )
+    named_two = len(codes) >= 2 and not reading.expressions
+    return bool(codes) and (named_two or mentions(reading.text, lx.EXCHANGE_WORDS))
 
 
 def handles_currencies(spec: ToolSpec) -> bool:
@@ -461,9 +451,7 @@ def enum_match(options: list[Any], reading: Reading) -> list[Any]:
     lowered = reading.text.lower()
     for option in options:
         spellings = {str(option).lower(), *lx.ENUM_SYNONYMS.get(str(option).lower(), ())}
-        unit = canonical_unit(str(option))
-        if unit:
-            spellings |= set(lx.UNITS[unit])
+        spellings |= set(lx.UNITS.get(canonical_unit(str(option)) or "", ()))
         spellings |= set(lx.CURRENCIES.get(str(option).upper(), ()))
         positions = [p for s in spellings for p in spelling_positions(lowered, s.lower()) if s]
         if positions:
@@ -531,16 +519,12 @@ def direction(role: ParamRole, spans: Sequence[tuple[int, str]], text: str) -> s
 
 def tool_unit(unit: str, schema: dict[str, Any]) -> str:
     """How this tool writes the unit: an enum member, a spelling its description uses, or ours."""
-    for option in enum_values(schema):
-        if canonical_unit(str(option)) == unit:
-            return str(option)
+    options = [str(o) for o in enum_values(schema) if canonical_unit(str(o)) == unit]
     description = str(schema.get("description", "")).lower()
-    for spelling in lx.UNITS[unit]:
-        if (
-            len(spelling) > 1  # "c" would match inside "°C"
-            and spelling.isascii()
-            and spelling.isalpha()
-            and re.search(rf"\b{spelling}\b", description)
-        ):
-            return spelling
-    return unit
+    # One letter ("c") would match inside "°C".
+    spelled = [
+        s
+        for s in lx.UNITS[unit]
+        if len(s) > 1 and s.isascii() and s.isalpha() and re.search(rf"\b{s}\b", description)
+    ]
+    return (options or spelled or [unit])[0]

@@ -261,16 +261,10 @@ def tool_from_section(section: str) -> ToolSpec:
     description, _, params = rest.partition("\nParameters:")
     if not params and rest.startswith("Parameters:"):
         description, params = "", rest[len("Parameters:") :]
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for line in params.strip().splitlines():
-        found = _PARAM_RE.match(line.strip())
-        if not found:
-            continue
-        properties[found["name"]] = parameter_schema(found)
-        if found["need"] == "required":
-            required.append(found["name"])
-    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    found = [m for line in params.strip().splitlines() if (m := _PARAM_RE.match(line.strip()))]
+    props = {m["name"]: parameter_schema(m) for m in found}
+    required = [m["name"] for m in found if m["need"] == "required"]
+    parameters: dict[str, Any] = {"type": "object", "properties": props, "required": required}
     description = "" if description.strip() == "(no description)" else description.strip()
     return ToolSpec(name.strip(), description, parameters)
 
@@ -310,9 +304,8 @@ def replies_since_question(body: dict[str, Any]) -> int:
     model can read back, this also counts a reply whose call could not be parsed."""
     count = 0
     for message in around_question(body)[2]:
-        compacted = (
-            _COMPACTED_RE.match(message_text(message)) if is_summary_message(message) else None
-        )
+        summary = is_summary_message(message)
+        compacted = _COMPACTED_RE.match(message_text(message)) if summary else None
         count += int(compacted.group(1)) if compacted else message.get("role") == "assistant"
     return count
 
@@ -323,11 +316,7 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     # The answer tool is how to answer, not a tool that finds anything out.
     tools = tuple(t for t in read_tools(body, fmt) if t.name != fmt.answer_tool)
     return Conversation(
-        question,
-        tools,
-        read_turns(after, fmt),
-        earlier_questions(before, fmt),
-        fmt,
+        question, tools, read_turns(after, fmt), earlier_questions(before, fmt), fmt
     )
 
 
