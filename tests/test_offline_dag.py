@@ -1,8 +1,8 @@
 """The offline model chains two tools: the weather, then the conversion of the field the question
 means (the high, the low, the temperature now). Without --dag in two rounds, reading the field
-from the result; with --dag in one reply, a placeholder into the first call's result, learned
-from the request (the prompt's dependency example, the reserved schema arguments, the tool's
-description of its result)."""
+from the result; with --dag in one reply, a placeholder into the first call's result, when the
+request offers dependencies (the prompt's dependency example, the reserved schema arguments) and
+the tool's description names the field its result holds."""
 
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def test_the_readme_dag_question_shows_the_resolved_placeholder_on_the_timeline(
     assert "最高" not in out.split("answer:")[0].split("call get_weather")[1].split("\n")[0]
 
 
-# --- what the model learns from the request ---------------------------------------------------
+# --- what the request offers ----------------------------------------------------------------
 
 WEATHER = ToolSpec(
     "get_weather",
@@ -183,32 +183,22 @@ def text_request(prompt: str) -> dict[str, Any]:
     }
 
 
-def tagged(content: str, tag: str = "tool_call") -> list[dict[str, Any]]:
-    return [json.loads(c) for c in re.findall(rf"<{tag}>(.*?)</{tag}>", content, re.S)]
+def tagged(content: str) -> list[dict[str, Any]]:
+    return [json.loads(c) for c in re.findall(r"<tool_call>(.*?)</tool_call>", content, re.S)]
 
 
-def test_the_dependency_format_is_learned_from_the_prompts_example() -> None:
+def test_only_the_prompts_dependency_example_lets_the_model_chain() -> None:
     prompt = system_prompt([WEATHER, CONVERT], dag=True)
     calls = tagged(reply(text_request(prompt))["content"])
     assert [c["name"] for c in calls] == ["get_weather", "convert_units"]
     assert calls[1]["arguments"]["value"] == "{{" + calls[0]["id"] + ".high_c}}"
     assert calls[1]["depends_on"] == [calls[0]["id"]]
-    # Another tag, other key names and another placeholder syntax: it writes those.
-    changed = (
-        prompt.replace("tool_call>", "call>")
-        .replace('"id"', '"ref"')
-        .replace('"depends_on"', '"after"')
-        .replace("{{a.high}}", "${a:high}")
-    )
-    assert "{{a.high}}" not in changed and '"depends_on"' not in changed
-    calls = tagged(reply(text_request(changed))["content"], "call")
-    assert [c["name"] for c in calls] == ["get_weather", "convert_units"]
-    assert "id" not in calls[0] and "depends_on" not in calls[1]
-    assert calls[1]["arguments"]["value"] == "${" + calls[0]["ref"] + ":high_c}"
-    assert calls[1]["after"] == [calls[0]["ref"]]
-    # Without the section there is nothing to chain with: one call, the rest next round.
-    plain = tagged(reply(text_request(system_prompt([WEATHER, CONVERT])))["content"])
-    assert plain == [{"name": "get_weather", "arguments": {"city": "北京", "day": "tomorrow"}}]
+    # Without the section (or with an example in another syntax) there is nothing to chain
+    # with: one call, the rest next round.
+    other = prompt.replace('"depends_on"', '"after"')
+    for without in (system_prompt([WEATHER, CONVERT]), other):
+        plain = tagged(reply(text_request(without))["content"])
+        assert plain == [{"name": "get_weather", "arguments": {"city": "北京", "day": "tomorrow"}}]
 
 
 def native_request(tools: list[ToolSpec]) -> dict[str, Any]:
@@ -227,37 +217,13 @@ def native_calls(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def renamed(spec: ToolSpec, names: dict[str, str], syntax: tuple[str, str]) -> ToolSpec:
-    """The reserved arguments under other names, with another placeholder syntax."""
-    reserved = with_reserved(spec)
-    properties = {
-        names.get(k, k): {**v, "description": renamed_text(v.get("description", ""), names, syntax)}
-        if k in names
-        else v
-        for k, v in reserved.parameters["properties"].items()
-    }
-    return ToolSpec(spec.name, spec.description, {**reserved.parameters, "properties": properties})
-
-
-def renamed_text(text: str, names: dict[str, str], syntax: tuple[str, str]) -> str:
-    for old, new in names.items():
-        text = text.replace(old, new)
-    return text.replace("{{", syntax[0]).replace("}}", syntax[1])
-
-
-def test_native_calls_learn_the_reserved_arguments_from_the_schemas() -> None:
+def test_native_calls_chain_through_the_reserved_arguments_of_the_schemas() -> None:
     calls = native_calls(reply(native_request([with_reserved(WEATHER), with_reserved(CONVERT)])))
     assert [name for name, _ in calls] == ["get_weather", "convert_units"]
     (_, weather), (_, conversion) = calls
     ref = weather.pop("_id")
     assert weather == {"city": "北京", "day": "tomorrow"}
     assert conversion["value"] == "{{" + ref + ".high_c}}" and conversion["_depends_on"] == [ref]
-    names = {"_id": "_name", "_depends_on": "_after"}
-    tools = [renamed(t, names, ("<<", ">>")) for t in (WEATHER, CONVERT)]
-    (_, weather), (_, conversion) = native_calls(reply(native_request(tools)))
-    ref = weather.pop("_name")
-    assert weather == {"city": "北京", "day": "tomorrow"} and "_id" not in conversion
-    assert conversion["value"] == "<<" + ref + ".high_c>>" and conversion["_after"] == [ref]
     # Plain schemas offer no dependencies: one call now, the conversion next round.
     assert native_calls(reply(native_request([WEATHER, CONVERT]))) == [
         ("get_weather", {"city": "北京", "day": "tomorrow"})

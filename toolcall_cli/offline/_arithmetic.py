@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._words import param_roles, properties
+from toolcall_cli.offline._words import description_of, param_roles, properties
 
 # "1,234" is one number when the comma groups three digits (a list "1,2,3" is not).
 _THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
@@ -159,10 +159,7 @@ def math_functions(tools: Sequence[ToolSpec]) -> frozenset[str]:
     named: set[str] = set()
     for spec in tools:
         if "expression" in param_roles(spec):
-            texts = [
-                spec.description,
-                *(str(s.get("description", "")) for s in properties(spec).values()),
-            ]
+            texts = [spec.description, *map(description_of, properties(spec).values())]
             named |= {w for t in texts for w in re.findall(r"\b[a-z][a-z0-9_]*(?=\b)", t)}
     return lx.MATH_FUNCTIONS | named
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import cast
 
 from toolcall_cli.offline._model import TEXT_ONLY, FaultBase, FaultContext, asks_in_chinese
-from toolcall_cli.offline._request import UNPARSED_RE, CallFormat, Decision, decode_object
+from toolcall_cli.offline._request import UNPARSED_RE, CallFormat, Decision, read_object
 from toolcall_cli.wire.completions import AssistantOutput
 
 _TOKEN_RE = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|[^"']+|["']""", re.S)
@@ -57,7 +57,7 @@ def is_call_output(output: AssistantOutput, fmt: CallFormat) -> bool:
         return bool(output.tool_calls)
     content = output.content or ""
     if fmt.shape == "json":
-        payload = decode_object(content)
+        payload = read_object(content)[0]
         return payload is not None and "name" in payload
     return fmt.open_tag in content
 
@@ -154,7 +154,7 @@ class BrokenBatch(FaultBase):
     reported_as = UNPARSED_RE
 
     def alter_output(self, output: AssistantOutput, context: FaultContext) -> AssistantOutput:
-        if context.shape == "native":
+        if context.format.shape == "native":
             last = output.tool_calls[-1] if output.tool_calls else None
             several = len(output.tool_calls) > 1 and last is not None and last.arguments != "{}"
             if last is None or not self.fires(context, several):
@@ -205,18 +205,15 @@ class Truncated(FaultBase):
         if not self.fires(context, is_call_output(output, context.format)):
             return output
         rng = self.rng(context)
-        if context.shape == "native":
+        if context.format.shape == "native":
             last = output.tool_calls[-1]
             cut = replace(last, arguments=cut_inside(last.arguments, 0, len(last.arguments), rng))
             return replace(
                 output, tool_calls=(*output.tool_calls[:-1], cut), finish_reason="length"
             )
         content = output.content or ""
-        start, end = (
-            (0, len(content))
-            if context.shape == "json"
-            else call_regions(content, context.format)[-1]
-        )
+        json_mode = context.format.shape == "json"
+        start, end = (0, len(content)) if json_mode else call_regions(content, context.format)[-1]
         return replace(output, content=cut_inside(content, start, end, rng), finish_reason="length")
 
 

@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline._answers import ask_for, direct_answer, final_answer, no_currency_tool
-from toolcall_cli.offline._chains import chained_calls
 from toolcall_cli.offline._planner import (
     asks_currency_conversion,
+    chained_calls,
     context_calls,
     conversion_calls,
     handles_currencies,
@@ -28,6 +28,10 @@ from toolcall_cli.offline._planner import (
 from toolcall_cli.offline._question import Reading, read_question
 from toolcall_cli.offline._recovery import fix_call, retry_allowed, retry_lead_in
 from toolcall_cli.offline._request import (
+    DEPENDS_KEY,
+    ID_KEY,
+    RESERVED_DEPENDS,
+    RESERVED_ID,
     CallFormat,
     Conversation,
     Decision,
@@ -79,12 +83,10 @@ def first_step(reading: Reading, conversation: Conversation) -> Decision:
     if asks_currency_conversion(reading) and not any(handles_currencies(t) for t in tools):
         return Decision(text=no_currency_tool(reading, tools))
     planned = make_plan(reading, tools)
-    dependencies = conversation.format.dependencies
-    if planned.calls and planned.complete and dependencies is not None:
-        chain = chained_calls(planned.calls, reading, tools, dependencies)
+    if planned.calls and planned.complete:
+        chain = chained_calls(planned.calls, reading, tools) if conversation.format.dag else ()
         if chain:
             return Decision(chain, chain_lead_in(chain, reading))
-    if planned.calls and planned.complete:
         return Decision(planned.calls, lead_in(planned.calls, reading))
     follow_up = tuple(context_calls(reading, tools, conversation.earlier))
     if follow_up:
@@ -105,11 +107,9 @@ def lead_in(calls: Sequence[PlannedCall], reading: Reading, *, follow_up: bool =
     tools = tool_list(calls)
     if follow_up:
         return f"拿到结果了，接下来调用 {tools}。" if reading.zh else f"Got that. Next, {tools}."
-    return (
-        f"好的，我先调用 {tools} 获取需要的信息。"
-        if reading.zh
-        else f"Let me call {tools} to find out."
-    )
+    if reading.zh:
+        return f"好的，我先调用 {tools} 获取需要的信息。"
+    return f"Let me call {tools} to find out."
 
 
 def chain_lead_in(calls: Sequence[PlannedCall], reading: Reading) -> str:
@@ -148,15 +148,15 @@ def written_call(call: PlannedCall, fmt: CallFormat) -> dict[str, Any]:
     """What a call's JSON holds: its arguments (native), or its name and arguments as the
     prompt's examples write them (text, json). With --dag, its own name and the calls it waits
     for go where the request shows them: reserved arguments (native), or keys beside (text)."""
-    deps = fmt.dependencies
     native = fmt.shape == "native"
     fields = dict(call.arguments) if native else {"name": call.name, "arguments": call.arguments}
-    if deps is None or deps.reserved != native:
+    if not fmt.dag:
         return fields
+    id_key, depends_key = (RESERVED_ID, RESERVED_DEPENDS) if native else (ID_KEY, DEPENDS_KEY)
     if call.ref:
-        fields = {**fields, deps.id_key: call.ref} if native else {deps.id_key: call.ref, **fields}
-    if call.depends_on and deps.depends_key:
-        fields[deps.depends_key] = list(call.depends_on)
+        fields = {**fields, id_key: call.ref} if native else {id_key: call.ref, **fields}
+    if call.depends_on:
+        fields[depends_key] = list(call.depends_on)
     return fields
 
 
@@ -253,10 +253,6 @@ class FaultContext:
     def format(self) -> CallFormat:
         return self.conversation.format
 
-    @property
-    def shape(self) -> Shape:
-        return self.conversation.format.shape
-
 
 class FaultBase:
     """A deliberate misbehaviour: it may change what the model decides (a wrong argument name) or
@@ -284,7 +280,7 @@ class FaultBase:
         return random.Random(f"{context.key}:{self.kind}")
 
     def fires(self, context: FaultContext, applicable: bool) -> bool:
-        if not applicable or self.rate <= 0 or context.shape not in self.shapes:
+        if not applicable or self.rate <= 0 or context.format.shape not in self.shapes:
             return False
         chance = random.Random(f"{context.key}:{self.kind}:fires").random()
         if self.repeating(context):

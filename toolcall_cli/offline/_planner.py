@@ -1,29 +1,24 @@
 """Planning calls: which tools the question needs and their arguments (several values give several
 calls), follow-up questions in a chat, and what is still to do once results come back (a
-conversion the question asked for)."""
+conversion the question asked for), or with --dag in the same reply, through a placeholder."""
 
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._dependencies import decode
 from toolcall_cli.offline._question import Reading, read_question
-from toolcall_cli.offline._request import (
-    EarlierQuestion,
-    Exchange,
-    PlannedCall,
-    same_call,
-)
+from toolcall_cli.offline._request import EarlierQuestion, Exchange, PlannedCall, decode, same_call
 from toolcall_cli.offline._words import (
     ParamRole,
     canonical_unit,
     concepts_in,
+    description_of,
     english_words,
     enum_values,
     field_extreme,
@@ -45,12 +40,9 @@ _CONCEPT_FACTOR = {"date": 0.5}
 
 def tool_vocabulary(spec: ToolSpec) -> dict[str, float]:
     """Concepts and content words a tool is about, each with how strongly (name > description)."""
-    sources: list[tuple[str, float]] = [(" ".join(split_identifier(spec.name)), 3.0)]
-    sources.append((spec.description, 2.0))
+    sources = [(" ".join(split_identifier(spec.name)), 3.0), (spec.description, 2.0)]
     for name, schema in properties(spec).items():
-        sources.append(
-            (" ".join(split_identifier(name)) + " " + str(schema.get("description", "")), 1.0)
-        )
+        sources.append((" ".join(split_identifier(name)) + " " + description_of(schema), 1.0))
     vocabulary: dict[str, float] = {}
     for text, weight in sources:
         words = english_words(text)
@@ -118,9 +110,7 @@ def make_plan(reading: Reading, tools: Sequence[ToolSpec]) -> Plan:
         return Plan(tuple(call for _, filling in ready for call in filling.calls))
     # Nothing fully fillable: try the best tool with what it has (its error says what is
     # missing), but never with none of the values it requires.
-    if best.empty:
-        return Plan(complete=False, wanted=best)
-    return Plan(best.calls, complete=False, wanted=best)
+    return Plan(() if best.empty else best.calls, complete=False, wanted=best)
 
 
 def context_calls(
@@ -308,15 +298,66 @@ def conversion_call(converter: ToolSpec, source: Measure, target: str) -> Planne
     return PlannedCall(converter.name, arguments)
 
 
+_FIELD_RE = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w])")
+
+
+def described_measures(spec: ToolSpec) -> list[Measure]:
+    """The measured fields a tool's description says its result has (`temp_c`, `high_c`), as a
+    model reads "Returns JSON with city, temp_c, high_c ..."; the value is not known yet."""
+    fields = dict.fromkeys(_FIELD_RE.findall(spec.description))
+    return [Measure(0, unit, key) for key in fields if (unit := unit_of_field(key))]
+
+
+def chained_calls(
+    calls: Sequence[PlannedCall], reading: Reading, tools: Sequence[ToolSpec]
+) -> tuple[PlannedCall, ...]:
+    """The question's calls with the conversions of their results that it asks for, all in one
+    reply (--dag): "tomorrow's high in Beijing, in Fahrenheit" is get_weather with a name, then
+    convert_units with a placeholder for the field its description says holds the high. () when
+    nothing chains (no converter, no unit asked, no field known: then the next round converts)."""
+    converter = converter_tool(tools)
+    if converter is None or not reading.units:
+        return ()
+    by_name = {spec.name: spec for spec in tools}
+    taken: set[str] = set()
+    firsts: list[PlannedCall] = []
+    seconds: list[PlannedCall] = []
+    for call in calls:
+        spec = by_name.get(call.name)
+        measures = described_measures(spec) if spec and spec is not converter else []
+        have = {m.unit for m in measures}
+        wanted = [u for u in dict.fromkeys(reading.units) if u not in have]
+        sources = [(t, m) for t in wanted for m in meant(measures, t, reading.extremes)]
+        if not sources:
+            firsts.append(call)
+            continue
+        ref = fresh_ref(call.name, taken)
+        firsts.append(replace(call, ref=ref))
+        for target, measure in sources:
+            value = "{{" + f"{ref}.{measure.key}" + "}}"  # the --dag prompt's placeholder
+            second = conversion_call(converter, replace(measure, value=value), target)
+            seconds.append(replace(second, ref=fresh_ref(converter.name, taken), depends_on=(ref,)))
+    return (*firsts, *seconds) if seconds else ()
+
+
+def fresh_ref(tool: str, taken: set[str]) -> str:
+    """A short name for a call, unique in the reply: `weather`, `weather2`, `units`."""
+    base = (split_identifier(tool) or ["call"])[-1]
+    ref = base
+    number = 1
+    while ref in taken:
+        number += 1
+        ref = f"{base}{number}"
+    taken.add(ref)
+    return ref
+
+
 def asks_currency_conversion(reading: Reading) -> bool:
     """Money from one currency into another ("100美元等于多少人民币"), or an exchange rate.
     Two currency names inside arithmetic ("I won 100 dollars, 100*3?") are no such question."""
     codes = {code for _, code in reading.currencies}
-    if not codes:
-        return False
-    return mentions(reading.text, lx.EXCHANGE_WORDS) or (
-        len(codes) >= 2 and not reading.expressions
-    )
+    named_two = len(codes) >= 2 and not reading.expressions
+    return bool(codes) and (named_two or mentions(reading.text, lx.EXCHANGE_WORDS))
 
 
 def handles_currencies(spec: ToolSpec) -> bool:
@@ -410,9 +451,7 @@ def enum_match(options: list[Any], reading: Reading) -> list[Any]:
     lowered = reading.text.lower()
     for option in options:
         spellings = {str(option).lower(), *lx.ENUM_SYNONYMS.get(str(option).lower(), ())}
-        unit = canonical_unit(str(option))
-        if unit:
-            spellings |= set(lx.UNITS[unit])
+        spellings |= set(lx.UNITS.get(canonical_unit(str(option)) or "", ()))
         spellings |= set(lx.CURRENCIES.get(str(option).upper(), ()))
         positions = [p for s in spellings for p in spelling_positions(lowered, s.lower()) if s]
         if positions:
@@ -473,25 +512,19 @@ def direction(role: ParamRole, spans: Sequence[tuple[int, str]], text: str) -> s
     if len(names) == 1:
         return names[0] if source_wanted == bool(numbered) else None
     source = numbered[0] if numbered else 0
-    return (
-        names[source]
-        if source_wanted
-        else next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
-    )
+    if source_wanted:
+        return names[source]
+    return next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
 
 
 def tool_unit(unit: str, schema: dict[str, Any]) -> str:
     """How this tool writes the unit: an enum member, a spelling its description uses, or ours."""
-    for option in enum_values(schema):
-        if canonical_unit(str(option)) == unit:
-            return str(option)
+    options = [str(o) for o in enum_values(schema) if canonical_unit(str(o)) == unit]
     description = str(schema.get("description", "")).lower()
-    for spelling in lx.UNITS[unit]:
-        if (
-            len(spelling) > 1  # "c" would match inside "°C"
-            and spelling.isascii()
-            and spelling.isalpha()
-            and re.search(rf"\b{spelling}\b", description)
-        ):
-            return spelling
-    return unit
+    # One letter ("c") would match inside "°C".
+    spelled = [
+        s
+        for s in lx.UNITS[unit]
+        if len(s) > 1 and s.isascii() and s.isalpha() and re.search(rf"\b{s}\b", description)
+    ]
+    return (options or spelled or [unit])[0]

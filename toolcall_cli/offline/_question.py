@@ -17,7 +17,7 @@ from toolcall_cli.offline._arithmetic import (
     without_separators,
 )
 from toolcall_cli.offline._places import find_places, tool_terms
-from toolcall_cli.offline._words import concepts_in, english_words, spelling_positions
+from toolcall_cli.offline._words import concepts_in, english_words, mentions, spelling_positions
 
 _NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?")
 _TICKER_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])")
@@ -87,14 +87,8 @@ def find_extremes(text: str) -> tuple[str, ...]:
 
 def find_tickers(text: str) -> tuple[str, ...]:
     found = [t for t in _TICKER_RE.findall(text) if t not in _NOT_TICKERS and len(t) >= 2]
-    lowered = text.lower()
-    words = english_words(text)
-    for company, ticker in lx.TICKERS.items():
-        if (
-            company in lowered if lx.has_cjk(company) else company in words
-        ) and ticker not in found:
-            found.append(ticker)
-    return tuple(found)
+    named = [t for name, t in lx.TICKERS.items() if mentions(text, (name,)) and t not in found]
+    return (*found, *dict.fromkeys(named))
 
 
 def find_currencies(text: str) -> tuple[tuple[int, str], ...]:

@@ -73,9 +73,8 @@ def apply_suggestion(arguments: dict[str, Any], error: str, spec: ToolSpec) -> d
 
 
 def closest_key(strings: dict[str, str], suggestion: str) -> str | None:
-    if not strings:
-        return None
-    return max(strings, key=lambda k: difflib.SequenceMatcher(None, strings[k], suggestion).ratio())
+    ratios = {k: difflib.SequenceMatcher(None, v, suggestion).ratio() for k, v in strings.items()}
+    return max(ratios, key=ratios.__getitem__, default=None)
 
 
 def drop_unexpected(arguments: dict[str, Any], error: str, spec: ToolSpec) -> dict[str, Any]:
@@ -142,13 +141,9 @@ def add_missing(
     ]
     if not absent:
         return arguments
-    filled = dict(arguments)
     fresh = fill_tool(spec, reading).calls
     source = next((c for c in fresh if key and c.arguments.get(key[0]) == key[1]), fresh[0])
-    for name in dict.fromkeys(absent):
-        if name in source.arguments:
-            filled[name] = source.arguments[name]
-    return filled
+    return {**arguments, **{n: source.arguments[n] for n in absent if n in source.arguments}}
 
 
 def retry_allowed(fixed: PlannedCall, failed: Exchange, history: Sequence[Exchange]) -> bool:

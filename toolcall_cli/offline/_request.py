@@ -12,15 +12,15 @@ from typing import Any, Literal
 import json_repair
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.offline._dependencies import (
-    DependencyFormat,
-    decode,
-    from_prompt,
-    from_schemas,
-    links,
-    resolved,
-    without_reserved,
-)
+from toolcall_cli.offline._words import properties
+
+# The --dag syntax, written as the --dag prompt and the reserved schema arguments teach it: a call
+# names itself and lists the calls it waits for beside its name and arguments (text) or among its
+# arguments (native), and `{{name.field}}` stands for a field of a result. The model's own
+# literals, as any model would write after reading that prompt (it knows only the request).
+ID_KEY, DEPENDS_KEY = "id", "depends_on"
+RESERVED_ID, RESERVED_DEPENDS = "_id", "_depends_on"
+_PLACEHOLDER_RE = re.compile(r"\{\{(?P<ref>[\w-]+)\.(?P<field>\w+)\}\}")
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,9 @@ class CallFormat:
     shape: Shape = "text"
     open_tag: str = "<tool_call>"
     close_tag: str = "</tool_call>"
-    dependencies: DependencyFormat | None = None
-    """How one call may use another's result, when the request offers it (--dag)."""
+    dag: bool = False
+    """The request offers calls that wait for another's result (--dag): its prompt's example
+    calls carry an id and a depends_on (text), or its tools the reserved arguments (native)."""
     answer_tool: str | None = None
     """A native request that requires a call (`tool_choice: "required"`) and offers a tool to
     answer through (`final_answer`): the answer is written as a call to it."""
@@ -155,12 +156,14 @@ def call_format(body: dict[str, Any]) -> CallFormat:
     prompt = system_text(body)
     example = _EXAMPLE_CALL_RE.search(prompt)
     tags = (f"<{example[1]}>", f"</{example[1]}>") if example else ("<tool_call>", "</tool_call>")
-    dependencies = None
     if shape == "native":
-        dependencies = from_schemas(native_tools(body))
-    elif shape == "text":
-        dependencies = from_prompt(prompt, *tags)
-    return CallFormat(shape, *tags, dependencies, required_answer_tool(body))
+        dag = any(RESERVED_ID in properties(t) for t in native_tools(body))
+    else:
+        examples = re.findall(re.escape(tags[0]) + r"(.*?)" + re.escape(tags[1]), prompt, re.S)
+        dag = shape == "text" and any(
+            isinstance(e, dict) and ID_KEY in e and DEPENDS_KEY in e for e in map(decode, examples)
+        )
+    return CallFormat(shape, *tags, dag, required_answer_tool(body))
 
 
 ANSWER_TOOL = "final_answer"
@@ -185,17 +188,20 @@ def message_text(message: dict[str, Any]) -> str:
 
 
 def read_tools(body: dict[str, Any], fmt: CallFormat) -> tuple[ToolSpec, ...]:
-    shape = fmt.shape
     prompt_tools = tools_from_prompt(system_text(body))
-    if shape == "native":
-        return tuple(
-            ToolSpec(t.name, t.description, without_reserved(t.parameters, fmt.dependencies))
-            for t in native_tools(body)
-        )
-    if shape == "json":
+    if fmt.shape == "native":
+        return tuple(without_reserved(t) if fmt.dag else t for t in native_tools(body))
+    if fmt.shape == "json":
         described = {t.name: t.description for t in prompt_tools}
         return tools_from_schema(body.get("response_format", {}), described)
     return prompt_tools
+
+
+def without_reserved(spec: ToolSpec) -> ToolSpec:
+    """A tool as the model plans with it: the reserved arguments are about the calls, not it."""
+    reserved = (RESERVED_ID, RESERVED_DEPENDS)
+    kept = {k: v for k, v in properties(spec).items() if k not in reserved}
+    return ToolSpec(spec.name, spec.description, {**spec.parameters, "properties": kept})
 
 
 def system_text(body: dict[str, Any]) -> str:
@@ -255,16 +261,10 @@ def tool_from_section(section: str) -> ToolSpec:
     description, _, params = rest.partition("\nParameters:")
     if not params and rest.startswith("Parameters:"):
         description, params = "", rest[len("Parameters:") :]
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for line in params.strip().splitlines():
-        found = _PARAM_RE.match(line.strip())
-        if not found:
-            continue
-        properties[found["name"]] = parameter_schema(found)
-        if found["need"] == "required":
-            required.append(found["name"])
-    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    found = [m for line in params.strip().splitlines() if (m := _PARAM_RE.match(line.strip()))]
+    props = {m["name"]: parameter_schema(m) for m in found}
+    required = [m["name"] for m in found if m["need"] == "required"]
+    parameters: dict[str, Any] = {"type": "object", "properties": props, "required": required}
     description = "" if description.strip() == "(no description)" else description.strip()
     return ToolSpec(name.strip(), description, parameters)
 
@@ -304,9 +304,8 @@ def replies_since_question(body: dict[str, Any]) -> int:
     model can read back, this also counts a reply whose call could not be parsed."""
     count = 0
     for message in around_question(body)[2]:
-        compacted = (
-            _COMPACTED_RE.match(message_text(message)) if is_summary_message(message) else None
-        )
+        summary = is_summary_message(message)
+        compacted = _COMPACTED_RE.match(message_text(message)) if summary else None
         count += int(compacted.group(1)) if compacted else message.get("role") == "assistant"
     return count
 
@@ -317,11 +316,7 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     # The answer tool is how to answer, not a tool that finds anything out.
     tools = tuple(t for t in read_tools(body, fmt) if t.name != fmt.answer_tool)
     return Conversation(
-        question,
-        tools,
-        read_turns(after, fmt),
-        earlier_questions(before, fmt),
-        fmt,
+        question, tools, read_turns(after, fmt), earlier_questions(before, fmt), fmt
     )
 
 
@@ -389,20 +384,11 @@ class _Turn:
         self.results[candidates[0]] = content
 
     def exchanges(self, fmt: CallFormat) -> tuple[Exchange, ...]:
-        calls = [call for _, call in self.calls]
-        if fmt.dependencies is not None:
-            calls = self.resolved(calls, fmt.dependencies)
-        return tuple(Exchange(call, self.results.get(i)) for i, call in enumerate(calls))
-
-    def resolved(self, calls: list[PlannedCall], fmt: DependencyFormat) -> list[PlannedCall]:
-        """The calls as they ran: a placeholder stands for the value its call returned."""
-        ran = [Exchange(call, self.results.get(i)) for i, call in enumerate(calls)]
+        ran = [Exchange(call, self.results.get(i)) for i, (_, call) in enumerate(self.calls)]
+        if not fmt.dag:
+            return tuple(ran)
         results = {e.call.ref: e.result or "" for e in ran if e.call.ref and not e.failed}
-        filled = [(call, resolved(call.arguments, results, fmt)) for call in calls]
-        return [
-            replace(call, skipped=True) if arguments is None else replace(call, arguments=arguments)
-            for call, arguments in filled
-        ]
+        return tuple(replace(e, call=as_run(e.call, results)) for e in ran)
 
 
 _SUMMARY_LINE_RE = re.compile(r"^- (?P<name>[^\s(]+)\((?P<args>.*)\) -> (?P<result>.*)$")
@@ -414,7 +400,7 @@ def summary_turn(text: str) -> _Turn:
     for line in text.splitlines():
         found = _SUMMARY_LINE_RE.match(line)
         if found:
-            call = PlannedCall(found["name"], as_arguments(decode_object(found["args"])))
+            call = PlannedCall(found["name"], as_arguments(read_object(found["args"])[0]))
             turn.calls.append(("", call))
             turn.results[len(turn.calls) - 1] = found["result"]
     return turn
@@ -444,20 +430,21 @@ _FENCED_RE = re.compile(r"```(?:json)?\s*\n(\{.*?\})\s*\n```", re.S)
 
 
 def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str, PlannedCall]]:
-    deps = fmt.dependencies
+    # With --dag a call's own name and what it waits for are among its arguments (native) or
+    # beside them (text).
     if isinstance(message.get("tool_calls"), list):
-        return [native_call(c, deps) for c in message["tool_calls"] if isinstance(c, dict)]
+        dag = fmt.dag and fmt.shape == "native"
+        return [native_call(c, dag) for c in message["tool_calls"] if isinstance(c, dict)]
     text = message_text(message)
     segments = [part.split(fmt.close_tag, 1)[0] for part in text.split(fmt.open_tag)[1:]]
     if not segments:  # calls it wrote as ```json blocks, as chat-tuned models do
         segments = _FENCED_RE.findall(text)
     read = map(read_object, [text] if fmt.shape == "json" else segments)
-    return [("", call_from_payload(p, deps, garbled=g)) for p, g in read if p and "name" in p]
+    dag = fmt.dag and fmt.shape == "text"
+    return [("", call_from_payload(p, dag, garbled=g)) for p, g in read if p and "name" in p]
 
 
-def native_call(
-    entry: dict[str, Any], deps: DependencyFormat | None = None
-) -> tuple[str, PlannedCall]:
+def native_call(entry: dict[str, Any], dag: bool = False) -> tuple[str, PlannedCall]:
     found = entry.get("function")
     function: dict[str, Any] = found if isinstance(found, dict) else {}
     arguments = function.get("arguments")
@@ -465,29 +452,60 @@ def native_call(
     garbled = repaired and bool(str(arguments).strip())
     call = PlannedCall(str(function.get("name") or ""), as_arguments(decoded), garbled=garbled)
     call_id = str(entry.get("id") or "")
-    if deps is None or not deps.reserved:
+    if not dag:
         return call_id, call
-    reserved = {deps.id_key, deps.depends_key}
+    reserved = (RESERVED_ID, RESERVED_DEPENDS)
     arguments = {k: v for k, v in call.arguments.items() if k not in reserved}
-    return call_id, replace(call, arguments=arguments, **links(call.arguments, deps))
+    return call_id, replace(call, arguments=arguments, **linked(call.arguments, *reserved))
 
 
 def call_from_payload(
-    payload: dict[str, Any], deps: DependencyFormat | None = None, *, garbled: bool = False
+    payload: dict[str, Any], dag: bool = False, *, garbled: bool = False
 ) -> PlannedCall:
     arguments = payload.get("arguments", payload.get("parameters"))
     if isinstance(arguments, str):
-        arguments = decode_object(arguments)
+        arguments = read_object(arguments)[0]
     call = PlannedCall(str(payload["name"]), as_arguments(arguments), garbled=garbled)
-    return call if deps is None or deps.reserved else replace(call, **links(payload, deps))
+    return replace(call, **linked(payload, ID_KEY, DEPENDS_KEY)) if dag else call
+
+
+def linked(fields: dict[str, Any], id_key: str, depends_key: str) -> dict[str, Any]:
+    """A call's own name and the calls it waits for, as its payload or its reserved arguments
+    give them (the `ref` and `depends_on` of a planned call)."""
+    ref, waits = fields.get(id_key), fields.get(depends_key)
+    items = waits if isinstance(waits, list) else [] if waits is None else [waits]
+    return {
+        "ref": str(ref) if isinstance(ref, (str, int)) and str(ref).strip() else None,
+        "depends_on": tuple(dict.fromkeys(str(item) for item in items)),
+    }
+
+
+def as_run(call: PlannedCall, results: dict[str, str]) -> PlannedCall:
+    """The call as the engine ran it (--dag): each placeholder it wrote, a whole argument, put in
+    from the field of the result it names; skipped when one cannot be (that call failed or its
+    result holds no such field)."""
+    arguments = dict(call.arguments)
+    for name, value in call.arguments.items():
+        found = _PLACEHOLDER_RE.fullmatch(value) if isinstance(value, str) else None
+        if found is None:
+            continue
+        data = decode(results.get(found["ref"], ""))
+        if not isinstance(data, dict) or found["field"] not in data:
+            return replace(call, skipped=True)
+        arguments[name] = data[found["field"]]
+    return replace(call, arguments=arguments)
 
 
 def as_arguments(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
 
-def decode_object(text: str) -> dict[str, Any] | None:
-    return read_object(text)[0]
+def decode(content: str) -> Any:
+    """A JSON value, or the text itself when it is not JSON."""
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content
 
 
 def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:

@@ -41,13 +41,10 @@ def concepts_in(text: str, words: set[str]) -> Iterable[str]:
 def mentions(text: str, phrases: Iterable[str]) -> bool:
     lowered = text.lower()
     words = english_words(text)
-    for phrase in phrases:
-        if lx.has_cjk(phrase) or " " in phrase:
-            if phrase in lowered:
-                return True
-        elif phrase in words:
-            return True
-    return False
+    return any(
+        phrase in lowered if lx.has_cjk(phrase) or " " in phrase else phrase in words
+        for phrase in phrases
+    )
 
 
 def spelling_positions(lowered: str, spelling: str) -> list[int]:
@@ -67,12 +64,8 @@ _UNIT_LETTERS = {"c": "celsius", "f": "fahrenheit", "k": "kelvin"}
 def canonical_unit(word: str) -> str | None:
     """The canonical unit a word names; single letters count here (enum members like "C")."""
     lowered = word.strip().lower()
-    if lowered in _UNIT_LETTERS:
-        return _UNIT_LETTERS[lowered]
-    for unit, names in lx.UNITS.items():
-        if lowered in names:
-            return unit
-    return None
+    known = (unit for unit, names in lx.UNITS.items() if lowered in names)
+    return _UNIT_LETTERS.get(lowered) or next(known, None)
 
 
 def is_number(value: Any) -> bool:
