@@ -197,6 +197,9 @@ def is_correct(answer: str, expected: Expected) -> bool:
 
 _ENGINE_NOTES = (
     "[toolcall]",
+    "was not an answer",
+    "note instead of answering",
+    "note instead of",
     "the last 3 rounds",
     "rounds of tool calls made no progress",
     "i already called",
@@ -243,6 +246,8 @@ def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
     folded = text.casefold()
     if any(note in folded for note in _ENGINE_NOTES):
         return "echoed engine note"
+    if folded.startswith("error"):
+        return "echoed tool error"
     bare = text.strip("`'\" .。")
     if bare in set(tool_names) or re.fullmatch(r"call_\d+_\d+", bare):
         return "bare tool name"

@@ -111,6 +111,11 @@ def test_a_city_answer_matches_in_either_language() -> None:
         ("call_1_0", "bare tool name"),
         ("[toolcall] The last 3 rounds of tool calls made no progress", "echoed engine note"),
         ("I already called get_weather with these arguments.", "echoed engine note"),
+        (
+            "That was not an answer. It repeats the toolcall's note instead of answering.",
+            "echoed engine note",
+        ),
+        ("Error: The country 'MOSCOW' is not known in this dataset.", "echoed tool error"),
         ("It is 17°C in Paris tomorrow.", None),
         ('{"city": "Paris", "high_c": 17}', None),
     ],

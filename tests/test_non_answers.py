@@ -316,3 +316,46 @@ def test_a_tools_error_repeated_as_the_answer_is_not_an_answer(
     events, model, _ = play([first, error, "Beijing is sunny."], registry, strategy)
     assert [a.text for a in of(events, FinalAnswer)] == ["Beijing is sunny."]
     assert "repeats a tool's error" in json.dumps(model.requests[2]["messages"][-1])
+
+
+NOT_AN_ANSWER_NOTE = (
+    "[toolcall] That was not an answer: it repeats toolcall's note instead of answering. "
+    "Answer the question in words, or call a tool."
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [  # both came back from Qwen2.5-0.5B after such a note, and ended runs as answers
+        "That was not an answer. It repeats the toolcall's note instead of answering.",
+        "The last tool call was not an answer; it repeats the tool call's note instead of",
+    ],
+)
+def test_a_note_said_back_in_other_words_is_not_an_answer(reply: str) -> None:
+    notes = [
+        NOT_AN_ANSWER_NOTE,
+        "[toolcall] The last 3 rounds of tool calls made no progress (they failed, or repeated "
+        "earlier calls). Do not call any tool now: answer the question with what you already "
+        "have, and say plainly what could not be found out.",
+    ]
+    verdict = judge(reply, question="巴西的首都是哪里？", tools=(), call_ids=(), notes=notes)
+    assert verdict is not None and "note" in verdict.why
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I could not find out.",
+        "The capital of Brazil is Brasília; the note said to answer in words.",
+        "It was not sunny: the tool says rain in Tokyo tomorrow, high 20 °C.",
+    ],
+)
+def test_an_answer_sharing_some_words_with_a_note_stays_an_answer(reply: str) -> None:
+    assert judge(reply, question="q?", tools=(), call_ids=(), notes=[NOT_AN_ANSWER_NOTE]) is None
+
+
+def test_a_tools_error_said_back_in_other_words_is_not_an_answer() -> None:
+    error = "Error: ValueError: unknown country 'MOSCOW'. Known: China, Japan, Brazil."
+    reply = "Error: unknown country MOSCOW, known China Japan Brazil"
+    verdict = judge(reply, question="q?", tools=(), call_ids=(), notes=(), errors=[error])
+    assert verdict is not None and "error" in verdict.why

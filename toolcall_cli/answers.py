@@ -15,6 +15,13 @@ from toolcall_cli.strategies.content_calls import looks_like_call_json
 ECHO_WORDS = 8
 """A run of this many words of an engine note, found in a reply, is an echo of the note (the
 notes are instructions; no answer needs to repeat eight of their words in a row)."""
+PARAPHRASE_WORDS = 6
+"""A reply this long or longer, made (nearly) only of words toolcall's notes or a tool's errors
+hold, says those back in other words: "That was not an answer. It repeats the toolcall's note
+instead of answering." came back from Qwen2.5-0.5B, ending a run as if it answered."""
+PARAPHRASE_SHARE = 0.85
+FILLERS = frozenset({"the", "a", "an", "s", "this", "that", "is", "was"})
+"""Words a paraphrase adds or drops without changing what it repeats."""
 MIN_QUESTION_CHARS = 6
 """A question shorter than this ("hi") may rightly be answered with itself."""
 _NON_WORD = re.compile(r"\W+")
@@ -73,9 +80,15 @@ def judge(
         )
     if bare in call_ids:
         return NotAnAnswer(f"it is only `{bare}`, the id of an earlier call")
-    if stripped.startswith(ENGINE_NOTE_PREFIX) or echoes_a_note(stripped, notes):
+    if (
+        stripped.startswith(ENGINE_NOTE_PREFIX)
+        or echoes_a_note(stripped, notes)
+        or said_again(stripped, notes)
+    ):
         return NotAnAnswer("it repeats toolcall's note instead of answering")
-    if stripped.startswith("Error:") and any(stripped in error for error in errors):
+    if stripped.startswith("Error") and (
+        any(stripped in error for error in errors) or said_again(stripped, errors)
+    ):
         return NotAnAnswer("it repeats a tool's error instead of answering")
     if echoes(stripped, question):
         return NotAnAnswer("it repeats the question")
@@ -104,6 +117,17 @@ def echoes_a_note(text: str, notes: Sequence[str]) -> bool:
             if f" {' '.join(note_words[start : start + ECHO_WORDS])} " in said:
                 return True
     return False
+
+
+def said_again(text: str, sources: Sequence[str]) -> bool:
+    """`text` is (nearly) all words of `sources`, reworded: a note or an error said back.
+    Short replies are left alone ("I could not find out."), and so is any reply with a word of
+    its own past the share (a figure, a city)."""
+    said = [w for w in words(text) if w not in FILLERS]
+    if len(said) < PARAPHRASE_WORDS:
+        return False
+    known = {w for source in sources for w in words(source)}
+    return sum(w in known for w in said) >= PARAPHRASE_SHARE * len(said)
 
 
 def echoes(text: str, question: str) -> bool:
