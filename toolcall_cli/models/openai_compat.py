@@ -129,8 +129,8 @@ class OpenAICompatModel:
         return self._window
 
     def server_kind(self) -> str | None:
-        """ "llama.cpp" when the server answered /props as llama-server does, else None; learnt
-        by the same one probe as the context window."""
+        """The kind of server: "llama.cpp" when it answered /props as llama-server does, else
+        None. Learnt by the same one probe as the context window."""
         self.context_window()
         return self._server
 
