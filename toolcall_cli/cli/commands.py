@@ -585,10 +585,15 @@ def faults_command() -> None:
         typer.echo(f"{name:<{width}}  {description}")
 
 
-@app.command()
+@app.command(context_settings={"ignore_unknown_options": True})
 def doctor(
     trace: Annotated[
-        Path | None, typer.Argument(help="A trace file (default: the latest trace).")
+        str | None,
+        typer.Argument(
+            metavar="ID|FILE|-N",
+            help="A trace id (or the start of one), a trace file, or -N for the Nth latest "
+            "(default: the latest trace).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object, for machines.")] = False,
 ) -> None:
@@ -597,22 +602,16 @@ def doctor(
 
     Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
     """
-    from toolcall_cli.doctor import (
-        TraceUnreadable,
-        as_record,
-        diagnose,
-        latest_trace,
-        read_trace_file,
-        traces_dir,
-    )
+    from toolcall_cli.doctor import as_record, diagnose
     from toolcall_cli.render.doctor import print_diagnosis
+    from toolcall_cli.trace import TraceError, read_trace
+    from toolcall_cli.trace.files import find_trace, trace_dir
 
-    path = trace or latest_trace()
-    if path is None:
-        fail(f"no trace found in {traces_dir()}; give a trace file")
+    if trace is not None and trace.startswith("--"):  # let through only for -N
+        fail(f"no such option: {trace} (see `toolcall doctor --help`)")
     try:
-        diagnosis = diagnose(read_trace_file(path))
-    except TraceUnreadable as error:
+        diagnosis = diagnose(read_trace(find_trace(trace, trace_dir())))
+    except TraceError as error:
         fail(str(error))
     if as_json:
         typer.echo(strictjson.dumps(as_record(diagnosis), indent=2))
