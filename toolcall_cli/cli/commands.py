@@ -431,9 +431,11 @@ def compare(
             exists=True,
             file_okay=False,
             dir_okay=True,
-            help="Write each run's trace into this directory (one file per strategy and seed).",
+            help="Write each run's trace into this directory (one file per strategy and seed) "
+            "instead of the trace directory (`toolcall trace list`).",
         ),
     ] = None,
+    no_trace: NoTraceOpt = False,
 ) -> None:
     """Answer one question under every strategy, quietly, and compare them in one table.
 
@@ -441,6 +443,7 @@ def compare(
     tool calls, parse errors, errors recovered, the time to the first tool start, wall time,
     tokens, stop reason and the answer. Errors recovered are the parse errors and tool errors of
     a run that went on to answer (stop reason answered). --repeat N gives rates per strategy.
+    Each run writes a trace, as `toolcall run` does (--trace-dir, --no-trace).
     Exit 0 when it ran, whatever each strategy did; 2 on a usage error.
     """
     from toolcall_cli.cli.assemble import resolve_settings
@@ -452,6 +455,7 @@ def compare(
         run_all,
         trace_stamp,
     )
+    from toolcall_cli.cli.tracing import choose_trace_dir
     from toolcall_cli.cli.variants import all_variants
     from toolcall_cli.loop import deny_all
 
@@ -490,7 +494,7 @@ def compare(
         variants=all_variants(stream_mode),
         seeds=tuple(settings.choice.seed + k for k in range(repeat)),
         approve=(lambda call, tool: "yes") if yes else deny_all,
-        trace_dir=trace_dir,
+        traces=choose_trace_dir(trace_dir, no_trace, settings.config),
         stamp=trace_stamp(),
     )
     with progress_line(plan) as starting:

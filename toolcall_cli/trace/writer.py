@@ -24,6 +24,8 @@ VERSION = 1
 guessing."""
 
 InterruptReason = Literal["ctrl-c", "crash", "broken-pipe"]
+Command = Literal["run", "chat", "compare", "replay"]
+"""The command a trace was written by, as its header says."""
 
 SHORTEST_SECRET = 4
 """Shorter credentials are not searched for in a trace's text: masking every "1" would ruin the
@@ -127,7 +129,7 @@ def session_secrets(api_key: str | None, base_url: str | None) -> list[str]:
 
 
 def trace_header(
-    command: Literal["run", "chat"], settings: dict[str, Any], tools: Iterable[Tool]
+    command: Command, settings: dict[str, Any], tools: Iterable[Tool]
 ) -> dict[str, Any]:
     """The first line: what made the run (version, settings, the tools as the model saw them
     and where they came from), so a trace can be read, replayed and diagnosed on its own."""
