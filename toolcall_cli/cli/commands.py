@@ -75,7 +75,13 @@ from toolcall_cli.cli.options import (
     YesOpt,
     fault_names,
 )
-from toolcall_cli.cli.running import RunTrace, pipe_console, render_run, show_trace_path
+from toolcall_cli.cli.running import (
+    RunTrace,
+    pipe_console,
+    render_run,
+    script_mismatch_code,
+    show_trace_path,
+)
 from toolcall_cli.cli.tracing import choose_trace, start_trace
 from toolcall_cli.config import (
     ConfigError,
@@ -86,6 +92,7 @@ from toolcall_cli.config import (
     resolve_limits,
 )
 from toolcall_cli.models.base import Model
+from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.private_files import PathProblem
 from toolcall_cli.render import RenderMode
 from toolcall_cli.tools.registry import ToolRegistry
@@ -155,7 +162,10 @@ def run(
     try:
         target = choose_trace(trace, no_trace, assembled)
         run_trace = start_trace(target, "run", assembled)
-        code = render_run(session.ask(question), mode, run_trace, session.approve, show_request)
+        played = scripted_model(session.model)
+        code = render_run(
+            session.ask(question), mode, run_trace, session.approve, show_request, played
+        )
     finally:
         session.close()
     if target.default and run_trace.path is not None and code != EXIT_USAGE:
@@ -254,7 +264,8 @@ def chat_session(
     if show_path and run_trace.path is not None:
         show_trace_path(run_trace.path, mode)
     try:
-        return repl.loop()
+        code = repl.loop()
+        return script_mismatch_code(code) if repl.script_mismatch else code
     except KeyboardInterrupt:
         run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", None)
         raise

@@ -15,6 +15,7 @@ from typing import IO, Any, Literal
 from toolcall_cli import __version__, strictjson
 from toolcall_cli.events import Event, event_record
 from toolcall_cli.keys import url_secrets
+from toolcall_cli.models.scripted import ScriptEnd
 from toolcall_cli.private_files import open_private
 from toolcall_cli.tools.registry import Tool
 
@@ -85,6 +86,11 @@ class TraceWriter:
     def interrupted(self, reason: InterruptReason, detail: str) -> None:
         """The last line of a trace cut short, after the run's final `run_finished`."""
         self._line({"kind": "interrupted", "reason": reason, "detail": detail, "t": self.elapsed()})
+
+    def script_end(self, end: ScriptEnd) -> None:
+        """Where the scripted model's script and the run stopped lining up."""
+        record = {"kind": end.kind, "message": end.message, "replies": end.replies}
+        self._line({**record, "requests": end.requests, "t": self.elapsed()})
 
     def elapsed(self) -> float:
         """Seconds since the trace was opened, to the millisecond."""
