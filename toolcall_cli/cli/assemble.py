@@ -259,11 +259,14 @@ class Assembled:
     """The resolved settings as a trace's header records them: no key, the URL masked."""
 
 
-def build_session(options: SessionOptions) -> Assembled:
+def build_session(options: SessionOptions, system_prompt: str | None = None) -> Assembled:
+    """The session the options call for. `system_prompt`: the text that replaces the
+    strategy's system prompt where --system-prompt names no file (replay's recorded one)."""
     resolved = resolve_settings(options)
     options, choice, strategy_name = resolved.options, resolved.choice, resolved.strategy_name
     sampling = resolved.sampling
-    system_prompt = read_system_prompt(options.system_prompt)
+    if options.system_prompt is not None:
+        system_prompt = read_system_prompt(options.system_prompt)
     try:
         model = make_model(choice, options.pace)
     except ModelConfigError as error:

@@ -46,9 +46,12 @@ def choose_trace(flag: Path | None, no_trace: bool, assembled: Assembled) -> Tra
     return TraceChoice(path, default=True)
 
 
-def start_trace(choice: TraceChoice, command: Command, assembled: Assembled) -> RunTrace:
+def start_trace(
+    choice: TraceChoice, command: Command, assembled: Assembled, replay_of: Path | None = None
+) -> RunTrace:
     """The chosen trace, opened with its header written; a file --trace names that cannot be
-    written is a usage error before anything runs."""
+    written is a usage error before anything runs. `replay_of`: the trace a replay asks again,
+    named in the header."""
     if choice.path is None:
         return RunTrace()
     from toolcall_cli.trace import trace_header
@@ -56,6 +59,8 @@ def start_trace(choice: TraceChoice, command: Command, assembled: Assembled) -> 
 
     session = assembled.session
     header = trace_header(command, assembled.settings, session.registry)
+    if replay_of is not None:
+        header["replay_of"] = str(replay_of)
     secrets = session_secrets(assembled.choice.api_key, assembled.choice.base_url)
     return open_trace(choice.path, header, secrets, asked=not choice.default)
 
