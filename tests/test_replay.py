@@ -239,12 +239,17 @@ def test_the_script_left_unused_is_a_difference(tmp_path: Path) -> None:
                   "--no-final-answer")  # fmt: skip
     assert done.returncode == 5
     assert "≠ the script ended with 3 replies of 4 never asked for" in done.stdout
-    # Iterations 2 to 4 never happened: their calls and results, the count, stop and answer.
-    assert "differs from the recording in 8 places: " in done.stdout.splitlines()[-1]
+    # Iterations 2 to 4 never happened (their calls, and results where there were any), and
+    # the count, the stop reason and the answer differ.
+    assert "differs from the recording in 9 places: " in done.stdout.splitlines()[-1]
+    assert "  iteration 4  (only the recording got this far)" in done.stdout.splitlines()
+    assert "        + (not reached)" in done.stdout.splitlines()
     _, data = replay_json(tmp_path, str(recorded), "--model", "scripted", "--max-iterations",
                           "1", "--no-final-answer", "--no-trace")  # fmt: skip
     assert data["notes"] == ["the script ended with 3 replies of 4 never asked for"]
-    assert data["differences"] == 8
+    assert data["differences"] == 9
+    calls = [i for i in items(data) if i["what"] == "calls"]
+    assert [i["reached"]["replayed"] for i in calls] == [True, False, False, False]
     [written] = trace_files(trace_dir())
     assert read_trace(written).records[-2]["kind"] == "script_unused"
 
@@ -289,6 +294,28 @@ def test_a_served_run_replayed_against_its_server(tmp_path: Path) -> None:
     assert (answer["recorded"], answer["replayed"]) == (["63"], ["It is 63."])
     tokens = next(i for i in items(data) if i["what"] == "tokens")
     assert (tokens["recorded"], tokens["replayed"]) == (["118"], ["122"])
+
+
+def test_another_model_at_the_recorded_endpoint_or_another_endpoint(tmp_path: Path) -> None:
+    def answers() -> list[Answer]:
+        return [Answer(json_body=completion(CALL)), Answer(json_body=completion("63"))]
+
+    with FakeOpenAI() as first, FakeOpenAI() as second:
+        recorded = tmp_path / "recorded.jsonl"
+        first.answers += answers()
+        toolcall(
+            "run", SUM, "--model", "qwen-test", "--base-url", first.base_url,
+            "--trace", str(recorded), "-q", cwd=tmp_path,
+        )  # fmt: skip
+        first.answers += answers()  # --model alone: the recorded endpoint, another model
+        code, _ = replay_json(tmp_path, str(recorded), "--model", "qwen-next", "--no-trace")
+        assert code == 0 and [r["model"] for r in first.requests[2:]] == ["qwen-next"] * 2
+        second.answers += answers()  # --base-url: that endpoint, none of the recorded one's
+        code, data = replay_json(tmp_path, str(recorded), "--base-url", second.base_url)
+        assert code == 0 and len(first.requests) == 4
+        assert [r["model"] for r in second.requests] == ["qwen-test"] * 2
+    settings = (read_trace(Path(data["replay_trace"])).header or {})["settings"]
+    assert settings["base_url"] == second.base_url and settings["profile"] is None
 
 
 # --- what the recording cannot give, and a replay cut short -------------------------------------

@@ -265,6 +265,8 @@ def with_recorded(
         chosen["faults"] = flags.get("faults")
     if model in LOCAL_MODELS and "base_url" not in given:
         chosen["base_url"] = flags.get("base_url")
+    if given & {"base_url", "profile"}:  # another endpoint: none of the recorded one's settings
+        chosen["base_url"], chosen["profile"] = flags.get("base_url"), flags.get("profile")
     if model == "scripted" and "script" not in given:
         chosen["script"] = path  # the trace's own replies, played back as they were sent
     return chosen

@@ -306,7 +306,7 @@ def load_script(script: Path | None) -> ScriptedModel:
     """The scripted model for `--script FILE`; a script that cannot be used is a usage error."""
     if script is None:
         raise ModelConfigError(
-            "--model scripted needs --script FILE (a JSON list or JSONL of replies)"
+            "--model scripted needs --script FILE (a JSON list or JSONL of replies, or a trace)"
         )
     try:
         model = ScriptedModel.from_file(script)

@@ -61,7 +61,11 @@ def print_question(question: QuestionDiff, console: Console) -> None:
     for item in question.items:
         if item.iteration is not None and item.iteration != iteration:
             iteration = item.iteration
-            console.print(Text(f"  iteration {iteration}", style="bold"))
+            heading = Text(f"  iteration {iteration}", style="bold")
+            if not all(item.reached):
+                only = "the recording" if item.reached[0] else "the replay"
+                heading.append(f"  (only {only} got this far)", style="yellow")
+            console.print(heading)
         indent = "    " if item.iteration is not None else "  "
         for line in compared_lines(item, indent):
             console.print(line)
@@ -76,25 +80,27 @@ def compared_lines(item: Compared, indent: str) -> Iterator[Text]:
         yield Text(f"{indent}{SHOWN} {label} {shown}  (not compared)", style="dim")
         return
     if item.same:
-        first, *rest = item.recorded or ("(none)",)
+        first, *rest = item.recorded or (nothing(item, 0),)
         yield Text.assemble((f"{indent}{SAME} ", "green"), f"{label} {cut(first)}")
         pad = " " * (len(indent) + 2 + LABEL_WIDTH + 1)
         for line in rest:
             yield Text(f"{pad}{cut(line)}")
         return
     yield Text.assemble((f"{indent}{DIFFERENT} ", "red bold"), label.rstrip())
-    for mark, line in diff_lines(item.recorded, item.replayed):
+    recorded = item.recorded or (nothing(item, 0),)
+    replayed = item.replayed or (nothing(item, 1),)
+    for mark, line in diff_lines(recorded, replayed):
         style = {"-": "red", "+": "green"}.get(mark, "")
         yield Text(f"{indent}    {mark} {cut(line)}", style=style)
 
 
+def nothing(item: Compared, side: int) -> str:
+    """What an empty side shows: it had none, or it never got to that iteration."""
+    return "(none)" if item.reached[side] else "(not reached)"
+
+
 def diff_lines(recorded: tuple[str, ...], replayed: tuple[str, ...]) -> Iterator[tuple[str, str]]:
-    """The two sides as a diff: ` ` both had it, `-` only the recording, `+` only the replay;
-    `(none)` for a side with nothing at all."""
-    if not recorded or not replayed:
-        yield from (("-", line) for line in recorded or ("(none)",))
-        yield from (("+", line) for line in replayed or ("(none)",))
-        return
+    """The two sides as a diff: ` ` both had it, `-` only the recording, `+` only the replay."""
     matcher = difflib.SequenceMatcher(a=recorded, b=replayed, autojunk=False)
     for tag, a1, a2, b1, b2 in matcher.get_opcodes():
         if tag == "equal":

@@ -6,6 +6,7 @@ with any change to the prompt, and a replay is a check of what the model did, no
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -154,10 +155,14 @@ class Compared:
     """The iteration it belongs to; None for the run as a whole."""
     counted: bool = True
     """False for tokens: shown, never a difference."""
+    reached: tuple[bool, bool] = (True, True)
+    """Whether the recording and the replay got to this iteration at all."""
 
     @property
     def same(self) -> bool:
-        return self.recorded == self.replayed
+        """Both had the same, or both had nothing: a side that never got to the iteration did
+        not do what the other did there, even where that was nothing."""
+        return self.recorded == self.replayed and self.reached[0] == self.reached[1]
 
     @property
     def differs(self) -> bool:
@@ -171,6 +176,7 @@ class Compared:
             "replayed": list(self.replayed),
             "same": self.same,
             "compared": self.counted,
+            "reached": {"recorded": self.reached[0], "replayed": self.reached[1]},
         }
 
 
@@ -193,11 +199,14 @@ def compare_runs(recorded: RunSummary, replayed: RunSummary, number: int) -> Que
         old = _nth(recorded.iterations, index)
         new = _nth(replayed.iterations, index)
         iteration = index + 1
-        items.append(Compared("calls", old.calls, new.calls, iteration))
+        reached = (index < len(recorded.iterations), index < len(replayed.iterations))
+        items.append(Compared("calls", old.calls, new.calls, iteration, reached=reached))
         if old.parse_errors or new.parse_errors:
-            items.append(Compared("parse errors", old.parse_errors, new.parse_errors, iteration))
+            errors = Compared("parse errors", old.parse_errors, new.parse_errors, iteration)
+            items.append(dataclasses.replace(errors, reached=reached))
         if old.results or new.results:
-            items.append(Compared("results", old.results, new.results, iteration))
+            results = Compared("results", old.results, new.results, iteration)
+            items.append(dataclasses.replace(results, reached=reached))
     items += [
         Compared("iterations", (str(recorded.iteration_count),), (str(replayed.iteration_count),)),
         Compared("stop", (recorded.stop_reason,), (replayed.stop_reason,)),
