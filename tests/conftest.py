@@ -92,17 +92,19 @@ def scripts_played_to_the_end(
     """Every ScriptedModel a test makes, directly or through `--model scripted`, must have been
     asked for each of its replies when the test ends: a run that stopped earlier than its script
     expected passes its assertions for the wrong reason. A test about the script itself, which
-    never plays it, is marked `script_not_played`."""
+    never plays it, is marked `script_not_played`; one about telling the user that a run left
+    replies unused, `script_left_unused`."""
     made: list[ScriptedModel] = []
     init = ScriptedModel.__init__
 
-    def tracked(self: ScriptedModel, replies: Sequence[Reply]) -> None:
-        init(self, replies)
+    def tracked(self: ScriptedModel, replies: Sequence[Reply], **more: Any) -> None:
+        init(self, replies, **more)
         made.append(self)
 
     monkeypatch.setattr(ScriptedModel, "__init__", tracked)
     yield
-    if request.node.get_closest_marker("script_not_played") is None:
+    unplayed = ("script_not_played", "script_left_unused")
+    if not any(request.node.get_closest_marker(mark) for mark in unplayed):
         for model in made:
             model.assert_complete()
 

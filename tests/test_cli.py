@@ -162,7 +162,8 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path, args: list[str], n
 def test_iteration_limit_exits_3(tmp_path: Path) -> None:
     script = tmp_path / "loop.jsonl"
     reply = '<tool_call>{"name": "calculate", "arguments": {"expression": "1+%d"}}</tool_call>'
-    # Two replies for two iterations: a third request would fail the run (exit 1) for want of one.
+    # Two replies for two iterations, and no last request at the limit: a third request would
+    # find the script run out (exit 6).
     script.write_text("\n".join(json.dumps(reply % i) for i in range(2)), encoding="utf-8")
     done = toolcall(
         "run",
@@ -173,6 +174,7 @@ def test_iteration_limit_exits_3(tmp_path: Path) -> None:
         str(script),
         "--max-iterations",
         "2",
+        "--no-final-answer",
         cwd=tmp_path,
     )
     assert done.returncode == 3

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai import Answer, FakeOpenAI
 from in_process import toolcall
 from rich.console import Console
 
@@ -22,6 +23,8 @@ from toolcall_cli.events import RunFinished, RunStarted, ToolStarted
 from toolcall_cli.loop import deny_all
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.tools.loader import load_tools, tool_dirs
+from toolcall_cli.trace import read_trace
+from toolcall_cli.trace.files import trace_dir, trace_files
 from toolcall_cli.wire.tokens import estimate_tokens, request_tokens
 
 FLAGS = {
@@ -229,14 +232,100 @@ def test_compare_writes_a_trace_per_strategy_and_seed(tmp_path: Path) -> None:
     shown = compare(tmp_path, ARITHMETIC, "--repeat", "2", "--trace-dir", str(traces))
     files = sorted(traces.iterdir())
     assert len(files) == 10 and sorted(Path(r["trace"]) for r in shown["runs"]) == files
+    assert shown["trace_dir"] == str(traces) and trace_dir().exists() is False
     for run in shown["runs"]:
-        records = [json.loads(line) for line in Path(run["trace"]).read_text().splitlines()]
-        assert records[0]["kind"] == "run_started"
-        assert records[0]["strategy"] == run["label"].split()[0]
-        assert records[0]["sampling"] == {"seed": run["seed"]}
-        assert records[-1]["kind"] == "run_finished"
-        assert records[-1]["iterations"] == run["iterations"]
+        label = run["label"].replace(" ", "-")
+        assert Path(run["trace"]).name.endswith(f"-compare-{label}-seed{run['seed']}.jsonl")
+        trace = read_trace(Path(run["trace"]))
+        assert trace.header is not None and trace.header["command"] == "compare"
+        settings = trace.header["settings"]
+        strategy, _, mode = run["label"].partition(" ")
+        assert (settings["model"], settings["strategy"], settings["seed"]) == (
+            "offline",
+            strategy,
+            run["seed"],
+        )
+        if strategy == "schema":
+            assert settings["schema_mode"] == mode
+        assert settings["sampling"] == {"seed": run["seed"]}
+        assert {tool["name"] for tool in trace.header["tools"]} >= {"calculate", "get_weather"}
+        first, last = trace.records[0], trace.records[-1]
+        assert first["kind"] == "run_started" and first["strategy"] == strategy
+        assert first["sampling"] == {"seed": run["seed"]}
+        assert last["kind"] == "run_finished" and last["iterations"] == run["iterations"]
         assert Path(run["trace"]).stat().st_mode & 0o077 == 0  # owner-only
+
+
+def test_compare_traces_go_to_the_trace_directory_by_default(tmp_path: Path) -> None:
+    done = toolcall("compare", ARITHMETIC, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = trace_files(trace_dir())
+    assert len(written) == 5
+    assert done.stdout.splitlines()[-1] == f"traces: 5 in {trace_dir()} (toolcall trace list)"
+    headers = [read_trace(path).header for path in written]
+    assert [(h or {})["command"] for h in headers] == ["compare"] * 5
+    listed = as_json(toolcall("trace", "list", "--json", cwd=tmp_path))
+    assert sorted((row["strategy"], row["stop_reason"]) for row in listed) == sorted(
+        [("regex", "answered"), ("schema", "answered"), ("schema", "answered"),
+         ("schema", "answered"), ("stream", "answered")]
+    )  # fmt: skip
+    shown = compare(tmp_path, ARITHMETIC)
+    assert shown["trace_dir"] == str(trace_dir())
+    assert {Path(run["trace"]) for run in shown["runs"]} == set(trace_files(trace_dir())) - set(
+        written
+    )
+
+
+def test_compare_traces_are_pruned_as_every_run_s(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[defaults]\ntrace_keep = 3\n", encoding="utf-8")
+    env = {"TOOLCALL_CONFIG": str(config)}
+    done = toolcall("compare", ARITHMETIC, "--json", cwd=tmp_path, env=env)
+    kept = trace_files(trace_dir())
+    assert done.returncode == 0 and len(kept) == 3
+    runs = json.loads(done.stdout)["runs"]
+    assert [Path(run["trace"]) for run in runs[-3:]] == kept  # the newest three
+
+
+@pytest.mark.parametrize(
+    ("flags", "config"), [(["--no-trace"], ""), ([], "[defaults]\ntrace = false\n")]
+)
+def test_compare_without_traces(tmp_path: Path, flags: list[str], config: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(config, encoding="utf-8")
+    done = toolcall("compare", ARITHMETIC, *flags, cwd=tmp_path, env={"TOOLCALL_CONFIG": str(path)})
+    assert done.returncode == 0, done.stderr
+    assert trace_files(trace_dir()) == [] and "traces:" not in done.stdout
+    shown = json.loads(
+        toolcall("compare", ARITHMETIC, "--json", *flags, cwd=tmp_path,
+                 env={"TOOLCALL_CONFIG": str(path)}).stdout
+    )  # fmt: skip
+    assert shown["trace_dir"] is None and {run["trace"] for run in shown["runs"]} == {None}
+
+
+def test_compare_traces_keep_keys_and_url_credentials_out(tmp_path: Path) -> None:
+    key, password = "sk-compare-SECRET-12345", "pw-compare-SECRET-678"
+    with FakeOpenAI() as server:
+        url = server.base_url.replace("http://", f"http://someone:{password}@")
+        server.answers += [
+            Answer(status=400, json_body={"error": {"message": f"bad key {key} for {url}"}})
+            for _ in range(5)
+        ]
+        shown = compare(tmp_path, "hi", "--model", "m", "--base-url", url, "--api-key", key)
+    assert len(server.requests) == 5
+    assert {run["stop_reason"] for run in shown["runs"]} == {"model_failed"}
+    for run in shown["runs"]:
+        text = Path(run["trace"]).read_text(encoding="utf-8")
+        assert key not in text and password not in text
+        assert '"kind": "model_failed"' in text and "bad key ****" in text
+        header = read_trace(Path(run["trace"])).header or {}
+        assert header["settings"]["base_url"].startswith("http://****@127.0.0.1:")
+
+
+def test_compare_trace_dir_and_no_trace_together_are_a_usage_error(tmp_path: Path) -> None:
+    done = toolcall("compare", "hi", "--trace-dir", str(tmp_path), "--no-trace", cwd=tmp_path)
+    assert done.returncode == 2 and "cannot be used together" in done.stderr
+    assert done.stdout == "" and trace_files(trace_dir()) == []
 
 
 @pytest.mark.parametrize(

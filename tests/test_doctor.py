@@ -5,21 +5,14 @@ then damaged on purpose, as a broken proxy or a crash would leave them."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 from in_process import Finished, toolcall
 
-from toolcall_cli import __version__
-from toolcall_cli.events import event_record
-from toolcall_cli.loop import Limits, run
-from toolcall_cli.offline import FAULT_KINDS, OfflineModel, make_faults
-from toolcall_cli.strategies import get_strategy
-from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+from toolcall_cli.offline import FAULT_KINDS, OfflineModel
 from toolcall_cli.wire import ModelRequest
 
 WEATHER = "北京今天适合穿短袖吗？"
@@ -165,83 +158,6 @@ def test_a_repeated_mistake_is_listed_at_each_iteration(tmp_path: Path) -> None:
 # --- v1 traces (header first, "t" on each record, streamed chunks) ------------------------------
 
 
-class ChunkRecorder:
-    """The offline model at the model boundary, each streamed chunk's delta kept as a v1
-    `model_chunk` record, in the order the loop reads it."""
-
-    name = "offline"
-
-    def __init__(self, model: OfflineModel, lines: TraceLines) -> None:
-        self.model = model
-        self.lines = lines
-        self.requests = 0
-
-    def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
-        self.requests += 1
-        for chunk in self.model.stream(request):
-            if chunk.get("object") == "chat.completion.chunk" and chunk.get("choices"):
-                delta = chunk["choices"][0].get("delta") or {}
-                self.lines.add({"kind": "model_chunk", "iteration": self.requests, "delta": delta})
-            yield chunk
-
-
-class TraceLines:
-    """Records stamped with "t", seconds since the trace was opened."""
-
-    def __init__(self) -> None:
-        self.opened = time.monotonic()
-        self.records: list[dict[str, Any]] = []
-
-    def add(self, record: dict[str, Any]) -> None:
-        self.records.append({**record, "t": round(time.monotonic() - self.opened, 3)})
-
-
-def record_v1(
-    path: Path,
-    question: str,
-    kinds: tuple[str, ...] = (),
-    strategy: str = "regex",
-    *,
-    schema_mode: str = "tools",
-    stream_mode: str = "tags",
-) -> Path:
-    """A run traced in format v1 as /work/notes/trace-format.md lays it out (until trace.py
-    writes it): the header, then every event record with its "t", and the streamed chunks."""
-    registry = load_tools([bundled_tools_dir()]).registry
-    lines = TraceLines()
-    model = ChunkRecorder(OfflineModel(faults=make_faults(kinds)), lines)
-    header = {
-        "kind": "trace_header",
-        "format": "toolcall-trace",
-        "version": 1,
-        "toolcall": __version__,
-        "created": "2025-01-02T03:04:05Z",
-        "command": "run",
-        "settings": {
-            "model": "offline",
-            "strategy": strategy,
-            "schema_mode": schema_mode,
-            "stream_mode": stream_mode,
-            "base_url": None,
-        },
-        "tools": [{**asdict(tool.spec), "source": tool.source} for tool in registry],
-        "plugins": {},
-    }
-    events = run(
-        question,
-        model=model,
-        strategy=get_strategy(strategy, schema_mode=schema_mode, stream_mode=stream_mode),
-        registry=registry,
-        history=[],
-        limits=Limits(),
-    )
-    for event in events:
-        lines.add(event_record(event))
-    text = [json.dumps(r, ensure_ascii=False) for r in [header, *lines.records]]
-    path.write_text("\n".join(text) + "\n", encoding="utf-8")
-    return path
-
-
 def test_split_tags_is_seen_in_the_chunks_of_a_v1_trace(tmp_path: Path) -> None:
     trace = record(tmp_path, WEATHER, "--faults", "split_tags", "-s", "stream")
     data = report(tmp_path, trace)
@@ -256,28 +172,27 @@ def test_split_tags_is_seen_in_the_chunks_of_a_v1_trace(tmp_path: Path) -> None:
 
 
 def test_native_chunks_have_no_tags_to_split(tmp_path: Path) -> None:
-    trace = record_v1(tmp_path / "v1.jsonl", WEATHER, (), "stream", stream_mode="native")
+    trace = record(tmp_path, WEATHER, "-s", "stream", "--stream-mode", "native")
     assert '"kind": "model_chunk"' in trace.read_text(encoding="utf-8")
     assert findings(report(tmp_path, trace), 2) == []
 
 
 @pytest.mark.parametrize(
-    ("question", "kind", "strategy", "modes"),
+    ("question", "kind", "flags"),
     [
-        (WEATHER, "unknown_tool", "regex", {}),
-        (TWO_CITIES, "broken_batch", "schema", {"schema_mode": "tools"}),
-        (WEATHER, "no_tool", "schema", {"schema_mode": "json"}),
-        (SUM, "repeat_call", "stream", {"stream_mode": "native"}),
+        (WEATHER, "unknown_tool", ("-s", "regex")),
+        (TWO_CITIES, "broken_batch", ("-s", "schema", "--schema-mode", "tools")),
+        (WEATHER, "no_tool", ("-s", "schema", "--schema-mode", "json")),
+        (SUM, "repeat_call", ("-s", "stream", "--stream-mode", "native")),
     ],
 )
 def test_a_v0_and_a_v1_trace_of_one_run_read_alike(
-    tmp_path: Path, question: str, kind: str, strategy: str, modes: dict[str, str]
+    tmp_path: Path, question: str, kind: str, flags: tuple[str, ...]
 ) -> None:
-    flags = ["--faults", kind, "-s", strategy]
-    flags += [f"--{key.replace('_', '-')}={value}" for key, value in modes.items()]
-    old = report(tmp_path, as_v0(record(tmp_path, question, *flags)))
-    v1 = record_v1(tmp_path / "v1.jsonl", question, (kind,), strategy, **modes)
-    new = report(tmp_path, v1)
+    v1 = record(tmp_path, question, "--faults", kind, *flags)
+    v0 = tmp_path / "v0.jsonl"
+    v0.write_bytes(v1.read_bytes())
+    old, new = report(tmp_path, as_v0(v0)), report(tmp_path, v1)
     assert (old["version"], new["version"]) == (0, 1)
 
     def gist(data: dict[str, Any]) -> list[Any]:
@@ -294,7 +209,7 @@ def test_a_v0_and_a_v1_trace_of_one_run_read_alike(
 
 
 def test_step_one_reads_the_tools_from_the_v1_header(tmp_path: Path) -> None:
-    trace = record_v1(tmp_path / "v1.jsonl", WEATHER, ("no_tool",))
+    trace = record(tmp_path, WEATHER, "--faults", "no_tool")
     assert problems(report(tmp_path, trace)) == {1: ["hard_answer"]}
     lines = trace.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
@@ -536,16 +451,21 @@ def test_a_trace_cut_off_mid_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "says"),
     [
-        (None, "cannot read"),
+        (None, "no such file"),
         ("", "holds no trace records"),
-        ("not json\n{}\n", "line 1 is not a trace record"),
+        ("not json\n{}\n", "is not a toolcall trace: line 1 is not JSON"),
         ('{"kind": "notice", "message": "hi"}\n', "records no run"),
         (
             '{"kind": "trace_header", "format": "toolcall-trace", "version": 9}\n'
             '{"kind": "run_started", "question": "q"}\n',
-            "trace format v9",
+            "is a version 9 trace",
         ),
-        (b"\xff\xfe{}\n", "is not UTF-8"),
+        (
+            '{"kind": "trace_header", "format": "other", "version": 1}\n',
+            "has a header of an unknown format",
+        ),
+        (b"\xff\xfe{}\n", "is not a toolcall trace: line 1"),
+        ("[" * 100_000 + "\n", "line 1 is nested too deeply to read"),
     ],
 )
 def test_a_trace_that_cannot_be_read_exits_2(
@@ -563,52 +483,66 @@ def test_a_trace_that_cannot_be_read_exits_2(
 
 
 def test_without_a_path_the_latest_trace_is_read(tmp_path: Path) -> None:
-    state = tmp_path / "state"
-    traces = state / "traces"
-    traces.mkdir(parents=True)
-    record(traces, WEATHER, name="20250101-000000-aaaaaa.jsonl")
-    record(traces, WEATHER, "--faults", "unknown_tool", name="20250102-000000-bbbbbb.jsonl")
-    done = doctor(tmp_path, "--json", env={"TOOLCALL_STATE_DIR": str(state)})
-    assert done.returncode == 4
-    assert json.loads(done.stdout)["trace"].endswith("20250102-000000-bbbbbb.jsonl")
+    """The default trace directory, as `toolcall run` fills it; -N and ids as `trace show`
+    takes them."""
+    first = toolcall("run", WEATHER, "-q", cwd=tmp_path)
+    second = toolcall("run", WEATHER, "-q", "--faults", "unknown_tool", cwd=tmp_path)
+    assert (first.returncode, second.returncode) == (0, 0)
+    from toolcall_cli.trace.files import trace_dir, trace_files
+
+    older, newer = trace_files(trace_dir())
+    latest = doctor(tmp_path, "--json")
+    assert latest.returncode == 4
+    assert json.loads(latest.stdout)["trace"] == str(newer)
+    before = doctor(tmp_path, "-2", "--json")
+    assert before.returncode == 0 and json.loads(before.stdout)["trace"] == str(older)
+    by_id = doctor(tmp_path, older.stem, "--json")
+    assert by_id.returncode == 0 and json.loads(by_id.stdout)["trace"] == str(older)
 
 
 def test_without_a_path_or_any_trace_it_says_where_it_looked(tmp_path: Path) -> None:
     state = tmp_path / "state"
     done = doctor(tmp_path, env={"TOOLCALL_STATE_DIR": str(state)})
-    assert done.returncode == 2
-    assert f"no trace found in {state / 'traces'}" in done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert f"no traces yet in {state / 'traces'}" in done.stderr
 
 
-def test_a_v1_trace_ended_by_ctrl_c(tmp_path: Path) -> None:
-    trace = record_v1(tmp_path / "v1.jsonl", WEATHER)
-    lines = trace.read_text(encoding="utf-8").splitlines()
-    cut = next(i for i, line in enumerate(lines) if '"kind": "tool_started"' in line)
-    # What the contract says a Ctrl-C leaves: an `interrupted` record, then run_finished.
-    ending = [
-        {"kind": "interrupted", "reason": "ctrl-c", "detail": "while get_weather ran", "t": 1.0},
-        {
-            "kind": "run_finished",
-            "stop_reason": "interrupted",
-            "iterations": 1,
-            "tool_calls": 1,
-            "elapsed": 1.0,
-            "usage": {},
-            "t": 1.0,
-        },
-    ]
-    text = [*lines[: cut + 1], *(json.dumps(r) for r in ending)]
-    trace.write_text("\n".join(text) + "\n", encoding="utf-8")
+class InterruptedWhileAnswering:
+    """The offline model, until the person presses Ctrl-C as the second request goes out."""
+
+    name = "offline"
+
+    def __init__(self) -> None:
+        self.inner = OfflineModel()
+        self.requests = 0
+
+    def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
+        self.requests += 1
+        if self.requests == 2:
+            raise KeyboardInterrupt
+        return self.inner.stream(request)
+
+
+def test_a_v1_trace_ended_by_ctrl_c(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolcall_cli.cli import assemble
+
+    monkeypatch.setattr(assemble, "get_model", lambda choice: InterruptedWhileAnswering())
+    trace = tmp_path / "trace.jsonl"
+    done = toolcall("run", WEATHER, "--trace", str(trace), "-q", cwd=tmp_path)
+    assert done.returncode == 130
+    kinds = [json.loads(line)["kind"] for line in trace.read_text("utf-8").splitlines()]
+    assert kinds[-2:] == ["run_finished", "interrupted"]  # as a real Ctrl-C leaves it
     data = report(tmp_path, trace)
     assert problems(data) == {4: ["interrupted"]}
     [finding] = findings(data, 4)
-    assert finding["message"] == "interrupted (ctrl-c): while get_weather ran"
+    assert finding["message"] == "interrupted (ctrl-c): interrupted by Ctrl-C"
+    assert finding["event"] == len(kinds) - 1  # the `interrupted` record (the header uncounted)
     assert data["runs"][0]["cause"] == "the run was interrupted"
     assert data["runs"][0]["fix"]["kind"] == "none"
 
 
 def test_a_line_separator_inside_a_record_does_not_split_it(tmp_path: Path) -> None:
-    question = "北京今天适合穿短袖吗？\u2028谢谢"
+    question = "北京今天适合穿短袖吗？\u2028谢谢\u0085好"
     trace = record(tmp_path, question)
     assert "\u2028" in trace.read_text(encoding="utf-8")  # written raw, inside a JSON string
     data = report(tmp_path, trace)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def call(name: str, **arguments: Any) -> str:
 
 
 def play(
-    replies: list[Reply],
+    replies: Sequence[Reply],
     registry: ToolRegistry,
     *,
     policy: ToolPolicy | None = None,

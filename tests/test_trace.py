@@ -16,7 +16,7 @@ from fake_openai import Answer, FakeOpenAI, text_stream
 from in_process import toolcall
 
 from toolcall_cli import loop
-from toolcall_cli.events import Event
+from toolcall_cli.events import Event, Notice
 from toolcall_cli.loop import Limits, ToolPolicy, run
 from toolcall_cli.offline import OfflineModel, make_faults
 from toolcall_cli.strategies import get_strategy
@@ -149,6 +149,33 @@ def test_a_last_line_cut_mid_write_is_dropped_and_said(tmp_path: Path) -> None:
         stream.write('{"kind": "notice", "level": "info", "mess')
     cut = read_trace(path)
     assert cut.cut and cut.records == whole.records
+
+
+def test_line_separators_inside_a_record_do_not_split_it(tmp_path: Path) -> None:
+    """The writer keeps non-ASCII text raw, so U+2028, U+2029 and U+0085 stand unescaped in a
+    JSON string; only "\\n" ends a line."""
+    question = "北京\u2028今天\u2029适合\u0085穿短袖吗？"
+    path = tmp_path / "t.jsonl"
+    writer = TraceWriter.open(path)
+    writer.write(Notice(message=question))
+    writer.close()
+    assert "\u2028" in path.read_text(encoding="utf-8")
+    trace = read_trace(path)
+    assert [record["message"] for record in trace.records] == [question] and not trace.cut
+
+
+def test_the_number_of_a_line_cut_mid_write_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"kind": "run_started"}\n\n{"kind": "notice", "mess', "utf-8")
+    trace = read_trace(path)
+    assert trace.cut and trace.cut_line == 3 and len(trace.records) == 1
+
+
+def test_a_line_nested_too_deeply_is_an_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"kind": "run_started"}\n' + "[" * 100_000 + "\n", "utf-8")
+    with pytest.raises(TraceError, match="line 2 is nested too deeply"):
+        read_trace(path)
 
 
 def test_a_broken_line_inside_a_trace_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -588,10 +588,7 @@ def _reply_and_round(
         yield ModelFailed(message=str(failure), error_kind=failure.kind)
         return "model_failed"
     if said_nothing(reply):
-        yield ModelFailed(
-            message="the model's answer held nothing: no text, no tool call, no finish reason",
-            error_kind="protocol",
-        )
+        yield ModelFailed(message=SAID_NOTHING, error_kind="protocol")
         return "model_failed"
     content = read_content_calls(reply, prefix, registry.names())
     if content.read:
@@ -671,12 +668,24 @@ def _best_effort(
     return "limit"
 
 
+SAID_NOTHING = "the model's answer held nothing: no text, no tool call, no finish reason"
+REPLY_TOO_LONG = "the reply passed {limit:,} characters"
+
+
 def reply_too_long(limit: int) -> ModelError:
     return ModelError(
-        f"the reply passed {limit:,} characters (text, reasoning and tool-call arguments); "
-        "--max-reply-chars raises the cap",
+        REPLY_TOO_LONG.format(limit=limit)
+        + " (text, reasoning and tool-call arguments); --max-reply-chars raises the cap",
         kind="too_large",
     )
+
+
+def judged_by_the_loop(message: str) -> bool:
+    """Whether a model failure's message is the loop's own verdict on what the model sent (an
+    empty answer, a reply past --max-reply-chars) rather than the model failing to answer: a
+    recorded reply played back again meets the verdict again, under the limits of the day."""
+    prefix = REPLY_TOO_LONG.split("{", 1)[0]
+    return message == SAID_NOTHING or message.startswith(prefix)
 
 
 def _feed_back(

@@ -17,8 +17,9 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
 from toolcall_cli.approval import attach
-from toolcall_cli.events import Event
+from toolcall_cli.events import Event, Notice, RunFinished
 from toolcall_cli.models.base import Model
+from toolcall_cli.models.scripted import ScriptEnd, scripted_model
 from toolcall_cli.private_files import PathProblem, open_private
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.session import Session
@@ -166,6 +167,8 @@ class Repl:
         self.session = session
         self._trace = trace
         """Where each question's run is recorded; None when the chat is not traced."""
+        self.script_mismatch = False
+        """The scripted model's script ran out, or was left with replies unused."""
         self._make_model = make_model
         self._mode: RenderMode = mode or ("live" if sys.stdout.isatty() else "plain")
         # Checked (and made owner-only) before the chat starts; prompt-toolkit appends to it by
@@ -197,16 +200,36 @@ class Repl:
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line, as in a shell
             except EOFError:
-                return 0
+                return self._leave()
             self._tell_history_problem()
             line = line.strip()
             if not line:
                 continue
             if line.startswith("/"):
                 if self.command(line) == "exit":
-                    return 0
+                    return self._leave()
                 continue
             self.ask(line)
+
+    def _leave(self) -> int:
+        """The chat's end: replies its scripted model never played are told now."""
+        for end in self._script_ends(final=True):
+            typer.echo(f"toolcall: {end.message}", err=True)
+        return 0
+
+    def _script_ends(self, *, final: bool) -> list[ScriptEnd]:
+        """How the script of a scripted model and the chat stopped lining up, if they did:
+        recorded in the trace here, told by the caller."""
+        script = scripted_model(self.session.model)
+        ends = script.ends(final=final) if script is not None else []
+        for end in ends:
+            self.script_mismatch = True
+            if self._trace is not None:
+                try:
+                    self._trace.script_end(end)
+                except TraceWriteError as error:
+                    self._trace_failed(error)
+        return ends
 
     def _tell_history_problem(self) -> None:
         if self._history.problem and not self._history_problem_told:
@@ -220,6 +243,9 @@ class Repl:
         try:
             for event in self.session.ask(question):
                 progress.add(event)
+                if isinstance(event, RunFinished):
+                    for end in self._script_ends(final=False):
+                        renderer.handle(Notice(level="warning", message=end.message))
                 self._record(event)
                 renderer.handle(event)
         except KeyboardInterrupt:
@@ -241,9 +267,13 @@ class Repl:
         try:
             self._trace.write(event)
         except TraceWriteError as error:
+            self._trace_failed(error)
+
+    def _trace_failed(self, error: TraceWriteError) -> None:
+        if self._trace is not None:
             self._trace.close()
             self._trace = None
-            typer.echo(f"toolcall: warning: {error}; the chat goes on without a trace", err=True)
+        typer.echo(f"toolcall: warning: {error}; the chat goes on without a trace", err=True)
 
     def _record_end(self, progress: RunProgress) -> None:
         """A turn cut short ends in the trace as the loop would have ended it."""

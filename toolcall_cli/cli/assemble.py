@@ -24,16 +24,18 @@ from toolcall_cli.config import (
     resolve_limits,
 )
 from toolcall_cli.loop import Limits, ToolPolicy
+from toolcall_cli.messages import user
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.paced import PacedModel
+from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.render import RenderMode
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import load_tools, tool_dirs
 from toolcall_cli.tools.registry import ToolRegistry
-from toolcall_cli.wire import NO_SAMPLING, ContextWindow, Sampling
+from toolcall_cli.wire import NO_SAMPLING, ContextWindow, Sampling, WireFormat
 
 if TYPE_CHECKING:
     pass
@@ -257,11 +259,14 @@ class Assembled:
     """The resolved settings as a trace's header records them: no key, the URL masked."""
 
 
-def build_session(options: SessionOptions) -> Assembled:
+def build_session(options: SessionOptions, system_prompt: str | None = None) -> Assembled:
+    """The session the options call for. `system_prompt`: the text that replaces the
+    strategy's system prompt where --system-prompt names no file (replay's recorded one)."""
     resolved = resolve_settings(options)
     options, choice, strategy_name = resolved.options, resolved.choice, resolved.strategy_name
     sampling = resolved.sampling
-    system_prompt = read_system_prompt(options.system_prompt)
+    if options.system_prompt is not None:
+        system_prompt = read_system_prompt(options.system_prompt)
     try:
         model = make_model(choice, options.pace)
     except ModelConfigError as error:
@@ -272,18 +277,51 @@ def build_session(options: SessionOptions) -> Assembled:
         strategy_name, schema_mode, note = measured
         options = dataclasses.replace(options, schema_mode=schema_mode)
         notes = (note,)
+    strategy = pick_strategy(strategy_name, options, sampling, system_prompt)
+    registry = load_registry(options.tools, options.no_default_tools)
+    check_recording_format(model, strategy, registry, options)
     session = Session(
         model=model,
-        strategy=pick_strategy(strategy_name, options, sampling, system_prompt),
+        strategy=strategy,
         strategy_settings=strategy_settings(options, sampling, system_prompt),
         policy=tool_policy(options),
-        registry=load_registry(options.tools, options.no_default_tools),
+        registry=registry,
         limits=resolved.limits,
         approve=approver(options.yes),
         notes=notes,
     )
     settings = traced_settings(options, choice, session, sampling, system_prompt)
     return Assembled(session=session, choice=choice, config=resolved.config, settings=settings)
+
+
+def check_recording_format(
+    model: Model, strategy: Strategy, registry: ToolRegistry, options: SessionOptions
+) -> None:
+    """A trace played as a script can answer only requests in the format it was recorded in:
+    a strategy that asks for another is one line and exit 2 before anything runs, rather than
+    replies its parser cannot read."""
+    script = scripted_model(model)
+    recording = script.recording if script is not None else None
+    if recording is None:
+        return
+    first = strategy.build_request([user("?")], registry.specs(), model.name).body
+    asked = WireFormat.of(first)
+    if asked != recording.wire:
+        fail(
+            f"the trace {recording.path} cannot be played back under strategy "
+            f"{strategy_label(strategy, options)}: its replies came as "
+            f"{recording.wire.describe()}, and this strategy asks for {asked.describe()} "
+            f"(recorded with {recording.strategy})"
+        )
+
+
+def strategy_label(strategy: Strategy, options: SessionOptions) -> str:
+    """`schema tools`, `stream native`, `regex`: the strategy named as compare names it."""
+    if strategy.name == "schema":
+        return f"schema {(options.schema_mode or SchemaMode.tools).value}"
+    if strategy.name == "stream":
+        return f"stream {options.stream_mode.value}"
+    return strategy.name
 
 
 def traced_settings(

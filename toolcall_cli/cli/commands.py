@@ -75,7 +75,13 @@ from toolcall_cli.cli.options import (
     YesOpt,
     fault_names,
 )
-from toolcall_cli.cli.running import RunTrace, pipe_console, render_run, show_trace_path
+from toolcall_cli.cli.running import (
+    RunTrace,
+    pipe_console,
+    render_run,
+    script_mismatch_code,
+    show_trace_path,
+)
 from toolcall_cli.cli.tracing import choose_trace, start_trace
 from toolcall_cli.config import (
     ConfigError,
@@ -86,6 +92,7 @@ from toolcall_cli.config import (
     resolve_limits,
 )
 from toolcall_cli.models.base import Model
+from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.private_files import PathProblem
 from toolcall_cli.render import RenderMode
 from toolcall_cli.tools.registry import ToolRegistry
@@ -155,7 +162,10 @@ def run(
     try:
         target = choose_trace(trace, no_trace, assembled)
         run_trace = start_trace(target, "run", assembled)
-        code = render_run(session.ask(question), mode, run_trace, session.approve, show_request)
+        played = scripted_model(session.model)
+        code = render_run(
+            session.ask(question), mode, run_trace, session.approve, show_request, played
+        )
     finally:
         session.close()
     if target.default and run_trace.path is not None and code != EXIT_USAGE:
@@ -254,7 +264,8 @@ def chat_session(
     if show_path and run_trace.path is not None:
         show_trace_path(run_trace.path, mode)
     try:
-        return repl.loop()
+        code = repl.loop()
+        return script_mismatch_code(code) if repl.script_mismatch else code
     except KeyboardInterrupt:
         run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", None)
         raise
@@ -431,9 +442,11 @@ def compare(
             exists=True,
             file_okay=False,
             dir_okay=True,
-            help="Write each run's trace into this directory (one file per strategy and seed).",
+            help="Write each run's trace into this directory (one file per strategy and seed) "
+            "instead of the trace directory (`toolcall trace list`).",
         ),
     ] = None,
+    no_trace: NoTraceOpt = False,
 ) -> None:
     """Answer one question under every strategy, quietly, and compare them in one table.
 
@@ -441,6 +454,7 @@ def compare(
     tool calls, parse errors, errors recovered, the time to the first tool start, wall time,
     tokens, stop reason and the answer. Errors recovered are the parse errors and tool errors of
     a run that went on to answer (stop reason answered). --repeat N gives rates per strategy.
+    Each run writes a trace, as `toolcall run` does (--trace-dir, --no-trace).
     Exit 0 when it ran, whatever each strategy did; 2 on a usage error.
     """
     from toolcall_cli.cli.assemble import resolve_settings
@@ -452,6 +466,7 @@ def compare(
         run_all,
         trace_stamp,
     )
+    from toolcall_cli.cli.tracing import choose_trace_dir
     from toolcall_cli.cli.variants import all_variants
     from toolcall_cli.loop import deny_all
 
@@ -490,7 +505,7 @@ def compare(
         variants=all_variants(stream_mode),
         seeds=tuple(settings.choice.seed + k for k in range(repeat)),
         approve=(lambda call, tool: "yes") if yes else deny_all,
-        trace_dir=trace_dir,
+        traces=choose_trace_dir(trace_dir, no_trace, settings.config),
         stamp=trace_stamp(),
     )
     with progress_line(plan) as starting:
@@ -585,10 +600,15 @@ def faults_command() -> None:
         typer.echo(f"{name:<{width}}  {description}")
 
 
-@app.command()
+@app.command(context_settings={"ignore_unknown_options": True})
 def doctor(
     trace: Annotated[
-        Path | None, typer.Argument(help="A trace file (default: the latest trace).")
+        str | None,
+        typer.Argument(
+            metavar="ID|FILE|-N",
+            help="A trace id (or the start of one), a trace file, or -N for the Nth latest "
+            "(default: the latest trace).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object, for machines.")] = False,
 ) -> None:
@@ -597,22 +617,16 @@ def doctor(
 
     Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
     """
-    from toolcall_cli.doctor import (
-        TraceUnreadable,
-        as_record,
-        diagnose,
-        latest_trace,
-        read_trace_file,
-        traces_dir,
-    )
+    from toolcall_cli.doctor import as_record, diagnose
     from toolcall_cli.render.doctor import print_diagnosis
+    from toolcall_cli.trace import TraceError, read_trace
+    from toolcall_cli.trace.files import find_trace, trace_dir
 
-    path = trace or latest_trace()
-    if path is None:
-        fail(f"no trace found in {traces_dir()}; give a trace file")
+    if trace is not None and trace.startswith("--"):  # let through only for -N
+        fail(f"no such option: {trace} (see `toolcall doctor --help`)")
     try:
-        diagnosis = diagnose(read_trace_file(path))
-    except TraceUnreadable as error:
+        diagnosis = diagnose(read_trace(find_trace(trace, trace_dir())))
+    except TraceError as error:
         fail(str(error))
     if as_json:
         typer.echo(strictjson.dumps(as_record(diagnosis), indent=2))

@@ -19,17 +19,21 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from toolcall_cli.cli.assemble import Settings, make_model, tool_policy
-from toolcall_cli.cli.entry import EXIT_FAILURE, fail
+from toolcall_cli.cli.assemble import Settings, make_model, tool_policy, traced_settings
+from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.cli.figures import RunFigures, RunTally, StrategyRates, rates
-from toolcall_cli.cli.running import open_trace
+from toolcall_cli.cli.models import ModelChoice
+from toolcall_cli.cli.running import RunTrace, open_trace
+from toolcall_cli.cli.tracing import TraceDir
 from toolcall_cli.cli.variants import Variant
 from toolcall_cli.loop import Approver
 from toolcall_cli.models import ModelConfigError
 from toolcall_cli.render.base import one_line, visible
 from toolcall_cli.session import Session
 from toolcall_cli.tools.registry import ToolRegistry
-from toolcall_cli.trace import RunProgress, TraceWriteError
+from toolcall_cli.trace import RunProgress, TraceWriteError, trace_header
+from toolcall_cli.trace.writer import session_secrets
+from toolcall_cli.wire import Sampling
 
 RECOVERED_MEANS = (
     "recovered: parse and tool errors in a run that went on to answer "
@@ -52,9 +56,10 @@ class ComparePlan:
     variants: tuple[Variant, ...]
     seeds: tuple[int, ...]
     approve: Approver
-    trace_dir: Path | None = None
+    traces: TraceDir | None = None
+    """Where each run's trace goes; None: nowhere."""
     stamp: str = ""
-    """When the comparison started, shared by its trace names so they sort together."""
+    """When the comparison started, shared by the names of its traces in a --trace-dir."""
 
     @property
     def runs(self) -> int:
@@ -62,12 +67,23 @@ class ComparePlan:
 
 
 def trace_path(plan: ComparePlan, variant: Variant, seed: int) -> Path | None:
-    """Where one run's trace goes; None: it gets none. The one place that decides it, so the
-    default trace location can be pointed at here."""
-    if plan.trace_dir is None:
+    """Where one run's trace goes; None: it gets none. In the trace directory it is named and
+    pruned as every run's trace is; in a --trace-dir, named by strategy and seed."""
+    where = plan.traces
+    if where is None:
         return None
-    name = f"{plan.stamp}-compare-{variant.label.replace(' ', '-')}-seed{seed}.jsonl"
-    return plan.trace_dir / name
+    if not where.default:
+        name = f"{plan.stamp}-compare-{variant.label.replace(' ', '-')}-seed{seed}.jsonl"
+        return where.directory / name
+    from toolcall_cli.trace.files import new_trace_path, prune
+
+    try:
+        path = new_trace_path(where.directory)
+    except OSError as error:  # the directory went away since the comparison began
+        warn(f"no trace written: {where.directory}: {error.strerror or error}")
+        return None
+    prune(where.directory, where.keep, spare=path)
+    return path
 
 
 def trace_stamp() -> str:
@@ -90,12 +106,12 @@ def run_all(
 
 
 def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
-    """One run, traced like `toolcall run --trace` (an interrupted run's trace ends with the
-    final event an interruption gets there too)."""
-    path = trace_path(plan, variant, seed)
-    session = make_session(plan, variant, seed)
-    run_trace = open_trace(path)
-    tally = RunTally(variant.label, seed, str(path) if path else None)
+    """One run, traced as `toolcall run` traces (a header, then every event; a run cut short
+    ends with its final event and an `interrupted` line)."""
+    choice, sampling = seeded(plan, seed)
+    session = make_session(plan, variant, choice, sampling)
+    run_trace = start_run_trace(plan, variant, seed, session, choice, sampling)
+    tally = RunTally(variant.label, seed, str(run_trace.path) if run_trace.path else None)
     progress = RunProgress()
     try:
         for event in session.ask(plan.question):
@@ -103,24 +119,38 @@ def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
             tally.add(event)
             progress.add(event)
     except KeyboardInterrupt:
-        with contextlib.suppress(TraceWriteError):
-            run_trace.write(progress.interrupted())
+        run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", progress.interrupted())
         raise
     except TraceWriteError as error:
         fail(str(error), EXIT_FAILURE)
+    except Exception as error:
+        last = None if progress.finished else progress.interrupted()
+        run_trace.cut_short("crash", f"{type(error).__name__}: {error}", last)
+        raise
     finally:
         run_trace.close()
         session.close()
     return tally.figures()
 
 
-def make_session(plan: ComparePlan, variant: Variant, seed: int) -> Session:
-    """A fresh session for one run: its own model seeded `seed` (the offline model's faults
-    and choices, a server's `seed`), and its own memory of approvals and rate limits."""
+def seeded(plan: ComparePlan, seed: int) -> tuple[ModelChoice, Sampling]:
+    """The model choice and sampling of one run: both carry its seed (the offline model's
+    faults and choices, a server's `seed`)."""
     settings = plan.settings
-    sampling = dataclasses.replace(settings.sampling, seed=seed)
+    return (
+        dataclasses.replace(settings.choice, seed=seed),
+        dataclasses.replace(settings.sampling, seed=seed),
+    )
+
+
+def make_session(
+    plan: ComparePlan, variant: Variant, choice: ModelChoice, sampling: Sampling
+) -> Session:
+    """A fresh session for one run: its own model, and its own memory of approvals and rate
+    limits."""
+    settings = plan.settings
     try:
-        model = make_model(dataclasses.replace(settings.choice, seed=seed), pace=0.0)
+        model = make_model(choice, pace=0.0)
     except ModelConfigError as error:
         fail(str(error))
     return Session(
@@ -131,6 +161,27 @@ def make_session(plan: ComparePlan, variant: Variant, seed: int) -> Session:
         approve=plan.approve,
         policy=tool_policy(settings.options),
     )
+
+
+def start_run_trace(
+    plan: ComparePlan,
+    variant: Variant,
+    seed: int,
+    session: Session,
+    choice: ModelChoice,
+    sampling: Sampling,
+) -> RunTrace:
+    """One run's trace, its header written as `toolcall run` writes it (the settings of this
+    strategy and seed), with the session's credentials masked in every record."""
+    path = trace_path(plan, variant, seed)
+    if path is None:
+        return RunTrace()
+    options = variant.options(plan.settings.options)
+    settings = traced_settings(options, choice, session, sampling, None)
+    header = trace_header("compare", settings, plan.registry)
+    secrets = session_secrets(choice.api_key, choice.base_url)
+    where = plan.traces
+    return open_trace(path, header, secrets, asked=where is not None and not where.default)
 
 
 @contextlib.contextmanager
@@ -158,6 +209,7 @@ def compare_record(plan: ComparePlan, runs: Sequence[RunFigures]) -> dict[str, A
         "question": plan.question,
         "model": plan.settings.choice.name,
         "seeds": list(plan.seeds),
+        "trace_dir": str(plan.traces.directory) if plan.traces else None,
         "strategies": [
             {**variant.record(), **rated.record()}
             for variant, rated in zip(plan.variants, by_strategy(plan, runs), strict=True)
@@ -181,8 +233,11 @@ def print_comparison(plan: ComparePlan, runs: Sequence[RunFigures], console: Con
         console.print(line)
     console.print()
     console.print(Text(RECOVERED_MEANS, style="dim"))
-    if plan.trace_dir is not None:
-        console.print(Text(f"traces: {plan.trace_dir}", style="dim"))
+    written = sum(1 for run in runs if run.trace)
+    if plan.traces is not None and written:
+        where = plan.traces
+        listed = " (toolcall trace list)" if where.default else ""
+        console.print(Text(f"traces: {written} in {where.directory}{listed}", style="dim"))
 
 
 def runs_with_answers(runs: Sequence[RunFigures], console: Console) -> tuple[Table, list[Text]]:

@@ -28,6 +28,11 @@ EXIT_USAGE = 2
 EXIT_LIMIT = 3
 EXIT_PROBLEMS = 4
 """`toolcall doctor` found problems in the trace."""
+EXIT_DIFFERENT = 5
+"""`toolcall replay`: the replayed run differs from the recording."""
+EXIT_SCRIPT_MISMATCH = 6
+"""`--model scripted`: the script and the run did not line up (a request found no reply left,
+or the run ended with replies unused). It replaces the run's own 0, 1 or 3."""
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141
 """The reader of stdout left early (`| head -1`): 128 + SIGPIPE, what the shell reports for

@@ -59,7 +59,7 @@ def get_model(choice: ModelChoice) -> Model:
             raise ModelConfigError(str(error)) from None
         return OfflineModel(seed=choice.seed, faults=faults)
     if choice.name == "scripted":
-        return load_script(choice.script)
+        return scripted(choice.script)
     if not choice.base_url:
         raise ModelConfigError(
             f"model {choice.name!r} needs an endpoint: give --base-url URL or --profile NAME "
@@ -85,6 +85,23 @@ def get_model(choice: ModelChoice) -> Model:
             key_note=choice.key_note,
         )
     )
+
+
+def scripted(script: Path | None) -> Model:
+    """The scripted model for `--script FILE`: a script of replies, or a trace whose recorded
+    replies play back as they were sent."""
+    if script is not None:
+        from toolcall_cli.trace.script import is_trace
+
+        if is_trace(script):
+            from toolcall_cli.trace import TraceError
+            from toolcall_cli.trace.script import script_from_trace
+
+            try:
+                return script_from_trace(script)
+            except TraceError as error:
+                raise ModelConfigError(f"bad script: {error}") from None
+    return load_script(script)
 
 
 def check_base_url(url: str, where: str = "--base-url") -> None:

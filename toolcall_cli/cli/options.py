@@ -99,7 +99,12 @@ ReadTimeoutOpt = Annotated[
     float, typer.Option("--read-timeout", min=0.1, help="Seconds to wait for the model to answer.")
 ]
 ScriptOpt = Annotated[
-    Path | None, typer.Option("--script", help="Replies for --model scripted (JSON list or JSONL).")
+    Path | None,
+    typer.Option(
+        "--script",
+        help="Replies for --model scripted: a JSON list or JSONL of replies, or a trace, whose "
+        "recorded replies play back as they were sent.",
+    ),
 ]
 SeedOpt = Annotated[
     int | None,

@@ -12,11 +12,22 @@ from typing import IO, TYPE_CHECKING, Any
 import typer
 
 from toolcall_cli.approval import attach
-from toolcall_cli.cli.entry import EXIT_BY_STOP, EXIT_FAILURE, EXIT_INTERRUPTED, fail, warn
+from toolcall_cli.cli.entry import (
+    EXIT_ANSWERED,
+    EXIT_BY_STOP,
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_LIMIT,
+    EXIT_SCRIPT_MISMATCH,
+    fail,
+    warn,
+)
 from toolcall_cli.events import Event, LimitReached, ModelFailed, Notice, RunFinished
 from toolcall_cli.loop import Approver
+from toolcall_cli.models.scripted import ScriptedModel, ScriptEnd
 from toolcall_cli.private_files import PathProblem
 from toolcall_cli.render import RenderMode, make_renderer
+from toolcall_cli.render.base import Renderer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -66,6 +77,11 @@ class RunTrace:
         """Raises TraceWriteError when the trace stops taking writes."""
         if self._writer is not None:
             self._writer.write(event)
+
+    def script_end(self, end: ScriptEnd) -> None:
+        """Raises TraceWriteError when the trace stops taking writes."""
+        if self._writer is not None:
+            self._writer.script_end(end)
 
     def cut_short(self, reason: InterruptReason, detail: str, final: RunFinished | None) -> None:
         """The end of a run that did not end itself: its final event (unless it had sent one),
@@ -165,15 +181,37 @@ def render_run(
     trace: Path | RunTrace | None = None,
     approve: Approver | None = None,
     show_request: bool = False,
+    script: ScriptedModel | None = None,
 ) -> int:
     """Render a run's events, trace them, and return the exit code the run's end calls for.
-    `trace` is an open trace (see open_trace), or a file to open as one."""
+    `trace` is an open trace (see open_trace), or a file to open as one. `script`: the run's
+    scripted model, whose script not lining up with the run is told before the run's end."""
     run_trace = trace if isinstance(trace, RunTrace) else open_trace(trace)
     try:
         with renderer_stdout(mode) as stdout:
-            return _render(events, mode, run_trace, stdout, approve, show_request)
+            return _render(events, mode, run_trace, stdout, approve, show_request, script)
     finally:
         run_trace.close()
+
+
+def tell_script_ends(
+    ends: Sequence[ScriptEnd], mode: RenderMode, run_trace: RunTrace, renderer: Renderer
+) -> bool:
+    """Each way the script and the run did not line up: a notice in the view (and a line on
+    stderr where there is no live view, as for a failure), a record in the trace. Whether
+    there was any."""
+    for end in ends:
+        run_trace.script_end(end)
+        renderer.handle(Notice(level="warning", message=end.message))
+        if mode != "live":
+            typer.echo(f"toolcall: {end.message}", err=True)
+    return bool(ends)
+
+
+def script_mismatch_code(code: int) -> int:
+    """The exit code of a run whose script did not line up with it: the run's own answer,
+    failure or limit are owed to the script, so they give way; a usage error or Ctrl-C not."""
+    return EXIT_SCRIPT_MISMATCH if code in (EXIT_ANSWERED, EXIT_FAILURE, EXIT_LIMIT) else code
 
 
 def _render(
@@ -183,6 +221,7 @@ def _render(
     stdout: IO[str] | None,
     approve: Approver | None,
     show_request: bool,
+    script: ScriptedModel | None,
 ) -> int:
     from toolcall_cli.trace import RunProgress, TraceWriteError
 
@@ -191,10 +230,14 @@ def _render(
         attach(approve, renderer)
     progress = RunProgress()
     code = EXIT_FAILURE
+    mismatch = False
     try:
         try:
             for event in events:
                 progress.add(event)
+                if isinstance(event, RunFinished) and script is not None:
+                    ends = script.ends(final=True)
+                    mismatch = tell_script_ends(ends, mode, run_trace, renderer) or mismatch
                 run_trace.write(event)  # first: the trace keeps an event stdout broke on
                 renderer.handle(event)
                 if mode != "live":
@@ -225,4 +268,4 @@ def _render(
         fail(str(error), EXIT_FAILURE)
     if code == EXIT_INTERRUPTED:
         typer.echo("toolcall: interrupted", err=True)
-    return code
+    return script_mismatch_code(code) if mismatch else code

@@ -1,16 +1,21 @@
 """Which trace a run or a chat writes: the file --trace names, none (--no-trace, or `trace =
 false` in the config file), or by default a new one in the trace directory, whose oldest
-traces are pruned past `trace_keep`."""
+traces are pruned past `trace_keep`. Compare, which writes a trace per run, chooses a
+directory the same way."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING
 
 from toolcall_cli.cli.assemble import Assembled
 from toolcall_cli.cli.entry import fail, warn
 from toolcall_cli.cli.running import RunTrace, open_trace
+from toolcall_cli.config import FileConfig
+
+if TYPE_CHECKING:
+    from toolcall_cli.trace.writer import Command
 
 
 @dataclass(frozen=True)
@@ -42,10 +47,11 @@ def choose_trace(flag: Path | None, no_trace: bool, assembled: Assembled) -> Tra
 
 
 def start_trace(
-    choice: TraceChoice, command: Literal["run", "chat"], assembled: Assembled
+    choice: TraceChoice, command: Command, assembled: Assembled, replay_of: Path | None = None
 ) -> RunTrace:
     """The chosen trace, opened with its header written; a file --trace names that cannot be
-    written is a usage error before anything runs."""
+    written is a usage error before anything runs. `replay_of`: the trace a replay asks again,
+    named in the header."""
     if choice.path is None:
         return RunTrace()
     from toolcall_cli.trace import trace_header
@@ -53,5 +59,39 @@ def start_trace(
 
     session = assembled.session
     header = trace_header(command, assembled.settings, session.registry)
+    if replay_of is not None:
+        header["replay_of"] = str(replay_of)
     secrets = session_secrets(assembled.choice.api_key, assembled.choice.base_url)
     return open_trace(choice.path, header, secrets, asked=not choice.default)
+
+
+@dataclass(frozen=True)
+class TraceDir:
+    """Where a command that writes a trace per run (compare) puts them."""
+
+    directory: Path
+    default: bool
+    """The trace directory: each file named and pruned as every run's trace is. Otherwise a
+    directory the user named (--trace-dir): files named by what they hold, never pruned."""
+    keep: int = 0
+    """With `default`: how many traces the directory keeps (`trace_keep`)."""
+
+
+def choose_trace_dir(flag: Path | None, no_trace: bool, config: FileConfig) -> TraceDir | None:
+    """--trace-dir DIR, none (--no-trace, or `trace = false`), or by default the trace
+    directory; None when it cannot be made (the runs go on without traces, said once)."""
+    if flag is not None and no_trace:
+        fail("--trace-dir and --no-trace cannot be used together")
+    if flag is not None:
+        return TraceDir(flag, default=False)
+    if no_trace or not config.trace:
+        return None
+    from toolcall_cli.trace.files import make_trace_dir, trace_dir
+
+    directory = trace_dir()
+    try:
+        make_trace_dir(directory)
+    except OSError as error:
+        warn(f"no traces written: cannot make {directory}: {error.strerror or error}")
+        return None
+    return TraceDir(directory, default=True, keep=config.trace_keep)

@@ -37,15 +37,19 @@ class Variant:
             "stream_mode": self.stream_mode.value if self.stream_mode else None,
         }
 
-    def make_strategy(self, options: SessionOptions, sampling: Sampling) -> Strategy:
-        """This variant's strategy with the rest of the options (prompt style, --dag) as given."""
-        chosen = dataclasses.replace(
+    def options(self, options: SessionOptions) -> SessionOptions:
+        """`options` with this variant's strategy and modes; the rest (prompt style, --dag) as
+        given."""
+        return dataclasses.replace(
             options,
             strategy=self.strategy,
             schema_mode=self.schema_mode or SchemaMode.tools,
             stream_mode=self.stream_mode or options.stream_mode,
         )
-        return pick_strategy(self.strategy.value, chosen, sampling)
+
+    def make_strategy(self, options: SessionOptions, sampling: Sampling) -> Strategy:
+        """This variant's strategy with the rest of the options as given."""
+        return pick_strategy(self.strategy.value, self.options(options), sampling)
 
 
 def all_variants(stream_mode: StreamMode) -> tuple[Variant, ...]:

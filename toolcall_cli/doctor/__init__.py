@@ -5,7 +5,7 @@
 3. was every result fed back, paired with its call id, every call answered exactly once?
 4. did the loop end, and why?
 
-The checks read plain trace records (dicts), so any reader of the trace format can feed them.
+The checks read plain trace records (dicts), as toolcall_cli.trace reads them from a file.
 """
 
 from __future__ import annotations
@@ -17,13 +17,6 @@ from toolcall_cli.doctor._advice import advise
 from toolcall_cli.doctor._calls import check_calls
 from toolcall_cli.doctor._direct import check_direct_answer
 from toolcall_cli.doctor._ending import check_ending
-from toolcall_cli.doctor._file import (
-    TraceFile,
-    TraceUnreadable,
-    latest_trace,
-    read_trace_file,
-    traces_dir,
-)
 from toolcall_cli.doctor._model import (
     Advice,
     Diagnosis,
@@ -35,6 +28,7 @@ from toolcall_cli.doctor._model import (
     split_runs,
 )
 from toolcall_cli.doctor._pairing import check_pairing
+from toolcall_cli.trace import Trace, TraceError
 
 __all__ = [
     "Advice",
@@ -42,19 +36,19 @@ __all__ = [
     "Finding",
     "RunDiagnosis",
     "Step",
-    "TraceFile",
-    "TraceUnreadable",
     "as_record",
     "diagnose",
     "diagnose_runs",
-    "latest_trace",
-    "read_trace_file",
-    "traces_dir",
 ]
 
 
-def diagnose(trace: TraceFile) -> Diagnosis:
-    """The checklist over every run of `trace`."""
+def diagnose(trace: Trace) -> Diagnosis:
+    """The checklist over every run of `trace` (v1, or v0 without a header). Raises TraceError
+    for a trace with no run in it: there is nothing to walk the checklist over."""
+    if not trace.records:
+        raise TraceError(f"{trace.path} holds no trace records")
+    if not any(record["kind"] == "run_started" for record in trace.records):
+        raise TraceError(f"{trace.path} records no run (no run_started record)")
     notes = []
     if trace.cut_line is not None:
         notes.append(f"line {trace.cut_line} was cut mid-write and is left out")

@@ -1,8 +1,10 @@
-"""A model that replays given replies in order: the test double at the model boundary.
+"""A model that replays given replies in order: the test double at the model boundary, and
+the way a recorded run is played again offline.
 
 Each reply is the assistant's content text, or a whole assistant `message` dict (for
-`tool_calls`; an optional `finish_reason` key overrides the default). It answers in
-whatever shape the request asks for, like a real server.
+`tool_calls`; an optional `finish_reason` key overrides the default): it answers in whatever
+shape the request asks for, like a real server. A reply recorded in a trace (`RecordedReply`)
+is played back exactly as the model sent it instead: chunk by chunk if it was streamed.
 """
 
 from __future__ import annotations
@@ -10,14 +12,56 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from toolcall_cli.models import ModelConfigError
-from toolcall_cli.wire import ModelError, ModelRequest
+from toolcall_cli.wire import ModelError, ModelRequest, WireFormat
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
-Reply = str | dict[str, Any]
+
+@dataclass(frozen=True)
+class RecordedReply:
+    """One reply as a trace recorded it, to be played back as the model sent it."""
+
+    chunks: tuple[dict[str, Any], ...]
+    """The `chat.completion.chunk` objects of a streamed reply, or the one `chat.completion`
+    of a reply that was not streamed; none when the request failed before any arrived."""
+    streamed: bool
+    failure: tuple[str, str] | None = None
+    """The model's own failure, `(message, kind)`, raised after the chunks as it happened."""
+
+
+Reply = str | dict[str, Any] | RecordedReply
+
+
+@dataclass(frozen=True)
+class Recording:
+    """Where a script of recorded replies came from, and in what format they were sent."""
+
+    path: Path
+    wire: WireFormat
+    """The format the recording's first request asked for: a request in any other cannot be
+    answered with these replies."""
+    strategy: str
+    """The flags of the strategy that recorded it (`--strategy schema --schema-mode tools`)."""
+
+
+ScriptEndKind = Literal["script_exhausted", "script_unused"]
+
+
+@dataclass(frozen=True)
+class ScriptEnd:
+    """The script and the run did not line up: a request found no reply left, or the run
+    ended with replies never asked for. Told in the view, the trace and the exit code."""
+
+    kind: ScriptEndKind
+    message: str
+    replies: int
+    """How many replies the script holds."""
+    requests: int
+    """How many requests asked for one."""
 
 
 class ScriptedModel:
@@ -25,11 +69,16 @@ class ScriptedModel:
 
     name = "scripted"
 
-    def __init__(self, replies: Sequence[Reply]) -> None:
+    def __init__(self, replies: Sequence[Reply], *, recording: Recording | None = None) -> None:
         self.replies: list[Reply] = [
             check_reply(reply, f"reply {number}") for number, reply in enumerate(replies, 1)
         ]
         self.requests: list[dict[str, Any]] = []
+        self.recording = recording
+        """Set when the replies were read from a trace."""
+        self._exhausted_at: int | None = None
+        """The first request that found no reply left."""
+        self._told: set[ScriptEndKind] = set()
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
@@ -46,11 +95,35 @@ class ScriptedModel:
         number = len(self.requests) + 1
         self.requests.append(request.body)
         if number > len(self.replies):
+            if self._exhausted_at is None:
+                self._exhausted_at = number
             raise ModelError(f"the script has no reply left for request {number}", kind="protocol")
-        output = scripted_output(self.replies[number - 1], number)
+        reply = self.replies[number - 1]
+        if isinstance(reply, RecordedReply):
+            yield from played_back(reply, request, number)
+            return
+        output = scripted_output(reply, number)
         # Chunking is fixed per request number, so a replay splits the same way every time.
         rng = random.Random(f"scripted:{number}")
         yield from respond(request.body, output, response_id=f"chatcmpl-scripted-{number}", rng=rng)
+
+    def ends(self, *, final: bool) -> list[ScriptEnd]:
+        """What has not been told yet of how the script and the run(s) failed to line up: the
+        script running out, and (once the last run is over: `final`) replies left unused."""
+        ends: list[ScriptEnd] = []
+        count, asked = len(self.replies), len(self.requests)
+        if self._exhausted_at is not None and "script_exhausted" not in self._told:
+            message = (
+                f"the script ran out: it holds {replies(count)}, and request "
+                f"{self._exhausted_at} found none left"
+            )
+            ends.append(ScriptEnd("script_exhausted", message, count, asked))
+        left = count - asked
+        if final and left > 0 and "script_unused" not in self._told:
+            message = f"the script ended with {replies(left)} of {count} never asked for"
+            ends.append(ScriptEnd("script_unused", message, count, asked))
+        self._told.update(end.kind for end in ends)
+        return ends
 
     def assert_complete(self) -> None:
         """Fail when replies are left over: the run stopped earlier than the script expected."""
@@ -59,6 +132,27 @@ class ScriptedModel:
             raise AssertionError(
                 f"{left} scripted repl{'y' if left == 1 else 'ies'} never requested"
             )
+
+
+def replies(count: int) -> str:
+    return f"{count} repl{'y' if count == 1 else 'ies'}"
+
+
+def played_back(
+    reply: RecordedReply, request: ModelRequest, number: int
+) -> Iterator[dict[str, Any]]:
+    """A recorded reply as it was received; raises the model's recorded failure after it."""
+    if reply.streamed != request.streaming:
+        recorded, asked = ("streamed", "is not") if reply.streamed else ("not streamed", "is")
+        raise ModelError(
+            f"recorded reply {number} was {recorded}, and request {number} {asked}: the "
+            "strategy must stream as the recording's did",
+            kind="protocol",
+        )
+    yield from reply.chunks
+    if reply.failure is not None:
+        message, kind = reply.failure
+        raise ModelError(message, kind=kind)
 
 
 def parse_script(text: str) -> list[Reply]:
@@ -96,7 +190,7 @@ def check_reply(value: Any, where: str) -> Reply:
     where text belongs would otherwise play a different reply than the one the script shows.
     What a model may get wrong (an empty name, broken arguments text, an odd finish_reason)
     is allowed: playing those is what scripts are for."""
-    if isinstance(value, str):
+    if isinstance(value, (str, RecordedReply)):
         return value
     if not isinstance(value, dict):
         raise ValueError(
@@ -180,7 +274,7 @@ def json_type(value: Any) -> str:
     return "an array" if isinstance(value, list) else "an object"
 
 
-def scripted_output(reply: Reply, number: int) -> AssistantOutput:
+def scripted_output(reply: str | dict[str, Any], number: int) -> AssistantOutput:
     if isinstance(reply, str):
         return AssistantOutput(reply)
     calls = tuple(
@@ -202,11 +296,17 @@ def wire_call(entry: dict[str, Any], default_id: str) -> WireCall:
     return WireCall(entry.get("id") or default_id, function["name"], arguments)
 
 
+def scripted_model(model: object) -> ScriptedModel | None:
+    """The scripted model behind `model` (which may pace it), or None for any other."""
+    inner = getattr(model, "inner", model)
+    return inner if isinstance(inner, ScriptedModel) else None
+
+
 def load_script(script: Path | None) -> ScriptedModel:
     """The scripted model for `--script FILE`; a script that cannot be used is a usage error."""
     if script is None:
         raise ModelConfigError(
-            "--model scripted needs --script FILE (a JSON list or JSONL of replies)"
+            "--model scripted needs --script FILE (a JSON list or JSONL of replies, or a trace)"
         )
     try:
         model = ScriptedModel.from_file(script)

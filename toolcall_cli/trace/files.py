@@ -34,12 +34,17 @@ def trace_dir(environ: Mapping[str, str] = os.environ) -> Path:
     return state_dir(environ) / "traces"
 
 
-def new_trace_path(directory: Path, now: datetime | None = None) -> Path:
-    """A fresh name in `directory`, which is made owner-only (0700) when missing. Raises
-    OSError when it cannot be made."""
+def make_trace_dir(directory: Path) -> None:
+    """`directory`, made owner-only (0700) when missing. Raises OSError when it cannot be."""
     if not directory.is_dir():
         directory.mkdir(mode=0o700, parents=True)
         os.chmod(directory, 0o700)  # mkdir's mode passes through the umask
+
+
+def new_trace_path(directory: Path, now: datetime | None = None) -> Path:
+    """A fresh name in `directory`, which is made owner-only (0700) when missing. Raises
+    OSError when it cannot be made."""
+    make_trace_dir(directory)
     now = now or datetime.now(timezone.utc)
     # The six hex digits are the microsecond (at most 0xf423f): traces begun in the same second
     # still sort by age, and two begun in the same microsecond take the next free number.

@@ -27,8 +27,13 @@ class Trace:
     """The first line of a v1 trace; None for a trace written before the format had one."""
     records: list[Record] = field(default_factory=list)
     """Every line after the header, in order."""
-    cut: bool = False
-    """The last line was cut mid-write (a crash, a full disk) and was left out."""
+    cut_line: int | None = None
+    """The number of a last line cut mid-write (a crash, a full disk), which was left out."""
+
+    @property
+    def cut(self) -> bool:
+        """The last line was cut mid-write and was left out."""
+        return self.cut_line is not None
 
     @property
     def version(self) -> int:
@@ -43,10 +48,12 @@ def read_trace(path: Path) -> Trace:
         data = path.read_bytes()
     except OSError as error:
         raise TraceError(f"cannot read the trace {path}: {error.strerror or error}") from None
+    # Lines end at "\n" only: str.splitlines() would also cut at a U+2028 or U+0085 that a
+    # JSON string holds raw (the writer keeps non-ASCII text as it is).
     lines = data.decode("utf-8", errors="replace").split("\n")
     ends_cleanly = lines[-1] == ""
     records: list[Record] = []
-    cut = False
+    cut_line = None
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -54,13 +61,13 @@ def read_trace(path: Path) -> Trace:
             records.append(_record(line))
         except TraceError as error:
             if number == len(lines) and not ends_cleanly:
-                cut = True  # written up to a crash: the line was never finished
+                cut_line = number  # written up to a crash: the line was never finished
                 break
             raise TraceError(f"{path} is not a toolcall trace: line {number} {error}") from None
     header = records.pop(0) if records and records[0]["kind"] == HEADER_KIND else None
     if header is not None:
         _check_header(header, path)
-    return Trace(path=path, header=header, records=records, cut=cut)
+    return Trace(path=path, header=header, records=records, cut_line=cut_line)
 
 
 def _record(line: str) -> Record:
@@ -68,6 +75,8 @@ def _record(line: str) -> Record:
         record = json.loads(line)
     except json.JSONDecodeError:
         raise TraceError("is not JSON") from None
+    except RecursionError:
+        raise TraceError("is nested too deeply to read") from None
     if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
         raise TraceError("is not a record (a JSON object with a `kind`)")
     return record
@@ -183,8 +192,8 @@ def _kind_of(line: str) -> str | None:
         return None
     try:
         record = json.loads(line)
-    except json.JSONDecodeError:
-        return None  # a line cut mid-write
+    except (json.JSONDecodeError, RecursionError):
+        return None  # a line cut mid-write, or one _record will refuse
     kind = record.get("kind") if isinstance(record, dict) else None
     return kind if isinstance(kind, str) else None
 

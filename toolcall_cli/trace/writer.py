@@ -15,6 +15,7 @@ from typing import IO, Any, Literal
 from toolcall_cli import __version__, strictjson
 from toolcall_cli.events import Event, event_record
 from toolcall_cli.keys import url_secrets
+from toolcall_cli.models.scripted import ScriptEnd
 from toolcall_cli.private_files import open_private
 from toolcall_cli.tools.registry import Tool
 
@@ -24,6 +25,8 @@ VERSION = 1
 guessing."""
 
 InterruptReason = Literal["ctrl-c", "crash", "broken-pipe"]
+Command = Literal["run", "chat", "compare", "replay"]
+"""The command a trace was written by, as its header says."""
 
 SHORTEST_SECRET = 4
 """Shorter credentials are not searched for in a trace's text: masking every "1" would ruin the
@@ -84,6 +87,11 @@ class TraceWriter:
         """The last line of a trace cut short, after the run's final `run_finished`."""
         self._line({"kind": "interrupted", "reason": reason, "detail": detail, "t": self.elapsed()})
 
+    def script_end(self, end: ScriptEnd) -> None:
+        """Where the scripted model's script and the run stopped lining up."""
+        record = {"kind": end.kind, "message": end.message, "replies": end.replies}
+        self._line({**record, "requests": end.requests, "t": self.elapsed()})
+
     def elapsed(self) -> float:
         """Seconds since the trace was opened, to the millisecond."""
         return round(self._clock() - self._opened, 3)
@@ -127,7 +135,7 @@ def session_secrets(api_key: str | None, base_url: str | None) -> list[str]:
 
 
 def trace_header(
-    command: Literal["run", "chat"], settings: dict[str, Any], tools: Iterable[Tool]
+    command: Command, settings: dict[str, Any], tools: Iterable[Tool]
 ) -> dict[str, Any]:
     """The first line: what made the run (version, settings, the tools as the model saw them
     and where they came from), so a trace can be read, replayed and diagnosed on its own."""

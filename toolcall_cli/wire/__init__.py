@@ -8,7 +8,7 @@ them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -97,3 +97,28 @@ class ContextWindow:
     source: str
     """Where it was learned, in words that complete "from ...": "--context-window",
     "the server's /props"."""
+
+
+@dataclass(frozen=True)
+class WireFormat:
+    """How a request asks the model to reply, read off its body: tool calls as native
+    `tool_calls` (the request offers `tools`), as JSON text shaped by a `response_format`, or as
+    text; and whether the reply is streamed. A recorded reply can only be played back to a
+    request that asks for it in the same format."""
+
+    calls: Literal["native", "json", "text"]
+    streamed: bool
+
+    @classmethod
+    def of(cls, body: dict[str, Any]) -> WireFormat:
+        calls: Literal["native", "json", "text"] = "text"
+        if body.get("tools"):
+            calls = "native"
+        elif body.get("response_format"):
+            calls = "json"
+        return cls(calls, bool(body.get("stream")))
+
+    def describe(self) -> str:
+        """`native tool_calls, streamed`, `JSON output, not streamed`, ..."""
+        calls = {"native": "native tool_calls", "json": "JSON output", "text": "tagged text"}
+        return f"{calls[self.calls]}, {'streamed' if self.streamed else 'not streamed'}"
