@@ -52,7 +52,11 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def model_at(server: FakeOpenAI, api_key: str | None = None) -> OpenAICompatModel:
-    model = OpenAICompatModel(Endpoint(base_url=server.base_url, model="m", api_key=api_key))
+    # A probe timeout far past the product's 3 s: a loaded test machine can be slower than that
+    # to answer /props, and then the window is (rightly) unknown and nothing is fitted.
+    model = OpenAICompatModel(
+        Endpoint(base_url=server.base_url, model="m", api_key=api_key), probe_timeout=60.0
+    )
     OPENED.append(model)
     return model
 

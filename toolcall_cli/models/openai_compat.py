@@ -87,6 +87,7 @@ class OpenAICompatModel:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        probe_timeout: float = PROBE_TIMEOUT,
     ) -> None:
         problem = key_problem(endpoint.api_key) if endpoint.api_key else None
         if problem:
@@ -96,6 +97,7 @@ class OpenAICompatModel:
         self.url = completions_url(endpoint.base_url)
         self._sleep = sleep
         self._clock = clock
+        self._probe_timeout = probe_timeout
         self._window: ContextWindow | None = None
         self._server: str | None = None
         self._window_asked = False
@@ -149,15 +151,15 @@ class OpenAICompatModel:
     def _probe(self, method: str, url: httpx.URL, body: dict[str, Any] | None) -> Any:
         """The JSON a short side request answers with, or None for anything else."""
         request = self._client.build_request(
-            method, url, json=body, timeout=httpx.Timeout(PROBE_TIMEOUT)
+            method, url, json=body, timeout=httpx.Timeout(self._probe_timeout)
         )
         here = url_origin(self.endpoint.base_url)
         if here is None or url_origin(str(url)) != here:
             request.headers.pop("Authorization", None)  # the key goes to its own origin only
-        deadline = Deadline.after(PROBE_TIMEOUT, self._clock)
+        deadline = Deadline.after(self._probe_timeout, self._clock)
         try:
             response = headers_within(
-                lambda: self._client.send(request, stream=True), PROBE_TIMEOUT
+                lambda: self._client.send(request, stream=True), self._probe_timeout
             )
             if response is None:
                 return None
