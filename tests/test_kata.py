@@ -84,6 +84,19 @@ def test_without_the_conformance_data_it_says_so_and_grades_the_rest(tmp_path: P
     assert table and all(row[2] == "-" for row in table.values()), done.stdout
 
 
+def test_unreadable_conformance_data_is_said_and_left_out(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "corpus.jsonl").write_text('{"id": "fine"}\nnot json\n', encoding="utf-8")
+    done = check(
+        tmp_path, "kata_parse.py", solution(tmp_path, "parse"), "--conformance", str(broken)
+    )
+    assert done.returncode == 0, done.stdout
+    assert f"conformance data unreadable ({broken / 'corpus.jsonl'}, line 2 is not JSON)" in (
+        done.stdout
+    )
+
+
 # --- broken solutions: the categories they get wrong, and only those --------------------------
 
 NAIVE_PARSE = """
@@ -311,6 +324,12 @@ def test_the_code_runs_in_another_process(tmp_path: Path) -> None:
     )
     check(tmp_path, "mine.py", spy, "--kata", "parse")
     assert marker.read_text() and int(marker.read_text()) != os.getpid()
+
+
+def test_a_module_beside_the_file_does_not_shadow_the_standard_library(tmp_path: Path) -> None:
+    (tmp_path / "json.py").write_text("raise RuntimeError('the wrong json')\n", encoding="utf-8")
+    done = check(tmp_path, "kata_parse.py", solution(tmp_path, "parse"))
+    assert done.returncode == 0, done.stdout
 
 
 @pytest.mark.parametrize(

@@ -48,8 +48,16 @@ def records(folder: Path, name: str) -> tuple[list[dict[str, Any]], str | None]:
             f"conformance data not found ({path}): real outputs left out; point "
             f"{DIR_VARIABLE} or --conformance at the folder holding {name}"
         )
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()], None
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except ValueError:
+            problem = f"line {number} is not JSON"
+            return [], f"conformance data unreadable ({path}, {problem}): real outputs left out"
+        if isinstance(record, dict):
+            found.append(record)
+    return found, None
 
 
 def tagged_outputs(folder: Path) -> tuple[list[dict[str, Any]], str]:

@@ -82,14 +82,26 @@ def arguments() -> argparse.ArgumentParser:
     return parser
 
 
+OUTPUT_BYTES = 64 << 20
+"""The most a file this process writes may hold (what the user's code prints included)."""
+
+
 def limit_resources(memory_bytes: int, cpu_seconds: int) -> None:
-    """Address space and CPU time, where the platform can limit them. Past the memory limit
-    an allocation fails with MemoryError; past the CPU limit the process is killed."""
+    """Address space, CPU time and file size, where the platform can limit them. Past the
+    memory limit an allocation fails with MemoryError; past the CPU limit the process is
+    killed; past the file size a write fails with OSError (its signal is ignored)."""
     try:
         import resource
     except ImportError:  # not on this platform: the CLI's wall clock still bounds the run
         return
-    for which, wanted in ((resource.RLIMIT_AS, memory_bytes), (resource.RLIMIT_CPU, cpu_seconds)):
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limits = (
+        (resource.RLIMIT_AS, memory_bytes),
+        (resource.RLIMIT_CPU, cpu_seconds),
+        (resource.RLIMIT_FSIZE, OUTPUT_BYTES),
+    )
+    for which, wanted in limits:
         try:
             _, hard = resource.getrlimit(which)
             soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
@@ -110,6 +122,7 @@ def load(path: Path, kata: Kata, time_limit: float) -> ModuleType | str:
         return f"{path.name} cannot be imported as Python"
     module = importlib.util.module_from_spec(spec)
     sys.modules[USER_MODULE] = module  # dataclasses and the like look their module up
+    sys.path.append(str(path.parent))  # its own helper modules, after everything else
     try:
         with timer(time_limit):
             spec.loader.exec_module(module)
@@ -150,7 +163,7 @@ def run_all(
     path = Path(user.__file__ or "")
     timeouts = 0
     for index, case in enumerate(cases):
-        limit = case.time_limit or time_limit
+        limit = max(case.time_limit or 0.0, time_limit)  # a slow case never gets less
         write(results, kind="start", index=index, limit=limit)
         outcome, verdict = run_case(case, user, limit, path)
         write(

@@ -46,10 +46,9 @@ class Outcome:
     def accepts(self, content: Any) -> bool:
         if not isinstance(content, str):
             return False
-        said_error = content.lstrip().lower().startswith("error")
-        if said_error and (self.error or self.either):
-            return all(m in content for m in self.mentions)
-        if said_error or (self.error and not self.either):
+        if content.lstrip().lower().startswith("error"):
+            return (self.error or self.either) and all(m in content for m in self.mentions)
+        if self.error:
             return False
         if isinstance(self.value, str):
             return content == self.value

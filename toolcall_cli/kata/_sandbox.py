@@ -92,6 +92,9 @@ def run_check(
     ]  # fmt: skip
     # Few malloc arenas: each is address space, and the limit counts address space.
     env = {**os.environ, "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1"}
+    # An empty working directory: `python -m` puts it first on sys.path, where a json.py of
+    # the user's (beside their file, or in our own working directory) would shadow the stdlib.
+    workdir = tempfile.TemporaryDirectory(prefix="toolcall-kata-")
     try:
         grader = subprocess.Popen(
             command,
@@ -100,13 +103,14 @@ def run_check(
             stderr=printed,
             pass_fds=(write_end,),
             env=env,
-            cwd=file.resolve().parent,
+            cwd=workdir.name,
             start_new_session=True,  # its own process group: killed whole, deaf to our Ctrl-C
         )
     except OSError as error:
         os.close(read_end)
         os.close(write_end)
         printed.close()
+        workdir.cleanup()
         check.problem = f"the grader process could not start: {error}"
         return check
     os.close(write_end)
@@ -116,11 +120,11 @@ def run_check(
         kill_group(grader)
         grader.wait()
         os.close(read_end)
-        if check.problem and not check.problem.startswith("importing"):
+        ran = any(c.outcome != "not run" for c in check.cases)
+        if check.problem and (ran or not check.cases):  # not for a file that did not load
             check.output = tail(printed)
         printed.close()
-    if check.problem is None and grader.returncode not in (0, None) and not check.cases:
-        check.problem = f"the grader process ended (exit code {grader.returncode})"
+        workdir.cleanup()
     return check
 
 
@@ -151,7 +155,10 @@ def watch(
         pending += data
         *lines, pending = pending.split(b"\n")
         for line in lines:
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except ValueError:  # not the grader's: nothing else writes there, but never trust it
+                continue
             finished = take(record, check) or finished
             if record["kind"] == "start":
                 running = record
@@ -210,8 +217,15 @@ def overstayed(check: CheckRun, running: dict[str, Any] | None, limits: Limits) 
 def ended_early(
     grader: subprocess.Popen[bytes], check: CheckRun, running: dict[str, Any] | None
 ) -> None:
-    code = grader.wait()
+    try:
+        code = grader.wait(timeout=GRACE_SECONDS)
+    except subprocess.TimeoutExpired:  # it closed our pipe and went on: it has had its time
+        kill_group(grader)
+        code = grader.wait()
     how = f"was killed by {signal_name(-code)}" if code < 0 else f"exited (code {code})"
+    if not check.cases:  # before any of the user's code ran: the grader itself failed
+        check.problem = f"the grader process {how} before it could run any case"
+        return
     where = f" during {check.cases[running['index']].name!r}" if running else ""
     if running is not None:
         result = check.cases[running["index"]]

@@ -101,7 +101,7 @@ def read_header(text: str) -> Header | None:
         return Header(find_kata(found["name"]), started)
     try:
         tree = ast.parse(text)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # the grader will say why
         return None
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     matching = [k for k in KATAS if set(k.required) <= defined]
