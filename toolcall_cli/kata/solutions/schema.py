@@ -189,9 +189,10 @@ def check(value: Any, schema: dict[str, Any]) -> tuple[str, str] | None:
         return "type", f"must be {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not {value!r}"
     if "enum" in schema and value not in schema["enum"]:
         return "enum", f"must be one of {', '.join(map(repr, schema['enum']))}, not {value!r}"
-    if "minimum" in schema and value < schema["minimum"]:
+    number = has_type(value, "number")  # a bound says nothing about other values
+    if number and "minimum" in schema and value < schema["minimum"]:
         return "minimum", f"must be at least {schema['minimum']}, not {value!r}"
-    if "maximum" in schema and value > schema["maximum"]:
+    if number and "maximum" in schema and value > schema["maximum"]:
         return "maximum", f"must be at most {schema['maximum']}, not {value!r}"
     if kind == "array" and "items" in schema:
         return next(filter(None, (check(item, schema["items"]) for item in value)), None)
