@@ -1,0 +1,207 @@
+"""The battery of kata stream: a `StreamParser` fed every reply of the text cases in its own
+chunks and one character at a time, plus what only streaming can get wrong: text held back
+too long, a call returned late, a reply so long that re-scanning the buffer for every chunk
+runs out of time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from toolcall_cli.kata._battery import Battery, Case, Verdict, agree, canonical, normal_space, shown
+from toolcall_cli.kata._text_cases import BUILT_IN, Reply, fault_replies, real_replies
+
+LONG_REPLY_CHARS = 300_000
+"""A call this long, fed one character at a time, takes a parser that looks at each character
+a bounded number of times well under a second; one that re-scans its buffer for every chunk
+needs minutes."""
+LONG_REPLY_SECONDS = 10.0
+
+
+def battery(conformance: Path) -> Battery:
+    faults, coverage = fault_replies()
+    real, note = real_replies(conformance)
+    cases = [case(reply) for reply in (*BUILT_IN, *faults, *real)]
+    cases += STREAMING
+    return Battery(tuple(cases), note, coverage)
+
+
+@dataclass(frozen=True)
+class Fed:
+    """What a parser returned, feed by feed, for one chunking of a reply."""
+
+    per_feed: list[list[dict[str, Any]]]
+    """The events of each feed(), then those of close() last."""
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [event for events in self.per_feed for event in events]
+
+    def reading(self, with_errors: bool) -> dict[str, Any]:
+        events = self.events
+        found: dict[str, Any] = {
+            "calls": [
+                {"name": e.get("name"), "arguments": e.get("arguments")}
+                for e in events
+                if e.get("type") == "call"
+            ],
+            "text": normal_space(
+                "".join(str(e.get("text", "")) for e in events if e.get("type") == "text")
+            ),
+        }
+        if with_errors:
+            found["errors"] = sum(1 for e in events if e.get("type") == "error")
+        return found
+
+
+def feed(module: ModuleType, chunks: Sequence[str]) -> Fed:
+    parser = module.StreamParser()
+    per_feed = [as_events(parser.feed(chunk)) for chunk in chunks]
+    return Fed([*per_feed, as_events(parser.close())])
+
+
+class NotEvents(Exception):
+    """feed() or close() returned something other than a list of event dicts."""
+
+
+KINDS = {"text": "text", "call": "name", "error": "error"}
+
+
+def as_events(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise NotEvents(f"feed() and close() must return a list of events, not {shown(value)}")
+    for event in value:
+        if not isinstance(event, dict) or event.get("type") not in KINDS:
+            raise NotEvents(
+                f'an event must be a dict with "type" text, call or error: {shown(event)}'
+            )
+        field = KINDS[event["type"]]
+        if field not in event or (event["type"] != "call" and not isinstance(event[field], str)):
+            raise NotEvents(f"a {event['type']} event needs {field!r}: {shown(event)}")
+    return value
+
+
+def case(reply: Reply) -> Case:
+    def check(module: ModuleType) -> Verdict:
+        expected: dict[str, Any] = {"calls": list(reply.calls)}
+        if reply.text is not None:
+            expected["text"] = normal_space(reply.text)
+        if reply.errors is not None:
+            expected["errors"] = reply.errors
+        chunkings = {
+            "as streamed": list(reply.chunks),
+            "one character at a time": list(reply.whole),
+        }
+        for how, chunks in chunkings.items():
+            try:
+                found = feed(module, chunks).reading(reply.errors is not None)
+            except NotEvents as error:
+                return Verdict(False, shown(expected), str(error))
+            found = {k: v for k, v in found.items() if k in expected}
+            if canonical(found) != canonical(expected):
+                return Verdict(False, shown(expected), f"fed {how}: {shown(found)}")
+        return Verdict(True)
+
+    return Case(reply.category, reply.source, reply.name, check)
+
+
+# --- what only streaming can get wrong -------------------------------------------------------
+
+
+def streaming(
+    name: str, category: str = "streaming"
+) -> Callable[[Callable[[ModuleType], Verdict]], Case]:
+    def make(check: Callable[[ModuleType], Verdict]) -> Case:
+        return Case(category, "built-in", name, check)
+
+    return make
+
+
+def texts_by_feed(fed: Fed) -> list[str]:
+    return [
+        "".join(str(e.get("text", "")) for e in events if e.get("type") == "text")
+        for events in fed.per_feed
+    ]
+
+
+@streaming("prose goes out with the chunk that brought it")
+def text_early(module: ModuleType) -> Verdict:
+    chunks = ["The weather ", "in Paris ", "is sunny."]
+    expected = [*chunks, ""]
+    got = texts_by_feed(feed(module, chunks))
+    return agree(expected, got)
+
+
+@streaming("a tag split across chunks is held back, then read")
+def split_opener(module: ModuleType) -> Verdict:
+    chunks = [
+        "Checking <tool_",
+        'call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool',
+        "_call> done",
+    ]
+    fed = feed(module, chunks)
+    got = {
+        "text": texts_by_feed(fed),
+        "calls per feed": [sum(e.get("type") == "call" for e in events) for events in fed.per_feed],
+    }
+    expected = {"text": ["Checking ", "", " done", ""], "calls per feed": [0, 0, 1, 0]}
+    return agree(expected, got)
+
+
+@streaming("a call is returned by the feed that completes it")
+def call_on_time(module: ModuleType) -> Verdict:
+    chunks = [
+        '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>',
+        "\nAnd more text",
+        " to come.",
+    ]
+    fed = feed(module, chunks)
+    got = [[e.get("name") for e in events if e.get("type") == "call"] for events in fed.per_feed]
+    expected = [["get_time"], [], [], []]
+    return agree(expected, got)
+
+
+@streaming("what might be a tag at the end is shown at close()")
+def partial_at_end(module: ModuleType) -> Verdict:
+    fed = feed(module, ["See <tool_c"])
+    got = texts_by_feed(fed)
+    expected = ["See ", "<tool_c"]
+    return agree(expected, got)
+
+
+@streaming("two parsers keep their own state")
+def separate_state(module: ModuleType) -> Verdict:
+    first, second = module.StreamParser(), module.StreamParser()
+    first.feed('<tool_call>{"name": "a", ')
+    events = as_events(second.feed("plain text")) + as_events(second.close())
+    got = "".join(str(e.get("text", "")) for e in events if e.get("type") == "text")
+    return Verdict(got == "plain text", shown("plain text"), shown(got))
+
+
+def long_reply(module: ModuleType) -> Verdict:
+    content = "All work and no play makes Jack a dull boy. " * (LONG_REPLY_CHARS // 44)
+    text = (
+        f'<tool_call>{{"name": "write_file", "arguments": {{"content": "{content}"}}}}</tool_call>'
+    )
+    expected = {"calls": [{"name": "write_file", "arguments": {"content": content}}], "text": ""}
+    found = feed(module, list(text)).reading(with_errors=False)
+    return agree(expected, found)
+
+
+STREAMING: tuple[Case, ...] = (
+    text_early,
+    split_opener,
+    call_on_time,
+    partial_at_end,
+    separate_state,
+    Case(
+        "long reply",
+        "built-in",
+        f"a {LONG_REPLY_CHARS:,}-character call fed one character at a time",
+        long_reply,
+        time_limit=LONG_REPLY_SECONDS,
+    ),
+)
