@@ -67,6 +67,9 @@ def isolated_home(
     land in the user's own) and no provider keys from the developer's shell."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    # The probe of a loopback server answers in milliseconds, but a loaded test machine can take
+    # longer than the product's 3 s, and then the window and the server's kind stay unknown.
+    monkeypatch.setenv("TOOLCALL_PROBE_TIMEOUT", "60")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("TOOLCALL_STATE_DIR", str(home / "state"))
     for name in (

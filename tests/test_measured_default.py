@@ -13,6 +13,8 @@ import pytest
 from fake_openai import Answer, FakeOpenAI, completion
 from in_process import toolcall
 
+from toolcall_cli.cli.models import probe_timeout
+
 LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
 
 
@@ -79,3 +81,19 @@ def test_another_server_keeps_the_text_protocol(tmp_path: Path, props: Any) -> N
     assert started["strategy"] == "regex" and "response_format" not in body
     assert "<tool_call>" in body["messages"][0]["content"]
     assert not [n for n in notices(events) if "llama.cpp server" in n]
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("", 3.0), ("12.5", 12.5)])
+def test_the_probe_timeout_is_3_s_unless_the_environment_says(text: str, seconds: float) -> None:
+    assert probe_timeout({"TOOLCALL_PROBE_TIMEOUT": text}) == seconds
+
+
+@pytest.mark.parametrize("text", ["x", "0", "-1", "nan", "1e9"])
+def test_a_probe_timeout_that_cannot_be_one_is_a_usage_error(tmp_path: Path, text: str) -> None:
+    done = toolcall(
+        "run", "hi", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+        cwd=tmp_path, env={"TOOLCALL_PROBE_TIMEOUT": text},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "$TOOLCALL_PROBE_TIMEOUT must be seconds above 0" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

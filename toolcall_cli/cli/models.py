@@ -3,6 +3,9 @@ from the settings the flags, environment and config file resolved to."""
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,8 +86,32 @@ def get_model(choice: ModelChoice) -> Model:
             max_line_bytes=choice.max_line_bytes,
             request_timeout=choice.request_timeout,
             key_note=choice.key_note,
-        )
+        ),
+        probe_timeout=probe_timeout(os.environ),
     )
+
+
+PROBE_TIMEOUT_ENV = "TOOLCALL_PROBE_TIMEOUT"
+
+
+def probe_timeout(environ: Mapping[str, str]) -> float:
+    """How long the one side request to the server (/props, /api/show: its context window and
+    kind) may take: 3 s, or $TOOLCALL_PROBE_TIMEOUT for a server (or a machine) slower than that.
+    A probe that takes longer only leaves the window and the kind unknown."""
+    from toolcall_cli.models.openai_compat import PROBE_TIMEOUT
+
+    text = environ.get(PROBE_TIMEOUT_ENV, "").strip()
+    if not text:
+        return PROBE_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= 3600:
+        raise ModelConfigError(
+            f"${PROBE_TIMEOUT_ENV} must be seconds above 0 (at most 3600), not {text!r}"
+        )
+    return seconds
 
 
 def scripted(script: Path | None) -> Model:
