@@ -2,14 +2,16 @@
 
 One job a module: `entry` (the typer app, exit codes, `main`), `options` (the flags), `assemble`
 (a session from the options), `running` (rendering a run), `tracing` (which trace a run
-writes), `commands` (each command), `trace_commands` (`trace list` and `trace show`).
+writes), `commands` (each command), `trace_commands` (`trace list` and `trace show`),
+`practice` (`serve` and `eject`).
 """
 
 from __future__ import annotations
 
 from toolcall_cli.cli import commands as _commands  # registers the commands on the app
+from toolcall_cli.cli import practice as _practice
 from toolcall_cli.cli import trace_commands as _trace_commands
 from toolcall_cli.cli.entry import app, main
 
 __all__ = ["app", "main"]
-del _commands, _trace_commands
+del _commands, _practice, _trace_commands
