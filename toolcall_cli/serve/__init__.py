@@ -43,8 +43,8 @@ def serve(settings: ServeSettings, host: str, port: int, console: Console) -> No
         raise ServeError(f"cannot listen on {host}:{port}: {reason}", usage=False) from None
     # The log's reader gone (`toolcall serve | head`): stop serving, as any command stops then.
     log.on_closed = lambda: threading.Thread(target=server.shutdown, daemon=True).start()
-    log.show(banner(server.url, settings, host_note(host)))
     try:
+        log.show(banner(server.url, settings, host_note(host)))
         server.serve_forever(poll_interval=POLL_SECONDS)
     except KeyboardInterrupt:
         log.show("stopped (Ctrl-C)")

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -106,6 +107,21 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: the exchange log shows each request instead of http.server's access line."""
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request line, headers too long, a method no
+        `do_*` serves) in the same JSON shape as every other error, and logged the same way."""
+        reason = message or HTTPStatus(code).phrase
+        # A request line too broken to read leaves the method and the path unset.
+        method, path = getattr(self, "command", None), getattr(self, "path", None)
+        exchange = Exchange(next(self.server.numbers), method or "?", path or "?")
+        exchange.status, exchange.error = code, reason
+        self.close_connection = True
+        try:
+            self._send_json(code, Refused(code, reason, code=None).payload())
+        except (ConnectionError, TimeoutError):
+            exchange.client_left = True
+        self.server.log(exchange)
+
     def _handle(self) -> None:
         started = time.monotonic()
         exchange = Exchange(next(self.server.numbers), self.command, self.path)
@@ -136,8 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
             exchange.answer = answer = self.server.answerer.answer(body)
             exchange.status = self._send_answer(answer, streaming=bool(body.get("stream")))
         else:
-            message = f"Invalid URL ({self.command} {path}): this server has /v1/chat/completions"
-            raise Refused(404, message + " and /v1/models", code="unknown_url")
+            message = f"Invalid URL ({self.command} {path}): there is no such path here"
+            raise Refused(404, message, code="unknown_url")
 
     def _allow(self, method: str) -> None:
         if self.command != method:
@@ -172,7 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":  # a HEAD answer is its headers alone
+            self.wfile.write(data)
         return status
 
     def _send_events(self, chunks: Iterable[dict[str, Any]], headers: dict[str, str]) -> None:

@@ -26,6 +26,7 @@ from toolcall_cli.render.base import (
 from toolcall_cli.serve._answering import MODEL_ID, Answer, ServeSettings
 from toolcall_cli.serve._http import Exchange
 
+SYSTEM_ROLES = ("system", "developer")
 TAIL_MESSAGES = 3
 """How many of the last messages a block shows: what is new since the model's last turn."""
 PREVIEW_CHARS = 200
@@ -88,6 +89,8 @@ def exchange_view(exchange: Exchange) -> RenderableType:
     head = f"#{exchange.number} {exchange.method} {visible(exchange.path)}"
     if exchange.client_left:
         return Text(f"⚠ {head}: the client hung up before the answer was sent", style="yellow")
+    if exchange.status in (404, 405):  # a path or method this server does not serve
+        return Text(f"? {head} {exchange.status}: {visible(exchange.error)}", style="yellow")
     if exchange.error:
         line = Text.assemble((f"✗ {head} {exchange.status} ", "bold red"))
         line.append(visible(exchange.error), style="red")
@@ -127,12 +130,17 @@ def completion_panel(
 
 
 def message_tail(messages: Sequence[dict[str, Any]]) -> list[Text]:
-    """The last messages, one line each (the system prompt is never new, so it is left out)."""
-    shown = [m for m in messages if m.get("role") not in ("system", "developer")][-TAIL_MESSAGES:]
+    """The system prompt's size, then the last messages, one line each: what is new since the
+    model's last turn (the prompt is the same every time, so only its size is shown)."""
     rows = []
-    earlier = len(messages) - len(shown)
-    if earlier:
-        rows.append(Text(f"… {plural(earlier, 'earlier message')}", style="dim"))
+    prompts = [m for m in messages if m.get("role") in SYSTEM_ROLES]
+    if prompts:
+        size = sum(len(message_text(m)) for m in prompts)
+        rows.append(Text(f"system prompt, {size:,} chars", style="dim"))
+    chat = [m for m in messages if m.get("role") not in SYSTEM_ROLES]
+    shown = chat[-TAIL_MESSAGES:]
+    if len(chat) > len(shown):
+        rows.append(Text(f"… {plural(len(chat) - len(shown), 'earlier message')}", style="dim"))
     for message in shown:
         preview = message_preview(message, PREVIEW_CHARS)
         rows.append(Text(preview, style="dim", no_wrap=True, overflow="ellipsis"))
@@ -141,7 +149,7 @@ def message_tail(messages: Sequence[dict[str, Any]]) -> list[Text]:
 
 def offered_line(body: dict[str, Any]) -> Text:
     names = [shown_name(t["function"]["name"]) for t in body.get("tools") or []]
-    line = Text.assemble(("tools ", "dim"), ", ".join(names) or "(none)")
+    line = Text.assemble(("tools ", "dim"), ", ".join(names) or "(none sent)")
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
         choice = choice["function"]["name"]
@@ -209,3 +217,11 @@ class ServeLog:
 
     def exchange(self, exchange: Exchange) -> None:
         self.show(exchange_view(exchange))
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A message's content as text: a string, or the text of its parts."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
