@@ -24,6 +24,7 @@ import pytest
 from in_process import toolcall
 
 from toolcall_cli.eject import PROGRAMS
+from toolcall_cli.serve import host_note
 
 URL_RE = re.compile(r"http://127\.0\.0\.1:\d+/v1")
 WAIT = 20.0
@@ -51,6 +52,7 @@ class Served:
     process: subprocess.Popen[str]
     url: str
     lines: queue.Queue[str]
+    reader: threading.Thread
     seen: list[str] = field(default_factory=list)
 
     def wait_for(self, text: str) -> str:
@@ -67,12 +69,15 @@ class Served:
         return "".join(self.seen)
 
     def stop(self) -> tuple[int, str, str]:
-        """Ctrl-C, as a user stops it: the exit code, the rest of stdout, and stderr."""
+        """Ctrl-C, as a user stops it: the exit code, all it printed, and stderr."""
         self.process.send_signal(signal.SIGINT)
-        out, err = self.process.communicate(timeout=WAIT)
+        code = self.process.wait(timeout=WAIT)
+        self.reader.join(timeout=WAIT)  # it reads stdout to its end
         while not self.lines.empty():
             self.seen.append(self.lines.get())
-        return self.process.returncode, self.log + out, err
+        assert self.process.stdout is not None and self.process.stderr is not None
+        with self.process.stdout, self.process.stderr:
+            return code, self.log, self.process.stderr.read()
 
 
 def start_serve(*flags: str) -> Served:
@@ -93,8 +98,9 @@ def start_serve(*flags: str) -> Served:
         for line in iter(stdout.readline, ""):
             lines.put(line)
 
-    threading.Thread(target=read, daemon=True).start()
-    served = Served(process, "", lines)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    served = Served(process, "", lines, reader)
     found = URL_RE.search(served.wait_for("http://"))
     assert found, served.log
     served.url = found.group(0)
@@ -527,6 +533,25 @@ def test_ctrl_c_stops_it_cleanly_with_no_traceback() -> None:
     code, out, err = served.stop()
     assert (code, err) == (0, "")
     assert out.rstrip().endswith("stopped (Ctrl-C)")
+
+
+def test_it_stops_when_the_reader_of_its_log_goes_away() -> None:
+    command = [sys.executable, "-m", "toolcall_cli", "serve", "--port", "0"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        url = None
+        while url is None:
+            found = URL_RE.search(process.stdout.readline().decode())
+            url = found.group(0) if found else None
+        process.stdout.close()  # as `toolcall serve | head -2` does once it has its lines
+        assert httpx.get(url + "/models", timeout=WAIT).status_code == 200
+        assert process.wait(timeout=WAIT) == 141  # its line for that exchange failed to write
+        assert process.stderr.read() == b""
+
+
+def test_listening_beyond_this_machine_is_said_out_loud() -> None:
+    assert host_note("127.0.0.1") == host_note("::1") == host_note("localhost") == ""
+    assert "anyone who can reach it can use it" in host_note("0.0.0.0")
 
 
 def test_an_unknown_fault_and_a_taken_port_are_one_line_each(tmp_path: Path) -> None:

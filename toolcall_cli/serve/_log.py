@@ -25,6 +25,7 @@ from toolcall_cli.render.base import (
 )
 from toolcall_cli.serve._answering import MODEL_ID, Answer, ServeSettings
 from toolcall_cli.serve._http import Exchange
+from toolcall_cli.wire.completions import WireCall
 
 SYSTEM_ROLES = ("system", "developer")
 TAIL_MESSAGES = 3
@@ -33,13 +34,6 @@ PREVIEW_CHARS = 200
 REPLY_CHARS, REPLY_LINES = 600, 6
 
 _json_highlighter = JSONHighlighter()
-
-
-@dataclass(frozen=True)
-class WireCall:
-    id: str
-    name: str
-    arguments: str
 
 
 @dataclass
@@ -53,21 +47,32 @@ class Reply:
 
 
 def read_reply(answer: Answer) -> Reply:
-    reply = Reply()
-    if len(answer.objects) == 1 and answer.objects[0].get("object") == "chat.completion":
-        completion = answer.objects[0]
-        choice = completion["choices"][0]
-        message = choice["message"]
-        reply.content = message.get("content") or ""
-        for call in message.get("tool_calls") or []:
-            function = call["function"]
-            reply.calls.append(WireCall(call["id"], function["name"], function["arguments"]))
-        reply.finish_reason = choice.get("finish_reason") or ""
-        reply.usage = completion.get("usage") or {}
-        return reply
-    pieces: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
-    for chunk in answer.objects:
+    first = answer.objects[0]
+    if first.get("object") == "chat.completion":
+        return completion_reply(first)
+    return streamed_reply(answer.objects)
+
+
+def completion_reply(completion: dict[str, Any]) -> Reply:
+    choice = completion["choices"][0]
+    message = choice["message"]
+    calls = [
+        WireCall(call["id"], call["function"]["name"], call["function"]["arguments"])
+        for call in message.get("tool_calls") or []
+    ]
+    return Reply(
+        message.get("content") or "",
+        calls,
+        choice.get("finish_reason") or "",
+        completion.get("usage") or {},
+    )
+
+
+def streamed_reply(chunks: Sequence[dict[str, Any]]) -> Reply:
+    """The chunks put together as a client does: text joined, tool-call deltas by index."""
+    reply, pieces = Reply(), list[str]()
+    calls: dict[int, dict[str, str]] = {}
+    for chunk in chunks:
         reply.usage = chunk.get("usage") or reply.usage
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
