@@ -177,6 +177,27 @@ def test_the_stream_program_joins_tags_split_across_chunks(tmp_path: Path) -> No
     assert (code, err) == (0, "")
 
 
+def test_the_schema_program_checks_arguments_so_the_model_can_fix_them(tmp_path: Path) -> None:
+    served = start_serve("--faults", "wrong_param")
+    try:
+        done = subprocess.run(
+            [sys.executable, str(ejected("schema", tmp_path)), "What's the weather in Beijing?"],
+            env={**os.environ, "OPENAI_BASE_URL": served.url},
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=WAIT * 3,
+        )
+        log = served.wait_for("8°C")
+    finally:
+        code, _, err = served.stop()
+    assert done.returncode == 0 and "8°C" in done.stdout, done.stderr
+    assert "⚠ fault wrong_param" in log
+    # What the program fed back, as the next request carried it: both problems, one go.
+    assert re.search(r"error: invalid arguments: missing required argument 'city'; unexpected", log)
+    assert (code, err) == (0, "")
+
+
 @pytest.mark.parametrize("strategy", list(PROGRAMS))
 def test_an_ejected_program_is_short_standalone_and_never_evals(strategy: str) -> None:
     printed = toolcall("eject", "--strategy", strategy, cwd=Path.cwd())

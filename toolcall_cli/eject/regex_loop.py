@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-URL = os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8765/v1") + "/chat/completions"
-MODEL = os.environ.get("OPENAI_MODEL", "toolcall-offline")
+URL = os.getenv("OPENAI_BASE_URL", "http://127.0.0.1:8765/v1") + "/chat/completions"
+MODEL = os.getenv("OPENAI_MODEL", "toolcall-offline")
 HTTP = httpx.Client(headers={"Authorization": f"Bearer {os.getenv('OPENAI_API_KEY')}"}, timeout=60)
 SYSTEM = """Answer in the user's language. Where a tool helps, call it, each call on its own line:
 <tool_call>{"name": "calculate", "arguments": {"expression": "1+1"}}</tool_call>

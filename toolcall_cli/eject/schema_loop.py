@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-URL = os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8765/v1") + "/chat/completions"
-MODEL = os.environ.get("OPENAI_MODEL", "toolcall-offline")
+URL = os.getenv("OPENAI_BASE_URL", "http://127.0.0.1:8765/v1") + "/chat/completions"
+MODEL = os.getenv("OPENAI_MODEL", "toolcall-offline")
 HTTP = httpx.Client(headers={"Authorization": f"Bearer {os.getenv('OPENAI_API_KEY')}"}, timeout=60)
 OPS: dict[type, Any] = {ast.Add: op.add, ast.Sub: op.sub, ast.Mult: op.mul, ast.Div: op.truediv}
 STRING = {"type": "string"}
@@ -41,7 +41,8 @@ def spec(tool: Any) -> dict[str, Any]:  # from its signature: every parameter a 
 
 
 TOOLS: dict[str, Any] = {"calculate": calculate, "get_weather": get_weather}
-SPECS = [spec(tool) for tool in TOOLS.values()]
+SCHEMAS = {name: spec(tool) for name, tool in TOOLS.items()}
+SPECS = list(SCHEMAS.values())  # what each request's `tools` holds
 
 
 def run_call(name: str, arguments: str) -> str:
@@ -49,9 +50,10 @@ def run_call(name: str, arguments: str) -> str:
         return f"error: unknown tool '{name}'; available tools: {', '.join(TOOLS)}"
     try:
         args = json.loads(arguments)  # the arguments come as JSON text: a second decoding
-        params = inspect.signature(TOOLS[name]).parameters  # what its schema was made from
-        found = [f"missing required argument '{p}'" for p in params if p not in args]
-        found += [f"unexpected argument '{a}'" for a in args if a not in params]
+        schema = SCHEMAS[name]["function"]["parameters"]  # checked against what the model saw
+        found = [f"missing required argument '{p}'" for p in schema["required"] if p not in args]
+        found += [f"unexpected argument '{a}'" for a in args if a not in schema["properties"]]
+        found += [f"'{a}' must be a string" for a in args if not isinstance(args[a], str)]
         if found:  # every problem at once, one line each
             return "error: invalid arguments: " + "; ".join(found)
         return json.dumps(TOOLS[name](**args), ensure_ascii=False)
