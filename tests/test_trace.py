@@ -286,14 +286,22 @@ def test_a_state_dir_that_cannot_be_made_costs_the_trace_not_the_run(
 
 
 def test_the_command_line_loads_no_trace_machinery_until_a_command_needs_it() -> None:
-    """`toolcall --help` stays fast: platformdirs and the trace package are imported lazily."""
+    """`toolcall --help` stays fast: platformdirs, the trace package, the offline model, the
+    server behind `toolcall serve` (and http.server) and the ejected programs are imported
+    lazily, by the commands that need them."""
     import subprocess
     import sys
 
+    lazy = (
+        "toolcall_cli.trace",
+        "toolcall_cli.offline",
+        "toolcall_cli.serve",
+        "toolcall_cli.eject",
+    )
     probe = (
         "import sys; import toolcall_cli.cli; "
-        "print(sorted(m for m in sys.modules if m == 'platformdirs' or "
-        "m.startswith('toolcall_cli.trace')))"
+        "print(sorted(m for m in sys.modules if m in ('platformdirs', 'http.server', "
+        f"'socketserver') or m.startswith({lazy!r})))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from toolcall_cli.eject import PROGRAMS
+
 REPO = Path(__file__).resolve().parent.parent
 FILES = {
     "get_weather": "weather.py",
@@ -131,3 +133,13 @@ def test_the_installed_wheel_run_from_the_repo_root_loads_them_once(
     assert listed(installed, cwd=REPO) == from_dir(installed.bundled)
     # Without the bundled tools the repo's tools.d is a working dir's tools.d like any other.
     assert listed(installed, "--no-default-tools", cwd=REPO) == from_dir(REPO / "tools.d")
+
+
+def test_the_installed_wheel_ejects_the_programs_it_carries(
+    installed: Installed, tmp_path: Path
+) -> None:
+    # The programs are files of the package (toolcall_cli/eject), read from the installed copy.
+    for strategy, file in PROGRAMS.items():
+        done = run([installed.toolcall, "eject", "--strategy", strategy], cwd=tmp_path)
+        assert done.stdout == (REPO / "toolcall_cli" / "eject" / file).read_text(encoding="utf-8")
+        assert (installed.site_packages / "toolcall_cli" / "eject" / file).is_file()

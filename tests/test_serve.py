@@ -1,0 +1,592 @@
+"""`toolcall serve` as a real process on a free port, answering the `openai` client, the loops
+`toolcall eject` prints, `toolcall run --base-url` and bad requests; and `toolcall eject`."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from in_process import toolcall
+
+from toolcall_cli.eject import PROGRAMS
+from toolcall_cli.serve import host_note
+
+URL_RE = re.compile(r"http://127\.0\.0\.1:\d+/v1")
+WAIT = 20.0
+"""Seconds a step may take before the test fails instead of hanging."""
+WEATHER_TOOL: Any = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the weather (天气) for a city: condition and temperature in °C.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "e.g. Beijing"}},
+            "required": ["city"],
+        },
+    },
+}
+QUESTION: Any = [{"role": "user", "content": "What's the weather in Beijing?"}]
+"""Typed `Any`: the SDK's own TypedDicts add nothing to a test of the server."""
+
+
+@dataclass
+class Served:
+    """A `toolcall serve` process, its URL, and what it has printed so far."""
+
+    process: subprocess.Popen[str]
+    url: str
+    lines: queue.Queue[str]
+    reader: threading.Thread
+    seen: list[str] = field(default_factory=list)
+
+    def wait_for(self, text: str) -> str:
+        """The log, up to the first line holding `text` (printed once an exchange is done)."""
+        while not any(text in line for line in self.seen):
+            try:
+                self.seen.append(self.lines.get(timeout=WAIT))
+            except queue.Empty:
+                raise AssertionError(f"serve never printed {text!r}:\n{self.log}") from None
+        return self.log
+
+    @property
+    def log(self) -> str:
+        return "".join(self.seen)
+
+    def stop(self) -> tuple[int, str, str]:
+        """Ctrl-C, as a user stops it: the exit code, all it printed, and stderr."""
+        self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(timeout=WAIT)
+        self.reader.join(timeout=WAIT)  # it reads stdout to its end
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+        assert self.process.stdout is not None and self.process.stderr is not None
+        with self.process.stdout, self.process.stderr:
+            return code, self.log, self.process.stderr.read()
+
+
+def start_serve(*flags: str) -> Served:
+    env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolcall_cli", "serve", "--port", "0", *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        env=env,
+    )
+    assert process.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    stdout = process.stdout
+
+    def read() -> None:  # a thread, so that a test waits on a queue with a deadline
+        for line in iter(stdout.readline, ""):
+            lines.put(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    served = Served(process, "", lines, reader)
+    found = URL_RE.search(served.wait_for("http://"))
+    assert found, served.log
+    served.url = found.group(0)
+    return served
+
+
+@pytest.fixture(scope="module")
+def serve() -> Iterator[Served]:
+    served = start_serve()
+    yield served
+    code, _, err = served.stop()
+    assert (code, err) == (0, "")
+
+
+@pytest.fixture(scope="module")
+def faulty() -> Iterator[Served]:
+    served = start_serve("--faults", "unknown_tool,single_quotes", "--seed", "3")
+    yield served
+    code, _, err = served.stop()
+    assert (code, err) == (0, "")
+
+
+def client(served: Served) -> openai.OpenAI:
+    return openai.OpenAI(base_url=served.url, api_key="practice", max_retries=0, timeout=WAIT)
+
+
+# --- toolcall eject ----------------------------------------------------------------------------
+
+
+def ejected(strategy: str, tmp_path: Path) -> Path:
+    path = tmp_path / f"{strategy}_mine.py"
+    done = toolcall("eject", "--strategy", strategy, "--output", str(path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+@pytest.mark.parametrize("strategy", list(PROGRAMS))
+@pytest.mark.parametrize(
+    ("question", "figure"),
+    [("What's 12*5+3?", "= 63"), ("What's the weather in Beijing?", "8°C")],
+)
+def test_each_ejected_program_answers_through_serve(
+    serve: Served, strategy: str, question: str, figure: str, tmp_path: Path
+) -> None:
+    program = ejected(strategy, tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(program), question],
+        env={**os.environ, "OPENAI_BASE_URL": serve.url},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=WAIT * 3,
+    )
+    assert done.returncode == 0, done.stderr
+    assert figure in done.stdout.splitlines()[-1]
+
+
+def test_the_stream_program_joins_tags_split_across_chunks(tmp_path: Path) -> None:
+    served = start_serve("--faults", "split_tags,missing_close_tag")
+    try:
+        done = subprocess.run(
+            [sys.executable, str(ejected("stream", tmp_path)), "What's 12*5+3?"],
+            env={**os.environ, "OPENAI_BASE_URL": served.url},
+            capture_output=True,
+            text=True,
+            timeout=WAIT * 3,
+        )
+        log = served.wait_for("= 63")
+    finally:
+        code, _, err = served.stop()
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (0, "12*5+3 = 63"), done.stderr
+    assert "⚠ fault split_tags" in log and "⚠ fault missing_close_tag" in log
+    assert "<tool_call>" not in done.stdout  # the call text is parsed, never shown
+    assert (code, err) == (0, "")
+
+
+def test_the_schema_program_checks_arguments_so_the_model_can_fix_them(tmp_path: Path) -> None:
+    served = start_serve("--faults", "wrong_param")
+    try:
+        done = subprocess.run(
+            [sys.executable, str(ejected("schema", tmp_path)), "What's the weather in Beijing?"],
+            env={**os.environ, "OPENAI_BASE_URL": served.url},
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=WAIT * 3,
+        )
+        log = served.wait_for("8°C")
+    finally:
+        code, _, err = served.stop()
+    assert done.returncode == 0 and "8°C" in done.stdout, done.stderr
+    assert "⚠ fault wrong_param" in log
+    # What the program fed back, as the next request carried it: both problems, one go.
+    assert re.search(r"error: invalid arguments: missing required argument 'city'; unexpected", log)
+    assert (code, err) == (0, "")
+
+
+@pytest.mark.parametrize("strategy", list(PROGRAMS))
+def test_an_ejected_program_is_short_standalone_and_never_evals(strategy: str) -> None:
+    printed = toolcall("eject", "--strategy", strategy, cwd=Path.cwd())
+    assert printed.returncode == 0
+    source = printed.stdout
+    assert len(source.splitlines()) <= 80
+    tree = ast.parse(source)
+    imported = {
+        alias.name.split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import)
+        for alias in n.names
+    }
+    imported |= {
+        n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+    }
+    assert imported - set(sys.stdlib_module_names) == {"httpx"}
+    called = {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
+    assert not called & {"eval", "exec", "compile"}
+    assert 'if __name__ == "__main__":' in source
+
+
+def test_eject_never_writes_over_a_file(tmp_path: Path) -> None:
+    mine = tmp_path / "loop.py"
+    mine.write_text("my own loop\n", encoding="utf-8")
+    done = toolcall("eject", "--strategy", "schema", "--output", str(mine), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("toolcall: error: ") and "already exists" in done.stderr
+    assert mine.read_text(encoding="utf-8") == "my own loop\n"
+
+
+# --- the openai client ---------------------------------------------------------------------------
+
+
+def finish_tool_round(sdk: openai.OpenAI, first: dict[str, Any], *, stream: bool) -> str:
+    """Send the call's result back by its id, as a loop does, and return the answer."""
+    messages = [
+        *QUESTION,
+        first,
+        {
+            "role": "tool",
+            "tool_call_id": first["tool_calls"][0]["id"],
+            "content": '{"city": "Beijing", "condition": "sunny", "temp_c": 8}',
+        },
+    ]
+    if not stream:
+        reply = sdk.chat.completions.create(model="gpt-4o", messages=messages, tools=[WEATHER_TOOL])
+        return reply.choices[0].message.content or ""
+    chunks = sdk.chat.completions.create(
+        model="gpt-4o", messages=messages, tools=[WEATHER_TOOL], stream=True
+    )
+    return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+
+def streamed_message(sdk: openai.OpenAI, **extra: Any) -> tuple[Any, str | None]:
+    """One streamed reply assembled as a client must: text pieces joined, tool-call deltas
+    joined by index; with its finish_reason."""
+    content, calls, finish = "", dict[int, dict[str, Any]](), None
+    chunks = sdk.chat.completions.create(
+        model="gpt-4o", messages=QUESTION, tools=[WEATHER_TOOL], stream=True, **extra
+    )
+    for chunk in chunks:
+        for choice in chunk.choices:
+            content += choice.delta.content or ""
+            finish = choice.finish_reason or finish
+            for part in choice.delta.tool_calls or []:
+                call = calls.setdefault(
+                    part.index,
+                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+                )
+                call["id"] = part.id or call["id"]
+                if part.function:
+                    call["function"]["name"] += part.function.name or ""
+                    call["function"]["arguments"] += part.function.arguments or ""
+    message = {"role": "assistant", "content": content or None, "tool_calls": list(calls.values())}
+    return message, finish
+
+
+def test_the_openai_client_completes_a_tool_call(serve: Served) -> None:
+    sdk = client(serve)
+    reply = sdk.chat.completions.create(model="gpt-4o", messages=QUESTION, tools=[WEATHER_TOOL])
+    message = reply.choices[0].message
+    assert reply.choices[0].finish_reason == "tool_calls" and message.tool_calls
+    call: Any = message.tool_calls[0]
+    assert call.type == "function"
+    assert (call.function.name, json.loads(call.function.arguments)) == (
+        "get_weather",
+        {"city": "Beijing"},
+    )
+    answer = finish_tool_round(sdk, message.model_dump(exclude_none=True), stream=False)
+    assert "8°C" in answer
+    log = serve.wait_for(answer)
+    assert "user: What's the weather in Beijing?" in log
+    assert re.search(r"│ tools get_weather +│", log)  # no tool_choice was sent
+    assert f'→ call get_weather {{"city": "Beijing"}}  {call.id}' in log
+
+
+def test_the_openai_client_completes_a_streamed_tool_call(serve: Served) -> None:
+    sdk = client(serve)
+    message, finish = streamed_message(sdk, stream_options={"include_usage": True})
+    assert finish == "tool_calls"
+    [call] = message["tool_calls"]
+    assert call["id"].startswith("call_")
+    assert (call["function"]["name"], json.loads(call["function"]["arguments"])) == (
+        "get_weather",
+        {"city": "Beijing"},
+    )
+    answer = finish_tool_round(sdk, message, stream=True)
+    assert "8°C" in answer
+    assert "streamed" in serve.wait_for(answer)
+
+
+def test_with_faults_on_the_client_still_gets_a_well_formed_reply_showing_them(
+    faulty: Served,
+) -> None:
+    sdk = client(faulty)
+    raw = sdk.chat.completions.with_raw_response.create(
+        model="gpt-4o", messages=QUESTION, tools=[WEATHER_TOOL]
+    )
+    assert set(raw.headers["x-toolcall-faults"].split(",")) == {"unknown_tool", "single_quotes"}
+    calls: Any = raw.parse().choices[0].message.tool_calls
+    call = calls[0]  # the SDK read it: well-formed
+    assert call.function.name != "get_weather"  # a tool nobody offered
+    with pytest.raises(json.JSONDecodeError):  # arguments written with single quotes
+        json.loads(call.function.arguments)
+    assert "'city'" in call.function.arguments
+    log = faulty.wait_for("⚠ fault single_quotes")  # the last line of the exchange's block
+    assert call.id in log and "⚠ fault unknown_tool" in log
+
+
+def test_with_faults_on_a_stream_is_well_formed_too(faulty: Served) -> None:
+    message, finish = streamed_message(client(faulty))
+    assert finish == "tool_calls"
+    [call] = message["tool_calls"]
+    assert call["function"]["name"] not in ("", "get_weather")
+    assert call["function"]["arguments"].startswith("{'")
+    # The loop goes on: the mistake is answered by its id, and the model corrects itself.
+    fixed = client(faulty).chat.completions.create(
+        model="gpt-4o",
+        messages=[
+            *QUESTION,
+            message,
+            {
+                "role": "tool",
+                "tool_call_id": call["id"],
+                "content": "error: unknown tool; available tools: get_weather",
+            },
+        ],
+        tools=[WEATHER_TOOL],
+    )
+    again: Any = fixed.choices[0].message.tool_calls
+    assert again and again[0].function.name == "get_weather"
+
+
+def test_v1_models_lists_the_served_model(serve: Served) -> None:
+    sdk = client(serve)
+    assert [model.id for model in sdk.models.list()] == ["toolcall-offline"]
+    assert sdk.models.retrieve("toolcall-offline").owned_by == "toolcall"
+    with pytest.raises(openai.NotFoundError):
+        sdk.models.retrieve("gpt-4o")
+
+
+# --- what the server does with a request ---------------------------------------------------------
+
+
+def post(served: Served, body: Any, path: str = "/chat/completions") -> httpx.Response:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(served.url + path, content=content, timeout=WAIT)
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "says"),
+    [
+        (b"{not json", None, "could not parse the JSON body"),
+        ([1, 2], None, "must be a JSON object"),
+        ({"messages": QUESTION}, "model", "you must provide a model"),
+        ({"model": "m"}, "messages", "Missing required parameter: 'messages'"),
+        (
+            {"model": "m", "messages": [{"role": "robot", "content": "hi"}]},
+            "messages[0].role",
+            "Invalid value: 'robot'",
+        ),
+        (
+            {
+                "model": "m",
+                "messages": [
+                    *QUESTION,
+                    {"role": "tool", "tool_call_id": "call_x", "content": "8°C"},
+                ],
+            },
+            "messages[1].tool_call_id",
+            "must be a response to a preceding",
+        ),
+        (
+            {
+                "model": "m",
+                "messages": [
+                    *QUESTION,
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "get_weather", "arguments": "{}"},
+                            }
+                        ],
+                    },
+                    {"role": "user", "content": "and?"},
+                ],
+            },
+            "messages[2]",
+            "did not have response messages: call_1",
+        ),
+        (
+            {
+                "model": "m",
+                "messages": [
+                    *QUESTION,
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "c",
+                                "type": "function",
+                                "function": {
+                                    "name": "get_weather",
+                                    "arguments": {"city": "Beijing"},
+                                },
+                            }
+                        ],
+                    },
+                ],
+            },
+            "messages[1].tool_calls[0].function.arguments",
+            "must be a string",
+        ),
+        (
+            {"model": "m", "messages": QUESTION, "tool_choice": "auto"},
+            "tool_choice",
+            "only allowed when 'tools' are specified",
+        ),
+        (
+            {
+                "model": "m",
+                "messages": QUESTION,
+                "tools": [{"type": "function", "function": {"name": "get weather"}}],
+            },
+            "tools[0].function.name",
+            "must match",
+        ),
+        (
+            {"model": "m", "messages": QUESTION, "response_format": {"type": "yaml"}},
+            "response_format.type",
+            "must be one of",
+        ),
+        (
+            {"model": "m", "messages": QUESTION, "stream_options": {"include_usage": True}},
+            "stream_options",
+            "only allowed when 'stream' is enabled",
+        ),
+    ],
+)
+def test_a_bad_request_gets_openais_error_shape_and_a_400(
+    serve: Served, body: Any, param: str | None, says: str
+) -> None:
+    answer = post(serve, body)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["type"] == "invalid_request_error" and error["param"] == param
+    assert says in error["message"]
+    assert f"400 {error['message'][:40]}" in serve.wait_for(error["message"][:40])
+
+
+def test_the_sdk_raises_the_servers_message_for_a_bad_request(serve: Served) -> None:
+    with pytest.raises(openai.BadRequestError) as raised:
+        client(serve).chat.completions.create(
+            model="gpt-4o",
+            messages=[*QUESTION, {"role": "tool", "tool_call_id": "call_9", "content": "8"}],
+        )
+    assert "must be a response to a preceding message with 'tool_calls'" in str(raised.value)
+
+
+def test_an_unknown_path_is_404_and_a_wrong_method_405(serve: Served) -> None:
+    missing = post(serve, {}, path="/completion")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "unknown_url"
+    wrong = httpx.get(serve.url + "/chat/completions", timeout=WAIT)
+    assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"
+    assert wrong.json()["error"]["message"] == "GET is not allowed here; use POST"
+    assert "? #" in serve.wait_for("GET /v1/chat/completions 405")
+
+
+def test_what_http_server_refuses_itself_is_a_json_error_too(serve: Served) -> None:
+    port = int(serve.url.rsplit(":", 1)[1].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as connection:
+        header = b"X-Long: " + b"a" * 70_000  # past http.server's 64 KiB for a header line
+        connection.sendall(b"GET /v1/models HTTP/1.1\r\n" + header + b"\r\n\r\n")
+        answer = b""
+        while chunk := connection.recv(4096):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 ") and b"Content-Type: application/json" in head
+    assert json.loads(body)["error"]["message"] == "Line too long"
+    assert "GET /v1/models 431 Line too long" in serve.wait_for("431 Line too long")
+
+
+def test_tool_choice_none_shows_the_model_no_tools_and_a_named_one_only_that(
+    serve: Served,
+) -> None:
+    clock = {**WEATHER_TOOL, "function": {**WEATHER_TOOL["function"], "name": "get_clock"}}
+    body = {"model": "m", "messages": QUESTION, "tools": [WEATHER_TOOL, clock]}
+    none = post(serve, {**body, "tool_choice": "none"}).json()["choices"][0]
+    assert none["finish_reason"] == "stop" and "tool_calls" not in none["message"]
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    forced = post(serve, {**body, "tool_choice": named}).json()["choices"][0]["message"]
+    assert [c["function"]["name"] for c in forced["tool_calls"]] == ["get_weather"]
+    assert "tool_choice none: the model was shown no tools" in serve.wait_for("tool_choice none:")
+
+
+def test_response_format_json_gets_a_json_reply(serve: Served) -> None:
+    body = {"model": "m", "messages": QUESTION, "response_format": {"type": "json_object"}}
+    reply = post(serve, body).json()["choices"][0]["message"]["content"]
+    assert isinstance(json.loads(reply), dict)
+
+
+def test_toolcall_run_can_use_serve_as_its_endpoint(serve: Served, tmp_path: Path) -> None:
+    done = toolcall(
+        "run",
+        "--base-url",
+        serve.url,
+        "--model",
+        "toolcall-offline",
+        "--strategy",
+        "schema",
+        "--quiet",
+        "--no-trace",
+        "What's 12*5+3?",
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stdout) == (0, "12*5+3 = 63\n"), done.stderr
+
+
+# --- starting and stopping ----------------------------------------------------------------------
+
+
+def test_ctrl_c_stops_it_cleanly_with_no_traceback() -> None:
+    served = start_serve()
+    code, out, err = served.stop()
+    assert (code, err) == (0, "")
+    assert out.rstrip().endswith("stopped (Ctrl-C)")
+
+
+def test_it_stops_when_the_reader_of_its_log_goes_away() -> None:
+    command = [sys.executable, "-m", "toolcall_cli", "serve", "--port", "0"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        url = None
+        while url is None:
+            found = URL_RE.search(process.stdout.readline().decode())
+            url = found.group(0) if found else None
+        process.stdout.close()  # as `toolcall serve | head -2` does once it has its lines
+        assert httpx.get(url + "/models", timeout=WAIT).status_code == 200
+        assert process.wait(timeout=WAIT) == 141  # its line for that exchange failed to write
+        assert process.stderr.read() == b""
+
+
+def test_listening_beyond_this_machine_is_said_out_loud() -> None:
+    assert host_note("127.0.0.1") == host_note("::1") == host_note("localhost") == ""
+    assert "anyone who can reach it can use it" in host_note("0.0.0.0")
+
+
+def test_an_unknown_fault_and_a_taken_port_are_one_line_each(tmp_path: Path) -> None:
+    done = toolcall("serve", "--faults", "single_quote", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("toolcall: error: unknown fault 'single_quote'")
+    assert done.stderr.count("\n") == 1
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = toolcall("serve", "--port", str(port), cwd=tmp_path)
+    assert done.returncode == 1
+    assert (
+        done.stderr
+        == f"toolcall: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    )

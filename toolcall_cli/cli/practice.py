@@ -1,0 +1,77 @@
+"""`toolcall serve` and `toolcall eject`: a model that misbehaves on demand, and the loop to
+practise against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_USAGE, app, fail
+from toolcall_cli.cli.options import FaultRateOpt, FaultsOpt, StrategyName, fault_names
+from toolcall_cli.cli.running import pipe_console
+
+DEFAULT_PORT = 8765
+"""Clear of the ports local model servers take (vLLM 8000, llama-server 8080, Ollama 11434)."""
+
+
+@app.command()
+def serve(
+    port: Annotated[
+        int,
+        typer.Option("--port", min=0, max=65535, help="The port (0: any free one, printed)."),
+    ] = DEFAULT_PORT,
+    host: Annotated[
+        str, typer.Option("--host", help="The address to listen on (default: this machine only).")
+    ] = "127.0.0.1",
+    faults: FaultsOpt = None,
+    fault_rate: FaultRateOpt = 1.0,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed",
+            help="Seeds the offline model's choices and faults (a request's own `seed` wins).",
+        ),
+    ] = 0,
+) -> None:
+    """Serve the offline model, faults included, as an OpenAI-compatible HTTP server: POST
+    /v1/chat/completions (streamed or not; tools, tool_choice, response_format) and GET
+    /v1/models. Each exchange is logged here. Ctrl-C stops it."""
+    from toolcall_cli.serve import ServeError, ServeSettings
+    from toolcall_cli.serve import serve as serve_forever
+
+    settings = ServeSettings(seed=seed, faults=fault_names(faults), fault_rate=fault_rate)
+    try:
+        serve_forever(settings, host, port, pipe_console())
+    except ServeError as error:
+        fail(str(error), EXIT_USAGE if error.usage else EXIT_FAILURE)
+
+
+@app.command()
+def eject(
+    strategy: Annotated[
+        StrategyName,
+        typer.Option("--strategy", "-s", help="Which loop: regex (default), schema, stream."),
+    ] = StrategyName.regex,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write it to this new file instead.")
+    ] = None,
+) -> None:
+    """Print the whiteboard answer: a minimal standalone tool-use loop for a strategy (at most 80
+    lines, the standard library and httpx) that runs against `toolcall serve` or any
+    OpenAI-compatible endpoint."""
+    from toolcall_cli.eject import program
+
+    source = program(strategy.value)
+    if output is None:
+        typer.echo(source, nl=False)
+        return
+    try:
+        with output.open("x", encoding="utf-8") as file:  # never over a file of one's own
+            file.write(source)
+    except FileExistsError:
+        fail(f"{output} already exists; choose another name or remove it first")
+    except OSError as error:
+        fail(f"cannot write {output}: {error.strerror or error}")
+    typer.echo(f"wrote {output} ({strategy.value}, {source.count(chr(10))} lines)", err=True)

@@ -1,0 +1,16 @@
+"""The whiteboard answers `toolcall eject` prints: for each strategy a minimal standalone
+tool-use loop (at most 80 lines, the standard library and httpx), kept here as files of the
+package. They are never imported: each is a program of its own, to read and to run against
+`toolcall serve` or any OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+PROGRAMS = {"regex": "regex_loop.py", "schema": "schema_loop.py", "stream": "stream_loop.py"}
+"""Strategy → the file of its program."""
+
+
+def program(strategy: str) -> str:
+    """The source of the strategy's program."""
+    return resources.files(__name__).joinpath(PROGRAMS[strategy]).read_text(encoding="utf-8")
