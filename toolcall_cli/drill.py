@@ -165,7 +165,8 @@ TOPICS: tuple[Topic, ...] = (
                 _TWO_CITIES,
                 ("--strategy", "schema"),
                 Words(
-                    "一条回复里两个 get_weather 调用；回传的两条 tool 消息各带自己的 id（call_…）。",
+                    "一条回复里两个 get_weather 调用；"
+                    "回传的两条 tool 消息各带自己的 id（call_…）。",
                     "One reply with two get_weather calls; the two tool messages fed back each "
                     "carry their own id (call_…).",
                 ),
@@ -328,7 +329,8 @@ TOPICS: tuple[Topic, ...] = (
                 _WEATHER,
                 ("--max-result-chars", "100"),
                 Words(
-                    "结果在回传前被截到 100 个字符，并附上“result cut”说明，模型知道它只看到一部分。",
+                    "结果在回传前被截到 100 个字符，并附上“result cut”说明，"
+                    "模型知道它只看到一部分。",
                     "The result is cut to 100 characters before it is fed back, with a 'result "
                     "cut' note, so the model knows it sees only part.",
                 ),
@@ -370,7 +372,8 @@ TOPICS: tuple[Topic, ...] = (
                 _TWO_CITIES,
                 ("--faults", "broken_batch"),
                 Words(
-                    "同一个问题、同一个故障（一批调用里有一个 JSON 坏了）：看各方案的解析错误和恢复；"
+                    "同一个问题、同一个故障（一批调用里有一个 JSON 坏了）："
+                    "看各方案的解析错误和恢复；"
                     "schema json 的约束输出不会产生坏 JSON。",
                     "One question, one fault (a batch of calls with one broken JSON): compare "
                     "each scheme's parse errors and recovery; schema json's constrained output "

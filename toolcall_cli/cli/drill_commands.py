@@ -3,6 +3,7 @@ run shows the matching fault or limit, and the user marks their answer against t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -108,10 +109,9 @@ def run_demo(demo: Demo, lang: Lang) -> None:
     args = demo_args(demo, lang)
     typer.echo(f"\n{label('demo', lang)}: $ toolcall {shlex.join(args)}")
     typer.echo(f"{label('watch', lang)}: {demo.watch.in_lang(lang)}")
-    try:
+    # Its exit code (3 at a limit) belongs to the demonstration, not to the drill.
+    with contextlib.suppress(typer.Exit):
         app(args=args, prog_name="toolcall", standalone_mode=False)
-    except typer.Exit:
-        pass  # its exit code (3 at a limit) belongs to the demonstration, not to the drill
     sys.stdout.flush()
 
 
