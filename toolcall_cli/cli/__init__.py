@@ -3,12 +3,14 @@
 One job a module: `entry` (the typer app, exit codes, `main`), `options` (the flags), `assemble`
 (a session from the options), `running` (rendering a run), `tracing` (which trace a run
 writes), `commands` (each command), `trace_commands` (`trace list` and `trace show`), `replay`,
-`kata_commands` (`kata list`, `new`, `check` and `solution`), `practice` (`serve` and `eject`).
+`kata_commands` (`kata list`, `new`, `check` and `solution`), `drill_commands` (`drill`),
+`practice` (`serve` and `eject`).
 """
 
 from __future__ import annotations
 
 from toolcall_cli.cli import commands as _commands  # registers the commands on the app
+from toolcall_cli.cli import drill_commands as _drill_commands
 from toolcall_cli.cli import kata_commands as _kata_commands
 from toolcall_cli.cli import practice as _practice
 from toolcall_cli.cli import replay as _replay
@@ -16,4 +18,4 @@ from toolcall_cli.cli import trace_commands as _trace_commands
 from toolcall_cli.cli.entry import app, main
 
 __all__ = ["app", "main"]
-del _commands, _kata_commands, _practice, _replay, _trace_commands
+del _commands, _drill_commands, _kata_commands, _practice, _replay, _trace_commands
