@@ -56,8 +56,10 @@ def request_preview(iteration: int, body: dict[str, Any]) -> str:
     messages = body.get("messages") or []
     tools = body.get("tools") or []
     size = len(json.dumps(body, ensure_ascii=False, default=str))
+    # A text strategy lists its tools in the system prompt: no `tools` key to count then.
+    offered = f", {len(tools)} tool spec(s)" if tools else ""
     lines = [
-        f"step: model request {iteration}: {len(messages)} message(s), {len(tools)} tool(s), "
+        f"step: model request {iteration}: {len(messages)} message(s){offered}, "
         f"{size:,} chars (about {request_tokens(body):,} tokens)"
     ]
     if messages and isinstance(messages[-1], dict):
