@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from in_process import toolcall
@@ -81,10 +82,14 @@ class Typist:
         return TerminalStepper(ask=self.ask, say=self.say)
 
 
+E = TypeVar("E")
+
 QUESTION = "What's the weather in Tokyo and in Berlin?"
 
 
-def stepped(registry: ToolRegistry, typist: Typist, history: list[Message] | None = None):
+def stepped(
+    registry: ToolRegistry, typist: Typist, history: list[Message] | None = None
+) -> list[Event]:
     return list(
         run(
             QUESTION,
@@ -97,7 +102,7 @@ def stepped(registry: ToolRegistry, typist: Typist, history: list[Message] | Non
     )
 
 
-def of(events: list[Event], kind: type) -> list:
+def of(events: list[Event], kind: type[E]) -> list[E]:
     return [e for e in events if isinstance(e, kind)]
 
 
@@ -179,12 +184,12 @@ def test_q_before_a_tool_stops_the_turn_and_the_chat_forgets_it(registry: ToolRe
     assert session.history == []
 
 
-def test_step_with_piped_stdin_is_a_usage_error(tmp_path: Path) -> None:
-    done = toolcall("run", "--step", "--no-trace", QUESTION, cwd=tmp_path, stdin="\n")
+@pytest.mark.parametrize("command", [["run", QUESTION], ["chat"]])
+def test_step_with_piped_stdin_is_a_usage_error(tmp_path: Path, command: list[str]) -> None:
+    done = toolcall(*command, "--step", "--no-trace", cwd=tmp_path, stdin="\n")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "toolcall: error: --step pauses for your answers and needs an interactive terminal on "
-        "stdin"
+        "toolcall: error: --step pauses for your answers and needs an interactive terminal on stdin"
     ]
     assert "iteration" not in done.stdout.lower()  # nothing ran
 

@@ -194,8 +194,7 @@ def test_a_dangerous_tool_asks_first_in_the_live_view(terminal: Terminal) -> Non
 
 def test_step_edits_one_argument_and_skips_one_call(terminal: Terminal) -> None:
     terminal.start(
-        f"{TOOLCALL} run --step --explain --no-trace "
-        "\"What's the weather in Tokyo and in Berlin?\""
+        f'{TOOLCALL} run --step --explain --no-trace "What\'s the weather in Tokyo and in Berlin?"'
     )
     terminal.wait_for("step: model request 1")
     terminal.keys("Enter")  # send the first request

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Literal
 
 import typer
@@ -135,9 +136,7 @@ class TerminalStepper:
             self._say(f"  not run: {problem}")
             self._say("  Edit again (Ctrl-D: back to the choices)")
 
-    def _suspended(self) -> Any:
-        from contextlib import nullcontext
-
+    def _suspended(self) -> AbstractContextManager[None]:
         return nullcontext() if self.renderer is None else self.renderer.suspended()
 
 
