@@ -190,3 +190,26 @@ def test_a_dangerous_tool_asks_first_in_the_live_view(terminal: Terminal) -> Non
     terminal.keys("y", "Enter")
     screen = terminal.wait_for("EXIT=")
     assert "EXIT=0" in screen and "sunny" in screen
+
+
+def test_step_edits_one_argument_and_skips_one_call(terminal: Terminal) -> None:
+    terminal.start(
+        f'{TOOLCALL} run --step --explain --no-trace "What\'s the weather in Tokyo and in Berlin?"'
+    )
+    terminal.wait_for("step: model request 1")
+    terminal.keys("Enter")  # send the first request
+    terminal.wait_for('step: about to run get_weather {"city": "Tokyo"}')
+    terminal.keys("e", "Enter")
+    terminal.wait_for('arguments> {"city": "Tokyo"}')  # prefilled with the model's arguments
+    terminal.keys("C-u", '{"city": "Paris"}', "Enter")
+    terminal.wait_for('step: about to run get_weather {"city": "Berlin"}')
+    terminal.keys("s", "Enter")
+    terminal.wait_for("step: model request 2")
+    terminal.keys("Enter")
+    screen = terminal.wait_for("EXIT=")
+    assert "EXIT=0" in screen
+    assert 'the user edited its arguments to {"city": "Paris"}' in screen
+    assert "skipped_by_user" in screen and "skipped by the user" in screen
+    assert "Paris today:" in screen  # the answer is built from the edited call's result
+    assert "Tokyo today:" not in screen and "Berlin today:" not in screen
+    assert "explain · loop: no calls in the reply: the loop ends" in screen

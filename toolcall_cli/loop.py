@@ -51,7 +51,19 @@ from toolcall_cli.models.base import (
     Model,
     context_window_of,
 )
-from toolcall_cli.rounds import Approver, Decision, Declined, Round, ToolPolicy, deny_all, refused
+from toolcall_cli.rounds import (
+    Approver,
+    Decision,
+    Declined,
+    Edited,
+    Round,
+    StepAction,
+    Stepper,
+    StepQuit,
+    ToolPolicy,
+    deny_all,
+    refused,
+)
 from toolcall_cli.strategies.base import Reply, Strategy
 from toolcall_cli.strategies.content_calls import read_content_calls
 from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
@@ -60,7 +72,20 @@ from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ContextWindow, ModelError, ModelRequest
 from toolcall_cli.wire.tokens import request_tokens
 
-__all__ = ["Approver", "Decision", "Declined", "Limits", "ToolPolicy", "deny_all", "run"]
+__all__ = [
+    "Approver",
+    "Decision",
+    "Declined",
+    "Edited",
+    "Limits",
+    "StepAction",
+    "Stepper",
+    "ToolPolicy",
+    "deny_all",
+    "run",
+]
+
+STOPPED_AT_A_STEP = "stopped by the user at a step (--step)"
 
 LAST_ANSWER = ENGINE_NOTE_PREFIX + (
     " That was the last round of tools this run allows. Do not call any tool: answer the "
@@ -140,6 +165,8 @@ class RunState:
     """What the run's time limit, its elapsed time and the model's latency are read from."""
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     approve: Approver = deny_all
+    step: Stepper | None = None
+    """--step: pauses before each model request and each tool execution."""
     started: float = field(init=False)
     iterations: int = 0
     tool_calls: int = 0
@@ -249,13 +276,15 @@ def run(
     approve: Approver = deny_all,
     policy: ToolPolicy | None = None,
     clock: Clock = time.monotonic,
+    step: Stepper | None = None,
 ) -> Iterator[Event]:
     """Answer one question, yielding every step. `history` is extended in place.
 
     `policy` is how the session runs tools (and what it remembers of approvals and rate limits
     across runs). `clock` measures the run and its tools; waits still happen in real time, but
-    how long anything took is only ever read from `clock`."""
-    state = RunState(limits, clock, policy or ToolPolicy(), approve)
+    how long anything took is only ever read from `clock`. `step` pauses the run before each
+    model request and each tool execution (--step); the user may stop it there."""
+    state = RunState(limits, clock, policy or ToolPolicy(), approve, step)
     state.question, state.first_message = question, len(history)
     if len(question) > limits.max_question_chars:
         # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
@@ -274,7 +303,12 @@ def run(
         sampling=strategy.sampling.fields(),
     )
     history.append(user(question))
-    stop = yield from _iterations(state, model, strategy, registry, history)
+    try:
+        stop = yield from _iterations(state, model, strategy, registry, history)
+    except StepQuit:
+        # What the round had started was stopped as the exception passed through it.
+        yield Notice(level="warning", message=STOPPED_AT_A_STEP)
+        stop = "interrupted"
     yield state.finished(stop)
 
 
@@ -481,6 +515,8 @@ def _iteration(
     specs = [] if state.tools_withdrawn else registry.specs()
     request = yield from _request(state, model, strategy, history, specs)
     yield IterationStarted(iteration=iteration, request=request.body)
+    if state.step is not None and state.step.before_request(iteration, request.body) == "quit":
+        raise StepQuit
     round_ = Round(
         registry=registry,
         cache=state.cache,
@@ -493,6 +529,7 @@ def _iteration(
         clock=state.clock,
         max_calls=state.limits.max_calls_per_reply,
         earlier_ids=state.call_ids,
+        step=state.step,
     )
     try:
         return (

@@ -22,7 +22,9 @@ from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
 from toolcall_cli.private_files import PathProblem, open_private
 from toolcall_cli.render import RenderMode, make_renderer
+from toolcall_cli.render.explain import Explain
 from toolcall_cli.session import Session
+from toolcall_cli.stepping import attach as attach_stepper
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
 from toolcall_cli.trace import RunProgress, TraceWriteError, TraceWriter
 
@@ -163,8 +165,11 @@ class Repl:
         pt_output: Output | None = None,
         mode: RenderMode | None = None,
         trace: TraceWriter | None = None,
+        explain: Explain | None = None,
     ) -> None:
         self.session = session
+        self._explain = explain or Explain()
+        """--explain: notes after each step of every question's run."""
         self._trace = trace
         """Where each question's run is recorded; None when the chat is not traced."""
         self.script_mismatch = False
@@ -237,8 +242,10 @@ class Repl:
             typer.echo(f"toolcall: warning: {self._history.problem}", err=True)
 
     def ask(self, question: str) -> None:
-        renderer = make_renderer(self._mode)
-        attach(self.session.approve, renderer)
+        shown = make_renderer(self._mode)
+        attach(self.session.approve, shown)
+        attach_stepper(self.session.step, shown)
+        renderer = self._explain.wrap(shown)
         progress = RunProgress()
         try:
             for event in self.session.ask(question):

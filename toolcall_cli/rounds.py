@@ -8,10 +8,11 @@ failed dependency or Ctrl-C all end as error results the model can read.
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from toolcall_cli.events import (
     Event,
@@ -44,6 +45,39 @@ class Declined:
 Approver = Callable[[ToolCall, Tool], "Decision | bool | Declined"]
 """Asked before a dangerous tool runs: yes, no, or always (for this tool, the rest of the
 session). True and False mean yes and no."""
+
+
+@dataclass(frozen=True)
+class Edited:
+    """Run the call with these arguments instead of the model's (--step, `e`)."""
+
+    arguments: dict[str, Any]
+
+
+StepAction = Literal["go", "skip", "quit"] | Edited
+"""What the user chose at a pause before a tool runs."""
+
+Check = Callable[[dict[str, Any]], "str | None"]
+"""Validates edited arguments as the model's are validated: None when they fit the tool's
+schema, else why not."""
+
+
+class StepQuit(BaseException):
+    """The user stopped the run at a pause (--step, `q`). A BaseException, as Ctrl-C is: the
+    loop turns a model's or parser's Exception into a failed reply, and this is no failure."""
+
+
+class Stepper(Protocol):
+    """Pauses the run before each model request and each tool execution (--step). The pause
+    is the loop's, like approval: the renderers only show what it decided."""
+
+    def before_request(self, iteration: int, body: dict[str, Any]) -> Literal["go", "quit"]: ...
+
+    def before_tool(self, call: ToolCall, tool: Tool, check: Check) -> StepAction: ...
+
+
+SKIPPED_BY_USER = "skipped by the user. Answer without it."
+
 
 NOBODY_TO_ASK = Declined(
     "declined: it is dangerous and needs approval, but this run cannot ask (it is not "
@@ -80,8 +114,6 @@ def deny_all(call: ToolCall, tool: Tool) -> Declined:
 
 def call_key(call: ToolCall) -> tuple[str, str]:
     """Same tool and canonically equal arguments (key order and spacing do not matter)."""
-    import json
-
     return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
 
 
@@ -112,8 +144,10 @@ class Round:
         clock: Callable[[], float] = time.monotonic,
         max_calls: int | None = None,
         earlier_ids: Collection[str] = (),
+        step: Stepper | None = None,
     ) -> None:
         self._registry = registry
+        self._step = step
         self._cache = cache
         self._policy = policy
         self._approve = approve
@@ -257,6 +291,10 @@ class Round:
         if refusal is not None:
             yield from self._answer(call, refusal)
             return
+        stepped = yield from self._stepped(call)
+        if stepped is None:
+            return
+        call = stepped
         prepared = prepare(call, self._registry)
         if isinstance(prepared, ToolResult):
             yield from self._answer(call, prepared)
@@ -272,6 +310,31 @@ class Round:
         timeout = tool.timeout or self._tool_timeout
         self._entries[call.id].started = self._clock()
         self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))
+
+    def _stepped(self, call: ToolCall) -> Generator[Event, None, ToolCall | None]:
+        """With --step, the pause before a known tool runs: the call to run (its arguments
+        perhaps edited by the user), or None when the user skipped it (it is answered so)."""
+        tool = self._registry.get(call.name)
+        if self._step is None or tool is None:
+            return call
+
+        def check(arguments: dict[str, Any]) -> str | None:
+            prepared = prepare(replace(call, arguments=arguments), self._registry)
+            return prepared.content if isinstance(prepared, ToolResult) else None
+
+        action = self._step.before_tool(call, tool, check)
+        if action == "quit":
+            raise StepQuit
+        if action == "skip":
+            yield from self._answer(call, refused(call, "skipped_by_user", SKIPPED_BY_USER))
+            return None
+        if isinstance(action, Edited):
+            call = replace(call, arguments=action.arguments)
+            yield Notice(
+                message=f"{call.name}: the user edited its arguments to "
+                f"{json.dumps(action.arguments, ensure_ascii=False)}"
+            )
+        return call
 
     def _follow(self, call: ToolCall, first_id: str) -> Iterator[Event]:
         """An identical call earlier in this reply (same tool, canonically equal arguments) runs

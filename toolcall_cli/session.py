@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
-from toolcall_cli.loop import Approver, Limits, ToolPolicy, deny_all, run
+from toolcall_cli.loop import Approver, Limits, Stepper, ToolPolicy, deny_all, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.base import Model
 from toolcall_cli.strategies import get_strategy
@@ -22,6 +22,8 @@ class Session:
     registry: ToolRegistry
     limits: Limits = field(default_factory=Limits)
     approve: Approver = deny_all
+    step: Stepper | None = None
+    """--step: the pauses before each model request and tool execution."""
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     """How tools run, and what the session remembers of approvals and rate limits."""
     history: list[Message] = field(default_factory=list)
@@ -32,9 +34,9 @@ class Session:
     was chosen (the measured strategy for their server, say)."""
 
     def ask(self, question: str) -> Iterator[Event]:
-        """One turn. If it does not finish (Ctrl-C, or the consumer stops early) or the model
-        failed, the history is put back as it was before the turn, so a half-finished turn never
-        confuses the next (the trace still holds all of it)."""
+        """One turn. If it does not finish (Ctrl-C, a stop at a step, or the consumer stops
+        early) or the model failed, the history is put back as it was before the turn, so a
+        half-finished turn never confuses the next (the trace still holds all of it)."""
         mark = len(self.history)
         finished = False
         try:
@@ -47,8 +49,12 @@ class Session:
                 limits=self.limits,
                 approve=self.approve,
                 policy=self.policy,
+                step=self.step,
             ):
-                finished = isinstance(event, RunFinished) and event.stop_reason != "model_failed"
+                finished = isinstance(event, RunFinished) and event.stop_reason not in (
+                    "model_failed",
+                    "interrupted",  # stopped at a step (--step): its calls have no results
+                )
                 yield event
                 if isinstance(event, RunStarted) and self.notes:
                     yield from (Notice(message=note) for note in self.notes)

@@ -32,12 +32,14 @@ from toolcall_cli.cli.options import (
     ConnectTimeoutOpt,
     ContextWindowOpt,
     DagOpt,
+    ExplainOpt,
     FailedRoundsOpt,
     FaultRateOpt,
     FaultsOpt,
     HistoryRoundsOpt,
     IsolateOpt,
     JsonOpt,
+    LangOpt,
     LineBytesOpt,
     MaxIterOpt,
     MaxParallelOpt,
@@ -62,6 +64,7 @@ from toolcall_cli.cli.options import (
     SeedOpt,
     SessionOptions,
     ShowRequestOpt,
+    StepOpt,
     StrategyName,
     StrategyOpt,
     StreamMode,
@@ -91,10 +94,13 @@ from toolcall_cli.config import (
     resolve,
     resolve_limits,
 )
+from toolcall_cli.loop import Stepper
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.private_files import PathProblem
 from toolcall_cli.render import RenderMode
+from toolcall_cli.render.explain import Explain
+from toolcall_cli.stepping import NotInteractive, stepper
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import Sampling
 
@@ -152,19 +158,31 @@ def run(
     max_parallel: MaxParallelOpt = 4,
     isolate_tools: IsolateOpt = False,
     no_final_answer: NoFinalAnswerOpt = False,
+    step: StepOpt = False,
+    explain: ExplainOpt = False,
+    lang: LangOpt = None,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
     if not question.strip():
         fail("the question is empty")
     mode = output_mode(quiet, as_json)
+    pauses = step_flag(step)
     assembled = build_session(SessionOptions.from_flags(locals(), mode=mode))
     session = assembled.session
+    session.step = pauses
     try:
         target = choose_trace(trace, no_trace, assembled)
         run_trace = start_trace(target, "run", assembled)
         played = scripted_model(session.model)
         code = render_run(
-            session.ask(question), mode, run_trace, session.approve, show_request, played
+            session.ask(question),
+            mode,
+            run_trace,
+            session.approve,
+            show_request,
+            played,
+            explain=Explain(explain, lang.value if lang is not None else None),
+            step=session.step,
         )
     finally:
         session.close()
@@ -219,16 +237,24 @@ def chat(
     trace: TraceOpt = None,
     no_trace: NoTraceOpt = False,
     system_prompt: SystemPromptOpt = None,
+    step: StepOpt = False,
+    explain: ExplainOpt = False,
+    lang: LangOpt = None,
 ) -> None:
     """A conversation that keeps its memory between questions (/help for commands)."""
     mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
     options = SessionOptions.from_flags(locals(), mode=mode)
+    pauses = step_flag(step)
     assembled = build_session(options)
+    assembled.session.step = pauses
+    shown = Explain(explain, lang.value if lang is not None else None)
     try:
         target = choose_trace(trace, no_trace, assembled)
         run_trace = start_trace(target, "chat", assembled)
         try:
-            code = chat_session(assembled, options, run_trace, history_file, mode, target.default)
+            code = chat_session(
+                assembled, options, run_trace, history_file, mode, target.default, shown
+            )
         finally:
             run_trace.close()
     finally:
@@ -243,6 +269,7 @@ def chat_session(
     history_file: Path | None,
     mode: RenderMode,
     show_path: bool,
+    shown: Explain | None = None,
 ) -> int:
     """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
     or by a bug, its trace ends with an `interrupted` line."""
@@ -258,6 +285,7 @@ def chat_session(
             history_file=history_file or default_history_file(),
             make_model=switch_model,
             trace=run_trace.writer,
+            explain=shown or Explain(),
         )
     except PathProblem as error:
         fail(str(error))
@@ -273,6 +301,14 @@ def chat_session(
         if not isinstance(error, typer.Exit):
             run_trace.cut_short("crash", f"{type(error).__name__}: {error}", None)
         raise
+
+
+def step_flag(step: bool) -> Stepper | None:
+    """--step's stepper; one line and exit 2 when stdin is no terminal to answer on."""
+    try:
+        return stepper(step)
+    except NotInteractive:
+        fail(NotInteractive.MESSAGE)
 
 
 @app.command("tools")

@@ -40,6 +40,11 @@ class PromptStyle(str, Enum):
     examples = "examples"
 
 
+class Language(str, Enum):
+    en = "en"
+    zh = "zh"
+
+
 class StreamMode(str, Enum):
     tags = "tags"
     native = "native"
@@ -306,6 +311,27 @@ PaceOpt = Annotated[
         min=0.0,
         help="Seconds between streamed chunks of the offline/scripted model "
         "(default: 0.02 in the live view, else 0).",
+    ),
+]
+StepOpt = Annotated[
+    bool,
+    typer.Option(
+        "--step",
+        help="Pause before each model request and each tool execution: Enter goes on, e edits "
+        "the call's arguments, s skips the call, q stops the run (needs a terminal).",
+    ),
+]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--explain",
+        help="A short note at each step: which layer acted (protocol, execution, loop) and why.",
+    ),
+]
+LangOpt = Annotated[
+    Language | None,
+    typer.Option(
+        "--lang", help="The language of --explain's notes (default: the question's, zh or en)."
     ),
 ]
 ShowRequestOpt = Annotated[

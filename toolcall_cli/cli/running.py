@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -23,11 +24,13 @@ from toolcall_cli.cli.entry import (
     warn,
 )
 from toolcall_cli.events import Event, LimitReached, ModelFailed, Notice, RunFinished
-from toolcall_cli.loop import Approver
+from toolcall_cli.loop import Approver, Stepper
 from toolcall_cli.models.scripted import ScriptedModel, ScriptEnd
 from toolcall_cli.private_files import PathProblem
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.render.base import Renderer
+from toolcall_cli.render.explain import Explain
+from toolcall_cli.stepping import attach as attach_stepper
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -182,14 +185,20 @@ def render_run(
     approve: Approver | None = None,
     show_request: bool = False,
     script: ScriptedModel | None = None,
+    *,
+    explain: Explain | None = None,
+    step: Stepper | None = None,
 ) -> int:
     """Render a run's events, trace them, and return the exit code the run's end calls for.
     `trace` is an open trace (see open_trace), or a file to open as one. `script`: the run's
-    scripted model, whose script not lining up with the run is told before the run's end."""
+    scripted model, whose script not lining up with the run is told before the run's end.
+    `explain`: notes after the steps (--explain); `step`: the run's pauses (--step), which
+    suspend the view while they ask."""
     run_trace = trace if isinstance(trace, RunTrace) else open_trace(trace)
+    shown = Shown(approve, show_request, script, explain or Explain(), step)
     try:
         with renderer_stdout(mode) as stdout:
-            return _render(events, mode, run_trace, stdout, approve, show_request, script)
+            return _render(events, mode, run_trace, stdout, shown)
     finally:
         run_trace.close()
 
@@ -214,20 +223,32 @@ def script_mismatch_code(code: int) -> int:
     return EXIT_SCRIPT_MISMATCH if code in (EXIT_ANSWERED, EXIT_FAILURE, EXIT_LIMIT) else code
 
 
+@dataclass(frozen=True)
+class Shown:
+    """How a run is shown, and who may take the terminal from the view while it runs."""
+
+    approve: Approver | None
+    show_request: bool
+    script: ScriptedModel | None
+    explain: Explain
+    step: Stepper | None
+
+
 def _render(
     events: Iterator[Event],
     mode: RenderMode,
     run_trace: RunTrace,
     stdout: IO[str] | None,
-    approve: Approver | None,
-    show_request: bool,
-    script: ScriptedModel | None,
+    shown: Shown,
 ) -> int:
     from toolcall_cli.trace import RunProgress, TraceWriteError
 
-    renderer = make_renderer(mode, stdout, show_request=show_request)
-    if approve is not None:
-        attach(approve, renderer)
+    script = shown.script
+    renderer = make_renderer(mode, stdout, show_request=shown.show_request)
+    if shown.approve is not None:
+        attach(shown.approve, renderer)
+    attach_stepper(shown.step, renderer)
+    renderer = shown.explain.wrap(renderer)
     progress = RunProgress()
     code = EXIT_FAILURE
     mismatch = False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import IO
+from typing import IO, Any
 
 from toolcall_cli import strictjson
 from toolcall_cli.events import Event, ModelChunk, event_record
@@ -26,6 +26,11 @@ class JsonLinesRenderer:
         if isinstance(event, ModelChunk):
             return  # the raw wire chunks are the trace's; the deltas above say what they held
         self._stream.write(event_to_json(event) + "\n")
+        self._stream.flush()
+
+    def record(self, data: dict[str, Any]) -> None:
+        """A line that is no event (an --explain note), written and flushed the same way."""
+        self._stream.write(strictjson.dumps(data) + "\n")
         self._stream.flush()
 
     def close(self) -> None:

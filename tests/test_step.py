@@ -1,0 +1,314 @@
+"""--step and --explain: the pauses before each model request and tool execution (go on, edit
+the arguments, skip, stop), and the notes that name the layer acting, in both languages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from in_process import toolcall
+
+from toolcall_cli.events import (
+    Event,
+    FedBack,
+    FinalAnswer,
+    IterationStarted,
+    LimitReached,
+    Notice,
+    RunFinished,
+    RunStarted,
+    ToolFinished,
+)
+from toolcall_cli.loop import STOPPED_AT_A_STEP, run
+from toolcall_cli.messages import Message, ToolCall, ToolResult
+from toolcall_cli.offline import OfflineModel
+from toolcall_cli.render.explain import Explain, language_of, note_for
+from toolcall_cli.render.jsonl import JsonLinesRenderer
+from toolcall_cli.render.plain import PlainRenderer, QuietRenderer
+from toolcall_cli.session import Session
+from toolcall_cli.stepping import TerminalStepper
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.loader import load_tools
+from toolcall_cli.tools.registry import ToolRegistry
+
+WEATHER = '''
+from toolcall_cli import tool
+
+ASKED: list[str] = []
+
+@tool
+def get_weather(city: str) -> str:
+    """Get the weather (天气) for a city."""
+    ASKED.append(city)
+    return f"{city}: sunny, 20°C"
+'''
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> ToolRegistry:
+    folder = tmp_path / "plugin"
+    folder.mkdir()
+    (folder / "weather.py").write_text(WEATHER, encoding="utf-8")
+    loaded = load_tools([folder])
+    assert not loaded.problems
+    return loaded.registry
+
+
+def asked_cities(registry: ToolRegistry) -> list[str]:
+    tool = registry.get("get_weather")
+    assert tool is not None
+    cities: list[str] = tool.func.__globals__["ASKED"]
+    return cities
+
+
+class Typist:
+    """A user at the pauses who types these lines, in order (None: Ctrl-D)."""
+
+    def __init__(self, *lines: str | None) -> None:
+        self.lines = list(lines)
+        self.prompts: list[tuple[str, str]] = []
+        self.said: list[str] = []
+
+    def ask(self, message: str, default: str) -> str | None:
+        self.prompts.append((message, default))
+        return self.lines.pop(0)
+
+    def say(self, text: str) -> None:
+        self.said.append(text)
+
+    def stepper(self) -> TerminalStepper:
+        return TerminalStepper(ask=self.ask, say=self.say)
+
+
+E = TypeVar("E")
+
+QUESTION = "What's the weather in Tokyo and in Berlin?"
+
+
+def stepped(
+    registry: ToolRegistry, typist: Typist, history: list[Message] | None = None
+) -> list[Event]:
+    return list(
+        run(
+            QUESTION,
+            model=OfflineModel(),
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[] if history is None else history,
+            step=typist.stepper(),
+        )
+    )
+
+
+def of(events: list[Event], kind: type[E]) -> list[E]:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def test_one_argument_edited_and_one_call_skipped(registry: ToolRegistry) -> None:
+    # request 1: Enter; Tokyo: edit to Paris; Berlin: skip; request 2: Enter
+    typist = Typist("", "e", '{"city": "Paris"}', "s", "")
+    events = stepped(registry, typist)
+    assert asked_cities(registry) == ["Paris"]  # Tokyo never ran, Berlin was skipped
+    # the edit prompt was prefilled with the model's arguments
+    assert ("arguments> ", json.dumps({"city": "Tokyo"})) in typist.prompts
+    results = {e.call.arguments["city"]: e.result for e in of(events, ToolFinished)}
+    assert results["Paris"].ok and results["Paris"].content == "Paris: sunny, 20°C"
+    assert not results["Berlin"].ok and results["Berlin"].error_kind == "skipped_by_user"
+    fed = json.dumps([e.messages for e in of(events, FedBack)], ensure_ascii=False)
+    assert "skipped by the user" in fed  # the model reads it as the call's result
+    assert "Paris" in of(events, FinalAnswer)[0].text
+    assert of(events, RunFinished)[0].stop_reason == "answered"
+    assert any("edited its arguments" in n.message for n in of(events, Notice))
+    shown = "\n".join(typist.said)
+    assert "step: model request 1" in shown and f"last message (user): {QUESTION}" in shown
+    assert 'step: about to run get_weather {"city": "Berlin"}' in shown
+
+
+def test_an_invalid_edit_says_why_and_asks_again(registry: ToolRegistry) -> None:
+    typist = Typist(
+        "",
+        "e",
+        "{city: Paris",  # not JSON
+        '["Paris"]',  # not an object
+        '{"town": "Paris"}',  # not the tool's schema
+        '{"city": "Paris"}',
+        "",  # Berlin runs as the model wrote it
+        "",
+    )
+    stepped(registry, typist)
+    assert asked_cities(registry) == ["Paris", "Berlin"]
+    problems = [line for line in typist.said if line.startswith("  not run:")]
+    assert len(problems) == 3
+    assert "not JSON" in problems[0]
+    assert "JSON object" in problems[1]
+    assert "city" in problems[2]  # the schema's own complaint, as the model would read it
+    # each retry starts from what the user typed last, not from the model's arguments
+    edits = [default for message, default in typist.prompts if message == "arguments> "]
+    assert edits == [
+        '{"city": "Tokyo"}',
+        "{city: Paris",
+        '["Paris"]',
+        '{"town": "Paris"}',
+    ]
+
+
+def test_ctrl_d_in_the_editor_goes_back_to_the_choices(registry: ToolRegistry) -> None:
+    typist = Typist("", "e", None, "x", "", "", "")
+    events = stepped(registry, typist)
+    assert asked_cities(registry) == ["Tokyo", "Berlin"]
+    assert any("Please press Enter" in line for line in typist.said)  # "x" is no choice
+    assert of(events, RunFinished)[0].stop_reason == "answered"
+
+
+def test_q_before_the_model_is_asked_stops_the_run(registry: ToolRegistry) -> None:
+    events = stepped(registry, Typist("q"))
+    assert asked_cities(registry) == []
+    assert of(events, IterationStarted) and not of(events, FinalAnswer)
+    assert of(events, RunFinished)[0].stop_reason == "interrupted"
+    assert any(n.message == STOPPED_AT_A_STEP for n in of(events, Notice))
+
+
+def test_q_before_a_tool_stops_the_turn_and_the_chat_forgets_it(registry: ToolRegistry) -> None:
+    session = Session(
+        model=OfflineModel(),
+        strategy=get_strategy("regex"),
+        registry=registry,
+        step=Typist("", "q").stepper(),
+    )
+    events = list(session.ask(QUESTION))
+    assert asked_cities(registry) == []
+    assert of(events, RunFinished)[0].stop_reason == "interrupted"
+    # calls without results would break the next turn's request
+    assert session.history == []
+
+
+@pytest.mark.parametrize("command", [["run", QUESTION], ["chat"]])
+def test_step_with_piped_stdin_is_a_usage_error(tmp_path: Path, command: list[str]) -> None:
+    done = toolcall(*command, "--step", "--no-trace", cwd=tmp_path, stdin="\n")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "toolcall: error: --step pauses for your answers and needs an interactive terminal on stdin"
+    ]
+    assert "iteration" not in done.stdout.lower()  # nothing ran
+
+
+# --- --explain -------------------------------------------------------------------------------
+
+
+def finished(error_kind: str | None, *, cached: bool = False) -> ToolFinished:
+    call = ToolCall(id="#1.0", name="get_weather", arguments={"city": "Paris"})
+    result = ToolResult(
+        call_id=call.id,
+        name=call.name,
+        content="..." if error_kind is None else "Error: ...",
+        ok=error_kind is None,
+        error_kind=error_kind,
+        cached=cached,
+    )
+    return ToolFinished(call=call, result=result)
+
+
+@pytest.mark.parametrize(
+    ("event", "layer", "english", "chinese"),
+    [
+        (FinalAnswer(text="42"), "loop", "no calls in the reply: the loop ends", "循环结束"),
+        (
+            finished("invalid_arguments"),
+            "execution",
+            "validation failed: the error goes back to the model as a tool result, so it can "
+            "fix its arguments",
+            "参数校验失败",
+        ),
+        (finished(None), "execution", "the tool ran", "工具已执行"),
+        (finished(None, cached=True), "execution", "earlier result is reused", "复用"),
+        (finished("skipped_by_user"), "execution", "you skipped the call", "你跳过了"),
+        (finished("some_new_kind"), "execution", "the call failed", "调用失败"),
+        (
+            LimitReached(limit="iterations", message="..."),
+            "loop",
+            "the iteration limit was reached",
+            "轮数上限",
+        ),
+        (FinalAnswer(text="x", best_effort=True), "loop", "best-effort", "尽力而为"),
+    ],
+)
+def test_each_note_names_its_layer_in_both_languages(
+    event: Event, layer: str, english: str, chinese: str
+) -> None:
+    en, zh = note_for(event, "en"), note_for(event, "zh")
+    assert en is not None and zh is not None
+    assert en.layer == zh.layer == layer
+    assert english in en.text and chinese in zh.text
+    assert en.line().startswith(f"explain · {layer}: ")
+    assert zh.line().startswith("explain · " + {"loop": "循环层", "execution": "执行层"}[layer])
+
+
+def test_events_that_need_no_note_get_none() -> None:
+    assert note_for(Notice(message="hello"), "en") is None
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [("北京今天天气怎么样？", "zh"), ("What's 2+2?", "en"), ("Is 東京 warm today?", "zh")],
+)
+def test_notes_follow_the_questions_language(question: str, lang: str) -> None:
+    assert language_of(question) == lang
+
+
+def started(question: str) -> RunStarted:
+    return RunStarted(question=question, model="m", strategy="regex", tools=())
+
+
+def test_plain_view_shows_notes_in_the_questions_language_unless_told(tmp_path: Path) -> None:
+    import io
+
+    out = io.StringIO()
+    renderer = Explain(True).wrap(PlainRenderer(out))
+    renderer.handle(started("北京天气？"))
+    renderer.handle(FinalAnswer(text="晴"))
+    assert "循环层: 回复里没有调用：循环结束" in out.getvalue()
+
+    out = io.StringIO()
+    renderer = Explain(True, "en").wrap(PlainRenderer(out))
+    renderer.handle(started("北京天气？"))
+    renderer.handle(FinalAnswer(text="晴"))
+    assert "loop: no calls in the reply: the loop ends" in out.getvalue()
+    assert "循环" not in out.getvalue()
+
+
+def test_json_gets_explain_records_and_quiet_gets_none() -> None:
+    import io
+
+    out = io.StringIO()
+    renderer = Explain(True).wrap(JsonLinesRenderer(out))
+    renderer.handle(started("What's 2+2?"))
+    renderer.handle(FinalAnswer(text="4"))
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["kind"] for r in records] == ["run_started", "final_answer", "explain"]
+    assert records[2] == {
+        "kind": "explain",
+        "about": "final_answer",
+        "layer": "loop",
+        "note": "no calls in the reply: the loop ends",
+    }
+    quiet = QuietRenderer(io.StringIO())
+    assert Explain(True).wrap(quiet) is quiet
+    plain = PlainRenderer(io.StringIO())
+    assert Explain(False).wrap(plain) is plain
+
+
+def test_explain_in_a_run_and_the_trace_left_unchanged(tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    done = toolcall(
+        "run", "--explain", "--json", "--trace", str(trace), "北京天气怎么样", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    kinds = [json.loads(line)["kind"] for line in done.stdout.splitlines()]
+    assert "explain" in kinds
+    notes = [json.loads(line) for line in done.stdout.splitlines() if '"explain"' in line]
+    assert {n["layer"] for n in notes} == {"loop", "protocol", "execution"}
+    assert notes[-1]["note"] == "回复里没有调用：循环结束"
+    traced = trace.read_text(encoding="utf-8")
+    assert '"explain"' not in traced and "final_answer" in traced

@@ -1,0 +1,222 @@
+"""--explain: a short note after each step of a run, naming the layer that acted (protocol,
+execution or loop) and why. The notes are read off the events by one table, in English and
+Chinese; nothing in the loop knows about them, and the trace does not hold them (they follow
+from the events it does hold).
+
+In the live and plain views a note is shown as an info notice; in --json it is its own record,
+`{"kind": "explain", "about": ..., "layer": ..., "note": ...}`, after the event it explains.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from toolcall_cli.events import (
+    Event,
+    FinalAnswer,
+    LimitReached,
+    Notice,
+    RunStarted,
+    ToolFinished,
+)
+from toolcall_cli.render.base import Renderer
+from toolcall_cli.render.jsonl import JsonLinesRenderer
+from toolcall_cli.render.plain import QuietRenderer
+
+Lang = Literal["en", "zh"]
+Layer = Literal["protocol", "execution", "loop"]
+
+LAYER_NAMES: dict[Lang, dict[Layer, str]] = {
+    "en": {"protocol": "protocol", "execution": "execution", "loop": "loop"},
+    "zh": {"protocol": "协议层", "execution": "执行层", "loop": "循环层"},
+}
+
+NOTES: dict[str, tuple[Layer, str, str]] = {
+    # key: the event kind, or kind:outcome -> (layer, English, Chinese)
+    "iteration_started": (
+        "loop",
+        "a new iteration: the whole conversation and the tool list go to the model",
+        "新的一轮：整段对话和工具列表一起发给模型",
+    ),
+    "tool_call_parsed": (
+        "protocol",
+        "the reply holds a tool call: its name and arguments were read out of it",
+        "回复里有工具调用：已从中读出工具名和参数",
+    ),
+    "parse_error": (
+        "protocol",
+        "the call could not be read: the error goes back to the model as a tool result, so it "
+        "can write the call again",
+        "调用无法解析：错误作为工具结果发回给模型，让它重写调用",
+    ),
+    "tool_finished:ok": (
+        "execution",
+        "the tool ran: its result goes back to the model in the next request",
+        "工具已执行：结果会在下一次请求中发回给模型",
+    ),
+    "tool_finished:reused": (
+        "execution",
+        "the same call as before: the earlier result is reused and the tool does not run again",
+        "与之前的调用相同：直接复用先前的结果，工具不再执行",
+    ),
+    "tool_finished:invalid_arguments": (
+        "execution",
+        "validation failed: the error goes back to the model as a tool result, so it can fix "
+        "its arguments",
+        "参数校验失败：错误作为工具结果发回给模型，让它修正参数",
+    ),
+    "tool_finished:unknown_tool": (
+        "execution",
+        "no tool has that name: the error lists the tools there are, so the model can pick one",
+        "没有这个名字的工具：错误里列出现有工具，让模型重新选择",
+    ),
+    "tool_finished:timeout": (
+        "execution",
+        "the tool took too long and was stopped: the model is told it timed out",
+        "工具执行超时被停止：模型会得知超时",
+    ),
+    "tool_finished:skipped_by_user": (
+        "execution",
+        "you skipped the call: the model reads that as its result and goes on without it",
+        "你跳过了这次调用：模型把这当作结果读到，并在没有它的情况下继续",
+    ),
+    "tool_finished:declined": (
+        "execution",
+        "the dangerous tool was not approved: the model is told so and answers without it",
+        "危险工具未获批准：模型会得知，并在没有它的情况下回答",
+    ),
+    "tool_finished:error": (
+        "execution",
+        "the call failed: the error goes back to the model as a tool result; the run goes on",
+        "调用失败：错误作为工具结果发回给模型；运行继续",
+    ),
+    "fed_back": (
+        "loop",
+        "the results were added to the conversation: the loop goes round again",
+        "结果已加入对话：循环进入下一轮",
+    ),
+    "answer_without_tools": (
+        "loop",
+        "several rounds made no progress: tools are withdrawn and the model must answer",
+        "连续几轮没有进展：撤下工具，要求模型直接回答",
+    ),
+    "final_answer": (
+        "loop",
+        "no calls in the reply: the loop ends",
+        "回复里没有调用：循环结束",
+    ),
+    "final_answer:best_effort": (
+        "loop",
+        "the iteration limit was reached: one last request without tools gave a best-effort answer",
+        "达到轮数上限：最后一次不带工具的请求给出了尽力而为的回答",
+    ),
+    "limit_reached:iterations": (
+        "loop",
+        "the iteration limit was reached: the loop stops, so a model that never answers "
+        "cannot run forever",
+        "达到轮数上限：循环停止，避免模型无休止地调用下去",
+    ),
+    "limit_reached:timeout": (
+        "loop",
+        "the run's time limit passed: the loop stops",
+        "超过运行时间上限：循环停止",
+    ),
+    "model_failed": (
+        "protocol",
+        "no usable reply came from the model: the run stops",
+        "模型没有给出可用的回复：运行停止",
+    ),
+}
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def language_of(question: str) -> Lang:
+    """Chinese when the question holds a CJK ideograph, else English."""
+    return "zh" if _CJK.search(question) else "en"
+
+
+@dataclass(frozen=True)
+class Note:
+    about: str
+    """The event kind it explains."""
+    layer: Layer
+    text: str
+    lang: Lang
+
+    def line(self) -> str:
+        return f"explain · {LAYER_NAMES[self.lang][self.layer]}: {self.text}"
+
+    def record(self) -> dict[str, Any]:
+        return {"kind": "explain", "about": self.about, "layer": self.layer, "note": self.text}
+
+
+def _key(event: Event) -> str:
+    if isinstance(event, ToolFinished):
+        result = event.result
+        if result.cached:
+            return "tool_finished:reused"
+        if result.ok:
+            return "tool_finished:ok"
+        kind = f"tool_finished:{result.error_kind}"
+        return kind if kind in NOTES else "tool_finished:error"
+    if isinstance(event, FinalAnswer) and event.best_effort:
+        return "final_answer:best_effort"
+    if isinstance(event, LimitReached):
+        return f"limit_reached:{event.limit}"
+    return event.kind
+
+
+def note_for(event: Event, lang: Lang) -> Note | None:
+    """The note after `event`, or None for events that need none (deltas, notices, ...)."""
+    found = NOTES.get(_key(event))
+    if found is None:
+        return None
+    layer, english, chinese = found
+    return Note(event.kind, layer, chinese if lang == "zh" else english, lang)
+
+
+class Explaining:
+    """A renderer that shows each event, then its note. `lang` None: the question's language."""
+
+    def __init__(self, inner: Renderer, lang: Lang | None = None) -> None:
+        self._inner = inner
+        self._fixed = lang
+        self._lang: Lang = lang or "en"
+
+    def handle(self, event: Event) -> None:
+        self._inner.handle(event)
+        if isinstance(event, RunStarted) and self._fixed is None:
+            self._lang = language_of(event.question)
+        note = note_for(event, self._lang)
+        if note is None:
+            return
+        if isinstance(self._inner, JsonLinesRenderer):
+            self._inner.record(note.record())
+        else:
+            self._inner.handle(Notice(message=note.line()))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def suspended(self) -> AbstractContextManager[None]:
+        return self._inner.suspended()
+
+
+@dataclass(frozen=True)
+class Explain:
+    """--explain and --lang: whether runs are shown with notes, and in which language (None:
+    each question's own)."""
+
+    on: bool = False
+    lang: Lang | None = None
+
+    def wrap(self, renderer: Renderer) -> Renderer:
+        """The renderer, with notes when asked for (--quiet promises the answer alone, so it
+        gets none)."""
+        if not self.on or isinstance(renderer, QuietRenderer):
+            return renderer
+        return Explaining(renderer, self.lang)
