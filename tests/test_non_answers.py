@@ -329,6 +329,8 @@ NOT_AN_ANSWER_NOTE = (
     [  # both came back from Qwen2.5-0.5B after such a note, and ended runs as answers
         "That was not an answer. It repeats the toolcall's note instead of answering.",
         "The last tool call was not an answer; it repeats the tool call's note instead of",
+        "The last tool call was not an answer: it repeats the error note instead of answering. "
+        "Please check the built-in table and provide the city name again.",
     ],
 )
 def test_a_note_said_back_in_other_words_is_not_an_answer(reply: str) -> None:

@@ -12,9 +12,11 @@ from toolcall_cli.history import ENGINE_NOTE_PREFIX
 from toolcall_cli.messages import Message
 from toolcall_cli.strategies.content_calls import looks_like_call_json
 
-ECHO_WORDS = 8
+ECHO_WORDS = 6
 """A run of this many words of an engine note, found in a reply, is an echo of the note (the
-notes are instructions; no answer needs to repeat eight of their words in a row)."""
+notes are instructions; no answer needs to repeat six of their words in a row). Eight let "The
+last tool call was not an answer: it repeats the error note instead of answering. Please check
+the built-in table..." through, from Qwen2.5-0.5B."""
 PARAPHRASE_WORDS = 6
 """A reply this long or longer, made (nearly) only of words toolcall's notes or a tool's errors
 hold, says those back in other words: "That was not an answer. It repeats the toolcall's note
