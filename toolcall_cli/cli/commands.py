@@ -75,6 +75,7 @@ from toolcall_cli.cli.options import (
     ToolTimeoutOpt,
     TopPOpt,
     TraceOpt,
+    UnaskedYesOpt,
     YesOpt,
     fault_names,
 )
@@ -462,12 +463,7 @@ def compare(
     tool_timeout: ToolTimeoutOpt = None,
     run_timeout: RunTimeoutOpt = None,
     context_window: ContextWindowOpt = None,
-    yes: Annotated[
-        bool,
-        typer.Option(
-            "--yes", "-y", help="Run dangerous tools (without it they are declined: nobody asked)."
-        ),
-    ] = False,
+    yes: UnaskedYesOpt = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Every run and the rates per strategy, as JSON.")
     ] = False,

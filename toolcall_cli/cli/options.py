@@ -304,6 +304,13 @@ DagOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only the final answer.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run dangerous tools without asking.")]
+UnaskedYesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--yes", "-y", help="Run dangerous tools (without it they are declined: nobody asked)."
+    ),
+]
+"""--yes where nobody is asked (compare, replay): without it dangerous tools are declined."""
 PaceOpt = Annotated[
     float | None,
     typer.Option(

@@ -75,6 +75,7 @@ from toolcall_cli.cli.options import (
     ToolTimeoutOpt,
     TopPOpt,
     TraceOpt,
+    UnaskedYesOpt,
 )
 from toolcall_cli.cli.running import RunTrace, pipe_console
 from toolcall_cli.cli.tracing import choose_trace, start_trace
@@ -153,12 +154,7 @@ def replay(
     max_line_bytes: LineBytesOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     context_window: ContextWindowOpt = None,
-    yes: Annotated[
-        bool,
-        typer.Option(
-            "--yes", "-y", help="Run dangerous tools (without it they are declined: nobody asked)."
-        ),
-    ] = False,
+    yes: UnaskedYesOpt = False,
     dag: DagOpt = False,
     allow: AllowOpt = Allow.write,
     max_parallel: MaxParallelOpt = 4,
