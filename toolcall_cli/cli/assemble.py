@@ -26,7 +26,7 @@ from toolcall_cli.config import (
 from toolcall_cli.loop import Limits, ToolPolicy
 from toolcall_cli.messages import user
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
-from toolcall_cli.models.base import Model
+from toolcall_cli.models.base import Model, server_kind_of
 from toolcall_cli.models.paced import PacedModel
 from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.render import RenderMode
@@ -361,8 +361,7 @@ def measured_default(model: Model) -> tuple[str, SchemaMode, str] | None:
     none: the built-in profile's for a llama.cpp server (bench/RESULTS.md: with a small local
     model, JSON-schema output answered far more questions right than the text protocol, which
     is the default elsewhere). None for any other model or server."""
-    kind = getattr(model, "server_kind", None)
-    if not callable(kind) or kind() != "llama.cpp":
+    if server_kind_of(model) != "llama.cpp":
         return None
     profile = BUILTIN_PROFILES["llamacpp"]
     strategy, mode = profile.strategy or "regex", SchemaMode(profile.schema_mode or "tools")

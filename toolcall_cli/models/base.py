@@ -53,3 +53,17 @@ def context_window_of(model: Model) -> ContextWindow | None:
     except Exception:  # an unknown window is never a failure of the run
         return None
     return window if isinstance(window, ContextWindow) else None
+
+
+def server_kind_of(model: Model) -> str | None:
+    """What kind of server stands behind a model ("llama.cpp"), when it can tell (an HTTP model
+    learns it by the same probe as its window), else None; like context_window_of, a model
+    without the method, or whose method breaks, simply has no known kind."""
+    learn = getattr(model, "server_kind", None)
+    if not callable(learn):
+        return None
+    try:
+        kind = learn()
+    except Exception:  # an unknown kind only leaves the default strategy as it is
+        return None
+    return kind if isinstance(kind, str) else None
