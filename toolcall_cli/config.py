@@ -106,6 +106,8 @@ class FileConfig:
     """`trace = false` in [defaults]: runs and chats write no trace unless --trace asks."""
     trace_keep: int = 200
     """`trace_keep` in [defaults]: how many traces the trace directory keeps; older ones go."""
+    retrieval: dict[str, Any] = field(default_factory=dict)
+    """The `[retrieval]` table: retrieve, retrieve_over, retriever, embed_url, embed_model."""
 
 
 DEFAULT_KEYS = {"profile", "model", "strategy", "schema_mode", "base_url"}
@@ -185,7 +187,7 @@ def load_config(path: Path) -> FileConfig:
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ConfigError(f"config {path}: [defaults] must be a table")
-    tables = {"defaults", "profiles", "limits"}
+    tables = {"defaults", "profiles", "limits", "retrieval"}
     unknown = sorted(set(defaults) - DEFAULT_KEYS - TRACE_KEYS) + sorted(set(data) - tables)
     if unknown:
         raise ConfigError(
@@ -208,6 +210,7 @@ def load_config(path: Path) -> FileConfig:
         limits=limits_from(data.get("limits", {}), path),
         trace=trace,
         trace_keep=trace_keep,
+        retrieval=retrieval_from(data.get("retrieval", {}), path),
     )
 
 
@@ -239,6 +242,94 @@ def limits_from(table: Any, path: Path) -> dict[str, int | float]:
         if problem:
             raise ConfigError(f"config {path}: [limits] {key} {problem}")
     return dict(table)
+
+
+RETRIEVERS = ("lexical", "embed")
+RETRIEVAL_KEYS = ("retrieve", "retrieve_over", "retriever", "embed_url", "embed_model")
+"""The `[retrieval]` keys, named like the flags (`--retrieve-over` is `retrieve_over`)."""
+RETRIEVAL_ENV = {key: f"TOOLCALL_{key.upper()}" for key in RETRIEVAL_KEYS}
+MAX_RETRIEVE = 1000
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """How a session chooses the tools each request carries (see toolcall_cli.choosing)."""
+
+    retrieve: int | None = None
+    """At most this many tools a request; None: chosen by itself; 0: off."""
+    retrieve_over: int = 20
+    retriever: str = "lexical"
+    embed_url: str | None = None
+    """None: the session's base URL."""
+    embed_model: str | None = None
+
+
+def retrieval_problem(key: str, value: Any) -> str | None:
+    """Why `value` cannot be the retrieval setting `key`, or None if it can."""
+    if key in ("retrieve", "retrieve_over"):
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        low = 2 if key == "retrieve" else 0
+        if not whole or not (value == 0 or low <= value <= MAX_RETRIEVE):
+            fit = "0 (off) or a whole number from 2" if key == "retrieve" else "a whole number"
+            return f"must be {fit} to {MAX_RETRIEVE:,}, not {value!r}"
+        return None
+    if key == "retriever":
+        if value not in RETRIEVERS:
+            return f"must be one of {', '.join(RETRIEVERS)}, not {value!r}"
+        return None
+    if not isinstance(value, str) or not value.strip():
+        return f"must be a non-empty string, not {value!r}"
+    return None
+
+
+def retrieval_from(table: Any, path: Path) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"config {path}: retrieval must be a [retrieval] table")
+    unknown = sorted(set(table) - set(RETRIEVAL_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"config {path}: unknown retrieval setting(s) {', '.join(unknown)}; [retrieval] "
+            f"takes {', '.join(RETRIEVAL_KEYS)}"
+        )
+    for key, value in table.items():
+        problem = retrieval_problem(key, value)
+        if problem:
+            raise ConfigError(f"config {path}: [retrieval] {key} {problem}")
+    return dict(table)
+
+
+def resolve_retrieval(
+    flags: Mapping[str, Any],
+    config: FileConfig,
+    environ: Mapping[str, str] = os.environ,
+) -> RetrievalSettings:
+    """Each retrieval setting after flags (None = not given) > environment > `[retrieval]` >
+    defaults, checked wherever it came from."""
+    chosen: dict[str, Any] = {}
+    for key in RETRIEVAL_KEYS:
+        variable = RETRIEVAL_ENV[key]
+        if flags.get(key) is not None:
+            value, where = flags[key], "--" + key.replace("_", "-")
+        elif environ.get(variable):
+            value, where = environ[variable], "$" + variable
+            if key in ("retrieve", "retrieve_over"):
+                value = _whole_number(value, where)
+        elif key in config.retrieval:
+            value, where = config.retrieval[key], "[retrieval] " + key
+        else:
+            continue
+        problem = retrieval_problem(key, value)
+        if problem:
+            raise ConfigError(f"{where} {problem}")
+        chosen[key] = value
+    return RetrievalSettings(**chosen)
+
+
+def _whole_number(text: str, where: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{where} must be a whole number, not {text!r}") from None
 
 
 def profile_from(name: str, table: Any, path: Path) -> Profile:

@@ -162,6 +162,32 @@ class ToolTimeline:
     entries: tuple[TimelineEntry, ...]
 
 
+@dataclass(frozen=True)
+class ChosenTool:
+    """One tool a request carries under retrieval, with why."""
+
+    name: str
+    score: float | None
+    """The ranker's score; None for the search_tools meta-tool, which is not ranked."""
+    found: bool = False
+    """Added because the model found it with search_tools."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolsChosen:
+    """With retrieval on (--retrieve): the tools this request carries, of how many, and why."""
+
+    kind: Literal["tools_chosen"] = "tools_chosen"
+    iteration: int
+    total: int
+    """The registered tools that were ranked (search_tools not counted)."""
+    sent: tuple[ChosenTool, ...]
+    ranker: str
+    """"lexical" or "embed"."""
+    added: tuple[str, ...] = ()
+    """The tools search_tools found that this request carries."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class FedBack:
     """The messages appended to the request for the next iteration, in wire format."""
@@ -244,6 +270,7 @@ Event = (
     | ToolFinished
     | ToolTimeline
     | FedBack
+    | ToolsChosen
     | Notice
     | AnswerWithoutTools
     | FinalAnswer

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors
+from toolcall_cli.choosing import Choosing, Retrieval
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
@@ -188,6 +189,8 @@ class RunState:
     """Where this run's messages begin in the history (a chat holds earlier runs)."""
     call_ids: set[str] = field(default_factory=set)
     """Every call id of this run so far: a model copies one as a tool name, or as its answer."""
+    choosing: Choosing | None = None
+    """--retrieve: which tools each request carries (None: all of them)."""
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -277,13 +280,15 @@ def run(
     policy: ToolPolicy | None = None,
     clock: Clock = time.monotonic,
     step: Stepper | None = None,
+    retrieval: Retrieval | None = None,
 ) -> Iterator[Event]:
     """Answer one question, yielding every step. `history` is extended in place.
 
     `policy` is how the session runs tools (and what it remembers of approvals and rate limits
     across runs). `clock` measures the run and its tools; waits still happen in real time, but
     how long anything took is only ever read from `clock`. `step` pauses the run before each
-    model request and each tool execution (--step); the user may stop it there."""
+    model request and each tool execution (--step); the user may stop it there. `retrieval`
+    chooses the tools each request carries when there are many (--retrieve)."""
     state = RunState(limits, clock, policy or ToolPolicy(), approve, step)
     state.question, state.first_message = question, len(history)
     if len(question) > limits.max_question_chars:
@@ -303,6 +308,9 @@ def run(
         sampling=strategy.sampling.fields(),
     )
     history.append(user(question))
+    if retrieval is not None:
+        state.choosing = Choosing(retrieval, registry)
+        registry = state.choosing.registry  # with search_tools, when not every tool is sent
     try:
         stop = yield from _iterations(state, model, strategy, registry, history)
     except StepQuit:
@@ -512,9 +520,10 @@ def _iteration(
     no call it makes runs. `retried`: this request is the one retry after the server said the
     last was too long for its context window."""
     yield from _learn_window(state, model)
-    specs = [] if state.tools_withdrawn else registry.specs()
+    specs, chosen = _specs(iteration, state, registry, history)
     request = yield from _request(state, model, strategy, history, specs)
     yield IterationStarted(iteration=iteration, request=request.body)
+    yield from chosen
     if state.step is not None and state.step.before_request(iteration, request.body) == "quit":
         raise StepQuit
     round_ = Round(
@@ -552,6 +561,17 @@ def _iteration(
         # terminal's Ctrl-C, so it is killed here or not at all.
         round_.abandon()
         raise
+
+
+def _specs(
+    iteration: int, state: RunState, registry: ToolRegistry, history: list[Message]
+) -> tuple[list[ToolSpec], list[Event]]:
+    """The tools this request carries, and (under --retrieve) the events that show the choice."""
+    if state.tools_withdrawn:
+        return [], []
+    if state.choosing is None or not state.choosing.on:
+        return registry.specs(), []
+    return state.choosing.choose(iteration, state.question, history)
 
 
 def _reply_and_round(
@@ -637,6 +657,8 @@ def _reply_and_round(
     verdict = _judge(state, registry, history, reply.text, content.unreadable)
     if last:
         return (yield from _best_effort(reply, held, verdict))
+    if state.choosing is not None:
+        yield from state.choosing.unsent(reply.calls)
     yield from _start_held(held, round_)
     yield from round_.reply_ended()
     if not reply.calls and not reply.errors:

@@ -306,7 +306,9 @@ class Round:
         if refusal is not None:
             yield from self._answer(call, refusal)
             return
-        isolate = tool.isolate or (self._policy.isolate_all and bool(tool.source))
+        # A built-in tool (search_tools) works on the run's own state: never in another process.
+        plugin = bool(tool.source) and tool.source != "built-in"
+        isolate = tool.isolate or (self._policy.isolate_all and plugin)
         timeout = tool.timeout or self._tool_timeout
         self._entries[call.id].started = self._clock()
         self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolcall_cli.choosing import Retrieval
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
 from toolcall_cli.loop import Approver, Limits, Stepper, ToolPolicy, deny_all, run
 from toolcall_cli.messages import Message
@@ -32,6 +33,8 @@ class Session:
     notes: tuple[str, ...] = ()
     """What the user should hear once, in the first run's view: how a setting they left open
     was chosen (the measured strategy for their server, say)."""
+    retrieval: Retrieval | None = None
+    """--retrieve: how each request's tools are chosen when there are many (None: all sent)."""
 
     def ask(self, question: str) -> Iterator[Event]:
         """One turn. If it does not finish (Ctrl-C, a stop at a step, or the consumer stops
@@ -50,6 +53,7 @@ class Session:
                 approve=self.approve,
                 policy=self.policy,
                 step=self.step,
+                retrieval=self.retrieval,
             ):
                 finished = isinstance(event, RunFinished) and event.stop_reason not in (
                     "model_failed",

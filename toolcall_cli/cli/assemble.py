@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolcall_cli.approval import approver
+from toolcall_cli.choosing import Retrieval
 from toolcall_cli.cli.entry import fail, warn
 from toolcall_cli.cli.models import ModelChoice, check_base_url, get_model
 from toolcall_cli.cli.options import DEFAULT_LIMITS, LIMIT_FIELDS, SchemaMode, SessionOptions
@@ -18,10 +19,12 @@ from toolcall_cli.config import (
     ConfigError,
     FileConfig,
     Resolved,
+    RetrievalSettings,
     config_path,
     load_config,
     resolve,
     resolve_limits,
+    resolve_retrieval,
 )
 from toolcall_cli.loop import Limits, ToolPolicy
 from toolcall_cli.messages import user
@@ -35,6 +38,7 @@ from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import load_tools, tool_dirs
 from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.tools.retrieval import EmbedRanker
 from toolcall_cli.wire import NO_SAMPLING, ContextWindow, Sampling, WireFormat
 
 if TYPE_CHECKING:
@@ -280,7 +284,9 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
     strategy = pick_strategy(strategy_name, options, sampling, system_prompt)
     registry = load_registry(options.tools, options.no_default_tools)
     check_recording_format(model, strategy, registry, options)
+    retrieval = session_retrieval(options, choice, resolved.config)
     session = Session(
+        retrieval=retrieval,
         model=model,
         strategy=strategy,
         strategy_settings=strategy_settings(options, sampling, system_prompt),
@@ -292,6 +298,44 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
     )
     settings = traced_settings(options, choice, session, sampling, system_prompt)
     return Assembled(session=session, choice=choice, config=resolved.config, settings=settings)
+
+
+def session_retrieval(
+    options: SessionOptions, choice: ModelChoice, config: FileConfig
+) -> Retrieval:
+    """--retrieve and its kin > environment > [retrieval] > defaults."""
+    try:
+        chosen = resolve_retrieval(options.retrieval_flags(), config)
+    except ConfigError as error:
+        fail(str(error))
+    retrieval = Retrieval(k=chosen.retrieve, over=chosen.retrieve_over)
+    if chosen.retriever != "embed":
+        return retrieval
+    return dataclasses.replace(retrieval, ranker=embed_ranker(chosen, choice))
+
+
+def embed_ranker(chosen: RetrievalSettings, choice: ModelChoice) -> EmbedRanker:
+    """The embeddings ranker: the session's key goes only to the session's own endpoint."""
+    from toolcall_cli.keys import url_origin
+    from toolcall_cli.models.embeddings import EmbeddingClient
+    from toolcall_cli.tools.embed_cache import VectorFile
+    from toolcall_cli.trace.files import state_dir
+
+    url = chosen.embed_url or choice.base_url
+    if url is None:
+        fail("--retriever embed needs --embed-url URL: the model has no base URL to ask")
+    if not chosen.embed_model:
+        fail("--retriever embed needs --embed-model NAME: the embedding model at that endpoint")
+    try:
+        check_base_url(url, "--embed-url" if chosen.embed_url else "--base-url")
+    except ModelConfigError as error:
+        fail(str(error))
+    own = choice.base_url is not None and url_origin(url) == url_origin(choice.base_url)
+    client = EmbeddingClient(
+        url, chosen.embed_model, choice.api_key if own else None, timeout=choice.read_timeout
+    )
+    store = VectorFile(state_dir() / "tool-vectors.json")
+    return EmbedRanker(client, chosen.embed_model, store)
 
 
 def check_recording_format(
@@ -353,6 +397,18 @@ def traced_settings(
         "script": str(choice.script) if choice.script else None,
         "allow": options.allow.value,
         "max_parallel": options.max_parallel,
+        "retrieval": retrieval_record(session.retrieval),
+    }
+
+
+def retrieval_record(retrieval: Retrieval | None) -> dict[str, Any] | None:
+    """How tools were chosen, for the trace's header."""
+    if retrieval is None:
+        return None
+    return {
+        "retrieve": retrieval.k,
+        "retrieve_over": retrieval.over,
+        "ranker": retrieval.ranker.name,
     }
 
 

@@ -365,6 +365,47 @@ SystemPromptOpt = Annotated[
 ]
 
 
+class Retriever(str, Enum):
+    lexical = "lexical"
+    embed = "embed"
+
+
+RetrieveOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--retrieve",
+        min=0,
+        help="Send each request at most K tools: the best ranked for the question, plus a "
+        "search_tools tool for the rest (default: 6 past --retrieve-over tools; 0: off).",
+    ),
+]
+RetrieveOverOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--retrieve-over",
+        min=0,
+        help="Past this many tools, retrieval comes on by itself (default 20).",
+    ),
+]
+RetrieverOpt = Annotated[
+    Retriever | None,
+    typer.Option(
+        "--retriever",
+        help="How tools are ranked: lexical (BM25, default) or embed (an /embeddings endpoint).",
+    ),
+]
+EmbedUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--embed-url", help="The OpenAI-compatible API root for embeddings (default: --base-url)."
+    ),
+]
+EmbedModelOpt = Annotated[
+    str | None,
+    typer.Option("--embed-model", help="The embedding model's name (--retriever embed)."),
+]
+
+
 LIMIT_FIELDS = {key: "run_timeout" if key == "timeout" else key for key in LIMIT_SETTINGS}
 """Each `[limits]` key's field in Limits and SessionOptions (`--timeout` is run_timeout)."""
 
@@ -413,6 +454,12 @@ class SessionOptions:
     context_window: int | None = None
     system_prompt: Path | None = None
     """--system-prompt: the file whose text replaces the strategy's system prompt."""
+    # Retrieval: None means the flag was not given (environment, [retrieval] or defaults decide).
+    retrieve: int | None = None
+    retrieve_over: int | None = None
+    retriever: Retriever | None = None
+    embed_url: str | None = None
+    embed_model: str | None = None
 
     @classmethod
     def from_flags(cls, flags: Mapping[str, Any], *, mode: str) -> SessionOptions:
@@ -429,6 +476,16 @@ class SessionOptions:
         chosen["faults"] = fault_names(flags.get("faults"))
         chosen["pace"] = pace_for(flags.get("pace"), mode)
         return cls(**chosen)
+
+    def retrieval_flags(self) -> dict[str, Any]:
+        """The retrieval flags by `[retrieval]` key; None where not given."""
+        return {
+            "retrieve": self.retrieve,
+            "retrieve_over": self.retrieve_over,
+            "retriever": self.retriever.value if self.retriever else None,
+            "embed_url": self.embed_url,
+            "embed_model": self.embed_model,
+        }
 
     def limit_flags(self) -> dict[str, Any]:
         """The limit flags by `[limits]` key; None where not given."""

@@ -20,6 +20,7 @@ from toolcall_cli.events import (
     RunFinished,
     RunStarted,
     TimelineEntry,
+    ToolsChosen,
 )
 
 
@@ -308,3 +309,18 @@ def _bar(started: float | None, ended: float | None, end: float) -> str:
         last = max(min(int(ended / end * TIMELINE_WIDTH), TIMELINE_WIDTH), first + 1)
         cells[first:last] = ["█"] * (last - first)
     return "".join(cells)
+
+
+def chosen_line(event: ToolsChosen) -> str:
+    """`sent 6 of 203 tools (lexical): get_weather 7.10, ..., search_tools`, and what the model
+    found with search_tools: which tools the request carries, and why."""
+    names = ", ".join(
+        shown_name(tool.name)
+        + ("" if tool.score is None else f" {tool.score:.2f}")
+        + (" (found)" if tool.found else "")
+        for tool in event.sent
+    )
+    line = f"sent {len(event.sent)} of {plural(event.total, 'tool')} ({event.ranker}): {names}"
+    if event.added:
+        line += "; added by search_tools: " + ", ".join(shown_name(n) for n in event.added)
+    return line

@@ -38,6 +38,7 @@ from toolcall_cli.events import (
     TextDelta,
     ToolCallParsed,
     ToolFinished,
+    ToolsChosen,
     ToolStarted,
     ToolTimeline,
 )
@@ -46,6 +47,7 @@ from toolcall_cli.render.base import (
     RunStats,
     answer_label,
     assert_never,
+    chosen_line,
     cut,
     filled_line,
     footer_parts,
@@ -204,6 +206,8 @@ class LiveRenderer:
                 rows = [Text("timeline", style="cyan")]
                 rows += [Text("    " + visible(line), style="dim", no_wrap=True) for line in shown]
                 return [Group(*rows)]
+            case ToolsChosen():
+                return [Text("tools: " + chosen_line(event), style="blue")]
             case FedBack():
                 return [self._fed_back_block(event)]
             case Notice():

@@ -26,6 +26,7 @@ from toolcall_cli.events import (
     TextDelta,
     ToolCallParsed,
     ToolFinished,
+    ToolsChosen,
     ToolStarted,
     ToolTimeline,
 )
@@ -34,6 +35,7 @@ from toolcall_cli.render.base import (
     RunStats,
     answer_label,
     assert_never,
+    chosen_line,
     cut,
     filled_line,
     footer_parts,
@@ -114,6 +116,8 @@ class PlainRenderer:
             case ToolTimeline():
                 shown = timeline_lines(event.entries)
                 return ["timeline:", *(indent(visible(line)) for line in shown)] if shown else []
+            case ToolsChosen():
+                return [chosen_line(event)]
             case FedBack():
                 return ["fed back:", *(indent(message_preview(m, 200)) for m in event.messages)]
             case Notice():

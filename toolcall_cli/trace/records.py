@@ -8,7 +8,7 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from toolcall_cli.events import Event, Notice, TimelineEntry
+from toolcall_cli.events import ChosenTool, Event, Notice, TimelineEntry
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.trace.reader import Record, Trace, TraceError
 
@@ -32,6 +32,10 @@ def _entries(value: Any) -> tuple[TimelineEntry, ...]:
     return tuple(_build(TimelineEntry, entry, waits_for=tuple) for entry in value)
 
 
+def _chosen(value: Any) -> tuple[ChosenTool, ...]:
+    return tuple(_build(ChosenTool, tool) for tool in value)
+
+
 # Fields JSON cannot give back as written: nested values and tuples (JSON has only lists).
 _NESTED: dict[str, Callable[[Any], Any]] = {
     "call": _call,
@@ -39,6 +43,8 @@ _NESTED: dict[str, Callable[[Any], Any]] = {
     "entries": _entries,
     "tools": tuple,
     "placeholders": tuple,
+    "sent": _chosen,
+    "added": tuple,
     "messages": tuple,
 }
 

@@ -1,0 +1,206 @@
+"""Which tools each request carries when there are too many to send them all (--retrieve): the
+best ranked for the question and the latest turn, plus a search_tools meta-tool with which the
+model finds the others; what it finds goes into the next request."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from toolcall_cli.events import ChosenTool, Event, Notice, ToolsChosen
+from toolcall_cli.messages import Message, ToolCall, ToolSpec
+from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.retrieval import LEXICAL, Query, Ranker, RankingFailed, Scored, ranked
+
+SEARCH_TOOLS = "search_tools"
+BUILT_IN = "built-in"
+"""Tool.source of the tools toolcall itself adds (search_tools)."""
+DEFAULT_K = 6
+"""Tools a request carries when retrieval comes on by itself: few enough that a small model
+reads them all, and room for the one it needs beside near misses."""
+DEFAULT_OVER = 20
+"""Past this many tools retrieval comes on by itself: beyond about twenty, models pick the
+wrong tool and the schema crowds the context (issue 13)."""
+LATEST_TURN_WEIGHT = 0.4
+"""The latest assistant or tool message counts for less than the question: it says what the
+model is doing now, but the question says what is wanted."""
+LATEST_TURN_CHARS = 1000
+SEARCH_RESULTS = 5
+"""The most tools one search_tools call names."""
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """How a session chooses the tools a request carries."""
+
+    k: int | None = None
+    """--retrieve: the most tools a request carries; None chooses by itself (DEFAULT_K past
+    `over` tools, else all); 0 turns retrieval off."""
+    over: int = DEFAULT_OVER
+    ranker: Ranker = field(default=LEXICAL)
+
+    def budget(self, tools: int) -> int | None:
+        """The most tools a request may carry for a registry of `tools`; None: all, unranked."""
+        if self.k == 0:
+            return None
+        if self.k is not None:
+            return self.k
+        return DEFAULT_K if tools > self.over else None
+
+
+SEARCH_SPEC = ToolSpec(
+    name=SEARCH_TOOLS,
+    description="Find more tools. This request offers only some of the registered tools; when "
+    "none of them fits the task, describe what you need and the best matches are offered in "
+    "the next request.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "What the tool should do, in a few words (e.g. 'currency "
+                "exchange rate').",
+            }
+        },
+        "required": ["query"],
+    },
+)
+
+
+class Choosing:
+    """One run's choice of tools, request by request. `registry` is the one the run calls
+    tools from: the session's, plus search_tools when not every tool can be sent."""
+
+    def __init__(self, retrieval: Retrieval, tools: ToolRegistry) -> None:
+        self._ranker = retrieval.ranker
+        self._tools = tools
+        self.budget = retrieval.budget(len(tools))
+        self.found: list[str] = []
+        """Tools search_tools found this run, the latest first."""
+        self.sent: set[str] = set()
+        self._lock = threading.Lock()  # search_tools runs in the tool pool's threads
+        self.registry = tools
+        self.notices: list[Notice] = []
+        if self.budget is not None and len(tools) > self.budget:
+            if SEARCH_TOOLS in tools:
+                self.notices.append(
+                    Notice(
+                        level="warning",
+                        message=f"a registered tool is named {SEARCH_TOOLS}: the built-in "
+                        "search for more tools is left out",
+                    )
+                )
+            else:
+                self.registry = ToolRegistry([*tools, self._search_tool()])
+
+    @property
+    def on(self) -> bool:
+        return self.budget is not None
+
+    @property
+    def searching(self) -> bool:
+        return self.registry is not self._tools
+
+    def choose(
+        self, iteration: int, question: str, history: Sequence[Message]
+    ) -> tuple[list[ToolSpec], list[Event]]:
+        """The specs this request carries, and the events that show the choice."""
+        specs = self._tools.specs()
+        events: list[Event] = [*self.notices]
+        self.notices.clear()
+        query = [(question, 1.0), (latest_turn(history), LATEST_TURN_WEIGHT)]
+        scored, ranker = self._ranked(query, specs, events)
+        budget = self.budget or len(specs)
+        slots = budget - 1 if self.searching else budget
+        with self._lock:
+            found = [name for name in self.found if name in self._tools][:slots]
+        rest = [s for s in scored if s.name not in found][: max(slots - len(found), 0)]
+        score = {s.name: s.score for s in scored}
+        chosen = [ChosenTool(name, score.get(name, 0.0), found=True) for name in found]
+        chosen += [ChosenTool(s.name, s.score) for s in rest]
+        if self.searching:
+            chosen.append(ChosenTool(SEARCH_TOOLS, None))
+        self.sent = {tool.name for tool in chosen}
+        by_name = {spec.name: spec for spec in [*specs, SEARCH_SPEC]}
+        events.append(
+            ToolsChosen(
+                iteration=iteration,
+                total=len(specs),
+                sent=tuple(chosen),
+                ranker=ranker,
+                added=tuple(found),
+            )
+        )
+        return [by_name[tool.name] for tool in chosen], events
+
+    def _ranked(
+        self, query: Query, specs: list[ToolSpec], events: list[Event]
+    ) -> tuple[list[Scored], str]:
+        try:
+            return ranked(query, specs, self._ranker), self._ranker.name
+        except RankingFailed as error:
+            events.append(
+                Notice(level="warning", message=f"{error}; ranked lexically for this request")
+            )
+            return ranked(query, specs, LEXICAL), LEXICAL.name
+
+    def unsent(self, calls: Sequence[ToolCall]) -> Iterator[Notice]:
+        """A call to a registered tool this request did not carry still runs (the tool is
+        known), but the view says the model reached past what it was offered."""
+        if not self.on:
+            return
+        for name in dict.fromkeys(call.name for call in calls):
+            if name in self._tools and name not in self.sent:
+                yield Notice(
+                    message=f"the model called {name}, which this request did not carry; it is "
+                    "a registered tool, so it runs"
+                )
+
+    def search(self, query: str) -> str:
+        """search_tools: the best matches among the tools the request did not carry."""
+        with self._lock:
+            offered = set(self.sent)
+        others = [spec for spec in self._tools.specs() if spec.name not in offered]
+        try:
+            scored = ranked([(query, 1.0)], others, self._ranker)
+        except RankingFailed:
+            scored = ranked([(query, 1.0)], others, LEXICAL)
+        hits = [s for s in scored if s.score > 0][:SEARCH_RESULTS]
+        if not hits:
+            return f"No other tool matches {query!r}. Answer with the tools you have."
+        with self._lock:
+            names = [hit.name for hit in hits]
+            self.found = names + [name for name in self.found if name not in names]
+        described = {spec.name: spec.description for spec in others}
+        lines = [f"- {h.name} (score {h.score:.2f}): {one_line(described[h.name])}" for h in hits]
+        return "\n".join(
+            [f"Found {len(hits)} tool(s); they are offered in the next request:", *lines]
+        )
+
+    def _search_tool(self) -> Tool:
+        def search_tools(query: str) -> str:
+            return self.search(query)
+
+        return Tool(
+            spec=SEARCH_SPEC,
+            func=search_tools,
+            source=BUILT_IN,
+            permission="read",
+            cacheable=False,  # what it finds depends on what the request carried
+        )
+
+
+def latest_turn(history: Sequence[Message]) -> str:
+    """The latest assistant or tool message as text (the calls it made by name first)."""
+    for message in reversed(history):
+        if message.role in ("assistant", "tool"):
+            names = " ".join(call.name for call in message.tool_calls)
+            text = f"{names} {message.content or ''}".strip()
+            return text[:LATEST_TURN_CHARS]
+    return ""
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

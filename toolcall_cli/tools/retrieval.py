@@ -1,0 +1,280 @@
+"""Ranking tools against a question: BM25 over each tool's words (lexical), or the cosine of
+embedding vectors (embed), so a request can carry the relevant few of hundreds of tools."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from toolcall_cli.messages import ToolSpec
+from toolcall_cli.tools._bilingual_terms import TERMS
+
+Query = Sequence[tuple[str, float]]
+"""Texts to rank against, each with its weight: the question at 1, the latest turn lower."""
+
+
+class RankingFailed(Exception):
+    """A ranker could not rank (the embeddings endpoint failed): one line, and the caller ranks
+    lexically instead."""
+
+
+class Ranker(Protocol):
+    """Scores every spec against a query; a higher score is a better match."""
+
+    @property
+    def name(self) -> str: ...
+
+    def scores(self, query: Query, specs: Sequence[ToolSpec]) -> list[float]: ...
+
+
+# --- words ------------------------------------------------------------------------------------
+
+# CJK ideographs (unified, extension A, compatibility): runs of these are cut into characters
+# and bigrams, since Chinese writes no spaces between words.
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_PIECES = re.compile(rf"[{_CJK}]+|[A-Za-z0-9]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+STOPWORDS = frozenset(
+    (
+        "a an the of in on at to for from by with and or is are was be it its this that "
+        "what which who whom how much many me my i you your we our do does can could "
+        "would should please tell give get show find there their them as if any some "
+        "than then into about 的 了 吗 呢 吧 是 我 你 他 她 它 们 在 和 与 请 帮 把 个 一 这 那 有 多 少 么 什 "
+    ).split()  # noqa: SIM905 - a block of words reads better than a list of strings
+)
+"""Words too common to say which tool is meant. `get`, `show` and `find` start most tool names
+and questions alike, so they are noise too."""
+
+
+def stem(word: str) -> str:
+    """A light English stem, enough that `rates` finds `rate` and `cities` finds `city`."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def latin_words(text: str) -> list[str]:
+    """Lower-cased words, snake_case and camelCase split: `getWeather_now` → get weather now."""
+    words: list[str] = []
+    for piece in re.findall(r"[A-Za-z0-9]+", text):
+        words.extend(part.lower() for part in _CAMEL.findall(piece))
+    return words
+
+
+def cjk_terms(run: str) -> list[str]:
+    """A run of Chinese characters as its characters and its overlapping bigrams."""
+    return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokens(text: str) -> list[str]:
+    """The terms BM25 counts: stemmed Latin words, and CJK characters and bigrams."""
+    terms: list[str] = []
+    for piece in _PIECES.findall(text):
+        if _CJK_RUN.fullmatch(piece):
+            terms.extend(cjk_terms(piece))
+        else:
+            terms.extend(stem(word) for word in latin_words(piece))
+    return [term for term in terms if term not in STOPWORDS]
+
+
+def bridged(text: str, table: Mapping[str, str] = TERMS) -> list[str]:
+    """English words for the Chinese words of `text` the table knows, longest match first, so
+    `空气质量` is read as one word and not also as `空气`."""
+    longest = max((len(key) for key in table), default=0)
+    words: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        i = 0
+        while i < len(run):
+            for size in range(min(longest, len(run) - i), 0, -1):
+                english = table.get(run[i : i + size])
+                if english is not None:
+                    words.append(english)
+                    i += size
+                    break
+            else:
+                i += 1
+    return tokens(" ".join(words))
+
+
+def query_terms(query: Query) -> dict[str, float]:
+    """Each term of the query with its weight: the highest weight among the texts holding it."""
+    weights: dict[str, float] = {}
+    for text, weight in query:
+        for term in [*tokens(text), *bridged(text)]:
+            weights[term] = max(weights.get(term, 0.0), weight)
+    return weights
+
+
+def spec_text(spec: ToolSpec) -> str:
+    """What a tool says of itself, as text: its name split into words, its description, and
+    each parameter's name and description (enum values too: `unit: celsius, fahrenheit`)."""
+    parts = [" ".join(latin_words(spec.name)), spec.description]
+    properties = spec.parameters.get("properties")
+    if isinstance(properties, dict):
+        for name, schema in properties.items():
+            parts.append(" ".join(latin_words(str(name))))
+            if isinstance(schema, dict):
+                parts.append(str(schema.get("description") or ""))
+                enum = schema.get("enum")
+                if isinstance(enum, list):
+                    parts.append(" ".join(str(value) for value in enum))
+    return "\n".join(part for part in parts if part)
+
+
+def spec_terms(spec: ToolSpec) -> list[str]:
+    # The name counts twice: it is the tool's most deliberate summary of what it does.
+    return tokens(" ".join(latin_words(spec.name))) + tokens(spec_text(spec))
+
+
+# --- BM25 -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BM25:
+    """Okapi BM25 with the usual constants (k1 1.2, b 0.75)."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    name: str = "lexical"
+
+    def scores(self, query: Query, specs: Sequence[ToolSpec]) -> list[float]:
+        documents = [Counter(spec_terms(spec)) for spec in specs]
+        return bm25_scores(query_terms(query), documents, self.k1, self.b)
+
+
+def bm25_scores(
+    terms: Mapping[str, float], documents: Sequence[Counter[str]], k1: float, b: float
+) -> list[float]:
+    if not documents:
+        return []
+    count = len(documents)
+    lengths = [sum(doc.values()) for doc in documents]
+    average = sum(lengths) / count or 1.0
+    holding = Counter(term for doc in documents for term in doc)
+    scores = []
+    for doc, length in zip(documents, lengths, strict=True):
+        score = 0.0
+        for term, weight in terms.items():
+            frequency = doc.get(term, 0)
+            if not frequency:
+                continue
+            idf = math.log(1 + (count - holding[term] + 0.5) / (holding[term] + 0.5))
+            norm = frequency + k1 * (1 - b + b * length / average)
+            score += weight * idf * frequency * (k1 + 1) / norm
+        scores.append(score)
+    return scores
+
+
+LEXICAL = BM25()
+
+
+# --- embeddings -------------------------------------------------------------------------------
+
+Embed = Callable[[list[str]], list[list[float]]]
+"""Texts in, one vector each out (an embeddings endpoint); raises on failure."""
+
+
+class VectorStore(Protocol):
+    """Vectors of tool specs kept between runs, by the spec's hash (see embed_cache)."""
+
+    def get(self, key: str) -> list[float] | None: ...
+
+    def put(self, vectors: Mapping[str, list[float]]) -> None: ...
+
+
+class MemoryVectors:
+    """A VectorStore that forgets at exit: for a session without a state directory, and tests."""
+
+    def __init__(self) -> None:
+        self._vectors: dict[str, list[float]] = {}
+
+    def get(self, key: str) -> list[float] | None:
+        return self._vectors.get(key)
+
+    def put(self, vectors: Mapping[str, list[float]]) -> None:
+        self._vectors.update(vectors)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    size = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / size if size else 0.0
+
+
+class EmbedRanker:
+    """Cosine similarity between the query's vector and each tool's, the tools' vectors cached
+    by spec hash and model, so a tool is embedded once until its spec changes."""
+
+    name = "embed"
+
+    def __init__(self, embed: Embed, model: str, store: VectorStore | None = None) -> None:
+        self._embed = embed
+        self._model = model
+        self._store: VectorStore = store if store is not None else MemoryVectors()
+
+    def scores(self, query: Query, specs: Sequence[ToolSpec]) -> list[float]:
+        tool_vectors = self._tool_vectors(specs)
+        texts = [text for text, _ in query if text.strip()]
+        query_vectors = self._call(texts) if texts else []
+        weights = [weight for text, weight in query if text.strip()]
+        return [
+            sum(w * cosine(q, v) for q, w in zip(query_vectors, weights, strict=True))
+            for v in tool_vectors
+        ]
+
+    def _tool_vectors(self, specs: Sequence[ToolSpec]) -> list[list[float]]:
+        from toolcall_cli.tools.embed_cache import spec_hash
+
+        keys = [spec_hash(spec, self._model) for spec in specs]
+        known = {key: self._store.get(key) for key in keys}
+        missing = [i for i, key in enumerate(keys) if known[key] is None]
+        if missing:
+            fresh = self._call([spec_text(specs[i]) for i in missing])
+            new = {keys[i]: vector for i, vector in zip(missing, fresh, strict=True)}
+            self._store.put(new)
+            known.update(new)
+        return [known[key] or [] for key in keys]
+
+    def _call(self, texts: list[str]) -> list[list[float]]:
+        try:
+            vectors = self._embed(texts)
+        except Exception as error:  # whatever the endpoint did, it is one line to the user
+            raise RankingFailed(f"the embeddings request failed: {error}") from None
+        if len(vectors) != len(texts):
+            raise RankingFailed(
+                f"the embeddings endpoint gave {len(vectors)} vectors for {len(texts)} texts"
+            )
+        return vectors
+
+
+# --- ranking ----------------------------------------------------------------------------------
+
+
+def ranked(query: Query, specs: Sequence[ToolSpec], ranker: Ranker = LEXICAL) -> list[Scored]:
+    """Every spec's name and score, best first; ties keep the registry's order."""
+    scores = ranker.scores(query, specs)
+    order = sorted(range(len(specs)), key=lambda i: -scores[i])
+    return [Scored(specs[i].name, round(scores[i], 4)) for i in order]
+
+
+@dataclass(frozen=True)
+class Scored:
+    name: str
+    score: float
+
+
+def rank(
+    query: str, specs: Iterable[ToolSpec], k: int, ranker: Ranker = LEXICAL
+) -> list[tuple[str, float]]:
+    """The top `k` tools for a question, as (name, score), best first: for bench and
+    `toolcall tools --rank`. Raises RankingFailed when an embed ranker cannot reach its
+    endpoint."""
+    return [(s.name, s.score) for s in ranked([(query, 1.0)], list(specs), ranker)[:k]]
