@@ -40,14 +40,13 @@ _PIECES = re.compile(rf"[{_CJK}]+|[A-Za-z0-9]+")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
-STOPWORDS = frozenset(
-    (
-        "a an the of in on at to for from by with and or is are was be it its this that "
-        "what which who whom how much many me my i you your we our do does can could "
-        "would should please tell give get show find there their them as if any some "
-        "than then into about 的 了 吗 呢 吧 是 我 你 他 她 它 们 在 和 与 请 帮 把 个 一 这 那 有 多 少 么 什 "
-    ).split()  # noqa: SIM905 - a block of words reads better than a list of strings
-)
+_STOPWORD_TEXT = """
+a an the of in on at to for from by with and or is are was be it its this that what which who
+whom how much many me my i you your we our do does can could would should please tell give get
+show find there their them as if any some than then into about
+的 了 吗 呢 吧 是 我 你 他 她 它 们 在 和 与 请 帮 把 个 一 这 那 有 多 少 么 什
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 """Words too common to say which tool is meant. `get`, `show` and `find` start most tool names
 and questions alike, so they are noise too."""
 
@@ -81,7 +80,8 @@ def tokens(text: str) -> list[str]:
         if _CJK_RUN.fullmatch(piece):
             terms.extend(cjk_terms(piece))
         else:
-            terms.extend(stem(word) for word in latin_words(piece))
+            # One letter says nothing of a tool (the `s` of "what's", the `a` of a list).
+            terms.extend(stem(word) for word in latin_words(piece) if len(word) > 1)
     return [term for term in terms if term not in STOPWORDS]
 
 
