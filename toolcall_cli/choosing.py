@@ -192,10 +192,11 @@ class Choosing:
 
 
 def latest_turn(history: Sequence[Message]) -> str:
-    """The latest assistant or tool message as text (the calls it made by name first)."""
+    """The latest assistant or tool message as text, the tools it called or came from named
+    first: what the model is working with now."""
     for message in reversed(history):
         if message.role in ("assistant", "tool"):
-            names = " ".join(call.name for call in message.tool_calls)
+            names = " ".join([call.name for call in message.tool_calls] + [message.name or ""])
             text = f"{names} {message.content or ''}".strip()
             return text[:LATEST_TURN_CHARS]
     return ""
