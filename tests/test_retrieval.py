@@ -400,3 +400,11 @@ def test_config_and_environment_turn_retrieval_on(tmp_path: Path) -> None:
         cwd=tmp_path, env={"TOOLCALL_CONFIG": str(path), "TOOLCALL_RETRIEVE": "0"},
     )  # fmt: skip
     assert done.returncode == 0 and "sent " not in done.stdout
+
+
+def test_tools_rank_shows_why_a_tool_ranks_first(tmp_path: Path) -> None:
+    done = toolcall("tools", "--rank", "北京明天会下雨吗", "--top", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("query terms: ") and "rain" in lines[0]
+    assert len(lines) == 3 and "get_weather  [" in lines[1] and "weather" in lines[1]

@@ -319,6 +319,26 @@ def chat_session(
         raise
 
 
+def print_ranking(question: str, registry: ToolRegistry, top: int) -> None:
+    """`toolcall tools --rank QUESTION`: each tool's BM25 score and the words that matched."""
+    from toolcall_cli.render.base import one_line, visible
+    from toolcall_cli.tools.retrieval import query_terms, spec_terms
+    from toolcall_cli.tools.retrieval import rank as rank_tools  # `rank` is the flag here
+
+    if not question.strip():
+        fail("--rank needs a question")
+    specs = registry.specs()
+    asked = query_terms([(question, 1.0)])
+    typer.echo(f"query terms: {' '.join(visible(t) for t in asked) or '(none)'}")
+    for name, score in rank_tools(question, specs, top):
+        spec = next(s for s in specs if s.name == name)
+        matched = sorted(set(spec_terms(spec)) & set(asked))
+        words = f"  [{' '.join(visible(w) for w in matched)}]" if matched else ""
+        typer.echo(
+            f"{score:7.2f}  {visible(name)}{words}  {visible(one_line(spec.description, 60))}"
+        )
+
+
 def step_flag(step: bool) -> Stepper | None:
     """--step's stepper; one line and exit 2 when stdin is no terminal to answer on."""
     try:
@@ -332,9 +352,21 @@ def tools_command(
     name: Annotated[str | None, typer.Argument(help="Show this tool's JSON Schema.")] = None,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    rank: Annotated[
+        str | None,
+        typer.Option(
+            "--rank",
+            help="Rank the tools for this question (lexical BM25), best first, with scores: "
+            "what --retrieve would send, and why.",
+        ),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="With --rank: how many to show.")] = 10,
 ) -> None:
     """List the loaded tools and their source files, or print one tool's JSON Schema."""
     registry = load_registry(tuple(tools or ()), no_default_tools)
+    if rank is not None:
+        print_ranking(rank, registry, top)
+        return
     if name is not None:
         found = registry.get(name)
         if found is None:
