@@ -16,13 +16,14 @@ from many_tools import TOOLS, write_plugin
 from rich.console import Console
 
 from toolcall_cli.choosing import SEARCH_TOOLS, Retrieval
-from toolcall_cli.events import ChosenTool, Event, FinalAnswer, Notice, ToolsChosen
+from toolcall_cli.events import ChosenTool, Event, FinalAnswer, Notice, RunStarted, ToolsChosen
 from toolcall_cli.loop import run
 from toolcall_cli.messages import Message, ToolSpec
 from toolcall_cli.models.embeddings import EmbeddingClient
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.render import make_renderer
+from toolcall_cli.render.plain import PlainRenderer
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.embed_cache import VectorFile, spec_hash
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
@@ -408,3 +409,39 @@ def test_tools_rank_shows_why_a_tool_ranks_first(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("query terms: ") and "rain" in lines[0]
     assert len(lines) == 3 and "get_weather  [" in lines[1] and "weather" in lines[1]
+
+
+def test_the_header_of_a_session_of_many_tools_names_a_few_and_counts_the_rest() -> None:
+    # 200 names would open the view with a screenful; each request's tools are shown apart.
+    names = tuple(
+        f"tool_{word}"
+        for word in [
+            "alpha",
+            "beta",
+            "gamma",
+            "delta",
+            "epsilon",
+            "zeta",
+            "eta",
+            "theta",
+            "iota",
+            "kappa",
+            "lambda",
+            "mu",
+            "nu",
+            "xi",
+            "omicron",
+            "pi",
+            "rho",
+            "sigma",
+            "tau",
+            "upsilon",
+        ]
+    )
+    out = io.StringIO()
+    renderer = PlainRenderer(out)
+    renderer.handle(RunStarted(question="q", model="m", strategy="regex", tools=names))
+    header = out.getvalue().splitlines()[0]
+    assert "tool_kappa" in header
+    assert "tool_mu" in header and "tool_nu" not in header
+    assert header.endswith("… 8 more (20 in all)")

@@ -132,6 +132,20 @@ def request_summary(body: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+HEADER_TOOLS = 12
+"""How many tool names the run's header lists before it only counts the rest: a session of
+200 tools would otherwise open with a screenful of names (what each request carries is shown
+per iteration when tools are chosen)."""
+
+
+def tools_line(names: Sequence[str]) -> str:
+    """The header's list of the session's tools: all of a few, the first few of many."""
+    shown = ", ".join(visible(name) for name in names[:HEADER_TOOLS]) or "(none)"
+    if len(names) <= HEADER_TOOLS:
+        return shown
+    return f"{shown}, … {len(names) - HEADER_TOOLS} more ({len(names)} in all)"
+
+
 def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 

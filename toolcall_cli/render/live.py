@@ -62,6 +62,7 @@ from toolcall_cli.render.base import (
     shown_arguments,
     shown_name,
     timeline_lines,
+    tools_line,
     visible,
 )
 
@@ -343,7 +344,7 @@ class LiveRenderer:
         )
         for key, value in event.sampling.items():
             body.append_text(Text.assemble((f"  ·  {key} ", "dim"), (setting(value), "bold")))
-        tools = ", ".join(visible(name) for name in event.tools) or "(none)"
+        tools = tools_line(event.tools)
         body.append_text(Text.assemble("\n", ("tools ", "dim"), tools))
         body.append_text(Text.assemble("\n", ("question ", "dim"), visible(event.question)))
         return Panel(body, title="toolcall", title_align="left", border_style="cyan")

@@ -49,6 +49,7 @@ from toolcall_cli.render.base import (
     shown_arguments,
     shown_name,
     timeline_lines,
+    tools_line,
     visible,
 )
 
@@ -191,7 +192,7 @@ class QuietRenderer:
 
 
 def _header(event: RunStarted) -> list[str]:
-    tools = ", ".join(visible(name) for name in event.tools) or "(none)"
+    tools = tools_line(event.tools)
     sampling = "".join(f", {key} {setting(value)}" for key, value in event.sampling.items())
     return [
         f"model {visible(event.model)}, strategy {visible(event.strategy)}{sampling}, "
