@@ -32,8 +32,12 @@ _SIGNS: tuple[tuple[str, str, int, int], ...] = (
     ("Capricorn", "摩羯座", 12, 22),
 )  # fmt: skip
 
-_WEEKDAY_NUMBERS = {name: i for i, name in enumerate(
-    ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
+_WEEKDAY_NUMBERS = {
+    name: i
+    for i, name in enumerate(
+        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    )
+}
 
 
 def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
@@ -102,7 +106,7 @@ def chinese_new_year_date(year: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def chinese_zodiac_animal(birth_date: str) -> dict[str, Any]:
-    """Chinese zodiac animal (生肖, 属相) and element for a birth date, honouring the lunar new year.
+    """Chinese zodiac animal (生肖, 属相) and element of a birth date, by the lunar new year.
 
     Args:
         birth_date: The date of birth, YYYY-MM-DD (years 2000-2031 use the exact new-year date;
@@ -113,8 +117,12 @@ def chinese_zodiac_animal(birth_date: str) -> dict[str, Any]:
     year = born.year if born >= date(born.year, month, day) else born.year - 1
     animal = (year - 2020) % 12
     element = _ELEMENTS[((year - 4) % 10) // 2]
-    return {"lunar_year": year, "animal": _ANIMALS[animal], "animal_zh": _ANIMALS_ZH[animal],
-            "element": element}
+    return {
+        "lunar_year": year,
+        "animal": _ANIMALS[animal],
+        "animal_zh": _ANIMALS_ZH[animal],
+        "element": element,
+    }
 
 
 @tool(permission="read")
@@ -131,9 +139,7 @@ def star_sign(birth_date: str) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def nth_weekday_of_month(
-    year: int, month: int, weekday: str, occurrence: int
-) -> dict[str, Any]:
+def nth_weekday_of_month(year: int, month: int, weekday: str, occurrence: int) -> dict[str, Any]:
     """The date of e.g. the 4th Thursday of November or the last Monday of May.
 
     Args:
@@ -155,6 +161,7 @@ def us_federal_holidays(year: int) -> dict[str, Any]:
     Args:
         year: The year.
     """
+
     def observed(day: date) -> date:
         if day.weekday() == 5:
             return day - timedelta(days=1)
@@ -210,7 +217,9 @@ def uk_bank_holidays(year: int) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def month_calendar(year: int, month: int, first_weekday: Literal["monday", "sunday"] = "monday") -> dict[str, Any]:
+def month_calendar(
+    year: int, month: int, first_weekday: Literal["monday", "sunday"] = "monday"
+) -> dict[str, Any]:
     """A printable text calendar grid for one month (月历).
 
     Args:
@@ -238,8 +247,11 @@ def days_until_birthday(birthday: str, today: str) -> dict[str, Any]:
         return date(year, born.month, day)
 
     upcoming = on(now.year) if on(now.year) >= now else on(now.year + 1)
-    return {"days": (upcoming - now).days, "next_birthday": upcoming.isoformat(),
-            "turning": upcoming.year - born.year}
+    return {
+        "days": (upcoming - now).days,
+        "next_birthday": upcoming.isoformat(),
+        "turning": upcoming.year - born.year,
+    }
 
 
 @tool(permission="read")
@@ -263,4 +275,7 @@ def mothers_and_fathers_day(year: int, country: Literal["US", "UK"] = "US") -> d
         country: US (second Sunday of May) or UK (Mothering Sunday, three weeks before Easter).
     """
     mothers = _nth_weekday(year, 5, 6, 2) if country == "US" else _easter(year) - timedelta(days=21)
-    return {"mothers_day": mothers.isoformat(), "fathers_day": _nth_weekday(year, 6, 6, 3).isoformat()}
+    return {
+        "mothers_day": mothers.isoformat(),
+        "fathers_day": _nth_weekday(year, 6, 6, 3).isoformat(),
+    }

@@ -19,14 +19,47 @@ _SECTIONS = ("", "万", "亿", "万亿")
 _STEMS = "甲乙丙丁戊己庚辛壬癸"
 _BRANCHES = "子丑寅卯辰巳午未申酉戌亥"
 _ANIMALS = "鼠牛虎兔龙蛇马羊猴鸡狗猪"
-_HOURS = ("子时", "丑时", "寅时", "卯时", "辰时", "巳时", "午时", "未时", "申时", "酉时", "戌时", "亥时")
+_HOURS = (
+    "子时",
+    "丑时",
+    "寅时",
+    "卯时",
+    "辰时",
+    "巳时",
+    "午时",
+    "未时",
+    "申时",
+    "酉时",
+    "戌时",
+    "亥时",
+)
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
 _CREDIT_CHARS = "0123456789ABCDEFGHJKLMNPQRTUWXY"
 _CREDIT_WEIGHTS = (1, 3, 9, 27, 19, 26, 16, 17, 20, 29, 25, 13, 8, 24, 10, 30, 28)
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-         "fifteen sixteen seventeen eighteen nineteen").split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_ONES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
 def _four_digits(n: int, digits: str, units: tuple[str, ...]) -> str:
@@ -95,7 +128,9 @@ def number_to_chinese(number: int, style: Literal["lower", "upper"] = "lower") -
         number: The whole number.
         style: lower (一二三) or upper financial characters (壹贰叁).
     """
-    digits, units = (_LOWER_DIGITS, _LOWER_UNITS) if style == "lower" else (_UPPER_DIGITS, _UPPER_UNITS)
+    digits, units = (
+        (_LOWER_DIGITS, _LOWER_UNITS) if style == "lower" else (_UPPER_DIGITS, _UPPER_UNITS)
+    )
     text = _chinese_integer(abs(number), digits, units)
     if style == "lower" and text.startswith("一十"):
         text = text.removeprefix("一")  # 十五 and 十万, as people write them, not 一十五
@@ -109,7 +144,9 @@ def chinese_to_number(text: str) -> dict[str, Any]:
     Args:
         text: The Chinese numeral.
     """
-    values = {c: i for i, c in enumerate(_LOWER_DIGITS)} | {c: i for i, c in enumerate(_UPPER_DIGITS)}
+    values = {c: i for i, c in enumerate(_LOWER_DIGITS)} | {
+        c: i for i, c in enumerate(_UPPER_DIGITS)
+    }
     values.update({"两": 2, "〇": 0})
     small = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
     big = {"万": 10**4, "萬": 10**4, "亿": 10**8, "億": 10**8}
@@ -141,20 +178,24 @@ def china_id_card_check(id_number: str) -> dict[str, Any]:
     text = id_number.strip().upper()
     if not re.fullmatch(r"\d{17}[\dX]", text):
         return {"valid": False, "reason": "an ID number is 17 digits and a digit or X"}
-    expected = _ID_CHECK[sum(int(d) * w for d, w in zip(text, _ID_WEIGHTS)) % 11]
+    expected = _ID_CHECK[sum(int(d) * w for d, w in zip(text, _ID_WEIGHTS, strict=False)) % 11]
     try:
         born = date(int(text[6:10]), int(text[10:12]), int(text[12:14]))
     except ValueError:
         return {"valid": False, "reason": "the birth date part is not a real date"}
     if text[17] != expected:
         return {"valid": False, "reason": f"check digit should be {expected}"}
-    return {"valid": True, "birth_date": born.isoformat(), "sex": "male" if int(text[16]) % 2 else "female",
-            "region_code": text[:6]}
+    return {
+        "valid": True,
+        "birth_date": born.isoformat(),
+        "sex": "male" if int(text[16]) % 2 else "female",
+        "region_code": text[:6],
+    }
 
 
 @tool(permission="read")
 def credit_code_check(code: str) -> dict[str, Any]:
-    """Validate a Chinese Unified Social Credit Code (统一社会信用代码) by its GB 32100 check character.
+    """Validate a Chinese Unified Social Credit Code (统一社会信用代码) by its check character.
 
     Args:
         code: The 18-character code.
@@ -162,7 +203,7 @@ def credit_code_check(code: str) -> dict[str, Any]:
     text = code.strip().upper()
     if len(text) != 18 or any(c not in _CREDIT_CHARS for c in text):
         return {"valid": False, "reason": "18 characters from 0-9 and A-Y without I, O, S, V, Z"}
-    total = sum(_CREDIT_CHARS.index(c) * w for c, w in zip(text, _CREDIT_WEIGHTS))
+    total = sum(_CREDIT_CHARS.index(c) * w for c, w in zip(text, _CREDIT_WEIGHTS, strict=False))
     expected = _CREDIT_CHARS[(31 - total % 31) % 31]
     return {"valid": text[17] == expected, "expected_check_character": expected}
 
@@ -195,8 +236,12 @@ def count_chinese_characters(text: str) -> dict[str, Any]:
     """
     han = len(re.findall(r"[\u3400-\u9fff\uf900-\ufaff]", text))
     punctuation = sum(1 for c in text if unicodedata.category(c).startswith("P"))
-    return {"han_characters": han, "latin_words": len(re.findall(r"[A-Za-z]+", text)),
-            "digits": sum(c.isdigit() for c in text), "punctuation": punctuation}
+    return {
+        "han_characters": han,
+        "latin_words": len(re.findall(r"[A-Za-z]+", text)),
+        "digits": sum(c.isdigit() for c in text),
+        "punctuation": punctuation,
+    }
 
 
 @tool(permission="read")
@@ -222,7 +267,11 @@ def traditional_chinese_hour(time: str) -> dict[str, Any]:
         raise ValueError("the hour must be 0-23")
     index = (hour + 1) // 2 % 12
     start = (index * 2 - 1) % 24
-    return {"shichen": _HOURS[index], "branch": _BRANCHES[index], "span": f"{start:02d}:00-{(start + 2) % 24:02d}:00"}
+    return {
+        "shichen": _HOURS[index],
+        "branch": _BRANCHES[index],
+        "span": f"{start:02d}:00-{(start + 2) % 24:02d}:00",
+    }
 
 
 def _english_below_thousand(n: int) -> str:
@@ -230,13 +279,15 @@ def _english_below_thousand(n: int) -> str:
     parts = [f"{_ONES[hundreds]} hundred"] if hundreds else []
     if rest:
         tens, ones = divmod(rest, 10)
-        parts.append(_ONES[rest] if rest < 20 else _TENS[tens] + (f"-{_ONES[ones]}" if ones else ""))
+        parts.append(
+            _ONES[rest] if rest < 20 else _TENS[tens] + (f"-{_ONES[ones]}" if ones else "")
+        )
     return " ".join(parts)
 
 
 @tool(permission="read")
 def number_to_english_words(number: int) -> dict[str, Any]:
-    """Spell out a whole number in English words, as on a cheque (1234 -> one thousand two hundred...).
+    """Spell out a whole number in English words, as on a cheque (1234 -> one thousand...).
 
     Args:
         number: The whole number, below one quadrillion in size.
@@ -250,25 +301,40 @@ def number_to_english_words(number: int) -> dict[str, Any]:
     while n:
         n, chunk = divmod(n, 1000)
         if chunk:
-            parts.append(_english_below_thousand(chunk) + (f" {scales[index]}" if scales[index] else ""))
+            parts.append(
+                _english_below_thousand(chunk) + (f" {scales[index]}" if scales[index] else "")
+            )
         index += 1
     return {"words": ("minus " if number < 0 else "") + " ".join(reversed(parts))}
 
 
 @tool(permission="read")
 def chinese_punctuation(text: str, to: Literal["chinese", "ascii"] = "chinese") -> dict[str, Any]:
-    """Swap ASCII punctuation for Chinese punctuation in Chinese prose (,.?!:; -> ，。？！：；), or back.
+    """Swap ASCII punctuation for Chinese punctuation in Chinese prose (,.? -> ，。？), or back.
 
     Args:
         text: The text.
         to: chinese (ASCII to Chinese marks) or ascii (Chinese marks to ASCII).
     """
-    pairs = {",": "，", ".": "。", "?": "？", "!": "！", ":": "：", ";": "；", "(": "（", ")": "）"}
+    pairs = {
+        ",": "，",
+        ".": "。",
+        "?": "？",
+        "!": "！",
+        ":": "：",
+        ";": "；",
+        "(": "（",
+        ")": "）",
+    }
     if to == "chinese":
         # Only marks next to a Chinese character: 3.14 and URLs keep their dots.
-        out = re.sub(r"(?<=[\u4e00-\u9fff])[,.?!:;]|[,.?!:;](?=[\u4e00-\u9fff])",
-                     lambda m: pairs[m.group(0)], text)
+        out = re.sub(
+            r"(?<=[\u4e00-\u9fff])[,.?!:;]|[,.?!:;](?=[\u4e00-\u9fff])",
+            lambda m: pairs[m.group(0)],
+            text,
+        )
         out = re.sub(r"\(([^()]*[\u4e00-\u9fff][^()]*)\)", r"（\1）", out)
     else:
-        out = text.translate(str.maketrans({v: k for k, v in pairs.items()}))
+        back: dict[str, str | int | None] = {v: k for k, v in pairs.items()}
+        out = text.translate(str.maketrans(back))
     return {"text": out}

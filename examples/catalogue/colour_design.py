@@ -34,7 +34,9 @@ def _parse(colour: str) -> RGB:
         if len(digits) == 3:
             digits = "".join(c * 2 for c in digits)
         return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
-    rgb_match = re.fullmatch(r"rgb\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)|(\d+)\s*,\s*(\d+)\s*,\s*(\d+)", text)
+    rgb_match = re.fullmatch(
+        r"rgb\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)|(\d+)\s*,\s*(\d+)\s*,\s*(\d+)", text
+    )
     if rgb_match:
         parts = [int(p) for p in rgb_match.groups() if p is not None]
         if all(0 <= p <= 255 for p in parts):
@@ -71,7 +73,11 @@ def convert_color(color: str) -> dict[str, Any]:
     h, lightness, s = colorsys.rgb_to_hls(r, g, b)
     hv, sv, v = colorsys.rgb_to_hsv(r, g, b)
     k = 1 - max(r, g, b)
-    cmyk = [0.0, 0.0, 0.0, 100.0] if k == 1 else [round((1 - c - k) / (1 - k) * 100, 1) for c in (r, g, b)] + [round(k * 100, 1)]
+    cmyk = (
+        [0.0, 0.0, 0.0, 100.0]
+        if k == 1
+        else [round((1 - c - k) / (1 - k) * 100, 1) for c in (r, g, b)] + [round(k * 100, 1)]
+    )
     return {
         "hex": _hex(rgb),
         "rgb": list(rgb),
@@ -107,8 +113,11 @@ def nearest_color_name(color: str) -> dict[str, Any]:
         color: The colour, e.g. #1e90ff.
     """
     rgb = _parse(color)
-    name, code = min(_NAMED.items(), key=lambda item: sum((x - y) ** 2 for x, y in zip(rgb, _parse(item[1]))))
-    distance = sum((x - y) ** 2 for x, y in zip(rgb, _parse(code))) ** 0.5
+    name, code = min(
+        _NAMED.items(),
+        key=lambda item: sum((x - y) ** 2 for x, y in zip(rgb, _parse(item[1]), strict=True)),
+    )
+    distance = sum((x - y) ** 2 for x, y in zip(rgb, _parse(code), strict=True)) ** 0.5
     return {"name": name, "hex": code, "distance": round(distance, 1), "exact": distance == 0}
 
 
@@ -122,13 +131,13 @@ def mix_colors(first: str, second: str, ratio: float = 0.5) -> dict[str, Any]:
         ratio: How much of the second colour, 0-1.
     """
     a, b = _parse(first), _parse(second)
-    mixed = (_clamp(x + (y - x) * ratio) for x, y in zip(a, b))
+    mixed = (_clamp(x + (y - x) * ratio) for x, y in zip(a, b, strict=True))
     return {"hex": _hex(tuple(mixed))}  # type: ignore[arg-type]
 
 
 @tool(permission="read")
 def adjust_lightness(color: str, amount_percent: float) -> dict[str, Any]:
-    """Make a colour lighter (positive amount) or darker (negative) in HSL lightness, for hover states.
+    """Make a colour lighter (positive amount) or darker (negative) in HSL, for hover states.
 
     Args:
         color: The colour.
@@ -143,7 +152,10 @@ def adjust_lightness(color: str, amount_percent: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def color_harmony(
-    color: str, scheme: Literal["complementary", "triadic", "analogous", "split_complementary", "tetradic"] = "complementary"
+    color: str,
+    scheme: Literal[
+        "complementary", "triadic", "analogous", "split_complementary", "tetradic"
+    ] = "complementary",
 ) -> dict[str, Any]:
     """A colour palette built around a base colour by rotating its hue (配色方案).
 
@@ -153,8 +165,13 @@ def color_harmony(
     """
     r, g, b = (c / 255 for c in _parse(color))
     h, lightness, s = colorsys.rgb_to_hls(r, g, b)
-    offsets = {"complementary": [0, 180], "triadic": [0, 120, 240], "analogous": [-30, 0, 30],
-               "split_complementary": [0, 150, 210], "tetradic": [0, 90, 180, 270]}[scheme]
+    offsets = {
+        "complementary": [0, 180],
+        "triadic": [0, 120, 240],
+        "analogous": [-30, 0, 30],
+        "split_complementary": [0, 150, 210],
+        "tetradic": [0, 90, 180, 270],
+    }[scheme]
     palette = []
     for offset in offsets:
         out = colorsys.hls_to_rgb((h + offset / 360) % 1, lightness, s)
@@ -174,7 +191,9 @@ def px_to_rem(pixels: float, root_font_size: float = 16) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def resize_keep_aspect(width: int, height: int, new_width: int = 0, new_height: int = 0) -> dict[str, Any]:
+def resize_keep_aspect(
+    width: int, height: int, new_width: int = 0, new_height: int = 0
+) -> dict[str, Any]:
     """New image or video dimensions that keep the aspect ratio, and the ratio itself (16:9).
 
     Args:
@@ -190,7 +209,11 @@ def resize_keep_aspect(width: int, height: int, new_width: int = 0, new_height: 
         new_height = round(height * new_width / width)
     elif new_height:
         new_width = round(width * new_height / height)
-    return {"aspect_ratio": f"{width // divisor}:{height // divisor}", "width": new_width, "height": new_height}
+    return {
+        "aspect_ratio": f"{width // divisor}:{height // divisor}",
+        "width": new_width,
+        "height": new_height,
+    }
 
 
 @tool(permission="read")
@@ -203,7 +226,10 @@ def print_size_at_dpi(width_px: int, height_px: int, dpi: int = 300) -> dict[str
         dpi: Dots per inch of the print (300 for photo quality).
     """
     w_in, h_in = width_px / dpi, height_px / dpi
-    return {"inches": [round(w_in, 2), round(h_in, 2)], "cm": [round(w_in * 2.54, 1), round(h_in * 2.54, 1)]}
+    return {
+        "inches": [round(w_in, 2), round(h_in, 2)],
+        "cm": [round(w_in * 2.54, 1), round(h_in * 2.54, 1)],
+    }
 
 
 @tool(permission="read")
@@ -215,7 +241,9 @@ def typographic_scale(base_size: float = 16, ratio: float = 1.25, steps: int = 5
         ratio: The multiplier between steps, e.g. 1.2, 1.25, 1.333, 1.618.
         steps: How many sizes above the base (1-10).
     """
-    return {"sizes_px": [round(base_size * ratio**i, 2) for i in range(0, max(1, min(steps, 10)) + 1)]}
+    return {
+        "sizes_px": [round(base_size * ratio**i, 2) for i in range(0, max(1, min(steps, 10)) + 1)]
+    }
 
 
 @tool(permission="read")
@@ -228,5 +256,8 @@ def grayscale_value(color: str) -> dict[str, Any]:
     rgb = _parse(color)
     gray = _clamp(0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2])
     lum = _luminance(rgb)
-    return {"gray_hex": _hex((gray, gray, gray)), "relative_luminance": round(lum, 4),
-            "text_color": "black" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "white"}
+    return {
+        "gray_hex": _hex((gray, gray, gray)),
+        "relative_luminance": round(lum, 4),
+        "text_color": "black" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "white",
+    }

@@ -43,8 +43,8 @@ _AREA_ALIASES = {
 }  # fmt: skip
 
 _SPEED_MS = {"m/s": 1.0, "km/h": 1 / 3.6, "mph": 0.44704, "knot": 0.514444, "ft/s": 0.3048}
-_PRESSURE_PA = {"pa": 1.0, "kpa": 1000.0, "bar": 1e5, "psi": 6894.757, "atm": 101325.0,
-                "mmhg": 133.322, "inhg": 3386.39, "mpa": 1e6}  # fmt: skip
+_PRESSURE_PA = {"pa": 1.0, "kpa": 1000.0, "bar": 1e5, "psi": 6894.757293168, "atm": 101325.0,
+                "mmhg": 133.322387415, "inhg": 3386.389, "mpa": 1e6}  # fmt: skip
 _ENERGY_J = {"j": 1.0, "kj": 1000.0, "cal": 4.184, "kcal": 4184.0, "wh": 3600.0,
              "kwh": 3.6e6, "btu": 1055.06, "ev": 1.602176634e-19}  # fmt: skip
 
@@ -90,7 +90,9 @@ def cups_to_grams(ingredient: str, cups: float) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def scale_recipe(ingredients: dict[str, float], servings_from: int, servings_to: int) -> dict[str, Any]:
+def scale_recipe(
+    ingredients: dict[str, float], servings_from: int, servings_to: int
+) -> dict[str, Any]:
     """Scale every ingredient quantity of a recipe from one number of servings to another.
 
     Args:
@@ -101,8 +103,10 @@ def scale_recipe(ingredients: dict[str, float], servings_from: int, servings_to:
     if servings_from <= 0:
         raise ValueError("servings_from must be positive")
     factor = servings_to / servings_from
-    return {"factor": round(factor, 4),
-            "ingredients": {name: _tidy(qty * factor) for name, qty in ingredients.items()}}
+    return {
+        "factor": round(factor, 4),
+        "ingredients": {name: _tidy(qty * factor) for name, qty in ingredients.items()},
+    }
 
 
 @tool(permission="read")
@@ -128,7 +132,7 @@ def meat_doneness_temperature(meat: str, doneness: str = "medium") -> dict[str, 
 
     Args:
         meat: beef, lamb, pork, chicken, turkey or fish.
-        doneness: rare, medium_rare, medium or well_done (beef and lamb); others have one safe value.
+        doneness: rare, medium_rare, medium or well_done (beef, lamb); others have one value.
     """
     red = {"rare": 52, "medium_rare": 57, "medium": 63, "well_done": 71}
     safe = {"pork": 63, "chicken": 74, "turkey": 74, "fish": 63}
@@ -145,8 +149,12 @@ def meat_doneness_temperature(meat: str, doneness: str = "medium") -> dict[str, 
 
 
 @tool(permission="read")
-def baking_pan_conversion(from_diameter_cm: float, to_diameter_cm: float, from_square: bool = False,
-                          to_square: bool = False) -> dict[str, Any]:
+def baking_pan_conversion(
+    from_diameter_cm: float,
+    to_diameter_cm: float,
+    from_square: bool = False,
+    to_square: bool = False,
+) -> dict[str, Any]:
     """How much to multiply a cake recipe by when baking in a different size round or square tin.
 
     Args:
@@ -155,6 +163,7 @@ def baking_pan_conversion(from_diameter_cm: float, to_diameter_cm: float, from_s
         from_square: The recipe's tin is square.
         to_square: Your tin is square.
     """
+
     def area(size: float, square: bool) -> float:
         return size * size if square else 3.141592653589793 * (size / 2) ** 2
 
@@ -224,14 +233,22 @@ def fuel_economy_convert(value: float, from_unit: str) -> dict[str, Any]:
         value: The figure, e.g. 7.5.
         from_unit: l/100km, mpg_us, mpg_uk or km/l.
     """
-    to_km_per_l = {"l/100km": lambda v: 100 / v, "mpg_us": lambda v: v * 1.609344 / 3.785411784,
-                   "mpg_uk": lambda v: v * 1.609344 / 4.54609, "km/l": lambda v: v}
+    to_km_per_l = {
+        "l/100km": lambda v: 100 / v,
+        "mpg_us": lambda v: v * 1.609344 / 3.785411784,
+        "mpg_uk": lambda v: v * 1.609344 / 4.54609,
+        "km/l": lambda v: v,
+    }
     unit = from_unit.strip().lower()
     if unit not in to_km_per_l or value <= 0:
         raise ValueError("from_unit is l/100km, mpg_us, mpg_uk or km/l, and value must be positive")
     kml = to_km_per_l[unit](value)
-    return {"l_per_100km": round(100 / kml, 2), "mpg_us": round(kml * 3.785411784 / 1.609344, 1),
-            "mpg_uk": round(kml * 4.54609 / 1.609344, 1), "km_per_l": round(kml, 2)}
+    return {
+        "l_per_100km": round(100 / kml, 2),
+        "mpg_us": round(kml * 3.785411784 / 1.609344, 1),
+        "mpg_uk": round(kml * 4.54609 / 1.609344, 1),
+        "km_per_l": round(kml, 2),
+    }
 
 
 @tool(permission="read")

@@ -48,7 +48,9 @@ def days_between_dates(start: str, end: str) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def add_to_date(start: str, days: int = 0, weeks: int = 0, months: int = 0, years: int = 0) -> dict[str, Any]:
+def add_to_date(
+    start: str, days: int = 0, weeks: int = 0, months: int = 0, years: int = 0
+) -> dict[str, Any]:
     """Shift a date forward or back by days, weeks, months or years (month ends are clamped).
 
     Args:
@@ -115,7 +117,12 @@ def age_on_date(birth_date: str, on_date: str) -> dict[str, Any]:
         months -= 1
     anchor = add_to_date(birth_date, months=months)["date"]
     days = (then - _day(anchor)).days
-    return {"years": months // 12, "months": months % 12, "days": days, "total_days": (then - born).days}
+    return {
+        "years": months // 12,
+        "months": months % 12,
+        "days": days,
+        "total_days": (then - born).days,
+    }
 
 
 @tool(permission="read")
@@ -130,7 +137,9 @@ def iso_week_number(day: str) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def business_days_between(start: str, end: str, holidays: list[str] | None = None) -> dict[str, Any]:
+def business_days_between(
+    start: str, end: str, holidays: list[str] | None = None
+) -> dict[str, Any]:
     """Working days (Monday to Friday) from start to end inclusive, minus any listed holidays.
 
     Args:
@@ -202,12 +211,15 @@ def format_duration(seconds: float) -> dict[str, Any]:
     Args:
         seconds: The length of time in seconds.
     """
-    rest = int(round(abs(seconds)))
+    rest = round(abs(seconds))
     days, rest = divmod(rest, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
     parts = [f"{v}{u}" for v, u in ((days, "d"), (hours, "h"), (minutes, "m"), (secs, "s")) if v]
-    return {"text": " ".join(parts) or "0s", "clock": f"{days * 24 + hours:02d}:{minutes:02d}:{secs:02d}"}
+    return {
+        "text": " ".join(parts) or "0s",
+        "clock": f"{days * 24 + hours:02d}:{minutes:02d}:{secs:02d}",
+    }
 
 
 @tool(permission="read")
@@ -233,7 +245,11 @@ def fiscal_quarter(day: str, fiscal_year_start_month: int = 1) -> dict[str, Any]
     if not 1 <= fiscal_year_start_month <= 12:
         raise ValueError("fiscal_year_start_month must be 1-12")
     shifted = (found.month - fiscal_year_start_month) % 12
-    fiscal_year = found.year if found.month < fiscal_year_start_month or fiscal_year_start_month == 1 else found.year + 1
+    fiscal_year = (
+        found.year
+        if found.month < fiscal_year_start_month or fiscal_year_start_month == 1
+        else found.year + 1
+    )
     return {"quarter": f"Q{shifted // 3 + 1}", "fiscal_year": fiscal_year}
 
 

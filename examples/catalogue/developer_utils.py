@@ -17,7 +17,13 @@ from toolcall_cli import tool
 _SEMVER = re.compile(
     r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?$"
 )
-_CRON_FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day", 1, 31), ("month", 1, 12), ("weekday", 0, 6))
+_CRON_FIELDS = (
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day", 1, 31),
+    ("month", 1, 12),
+    ("weekday", 0, 6),
+)
 
 
 @tool(permission="read")
@@ -91,8 +97,10 @@ def regex_test(pattern: str, text: str, ignore_case: bool = False) -> dict[str, 
         compiled = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as error:
         raise ValueError(f"invalid pattern: {error}") from None
-    matches = [{"match": m.group(0), "start": m.start(), "groups": list(m.groups())}
-               for m in list(compiled.finditer(text))[:100]]
+    matches = [
+        {"match": m.group(0), "start": m.start(), "groups": list(m.groups())}
+        for m in list(compiled.finditer(text))[:100]
+    ]
     return {"count": len(matches), "matches": matches}
 
 
@@ -132,8 +140,11 @@ def bump_version(version: str, part: Literal["major", "minor", "patch"]) -> dict
         part: Which part to increase.
     """
     major, minor, patch, _ = _semver(version)
-    bumped = {"major": (major + 1, 0, 0), "minor": (major, minor + 1, 0),
-              "patch": (major, minor, patch + 1)}[part]
+    bumped = {
+        "major": (major + 1, 0, 0),
+        "minor": (major, minor + 1, 0),
+        "patch": (major, minor, patch + 1),
+    }[part]
     return {"version": ".".join(map(str, bumped))}
 
 
@@ -167,8 +178,10 @@ def cron_next_runs(expression: str, after: str, count: int = 5) -> dict[str, Any
     fields = expression.split()
     if len(fields) != 5:
         raise ValueError("a cron expression has five fields: minute hour day month weekday")
-    sets = [_cron_field(f.replace("7", "0") if name == "weekday" else f, low, high)
-            for f, (name, low, high) in zip(fields, _CRON_FIELDS)]
+    sets = [
+        _cron_field(f.replace("7", "0") if name == "weekday" else f, low, high)
+        for f, (name, low, high) in zip(fields, _CRON_FIELDS, strict=True)
+    ]
     minutes, hours, days, months, weekdays = sets
     restricted_day, restricted_weekday = fields[2] != "*", fields[4] != "*"
     moment = datetime.fromisoformat(after.strip()).replace(second=0, microsecond=0)
@@ -179,7 +192,11 @@ def cron_next_runs(expression: str, after: str, count: int = 5) -> dict[str, Any
             continue
         day_ok, weekday_ok = moment.day in days, (moment.weekday() + 1) % 7 in weekdays
         # Cron's own rule: when both day fields are restricted, either one may match.
-        fits = (day_ok or weekday_ok) if restricted_day and restricted_weekday else day_ok and weekday_ok
+        fits = (
+            (day_ok or weekday_ok)
+            if restricted_day and restricted_weekday
+            else day_ok and weekday_ok
+        )
         if fits:
             runs.append(moment.strftime("%Y-%m-%d %H:%M"))
             if len(runs) >= min(max(count, 1), 50):
@@ -189,7 +206,7 @@ def cron_next_runs(expression: str, after: str, count: int = 5) -> dict[str, Any
 
 @tool(permission="read")
 def explain_file_permissions(mode: str) -> dict[str, Any]:
-    """Translate Unix permissions between octal (755) and symbolic (rwxr-xr-x), with who can do what.
+    """Translate Unix permissions between octal (755) and symbolic (rwxr-xr-x): who may do what.
 
     Args:
         mode: Octal such as 644 or 0750, or symbolic such as rw-r--r--.
@@ -218,7 +235,9 @@ def human_readable_size(size_bytes: float, binary: bool = True) -> dict[str, Any
         binary: Use 1024-based units (KiB, MiB); false for 1000-based (KB, MB).
     """
     base = 1024 if binary else 1000
-    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"] if binary else ["B", "KB", "MB", "GB", "TB", "PB"]
+    units = (
+        ["B", "KiB", "MiB", "GiB", "TiB", "PiB"] if binary else ["B", "KB", "MB", "GB", "TB", "PB"]
+    )
     value, unit = float(size_bytes), units[0]
     for unit in units:
         if abs(value) < base or unit == units[-1]:
@@ -238,7 +257,11 @@ def inspect_uuid(value: str) -> dict[str, Any]:
         found = uuid.UUID(value.strip().strip("{}"))
     except ValueError:
         raise ValueError(f"{value!r} is not a UUID") from None
-    result: dict[str, Any] = {"canonical": str(found), "version": found.version, "variant": found.variant}
+    result: dict[str, Any] = {
+        "canonical": str(found),
+        "version": found.version,
+        "variant": found.variant,
+    }
     if found.version == 1:
         seconds = (found.time - 0x01B21DD213814000) / 1e7  # 100 ns ticks since 1582-10-15
         result["created"] = (datetime(1970, 1, 1) + timedelta(seconds=seconds)).isoformat() + "Z"
@@ -295,8 +318,11 @@ def snowflake_id_time(snowflake: int, epoch_ms: int = 1288834974657) -> dict[str
     """
     millis = (snowflake >> 22) + epoch_ms
     created = datetime(1970, 1, 1) + timedelta(milliseconds=millis)
-    return {"created_utc": created.isoformat(timespec="milliseconds") + "Z",
-            "worker": (snowflake >> 12) & 0x3FF, "sequence": snowflake & 0xFFF}
+    return {
+        "created_utc": created.isoformat(timespec="milliseconds") + "Z",
+        "worker": (snowflake >> 12) & 0x3FF,
+        "sequence": snowflake & 0xFFF,
+    }
 
 
 @tool(permission="read")

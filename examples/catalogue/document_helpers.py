@@ -17,7 +17,9 @@ def _cell(value: object) -> str:
 
 
 @tool(permission="read")
-def markdown_table(headers: list[str], rows: list[list[str]], align: list[str] | None = None) -> dict[str, Any]:
+def markdown_table(
+    headers: list[str], rows: list[list[str]], align: list[str] | None = None
+) -> dict[str, Any]:
     """Build a Markdown table from column headers and rows, with optional column alignment.
 
     Args:
@@ -26,7 +28,10 @@ def markdown_table(headers: list[str], rows: list[list[str]], align: list[str] |
         align: Per column: left, center or right.
     """
     marks = {"left": ":---", "center": ":---:", "right": "---:"}
-    rule = [marks.get((align or [])[i] if i < len(align or []) else "left", ":---") for i in range(len(headers))]
+    rule = [
+        marks.get((align or [])[i] if i < len(align or []) else "left", ":---")
+        for i in range(len(headers))
+    ]
     lines = ["| " + " | ".join(_cell(h) for h in headers) + " |", "| " + " | ".join(rule) + " |"]
     for row in rows:
         padded = [*row, *[""] * (len(headers) - len(row))][: len(headers)]
@@ -49,7 +54,7 @@ def csv_to_markdown(csv_text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def csv_column_summary(csv_text: str, column: str) -> dict[str, Any]:
-    """Total, average, minimum and maximum of one numeric column of CSV text (like a spreadsheet SUM).
+    """Total, average, minimum and maximum of a numeric CSV column (like a spreadsheet SUM).
 
     Args:
         csv_text: The CSV content with a header row.
@@ -67,8 +72,14 @@ def csv_column_summary(csv_text: str, column: str) -> dict[str, Any]:
             skipped += 1
     if not numbers:
         raise ValueError("the column has no numbers")
-    return {"total": round(sum(numbers), 6), "average": round(sum(numbers) / len(numbers), 6),
-            "min": min(numbers), "max": max(numbers), "count": len(numbers), "skipped_cells": skipped}
+    return {
+        "total": round(sum(numbers), 6),
+        "average": round(sum(numbers) / len(numbers), 6),
+        "min": min(numbers),
+        "max": max(numbers),
+        "count": len(numbers),
+        "skipped_cells": skipped,
+    }
 
 
 @tool(permission="read")
@@ -79,7 +90,8 @@ def markdown_table_of_contents(markdown: str, max_level: int = 3) -> dict[str, A
         markdown: The Markdown text.
         max_level: The deepest heading level to include (1-6).
     """
-    lines, in_code, seen = [], False, {}
+    lines, in_code = [], False
+    seen: dict[str, int] = {}
     for raw in markdown.splitlines():
         if raw.strip().startswith("```"):
             in_code = not in_code
@@ -96,7 +108,10 @@ def markdown_table_of_contents(markdown: str, max_level: int = 3) -> dict[str, A
 
 @tool(permission="read")
 def format_citation(
-    authors: list[str], year: int, title: str, publisher_or_journal: str,
+    authors: list[str],
+    year: int,
+    title: str,
+    publisher_or_journal: str,
     style: Literal["apa", "mla", "chicago"] = "apa",
 ) -> dict[str, Any]:
     """Format a reference for a bibliography in APA, MLA or Chicago style (参考文献格式).
@@ -108,9 +123,14 @@ def format_citation(
         publisher_or_journal: The publisher (books) or journal name.
         style: apa, mla or chicago.
     """
+
     def initials(name: str) -> str:
         last, _, first = name.partition(",")
-        return f"{last.strip()}, " + " ".join(f"{p[0]}." for p in first.split()) if first else last.strip()
+        return (
+            f"{last.strip()}, " + " ".join(f"{p[0]}." for p in first.split())
+            if first
+            else last.strip()
+        )
 
     if not authors:
         raise ValueError("give at least one author")
@@ -120,10 +140,18 @@ def format_citation(
         text = f"{joined} ({year}). {title}. {publisher_or_journal}."
     elif style == "mla":
         first = authors[0]
-        joined = first if len(authors) == 1 else f"{first}, and {authors[1]}" if len(authors) == 2 else f"{first}, et al"
+        joined = (
+            first
+            if len(authors) == 1
+            else f"{first}, and {authors[1]}"
+            if len(authors) == 2
+            else f"{first}, et al"
+        )
         text = f"{joined}. {title}. {publisher_or_journal}, {year}."
     else:
-        joined = authors[0] if len(authors) == 1 else ", ".join(authors[:-1]) + ", and " + authors[-1]
+        joined = (
+            authors[0] if len(authors) == 1 else ", ".join(authors[:-1]) + ", and " + authors[-1]
+        )
         text = f"{joined}. {year}. {title}. {publisher_or_journal}."
     return {"citation": text}
 
@@ -137,7 +165,9 @@ def fill_template(template: str, values: dict[str, str]) -> dict[str, Any]:
         values: The value for each placeholder.
     """
     filled = string.Template(template)
-    names = {m.group("named") or m.group("braced") for m in filled.pattern.finditer(template)} - {None}
+    names = {m.group("named") or m.group("braced") for m in filled.pattern.finditer(template)} - {
+        None
+    }
     missing = sorted(n for n in names if n not in values)
     return {"text": filled.safe_substitute(values), "missing": missing}
 
@@ -146,13 +176,18 @@ _REDACTIONS = (
     ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
     ("card", re.compile(r"\b(?:\d[ -]?){13,19}\b")),
     ("china_id", re.compile(r"\b\d{17}[\dXx]\b")),
-    ("phone", re.compile(r"(?<!\d)(?:\+?\d{1,3}[ -]?)?(?:1[3-9]\d{9}|\(?\d{3}\)?[ -]?\d{3}[ -]?\d{4})(?!\d)")),
+    (
+        "phone",
+        re.compile(
+            r"(?<!\d)(?:\+?\d{1,3}[ -]?)?(?:1[3-9]\d{9}|\(?\d{3}\)?[ -]?\d{3}[ -]?\d{4})(?!\d)"
+        ),
+    ),
 )
 
 
 @tool(permission="read")
 def redact_personal_data(text: str) -> dict[str, Any]:
-    """Mask email addresses, phone numbers, card numbers and Chinese ID numbers in a text before sharing.
+    """Mask email addresses, phone numbers, card and Chinese ID numbers in text before sharing.
 
     Args:
         text: The text to clean.

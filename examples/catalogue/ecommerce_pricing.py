@@ -36,8 +36,10 @@ def _money(value: float) -> float:
 
 
 @tool(permission="read")
-def apply_discounts(price: float, percent_off: float = 0, amount_off: float = 0, minimum_spend: float = 0) -> dict[str, Any]:
-    """Final price after a percentage discount and then a money-off coupon (满减) if the spend qualifies.
+def apply_discounts(
+    price: float, percent_off: float = 0, amount_off: float = 0, minimum_spend: float = 0
+) -> dict[str, Any]:
+    """Final price after a percentage discount, then a money-off coupon (满减) if spend qualifies.
 
     Args:
         price: The original price or basket total.
@@ -48,11 +50,17 @@ def apply_discounts(price: float, percent_off: float = 0, amount_off: float = 0,
     after_percent = price * (1 - percent_off / 100)
     coupon_applies = after_percent >= minimum_spend
     final = max(after_percent - (amount_off if coupon_applies else 0), 0.0)
-    return {"final_price": _money(final), "saved": _money(price - final), "coupon_applied": coupon_applies}
+    return {
+        "final_price": _money(final),
+        "saved": _money(price - final),
+        "coupon_applied": coupon_applies,
+    }
 
 
 @tool(permission="read")
-def vat_calculator(amount: float, rate_percent: float, amount_includes_tax: bool = False) -> dict[str, Any]:
+def vat_calculator(
+    amount: float, rate_percent: float, amount_includes_tax: bool = False
+) -> dict[str, Any]:
     """Add VAT or sales tax to a net price, or take it out of a gross price (含税/不含税).
 
     Args:
@@ -76,8 +84,11 @@ def margin_and_markup(cost: float, price: float) -> dict[str, Any]:
     if price <= 0 or cost <= 0:
         raise ValueError("cost and price must be positive")
     profit = price - cost
-    return {"profit": _money(profit), "margin_percent": round(profit / price * 100, 2),
-            "markup_percent": round(profit / cost * 100, 2)}
+    return {
+        "profit": _money(profit),
+        "margin_percent": round(profit / price * 100, 2),
+        "markup_percent": round(profit / cost * 100, 2),
+    }
 
 
 @tool(permission="read")
@@ -108,8 +119,11 @@ def chargeable_shipping_weight(
         divisor: The carrier's volumetric divisor (5000 for most express, 6000 for some).
     """
     volumetric = length_cm * width_cm * height_cm / divisor
-    return {"volumetric_kg": round(volumetric, 2), "chargeable_kg": round(max(actual_kg, volumetric), 2),
-            "billed_by": "volume" if volumetric > actual_kg else "weight"}
+    return {
+        "volumetric_kg": round(volumetric, 2),
+        "chargeable_kg": round(max(actual_kg, volumetric), 2),
+        "billed_by": "volume" if volumetric > actual_kg else "weight",
+    }
 
 
 @tool(permission="read")
@@ -117,15 +131,18 @@ def compare_unit_prices(offers: dict[str, list[float]]) -> dict[str, Any]:
     """Which pack is the better deal: price per unit of each offer, cheapest first.
 
     Args:
-        offers: Per offer name, [price, quantity], e.g. {"500g bag": [12.9, 500], "1kg bag": [22.5, 1000]}.
+        offers: Per offer name, [price, quantity], e.g. {"500g": [12.9, 500], "1kg": [22.5, 1000]}.
     """
-    ranked = []
+    unit_prices: dict[str, float] = {}
     for name, pair in offers.items():
         if len(pair) != 2 or pair[1] <= 0:
             raise ValueError(f"{name}: give [price, quantity] with a positive quantity")
-        ranked.append({"offer": name, "unit_price": round(pair[0] / pair[1], 6)})
-    ranked.sort(key=lambda o: o["unit_price"])
-    return {"ranked": ranked, "best": ranked[0]["offer"] if ranked else None}
+        unit_prices[name] = round(pair[0] / pair[1], 6)
+    ranked = sorted(unit_prices, key=unit_prices.__getitem__)
+    return {
+        "ranked": [{"offer": name, "unit_price": unit_prices[name]} for name in ranked],
+        "best": ranked[0] if ranked else None,
+    }
 
 
 @tool(permission="read")
@@ -143,7 +160,11 @@ def card_number_check(card_number: str) -> dict[str, Any]:
         n = int(d) * (2 if i % 2 else 1)
         total += n - 9 if n > 9 else n
     brand = next((name for name, prefix in _CARD_BRANDS if re.match(prefix, digits)), "unknown")
-    return {"valid": total % 10 == 0, "brand": brand, "masked": "*" * (len(digits) - 4) + digits[-4:]}
+    return {
+        "valid": total % 10 == 0,
+        "brand": brand,
+        "masked": "*" * (len(digits) - 4) + digits[-4:],
+    }
 
 
 @tool(permission="read")
@@ -178,12 +199,18 @@ def currency_info(code: str) -> dict[str, Any]:
     if key not in _CURRENCIES:
         raise ValueError(f"{code!r} is not in the table; known: {', '.join(_CURRENCIES)}")
     name, numeric, minor, symbol = _CURRENCIES[key]
-    return {"code": key, "name": name, "numeric": numeric, "decimal_places": minor, "symbol": symbol}
+    return {
+        "code": key,
+        "name": name,
+        "numeric": numeric,
+        "decimal_places": minor,
+        "symbol": symbol,
+    }
 
 
 @tool(permission="read")
 def format_price(amount: float, currency: str) -> dict[str, Any]:
-    """Write an amount the way a shop shows it in a currency: symbol, thousands separators, decimals.
+    """Write an amount the way a shop shows it in a currency: symbol, separators, decimals.
 
     Args:
         amount: The amount.
@@ -196,8 +223,10 @@ def format_price(amount: float, currency: str) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def split_into_installments(total: float, installments: int, annual_fee_percent: float = 0.0) -> dict[str, Any]:
-    """Split a purchase into equal instalments (分期), with any fee; the last payment takes the cents left.
+def split_into_installments(
+    total: float, installments: int, annual_fee_percent: float = 0.0
+) -> dict[str, Any]:
+    """Split a purchase into equal instalments (分期), with any fee; the last takes the cents left.
 
     Args:
         total: The purchase price.
@@ -206,7 +235,9 @@ def split_into_installments(total: float, installments: int, annual_fee_percent:
     """
     if not 1 <= installments <= 60:
         raise ValueError("installments must be 1-60")
-    with_fee = Decimal(str(total)) * (1 + Decimal(str(annual_fee_percent)) / 100 * installments / 12)
+    with_fee = Decimal(str(total)) * (
+        1 + Decimal(str(annual_fee_percent)) / 100 * installments / 12
+    )
     cents = int((with_fee * 100).quantize(Decimal(1), ROUND_HALF_UP))
     each = cents // installments
     payments = [each] * (installments - 1) + [cents - each * (installments - 1)]
@@ -236,7 +267,10 @@ def marketing_metrics(
 
 @tool(permission="read")
 def customer_lifetime_value(
-    average_order_value: float, orders_per_year: float, gross_margin_percent: float, retention_years: float
+    average_order_value: float,
+    orders_per_year: float,
+    gross_margin_percent: float,
+    retention_years: float,
 ) -> dict[str, Any]:
     """Customer lifetime value (CLV/LTV): the margin a typical customer brings over their lifetime.
 
@@ -248,5 +282,3 @@ def customer_lifetime_value(
     """
     yearly = average_order_value * orders_per_year * gross_margin_percent / 100
     return {"yearly_margin": _money(yearly), "lifetime_value": _money(yearly * retention_years)}
-
-

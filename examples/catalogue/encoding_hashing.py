@@ -96,7 +96,9 @@ def hash_text(text: str, algorithm: HashName = "sha256") -> dict[str, Any]:
 
 
 @tool(permission="read")
-def hmac_signature(message: str, secret: str, algorithm: Literal["sha1", "sha256", "sha512"] = "sha256") -> dict[str, Any]:
+def hmac_signature(
+    message: str, secret: str, algorithm: Literal["sha1", "sha256", "sha512"] = "sha256"
+) -> dict[str, Any]:
     """HMAC signature of a message with a shared secret, as hex and Base64 (webhook checks).
 
     Args:
@@ -177,11 +179,11 @@ def morse_code(text: str, direction: Literal["encode", "decode"] = "encode") -> 
     if direction == "encode":
         words = text.upper().split()
         return {"morse": " / ".join(" ".join(_MORSE[c] for c in w if c in _MORSE) for w in words)}
-    words = [w.split() for w in text.strip().split("/")]
-    unknown = [c for w in words for c in w if c not in _FROM_MORSE]
+    codes = [w.split() for w in text.strip().split("/")]
+    unknown = [c for w in codes for c in w if c not in _FROM_MORSE]
     if unknown:
         raise ValueError(f"not Morse: {unknown[0]!r}")
-    return {"text": " ".join("".join(_FROM_MORSE[c] for c in w) for w in words)}
+    return {"text": " ".join("".join(_FROM_MORSE[c] for c in w) for w in codes)}
 
 
 def _b64url_json(part: str) -> Any:
@@ -207,21 +209,27 @@ def decode_jwt(token: str) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def uuid_from_name(name: str, namespace: Literal["dns", "url", "oid", "x500"] = "dns") -> dict[str, Any]:
+def uuid_from_name(
+    name: str, namespace: Literal["dns", "url", "oid", "x500"] = "dns"
+) -> dict[str, Any]:
     """Deterministic name-based UUIDs (version 5 with SHA-1, and version 3 with MD5) for a name.
 
     Args:
         name: The name, e.g. example.com or a URL.
         namespace: The standard namespace the name belongs to.
     """
-    space = {"dns": uuid.NAMESPACE_DNS, "url": uuid.NAMESPACE_URL,
-             "oid": uuid.NAMESPACE_OID, "x500": uuid.NAMESPACE_X500}[namespace]
+    space = {
+        "dns": uuid.NAMESPACE_DNS,
+        "url": uuid.NAMESPACE_URL,
+        "oid": uuid.NAMESPACE_OID,
+        "x500": uuid.NAMESPACE_X500,
+    }[namespace]
     return {"uuid5": str(uuid.uuid5(space, name)), "uuid3": str(uuid.uuid3(space, name))}
 
 
 @tool(permission="read")
 def html_escape(text: str, unescape: bool = False) -> dict[str, Any]:
-    """Escape < > & and quotes as HTML entities, or turn entities such as &amp; back into characters.
+    """Escape < > & and quotes as HTML entities, or turn entities such as &amp; back.
 
     Args:
         text: The text.
@@ -239,8 +247,13 @@ def unicode_character_info(text: str) -> dict[str, Any]:
     """
     return {
         "characters": [
-            {"char": c, "code_point": f"U+{ord(c):04X}", "name": unicodedata.name(c, "<unnamed>"),
-             "category": unicodedata.category(c), "utf8": c.encode().hex(" ")}
+            {
+                "char": c,
+                "code_point": f"U+{ord(c):04X}",
+                "name": unicodedata.name(c, "<unnamed>"),
+                "category": unicodedata.category(c),
+                "utf8": c.encode().hex(" "),
+            }
             for c in text[:50]
         ]
     }

@@ -22,7 +22,9 @@ def _payment(principal: float, annual_rate_percent: float, months: int) -> float
 
 
 @tool(permission="read")
-def loan_monthly_payment(principal: float, annual_rate_percent: float, years: float) -> dict[str, Any]:
+def loan_monthly_payment(
+    principal: float, annual_rate_percent: float, years: float
+) -> dict[str, Any]:
     """Monthly repayment of a fixed-rate amortising loan or mortgage (等额本息月供).
 
     Args:
@@ -72,7 +74,9 @@ def loan_amortization_schedule(
 
 
 @tool(permission="read")
-def equal_principal_repayment(principal: float, annual_rate_percent: float, years: float) -> dict[str, Any]:
+def equal_principal_repayment(
+    principal: float, annual_rate_percent: float, years: float
+) -> dict[str, Any]:
     """Repayments when the same principal is repaid each month (等额本金): first and last payment.
 
     Args:
@@ -256,7 +260,9 @@ def credit_card_payoff_time(
 
 
 @tool(permission="read")
-def inflation_adjusted_value(amount: float, inflation_percent: float, years: float) -> dict[str, Any]:
+def inflation_adjusted_value(
+    amount: float, inflation_percent: float, years: float
+) -> dict[str, Any]:
     """Purchasing power of money after inflation, and the price a thing costing `amount` will have.
 
     Args:
@@ -285,7 +291,9 @@ def annualized_return(start_value: float, end_value: float, years: float) -> dic
 
 
 @tool(permission="read")
-def break_even_point(fixed_costs: float, price_per_unit: float, variable_cost_per_unit: float) -> dict[str, Any]:
+def break_even_point(
+    fixed_costs: float, price_per_unit: float, variable_cost_per_unit: float
+) -> dict[str, Any]:
     """Units to sell before a product covers its fixed costs, and the revenue at that point.
 
     Args:
@@ -297,7 +305,11 @@ def break_even_point(fixed_costs: float, price_per_unit: float, variable_cost_pe
     if margin <= 0:
         raise ValueError("the price must be above the variable cost per unit")
     units = math.ceil(fixed_costs / margin)
-    return {"units": units, "revenue": _cents(units * price_per_unit), "unit_margin": _cents(margin)}
+    return {
+        "units": units,
+        "revenue": _cents(units * price_per_unit),
+        "unit_margin": _cents(margin),
+    }
 
 
 @tool(permission="read")

@@ -1,4 +1,4 @@
-"""Geography and travel: distances and bearings, coordinates, capitals, dialling codes, trip costs."""
+"""Geography and travel: distances, bearings, coordinates, capitals, dialling codes, trip costs."""
 
 from __future__ import annotations
 
@@ -117,7 +117,11 @@ def great_circle_distance(lat1: float, lon1: float, lat2: float, lon2: float) ->
         lon2: Longitude of the second point.
     """
     km = _haversine(lat1, lon1, lat2, lon2)
-    return {"km": round(km, 1), "miles": round(km / 1.609344, 1), "nautical_miles": round(km / 1.852, 1)}
+    return {
+        "km": round(km, 1),
+        "miles": round(km / 1.609344, 1),
+        "nautical_miles": round(km / 1.852, 1),
+    }
 
 
 @tool(permission="read")
@@ -179,7 +183,10 @@ def geographic_midpoint(lat1: float, lon1: float, lat2: float, lon2: float) -> d
     bx, by = math.cos(p2) * math.cos(dl), math.cos(p2) * math.sin(dl)
     lat = math.atan2(math.sin(p1) + math.sin(p2), math.hypot(math.cos(p1) + bx, by))
     lon = l1 + math.atan2(by, math.cos(p1) + bx)
-    return {"lat": round(math.degrees(lat), 5), "lon": round((math.degrees(lon) + 540) % 360 - 180, 5)}
+    return {
+        "lat": round(math.degrees(lat), 5),
+        "lon": round((math.degrees(lon) + 540) % 360 - 180, 5),
+    }
 
 
 @tool(permission="read")
@@ -190,6 +197,7 @@ def decimal_to_dms(latitude: float, longitude: float) -> dict[str, Any]:
         latitude: Latitude in decimal degrees (negative is south).
         longitude: Longitude in decimal degrees (negative is west).
     """
+
     def dms(value: float, positive: str, negative: str) -> str:
         total = round(abs(value) * 3600, 1)
         degrees, rest = divmod(total, 3600)
@@ -243,7 +251,7 @@ def country_dialing_code(country: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def country_travel_facts(country: str) -> dict[str, Any]:
-    """Practical facts for visiting a country: its currency and which side of the road cars drive on.
+    """Practical facts for visiting a country: its currency and which side of the road to drive on.
 
     Args:
         country: The country in English or Chinese.
@@ -266,7 +274,11 @@ def road_trip_fuel_cost(
     """
     litres = distance_km * litres_per_100km / 100
     cost = litres * price_per_litre
-    return {"litres": round(litres, 1), "cost": round(cost, 2), "per_person": round(cost / max(passengers, 1), 2)}
+    return {
+        "litres": round(litres, 1),
+        "cost": round(cost, 2),
+        "per_person": round(cost / max(passengers, 1), 2),
+    }
 
 
 _BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz"
@@ -282,7 +294,8 @@ def geohash_encode(latitude: float, longitude: float, precision: int = 9) -> dic
         precision: Number of characters (1-12).
     """
     lat_range, lon_range = [-90.0, 90.0], [-180.0, 180.0]
-    bits, even, chars = 0, True, []
+    bits, even = 0, True
+    chars: list[str] = []
     count = 0
     while len(chars) < max(1, min(precision, 12)):
         rng, value = (lon_range, longitude) if even else (lat_range, latitude)

@@ -137,13 +137,23 @@ def body_fat_percentage(
     if sex == "male":
         if waist_cm <= neck_cm:
             raise ValueError("the waist must be larger than the neck")
-        fat = 495 / (1.0324 - 0.19077 * math.log10(waist_cm - neck_cm)
-                     + 0.15456 * math.log10(height_cm)) - 450
+        fat = (
+            495
+            / (1.0324 - 0.19077 * math.log10(waist_cm - neck_cm) + 0.15456 * math.log10(height_cm))
+            - 450
+        )
     else:
         if hip_cm <= 0:
             raise ValueError("the Navy method needs hip_cm for women")
-        fat = 495 / (1.29579 - 0.35004 * math.log10(waist_cm + hip_cm - neck_cm)
-                     + 0.22100 * math.log10(height_cm)) - 450
+        fat = (
+            495
+            / (
+                1.29579
+                - 0.35004 * math.log10(waist_cm + hip_cm - neck_cm)
+                + 0.22100 * math.log10(height_cm)
+            )
+            - 450
+        )
     return {"body_fat_percent": round(fat, 1)}
 
 
@@ -160,8 +170,11 @@ def heart_rate_training_zones(age: int, resting_heart_rate: int = 0) -> dict[str
     bounds = [(0.5, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.0)]
     names = ["recovery", "endurance", "aerobic", "threshold", "maximum"]
     zones = {
-        name: [round(resting_heart_rate + low * reserve), round(resting_heart_rate + high * reserve)]
-        for name, (low, high) in zip(names, bounds)
+        name: [
+            round(resting_heart_rate + low * reserve),
+            round(resting_heart_rate + high * reserve),
+        ]
+        for name, (low, high) in zip(names, bounds, strict=True)
     }
     return {"max_heart_rate": maximum, "zones_bpm": zones}
 

@@ -43,21 +43,26 @@ def _cn_tax(taxable: float, brackets: tuple[tuple[float, float, int], ...]) -> f
 
 @tool(permission="read")
 def china_income_tax_withholding(
-    monthly_salary: float, month: int = 1, social_insurance: float = 0.0, special_deductions: float = 0.0
+    monthly_salary: float,
+    month: int = 1,
+    social_insurance: float = 0.0,
+    special_deductions: float = 0.0,
 ) -> dict[str, Any]:
-    """China individual income tax (个人所得税, 个税) withheld on a salary in a given month of the year,
+    """China individual income tax (个人所得税, 个税) withheld from a salary in a month of the year,
     by the cumulative withholding method, and the tax for the whole year.
 
     Args:
         monthly_salary: Gross monthly pay in yuan.
-        month: Which month of the tax year, 1-12 (tax rises as the cumulative income crosses brackets).
+        month: Which month of the tax year, 1-12 (tax rises as the running total crosses brackets).
         social_insurance: The employee's monthly social insurance and housing fund (五险一金).
-        special_deductions: Monthly special additional deductions (专项附加扣除: children, rent, elders...).
+        special_deductions: Monthly special additional deductions (专项附加扣除: children, rent...).
     """
     if not 1 <= month <= 12:
         raise ValueError("month must be 1-12")
     taxable = monthly_salary - social_insurance - special_deductions - _CN_THRESHOLD_MONTHLY
-    this_month = _cn_tax(taxable * month, _CN_ANNUAL_BRACKETS) - _cn_tax(taxable * (month - 1), _CN_ANNUAL_BRACKETS)
+    this_month = _cn_tax(taxable * month, _CN_ANNUAL_BRACKETS) - _cn_tax(
+        taxable * (month - 1), _CN_ANNUAL_BRACKETS
+    )
     annual = _cn_tax(taxable * 12, _CN_ANNUAL_BRACKETS)
     return {
         "tax_this_month": round(this_month, 2),
@@ -76,7 +81,11 @@ def china_annual_bonus_tax(bonus: float) -> dict[str, Any]:
     for limit, rate, quick in _CN_MONTHLY_BRACKETS:
         if bonus / 12 <= limit:
             tax = max(bonus * rate - quick, 0.0)
-            return {"tax": round(tax, 2), "after_tax": round(bonus - tax, 2), "rate_percent": rate * 100}
+            return {
+                "tax": round(tax, 2),
+                "after_tax": round(bonus - tax, 2),
+                "rate_percent": rate * 100,
+            }
     raise AssertionError("the last bracket has no upper limit")
 
 
@@ -87,7 +96,7 @@ def china_social_insurance(
     base_ceiling: float = 0.0,
     housing_fund_percent: float = 12.0,
 ) -> dict[str, Any]:
-    """Employee and employer contributions to 五险一金 (pension, medical, unemployment, housing fund).
+    """Employee and employer contributions to 五险一金 (pension, medical, unemployment, housing).
 
     Rates are the common ones (employee 8% / 2% / 0.5%; employer 16% / 9% / 0.5% / 0.2% injury);
     cities differ, so give the local contribution base limits.
@@ -103,16 +112,29 @@ def china_social_insurance(
         base = min(base, base_ceiling)
     fund = housing_fund_percent / 100
     employee = {"pension": 0.08, "medical": 0.02, "unemployment": 0.005, "housing_fund": fund}
-    employer = {"pension": 0.16, "medical": 0.09, "unemployment": 0.005, "work_injury": 0.002, "housing_fund": fund}
+    employer = {
+        "pension": 0.16,
+        "medical": 0.09,
+        "unemployment": 0.005,
+        "work_injury": 0.002,
+        "housing_fund": fund,
+    }
     mine = {k: round(base * r, 2) for k, r in employee.items()}
     theirs = {k: round(base * r, 2) for k, r in employer.items()}
-    return {"base": base, "employee": mine, "employee_total": round(sum(mine.values()), 2),
-            "employer": theirs, "employer_total": round(sum(theirs.values()), 2)}
+    return {
+        "base": base,
+        "employee": mine,
+        "employee_total": round(sum(mine.values()), 2),
+        "employer": theirs,
+        "employer_total": round(sum(theirs.values()), 2),
+    }
 
 
 @tool(permission="read")
 def us_federal_income_tax(
-    income: float, filing_status: Literal["single", "married_joint"] = "single", itemized_deductions: float = 0.0
+    income: float,
+    filing_status: Literal["single", "married_joint"] = "single",
+    itemized_deductions: float = 0.0,
 ) -> dict[str, Any]:
     """US federal income tax for tax year 2024 from gross income, with marginal and effective rates.
 
@@ -129,13 +151,20 @@ def us_federal_income_tax(
             tax += (min(taxable, limit) - lower) * rate
             marginal = rate
         lower = limit
-    return {"taxable_income": round(taxable, 2), "tax": round(tax, 2), "marginal_rate_percent": marginal * 100,
-            "effective_rate_percent": round(tax / income * 100, 2) if income else 0.0}
+    return {
+        "taxable_income": round(taxable, 2),
+        "tax": round(tax, 2),
+        "marginal_rate_percent": marginal * 100,
+        "effective_rate_percent": round(tax / income * 100, 2) if income else 0.0,
+    }
 
 
 @tool(permission="read")
 def overtime_pay(
-    hourly_rate: float, weekday_hours: float = 0, rest_day_hours: float = 0, holiday_hours: float = 0
+    hourly_rate: float,
+    weekday_hours: float = 0,
+    rest_day_hours: float = 0,
+    holiday_hours: float = 0,
 ) -> dict[str, Any]:
     """Overtime (加班费) at 150% on workdays, 200% on rest days and 300% on public holidays.
 
@@ -145,9 +174,15 @@ def overtime_pay(
         rest_day_hours: Hours worked on a weekly rest day.
         holiday_hours: Hours worked on a statutory public holiday.
     """
-    parts = {"weekday": weekday_hours * hourly_rate * 1.5, "rest_day": rest_day_hours * hourly_rate * 2,
-             "holiday": holiday_hours * hourly_rate * 3}
-    return {"parts": {k: round(v, 2) for k, v in parts.items()}, "total": round(sum(parts.values()), 2)}
+    parts = {
+        "weekday": weekday_hours * hourly_rate * 1.5,
+        "rest_day": rest_day_hours * hourly_rate * 2,
+        "holiday": holiday_hours * hourly_rate * 3,
+    }
+    return {
+        "parts": {k: round(v, 2) for k, v in parts.items()},
+        "total": round(sum(parts.values()), 2),
+    }
 
 
 @tool(permission="read")
@@ -165,7 +200,9 @@ def salary_period_convert(
 
 
 @tool(permission="read")
-def prorated_salary(monthly_salary: float, days_worked: float, working_days_in_month: float = 21.75) -> dict[str, Any]:
+def prorated_salary(
+    monthly_salary: float, days_worked: float, working_days_in_month: float = 21.75
+) -> dict[str, Any]:
     """Pay for a partial month (a new joiner or a leaver) from the days actually worked.
 
     Args:
@@ -179,7 +216,7 @@ def prorated_salary(monthly_salary: float, days_worked: float, working_days_in_m
 
 @tool(permission="read")
 def timesheet_hours(entries: list[str], break_minutes_per_day: int = 0) -> dict[str, Any]:
-    """Total the hours on a timesheet of start-end entries such as "09:00-17:30" (overnight allowed).
+    """Total the hours on a timesheet of start-end entries like "09:00-17:30" (overnight allowed).
 
     Args:
         entries: One "HH:MM-HH:MM" per day or shift.
@@ -205,7 +242,7 @@ def china_severance_pay(
     Args:
         monthly_wage: The average monthly wage of the last 12 months.
         years: Full years of service.
-        extra_months: Months of service beyond the full years (6 or more count as a year, fewer as half).
+        extra_months: Months of service beyond the full years (6+ count as a year, fewer as half).
         local_average_wage: The city's average monthly wage, for the 3x cap (0 for no cap).
     """
     n = years + (1.0 if extra_months >= 6 else 0.5 if extra_months > 0 else 0.0)
@@ -222,12 +259,22 @@ def china_annual_leave_days(total_work_years: float) -> dict[str, Any]:
     Args:
         total_work_years: Years worked in total, with any employers.
     """
-    days = 0 if total_work_years < 1 else 5 if total_work_years < 10 else 10 if total_work_years < 20 else 15
+    days = (
+        0
+        if total_work_years < 1
+        else 5
+        if total_work_years < 10
+        else 10
+        if total_work_years < 20
+        else 15
+    )
     return {"days": days}
 
 
 @tool(permission="read")
-def employee_turnover_rate(leavers: int, headcount_start: int, headcount_end: int) -> dict[str, Any]:
+def employee_turnover_rate(
+    leavers: int, headcount_start: int, headcount_end: int
+) -> dict[str, Any]:
     """Staff turnover (离职率) for a period: leavers over the average headcount.
 
     Args:

@@ -110,7 +110,9 @@ def z_score(value: float, mean: float, stdev: float) -> dict[str, Any]:
 
 
 @tool(permission="read")
-def normal_probability(mean: float, stdev: float, lower: float | None = None, upper: float | None = None) -> dict[str, Any]:
+def normal_probability(
+    mean: float, stdev: float, lower: float | None = None, upper: float | None = None
+) -> dict[str, Any]:
     """Probability that a normally distributed value falls below, above or between limits.
 
     Args:
@@ -140,8 +142,10 @@ def binomial_probability(trials: int, successes: int, p: float) -> dict[str, Any
     def exactly(k: int) -> float:
         return math.comb(trials, k) * p**k * (1 - p) ** (trials - k)
 
-    return {"exactly": _r(exactly(successes)),
-            "at_least": _r(math.fsum(exactly(k) for k in range(successes, trials + 1)))}
+    return {
+        "exactly": _r(exactly(successes)),
+        "at_least": _r(math.fsum(exactly(k) for k in range(successes, trials + 1))),
+    }
 
 
 @tool(permission="read")
@@ -176,8 +180,11 @@ def prime_factorization(number: int) -> dict[str, Any]:
     if rest > 1:
         factors[rest] = factors.get(rest, 0) + 1
     text = " × ".join(f"{p}^{e}" if e > 1 else str(p) for p, e in factors.items())
-    return {"factors": {str(p): e for p, e in factors.items()}, "text": f"{number} = {text}",
-            "is_prime": list(factors.values()) == [1] and number in factors}
+    return {
+        "factors": {str(p): e for p, e in factors.items()},
+        "text": f"{number} = {text}",
+        "is_prime": list(factors.values()) == [1] and number in factors,
+    }
 
 
 @tool(permission="read")
@@ -226,7 +233,10 @@ def solve_quadratic(a: float, b: float, c: float) -> dict[str, Any]:
         roots = sorted({_r((-b - root) / (2 * a)), _r((-b + root) / (2 * a))})
         return {"discriminant": disc, "real_roots": roots}
     real, imag = -b / (2 * a), math.sqrt(-disc) / (2 * abs(a))
-    return {"discriminant": disc, "complex_roots": [f"{_r(real)}-{_r(imag)}i", f"{_r(real)}+{_r(imag)}i"]}
+    return {
+        "discriminant": disc,
+        "complex_roots": [f"{_r(real)}-{_r(imag)}i", f"{_r(real)}+{_r(imag)}i"],
+    }
 
 
 @tool(permission="read")
@@ -242,7 +252,11 @@ def weighted_average(values: list[float], weights: list[float]) -> dict[str, Any
     total = math.fsum(weights)
     if total == 0:
         raise ValueError("the weights sum to zero")
-    return {"weighted_average": _r(math.fsum(v * w for v, w in zip(values, weights)) / total)}
+    return {
+        "weighted_average": _r(
+            math.fsum(v * w for v, w in zip(values, weights, strict=True)) / total
+        )
+    }
 
 
 @tool(permission="read")
@@ -256,7 +270,11 @@ def moving_average(values: list[float], window: int = 3) -> dict[str, Any]:
     data = _numbers(values, max(window, 1))
     if window < 1:
         raise ValueError("window must be at least 1")
-    return {"averages": [_r(statistics.fmean(data[i - window:i])) for i in range(window, len(data) + 1)]}
+    return {
+        "averages": [
+            _r(statistics.fmean(data[i - window : i])) for i in range(window, len(data) + 1)
+        ]
+    }
 
 
 @tool(permission="read")
@@ -283,8 +301,21 @@ def roman_numerals(value: str) -> dict[str, Any]:
     Args:
         value: A number such as 1987, or a numeral such as MCMLXXXVII.
     """
-    table = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
-             (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
+    table = [
+        (1000, "M"),
+        (900, "CM"),
+        (500, "D"),
+        (400, "CD"),
+        (100, "C"),
+        (90, "XC"),
+        (50, "L"),
+        (40, "XL"),
+        (10, "X"),
+        (9, "IX"),
+        (5, "V"),
+        (4, "IV"),
+        (1, "I"),
+    ]
     text = value.strip().upper()
 
     def to_roman(number: int) -> str:
@@ -302,8 +333,10 @@ def roman_numerals(value: str) -> dict[str, Any]:
     values = {letters: amount for amount, letters in table if len(letters) == 1}
     if not text or any(c not in values for c in text):
         raise ValueError(f"{value!r} is neither a number nor a Roman numeral")
-    total = sum(-values[c] if i + 1 < len(text) and values[c] < values[text[i + 1]] else values[c]
-                for i, c in enumerate(text))
+    total = sum(
+        -values[c] if i + 1 < len(text) and values[c] < values[text[i + 1]] else values[c]
+        for i, c in enumerate(text)
+    )
     if to_roman(total) != text:
         raise ValueError(f"{text} is not a well-formed numeral (did you mean {to_roman(total)}?)")
     return {"roman": text, "number": total}

@@ -96,7 +96,7 @@ def split_subnet(cidr: str, new_prefix: int) -> dict[str, Any]:
     if new_prefix <= net.prefixlen:
         raise ValueError("the new prefix must be longer than the network's")
     count = 2 ** (new_prefix - net.prefixlen)
-    pieces = [str(s) for _, s in zip(range(256), net.subnets(new_prefix=new_prefix))]
+    pieces = [str(s) for _, s in zip(range(256), net.subnets(new_prefix=new_prefix), strict=False)]
     return {"count": count, "subnets": pieces}
 
 
@@ -109,7 +109,9 @@ def ip_range_to_cidrs(first: str, last: str) -> dict[str, Any]:
         last: The last address of the range.
     """
     start, end = ipaddress.ip_address(first.strip()), ipaddress.ip_address(last.strip())
-    blocks = ipaddress.summarize_address_range(start, end)  # type: ignore[arg-type]
+    if start.version != end.version:
+        raise ValueError("both ends of the range must be IPv4, or both IPv6")
+    blocks = ipaddress.summarize_address_range(start, end)
     return {"cidrs": [str(b) for b in blocks]}
 
 
@@ -121,8 +123,11 @@ def ipv6_normalize(address: str) -> dict[str, Any]:
         address: The IPv6 address, in any valid form.
     """
     ip = ipaddress.IPv6Address(address.strip())
-    return {"compressed": ip.compressed, "exploded": ip.exploded,
-            "ipv4_mapped": str(ip.ipv4_mapped) if ip.ipv4_mapped else None}
+    return {
+        "compressed": ip.compressed,
+        "exploded": ip.exploded,
+        "ipv4_mapped": str(ip.ipv4_mapped) if ip.ipv4_mapped else None,
+    }
 
 
 @tool(permission="read")
@@ -186,13 +191,25 @@ def http_status_meaning(code: int) -> dict[str, Any]:
         status = HTTPStatus(code)
     except ValueError:
         raise ValueError(f"{code} is not a registered HTTP status code") from None
-    classes = {1: "informational", 2: "success", 3: "redirection", 4: "client error", 5: "server error"}
-    return {"code": code, "phrase": status.phrase, "description": status.description,
-            "class": classes[code // 100]}
+    classes = {
+        1: "informational",
+        2: "success",
+        3: "redirection",
+        4: "client error",
+        5: "server error",
+    }
+    return {
+        "code": code,
+        "phrase": status.phrase,
+        "description": status.description,
+        "class": classes[code // 100],
+    }
 
 
 @tool(permission="read")
-def download_time(size: float, size_unit: str, speed: float, speed_unit: str = "Mbps") -> dict[str, Any]:
+def download_time(
+    size: float, size_unit: str, speed: float, speed_unit: str = "Mbps"
+) -> dict[str, Any]:
     """How long a file takes to transfer over a link of a given speed (bits vs bytes handled).
 
     Args:
@@ -201,17 +218,29 @@ def download_time(size: float, size_unit: str, speed: float, speed_unit: str = "
         speed: The link speed, e.g. 100.
         speed_unit: Kbps, Mbps or Gbps (bits per second), or MB/s (bytes per second).
     """
-    sizes = {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-             "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+    sizes = {
+        "kb": 1e3,
+        "mb": 1e6,
+        "gb": 1e9,
+        "tb": 1e12,
+        "kib": 2**10,
+        "mib": 2**20,
+        "gib": 2**30,
+        "tib": 2**40,
+    }
     speeds = {"kbps": 1e3, "mbps": 1e6, "gbps": 1e9, "mb/s": 8e6}
     if size_unit.lower() not in sizes or speed_unit.lower() not in speeds:
-        raise ValueError("unknown unit; sizes: KB MB GB TB KiB MiB GiB TiB; speeds: Kbps Mbps Gbps MB/s")
+        raise ValueError(
+            "unknown unit; sizes: KB MB GB TB KiB MiB GiB TiB; speeds: Kbps Mbps Gbps MB/s"
+        )
     seconds = size * sizes[size_unit.lower()] * 8 / (speed * speeds[speed_unit.lower()])
     return {"seconds": round(seconds, 1), "minutes": round(seconds / 60, 2)}
 
 
-_EMAIL = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$")
+_EMAIL = re.compile(
+    r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$"
+)
 
 
 @tool(permission="read")
@@ -244,10 +273,17 @@ def normalize_mac_address(mac: str, style: str = "colon") -> dict[str, Any]:
     digits = re.sub(r"[^0-9a-fA-F]", "", mac).lower()
     if len(digits) != 12:
         raise ValueError("a MAC address has 12 hexadecimal digits")
-    pairs = [digits[i:i + 2] for i in range(0, 12, 2)]
-    forms = {"colon": ":".join(pairs), "hyphen": "-".join(pairs).upper(),
-             "cisco": ".".join(digits[i:i + 4] for i in range(0, 12, 4))}
+    pairs = [digits[i : i + 2] for i in range(0, 12, 2)]
+    forms = {
+        "colon": ":".join(pairs),
+        "hyphen": "-".join(pairs).upper(),
+        "cisco": ".".join(digits[i : i + 4] for i in range(0, 12, 4)),
+    }
     if style not in forms:
         raise ValueError("style is colon, hyphen or cisco")
     first = int(pairs[0], 16)
-    return {"mac": forms[style], "multicast": bool(first & 1), "locally_administered": bool(first & 2)}
+    return {
+        "mac": forms[style],
+        "multicast": bool(first & 1),
+        "locally_administered": bool(first & 2),
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import date
 from typing import Any, Literal
 
@@ -55,7 +56,15 @@ _PLANETS_ZH = {"水星": "mercury", "金星": "venus", "地球": "earth", "月�
                "海王星": "neptune", "冥王星": "pluto"}  # fmt: skip
 
 _BANDS = ["black", "brown", "red", "orange", "yellow", "green", "blue", "violet", "grey", "white"]
-_TOLERANCE = {"brown": 1, "red": 2, "green": 0.5, "blue": 0.25, "violet": 0.1, "gold": 5, "silver": 10}
+_TOLERANCE = {
+    "brown": 1,
+    "red": 2,
+    "green": 0.5,
+    "blue": 0.25,
+    "violet": 0.1,
+    "gold": 5,
+    "silver": 10,
+}
 
 
 def _element(query: str) -> tuple[str, tuple[int, str, str, float]]:
@@ -74,7 +83,13 @@ def element_lookup(element: str) -> dict[str, Any]:
         element: A symbol (Fe), English name (iron), Chinese name (铁) or atomic number (26).
     """
     symbol, (number, name, zh, weight) = _element(element)
-    return {"symbol": symbol, "atomic_number": number, "name": name, "name_zh": zh, "atomic_weight": weight}
+    return {
+        "symbol": symbol,
+        "atomic_number": number,
+        "name": name,
+        "name_zh": zh,
+        "atomic_weight": weight,
+    }
 
 
 def _formula_counts(formula: str) -> dict[str, float]:
@@ -116,14 +131,21 @@ def molar_mass(formula: str) -> dict[str, Any]:
     """
     counts = _formula_counts(formula.strip())
     mass = sum(_ELEMENTS[s][3] * n for s, n in counts.items())
-    return {"grams_per_mol": round(mass, 3),
-            "composition_percent": {s: round(_ELEMENTS[s][3] * n / mass * 100, 2) for s, n in counts.items()}}
+    return {
+        "grams_per_mol": round(mass, 3),
+        "composition_percent": {
+            s: round(_ELEMENTS[s][3] * n / mass * 100, 2) for s, n in counts.items()
+        },
+    }
 
 
 @tool(permission="read")
 def ideal_gas_law(
     solve_for: Literal["pressure", "volume", "moles", "temperature"],
-    pressure_kpa: float = 0, volume_litres: float = 0, moles: float = 0, temperature_k: float = 0,
+    pressure_kpa: float = 0,
+    volume_litres: float = 0,
+    moles: float = 0,
+    temperature_k: float = 0,
 ) -> dict[str, Any]:
     """Solve PV = nRT for the missing one of pressure, volume, amount of gas or temperature.
 
@@ -135,7 +157,7 @@ def ideal_gas_law(
         temperature_k: Temperature in kelvin.
     """
     r = GAS_CONSTANT  # kPa·L/(mol·K) has the same value as J/(mol·K)
-    result = {
+    result: Callable[[], float] = {
         "pressure": lambda: moles * r * temperature_k / volume_litres,
         "volume": lambda: moles * r * temperature_k / pressure_kpa,
         "moles": lambda: pressure_kpa * volume_litres / (r * temperature_k),
@@ -151,7 +173,7 @@ def ideal_gas_law(
 
 @tool(permission="read")
 def ohms_law(voltage: float = 0, current: float = 0, resistance: float = 0) -> dict[str, Any]:
-    """Ohm's law: give any two of voltage (V), current (A) and resistance (Ω); get the third and power.
+    """Ohm's law: from two of voltage (V), current (A) and resistance (Ω), the third and power.
 
     Args:
         voltage: Volts, or 0 if unknown.
@@ -166,12 +188,18 @@ def ohms_law(voltage: float = 0, current: float = 0, resistance: float = 0) -> d
         voltage = current * resistance
     else:
         raise ValueError("give two of voltage, current and resistance")
-    return {"voltage": round(voltage, 6), "current": round(current, 6),
-            "resistance": round(resistance, 6), "power_watts": round(voltage * current, 6)}
+    return {
+        "voltage": round(voltage, 6),
+        "current": round(current, 6),
+        "resistance": round(resistance, 6),
+        "power_watts": round(voltage * current, 6),
+    }
 
 
 @tool(permission="read")
-def combine_resistors(ohms: list[float], arrangement: Literal["series", "parallel"]) -> dict[str, Any]:
+def combine_resistors(
+    ohms: list[float], arrangement: Literal["series", "parallel"]
+) -> dict[str, Any]:
     """Total resistance of resistors wired in series or in parallel (also capacitors in reverse).
 
     Args:
@@ -216,8 +244,11 @@ def projectile_motion(speed_ms: float, angle_degrees: float, height_m: float = 0
     a = math.radians(angle_degrees)
     vx, vy = speed_ms * math.cos(a), speed_ms * math.sin(a)
     time = (vy + math.sqrt(vy * vy + 2 * G * height_m)) / G
-    return {"range_m": round(vx * time, 2), "max_height_m": round(height_m + vy * vy / (2 * G), 2),
-            "flight_time_s": round(time, 2)}
+    return {
+        "range_m": round(vx * time, 2),
+        "max_height_m": round(height_m + vy * vy / (2 * G), 2),
+        "flight_time_s": round(time, 2),
+    }
 
 
 @tool(permission="read")
@@ -228,7 +259,11 @@ def free_fall(height_m: float) -> dict[str, Any]:
         height_m: The drop height in metres.
     """
     t = math.sqrt(2 * height_m / G)
-    return {"seconds": round(t, 3), "impact_speed_ms": round(G * t, 2), "impact_speed_kmh": round(G * t * 3.6, 1)}
+    return {
+        "seconds": round(t, 3),
+        "impact_speed_ms": round(G * t, 2),
+        "impact_speed_kmh": round(G * t * 3.6, 1),
+    }
 
 
 @tool(permission="read")
@@ -245,8 +280,11 @@ def wavelength_frequency(wavelength_nm: float = 0, frequency_hz: float = 0) -> d
         wavelength_nm = LIGHT_SPEED / frequency_hz * 1e9
     else:
         raise ValueError("give a wavelength or a frequency")
-    return {"wavelength_nm": round(wavelength_nm, 4), "frequency_hz": float(f"{frequency_hz:.6g}"),
-            "photon_energy_ev": round(PLANCK * frequency_hz / ELECTRON_VOLT, 4)}
+    return {
+        "wavelength_nm": round(wavelength_nm, 4),
+        "frequency_hz": float(f"{frequency_hz:.6g}"),
+        "photon_energy_ev": round(PLANCK * frequency_hz / ELECTRON_VOLT, 4),
+    }
 
 
 @tool(permission="read")
@@ -259,7 +297,10 @@ def radioactive_decay(initial_amount: float, half_life: float, elapsed: float) -
         elapsed: The time passed.
     """
     remaining = initial_amount * 0.5 ** (elapsed / half_life)
-    return {"remaining": float(f"{remaining:.6g}"), "fraction_left": round(remaining / initial_amount, 6)}
+    return {
+        "remaining": float(f"{remaining:.6g}"),
+        "fraction_left": round(remaining / initial_amount, 6),
+    }
 
 
 @tool(permission="read")
@@ -277,12 +318,18 @@ def ph_calculator(hydrogen_ion_molar: float = 0, ph: float = -1) -> dict[str, An
     else:
         raise ValueError("give a concentration or a pH")
     nature = "acidic" if ph < 7 else "basic" if ph > 7 else "neutral"
-    return {"ph": round(ph, 3), "hydrogen_ion_molar": float(f"{hydrogen_ion_molar:.4g}"),
-            "poh": round(14 - ph, 3), "nature": nature}
+    return {
+        "ph": round(ph, 3),
+        "hydrogen_ion_molar": float(f"{hydrogen_ion_molar:.4g}"),
+        "poh": round(14 - ph, 3),
+        "nature": nature,
+    }
 
 
 @tool(permission="read")
-def solution_dilution(stock_concentration: float, final_concentration: float, final_volume: float) -> dict[str, Any]:
+def solution_dilution(
+    stock_concentration: float, final_concentration: float, final_volume: float
+) -> dict[str, Any]:
     """C1V1 = C2V2: how much stock solution and diluent to mix for a target concentration.
 
     Args:
@@ -302,14 +349,17 @@ def weight_on_planet(mass_kg: float, body: str) -> dict[str, Any]:
 
     Args:
         mass_kg: The mass in kilograms.
-        body: mercury, venus, earth, moon, mars, jupiter, saturn, uranus, neptune, pluto (or 火星...).
+        body: mercury, venus, earth, moon, mars, jupiter, saturn, uranus, neptune, pluto, or 火星...
     """
     key = _PLANETS_ZH.get(body.strip(), body.strip().lower())
     if key not in _GRAVITY:
         raise ValueError(f"unknown body {body!r}")
     g = _GRAVITY[key]
-    return {"newtons": round(mass_kg * g, 1), "earth_kg_equivalent": round(mass_kg * g / 9.807, 1),
-            "gravity_ms2": g}
+    return {
+        "newtons": round(mass_kg * g, 1),
+        "earth_kg_equivalent": round(mass_kg * g / 9.807, 1),
+        "gravity_ms2": g,
+    }
 
 
 @tool(permission="read")
@@ -334,7 +384,18 @@ def moon_phase(day: str) -> dict[str, Any]:
     known_new_moon = date(2000, 1, 6)  # 18:14 UTC
     age = ((date.fromisoformat(day) - known_new_moon).days - 0.76) % synodic
     illumination = (1 - math.cos(2 * math.pi * age / synodic)) / 2
-    names = ["new moon", "waxing crescent", "first quarter", "waxing gibbous", "full moon",
-             "waning gibbous", "last quarter", "waning crescent"]
-    return {"age_days": round(age, 1), "illumination_percent": round(illumination * 100),
-            "phase": names[round(age / synodic * 8) % 8]}
+    names = [
+        "new moon",
+        "waxing crescent",
+        "first quarter",
+        "waxing gibbous",
+        "full moon",
+        "waning gibbous",
+        "last quarter",
+        "waning crescent",
+    ]
+    return {
+        "age_days": round(age, 1),
+        "illumination_percent": round(illumination * 100),
+        "phase": names[round(age / synodic * 8) % 8],
+    }

@@ -16,8 +16,44 @@ _WORD = re.compile(r"[A-Za-z0-9']+|[\u4e00-\u9fff]")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
 _STOP_WORDS = frozenset(
-    "a an and are as at be but by for from has have i in is it its of on or that the this to "
-    "was were will with you your we they he she not".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "you",
+        "your",
+        "we",
+        "they",
+        "he",
+        "she",
+        "not",
+    ]
 )
 
 
@@ -115,17 +151,21 @@ def anagram_check(first: str, second: str) -> dict[str, Any]:
         first: The first word or phrase.
         second: The second word or phrase.
     """
+
     def letters(s: str) -> Counter[str]:
         return Counter(c.lower() for c in s if c.isalnum())
 
     a, b = letters(first), letters(second)
-    return {"anagram": a == b, "missing_from_second": "".join(sorted((a - b).elements())),
-            "extra_in_second": "".join(sorted((b - a).elements()))}
+    return {
+        "anagram": a == b,
+        "missing_from_second": "".join(sorted((a - b).elements())),
+        "extra_in_second": "".join(sorted((b - a).elements())),
+    }
 
 
 @tool(permission="read")
 def edit_distance(first: str, second: str) -> dict[str, Any]:
-    """Levenshtein edit distance: the fewest insertions, deletions and substitutions between strings.
+    """Levenshtein edit distance: the fewest insertions, deletions and substitutions.
 
     Args:
         first: The first string.
@@ -142,7 +182,7 @@ def edit_distance(first: str, second: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def text_similarity(first: str, second: str) -> dict[str, Any]:
-    """How similar two texts are, as a ratio from 0 to 1 (sequence matching), and their word overlap.
+    """How similar two texts are, as a ratio from 0 to 1 (sequence matching), and word overlap.
 
     Args:
         first: The first text.
@@ -246,7 +286,9 @@ def text_diff(before: str, after: str) -> dict[str, Any]:
         before: The original text.
         after: The changed text.
     """
-    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), "before", "after", lineterm="")
+    diff = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "before", "after", lineterm=""
+    )
     lines = list(diff)
     added = sum(1 for l in lines if l.startswith("+") and not l.startswith("+++"))  # noqa: E741
     removed = sum(1 for l in lines if l.startswith("-") and not l.startswith("---"))  # noqa: E741
