@@ -265,6 +265,8 @@ def test_science() -> None:
     assert call("ohms_law")(voltage=12, current=0.5)["resistance"] == 24.0
     assert call("radioactive_decay")(100, 5730, 10000)["remaining"] == pytest.approx(29.8, abs=0.05)
     assert call("resistor_color_code")(["brown", "black", "red", "gold"])["ohms"] == 1000
+    assert call("ph_calculator")(ph=3)["hydrogen_ion_molar"] == 0.001
+    assert call("ph_calculator")(hydrogen_ion_molar=1e-9)["nature"] == "basic"
     assert call("moon_phase")("2025-09-07")["phase"] == "full moon"  # the 7 September 2025 eclipse
 
 
@@ -325,3 +327,7 @@ def test_tool_errors_say_how_to_fix_the_call() -> None:
         call("molar_mass")("Xq2")
     with pytest.raises(ValueError, match="never clears"):
         call("credit_card_payoff_time")(10000, 24, 100)
+    with pytest.raises(ValueError, match="gas mark"):
+        call("oven_temperature")()
+    with pytest.raises(ValueError, match="must be IPv4, or both IPv6"):
+        call("ip_range_to_cidrs")("10.0.0.1", "::1")

@@ -122,6 +122,8 @@ def oven_temperature(gas_mark: int = 0, celsius: float = 0) -> dict[str, Any]:
             raise ValueError("gas marks run from 1 to 9")
         c = _GAS_MARKS[gas_mark]
         return {"celsius": c, "fahrenheit": round(c * 9 / 5 + 32), "fan_celsius": c - 20}
+    if celsius <= 0:
+        raise ValueError("give a gas mark (1-9) or an oven temperature in °C")
     mark = min(_GAS_MARKS, key=lambda m: abs(_GAS_MARKS[m] - celsius))
     return {"gas_mark": mark, "fan_celsius": round(celsius - 20)}
 

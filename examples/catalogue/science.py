@@ -304,16 +304,16 @@ def radioactive_decay(initial_amount: float, half_life: float, elapsed: float) -
 
 
 @tool(permission="read")
-def ph_calculator(hydrogen_ion_molar: float = 0, ph: float = -1) -> dict[str, Any]:
+def ph_calculator(hydrogen_ion_molar: float = 0, ph: float | None = None) -> dict[str, Any]:
     """pH from a hydrogen ion concentration, or the concentration from a pH; says acid or base.
 
     Args:
         hydrogen_ion_molar: [H+] in mol/L (0 to give pH instead).
-        ph: The pH (used when hydrogen_ion_molar is 0).
+        ph: The pH (used when hydrogen_ion_molar is 0 or not given).
     """
     if hydrogen_ion_molar > 0:
         ph = -math.log10(hydrogen_ion_molar)
-    elif ph >= 0:
+    elif ph is not None:
         hydrogen_ion_molar = 10**-ph
     else:
         raise ValueError("give a concentration or a pH")
