@@ -77,6 +77,9 @@ def test_every_tool_and_parameter_is_described_and_only_reads() -> None:
         for parameter, schema in item.spec.parameters["properties"].items():
             assert schema.get("description"), f"{item.name}.{parameter}"
         assert item.permission == "read", item.name
+        # Half the questions are Chinese: every tool has Chinese words too, as a bilingual
+        # product would (the bundled tools do the same).
+        assert _HAN.search(item.spec.description), item.name
     descriptions = [item.spec.description.splitlines()[0] for item in _TOOLS]
     assert len(set(descriptions)) == len(descriptions)
 

@@ -70,6 +70,7 @@ def _easter(year: int) -> date:
 @tool(permission="read")
 def easter_date(year: int) -> dict[str, Any]:
     """Date of Western (Gregorian) Easter Sunday in a year, with Good Friday and Easter Monday.
+    中文：复活节日期。
 
     Args:
         year: The year, 1583 or later.
@@ -87,6 +88,7 @@ def easter_date(year: int) -> dict[str, Any]:
 @tool(permission="read")
 def chinese_new_year_date(year: int) -> dict[str, Any]:
     """Gregorian date of the Spring Festival (春节, 农历新年) in a year from 2000 to 2030.
+    中文：春节、农历新年日期。
 
     Args:
         year: The Gregorian year, 2000-2030.
@@ -107,6 +109,7 @@ def chinese_new_year_date(year: int) -> dict[str, Any]:
 @tool(permission="read")
 def chinese_zodiac_animal(birth_date: str) -> dict[str, Any]:
     """Chinese zodiac animal (生肖, 属相) and element of a birth date, by the lunar new year.
+    中文：生肖、属相。
 
     Args:
         birth_date: The date of birth, YYYY-MM-DD (years 2000-2031 use the exact new-year date;
@@ -128,6 +131,7 @@ def chinese_zodiac_animal(birth_date: str) -> dict[str, Any]:
 @tool(permission="read")
 def star_sign(birth_date: str) -> dict[str, Any]:
     """Western astrological star sign (星座) for a birthday.
+    中文：星座。
 
     Args:
         birth_date: The birthday, YYYY-MM-DD or MM-DD.
@@ -141,6 +145,7 @@ def star_sign(birth_date: str) -> dict[str, Any]:
 @tool(permission="read")
 def nth_weekday_of_month(year: int, month: int, weekday: str, occurrence: int) -> dict[str, Any]:
     """The date of e.g. the 4th Thursday of November or the last Monday of May.
+    中文：某月第几个星期几是哪天。
 
     Args:
         year: The year.
@@ -157,6 +162,7 @@ def nth_weekday_of_month(year: int, month: int, weekday: str, occurrence: int) -
 @tool(permission="read")
 def us_federal_holidays(year: int) -> dict[str, Any]:
     """The eleven US federal holidays of a year, with their observed dates.
+    中文：美国法定节假日、感恩节。
 
     Args:
         year: The year.
@@ -188,6 +194,7 @@ def us_federal_holidays(year: int) -> dict[str, Any]:
 @tool(permission="read")
 def uk_bank_holidays(year: int) -> dict[str, Any]:
     """Bank holidays in England and Wales for a year, by the standing rules (substitute days).
+    中文：英国银行假日。
 
     Args:
         year: The year.
@@ -221,6 +228,7 @@ def month_calendar(
     year: int, month: int, first_weekday: Literal["monday", "sunday"] = "monday"
 ) -> dict[str, Any]:
     """A printable text calendar grid for one month (月历).
+    中文：月历、日历。
 
     Args:
         year: The year.
@@ -234,6 +242,7 @@ def month_calendar(
 @tool(permission="read")
 def days_until_birthday(birthday: str, today: str) -> dict[str, Any]:
     """How many days until the next birthday, and the age that will be reached.
+    中文：生日倒计时。
 
     Args:
         birthday: The date of birth, YYYY-MM-DD.
@@ -257,6 +266,7 @@ def days_until_birthday(birthday: str, today: str) -> dict[str, Any]:
 @tool(permission="read")
 def week_dates(iso_year: int, week: int) -> dict[str, Any]:
     """The Monday-to-Sunday dates of an ISO week number, e.g. week 10 of 2025.
+    中文：某一周的日期。
 
     Args:
         iso_year: The ISO week-numbering year.
@@ -269,6 +279,7 @@ def week_dates(iso_year: int, week: int) -> dict[str, Any]:
 @tool(permission="read")
 def mothers_and_fathers_day(year: int, country: Literal["US", "UK"] = "US") -> dict[str, Any]:
     """Dates of Mother's Day and Father's Day (母亲节/父亲节) in a year, US or UK rules.
+    中文：母亲节、父亲节日期。
 
     Args:
         year: The year.

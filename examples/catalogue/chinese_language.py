@@ -100,6 +100,7 @@ def _chinese_integer(n: int, digits: str, units: tuple[str, ...]) -> str:
 @tool(permission="read")
 def rmb_amount_in_words(amount: float) -> dict[str, Any]:
     """Write a money amount in Chinese capital numerals for cheques and invoices (人民币大写金额).
+    中文：人民币大写金额。
 
     Args:
         amount: The amount in yuan, up to two decimals, e.g. 1234.56.
@@ -123,6 +124,7 @@ def rmb_amount_in_words(amount: float) -> dict[str, Any]:
 @tool(permission="read")
 def number_to_chinese(number: int, style: Literal["lower", "upper"] = "lower") -> dict[str, Any]:
     """Write a whole number in Chinese characters (中文数字), e.g. 10086 -> 一万零八十六.
+    中文：阿拉伯数字转中文数字。
 
     Args:
         number: The whole number.
@@ -140,6 +142,7 @@ def number_to_chinese(number: int, style: Literal["lower", "upper"] = "lower") -
 @tool(permission="read")
 def chinese_to_number(text: str) -> dict[str, Any]:
     """Read a number written in Chinese (三千零五十, 两万, 壹佰贰拾) as digits.
+    中文：中文数字转阿拉伯数字。
 
     Args:
         text: The Chinese numeral.
@@ -171,6 +174,7 @@ def chinese_to_number(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def china_id_card_check(id_number: str) -> dict[str, Any]:
     """Validate an 18-digit PRC resident ID number (身份证号校验): check digit, birth date, sex.
+    中文：身份证号码校验。
 
     Args:
         id_number: The 18-character ID number (last may be X).
@@ -196,6 +200,7 @@ def china_id_card_check(id_number: str) -> dict[str, Any]:
 @tool(permission="read")
 def credit_code_check(code: str) -> dict[str, Any]:
     """Validate a Chinese Unified Social Credit Code (统一社会信用代码) by its check character.
+    中文：统一社会信用代码校验。
 
     Args:
         code: The 18-character code.
@@ -211,6 +216,7 @@ def credit_code_check(code: str) -> dict[str, Any]:
 @tool(permission="read")
 def fullwidth_halfwidth(text: str, to: Literal["half", "full"] = "half") -> dict[str, Any]:
     """Convert between full-width (全角) and half-width (半角) letters, digits and punctuation.
+    中文：全角半角转换。
 
     Args:
         text: The text.
@@ -230,6 +236,7 @@ def fullwidth_halfwidth(text: str, to: Literal["half", "full"] = "half") -> dict
 @tool(permission="read")
 def count_chinese_characters(text: str) -> dict[str, Any]:
     """Count Chinese characters (汉字), Latin words, digits and punctuation in mixed text.
+    中文：汉字个数统计。
 
     Args:
         text: The text.
@@ -247,6 +254,7 @@ def count_chinese_characters(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def sexagenary_year(year: int) -> dict[str, Any]:
     """The 干支 (heavenly stem and earthly branch) name of a year, e.g. 2024 -> 甲辰 (dragon).
+    中文：天干地支纪年。
 
     Args:
         year: The Gregorian year (its lunar year mostly overlaps it).
@@ -258,6 +266,7 @@ def sexagenary_year(year: int) -> dict[str, Any]:
 @tool(permission="read")
 def traditional_chinese_hour(time: str) -> dict[str, Any]:
     """Which of the twelve two-hour 时辰 a clock time falls in (子时 is 23:00-01:00).
+    中文：时辰、子时午时。
 
     Args:
         time: The time, HH:MM (24-hour).
@@ -288,6 +297,7 @@ def _english_below_thousand(n: int) -> str:
 @tool(permission="read")
 def number_to_english_words(number: int) -> dict[str, Any]:
     """Spell out a whole number in English words, as on a cheque (1234 -> one thousand...).
+    中文：数字转英文单词、英文大写金额。
 
     Args:
         number: The whole number, below one quadrillion in size.
@@ -311,6 +321,7 @@ def number_to_english_words(number: int) -> dict[str, Any]:
 @tool(permission="read")
 def chinese_punctuation(text: str, to: Literal["chinese", "ascii"] = "chinese") -> dict[str, Any]:
     """Swap ASCII punctuation for Chinese punctuation in Chinese prose (,.? -> ，。？), or back.
+    中文：中英文标点转换。
 
     Args:
         text: The text.

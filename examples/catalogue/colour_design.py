@@ -64,6 +64,7 @@ def _luminance(rgb: RGB) -> float:
 @tool(permission="read")
 def convert_color(color: str) -> dict[str, Any]:
     """One colour in every format: hex, RGB, HSL, HSV and CMYK (颜色格式转换).
+    中文：颜色格式转换。
 
     Args:
         color: #RRGGBB, #RGB, rgb(r, g, b), "r, g, b" or a CSS colour name.
@@ -90,6 +91,7 @@ def convert_color(color: str) -> dict[str, Any]:
 @tool(permission="read")
 def contrast_ratio(foreground: str, background: str) -> dict[str, Any]:
     """WCAG contrast ratio between text and background colours, with AA/AAA pass or fail.
+    中文：颜色对比度、无障碍。
 
     Args:
         foreground: The text colour.
@@ -108,6 +110,7 @@ def contrast_ratio(foreground: str, background: str) -> dict[str, Any]:
 @tool(permission="read")
 def nearest_color_name(color: str) -> dict[str, Any]:
     """The closest CSS colour name to a hex or RGB colour, and how far off it is.
+    中文：颜色名称。
 
     Args:
         color: The colour, e.g. #1e90ff.
@@ -124,6 +127,7 @@ def nearest_color_name(color: str) -> dict[str, Any]:
 @tool(permission="read")
 def mix_colors(first: str, second: str, ratio: float = 0.5) -> dict[str, Any]:
     """Blend two colours in RGB, by a ratio (0 = all first, 1 = all second).
+    中文：混合两种颜色。
 
     Args:
         first: The first colour.
@@ -138,6 +142,7 @@ def mix_colors(first: str, second: str, ratio: float = 0.5) -> dict[str, Any]:
 @tool(permission="read")
 def adjust_lightness(color: str, amount_percent: float) -> dict[str, Any]:
     """Make a colour lighter (positive amount) or darker (negative) in HSL, for hover states.
+    中文：调亮调暗颜色。
 
     Args:
         color: The colour.
@@ -158,6 +163,7 @@ def color_harmony(
     ] = "complementary",
 ) -> dict[str, Any]:
     """A colour palette built around a base colour by rotating its hue (配色方案).
+    中文：配色方案。
 
     Args:
         color: The base colour.
@@ -182,6 +188,7 @@ def color_harmony(
 @tool(permission="read")
 def px_to_rem(pixels: float, root_font_size: float = 16) -> dict[str, Any]:
     """Convert CSS pixels to rem and em units (and back via the px figure), for a root font size.
+    中文：像素转rem。
 
     Args:
         pixels: The size in px.
@@ -195,6 +202,7 @@ def resize_keep_aspect(
     width: int, height: int, new_width: int = 0, new_height: int = 0
 ) -> dict[str, Any]:
     """New image or video dimensions that keep the aspect ratio, and the ratio itself (16:9).
+    中文：等比缩放、宽高比。
 
     Args:
         width: The original width in pixels.
@@ -219,6 +227,7 @@ def resize_keep_aspect(
 @tool(permission="read")
 def print_size_at_dpi(width_px: int, height_px: int, dpi: int = 300) -> dict[str, Any]:
     """How large an image prints at a resolution: centimetres and inches at a given DPI.
+    中文：打印尺寸、分辨率DPI。
 
     Args:
         width_px: The image width in pixels.
@@ -235,6 +244,7 @@ def print_size_at_dpi(width_px: int, height_px: int, dpi: int = 300) -> dict[str
 @tool(permission="read")
 def typographic_scale(base_size: float = 16, ratio: float = 1.25, steps: int = 5) -> dict[str, Any]:
     """Font sizes for headings from a base size and a modular-scale ratio (e.g. 1.25 major third).
+    中文：字号层级。
 
     Args:
         base_size: The body text size in px.
@@ -249,6 +259,7 @@ def typographic_scale(base_size: float = 16, ratio: float = 1.25, steps: int = 5
 @tool(permission="read")
 def grayscale_value(color: str) -> dict[str, Any]:
     """The grey a colour turns into in black-and-white, and whether white or black text reads on it.
+    中文：灰度值、黑白。
 
     Args:
         color: The colour.

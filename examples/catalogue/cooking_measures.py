@@ -64,6 +64,7 @@ def _tidy(value: float) -> float:
 @tool(permission="read")
 def convert_cooking_volume(amount: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     """Convert kitchen volumes: cups, tablespoons, teaspoons, fluid ounces, millilitres, litres.
+    中文：烘焙量杯量勺换算、杯和毫升。
 
     Args:
         amount: How much, e.g. 1.5.
@@ -77,6 +78,7 @@ def convert_cooking_volume(amount: float, from_unit: str, to_unit: str) -> dict[
 @tool(permission="read")
 def cups_to_grams(ingredient: str, cups: float) -> dict[str, Any]:
     """Weigh out a recipe ingredient measured in US cups (flour, sugar, butter, rice...) in grams.
+    中文：量杯克数换算、面粉糖黄油。
 
     Args:
         ingredient: e.g. all-purpose flour, granulated sugar, butter, honey, rice.
@@ -94,6 +96,7 @@ def scale_recipe(
     ingredients: dict[str, float], servings_from: int, servings_to: int
 ) -> dict[str, Any]:
     """Scale every ingredient quantity of a recipe from one number of servings to another.
+    中文：菜谱份量缩放、食材用量。
 
     Args:
         ingredients: Quantity per ingredient, e.g. {"flour g": 250, "eggs": 2}.
@@ -112,6 +115,7 @@ def scale_recipe(
 @tool(permission="read")
 def oven_temperature(gas_mark: int = 0, celsius: float = 0) -> dict[str, Any]:
     """Translate an oven gas mark to °C/°F (and fan-oven °C), or °C to the nearest gas mark.
+    中文：烤箱温度、燃气档位。
 
     Args:
         gas_mark: A British gas mark 1-9 (0 when converting from celsius).
@@ -131,6 +135,7 @@ def oven_temperature(gas_mark: int = 0, celsius: float = 0) -> dict[str, Any]:
 @tool(permission="read")
 def meat_doneness_temperature(meat: str, doneness: str = "medium") -> dict[str, Any]:
     """Internal core temperature to cook beef, lamb, pork, chicken or fish to, by doneness.
+    中文：肉类熟度温度、牛排熟度。
 
     Args:
         meat: beef, lamb, pork, chicken, turkey or fish.
@@ -158,6 +163,7 @@ def baking_pan_conversion(
     to_square: bool = False,
 ) -> dict[str, Any]:
     """How much to multiply a cake recipe by when baking in a different size round or square tin.
+    中文：烤模尺寸换算。
 
     Args:
         from_diameter_cm: The recipe's tin: diameter if round, side if square, in cm.
@@ -176,6 +182,7 @@ def baking_pan_conversion(
 @tool(permission="read")
 def convert_area(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     """Convert land and floor areas: m², ft², acres, hectares, 亩, 平方公里, 坪, square miles.
+    中文：面积换算、亩、平方米、公顷。
 
     Args:
         value: The area.
@@ -189,6 +196,7 @@ def convert_area(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
 @tool(permission="read")
 def convert_speed(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     """Convert speeds between km/h, mph, m/s, knots and ft/s.
+    中文：速度换算、时速、节。
 
     Args:
         value: The speed.
@@ -203,6 +211,7 @@ def convert_speed(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
 @tool(permission="read")
 def convert_pressure(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     """Convert pressures: psi, bar, kPa, MPa, Pa, atm, mmHg, inHg (tyres, weather, blood pressure).
+    中文：压强换算、胎压、气压。
 
     Args:
         value: The pressure.
@@ -216,6 +225,7 @@ def convert_pressure(value: float, from_unit: str, to_unit: str) -> dict[str, An
 @tool(permission="read")
 def convert_energy(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     """Convert energy: joules, kJ, calories, kcal (food Calories), Wh, kWh, BTU, eV.
+    中文：能量换算、千卡、焦耳、度电。
 
     Args:
         value: The amount of energy.
@@ -230,6 +240,7 @@ def convert_energy(value: float, from_unit: str, to_unit: str) -> dict[str, Any]
 @tool(permission="read")
 def fuel_economy_convert(value: float, from_unit: str) -> dict[str, Any]:
     """Convert car fuel economy between L/100 km, US mpg, UK mpg and km/L.
+    中文：油耗单位换算、MPG。
 
     Args:
         value: The figure, e.g. 7.5.
@@ -256,6 +267,7 @@ def fuel_economy_convert(value: float, from_unit: str) -> dict[str, Any]:
 @tool(permission="read")
 def shoe_size_convert(foot_length_cm: float) -> dict[str, Any]:
     """Shoe sizes (EU, UK, US men's and women's, Chinese mm) that fit a foot of a given length.
+    中文：鞋码换算、欧码美码。
 
     Args:
         foot_length_cm: The length of the foot in centimetres, heel to longest toe.

@@ -38,6 +38,7 @@ def _zone(name: str) -> ZoneInfo:
 @tool(permission="read")
 def days_between_dates(start: str, end: str) -> dict[str, Any]:
     """Number of days (and weeks) from one calendar date to another.
+    中文：日期间隔天数、倒计时。
 
     Args:
         start: The first date, YYYY-MM-DD.
@@ -52,6 +53,7 @@ def add_to_date(
     start: str, days: int = 0, weeks: int = 0, months: int = 0, years: int = 0
 ) -> dict[str, Any]:
     """Shift a date forward or back by days, weeks, months or years (month ends are clamped).
+    中文：日期推算、日期加减。
 
     Args:
         start: The date to start from, YYYY-MM-DD.
@@ -71,6 +73,7 @@ def add_to_date(
 @tool(permission="read")
 def day_of_week(day: str) -> dict[str, Any]:
     """Which weekday a date falls on (星期几), in English and Chinese.
+    中文：星期几。
 
     Args:
         day: The date, YYYY-MM-DD.
@@ -82,6 +85,7 @@ def day_of_week(day: str) -> dict[str, Any]:
 @tool(permission="read")
 def convert_time_between_zones(local_time: str, from_zone: str, to_zone: str) -> dict[str, Any]:
     """Convert a given wall-clock time in one IANA time zone to another (daylight saving aware).
+    中文：时区换算、时差。
 
     Args:
         local_time: The time to convert, YYYY-MM-DDTHH:MM or YYYY-MM-DD HH:MM.
@@ -104,6 +108,7 @@ def convert_time_between_zones(local_time: str, from_zone: str, to_zone: str) ->
 @tool(permission="read")
 def age_on_date(birth_date: str, on_date: str) -> dict[str, Any]:
     """Exact age in years, months and days on a given date, from a date of birth.
+    中文：年龄计算、周岁。
 
     Args:
         birth_date: The date of birth, YYYY-MM-DD.
@@ -128,6 +133,7 @@ def age_on_date(birth_date: str, on_date: str) -> dict[str, Any]:
 @tool(permission="read")
 def iso_week_number(day: str) -> dict[str, Any]:
     """ISO 8601 week number and week-year of a date (第几周), e.g. 2025-W01.
+    中文：ISO周数。
 
     Args:
         day: The date, YYYY-MM-DD.
@@ -141,6 +147,7 @@ def business_days_between(
     start: str, end: str, holidays: list[str] | None = None
 ) -> dict[str, Any]:
     """Working days (Monday to Friday) from start to end inclusive, minus any listed holidays.
+    中文：工作日天数。
 
     Args:
         start: The first date, YYYY-MM-DD.
@@ -163,6 +170,7 @@ def business_days_between(
 @tool(permission="read")
 def unix_timestamp_to_datetime(timestamp: float, zone: str = "UTC") -> dict[str, Any]:
     """Read a Unix epoch timestamp (seconds or milliseconds) as a date and time in a zone.
+    中文：时间戳转日期。
 
     Args:
         timestamp: Seconds since 1970-01-01 UTC; values above 1e11 are read as milliseconds.
@@ -176,6 +184,7 @@ def unix_timestamp_to_datetime(timestamp: float, zone: str = "UTC") -> dict[str,
 @tool(permission="read")
 def datetime_to_unix_timestamp(moment: str, zone: str = "UTC") -> dict[str, Any]:
     """The Unix epoch seconds for a date and time in a time zone.
+    中文：日期时间转时间戳。
 
     Args:
         moment: YYYY-MM-DD HH:MM[:SS] (or just YYYY-MM-DD for midnight).
@@ -189,6 +198,7 @@ def datetime_to_unix_timestamp(moment: str, zone: str = "UTC") -> dict[str, Any]
 @tool(permission="read")
 def parse_duration(text: str) -> dict[str, Any]:
     """Turn a duration written like "1h 30m", "2 days 4 hours" or "3小时20分钟" into seconds.
+    中文：时长换算成秒。
 
     Args:
         text: The duration in words or short units.
@@ -207,6 +217,7 @@ def parse_duration(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def format_duration(seconds: float) -> dict[str, Any]:
     """Write a number of seconds as days, hours, minutes and seconds (e.g. 93784 -> 1d 2h 3m 4s).
+    中文：秒数转成几天几小时几分。
 
     Args:
         seconds: The length of time in seconds.
@@ -225,6 +236,7 @@ def format_duration(seconds: float) -> dict[str, Any]:
 @tool(permission="read")
 def leap_year_check(year: int) -> dict[str, Any]:
     """Whether a year is a leap year (闰年) in the Gregorian calendar, and its number of days.
+    中文：闰年判断。
 
     Args:
         year: The year, e.g. 2024.
@@ -236,6 +248,7 @@ def leap_year_check(year: int) -> dict[str, Any]:
 @tool(permission="read")
 def fiscal_quarter(day: str, fiscal_year_start_month: int = 1) -> dict[str, Any]:
     """Which quarter (Q1-Q4) and fiscal year a date is in, for a fiscal year starting in any month.
+    中文：季度、财年。
 
     Args:
         day: The date, YYYY-MM-DD.
@@ -256,6 +269,7 @@ def fiscal_quarter(day: str, fiscal_year_start_month: int = 1) -> dict[str, Any]
 @tool(permission="read")
 def utc_offset_on_date(zone: str, day: str) -> dict[str, Any]:
     """A time zone's UTC offset and abbreviation on a given date, and whether DST is in effect.
+    中文：时区偏移、夏令时。
 
     Args:
         zone: An IANA time zone, e.g. Europe/London.

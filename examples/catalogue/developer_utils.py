@@ -29,6 +29,7 @@ _CRON_FIELDS = (
 @tool(permission="read")
 def convert_number_base(number: str, from_base: int = 10) -> dict[str, Any]:
     """Show an integer in binary, octal, decimal and hexadecimal (进制转换).
+    中文：进制转换。
 
     Args:
         number: The integer as written in from_base; 0x/0b/0o prefixes are understood.
@@ -48,6 +49,7 @@ def convert_number_base(number: str, from_base: int = 10) -> dict[str, Any]:
 @tool(permission="read")
 def format_json(text: str, indent: int = 2, sort_keys: bool = False) -> dict[str, Any]:
     """Validate JSON and pretty-print it; an invalid document says the line and column at fault.
+    中文：JSON格式化校验。
 
     Args:
         text: The JSON document.
@@ -68,6 +70,7 @@ def format_json(text: str, indent: int = 2, sort_keys: bool = False) -> dict[str
 @tool(permission="read")
 def json_path_get(document: str, path: str) -> dict[str, Any]:
     """Read one value out of a JSON document by a dotted path like items.0.name.
+    中文：按路径取JSON字段。
 
     Args:
         document: The JSON text.
@@ -87,6 +90,7 @@ def json_path_get(document: str, path: str) -> dict[str, Any]:
 @tool(timeout=5, permission="read")
 def regex_test(pattern: str, text: str, ignore_case: bool = False) -> dict[str, Any]:
     """Try a regular expression on a text: every match with its position and captured groups.
+    中文：正则表达式测试。
 
     Args:
         pattern: A Python regular expression.
@@ -120,6 +124,7 @@ def _pre_key(pre: str) -> tuple[Any, ...]:
 @tool(permission="read")
 def compare_versions(first: str, second: str) -> dict[str, Any]:
     """Compare two semantic versions (SemVer 2.0 rules, pre-releases included): which is newer.
+    中文：版本号比较。
 
     Args:
         first: e.g. 1.10.0.
@@ -134,6 +139,7 @@ def compare_versions(first: str, second: str) -> dict[str, Any]:
 @tool(permission="read")
 def bump_version(version: str, part: Literal["major", "minor", "patch"]) -> dict[str, Any]:
     """The next semantic version after a major, minor or patch release.
+    中文：版本号升级。
 
     Args:
         version: The current version, e.g. 2.3.9.
@@ -169,6 +175,7 @@ def _cron_field(text: str, low: int, high: int) -> set[int]:
 @tool(permission="read")
 def cron_next_runs(expression: str, after: str, count: int = 5) -> dict[str, Any]:
     """The next times a 5-field cron schedule (min hour day month weekday) fires after a moment.
+    中文：定时任务cron下次执行时间。
 
     Args:
         expression: e.g. "*/15 9-17 * * 1-5".
@@ -207,6 +214,7 @@ def cron_next_runs(expression: str, after: str, count: int = 5) -> dict[str, Any
 @tool(permission="read")
 def explain_file_permissions(mode: str) -> dict[str, Any]:
     """Translate Unix permissions between octal (755) and symbolic (rwxr-xr-x): who may do what.
+    中文：Unix文件权限、chmod。
 
     Args:
         mode: Octal such as 644 or 0750, or symbolic such as rw-r--r--.
@@ -229,6 +237,7 @@ def explain_file_permissions(mode: str) -> dict[str, Any]:
 @tool(permission="read")
 def human_readable_size(size_bytes: float, binary: bool = True) -> dict[str, Any]:
     """Write a byte count the way people read it: 1536 -> 1.5 KiB, 2500000 -> 2.5 MB.
+    中文：文件大小换算、字节数。
 
     Args:
         size_bytes: The size in bytes.
@@ -249,6 +258,7 @@ def human_readable_size(size_bytes: float, binary: bool = True) -> dict[str, Any
 @tool(permission="read")
 def inspect_uuid(value: str) -> dict[str, Any]:
     """Read a UUID: its version and variant, and the creation time for time-based (v1) UUIDs.
+    中文：UUID解析。
 
     Args:
         value: The UUID, with or without hyphens or braces.
@@ -271,6 +281,7 @@ def inspect_uuid(value: str) -> dict[str, Any]:
 @tool(permission="read")
 def csv_to_json(csv_text: str, delimiter: str = ",") -> dict[str, Any]:
     """Turn CSV text with a header row into a list of JSON objects, one per row.
+    中文：CSV转JSON。
 
     Args:
         csv_text: The CSV, first line being the column names.
@@ -283,6 +294,7 @@ def csv_to_json(csv_text: str, delimiter: str = ",") -> dict[str, Any]:
 @tool(permission="read")
 def parse_env_file(text: str) -> dict[str, Any]:
     """Read the KEY=value lines of a .env file into a mapping (comments, export and quotes handled).
+    中文：读取env环境变量文件。
 
     Args:
         text: The contents of the .env file.
@@ -310,6 +322,7 @@ def parse_env_file(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def snowflake_id_time(snowflake: int, epoch_ms: int = 1288834974657) -> dict[str, Any]:
     """When a Snowflake ID (Twitter/X, Discord) was created, and its worker and sequence parts.
+    中文：雪花ID生成时间。
 
     Args:
         snowflake: The 64-bit ID.
@@ -328,6 +341,7 @@ def snowflake_id_time(snowflake: int, epoch_ms: int = 1288834974657) -> dict[str
 @tool(permission="read")
 def password_strength(password: str) -> dict[str, Any]:
     """Estimate how strong a password is: character pool, entropy bits and common weaknesses.
+    中文：密码强度。
 
     Args:
         password: The password to assess (it is not stored or sent anywhere).

@@ -21,6 +21,7 @@ def markdown_table(
     headers: list[str], rows: list[list[str]], align: list[str] | None = None
 ) -> dict[str, Any]:
     """Build a Markdown table from column headers and rows, with optional column alignment.
+    中文：生成Markdown表格。
 
     Args:
         headers: The column names.
@@ -42,6 +43,7 @@ def markdown_table(
 @tool(permission="read")
 def csv_to_markdown(csv_text: str) -> dict[str, Any]:
     """Turn CSV text (first row = headers) into a Markdown table for a README or chat message.
+    中文：CSV转Markdown表格。
 
     Args:
         csv_text: The CSV content.
@@ -55,6 +57,7 @@ def csv_to_markdown(csv_text: str) -> dict[str, Any]:
 @tool(permission="read")
 def csv_column_summary(csv_text: str, column: str) -> dict[str, Any]:
     """Total, average, minimum and maximum of a numeric CSV column (like a spreadsheet SUM).
+    中文：CSV某列求和平均。
 
     Args:
         csv_text: The CSV content with a header row.
@@ -85,6 +88,7 @@ def csv_column_summary(csv_text: str, column: str) -> dict[str, Any]:
 @tool(permission="read")
 def markdown_table_of_contents(markdown: str, max_level: int = 3) -> dict[str, Any]:
     """A linked table of contents from the # headings of a Markdown document (GitHub anchors).
+    中文：Markdown目录。
 
     Args:
         markdown: The Markdown text.
@@ -115,6 +119,7 @@ def format_citation(
     style: Literal["apa", "mla", "chicago"] = "apa",
 ) -> dict[str, Any]:
     """Format a reference for a bibliography in APA, MLA or Chicago style (参考文献格式).
+    中文：参考文献格式。
 
     Args:
         authors: Author names as "Last, First", in order.
@@ -159,6 +164,7 @@ def format_citation(
 @tool(permission="read")
 def fill_template(template: str, values: dict[str, str]) -> dict[str, Any]:
     """Fill the $name or ${name} placeholders of a letter or email template (mail merge).
+    中文：模板填充、邮件合并。
 
     Args:
         template: The template text, e.g. "Dear $name, your order ${order} has shipped."
@@ -188,6 +194,7 @@ _REDACTIONS = (
 @tool(permission="read")
 def redact_personal_data(text: str) -> dict[str, Any]:
     """Mask email addresses, phone numbers, card and Chinese ID numbers in text before sharing.
+    中文：个人信息脱敏。
 
     Args:
         text: The text to clean.
@@ -202,6 +209,7 @@ def redact_personal_data(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def isbn_check(isbn: str) -> dict[str, Any]:
     """Validate an ISBN-10 or ISBN-13 book number and give both forms (书号校验).
+    中文：ISBN书号校验。
 
     Args:
         isbn: The ISBN, hyphens and spaces allowed.
@@ -228,6 +236,7 @@ def isbn_check(isbn: str) -> dict[str, Any]:
 @tool(permission="read")
 def page_count_estimate(words: int, words_per_page: int = 500) -> dict[str, Any]:
     """How many printed pages a manuscript of a given word count fills (single and double spaced).
+    中文：页数估算。
 
     Args:
         words: The word count.
@@ -240,6 +249,7 @@ def page_count_estimate(words: int, words_per_page: int = 500) -> dict[str, Any]
 @tool(permission="read")
 def number_outline(lines: list[str]) -> dict[str, Any]:
     """Number an indented outline as 1, 1.1, 1.2, 2... (two spaces or a tab per level).
+    中文：大纲编号。
 
     Args:
         lines: The outline lines, indented to show their level.

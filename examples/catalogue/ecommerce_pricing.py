@@ -40,6 +40,7 @@ def apply_discounts(
     price: float, percent_off: float = 0, amount_off: float = 0, minimum_spend: float = 0
 ) -> dict[str, Any]:
     """Final price after a percentage discount, then a money-off coupon (满减) if spend qualifies.
+    中文：折扣、满减优惠券。
 
     Args:
         price: The original price or basket total.
@@ -62,6 +63,7 @@ def vat_calculator(
     amount: float, rate_percent: float, amount_includes_tax: bool = False
 ) -> dict[str, Any]:
     """Add VAT or sales tax to a net price, or take it out of a gross price (含税/不含税).
+    中文：增值税、含税价。
 
     Args:
         amount: The price.
@@ -76,6 +78,7 @@ def vat_calculator(
 @tool(permission="read")
 def margin_and_markup(cost: float, price: float) -> dict[str, Any]:
     """Profit, gross margin (on price) and markup (on cost) of an item sold at a price.
+    中文：毛利率、加价率、利润。
 
     Args:
         cost: What the item costs you.
@@ -94,6 +97,7 @@ def margin_and_markup(cost: float, price: float) -> dict[str, Any]:
 @tool(permission="read")
 def price_for_target_margin(cost: float, margin_percent: float) -> dict[str, Any]:
     """The selling price that gives a wanted gross margin on an item's cost.
+    中文：按目标毛利定价、售价。
 
     Args:
         cost: The unit cost.
@@ -110,6 +114,7 @@ def chargeable_shipping_weight(
     actual_kg: float, length_cm: float, width_cm: float, height_cm: float, divisor: int = 5000
 ) -> dict[str, Any]:
     """Chargeable weight of a parcel: the larger of its actual and volumetric (dimensional) weight.
+    中文：快递计费重量、体积重。
 
     Args:
         actual_kg: The parcel's weight on the scale.
@@ -129,6 +134,7 @@ def chargeable_shipping_weight(
 @tool(permission="read")
 def compare_unit_prices(offers: dict[str, list[float]]) -> dict[str, Any]:
     """Which pack is the better deal: price per unit of each offer, cheapest first.
+    中文：单价比较。
 
     Args:
         offers: Per offer name, [price, quantity], e.g. {"500g": [12.9, 500], "1kg": [22.5, 1000]}.
@@ -148,6 +154,7 @@ def compare_unit_prices(offers: dict[str, list[float]]) -> dict[str, Any]:
 @tool(permission="read")
 def card_number_check(card_number: str) -> dict[str, Any]:
     """Check a payment card number with the Luhn checksum and tell its brand (Visa, UnionPay...).
+    中文：银行卡号校验、卡组织。
 
     Args:
         card_number: The card number, spaces and dashes allowed.
@@ -170,6 +177,7 @@ def card_number_check(card_number: str) -> dict[str, Any]:
 @tool(permission="read")
 def barcode_check_digit(code: str, compute: bool = False) -> dict[str, Any]:
     """Validate an EAN-13, EAN-8 or UPC-A product barcode, or compute its missing check digit.
+    中文：商品条形码校验位。
 
     Args:
         code: The barcode digits (spaces allowed).
@@ -191,6 +199,7 @@ def barcode_check_digit(code: str, compute: bool = False) -> dict[str, Any]:
 @tool(permission="read")
 def currency_info(code: str) -> dict[str, Any]:
     """ISO 4217 facts about a currency code: its name, numeric code, decimal places and symbol.
+    中文：货币代码、币种。
 
     Args:
         code: The three-letter code, e.g. JPY, EUR, CNY.
@@ -211,6 +220,7 @@ def currency_info(code: str) -> dict[str, Any]:
 @tool(permission="read")
 def format_price(amount: float, currency: str) -> dict[str, Any]:
     """Write an amount the way a shop shows it in a currency: symbol, separators, decimals.
+    中文：价格格式、货币符号。
 
     Args:
         amount: The amount.
@@ -227,6 +237,7 @@ def split_into_installments(
     total: float, installments: int, annual_fee_percent: float = 0.0
 ) -> dict[str, Any]:
     """Split a purchase into equal instalments (分期), with any fee; the last takes the cents left.
+    中文：分期付款。
 
     Args:
         total: The purchase price.
@@ -249,6 +260,7 @@ def marketing_metrics(
     revenue: float, ad_spend: float, visitors: int = 0, orders: int = 0, new_customers: int = 0
 ) -> dict[str, Any]:
     """Campaign figures: ROAS, conversion rate, average order value and customer acquisition cost.
+    中文：营销指标、ROAS、转化率、客单价。
 
     Args:
         revenue: Revenue attributed to the campaign.
@@ -273,6 +285,7 @@ def customer_lifetime_value(
     retention_years: float,
 ) -> dict[str, Any]:
     """Customer lifetime value (CLV/LTV): the margin a typical customer brings over their lifetime.
+    中文：客户生命周期价值。
 
     Args:
         average_order_value: The average spend per order.

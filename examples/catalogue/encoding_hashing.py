@@ -34,6 +34,7 @@ _FROM_MORSE = {code: letter for letter, code in _MORSE.items()}
 @tool(permission="read")
 def base64_encode(text: str, url_safe: bool = False) -> dict[str, Any]:
     """Encode UTF-8 text as Base64 (standard or URL-safe alphabet).
+    中文：Base64编码。
 
     Args:
         text: The text to encode.
@@ -47,6 +48,7 @@ def base64_encode(text: str, url_safe: bool = False) -> dict[str, Any]:
 @tool(permission="read")
 def base64_decode(data: str) -> dict[str, Any]:
     """Decode Base64 (standard or URL-safe, padding optional) back to text, or hex if not UTF-8.
+    中文：Base64解码。
 
     Args:
         data: The Base64 string.
@@ -66,6 +68,7 @@ def base64_decode(data: str) -> dict[str, Any]:
 @tool(permission="read")
 def url_encode(text: str, keep_slashes: bool = False) -> dict[str, Any]:
     """Percent-encode text for a URL query or path (spaces become %20, 中文 becomes %E4%B8%AD...).
+    中文：URL编码、网址转义。
 
     Args:
         text: The text to encode.
@@ -77,6 +80,7 @@ def url_encode(text: str, keep_slashes: bool = False) -> dict[str, Any]:
 @tool(permission="read")
 def url_decode(text: str) -> dict[str, Any]:
     """Decode a percent-encoded URL or query string (%E4%BD%A0 -> 你, + -> space).
+    中文：URL解码。
 
     Args:
         text: The encoded text.
@@ -87,6 +91,7 @@ def url_decode(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def hash_text(text: str, algorithm: HashName = "sha256") -> dict[str, Any]:
     """Hex digest of text under a hash algorithm (MD5, SHA-1, SHA-256, SHA-512, SHA3, BLAKE2).
+    中文：哈希、摘要、MD5、SHA256。
 
     Args:
         text: The text; its UTF-8 bytes are hashed.
@@ -100,6 +105,7 @@ def hmac_signature(
     message: str, secret: str, algorithm: Literal["sha1", "sha256", "sha512"] = "sha256"
 ) -> dict[str, Any]:
     """HMAC signature of a message with a shared secret, as hex and Base64 (webhook checks).
+    中文：HMAC签名、接口签名。
 
     Args:
         message: The message or request body.
@@ -113,6 +119,7 @@ def hmac_signature(
 @tool(permission="read")
 def crc32_checksum(text: str) -> dict[str, Any]:
     """CRC-32 and Adler-32 checksums of text, as used by zip and PNG.
+    中文：CRC校验和。
 
     Args:
         text: The text; its UTF-8 bytes are checked.
@@ -125,6 +132,7 @@ def crc32_checksum(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def text_to_hex(text: str, separator: str = " ") -> dict[str, Any]:
     """Show the UTF-8 bytes of text in hexadecimal, e.g. "hi" -> "68 69".
+    中文：文本转十六进制字节。
 
     Args:
         text: The text.
@@ -136,6 +144,7 @@ def text_to_hex(text: str, separator: str = " ") -> dict[str, Any]:
 @tool(permission="read")
 def hex_to_text(hex_string: str) -> dict[str, Any]:
     """Decode hexadecimal bytes (spaces, colons and 0x allowed) to UTF-8 text.
+    中文：十六进制转文本。
 
     Args:
         hex_string: e.g. "48 65 6c 6c 6f" or "0x48656c6c6f".
@@ -151,6 +160,7 @@ def hex_to_text(hex_string: str) -> dict[str, Any]:
 @tool(permission="read")
 def caesar_cipher(text: str, shift: int = 13, decode: bool = False) -> dict[str, Any]:
     """Shift letters along the alphabet (Caesar cipher; shift 13 is ROT13) to encode or decode.
+    中文：凯撒密码、ROT13。
 
     Args:
         text: The text; only A-Z and a-z change.
@@ -171,6 +181,7 @@ def caesar_cipher(text: str, shift: int = 13, decode: bool = False) -> dict[str,
 @tool(permission="read")
 def morse_code(text: str, direction: Literal["encode", "decode"] = "encode") -> dict[str, Any]:
     """Translate text to Morse code (dots and dashes) or Morse code back to text.
+    中文：摩斯电码。
 
     Args:
         text: Plain text to encode, or Morse with letters split by spaces and words by " / ".
@@ -194,6 +205,7 @@ def _b64url_json(part: str) -> Any:
 @tool(permission="read")
 def decode_jwt(token: str) -> dict[str, Any]:
     """Show the header and claims of a JSON Web Token WITHOUT verifying its signature.
+    中文：JWT令牌解析、token内容。
 
     Args:
         token: The JWT, three dot-separated Base64URL parts.
@@ -213,6 +225,7 @@ def uuid_from_name(
     name: str, namespace: Literal["dns", "url", "oid", "x500"] = "dns"
 ) -> dict[str, Any]:
     """Deterministic name-based UUIDs (version 5 with SHA-1, and version 3 with MD5) for a name.
+    中文：按名称生成UUID。
 
     Args:
         name: The name, e.g. example.com or a URL.
@@ -230,6 +243,7 @@ def uuid_from_name(
 @tool(permission="read")
 def html_escape(text: str, unescape: bool = False) -> dict[str, Any]:
     """Escape < > & and quotes as HTML entities, or turn entities such as &amp; back.
+    中文：HTML转义。
 
     Args:
         text: The text.
@@ -241,6 +255,7 @@ def html_escape(text: str, unescape: bool = False) -> dict[str, Any]:
 @tool(permission="read")
 def unicode_character_info(text: str) -> dict[str, Any]:
     """Code point, official Unicode name and category of each character (e.g. U+4E2D CJK...).
+    中文：字符编码、Unicode码位。
 
     Args:
         text: Up to 50 characters to inspect.
@@ -262,6 +277,7 @@ def unicode_character_info(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def punycode_domain(domain: str) -> dict[str, Any]:
     """Convert an internationalised domain name to its ASCII xn-- form and back (IDNA).
+    中文：中文域名转码。
 
     Args:
         domain: e.g. 例子.测试 or xn--fsqu00a.xn--0zwm56d.

@@ -26,6 +26,7 @@ def loan_monthly_payment(
     principal: float, annual_rate_percent: float, years: float
 ) -> dict[str, Any]:
     """Monthly repayment of a fixed-rate amortising loan or mortgage (等额本息月供).
+    中文：房贷车贷月供、等额本息。
 
     Args:
         principal: The amount borrowed, e.g. 300000.
@@ -47,6 +48,7 @@ def loan_amortization_schedule(
     principal: float, annual_rate_percent: float, years: float, show_months: int = 12
 ) -> dict[str, Any]:
     """Month-by-month split of each loan payment into interest and principal, with the balance left.
+    中文：贷款还款计划表、每期本金利息。
 
     Args:
         principal: The amount borrowed.
@@ -78,6 +80,7 @@ def equal_principal_repayment(
     principal: float, annual_rate_percent: float, years: float
 ) -> dict[str, Any]:
     """Repayments when the same principal is repaid each month (等额本金): first and last payment.
+    中文：等额本金还款、首月末月还款额。
 
     Args:
         principal: The amount borrowed.
@@ -109,6 +112,7 @@ def compound_interest(
     monthly_contribution: float = 0.0,
 ) -> dict[str, Any]:
     """Future value of savings that earn compound interest, with optional monthly contributions.
+    中文：复利计算、存款定投到期本息。
 
     Args:
         principal: The starting balance.
@@ -139,6 +143,7 @@ def compound_interest(
 @tool(permission="read")
 def simple_interest(principal: float, annual_rate_percent: float, days: int) -> dict[str, Any]:
     """Interest that does not compound, over a number of days (actual/365), e.g. a term deposit.
+    中文：单利、定期存款利息。
 
     Args:
         principal: The amount deposited or lent.
@@ -152,6 +157,7 @@ def simple_interest(principal: float, annual_rate_percent: float, days: int) -> 
 @tool(permission="read")
 def present_value(future_amount: float, annual_rate_percent: float, years: float) -> dict[str, Any]:
     """What a sum received in the future is worth today, discounted at a yearly rate.
+    中文：现值、未来的钱折现到今天。
 
     Args:
         future_amount: The amount received later.
@@ -165,6 +171,7 @@ def present_value(future_amount: float, annual_rate_percent: float, years: float
 @tool(permission="read")
 def net_present_value(rate_percent: float, cash_flows: list[float]) -> dict[str, Any]:
     """NPV of a project's cash flows; the first flow is now (usually the negative investment).
+    中文：净现值NPV、投资项目值不值得做。
 
     Args:
         rate_percent: The discount rate per period in percent.
@@ -178,6 +185,7 @@ def net_present_value(rate_percent: float, cash_flows: list[float]) -> dict[str,
 @tool(permission="read")
 def internal_rate_of_return(cash_flows: list[float]) -> dict[str, Any]:
     """IRR: the discount rate at which a series of cash flows has a net present value of zero.
+    中文：内部收益率IRR。
 
     Args:
         cash_flows: One amount per period starting now, with at least one sign change.
@@ -205,6 +213,7 @@ def savings_goal_monthly_deposit(
     goal: float, years: float, annual_rate_percent: float = 0.0, already_saved: float = 0.0
 ) -> dict[str, Any]:
     """How much to put aside each month to reach a savings target by a deadline.
+    中文：储蓄目标、每月存款额。
 
     Args:
         goal: The amount wanted at the end.
@@ -225,6 +234,7 @@ def savings_goal_monthly_deposit(
 @tool(permission="read")
 def doubling_time(annual_rate_percent: float) -> dict[str, Any]:
     """How many years money takes to double at a yearly return: exact and the rule of 72.
+    中文：翻倍时间、72法则。
 
     Args:
         annual_rate_percent: The yearly growth rate in percent, e.g. 7.
@@ -240,6 +250,7 @@ def credit_card_payoff_time(
     balance: float, annual_rate_percent: float, monthly_payment: float
 ) -> dict[str, Any]:
     """How many months a card balance takes to clear at a fixed monthly payment, and the interest.
+    中文：信用卡还款期数与利息。
 
     Args:
         balance: The amount owed on the card.
@@ -264,6 +275,7 @@ def inflation_adjusted_value(
     amount: float, inflation_percent: float, years: float
 ) -> dict[str, Any]:
     """Purchasing power of money after inflation, and the price a thing costing `amount` will have.
+    中文：通货膨胀、购买力变化。
 
     Args:
         amount: A sum of money today.
@@ -277,6 +289,7 @@ def inflation_adjusted_value(
 @tool(permission="read")
 def annualized_return(start_value: float, end_value: float, years: float) -> dict[str, Any]:
     """CAGR: the compound yearly growth rate between a start and an end value (年化收益率).
+    中文：年化收益率、复合增长率。
 
     Args:
         start_value: The value at the start, e.g. an investment's cost.
@@ -295,6 +308,7 @@ def break_even_point(
     fixed_costs: float, price_per_unit: float, variable_cost_per_unit: float
 ) -> dict[str, Any]:
     """Units to sell before a product covers its fixed costs, and the revenue at that point.
+    中文：盈亏平衡点、保本销量。
 
     Args:
         fixed_costs: Costs that do not change with volume (rent, salaries).
@@ -320,6 +334,7 @@ def depreciation_schedule(
     method: Literal["straight_line", "declining_balance"] = "straight_line",
 ) -> dict[str, Any]:
     """Yearly depreciation of an asset, straight-line or double-declining balance.
+    中文：固定资产折旧、直线法和双倍余额递减法。
 
     Args:
         cost: What the asset cost.

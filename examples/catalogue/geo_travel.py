@@ -109,6 +109,7 @@ def _haversine(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
 @tool(permission="read")
 def great_circle_distance(lat1: float, lon1: float, lat2: float, lon2: float) -> dict[str, Any]:
     """Distance over the Earth's surface between two latitude/longitude points (haversine).
+    中文：经纬度距离。
 
     Args:
         lat1: Latitude of the first point in decimal degrees.
@@ -127,6 +128,7 @@ def great_circle_distance(lat1: float, lon1: float, lat2: float, lon2: float) ->
 @tool(permission="read")
 def distance_between_cities(from_city: str, to_city: str) -> dict[str, Any]:
     """Straight-line (flight) distance between two major world cities, by name (中文 or English).
+    中文：城市距离。
 
     Args:
         from_city: e.g. Beijing, 上海, London.
@@ -139,6 +141,7 @@ def distance_between_cities(from_city: str, to_city: str) -> dict[str, Any]:
 @tool(permission="read")
 def flight_time_estimate(from_city: str, to_city: str, cruise_kmh: float = 850) -> dict[str, Any]:
     """Rough non-stop flight duration between two cities: distance at cruise speed plus 30 minutes.
+    中文：飞行时间。
 
     Args:
         from_city: Departure city, e.g. Shanghai.
@@ -153,6 +156,7 @@ def flight_time_estimate(from_city: str, to_city: str, cruise_kmh: float = 850) 
 @tool(permission="read")
 def initial_bearing(lat1: float, lon1: float, lat2: float, lon2: float) -> dict[str, Any]:
     """Compass heading to set off on from one point to reach another along a great circle.
+    中文：方位角、航向。
 
     Args:
         lat1: Latitude of the start in decimal degrees.
@@ -171,6 +175,7 @@ def initial_bearing(lat1: float, lon1: float, lat2: float, lon2: float) -> dict[
 @tool(permission="read")
 def geographic_midpoint(lat1: float, lon1: float, lat2: float, lon2: float) -> dict[str, Any]:
     """The point halfway between two coordinates along the great circle (a fair meeting point).
+    中文：两地中点。
 
     Args:
         lat1: Latitude of the first point.
@@ -192,6 +197,7 @@ def geographic_midpoint(lat1: float, lon1: float, lat2: float, lon2: float) -> d
 @tool(permission="read")
 def decimal_to_dms(latitude: float, longitude: float) -> dict[str, Any]:
     """Write decimal-degree coordinates as degrees, minutes and seconds (39°54'15"N).
+    中文：经纬度转度分秒。
 
     Args:
         latitude: Latitude in decimal degrees (negative is south).
@@ -213,6 +219,7 @@ _DMS = re.compile(r"(\d+(?:\.\d+)?)\D+(\d+(?:\.\d+)?)?\D*(\d+(?:\.\d+)?)?\D*?([N
 @tool(permission="read")
 def dms_to_decimal(coordinate: str) -> dict[str, Any]:
     """Turn a degrees-minutes-seconds coordinate such as 40°26'46"N into decimal degrees.
+    中文：度分秒转十进制经纬度。
 
     Args:
         coordinate: One coordinate, e.g. 40°26'46"N or 79 58 56 W.
@@ -230,6 +237,7 @@ def dms_to_decimal(coordinate: str) -> dict[str, Any]:
 @tool(permission="read")
 def country_capital(country: str) -> dict[str, Any]:
     """The capital city of a country (首都), in English and Chinese.
+    中文：首都。
 
     Args:
         country: The country in English or Chinese, e.g. Australia, 加拿大.
@@ -241,6 +249,7 @@ def country_capital(country: str) -> dict[str, Any]:
 @tool(permission="read")
 def country_dialing_code(country: str) -> dict[str, Any]:
     """The international telephone calling code of a country (国际区号), e.g. +44 for the UK.
+    中文：国际电话区号。
 
     Args:
         country: The country in English or Chinese.
@@ -252,6 +261,7 @@ def country_dialing_code(country: str) -> dict[str, Any]:
 @tool(permission="read")
 def country_travel_facts(country: str) -> dict[str, Any]:
     """Practical facts for visiting a country: its currency and which side of the road to drive on.
+    中文：出行信息、当地货币、靠左靠右行驶。
 
     Args:
         country: The country in English or Chinese.
@@ -265,6 +275,7 @@ def road_trip_fuel_cost(
     distance_km: float, litres_per_100km: float, price_per_litre: float, passengers: int = 1
 ) -> dict[str, Any]:
     """Fuel needed and its cost for a drive, and the share per passenger.
+    中文：自驾油费、燃油费用分摊。
 
     Args:
         distance_km: The trip distance in kilometres.
@@ -287,6 +298,7 @@ _BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz"
 @tool(permission="read")
 def geohash_encode(latitude: float, longitude: float, precision: int = 9) -> dict[str, Any]:
     """The geohash string of a location, for proximity search keys.
+    中文：地理哈希编码。
 
     Args:
         latitude: Latitude in decimal degrees.
@@ -317,6 +329,7 @@ def geohash_encode(latitude: float, longitude: float, precision: int = 9) -> dic
 @tool(permission="read")
 def jet_lag_recovery(time_zones_crossed: int, direction: str = "east") -> dict[str, Any]:
     """Days to get over jet lag after crossing time zones (about one day per zone east, less west).
+    中文：倒时差。
 
     Args:
         time_zones_crossed: How many hours of time difference.

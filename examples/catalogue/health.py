@@ -50,6 +50,7 @@ def _bmi_category(bmi: float) -> str:
 @tool(permission="read")
 def body_mass_index(weight_kg: float, height_cm: float) -> dict[str, Any]:
     """BMI (体重指数) from weight and height, with the WHO category.
+    中文：BMI体重指数、超重肥胖判断。
 
     Args:
         weight_kg: Body weight in kilograms.
@@ -69,6 +70,7 @@ def _bmr(sex: Sex, weight_kg: float, height_cm: float, age: int) -> float:
 @tool(permission="read")
 def basal_metabolic_rate(sex: Sex, weight_kg: float, height_cm: float, age: int) -> dict[str, Any]:
     """Resting calorie burn per day (基础代谢), by the Mifflin-St Jeor equation.
+    中文：基础代谢率。
 
     Args:
         sex: male or female.
@@ -88,6 +90,7 @@ def daily_calorie_needs(
     activity: Literal["sedentary", "light", "moderate", "active", "very_active"] = "moderate",
 ) -> dict[str, Any]:
     """Total daily energy expenditure (TDEE): calories to maintain, lose or gain weight.
+    中文：每日热量需求、卡路里。
 
     Args:
         sex: male or female.
@@ -107,6 +110,7 @@ def daily_calorie_needs(
 @tool(permission="read")
 def ideal_body_weight(sex: Sex, height_cm: float) -> dict[str, Any]:
     """Ideal body weight by the Devine formula, and the healthy-BMI weight range for a height.
+    中文：标准体重、理想体重。
 
     Args:
         sex: male or female.
@@ -126,6 +130,7 @@ def body_fat_percentage(
     sex: Sex, height_cm: float, waist_cm: float, neck_cm: float, hip_cm: float = 0.0
 ) -> dict[str, Any]:
     """Body fat estimate from tape measurements (US Navy method).
+    中文：体脂率。
 
     Args:
         sex: male or female.
@@ -160,6 +165,7 @@ def body_fat_percentage(
 @tool(permission="read")
 def heart_rate_training_zones(age: int, resting_heart_rate: int = 0) -> dict[str, Any]:
     """Maximum heart rate and the five training zones (心率区间), Karvonen when resting rate given.
+    中文：运动心率区间。
 
     Args:
         age: Age in years.
@@ -182,6 +188,7 @@ def heart_rate_training_zones(age: int, resting_heart_rate: int = 0) -> dict[str
 @tool(permission="read")
 def daily_water_intake(weight_kg: float, exercise_minutes: int = 0) -> dict[str, Any]:
     """How much water to drink a day: 35 ml per kg plus 350 ml per 30 minutes of exercise.
+    中文：每日饮水量。
 
     Args:
         weight_kg: Body weight in kilograms.
@@ -194,6 +201,7 @@ def daily_water_intake(weight_kg: float, exercise_minutes: int = 0) -> dict[str,
 @tool(permission="read")
 def pregnancy_due_date(last_period: str, cycle_days: int = 28) -> dict[str, Any]:
     """Estimated due date (预产期) from the first day of the last menstrual period (Naegele's rule).
+    中文：预产期。
 
     Args:
         last_period: The first day of the last period, YYYY-MM-DD.
@@ -210,6 +218,7 @@ def blood_alcohol_estimate(
     sex: Sex, weight_kg: float, standard_drinks: float, hours_since_first_drink: float
 ) -> dict[str, Any]:
     """Rough blood alcohol concentration by the Widmark formula (10 g alcohol per drink).
+    中文：血液酒精浓度。
 
     Args:
         sex: male or female.
@@ -230,6 +239,7 @@ def blood_alcohol_estimate(
 @tool(permission="read")
 def calories_burned(activity: str, weight_kg: float, minutes: float) -> dict[str, Any]:
     """Calories an activity burns (running, swimming, yoga, ...) from its MET value and body weight.
+    中文：运动热量消耗、卡路里消耗。
 
     Args:
         activity: The activity, e.g. running, cycling, swimming, yoga, hiking, badminton.
@@ -245,6 +255,7 @@ def calories_burned(activity: str, weight_kg: float, minutes: float) -> dict[str
 @tool(permission="read")
 def waist_to_height_ratio(waist_cm: float, height_cm: float) -> dict[str, Any]:
     """Waist-to-height ratio, a simple central-obesity risk marker (healthy below 0.5).
+    中文：腰高比、腹型肥胖。
 
     Args:
         waist_cm: Waist circumference in centimetres.
@@ -257,6 +268,7 @@ def waist_to_height_ratio(waist_cm: float, height_cm: float) -> dict[str, Any]:
 @tool(permission="read")
 def body_surface_area(weight_kg: float, height_cm: float) -> dict[str, Any]:
     """Body surface area in square metres (Mosteller formula), used for drug dosing.
+    中文：体表面积。
 
     Args:
         weight_kg: Body weight in kilograms.
@@ -268,6 +280,7 @@ def body_surface_area(weight_kg: float, height_cm: float) -> dict[str, Any]:
 @tool(permission="read")
 def sleep_cycle_wake_times(bedtime: str, minutes_to_fall_asleep: int = 15) -> dict[str, Any]:
     """Good times to wake up after going to bed, at the end of 90-minute sleep cycles.
+    中文：睡眠周期、起床时间。
 
     Args:
         bedtime: When you go to bed, HH:MM (24-hour).

@@ -50,6 +50,7 @@ def china_income_tax_withholding(
 ) -> dict[str, Any]:
     """China individual income tax (个人所得税, 个税) withheld from a salary in a month of the year,
     by the cumulative withholding method, and the tax for the whole year.
+    中文：个人所得税、个税预扣。
 
     Args:
         monthly_salary: Gross monthly pay in yuan.
@@ -74,6 +75,7 @@ def china_income_tax_withholding(
 @tool(permission="read")
 def china_annual_bonus_tax(bonus: float) -> dict[str, Any]:
     """Tax on a one-off annual bonus (年终奖) taxed separately from salary, using the monthly table.
+    中文：年终奖个税。
 
     Args:
         bonus: The bonus in yuan.
@@ -100,6 +102,7 @@ def china_social_insurance(
 
     Rates are the common ones (employee 8% / 2% / 0.5%; employer 16% / 9% / 0.5% / 0.2% injury);
     cities differ, so give the local contribution base limits.
+    中文：五险一金、社保公积金。
 
     Args:
         monthly_salary: Gross monthly pay in yuan.
@@ -137,6 +140,7 @@ def us_federal_income_tax(
     itemized_deductions: float = 0.0,
 ) -> dict[str, Any]:
     """US federal income tax for tax year 2024 from gross income, with marginal and effective rates.
+    中文：美国联邦所得税。
 
     Args:
         income: Gross income in dollars.
@@ -167,6 +171,7 @@ def overtime_pay(
     holiday_hours: float = 0,
 ) -> dict[str, Any]:
     """Overtime (加班费) at 150% on workdays, 200% on rest days and 300% on public holidays.
+    中文：加班费。
 
     Args:
         hourly_rate: The normal hourly wage.
@@ -190,6 +195,7 @@ def salary_period_convert(
     amount: float, period: Literal["year", "month", "week", "day", "hour"]
 ) -> dict[str, Any]:
     """Express pay in every period: yearly, monthly, weekly, daily and hourly (40-hour weeks).
+    中文：时薪月薪年薪换算。
 
     Args:
         amount: The pay.
@@ -204,6 +210,7 @@ def prorated_salary(
     monthly_salary: float, days_worked: float, working_days_in_month: float = 21.75
 ) -> dict[str, Any]:
     """Pay for a partial month (a new joiner or a leaver) from the days actually worked.
+    中文：按出勤天数折算工资。
 
     Args:
         monthly_salary: The full monthly salary.
@@ -217,6 +224,7 @@ def prorated_salary(
 @tool(permission="read")
 def timesheet_hours(entries: list[str], break_minutes_per_day: int = 0) -> dict[str, Any]:
     """Total the hours on a timesheet of start-end entries like "09:00-17:30" (overnight allowed).
+    中文：工时统计。
 
     Args:
         entries: One "HH:MM-HH:MM" per day or shift.
@@ -238,6 +246,7 @@ def china_severance_pay(
     monthly_wage: float, years: int, extra_months: int = 0, local_average_wage: float = 0.0
 ) -> dict[str, Any]:
     """Statutory severance (经济补偿金, "N") under China's Labour Contract Law, article 47.
+    中文：经济补偿金、离职补偿。
 
     Args:
         monthly_wage: The average monthly wage of the last 12 months.
@@ -255,6 +264,7 @@ def china_severance_pay(
 @tool(permission="read")
 def china_annual_leave_days(total_work_years: float) -> dict[str, Any]:
     """Statutory paid annual leave (年假) in China from cumulative years of work.
+    中文：年假天数。
 
     Args:
         total_work_years: Years worked in total, with any employers.
@@ -276,6 +286,7 @@ def employee_turnover_rate(
     leavers: int, headcount_start: int, headcount_end: int
 ) -> dict[str, Any]:
     """Staff turnover (离职率) for a period: leavers over the average headcount.
+    中文：离职率、员工流失率。
 
     Args:
         leavers: How many employees left during the period.

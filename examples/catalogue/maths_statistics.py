@@ -27,6 +27,7 @@ def _r(value: float) -> float:
 @tool(permission="read")
 def describe_numbers(values: list[float]) -> dict[str, Any]:
     """Summary statistics of a list of numbers: mean, median, mode, standard deviation, range.
+    中文：描述统计、平均数、中位数、标准差。
 
     Args:
         values: The data, e.g. [3, 7, 7, 2, 9].
@@ -48,6 +49,7 @@ def describe_numbers(values: list[float]) -> dict[str, Any]:
 @tool(permission="read")
 def percentile(values: list[float], percent: float) -> dict[str, Any]:
     """The value below which a given percentage of the data falls (linear interpolation), e.g. p95.
+    中文：百分位数。
 
     Args:
         values: The data.
@@ -65,6 +67,7 @@ def percentile(values: list[float], percent: float) -> dict[str, Any]:
 @tool(permission="read")
 def linear_regression(x: list[float], y: list[float]) -> dict[str, Any]:
     """Least-squares straight line y = slope·x + intercept through paired data, with R².
+    中文：线性回归、拟合直线。
 
     Args:
         x: The x values.
@@ -81,6 +84,7 @@ def linear_regression(x: list[float], y: list[float]) -> dict[str, Any]:
 @tool(permission="read")
 def correlation_coefficient(x: list[float], y: list[float]) -> dict[str, Any]:
     """Pearson correlation between two series, from -1 to 1, with a plain-words strength.
+    中文：相关系数。
 
     Args:
         x: The first series.
@@ -97,6 +101,7 @@ def correlation_coefficient(x: list[float], y: list[float]) -> dict[str, Any]:
 @tool(permission="read")
 def z_score(value: float, mean: float, stdev: float) -> dict[str, Any]:
     """How many standard deviations a value lies from the mean, and its percentile if normal.
+    中文：标准分、Z分数。
 
     Args:
         value: The observation.
@@ -114,6 +119,7 @@ def normal_probability(
     mean: float, stdev: float, lower: float | None = None, upper: float | None = None
 ) -> dict[str, Any]:
     """Probability that a normally distributed value falls below, above or between limits.
+    中文：正态分布概率。
 
     Args:
         mean: The distribution's mean.
@@ -130,6 +136,7 @@ def normal_probability(
 @tool(permission="read")
 def binomial_probability(trials: int, successes: int, p: float) -> dict[str, Any]:
     """Chance of exactly k successes in n independent tries, and of at least k.
+    中文：二项分布概率。
 
     Args:
         trials: The number of tries n.
@@ -151,6 +158,7 @@ def binomial_probability(trials: int, successes: int, p: float) -> dict[str, Any
 @tool(permission="read")
 def combinations_and_permutations(n: int, k: int) -> dict[str, Any]:
     """Ways to choose k of n items: combinations (order ignored, C(n,k)) and permutations P(n,k).
+    中文：排列组合数。
 
     Args:
         n: The number of items.
@@ -164,6 +172,7 @@ def combinations_and_permutations(n: int, k: int) -> dict[str, Any]:
 @tool(permission="read")
 def prime_factorization(number: int) -> dict[str, Any]:
     """Break a whole number into its prime factors (质因数分解), e.g. 360 = 2^3 × 3^2 × 5.
+    中文：分解质因数。
 
     Args:
         number: A whole number from 2 to 10^12.
@@ -190,6 +199,7 @@ def prime_factorization(number: int) -> dict[str, Any]:
 @tool(permission="read")
 def gcd_and_lcm(numbers: list[int]) -> dict[str, Any]:
     """Greatest common divisor and least common multiple of whole numbers (最大公约数/最小公倍数).
+    中文：最大公约数、最小公倍数。
 
     Args:
         numbers: Two or more whole numbers.
@@ -202,6 +212,7 @@ def gcd_and_lcm(numbers: list[int]) -> dict[str, Any]:
 @tool(permission="read")
 def fibonacci(n: int) -> dict[str, Any]:
     """The n-th Fibonacci number (F(0)=0, F(1)=1) and the first few terms of the sequence.
+    中文：斐波那契数列。
 
     Args:
         n: The index, 0-1000.
@@ -219,6 +230,7 @@ def fibonacci(n: int) -> dict[str, Any]:
 @tool(permission="read")
 def solve_quadratic(a: float, b: float, c: float) -> dict[str, Any]:
     """Roots of a quadratic equation ax² + bx + c = 0, real or complex (一元二次方程).
+    中文：一元二次方程求解。
 
     Args:
         a: The x² coefficient (not 0).
@@ -242,6 +254,7 @@ def solve_quadratic(a: float, b: float, c: float) -> dict[str, Any]:
 @tool(permission="read")
 def weighted_average(values: list[float], weights: list[float]) -> dict[str, Any]:
     """Average where each value counts by its weight, e.g. a course grade from weighted components.
+    中文：加权平均。
 
     Args:
         values: The values, e.g. scores.
@@ -262,6 +275,7 @@ def weighted_average(values: list[float], weights: list[float]) -> dict[str, Any
 @tool(permission="read")
 def moving_average(values: list[float], window: int = 3) -> dict[str, Any]:
     """Simple moving average of a series over a sliding window, to smooth out noise.
+    中文：移动平均。
 
     Args:
         values: The series, in time order.
@@ -280,6 +294,7 @@ def moving_average(values: list[float], window: int = 3) -> dict[str, Any]:
 @tool(permission="read")
 def simplify_fraction(numerator: int, denominator: int) -> dict[str, Any]:
     """Reduce a fraction to lowest terms, with its mixed-number and decimal forms.
+    中文：约分、化简分数。
 
     Args:
         numerator: The top number.
@@ -297,6 +312,7 @@ def simplify_fraction(numerator: int, denominator: int) -> dict[str, Any]:
 @tool(permission="read")
 def roman_numerals(value: str) -> dict[str, Any]:
     """Convert between Roman numerals and ordinary numbers (1-3999): 2024 <-> MMXXIV.
+    中文：罗马数字。
 
     Args:
         value: A number such as 1987, or a numeral such as MCMLXXXVII.
@@ -345,6 +361,7 @@ def roman_numerals(value: str) -> dict[str, Any]:
 @tool(permission="read")
 def percentage_change(old_value: float, new_value: float) -> dict[str, Any]:
     """Percentage increase or decrease from an old value to a new one (增长率).
+    中文：增长率、变化百分比。
 
     Args:
         old_value: The earlier value (not 0).

@@ -33,6 +33,7 @@ def _network(cidr: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
 @tool(permission="read")
 def subnet_calculator(cidr: str) -> dict[str, Any]:
     """Details of an IP subnet in CIDR form: netmask, network and broadcast, usable host range.
+    中文：子网计算、子网掩码。
 
     Args:
         cidr: An address with prefix length, e.g. 192.168.10.37/26 or 2001:db8::/48.
@@ -56,6 +57,7 @@ def subnet_calculator(cidr: str) -> dict[str, Any]:
 @tool(permission="read")
 def ip_in_network(address: str, cidr: str) -> dict[str, Any]:
     """Whether an IP address belongs to a network range (CIDR), e.g. for a firewall allow-list.
+    中文：IP网段归属。
 
     Args:
         address: The IP address, e.g. 10.1.2.3.
@@ -67,6 +69,7 @@ def ip_in_network(address: str, cidr: str) -> dict[str, Any]:
 @tool(permission="read")
 def classify_ip_address(address: str) -> dict[str, Any]:
     """What kind of IP address this is: private, public, loopback, link-local, multicast, reserved.
+    中文：IP地址类型、内网公网。
 
     Args:
         address: An IPv4 or IPv6 address.
@@ -87,6 +90,7 @@ def classify_ip_address(address: str) -> dict[str, Any]:
 @tool(permission="read")
 def split_subnet(cidr: str, new_prefix: int) -> dict[str, Any]:
     """Divide a network into equal smaller subnets, e.g. a /24 into four /26 blocks.
+    中文：子网划分。
 
     Args:
         cidr: The network to divide.
@@ -103,6 +107,7 @@ def split_subnet(cidr: str, new_prefix: int) -> dict[str, Any]:
 @tool(permission="read")
 def ip_range_to_cidrs(first: str, last: str) -> dict[str, Any]:
     """The smallest list of CIDR blocks exactly covering a range of IP addresses.
+    中文：IP范围转CIDR。
 
     Args:
         first: The first address of the range.
@@ -118,6 +123,7 @@ def ip_range_to_cidrs(first: str, last: str) -> dict[str, Any]:
 @tool(permission="read")
 def ipv6_normalize(address: str) -> dict[str, Any]:
     """Compressed and fully expanded forms of an IPv6 address.
+    中文：IPv6地址压缩展开。
 
     Args:
         address: The IPv6 address, in any valid form.
@@ -133,6 +139,7 @@ def ipv6_normalize(address: str) -> dict[str, Any]:
 @tool(permission="read")
 def parse_url(url: str) -> dict[str, Any]:
     """Split a URL into scheme, host, port, path, query parameters and fragment.
+    中文：网址解析、URL参数。
 
     Args:
         url: The full URL.
@@ -152,6 +159,7 @@ def parse_url(url: str) -> dict[str, Any]:
 @tool(permission="read")
 def build_url(base: str, params: dict[str, str]) -> dict[str, Any]:
     """Add query parameters to a URL, encoding them properly and keeping any that are there.
+    中文：拼接URL查询参数。
 
     Args:
         base: The URL to extend, e.g. https://example.com/search?lang=en.
@@ -166,6 +174,7 @@ def build_url(base: str, params: dict[str, str]) -> dict[str, Any]:
 @tool(permission="read")
 def well_known_port(port_or_service: str) -> dict[str, Any]:
     """Which service usually listens on a TCP/UDP port, or which port a service uses (e.g. Redis).
+    中文：常用端口号。
 
     Args:
         port_or_service: A port number such as 5432 or a service name such as ssh.
@@ -183,6 +192,7 @@ def well_known_port(port_or_service: str) -> dict[str, Any]:
 @tool(permission="read")
 def http_status_meaning(code: int) -> dict[str, Any]:
     """What an HTTP status code means (404, 502, 429...) and its class.
+    中文：HTTP状态码。
 
     Args:
         code: The status code.
@@ -211,6 +221,7 @@ def download_time(
     size: float, size_unit: str, speed: float, speed_unit: str = "Mbps"
 ) -> dict[str, Any]:
     """How long a file takes to transfer over a link of a given speed (bits vs bytes handled).
+    中文：下载时间、网速带宽。
 
     Args:
         size: The file size, e.g. 4.7.
@@ -246,6 +257,7 @@ _EMAIL = re.compile(
 @tool(permission="read")
 def validate_email_address(address: str) -> dict[str, Any]:
     """Check that an email address is well formed (syntax only; no mail is sent or looked up).
+    中文：邮箱格式校验。
 
     Args:
         address: The email address.
@@ -265,6 +277,7 @@ def validate_email_address(address: str) -> dict[str, Any]:
 @tool(permission="read")
 def normalize_mac_address(mac: str, style: str = "colon") -> dict[str, Any]:
     """Rewrite a MAC address in colon, hyphen or Cisco dotted form; tells unicast/multicast.
+    中文：MAC地址格式。
 
     Args:
         mac: The MAC address in any common form.

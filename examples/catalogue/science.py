@@ -78,6 +78,7 @@ def _element(query: str) -> tuple[str, tuple[int, str, str, float]]:
 @tool(permission="read")
 def element_lookup(element: str) -> dict[str, Any]:
     """Periodic table facts for a chemical element (化学元素): symbol, number, names, atomic weight.
+    中文：化学元素、元素周期表。
 
     Args:
         element: A symbol (Fe), English name (iron), Chinese name (铁) or atomic number (26).
@@ -125,6 +126,7 @@ def _formula_counts(formula: str) -> dict[str, float]:
 @tool(permission="read")
 def molar_mass(formula: str) -> dict[str, Any]:
     """Molar mass (摩尔质量) of a chemical formula such as H2O, C6H12O6 or Ca(OH)2, in g/mol.
+    中文：摩尔质量、分子量。
 
     Args:
         formula: The formula, case-sensitive, parentheses allowed.
@@ -148,6 +150,7 @@ def ideal_gas_law(
     temperature_k: float = 0,
 ) -> dict[str, Any]:
     """Solve PV = nRT for the missing one of pressure, volume, amount of gas or temperature.
+    中文：理想气体状态方程。
 
     Args:
         solve_for: Which quantity to compute.
@@ -174,6 +177,7 @@ def ideal_gas_law(
 @tool(permission="read")
 def ohms_law(voltage: float = 0, current: float = 0, resistance: float = 0) -> dict[str, Any]:
     """Ohm's law: from two of voltage (V), current (A) and resistance (Ω), the third and power.
+    中文：欧姆定律。
 
     Args:
         voltage: Volts, or 0 if unknown.
@@ -201,6 +205,7 @@ def combine_resistors(
     ohms: list[float], arrangement: Literal["series", "parallel"]
 ) -> dict[str, Any]:
     """Total resistance of resistors wired in series or in parallel (also capacitors in reverse).
+    中文：电阻串联并联。
 
     Args:
         ohms: Each resistor's value in ohms.
@@ -215,6 +220,7 @@ def combine_resistors(
 @tool(permission="read")
 def resistor_color_code(bands: list[str]) -> dict[str, Any]:
     """Read a 4- or 5-band resistor's colour bands (色环电阻) as a resistance and tolerance.
+    中文：色环电阻读数。
 
     Args:
         bands: The colours in order, e.g. ["brown", "black", "red", "gold"].
@@ -235,6 +241,7 @@ def resistor_color_code(bands: list[str]) -> dict[str, Any]:
 @tool(permission="read")
 def projectile_motion(speed_ms: float, angle_degrees: float, height_m: float = 0) -> dict[str, Any]:
     """Range, peak height and flight time of a thrown or launched object (no air resistance).
+    中文：抛体运动、射程。
 
     Args:
         speed_ms: The launch speed in m/s.
@@ -254,6 +261,7 @@ def projectile_motion(speed_ms: float, angle_degrees: float, height_m: float = 0
 @tool(permission="read")
 def free_fall(height_m: float) -> dict[str, Any]:
     """Time for an object dropped from a height to hit the ground, and its impact speed.
+    中文：自由落体时间。
 
     Args:
         height_m: The drop height in metres.
@@ -269,6 +277,7 @@ def free_fall(height_m: float) -> dict[str, Any]:
 @tool(permission="read")
 def wavelength_frequency(wavelength_nm: float = 0, frequency_hz: float = 0) -> dict[str, Any]:
     """Light: convert wavelength to frequency or back, with the photon energy in eV.
+    中文：波长频率换算、光子能量。
 
     Args:
         wavelength_nm: Wavelength in nanometres (or 0 to give the frequency).
@@ -290,6 +299,7 @@ def wavelength_frequency(wavelength_nm: float = 0, frequency_hz: float = 0) -> d
 @tool(permission="read")
 def radioactive_decay(initial_amount: float, half_life: float, elapsed: float) -> dict[str, Any]:
     """How much of a radioactive substance remains after some time, from its half-life (半衰期).
+    中文：半衰期、放射性衰变。
 
     Args:
         initial_amount: The starting amount (any unit).
@@ -306,6 +316,7 @@ def radioactive_decay(initial_amount: float, half_life: float, elapsed: float) -
 @tool(permission="read")
 def ph_calculator(hydrogen_ion_molar: float = 0, ph: float | None = None) -> dict[str, Any]:
     """pH from a hydrogen ion concentration, or the concentration from a pH; says acid or base.
+    中文：pH值、酸碱性。
 
     Args:
         hydrogen_ion_molar: [H+] in mol/L (0 to give pH instead).
@@ -331,6 +342,7 @@ def solution_dilution(
     stock_concentration: float, final_concentration: float, final_volume: float
 ) -> dict[str, Any]:
     """C1V1 = C2V2: how much stock solution and diluent to mix for a target concentration.
+    中文：溶液稀释。
 
     Args:
         stock_concentration: The concentration of the stock (any unit).
@@ -346,6 +358,7 @@ def solution_dilution(
 @tool(permission="read")
 def weight_on_planet(mass_kg: float, body: str) -> dict[str, Any]:
     """What a person or object would weigh on another planet or the Moon.
+    中文：其他星球上的重量、行星重力。
 
     Args:
         mass_kg: The mass in kilograms.
@@ -365,6 +378,7 @@ def weight_on_planet(mass_kg: float, body: str) -> dict[str, Any]:
 @tool(permission="read")
 def speed_of_sound(air_temperature_c: float = 20) -> dict[str, Any]:
     """Speed of sound in air at a temperature, and how far away lightning is per second of delay.
+    中文：声速。
 
     Args:
         air_temperature_c: The air temperature in °C.
@@ -376,6 +390,7 @@ def speed_of_sound(air_temperature_c: float = 20) -> dict[str, Any]:
 @tool(permission="read")
 def moon_phase(day: str) -> dict[str, Any]:
     """Phase of the Moon (月相) on a date: age in days, illumination and its name.
+    中文：月相。
 
     Args:
         day: The date, YYYY-MM-DD.

@@ -64,6 +64,7 @@ def _words(text: str) -> list[str]:
 @tool(permission="read")
 def word_count(text: str) -> dict[str, Any]:
     """Count words, characters, sentences and paragraphs in a text (字数统计).
+    中文：字数统计。
 
     Args:
         text: The text to count; Chinese characters count one word each.
@@ -82,6 +83,7 @@ def word_count(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def reading_time(text: str, words_per_minute: int = 230) -> dict[str, Any]:
     """How long a piece of writing takes to read and to speak aloud.
+    中文：阅读时长。
 
     Args:
         text: The article or speech.
@@ -98,6 +100,7 @@ def reading_time(text: str, words_per_minute: int = 230) -> dict[str, Any]:
 @tool(permission="read")
 def slugify(text: str, separator: str = "-") -> dict[str, Any]:
     """Make a URL slug from a title: lower case ASCII, accents removed, words joined by hyphens.
+    中文：URL别名、标题转链接。
 
     Args:
         text: The title, e.g. "Crème Brûlée: A Recipe!".
@@ -113,6 +116,7 @@ def change_case(
     text: str, style: Literal["snake", "camel", "pascal", "kebab", "constant", "title", "sentence"]
 ) -> dict[str, Any]:
     """Rewrite an identifier or phrase in another case style: snake_case, camelCase, kebab-case...
+    中文：命名风格转换、驼峰下划线。
 
     Args:
         text: The words, in any style ("user id", "userId", "USER_ID").
@@ -135,6 +139,7 @@ def change_case(
 @tool(permission="read")
 def palindrome_check(text: str) -> dict[str, Any]:
     """Whether a word or phrase reads the same backwards, ignoring case, spaces and punctuation.
+    中文：回文判断。
 
     Args:
         text: The word or phrase, e.g. "A man, a plan, a canal: Panama".
@@ -146,6 +151,7 @@ def palindrome_check(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def anagram_check(first: str, second: str) -> dict[str, Any]:
     """Whether two words or phrases use exactly the same letters (anagrams).
+    中文：变位词、字母相同。
 
     Args:
         first: The first word or phrase.
@@ -166,6 +172,7 @@ def anagram_check(first: str, second: str) -> dict[str, Any]:
 @tool(permission="read")
 def edit_distance(first: str, second: str) -> dict[str, Any]:
     """Levenshtein edit distance: the fewest insertions, deletions and substitutions.
+    中文：编辑距离、改几个字符。
 
     Args:
         first: The first string.
@@ -183,6 +190,7 @@ def edit_distance(first: str, second: str) -> dict[str, Any]:
 @tool(permission="read")
 def text_similarity(first: str, second: str) -> dict[str, Any]:
     """How similar two texts are, as a ratio from 0 to 1 (sequence matching), and word overlap.
+    中文：文本相似度、查重。
 
     Args:
         first: The first text.
@@ -197,6 +205,7 @@ def text_similarity(first: str, second: str) -> dict[str, Any]:
 @tool(permission="read")
 def extract_emails_and_links(text: str) -> dict[str, Any]:
     """Pull every email address and http(s) link out of a block of text, without duplicates.
+    中文：提取邮箱地址和网页链接。
 
     Args:
         text: The text to scan, e.g. a pasted email thread.
@@ -209,6 +218,7 @@ def extract_emails_and_links(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def keyword_frequency(text: str, top: int = 10, skip_common_words: bool = True) -> dict[str, Any]:
     """The most frequent words of a text, for keywords or a word cloud.
+    中文：词频统计。
 
     Args:
         text: The text.
@@ -230,6 +240,7 @@ def _syllables(word: str) -> int:
 @tool(permission="read")
 def readability_score(text: str) -> dict[str, Any]:
     """Flesch reading ease and Flesch-Kincaid grade level of English text.
+    中文：可读性、难易程度。
 
     Args:
         text: English prose, several sentences long.
@@ -248,6 +259,7 @@ def readability_score(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def wrap_text(text: str, width: int = 72) -> dict[str, Any]:
     """Re-flow text into lines no wider than a given number of characters.
+    中文：自动换行、折行。
 
     Args:
         text: The text to wrap; blank lines separate paragraphs.
@@ -260,6 +272,7 @@ def wrap_text(text: str, width: int = 72) -> dict[str, Any]:
 @tool(permission="read")
 def deduplicate_lines(text: str, ignore_case: bool = False, sort: bool = False) -> dict[str, Any]:
     """Remove repeated lines from a list, keeping the first of each, optionally sorted.
+    中文：去重、删除重复行。
 
     Args:
         text: One item per line.
@@ -281,6 +294,7 @@ def deduplicate_lines(text: str, ignore_case: bool = False, sort: bool = False) 
 @tool(permission="read")
 def text_diff(before: str, after: str) -> dict[str, Any]:
     """A unified diff between two versions of a text, line by line, like `diff -u`.
+    中文：文本差异对比。
 
     Args:
         before: The original text.
@@ -319,6 +333,7 @@ class _TextOnly(HTMLParser):
 @tool(permission="read")
 def strip_html_tags(html: str) -> dict[str, Any]:
     """Plain text from an HTML snippet: tags, scripts and styles removed, entities decoded.
+    中文：去掉HTML标签、网页转纯文本。
 
     Args:
         html: The HTML source.
@@ -333,6 +348,7 @@ def strip_html_tags(html: str) -> dict[str, Any]:
 @tool(permission="read")
 def truncate_text(text: str, max_characters: int, ellipsis: str = "…") -> dict[str, Any]:
     """Shorten text to a maximum length at a word boundary, adding an ellipsis (for previews).
+    中文：截断文本、省略号。
 
     Args:
         text: The text.
