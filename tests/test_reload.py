@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
 
+from toolcall_cli.cli.models import ModelChoice, get_model
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.repl import ToolWatcher
+from toolcall_cli.offline import OfflineModel
+from toolcall_cli.repl import Repl, SlashCompleter, ToolWatcher
+from toolcall_cli.session import Session
+from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import display_path, load_tools
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.tools.reload import ToolChange, ToolReloader, tool_changes
+from toolcall_cli.trace import TraceWriter
 
 WEATHER_DOC = "Get the weather (天气) for a city."
 
@@ -204,3 +215,50 @@ def test_the_watcher_sees_a_plugin_file_and_stops(tmp_path: Path) -> None:
         watcher.stop()
     assert watcher._thread is not None and not watcher._thread.is_alive()
     assert watcher.problem is None
+
+
+def test_slash_reload_in_chat_and_the_next_answer_uses_the_new_code(
+    tools_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    registry, reloader = loaded(tools_dir)
+    session = Session(model=OfflineModel(), strategy=get_strategy("regex"), registry=registry)
+    trace = io.StringIO()
+    question = "What's the weather in Paris?\r"
+    with create_pipe_input() as pipe:
+        repl = Repl(
+            session,
+            history_file=tmp_path / "history",
+            make_model=lambda name: get_model(ModelChoice(name=name)),
+            pt_input=pipe,
+            pt_output=DummyOutput(),
+            mode="plain",
+            trace=TraceWriter(trace),
+            reloader=reloader,
+            watch=False,
+        )
+        pipe.send_text(f"/help\r/reload\r{question}\x04")
+        assert repl.loop() == 0
+        first = capsys.readouterr().out
+        (tools_dir / "weather.py").write_text(plugin("get_weather", "light snow"), "utf-8")
+        pipe.send_text(f"/reload\r/reload\r{question}\x04")
+        assert repl.loop() == 0
+        second = capsys.readouterr().out
+    assert "/reload" in first and "reload: nothing changed" in first  # /help, then /reload
+    assert "sunny" in first and "light snow" not in first
+    changed = f"reload: changed get_weather (code) · {display_path(tools_dir / 'weather.py')}"
+    assert second.count(changed) == 1 and second.count("reload: nothing changed") == 1
+    assert "light snow" in second and "sunny" not in second  # the same call, the new code
+    records = [json.loads(line) for line in trace.getvalue().splitlines()]
+    kinds = [record["kind"] for record in records]
+    assert kinds.count("run_started") == 2
+    # What the reload said is recorded inside the next run, right after it started.
+    second_run = kinds.index("run_started", kinds.index("run_started") + 1)
+    assert records[second_run + 1]["kind"] == "notice"
+    assert records[second_run + 1]["message"] == changed
+
+
+def test_the_completer_offers_slash_reload() -> None:
+    session = Session(model=OfflineModel(), strategy=get_strategy("regex"), registry=ToolRegistry())
+    completer = SlashCompleter(session)
+    offered = completer.get_completions(Document("/rel"), CompleteEvent())
+    assert [completion.text for completion in offered] == ["/reload"]
