@@ -262,3 +262,22 @@ def test_the_completer_offers_slash_reload() -> None:
     completer = SlashCompleter(session)
     offered = completer.get_completions(Document("/rel"), CompleteEvent())
     assert [completion.text for completion in offered] == ["/reload"]
+
+
+def test_a_name_stays_with_the_file_that_held_it(tmp_path: Path) -> None:
+    """a.py loads before b.py; when a.py later defines b.py's tool too, b.py's keeps working
+    and a.py's is the one left out, with the loader's line."""
+    tools_dir = tmp_path / "tools.d"
+    tools_dir.mkdir()
+    a, b = tools_dir / "a.py", tools_dir / "b.py"
+    a.write_text(plugin("get_time", "noon", "The time."), encoding="utf-8")
+    b.write_text(plugin("get_weather", "sunny"), encoding="utf-8")
+    registry, reloader = loaded(tools_dir)
+    a.write_text(plugin("get_time", "noon", "The time.") + tool_def("get_weather", "a"), "utf-8")
+    assert lines(reloader, registry) == [
+        f"reload: {display_path(a)} loaded anew; no tool's spec or code changed",
+        f"reload: {display_path(a)}: tool `get_weather` skipped: the name is already used by "
+        f"{display_path(b)}",
+    ]
+    assert answer(registry, "get_weather") == "sunny"
+    assert registry.names() == ["get_time", "get_weather"]
