@@ -213,3 +213,63 @@ def test_step_edits_one_argument_and_skips_one_call(terminal: Terminal) -> None:
     assert "Paris today:" in screen  # the answer is built from the edited call's result
     assert "Tokyo today:" not in screen and "Berlin today:" not in screen
     assert "explain · loop: no calls in the reply: the loop ends" in screen
+
+
+def weather_plugin(answer: str) -> str:
+    return (
+        "from toolcall_cli import tool\n\n\n@tool\n"
+        "def get_weather(city: str) -> str:\n"
+        '    """Get the weather (天气) for a city."""\n'
+        f"    return {answer!r}\n"
+    )
+
+
+def edit_and_wait_for_the_hint(terminal: Terminal, plugin: Path, text: str) -> None:
+    """Write the plugin file, then wait until the prompt shows the chat saw the change (the
+    hint on the prompt line), so the next question is asked after the watcher noticed."""
+    from toolcall_cli.repl import RELOAD_HINT
+
+    before = terminal.screen().count(RELOAD_HINT)
+    plugin.write_text(text, encoding="utf-8")
+    deadline = time.monotonic() + 30
+    while terminal.screen().count(RELOAD_HINT) <= before:
+        assert time.monotonic() < deadline, f"the change was never noticed:\n{terminal.screen()}"
+        time.sleep(0.05)  # polling the screen; how long it takes is not asserted
+
+
+def wait_for_count(terminal: Terminal, text: str, count: int) -> str:
+    """The screen once `text` is on it `count` times (a later turn's answer like an earlier)."""
+    deadline = time.monotonic() + 30
+    while (screen := terminal.screen()).count(text) < count:
+        assert time.monotonic() < deadline, f"{text!r} never came {count} times:\n{screen}"
+        time.sleep(0.05)  # polling the screen; how long it takes is not asserted
+    return screen
+
+
+def test_editing_a_plugin_while_chat_runs_changes_the_next_answer(terminal: Terminal) -> None:
+    plugins = terminal.tmp / "plugins"
+    plugins.mkdir()
+    weather = plugins / "weather.py"
+    weather.write_text(weather_plugin("sunny, 30°C"), encoding="utf-8")
+    terminal.start(f"{TOOLCALL} chat --no-default-tools --tools plugins --no-trace")
+    terminal.wait_for("you>")
+    terminal.keys("北京今天天气怎么样？", "Enter")
+    terminal.wait_for("返回：“sunny, 30°C”")
+    edit_and_wait_for_the_hint(terminal, weather, weather_plugin("light snow, -2°C"))
+    terminal.keys("北京今天天气怎么样？", "Enter")
+    screen = terminal.wait_for("返回：“light snow, -2°C”")
+    assert screen.count("reload: changed get_weather (code) · plugins/weather.py") == 1
+    # A broken edit: one warning line, and the last good version still answers.
+    edit_and_wait_for_the_hint(terminal, weather, "def get_weather(city: str) -> str\n")
+    terminal.keys("上海今天天气怎么样？", "Enter")
+    screen = wait_for_count(terminal, "2 iterations · 1 tool call", 3)  # the third turn's end
+    assert screen.count("返回：“light snow, -2°C”") == 4  # its raw reply and answer, as before
+    warnings = [line for line in screen.splitlines() if "warning" in line]
+    assert warnings == [
+        "toolcall: warning: reload: plugins/weather.py: could not load: SyntaxError: expected "
+        "':' (line 1); its last good version stays in use"
+    ]
+    terminal.keys("/reload", "Enter")
+    terminal.wait_for("reload: nothing changed")
+    terminal.keys("C-d")
+    assert "EXIT=0" in terminal.wait_for("EXIT=")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -12,12 +13,13 @@ import typer
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import AnyFormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
 from toolcall_cli.approval import attach
-from toolcall_cli.events import Event, Notice, RunFinished
+from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
 from toolcall_cli.private_files import PathProblem, open_private
@@ -26,6 +28,8 @@ from toolcall_cli.render.explain import Explain
 from toolcall_cli.session import Session
 from toolcall_cli.stepping import attach as attach_stepper
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
+from toolcall_cli.tools.loader import is_plugin_name
+from toolcall_cli.tools.reload import ToolReloader
 from toolcall_cli.trace import RunProgress, TraceWriteError, TraceWriter
 
 COMMANDS: dict[str, str] = {
@@ -33,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "/tools": "list the loaded tools",
     "/strategy": "/strategy NAME: switch to regex, schema or stream (alone: show it)",
     "/model": "/model NAME: switch the model (offline, scripted, or a name at the endpoint)",
+    "/reload": "load the changed tools.d files now (a change also reloads by itself)",
     "/reset": "forget the conversation so far",
     "/history": "show how many messages the conversation holds",
     "/exit": "leave (Ctrl-D works too)",
@@ -166,8 +171,18 @@ class Repl:
         mode: RenderMode | None = None,
         trace: TraceWriter | None = None,
         explain: Explain | None = None,
+        reloader: ToolReloader | None = None,
+        watch: bool = True,
     ) -> None:
         self.session = session
+        self._reloader = reloader
+        """The tools.d plugin files, reloaded when they change; None: nothing to reload."""
+        self._watcher: ToolWatcher | None = None
+        if reloader is not None and watch:
+            self._watcher = ToolWatcher(reloader.watched_dirs(), self._changed_while_waiting)
+        self._reload_notices: list[Notice] = []
+        """What reloads said since the last turn began, for the trace (see ask)."""
+        self._watch_problem_told = False
         self._explain = explain or Explain()
         """--explain: notes after each step of every question's run."""
         self._trace = trace
@@ -187,6 +202,7 @@ class Repl:
             complete_while_typing=False,
             input=pt_input,
             output=pt_output,
+            rprompt=self._reload_hint,
         )
 
     def say(self, text: str) -> None:
@@ -199,6 +215,15 @@ class Repl:
             f"strategy {self.session.strategy.name}. "
             "/help for commands, Ctrl-D to leave."
         )
+        if self._watcher is not None:
+            self._watcher.start()
+        try:
+            return self._converse()
+        finally:
+            if self._watcher is not None:
+                self._watcher.stop()
+
+    def _converse(self) -> int:
         while True:
             try:
                 line = self._prompt.prompt("you> ")
@@ -208,6 +233,8 @@ class Repl:
                 return self._leave()
             self._tell_history_problem()
             line = line.strip()
+            if line != "/reload":  # /reload reloads (and says so) itself
+                self._reload_if_changed()
             if not line:
                 continue
             if line.startswith("/"):
@@ -255,6 +282,8 @@ class Repl:
                         renderer.handle(Notice(level="warning", message=end.message))
                 self._record(event)
                 renderer.handle(event)
+                if isinstance(event, RunStarted):
+                    self._record_reloads()
         except KeyboardInterrupt:
             renderer.close()
             self._record_end(progress)
@@ -275,6 +304,14 @@ class Repl:
             self._trace.write(event)
         except TraceWriteError as error:
             self._trace_failed(error)
+
+    def _record_reloads(self) -> None:
+        """What reloads said before this turn goes into the trace inside the turn's run: trace
+        readers split a chat trace into runs, and a record between runs would be read as a
+        run of its own."""
+        notices, self._reload_notices = self._reload_notices, []
+        for notice in notices:
+            self._record(notice)
 
     def _trace_failed(self, error: TraceWriteError) -> None:
         if self._trace is not None:
@@ -303,6 +340,8 @@ class Repl:
             self._switch_strategy(arg)
         elif name == "/model":
             self._switch_model(arg)
+        elif name == "/reload":
+            self.reload_tools(forced=True)
         elif name == "/reset":
             self.session.reset()
             self.say("Conversation cleared.")
@@ -338,3 +377,98 @@ class Repl:
             self.say(str(error))
             return
         self.say(f"Model is now {self.session.model.name}.")
+
+    def _reload_if_changed(self) -> None:
+        """Between turns: the plugin files the watcher saw change are loaded now, never in the
+        middle of a turn."""
+        watcher = self._watcher
+        if watcher is None:
+            return
+        if watcher.problem is not None and not self._watch_problem_told:
+            self._watch_problem_told = True
+            typer.echo(f"toolcall: warning: {watcher.problem}", err=True)
+        if watcher.changed.is_set():
+            self.reload_tools(forced=False)
+
+    def reload_tools(self, *, forced: bool) -> None:
+        """Reload the changed plugin files and say what that changed, one line each; `forced`
+        (/reload) also says when nothing did."""
+        if self._watcher is not None:
+            # Cleared first: a change made while this reload reads the files sets it again.
+            self._watcher.changed.clear()
+        if self._reloader is None:
+            if forced:
+                self.say("No tools.d directories to reload in this chat.")
+            return
+        try:
+            report = self._reloader.reload(self.session.registry)
+        except KeyboardInterrupt:
+            self.say("(reload cancelled; the tools are as they were)")
+            return
+        if report.nothing_changed and forced:
+            self.say("reload: nothing changed")
+        for notice in report.notices():
+            if notice.level == "info":
+                self.say(notice.message)
+            else:
+                typer.echo(f"toolcall: {notice.level}: {notice.message}", err=True)
+            self._reload_notices.append(notice)
+
+    def _changed_while_waiting(self) -> None:
+        """From the watcher's thread: redraw the prompt, so its hint shows the change."""
+        self._prompt.app.invalidate()
+
+    def _reload_hint(self) -> AnyFormattedText:
+        """The prompt's right side: tells that a plugin file changed and reloads on Enter."""
+        if self._watcher is not None and self._watcher.changed.is_set():
+            return [("fg:ansiyellow", RELOAD_HINT)]
+        return ""
+
+
+RELOAD_HINT = "tools changed · reloaded on Enter"
+
+
+class ToolWatcher:
+    """Watches the tools.d directories (watchfiles) in a thread of its own. It only marks that
+    a plugin file was written, made or deleted: the chat reloads between turns, in its own
+    thread, so no plugin is imported while a turn runs."""
+
+    def __init__(self, dirs: list[Path], on_change: Callable[[], None]) -> None:
+        self.changed = threading.Event()
+        self.problem: str | None = None
+        """Why watching stopped (a watched directory was removed, say); /reload still works."""
+        self._dirs = dirs
+        self._on_change = on_change
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if not self._dirs:
+            return
+        self._thread = threading.Thread(target=self._watch, name="tools.d watcher", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop watching; watchfiles looks at the stop event between its short waits."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _watch(self) -> None:
+        try:
+            import watchfiles  # imported here: only a chat with tools.d needs it
+
+            for _ in watchfiles.watch(
+                *self._dirs,
+                watch_filter=lambda _change, path: is_plugin_name(Path(path).name),
+                stop_event=self._stop,
+                recursive=False,  # the loader reads only the directory's own files
+                raise_interrupt=False,
+            ):
+                self.changed.set()
+                self._on_change()
+        except Exception as error:  # the chat goes on without watching, and says so once
+            self.problem = (
+                f"tools.d is no longer watched ({type(error).__name__}: {error}); "
+                "/reload still reloads"
+            )

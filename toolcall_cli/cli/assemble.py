@@ -36,7 +36,7 @@ from toolcall_cli.render import RenderMode
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
-from toolcall_cli.tools.loader import load_tools, tool_dirs
+from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.tools.retrieval import EmbedRanker
 from toolcall_cli.wire import NO_SAMPLING, ContextWindow, Sampling, WireFormat
@@ -68,11 +68,17 @@ def limits_with(chosen: Mapping[str, int | float]) -> Limits:
 
 
 def load_registry(extra: tuple[Path, ...], no_default_tools: bool) -> ToolRegistry:
+    return load_plugins(extra, no_default_tools).registry
+
+
+def load_plugins(extra: tuple[Path, ...], no_default_tools: bool) -> LoadResult:
+    """The tools of the tools.d directories, with the files they came from (chat reloads
+    them); each problem is told as one warning line."""
     dirs = tool_dirs(list(extra), include_bundled=not no_default_tools, cwd=Path.cwd())
     loaded = load_tools(dirs, explicit=list(extra))
     for problem in loaded.problems:
         warn(problem)
-    return loaded.registry
+    return loaded
 
 
 def model_choice(
@@ -261,6 +267,8 @@ class Assembled:
     config: FileConfig
     settings: dict[str, Any]
     """The resolved settings as a trace's header records them: no key, the URL masked."""
+    plugins: LoadResult | None = None
+    """The plugin files the session's tools came from (chat's hot reload starts from them)."""
 
 
 def build_session(options: SessionOptions, system_prompt: str | None = None) -> Assembled:
@@ -282,7 +290,8 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
         options = dataclasses.replace(options, schema_mode=schema_mode)
         notes = (note,)
     strategy = pick_strategy(strategy_name, options, sampling, system_prompt)
-    registry = load_registry(options.tools, options.no_default_tools)
+    plugins = load_plugins(options.tools, options.no_default_tools)
+    registry = plugins.registry
     check_recording_format(model, strategy, registry, options)
     retrieval = session_retrieval(options, choice, resolved.config)
     session = Session(
@@ -297,7 +306,9 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
         notes=notes,
     )
     settings = traced_settings(options, choice, session, sampling, system_prompt)
-    return Assembled(session=session, choice=choice, config=resolved.config, settings=settings)
+    return Assembled(
+        session=session, choice=choice, config=resolved.config, settings=settings, plugins=plugins
+    )
 
 
 def session_retrieval(

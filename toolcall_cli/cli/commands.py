@@ -290,6 +290,7 @@ def chat_session(
     """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
     or by a bug, its trace ends with an `interrupted` line."""
     from toolcall_cli.repl import Repl, default_history_file
+    from toolcall_cli.tools.reload import ToolReloader
 
     def switch_model(name: str) -> Model:
         return make_model(dataclasses.replace(assembled.choice, name=name), options.pace)
@@ -302,6 +303,7 @@ def chat_session(
             make_model=switch_model,
             trace=run_trace.writer,
             explain=shown or Explain(),
+            reloader=ToolReloader(assembled.plugins) if assembled.plugins else None,
         )
     except PathProblem as error:
         fail(str(error))

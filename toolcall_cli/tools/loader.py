@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.machinery
 import importlib.util
 import inspect
 import re
@@ -27,11 +28,26 @@ MAX_MESSAGE_CHARS = 200
 
 
 @dataclass
+class PluginFile:
+    """One plugin file as it was last loaded: what chat's hot reload compares a change with."""
+
+    path: Path
+    identity: str | None
+    """The digest of the bytes that were loaded (see plugin_identity)."""
+    tools: list[Tool] = field(default_factory=list)
+    """Every tool it defined, registered or not (a name another file had is not)."""
+
+
+@dataclass
 class LoadResult:
     """The tools that loaded and one line per thing that went wrong."""
 
     registry: ToolRegistry = field(default_factory=ToolRegistry)
     problems: list[str] = field(default_factory=list)
+    dirs: list[Path] = field(default_factory=list)
+    """The directories the tools were looked for in, in load order."""
+    plugins: list[PluginFile] = field(default_factory=list)
+    """Each plugin file loaded, in load order (a file that failed to load has no tools)."""
 
 
 BUNDLED_IN_PACKAGE = "_bundled_tools"
@@ -90,7 +106,7 @@ def load_tools(dirs: Sequence[Path], *, explicit: Sequence[Path] = ()) -> LoadRe
     (an installed copy of the bundled tools and the repository's tools.d, or a copy in the
     user dir): it is skipped silently rather than reported as clashing with itself.
     """
-    result = LoadResult()
+    result = LoadResult(dirs=list(dirs))
     asked_for = {path.resolve() for path in explicit}
     loaded: set[str] = set()
     for directory in dirs:
@@ -99,16 +115,28 @@ def load_tools(dirs: Sequence[Path], *, explicit: Sequence[Path] = ()) -> LoadRe
                 why = "is not a directory" if directory.exists() else "no such directory"
                 result.problems.append(f"--tools {directory}: {why}")
             continue
-        for path in sorted(directory.glob("*.py")):
-            if path.name.startswith("_") or not path.is_file():
-                continue
+        for path in plugin_files(directory):
             identity = plugin_identity(path)
             if identity in loaded:
                 continue
             if identity is not None:
                 loaded.add(identity)
-            load_file(path, result)
+            load_file(path, result, identity=identity)
     return result
+
+
+def plugin_files(directory: Path) -> list[Path]:
+    """The plugin files of one tools.d directory, in load order."""
+    return [
+        path
+        for path in sorted(directory.glob("*.py"))
+        if is_plugin_name(path.name) and path.is_file()
+    ]
+
+
+def is_plugin_name(name: str) -> bool:
+    """`weather.py` is a plugin; `_helpers.py` (the underscore: not loaded) is not."""
+    return name.endswith(".py") and not name.startswith("_")
 
 
 def plugin_identity(path: Path) -> str | None:
@@ -119,9 +147,11 @@ def plugin_identity(path: Path) -> str | None:
         return None
 
 
-def load_file(path: Path, result: LoadResult) -> None:
+def load_file(path: Path, result: LoadResult, *, identity: str | None = None) -> None:
     """Import one plugin file and register the tools it defines into `result`."""
     shown = display_path(path)
+    plugin = PluginFile(path=path, identity=identity)
+    result.plugins.append(plugin)
     try:
         found = plugin_tools(path)
     except KeyboardInterrupt:
@@ -130,6 +160,7 @@ def load_file(path: Path, result: LoadResult) -> None:
         result.problems.append(f"{shown}: could not load: {describe_import_error(error, path)}")
         return
     result.problems += [f"{shown}: {problem}" for problem in found.problems]
+    plugin.tools = list(found.tools)
     for item in found.tools:
         register(item, result)
 
@@ -140,17 +171,21 @@ class PluginTools:
 
     tools: list[Tool] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    definition_errors: list[str] = field(default_factory=list)
+    """The problems that are a tool the file meant to define and could not (also in
+    `problems`): a reload keeps the file's last good version rather than lose that tool."""
 
 
-def plugin_tools(path: Path) -> PluginTools:
+def plugin_tools(path: Path, *, fresh: bool = False) -> PluginTools:
     """Import `path` and build its tools. Raises whatever the plugin raised, at import or while
-    its names are looked at (a module-level object's `__getattr__` runs plugin code too)."""
+    its names are looked at (a module-level object's `__getattr__` runs plugin code too).
+    `fresh`: compiled from the file's text as it is now (see import_plugin)."""
     start = len(MARKED)
     try:
         # Whatever a plugin prints while it loads goes to stderr: stdout belongs to the output
         # (e.g. --json lines) and must not be polluted.
         with contextlib.redirect_stdout(sys.stderr):
-            module = import_plugin(path)
+            module = import_plugin(path, fresh=fresh)
     finally:
         marked, MARKED[start:] = MARKED[start:], []
     found = PluginTools(problems=replaced_definitions(marked, module))
@@ -159,11 +194,13 @@ def plugin_tools(path: Path) -> PluginTools:
             kind = "class" if inspect.isclass(func) else type(func).__name__
             name = getattr(func, "__name__", "?")
             found.problems.append(f"skipped `{name}`: @tool marks functions, not a {kind}")
+            found.definition_errors.append(found.problems[-1])
             continue
         try:
             found.tools.append(Tool.from_function(func, source=str(path)))
         except ToolDefinitionError as error:
             found.problems.append(f"skipped tool: {' '.join(str(error).split())}")
+            found.definition_errors.append(found.problems[-1])
     return found
 
 
@@ -189,25 +226,47 @@ def register(item: Tool, result: LoadResult) -> None:
     if existing is None:
         result.registry.add(item)
         return
-    result.problems.append(
+    result.problems.append(clash_line(item, existing))
+
+
+def clash_line(item: Tool, existing: Tool) -> str:
+    """The one line for a tool left out because another source has its name."""
+    return (
         f"{display_path(Path(item.source))}: tool `{item.name}` skipped: "
         f"the name is already used by {display_path(Path(existing.source))}"
     )
 
 
-def import_plugin(path: Path) -> types.ModuleType:
-    """Run a plugin file as its own module, without touching sys.path."""
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the file's text as it is now. The usual loader may run the __pycache__ copy
+    instead: it is trusted while the file's size and whole-second mtime match, which an edit
+    made within the same second as the last load, keeping the size, does not change."""
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
+def import_plugin(path: Path, *, fresh: bool = False) -> types.ModuleType:
+    """Run a plugin file as its own module, without touching sys.path. `fresh`: from its text
+    as it is now, never from a cached compilation (a reload must run the new code)."""
     name = module_name(path)
-    spec = importlib.util.spec_from_file_location(name, path)
+    loader = _FreshSourceLoader(name, str(path)) if fresh else None
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path.name}")
     module = importlib.util.module_from_spec(spec)
     # Registered so dataclasses, pickling and postponed annotations in the plugin can find it.
+    previous = sys.modules.get(name)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        sys.modules.pop(name, None)
+        # A reload that failed leaves the last good version where its tools look it up.
+        if previous is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = previous
         raise
     return module
 

@@ -215,6 +215,15 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def remove(self, name: str) -> Tool | None:
+        """Take a tool out (a reloaded plugin no longer defines it); None when there was none."""
+        return self._tools.pop(name, None)
+
+    def replace(self, item: Tool) -> None:
+        """Add a tool, or put it in place of the one of its name, keeping that one's position
+        (a reloaded plugin's new version stays where the user saw it in /tools)."""
+        self._tools[item.name] = item
+
     def names(self) -> list[str]:
         return list(self._tools)
 

@@ -43,7 +43,8 @@ def function(target: list[str]) -> Callable[..., Any]:
     if kind == "file":
         from toolcall_cli.tools.loader import import_plugin
 
-        found: Callable[..., Any] = getattr(import_plugin(Path(where)), name)
+        # fresh: the file as it is now, which chat's hot reload may have just loaded anew.
+        found: Callable[..., Any] = getattr(import_plugin(Path(where), fresh=True), name)
         return found
     value: Any = importlib.import_module(where)
     for part in name.split("."):
