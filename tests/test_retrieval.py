@@ -220,13 +220,50 @@ def test_a_registered_tool_not_sent_still_runs_and_the_view_says_so(
     assert result.result.ok  # type: ignore[union-attr]
 
 
-def test_the_latest_turn_counts_when_ranking(many_registry: ToolRegistry) -> None:
+def ask_in(
+    history: list[Message], question: str, registry: ToolRegistry, model: Any, **choice: Any
+) -> list[Event]:
+    """One turn of a conversation that goes on in `history`."""
+    strategy = get_strategy(choice.pop("strategy", "regex"))
+    return list(
+        run(
+            question,
+            model=model,
+            strategy=strategy,
+            registry=registry,
+            history=history,
+            retrieval=Retrieval(**choice),
+        )
+    )
+
+
+def test_a_tool_the_model_called_stays_in_the_requests_that_follow(
+    many_registry: ToolRegistry,
+) -> None:
     call = {"name": "get_weather", "arguments": {"city": "Oslo"}}
     model = ScriptedModel([{"tool_calls": [call]}, "done"])
     events = ask("plan my trip to Oslo", many_registry, model, strategy="schema", k=3)
     first, second = ([t.name for t in c.sent] for c in chosen(events))
-    # Nothing in the question names it; the call and its result (the latest turn) do.
+    # Nothing in the question names it; the model reached for it, so the next request has it.
     assert "get_weather" not in first and second[0] == "get_weather"
+
+
+def test_the_ranked_tools_stay_put_for_the_whole_run(many_registry: ToolRegistry) -> None:
+    # The tool result is full of another tool's words; the set must not follow them.
+    call = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    model = ScriptedModel([{"tool_calls": [call]}, "done"])
+    events = ask("weather in Oslo", many_registry, model, strategy="schema", k=4)
+    first, second = ([t.name for t in c.sent] for c in chosen(events))
+    assert first == second
+
+
+def test_a_follow_up_is_ranked_with_the_previous_turn(many_registry: ToolRegistry) -> None:
+    history: list[Message] = []
+    ask_in(history, "weather in Oslo", many_registry, ScriptedModel(["Sunny in Oslo."]), k=3)
+    events = ask_in(history, "and in Paris?", many_registry, ScriptedModel(["Rain."]), k=3)
+    assert chosen(events)[0].sent[0].name == "get_weather"
+    alone = ask("and in Paris?", many_registry, ScriptedModel(["Rain."]), k=3)
+    assert chosen(alone)[0].sent[0].name != "get_weather"
 
 
 # --- embeddings --------------------------------------------------------------------------

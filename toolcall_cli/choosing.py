@@ -5,7 +5,7 @@ model finds the others; what it finds goes into the next request."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from toolcall_cli.events import ChosenTool, Event, Notice, ToolsChosen
@@ -23,8 +23,8 @@ DEFAULT_OVER = 20
 """Past this many tools retrieval comes on by itself: beyond about twenty, models pick the
 wrong tool and the schema crowds the context (issue 13)."""
 LATEST_TURN_WEIGHT = 0.4
-"""The latest assistant or tool message counts for less than the question: it says what the
-model is doing now, but the question says what is wanted."""
+"""The conversation's previous turn counts for less than the question: a follow-up ("and in
+Paris?") leans on it, but the question says what is wanted."""
 LATEST_TURN_CHARS = 1000
 SEARCH_RESULTS = 5
 """The most tools one search_tools call names."""
@@ -78,6 +78,9 @@ class Choosing:
         self.budget = retrieval.budget(len(tools))
         self.found: list[str] = []
         """Tools search_tools found this run, the latest first."""
+        self.called: list[str] = []
+        """Registered tools the model called this run, in order: they stay in the requests
+        that follow, so the set a run works with changes only by what the model asked for."""
         self.sent: set[str] = set()
         self._lock = threading.Lock()  # search_tools runs in the tool pool's threads
         self.registry = tools
@@ -103,21 +106,32 @@ class Choosing:
         return self.registry is not self._tools
 
     def choose(
-        self, iteration: int, question: str, history: Sequence[Message]
+        self, iteration: int, question: str, earlier: Sequence[Message]
     ) -> tuple[list[ToolSpec], list[Event]]:
-        """The specs this request carries, and the events that show the choice."""
+        """The specs this request carries, and the events that show the choice. `earlier` is
+        the conversation before this question.
+
+        The query is the same for every request of a run (the question, and the previous
+        turn), so the ranked part of the set stays put: tools that come and go between
+        iterations tempt a model to call the newcomers on a question it has already answered,
+        and a changed tool list makes a server's prompt cache start over. What does change it
+        is the model: tools it found with search_tools, and tools it called, are kept."""
         specs = self._tools.specs()
         events: list[Event] = [*self.notices]
         self.notices.clear()
-        query = [(question, 1.0), (latest_turn(history), LATEST_TURN_WEIGHT)]
+        query = [(question, 1.0), (previous_turn(earlier), LATEST_TURN_WEIGHT)]
         scored, ranker = self._ranked(query, specs, events)
         budget = self.budget or len(specs)
         slots = budget - 1 if self.searching else budget
         with self._lock:
             found = [name for name in self.found if name in self._tools][:slots]
-        rest = [s for s in scored if s.name not in found][: max(slots - len(found), 0)]
+        kept = [n for n in dict.fromkeys(self.called) if n in self._tools and n not in found]
+        kept = kept[: max(slots - len(found), 0)]
+        rest = [s for s in scored if s.name not in found and s.name not in kept]
+        rest = rest[: max(slots - len(found) - len(kept), 0)]
         score = {s.name: s.score for s in scored}
         chosen = [ChosenTool(name, score.get(name, 0.0), found=True) for name in found]
+        chosen += [ChosenTool(name, score.get(name, 0.0)) for name in kept]
         chosen += [ChosenTool(s.name, s.score) for s in rest]
         if self.searching:
             chosen.append(ChosenTool(SEARCH_TOOLS, None))
@@ -145,17 +159,21 @@ class Choosing:
             )
             return ranked(query, specs, LEXICAL), LEXICAL.name
 
-    def unsent(self, calls: Sequence[ToolCall]) -> Iterator[Notice]:
-        """A call to a registered tool this request did not carry still runs (the tool is
-        known), but the view says the model reached past what it was offered."""
+    def calls_made(self, calls: Sequence[ToolCall]) -> list[Notice]:
+        """Note the tools a reply called (they stay in the requests that follow). A call to a
+        registered tool this request did not carry still runs (the tool is known), but the
+        view says the model reached past what it was offered."""
         if not self.on:
-            return
-        for name in dict.fromkeys(call.name for call in calls):
-            if name in self._tools and name not in self.sent:
-                yield Notice(
-                    message=f"the model called {name}, which this request did not carry; it is "
-                    "a registered tool, so it runs"
-                )
+            return []
+        self.called += [call.name for call in calls if call.name != SEARCH_TOOLS]
+        return [
+            Notice(
+                message=f"the model called {name}, which this request did not carry; it is "
+                "a registered tool, so it runs"
+            )
+            for name in dict.fromkeys(call.name for call in calls)
+            if name in self._tools and name not in self.sent
+        ]
 
     def search(self, query: str) -> str:
         """search_tools: the best matches among the tools the request did not carry."""
@@ -191,15 +209,13 @@ class Choosing:
         )
 
 
-def latest_turn(history: Sequence[Message]) -> str:
-    """The latest assistant or tool message as text, the tools it called or came from named
-    first: what the model is working with now."""
-    for message in reversed(history):
-        if message.role in ("assistant", "tool"):
-            names = " ".join([call.name for call in message.tool_calls] + [message.name or ""])
-            text = f"{names} {message.content or ''}".strip()
-            return text[:LATEST_TURN_CHARS]
-    return ""
+def previous_turn(earlier: Sequence[Message]) -> str:
+    """The conversation's previous turn as text: its question and its answer (in chat, what a
+    follow-up such as "and in Paris?" leans on); empty at a conversation's start."""
+    question = next((m.content for m in reversed(earlier) if m.role == "user"), None)
+    answer = next((m.content for m in reversed(earlier) if m.role == "assistant"), None)
+    text = " ".join(part for part in (question, answer) if part)
+    return text[:LATEST_TURN_CHARS]
 
 
 def one_line(text: str, limit: int = 160) -> str:

@@ -571,7 +571,7 @@ def _specs(
         return [], []
     if state.choosing is None or not state.choosing.on:
         return registry.specs(), []
-    return state.choosing.choose(iteration, state.question, history)
+    return state.choosing.choose(iteration, state.question, history[: state.first_message])
 
 
 def _reply_and_round(
@@ -658,7 +658,7 @@ def _reply_and_round(
     if last:
         return (yield from _best_effort(reply, held, verdict))
     if state.choosing is not None:
-        yield from state.choosing.unsent(reply.calls)
+        yield from state.choosing.calls_made(reply.calls)
     yield from _start_held(held, round_)
     yield from round_.reply_ended()
     if not reply.calls and not reply.errors:
