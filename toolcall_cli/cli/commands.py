@@ -12,7 +12,9 @@ import typer
 from toolcall_cli import strictjson
 from toolcall_cli.cli.assemble import (
     Assembled,
+    add_mcp_tools,
     build_session,
+    file_config,
     limits_with,
     load_registry,
     make_model,
@@ -44,6 +46,7 @@ from toolcall_cli.cli.options import (
     MaxIterOpt,
     MaxParallelOpt,
     MaxTokensOpt,
+    McpOpt,
     ModelOpt,
     NoDefaultToolsOpt,
     NoFinalAnswerOpt,
@@ -134,6 +137,7 @@ def run(
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    mcp: McpOpt = None,
     max_iterations: MaxIterOpt = None,
     tool_timeout: ToolTimeoutOpt = None,
     run_timeout: RunTimeoutOpt = None,
@@ -213,6 +217,7 @@ def chat(
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    mcp: McpOpt = None,
     max_iterations: MaxIterOpt = None,
     tool_timeout: ToolTimeoutOpt = None,
     run_timeout: RunTimeoutOpt = None,
@@ -317,9 +322,20 @@ def tools_command(
     name: Annotated[str | None, typer.Argument(help="Show this tool's JSON Schema.")] = None,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    mcp: McpOpt = None,
 ) -> None:
-    """List the loaded tools and their source files, or print one tool's JSON Schema."""
+    """List the loaded tools and their sources (a plugin file, or `mcp:SERVER`), or print one
+    tool's JSON Schema."""
     registry = load_registry(tuple(tools or ()), no_default_tools)
+    servers = add_mcp_tools(registry, tuple(mcp or ()), file_config(), limits_with({}).tool_timeout)
+    try:
+        show_tools(registry, name)
+    finally:
+        if servers is not None:
+            servers.close()
+
+
+def show_tools(registry: ToolRegistry, name: str | None) -> None:
     if name is not None:
         found = registry.get(name)
         if found is None:

@@ -212,6 +212,14 @@ class ToolRegistry:
             raise ValueError(f"a tool named {item.name!r} is already registered")
         self._tools[item.name] = item
 
+    def remove(self, name: str) -> Tool | None:
+        """Take a tool out (an MCP server that stopped); the tool, or None if there was none."""
+        return self._tools.pop(name, None)
+
+    def replace(self, item: Tool) -> None:
+        """Add a tool, or overwrite the one of the same name where it stands."""
+        self._tools[item.name] = item
+
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
