@@ -258,29 +258,34 @@ class McpServers:
             result = future.result(timeout=wait + 1.0)
         except (TimeoutError, concurrent.futures.TimeoutError):
             future.cancel()
-            raise self._give_up(server, f"did not answer `{tool}` within {wait:.3g} s") from None
+            raise self._give_up(server, self._no_answer(tool)) from None
         except Exception as error:
             raise self._give_up(server, f"stopped ({_reason(error)})") from None
         if result is None:
-            raise self._give_up(server, f"did not answer `{tool}` within {wait:.3g} s")
+            raise self._give_up(server, self._no_answer(tool))
         text = result_text(result)
         if result.is_error:
             raise ToolError(text or "the tool failed and said nothing more")
         return text
 
+    def _no_answer(self, tool: str) -> str:
+        return f"did not answer `{tool}` within the tool timeout ({self.call_timeout:g} s)"
+
     def _give_up(self, server: _Server, what: str) -> ServerDown:
-        """Mark `server` down, ask the session to withdraw its tools, and stop it."""
+        """Mark `server` down, ask the session to withdraw its tools, and stop it. The user's
+        line names the command and the server's last words; the model's only what it can use."""
         with self._lock:
             first = not server.down
             server.down = True
-        message = self._failed(server, what)
-        if first:
-            message += "; its tools are withdrawn"
-            with self._lock:
+            if first:
+                message = f"{self._failed(server, what)}; its tools are withdrawn"
                 self._withdrawn.append(Withdrawal(server.spec.name, message, tuple(server.names)))
-            if self._loop is not None:
-                self._loop.call_soon_threadsafe(_stop, server)
-        return ServerDown(f"{message}. Answer without them.")
+        if first and self._loop is not None:
+            self._loop.call_soon_threadsafe(_stop, server)
+        return ServerDown(
+            f"the MCP server {server.spec.name!r} {what}; its tools are withdrawn. "
+            "Answer without them."
+        )
 
     def withdrawn(self) -> list[Withdrawal]:
         """Servers given up on since the last call; each is reported once."""
