@@ -20,7 +20,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.tools.mcp_spec import (
@@ -66,7 +66,7 @@ class _Server:
     """One server's connection, kept open by a task on the loop until it is stopped."""
 
     spec: ServerSpec
-    stderr: IO[str]
+    stderr: TextIO
     session: ClientSession | None = None
     listed: list[Any] = field(default_factory=list)
     """The server's tools as it listed them (mcp.types.Tool)."""
@@ -150,7 +150,7 @@ class McpServers:
     async def _open(self, spec: ServerSpec) -> _Server:
         # Server stderr goes to a file of ours, never to the terminal: its last line is what a
         # failure shows. The file lives as long as the server (closed when it stops).
-        stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8")  # noqa: SIM115
+        stderr = cast(TextIO, tempfile.TemporaryFile(mode="w+", encoding="utf-8"))  # noqa: SIM115
         server = _Server(spec, stderr)
         keeper = asyncio.get_running_loop().create_task(self._keep(server))
         try:
