@@ -549,3 +549,22 @@ def test_closing_twice_and_closing_unstarted_servers_is_quiet() -> None:
     assert servers.start() == []
     servers.close()
     servers.close()
+
+
+def test_isolate_tools_leaves_mcp_tools_to_their_server(tmp_path: Path) -> None:
+    played = script(tmp_path, call("read_note", title="plans"), "Kyoto.")
+    done = toolcall(
+        "run",
+        "plans",
+        "--model",
+        "scripted",
+        "--script",
+        str(played),
+        "--mcp",
+        SERVER,
+        "--isolate-tools",
+        "--json",
+        cwd=tmp_path,
+    )
+    (result,) = finished(events(done.stdout))
+    assert result["ok"] and result["content"] == "visit Kyoto in April"

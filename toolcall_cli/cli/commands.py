@@ -358,6 +358,7 @@ def prompt(
     profile: ProfileOpt = None,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    mcp: McpOpt = None,
     dag: DagOpt = False,
     prompt_style: PromptStyleOpt = PromptStyle.full,
     temperature: TemperatureOpt = None,
@@ -399,14 +400,19 @@ def prompt(
     choice, strategy_name, sampling, schema_mode = model_choice(options)
     options = dataclasses.replace(options, schema_mode=schema_mode)
     registry = load_registry(tuple(tools or ()), no_default_tools)
-    own_prompt = read_system_prompt(system_prompt)
-    if all_strategies:
-        print_first_requests(question, options, choice.name, sampling, registry, as_json)
-        return
-    request = pick_strategy(strategy_name, options, sampling, own_prompt).build_request(
-        [user(question)], registry.specs(), choice.name
-    )
-    typer.echo(strictjson.dumps(request.body, indent=2))
+    servers = add_mcp_tools(registry, tuple(mcp or ()), file_config(), limits_with({}).tool_timeout)
+    try:
+        own_prompt = read_system_prompt(system_prompt)
+        if all_strategies:
+            print_first_requests(question, options, choice.name, sampling, registry, as_json)
+            return
+        request = pick_strategy(strategy_name, options, sampling, own_prompt).build_request(
+            [user(question)], registry.specs(), choice.name
+        )
+        typer.echo(strictjson.dumps(request.body, indent=2))
+    finally:
+        if servers is not None:
+            servers.close()
 
 
 def print_first_requests(

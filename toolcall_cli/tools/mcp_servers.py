@@ -107,6 +107,9 @@ class McpServers:
         self._start_timeout = start_timeout
         self.call_timeout = call_timeout
         self._servers: list[_Server] = []
+        """The servers that started and listed their tools."""
+        self._opened: list[_Server] = []
+        """Every server begun, started or not: close() stops what still runs of them."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._withdrawn: list[Withdrawal] = []
@@ -120,7 +123,13 @@ class McpServers:
         start-up timeout); one line per server that could not be used."""
         if not self.specs:
             return []
-        loop = self._running_loop()
+        try:
+            return self._start_all(self._running_loop())
+        except BaseException:  # Ctrl-C while servers start: none of them may be left running
+            self.close()
+            raise
+
+    def _start_all(self, loop: asyncio.AbstractEventLoop) -> list[str]:
         problems: list[str] = []
         started = [(spec, self._submit(self._open(spec), loop)) for spec in self.specs]
         for spec, future in started:
@@ -152,6 +161,7 @@ class McpServers:
         # failure shows. The file lives as long as the server (closed when it stops).
         stderr = cast(TextIO, tempfile.TemporaryFile(mode="w+", encoding="utf-8"))  # noqa: SIM115
         server = _Server(spec, stderr)
+        self._opened.append(server)
         keeper = asyncio.get_running_loop().create_task(self._keep(server))
         try:
             await asyncio.wait_for(server.ready.wait(), self._start_timeout)
@@ -313,14 +323,14 @@ class McpServers:
             with contextlib.suppress(Exception):
                 _cancel_leftovers(loop)
                 loop.close()
-        for server in self._servers:
+        for server in self._opened:
             with contextlib.suppress(OSError, ValueError):
                 server.stderr.close()
 
     async def _stop_all(self) -> None:
-        for server in self._servers:
+        for server in self._opened:
             _stop(server)
-        ends = [asyncio.ensure_future(server.ended.wait()) for server in self._servers]
+        ends = [asyncio.ensure_future(s.ended.wait()) for s in self._opened if not s.ended.is_set()]
         if ends:
             await asyncio.wait(ends, timeout=STOP_TIMEOUT - 1.0)
             for end in ends:
