@@ -344,7 +344,6 @@ def test_a_server_that_hangs_at_start_up_is_given_up_at_the_start_up_timeout(
     assert done.returncode == 0 and done.stdout.strip() == "No tools are loaded."
     (warning,) = done.stderr.splitlines()
     assert "did not start within 3 s ($TOOLCALL_MCP_TIMEOUT)" in warning
-    assert "fixture: starting" in warning  # its last line on stderr
     assert time.monotonic() - started < 20
 
 

@@ -166,6 +166,9 @@ class McpServers:
         try:
             await asyncio.wait_for(server.ready.wait(), self._start_timeout)
         except asyncio.TimeoutError:
+            _stop(server)
+            # Stopped first, so the line shows all the server wrote before it was given up on.
+            await asyncio.wait({keeper}, timeout=STOP_TIMEOUT)
             server.failure = self._failed(
                 server, f"did not start within {self._start_timeout:g} s ($TOOLCALL_MCP_TIMEOUT)"
             )
