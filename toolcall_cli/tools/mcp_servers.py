@@ -288,13 +288,14 @@ class McpServers:
         """Mark `server` down, ask the session to withdraw its tools, and stop it. The user's
         line names the command and the server's last words; the model's only what it can use."""
         with self._lock:
-            first = not server.down
+            first = not server.down and not self._closed  # closing: nobody is left to tell
             server.down = True
             if first:
                 message = f"{self._failed(server, what)}; its tools are withdrawn"
                 self._withdrawn.append(Withdrawal(server.spec.name, message, tuple(server.names)))
         if first and self._loop is not None:
-            self._loop.call_soon_threadsafe(_stop, server)
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self._loop.call_soon_threadsafe(_stop, server)
         return ServerDown(
             f"the MCP server {server.spec.name!r} {what}; its tools are withdrawn. "
             "Answer without them."
