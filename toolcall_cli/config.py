@@ -16,6 +16,7 @@ from typing import Any
 
 import typer
 
+from toolcall_cli.tools.mcp_spec import McpSpecError, ServerSpec, server_from_table
 from toolcall_cli.wire import Sampling
 
 if sys.version_info >= (3, 11):
@@ -108,6 +109,8 @@ class FileConfig:
     """`trace_keep` in [defaults]: how many traces the trace directory keeps; older ones go."""
     retrieval: dict[str, Any] = field(default_factory=dict)
     """The `[retrieval]` table: retrieve, retrieve_over, retriever, embed_url, embed_model."""
+    mcp_servers: tuple[ServerSpec, ...] = ()
+    """`[mcp.servers.NAME]` tables: MCP servers whose tools every session loads."""
 
 
 DEFAULT_KEYS = {"profile", "model", "strategy", "schema_mode", "base_url"}
@@ -187,13 +190,13 @@ def load_config(path: Path) -> FileConfig:
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ConfigError(f"config {path}: [defaults] must be a table")
-    tables = {"defaults", "profiles", "limits", "retrieval"}
+    tables = {"defaults", "profiles", "limits", "retrieval", "mcp"}
     unknown = sorted(set(defaults) - DEFAULT_KEYS - TRACE_KEYS) + sorted(set(data) - tables)
     if unknown:
         raise ConfigError(
             f"config {path}: unknown setting(s) {', '.join(unknown)}; [defaults] takes "
             f"{', '.join(sorted(DEFAULT_KEYS | TRACE_KEYS))}, [limits] takes limits, and "
-            "profiles go in [profiles.NAME] tables"
+            "profiles go in [profiles.NAME] tables, MCP servers in [mcp.servers.NAME]"
         )
     trace, trace_keep = trace_settings(defaults, path)
     defaults = {key: value for key, value in defaults.items() if key not in TRACE_KEYS}
@@ -211,7 +214,24 @@ def load_config(path: Path) -> FileConfig:
         trace=trace,
         trace_keep=trace_keep,
         retrieval=retrieval_from(data.get("retrieval", {}), path),
+        mcp_servers=mcp_servers_from(data.get("mcp", {}), path),
     )
+
+
+def mcp_servers_from(table: Any, path: Path) -> tuple[ServerSpec, ...]:
+    """`[mcp.servers.NAME]` tables, each with `command` (`args`, `env`) or `url`."""
+    if not isinstance(table, dict) or set(table) - {"servers"}:
+        raise ConfigError(f"config {path}: [mcp] takes only [mcp.servers.NAME] tables")
+    servers = table.get("servers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"config {path}: MCP servers go in [mcp.servers.NAME] tables")
+    found: list[ServerSpec] = []
+    for name, server in servers.items():
+        try:
+            found.append(server_from_table(name, server))
+        except McpSpecError as problem:
+            raise ConfigError(f"config {path}: [mcp.servers.{name}] {problem}") from None
+    return tuple(found)
 
 
 def trace_settings(defaults: dict[str, Any], path: Path) -> tuple[bool, int]:

@@ -306,9 +306,9 @@ class Round:
         if refusal is not None:
             yield from self._answer(call, refusal)
             return
-        # A built-in tool (search_tools) works on the run's own state: never in another process.
-        plugin = bool(tool.source) and tool.source != "built-in"
-        isolate = tool.isolate or (self._policy.isolate_all and plugin)
+        # --isolate-tools: plugin tools only; an MCP tool already runs in its server's process.
+        from_a_file = bool(tool.source) and not tool.source.startswith(("mcp:", "built-in"))
+        isolate = tool.isolate or (self._policy.isolate_all and from_a_file)
         timeout = tool.timeout or self._tool_timeout
         self._entries[call.id].started = self._clock()
         self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolcall_cli.choosing import Retrieval
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
@@ -14,6 +14,10 @@ from toolcall_cli.models.base import Model
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    # asyncio and the rest: imported only when a server is configured.
+    from toolcall_cli.tools.mcp_servers import McpServers
 
 
 @dataclass
@@ -35,6 +39,8 @@ class Session:
     was chosen (the measured strategy for their server, say)."""
     retrieval: Retrieval | None = None
     """--retrieve: how each request's tools are chosen when there are many (None: all sent)."""
+    mcp: McpServers | None = None
+    """The MCP servers whose tools are in the registry; stopped by close()."""
 
     def ask(self, question: str) -> Iterator[Event]:
         """One turn. If it does not finish (Ctrl-C, a stop at a step, or the consumer stops
@@ -42,6 +48,9 @@ class Session:
         half-finished turn never confuses the next (the trace still holds all of it)."""
         mark = len(self.history)
         finished = False
+        # A server that went down between turns: its tools are out before the run lists them,
+        # and the line is shown once the run has started.
+        held = self._withdraw()
         try:
             for event in run(
                 question,
@@ -60,9 +69,14 @@ class Session:
                     "interrupted",  # stopped at a step (--step): its calls have no results
                 )
                 yield event
-                if isinstance(event, RunStarted) and self.notes:
+                if isinstance(event, RunStarted):
                     yield from (Notice(message=note) for note in self.notes)
                     self.notes = ()
+                    yield from held
+                    held = []
+                # On the loop's thread, between its steps: the registry is never changed while
+                # the loop reads it.
+                yield from self._withdraw()
         finally:
             if not finished:
                 del self.history[mark:]
@@ -72,13 +86,30 @@ class Session:
 
     def use_model(self, model: Model) -> None:
         """Switch models; the old one's connections (if it has any) are closed."""
-        self.close()
+        self._close_model()
         self.model = model
 
     def close(self) -> None:
+        """The model's connections and the MCP servers are closed (the servers stopped)."""
+        self._close_model()
+        if self.mcp is not None:
+            self.mcp.close()
+
+    def _close_model(self) -> None:
         close = getattr(self.model, "close", None)
         if callable(close):
             close()
+
+    def _withdraw(self) -> list[Notice]:
+        """Take the tools of MCP servers given up on out of the registry; one line each."""
+        if self.mcp is None:
+            return []
+        notices: list[Notice] = []
+        for withdrawal in self.mcp.withdrawn():
+            for name in withdrawal.tools:
+                self.registry.remove(name)
+            notices.append(Notice(level="warning", message=withdrawal.message))
+        return notices
 
     def use_strategy(self, name: str) -> None:
         """Switch strategies, keeping the session's strategy settings (modes, --dag)."""

@@ -37,12 +37,14 @@ from toolcall_cli.session import Session
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
+from toolcall_cli.tools.mcp_spec import McpSpecError, ServerSpec, named_apart, server_from_flag
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.tools.retrieval import EmbedRanker
 from toolcall_cli.wire import NO_SAMPLING, ContextWindow, Sampling, WireFormat
 
 if TYPE_CHECKING:
-    pass
+    # asyncio and the rest: imported only when a server is configured.
+    from toolcall_cli.tools.mcp_servers import McpServers
 
 
 def file_config() -> FileConfig:
@@ -79,6 +81,34 @@ def load_plugins(extra: tuple[Path, ...], no_default_tools: bool) -> LoadResult:
     for problem in loaded.problems:
         warn(problem)
     return loaded
+
+
+def mcp_specs(flags: tuple[str, ...], config: FileConfig) -> list[ServerSpec]:
+    """The MCP servers to start: the config file's, then each --mcp; names kept apart."""
+    try:
+        given = [server_from_flag(text) for text in flags]
+    except McpSpecError as error:
+        fail(str(error))
+    return named_apart([*config.mcp_servers, *given])
+
+
+def add_mcp_tools(
+    registry: ToolRegistry, flags: tuple[str, ...], config: FileConfig, call_timeout: float
+) -> McpServers | None:
+    """Start the MCP servers (none: nothing is imported or started) and add their tools to
+    `registry`; a server that cannot be used is one warning line, and the rest go on."""
+    specs = mcp_specs(flags, config)
+    if not specs:
+        return None
+    from toolcall_cli.tools.mcp_servers import start_servers
+    from toolcall_cli.tools.mcp_spec import start_timeout
+
+    servers, problems = start_servers(
+        specs, registry, call_timeout=call_timeout, start_timeout=start_timeout()
+    )
+    for problem in problems:
+        warn(problem)
+    return servers
 
 
 def model_choice(
@@ -290,10 +320,16 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
         options = dataclasses.replace(options, schema_mode=schema_mode)
         notes = (note,)
     strategy = pick_strategy(strategy_name, options, sampling, system_prompt)
+    retrieval = session_retrieval(options, choice, resolved.config)
     plugins = load_plugins(options.tools, options.no_default_tools)
     registry = plugins.registry
-    check_recording_format(model, strategy, registry, options)
-    retrieval = session_retrieval(options, choice, resolved.config)
+    servers = add_mcp_tools(registry, options.mcp, resolved.config, resolved.limits.tool_timeout)
+    try:
+        check_recording_format(model, strategy, registry, options)
+    except BaseException:
+        if servers is not None:
+            servers.close()
+        raise
     session = Session(
         retrieval=retrieval,
         model=model,
@@ -304,6 +340,7 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
         limits=resolved.limits,
         approve=approver(options.yes),
         notes=notes,
+        mcp=servers,
     )
     settings = traced_settings(options, choice, session, sampling, system_prompt)
     return Assembled(
@@ -409,6 +446,7 @@ def traced_settings(
         "allow": options.allow.value,
         "max_parallel": options.max_parallel,
         "retrieval": retrieval_record(session.retrieval),
+        **mcp_settings(session),
     }
 
 
@@ -421,6 +459,14 @@ def retrieval_record(retrieval: Retrieval | None) -> dict[str, Any] | None:
         "retrieve_over": retrieval.over,
         "ranker": retrieval.ranker.name,
     }
+
+
+def mcp_settings(session: Session) -> dict[str, Any]:
+    """The MCP servers a trace's header records (command or URL; env values masked), when the
+    session has any: a header without them reads as before."""
+    if session.mcp is None:
+        return {}
+    return {"mcp_servers": [spec.traced() for spec in session.mcp.specs]}
 
 
 def measured_default(model: Model) -> tuple[str, SchemaMode, str] | None:

@@ -12,7 +12,9 @@ import typer
 from toolcall_cli import strictjson
 from toolcall_cli.cli.assemble import (
     Assembled,
+    add_mcp_tools,
     build_session,
+    file_config,
     limits_with,
     load_registry,
     make_model,
@@ -46,6 +48,7 @@ from toolcall_cli.cli.options import (
     MaxIterOpt,
     MaxParallelOpt,
     MaxTokensOpt,
+    McpOpt,
     ModelOpt,
     NoDefaultToolsOpt,
     NoFinalAnswerOpt,
@@ -139,6 +142,7 @@ def run(
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    mcp: McpOpt = None,
     max_iterations: MaxIterOpt = None,
     tool_timeout: ToolTimeoutOpt = None,
     run_timeout: RunTimeoutOpt = None,
@@ -223,6 +227,7 @@ def chat(
     fault_rate: FaultRateOpt = 1.0,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    mcp: McpOpt = None,
     max_iterations: MaxIterOpt = None,
     tool_timeout: ToolTimeoutOpt = None,
     run_timeout: RunTimeoutOpt = None,
@@ -363,12 +368,23 @@ def tools_command(
         ),
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="With --rank: how many to show.")] = 10,
+    mcp: McpOpt = None,
 ) -> None:
-    """List the loaded tools and their source files, or print one tool's JSON Schema."""
+    """List the loaded tools and their sources (a plugin file, or `mcp:SERVER`), or print one
+    tool's JSON Schema."""
     registry = load_registry(tuple(tools or ()), no_default_tools)
-    if rank is not None:
-        print_ranking(rank, registry, top)
-        return
+    servers = add_mcp_tools(registry, tuple(mcp or ()), file_config(), limits_with({}).tool_timeout)
+    try:
+        if rank is not None:
+            print_ranking(rank, registry, top)
+        else:
+            show_tools(registry, name)
+    finally:
+        if servers is not None:
+            servers.close()
+
+
+def show_tools(registry: ToolRegistry, name: str | None) -> None:
     if name is not None:
         found = registry.get(name)
         if found is None:
@@ -391,6 +407,7 @@ def prompt(
     profile: ProfileOpt = None,
     tools: ToolsOpt = None,
     no_default_tools: NoDefaultToolsOpt = False,
+    mcp: McpOpt = None,
     dag: DagOpt = False,
     prompt_style: PromptStyleOpt = PromptStyle.full,
     temperature: TemperatureOpt = None,
@@ -432,14 +449,19 @@ def prompt(
     choice, strategy_name, sampling, schema_mode = model_choice(options)
     options = dataclasses.replace(options, schema_mode=schema_mode)
     registry = load_registry(tuple(tools or ()), no_default_tools)
-    own_prompt = read_system_prompt(system_prompt)
-    if all_strategies:
-        print_first_requests(question, options, choice.name, sampling, registry, as_json)
-        return
-    request = pick_strategy(strategy_name, options, sampling, own_prompt).build_request(
-        [user(question)], registry.specs(), choice.name
-    )
-    typer.echo(strictjson.dumps(request.body, indent=2))
+    servers = add_mcp_tools(registry, tuple(mcp or ()), file_config(), limits_with({}).tool_timeout)
+    try:
+        own_prompt = read_system_prompt(system_prompt)
+        if all_strategies:
+            print_first_requests(question, options, choice.name, sampling, registry, as_json)
+            return
+        request = pick_strategy(strategy_name, options, sampling, own_prompt).build_request(
+            [user(question)], registry.specs(), choice.name
+        )
+        typer.echo(strictjson.dumps(request.body, indent=2))
+    finally:
+        if servers is not None:
+            servers.close()
 
 
 def print_first_requests(

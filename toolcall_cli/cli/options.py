@@ -152,6 +152,14 @@ ToolsOpt = Annotated[
 NoDefaultToolsOpt = Annotated[
     bool, typer.Option("--no-default-tools", help="Leave the bundled tools out.")
 ]
+McpOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp",
+        help="An MCP server to start and use the tools of: 'COMMAND ARGS' (repeatable; config: "
+        "[mcp.servers.NAME]).",
+    ),
+]
 DEFAULT_LIMITS = Limits()
 """Where the limit flags' defaults come from, so the loop's defaults are written once. The flags
 themselves default to None, so that a flag not given lets the config file's [limits] speak."""
@@ -430,6 +438,8 @@ class SessionOptions:
     prompt_style: PromptStyle = PromptStyle.full
     tools: tuple[Path, ...] = ()
     no_default_tools: bool = False
+    mcp: tuple[str, ...] = ()
+    """--mcp: MCP server command lines, as given."""
     yes: bool = False
     # Limits: None means the flag was not given (the config file or Limits decides).
     max_iterations: int | None = None
@@ -473,6 +483,7 @@ class SessionOptions:
             raise TypeError(f"the command has no flag for session option(s) {', '.join(missing)}")
         chosen = {key: value for key, value in flags.items() if key in names}
         chosen["tools"] = tuple(flags.get("tools") or ())
+        chosen["mcp"] = tuple(flags.get("mcp") or ())
         chosen["faults"] = fault_names(flags.get("faults"))
         chosen["pace"] = pace_for(flags.get("pace"), mode)
         return cls(**chosen)

@@ -52,8 +52,12 @@ def parameter_list(tool: Tool) -> str:
 
 
 def short_source(source: str) -> str:
-    """`bundled: weather.py`, or the path relative to the working dir when it is inside it."""
+    """`bundled: weather.py`, the path relative to the working dir when it is inside it, or
+    `mcp:SERVER` for an MCP server's tool (or `built-in`): not a path."""
     from pathlib import Path
+
+    if source.startswith("mcp:") or not source or source == "built-in":
+        return source
 
     from toolcall_cli.tools.loader import bundled_tools_dir, display_path
 

@@ -216,7 +216,8 @@ class ToolRegistry:
         return self._tools.get(name)
 
     def remove(self, name: str) -> Tool | None:
-        """Take a tool out (a reloaded plugin no longer defines it); None when there was none."""
+        """Take a tool out (a reloaded plugin no longer defines it, an MCP server stopped); None
+        when there was none."""
         return self._tools.pop(name, None)
 
     def replace(self, item: Tool) -> None:
