@@ -40,7 +40,7 @@ EVAL = BENCH / "eval"
 BENCH_TOOLS = EVAL / "tools.d"
 PEERS_VENV = BENCH / ".venv-peers"
 DEFAULT_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
-DEFAULT_REPORT = BENCH / "RESULTS.md"
+DEFAULT_REPORT = BENCH / "results" / "realmodel_30questions.md"
 DEFAULT_SEEDS = (11, 22)
 SMOLAGENTS_MAX_STEPS = 5
 
