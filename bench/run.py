@@ -262,10 +262,10 @@ def first_tool_start(quick: bool) -> Section:
             for chunk in self.inner.stream(request):
                 delta = (chunk.get("choices") or [{}])[0].get("delta") or {}
                 self.sent += delta.get("content") or ""
-                yield chunk
-                # Noted when the loop asks for the next chunk: it has this one by then.
+                # Noted as the chunk that completes the first call leaves the model.
                 if "closed" not in self.marks and "</tool_call>" in self.sent:
                     self.marks["closed"] = time.perf_counter()
+                yield chunk
             self.marks.setdefault("ended", time.perf_counter())
 
         def context_window(self) -> Any:
