@@ -96,7 +96,8 @@ def run_round(
         strategy=get_strategy("regex", dag=dag),
         registry=loaded.registry,
         history=[],
-        limits=Limits(max_iterations=3, tool_timeout=30.0),
+        # Past the default 8 calls a reply the rest would be refused, not run.
+        limits=Limits(max_iterations=3, tool_timeout=30.0, max_calls_per_reply=64),
         policy=ToolPolicy(max_parallel=max_parallel, dag=dag, isolate_all=isolate),
     )
     finished = tuple(e for e in events if isinstance(e, ToolFinished))
@@ -130,11 +131,13 @@ def diamond(tools_dir: Path) -> Round:
     return done
 
 
-def per_call_overhead(tools_dir: Path, *, isolate: bool) -> list[float]:
+def per_call_overhead(
+    tools_dir: Path, *, isolate: bool, calls: int = OVERHEAD_CALLS
+) -> list[float]:
     """Seconds from each trivial call's start to its result, one call at a time."""
-    reply = "\n".join(call_text("echo", n) for n in range(OVERHEAD_CALLS))
+    reply = "\n".join(call_text("echo", n) for n in range(calls))
     done = run_round(tools_dir, reply, max_parallel=1, isolate=isolate)
-    assert len(done.finished) == OVERHEAD_CALLS
+    assert len(done.finished) == calls
     return [end - start for _, start, end in done.calls()]
 
 

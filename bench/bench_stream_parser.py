@@ -40,19 +40,19 @@ _WORDS = [
 ]
 
 
-def _long_argument(rng: random.Random, size: int) -> str:
+def _long_argument(rng: random.Random, size: int, close_tag: str) -> str:
     """A long string value with Chinese, escapes and braces, as file contents often are."""
     lines: list[str] = []
     while sum(len(x) for x in lines) < size:
         words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(4, 12)))
-        lines.append(f'{words} {{"k": {rng.randint(0, 99)}}} say "hi"\t</tool_call> end')
+        lines.append(f'{words} {{"k": {rng.randint(0, 99)}}} say "hi"\t{close_tag} end')
     return "\n".join(lines)
 
 
-def _call(rng: random.Random, n: int) -> str:
+def _call(rng: random.Random, n: int, close_tag: str) -> str:
     arguments = {
         "path": f"notes/{n}.txt",
-        "content": _long_argument(rng, rng.randint(200, 1200)),
+        "content": _long_argument(rng, rng.randint(200, 1200), close_tag),
         "mode": rng.choice(["w", "a"]),
         "lines": [rng.randint(0, 9) for _ in range(5)],
     }
@@ -62,13 +62,18 @@ def _call(rng: random.Random, n: int) -> str:
     return f"<tool_call>\n{payload}\n</tool_call>"
 
 
-def model_output(target_bytes: int, seed: int = 7) -> str:
-    """A deterministic reply of about target_bytes UTF-8 bytes: prose plus many tool calls."""
+def model_output(target_bytes: int, seed: int = 7, *, close_tag_in_arguments: bool = True) -> str:
+    """A deterministic reply of about target_bytes UTF-8 bytes: prose plus many tool calls.
+
+    Without close_tag_in_arguments, the arguments hold `</tool-call>` where they held a literal
+    `</tool_call>`: the same reply for a parser that counts tags (bench/peers/vllm_method.py),
+    which a closing tag inside a string would stop after the first call."""
+    close_tag = "</tool_call>" if close_tag_in_arguments else "</tool-call>"
     rng = random.Random(seed)
     parts: list[str] = []
     size, n = 0, 0
     while size < target_bytes:
-        piece = rng.choice(_PROSE) + "\n" if rng.random() < 0.6 else _call(rng, n) + "\n"
+        piece = rng.choice(_PROSE) + "\n" if rng.random() < 0.6 else _call(rng, n, close_tag) + "\n"
         n += 1
         parts.append(piece)
         size += len(piece.encode())
@@ -88,6 +93,35 @@ def naive_parse(text: str) -> None:
     """What a parser without state does: re-parse everything seen so far on every chunk."""
     for end in range(1, len(text) + 1):
         parse_text(text[:end])
+
+
+def chunked(text: str, smallest: int, largest: int, seed: int = 3) -> list[str]:
+    """The reply cut into chunks of smallest..largest characters, as a server streams it."""
+    rng = random.Random(seed)
+    pieces, at = [], 0
+    while at < len(text):
+        size = rng.randint(smallest, largest)
+        pieces.append(text[at : at + size])
+        at += size
+    return pieces
+
+
+def stream_parse_chunks(chunks: list[str]) -> CallTextParser:
+    """CallTextParser fed these chunks, one feed() each."""
+    parser = CallTextParser()
+    feed = parser.feed
+    for chunk in chunks:
+        feed(chunk)
+    parser.close()
+    return parser
+
+
+def naive_parse_chunks(chunks: list[str]) -> None:
+    """The naive re-parse of everything seen so far, once per chunk."""
+    seen = ""
+    for chunk in chunks:
+        seen += chunk
+        parse_text(seen)
 
 
 def timed(fn: Callable[[str], object], text: str, repeat: int = 3) -> float:

@@ -8,7 +8,8 @@ skipped and exits 0. Every question's expected answer is computed by calling the
 functions the model is given (bench/eval/questions.json says which calls), so no number here can
 drift from the tools. Each run is a subprocess (`toolcall run --json`, or smolagents'
 ToolCallingAgent in bench/.venv-peers), appended to a JSONL record file as it ends (so an
-interrupted run resumes with --resume), and bench/RESULTS.md is written from those records.
+interrupted run resumes with --resume), and bench/results/realmodel_30questions.md is written from
+those records.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ EVAL = BENCH / "eval"
 BENCH_TOOLS = EVAL / "tools.d"
 PEERS_VENV = BENCH / ".venv-peers"
 DEFAULT_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
-DEFAULT_REPORT = BENCH / "RESULTS.md"
+DEFAULT_REPORT = BENCH / "results" / "realmodel_30questions.md"
 DEFAULT_SEEDS = (11, 22)
 SMOLAGENTS_MAX_STEPS = 5
 

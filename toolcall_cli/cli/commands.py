@@ -10,19 +10,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolcall_cli import strictjson
-from toolcall_cli.cli.assemble import (
-    Assembled,
-    add_mcp_tools,
-    build_session,
-    file_config,
-    limits_with,
-    load_registry,
-    make_model,
-    model_choice,
-    output_mode,
-    pick_strategy,
-    read_system_prompt,
-)
 from toolcall_cli.cli.entry import EXIT_PROBLEMS, EXIT_USAGE, app, config_app, fail
 from toolcall_cli.cli.options import (
     LIMIT_FIELDS,
@@ -87,34 +74,15 @@ from toolcall_cli.cli.options import (
     YesOpt,
     fault_names,
 )
-from toolcall_cli.cli.running import (
-    RunTrace,
-    pipe_console,
-    render_run,
-    script_mismatch_code,
-    show_trace_path,
-)
-from toolcall_cli.cli.tracing import choose_trace, start_trace
-from toolcall_cli.config import (
-    ConfigError,
-    config_path,
-    load_config,
-    mask,
-    resolve,
-    resolve_limits,
-)
-from toolcall_cli.loop import Stepper
-from toolcall_cli.models.base import Model
-from toolcall_cli.models.scripted import scripted_model
-from toolcall_cli.private_files import PathProblem
-from toolcall_cli.render import RenderMode
-from toolcall_cli.render.explain import Explain
-from toolcall_cli.stepping import NotInteractive, stepper
-from toolcall_cli.tools.registry import ToolRegistry
-from toolcall_cli.wire import Sampling
 
 if TYPE_CHECKING:
-    pass
+    from toolcall_cli.cli.assemble import Assembled
+    from toolcall_cli.cli.running import RunTrace
+    from toolcall_cli.loop import Stepper
+    from toolcall_cli.render import RenderMode
+    from toolcall_cli.render.explain import Explain
+    from toolcall_cli.tools.registry import ToolRegistry
+    from toolcall_cli.wire import Sampling
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -178,6 +146,12 @@ def run(
     lang: LangOpt = None,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
+    from toolcall_cli.cli.assemble import build_session, output_mode
+    from toolcall_cli.cli.running import render_run, show_trace_path
+    from toolcall_cli.cli.tracing import choose_trace, start_trace
+    from toolcall_cli.models.scripted import scripted_model
+    from toolcall_cli.render.explain import Explain
+
     if not question.strip():
         fail("the question is empty")
     mode = output_mode(quiet, as_json)
@@ -263,6 +237,10 @@ def chat(
     lang: LangOpt = None,
 ) -> None:
     """A conversation that keeps its memory between questions (/help for commands)."""
+    from toolcall_cli.cli.assemble import build_session
+    from toolcall_cli.cli.tracing import choose_trace, start_trace
+    from toolcall_cli.render.explain import Explain
+
     mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
     options = SessionOptions.from_flags(locals(), mode=mode)
     pauses = step_flag(step)
@@ -294,6 +272,11 @@ def chat_session(
 ) -> int:
     """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
     or by a bug, its trace ends with an `interrupted` line."""
+    from toolcall_cli.cli.assemble import make_model
+    from toolcall_cli.cli.running import script_mismatch_code, show_trace_path
+    from toolcall_cli.models.base import Model
+    from toolcall_cli.private_files import PathProblem
+    from toolcall_cli.render.explain import Explain
     from toolcall_cli.repl import Repl, default_history_file
     from toolcall_cli.tools.reload import ToolReloader
 
@@ -348,6 +331,8 @@ def print_ranking(question: str, registry: ToolRegistry, top: int) -> None:
 
 def step_flag(step: bool) -> Stepper | None:
     """--step's stepper; one line and exit 2 when stdin is no terminal to answer on."""
+    from toolcall_cli.stepping import NotInteractive, stepper
+
     try:
         return stepper(step)
     except NotInteractive:
@@ -372,6 +357,8 @@ def tools_command(
 ) -> None:
     """List the loaded tools and their sources (a plugin file, or `mcp:SERVER`), or print one
     tool's JSON Schema."""
+    from toolcall_cli.cli.assemble import add_mcp_tools, file_config, limits_with, load_registry
+
     registry = load_registry(tuple(tools or ()), no_default_tools)
     servers = add_mcp_tools(registry, tuple(mcp or ()), file_config(), limits_with({}).tool_timeout)
     try:
@@ -392,6 +379,7 @@ def show_tools(registry: ToolRegistry, name: str | None) -> None:
             fail(f"no tool named {name!r}; loaded tools: {available}")
         typer.echo(strictjson.dumps(found.spec.to_openai()["function"], indent=2))
         return
+    from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.cli.tables import print_tool_table
 
     print_tool_table(list(registry), pipe_console())
@@ -429,6 +417,15 @@ def prompt(
     ] = False,
 ) -> None:
     """Print the exact first request the model would receive, as JSON."""
+    from toolcall_cli.cli.assemble import (
+        add_mcp_tools,
+        file_config,
+        limits_with,
+        load_registry,
+        model_choice,
+        pick_strategy,
+        read_system_prompt,
+    )
     from toolcall_cli.messages import user
 
     if all_strategies and (strategy or schema_mode):
@@ -473,6 +470,7 @@ def print_first_requests(
     as_json: bool,
 ) -> None:
     from toolcall_cli.cli.first_requests import FirstRequest, print_side_by_side
+    from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.cli.variants import all_variants
     from toolcall_cli.messages import user
 
@@ -560,7 +558,7 @@ def compare(
     Each run writes a trace, as `toolcall run` does (--trace-dir, --no-trace).
     Exit 0 when it ran, whatever each strategy did; 2 on a usage error.
     """
-    from toolcall_cli.cli.assemble import resolve_settings
+    from toolcall_cli.cli.assemble import load_registry, resolve_settings
     from toolcall_cli.cli.compare import (
         ComparePlan,
         compare_record,
@@ -569,6 +567,7 @@ def compare(
         run_all,
         trace_stamp,
     )
+    from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.cli.tracing import choose_trace_dir
     from toolcall_cli.cli.variants import all_variants
     from toolcall_cli.loop import deny_all
@@ -720,6 +719,7 @@ def doctor(
 
     Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
     """
+    from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.doctor import as_record, diagnose
     from toolcall_cli.render.doctor import print_diagnosis
     from toolcall_cli.trace import TraceError, read_trace
@@ -744,6 +744,8 @@ def doctor(
 @config_app.command("path")
 def config_path_command() -> None:
     """Print where the config file is (it need not exist)."""
+    from toolcall_cli.config import config_path
+
     typer.echo(str(config_path()))
 
 
@@ -756,6 +758,15 @@ def config_show(
     strategy: StrategyOpt = None,
 ) -> None:
     """Show the settings a run would use and where each came from. Keys are masked."""
+    from toolcall_cli.cli.assemble import limits_with
+    from toolcall_cli.config import (
+        ConfigError,
+        config_path,
+        load_config,
+        mask,
+        resolve,
+        resolve_limits,
+    )
     from toolcall_cli.keys import display_url
 
     path = config_path()

@@ -16,7 +16,7 @@ from toolcall_cli.config import (
     MAX_CONTEXT_WINDOW,
     MIN_CONTEXT_WINDOW,
 )
-from toolcall_cli.loop import Limits
+from toolcall_cli.limits import Limits
 
 if TYPE_CHECKING:
     pass

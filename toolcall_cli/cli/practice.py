@@ -10,7 +10,6 @@ import typer
 
 from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_USAGE, app, fail
 from toolcall_cli.cli.options import FaultRateOpt, FaultsOpt, StrategyName, fault_names
-from toolcall_cli.cli.running import pipe_console
 
 DEFAULT_PORT = 8765
 """Clear of the ports local model servers take (vLLM 8000, llama-server 8080, Ollama 11434)."""
@@ -38,6 +37,7 @@ def serve(
     """Serve the offline model, faults included, as an OpenAI-compatible HTTP server: POST
     /v1/chat/completions (streamed or not; tools, tool_choice, response_format) and GET
     /v1/models. Each exchange is logged here. Ctrl-C stops it."""
+    from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.serve import ServeError, ServeSettings
     from toolcall_cli.serve import serve as serve_forever
 

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from toolcall_cli import strictjson
-from toolcall_cli.cli.assemble import Assembled, build_session, strategy_label
 from toolcall_cli.cli.entry import (
     EXIT_DIFFERENT,
     EXIT_FAILURE,
@@ -83,14 +82,11 @@ from toolcall_cli.cli.options import (
     TraceOpt,
     UnaskedYesOpt,
 )
-from toolcall_cli.cli.running import RunTrace, pipe_console
-from toolcall_cli.cli.tracing import choose_trace, start_trace
-from toolcall_cli.events import Event, RunFinished
-from toolcall_cli.loop import deny_all
-from toolcall_cli.models import LOCAL_MODELS
-from toolcall_cli.models.scripted import scripted_model
 
 if TYPE_CHECKING:
+    from toolcall_cli.cli.assemble import Assembled
+    from toolcall_cli.cli.running import RunTrace
+    from toolcall_cli.events import Event
     from toolcall_cli.trace import Trace
     from toolcall_cli.trace.diff import ReplayDiff
 
@@ -189,6 +185,10 @@ def replay(
     per iteration, then iterations, stop reason, tokens (shown, never compared) and the answer.
     Exit 0 when the replay matches the recording, 5 when it differs, 2 on a usage error.
     """
+    from toolcall_cli.cli.assemble import build_session
+    from toolcall_cli.cli.tracing import choose_trace, start_trace
+    from toolcall_cli.loop import deny_all
+
     if which.startswith("--"):  # let through only for -N
         fail(f"no such option: {which} (see `toolcall replay --help`)")
     recording = load_recording(which)
@@ -262,6 +262,8 @@ def with_recorded(
     flags: Mapping[str, Any], given: set[str], settings: Mapping[str, Any], path: Path
 ) -> dict[str, Any]:
     """The flags, with each one the user did not give taken from the recording where it says."""
+    from toolcall_cli.models import LOCAL_MODELS
+
     chosen = dict(flags)
     for name, value in recorded_flags(settings).items():
         if name not in given:
@@ -328,6 +330,8 @@ def ask_again(
 ) -> tuple[list[list[Event]], list[str]]:
     """Each question asked in turn in the one session, quietly, every event traced; and what
     the scripted model's script said of lining up with them (if the model is scripted)."""
+    from toolcall_cli.events import RunFinished
+    from toolcall_cli.models.scripted import scripted_model
     from toolcall_cli.trace import RunProgress, TraceWriteError
 
     session = assembled.session
@@ -428,6 +432,9 @@ def show(
     replay_trace: Path | None,
     as_json: bool,
 ) -> None:
+    from toolcall_cli.cli.assemble import strategy_label
+    from toolcall_cli.cli.running import pipe_console
+
     session = assembled.session
     settings = recorded_settings(recording)
     now = {

@@ -12,7 +12,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 import typer
 
-from toolcall_cli.approval import attach
 from toolcall_cli.cli.entry import (
     EXIT_ANSWERED,
     EXIT_BY_STOP,
@@ -23,18 +22,16 @@ from toolcall_cli.cli.entry import (
     fail,
     warn,
 )
-from toolcall_cli.events import Event, LimitReached, ModelFailed, Notice, RunFinished
-from toolcall_cli.loop import Approver, Stepper
-from toolcall_cli.models.scripted import ScriptedModel, ScriptEnd
-from toolcall_cli.private_files import PathProblem
-from toolcall_cli.render import RenderMode, make_renderer
-from toolcall_cli.render.base import Renderer
-from toolcall_cli.render.explain import Explain
-from toolcall_cli.stepping import attach as attach_stepper
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from toolcall_cli.events import Event, RunFinished
+    from toolcall_cli.loop import Approver, Stepper
+    from toolcall_cli.models.scripted import ScriptedModel, ScriptEnd
+    from toolcall_cli.render import RenderMode
+    from toolcall_cli.render.base import Renderer
+    from toolcall_cli.render.explain import Explain
     from toolcall_cli.trace import TraceWriter
     from toolcall_cli.trace.writer import InterruptReason
 
@@ -54,6 +51,8 @@ def pipe_console() -> Console:
 def report_stop(event: Event) -> None:
     """Without the live view, why a run failed also goes to stderr as one line, so a script
     reading stdout (or nothing, with --quiet) still learns it."""
+    from toolcall_cli.events import LimitReached, ModelFailed, Notice
+
     if isinstance(event, ModelFailed) or (isinstance(event, Notice) and event.level == "error"):
         typer.echo(f"toolcall: error: {event.message}", err=True)
     elif isinstance(event, LimitReached):
@@ -113,6 +112,8 @@ def open_trace(
     """The trace, opened (and its header written) before the run starts: a path the user
     `asked` for that cannot be written is a usage error naming it, and nothing has run yet; a
     default trace that cannot be is left out, with a warning."""
+    from toolcall_cli.private_files import PathProblem
+
     if path is None:
         return RunTrace()
     from toolcall_cli.trace import TraceWriteError, TraceWriter
@@ -194,6 +195,8 @@ def render_run(
     scripted model, whose script not lining up with the run is told before the run's end.
     `explain`: notes after the steps (--explain); `step`: the run's pauses (--step), which
     suspend the view while they ask."""
+    from toolcall_cli.render.explain import Explain
+
     run_trace = trace if isinstance(trace, RunTrace) else open_trace(trace)
     shown = Shown(approve, show_request, script, explain or Explain(), step)
     try:
@@ -209,6 +212,8 @@ def tell_script_ends(
     """Each way the script and the run did not line up: a notice in the view (and a line on
     stderr where there is no live view, as for a failure), a record in the trace. Whether
     there was any."""
+    from toolcall_cli.events import Notice
+
     for end in ends:
         run_trace.script_end(end)
         renderer.handle(Notice(level="warning", message=end.message))
@@ -241,6 +246,10 @@ def _render(
     stdout: IO[str] | None,
     shown: Shown,
 ) -> int:
+    from toolcall_cli.approval import attach
+    from toolcall_cli.events import RunFinished
+    from toolcall_cli.render import make_renderer
+    from toolcall_cli.stepping import attach as attach_stepper
     from toolcall_cli.trace import RunProgress, TraceWriteError
 
     script = shown.script

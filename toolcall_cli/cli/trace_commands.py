@@ -15,8 +15,6 @@ import typer
 from toolcall_cli import strictjson
 from toolcall_cli.cli.entry import fail, trace_app
 from toolcall_cli.cli.options import JsonOpt
-from toolcall_cli.cli.running import pipe_console
-from toolcall_cli.render import make_renderer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,6 +31,7 @@ SHOWN_WIDTH = 110
 def trace_list(as_json: JsonOpt = False) -> None:
     """The traces in the trace directory, newest first: when, question, model, strategy,
     iterations, how the run stopped, and tokens."""
+    from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.trace import TraceError
     from toolcall_cli.trace.files import trace_dir, trace_files
     from toolcall_cli.trace.reader import summarize
@@ -126,6 +125,8 @@ def trace_show(
     ] = None,
 ) -> None:
     """Draw a recorded run again, as the live view drew it (or --plain, or --json)."""
+    from toolcall_cli.cli.running import pipe_console
+
     if which is not None and which.startswith("--"):  # let through only for -N
         fail(f"no such option: {which} (see `toolcall trace show --help`)")
     if plain and as_json:
@@ -187,6 +188,8 @@ def title_line(trace: Trace) -> str:
 def show_live(trace: Trace, events: Iterable[Event], console: Console) -> None:
     from rich.text import Text
 
+    from toolcall_cli.render import make_renderer
+
     console.print(Text(title_line(trace), style="dim"))
     # On a terminal the live region is drawn at its own pace, not once per recorded delta;
     # elsewhere (a pipe, a page being recorded) it is never drawn at all.
@@ -199,6 +202,8 @@ def show_live(trace: Trace, events: Iterable[Event], console: Console) -> None:
 
 
 def show_plain(trace: Trace, events: Iterable[Event]) -> None:
+    from toolcall_cli.render import make_renderer
+
     typer.echo(title_line(trace))
     renderer = make_renderer("plain", sys.stdout)
     try:

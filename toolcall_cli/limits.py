@@ -1,0 +1,52 @@
+"""The run's limits, with every default written once.
+
+Apart from loop.py so that the command line can show the defaults in `--help` without importing
+the loop (and the tools, schemas and HTTP client behind it): start-up stays fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from toolcall_cli.models.base import (
+    MAX_LINE_BYTES,
+    MAX_REPLY_CHARS,
+    MAX_RESPONSE_BYTES,
+    REQUEST_TIMEOUT,
+)
+from toolcall_cli.wire import ContextWindow
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_iterations: int = 5
+    tool_timeout: float = 10.0
+    """Default per-tool timeout in seconds; a tool may declare its own."""
+    run_timeout: float | None = None
+    """Seconds for the whole run: model requests, tools and all."""
+    max_failed_rounds: int = 3
+    """After this many tool rounds in a row without progress (every call failed or repeated
+    an earlier one), tools are withdrawn and the model is told to answer."""
+    max_result_chars: int = 4000
+    """Longer tool results are cut before they go back to the model."""
+    history_rounds: int | None = 5
+    """Tool rounds sent in full; older ones are compacted into a summary. None keeps all."""
+    max_question_chars: int = 8000
+    last_answer: bool = True
+    """At the iteration limit, one more request without tools, for a best-effort answer."""
+    max_calls_per_reply: int = 8
+    """Calls of one reply past this many are not run; the model is told so in one note. A
+    runaway small model wrote 119 calls in one reply, whose results overflowed its context;
+    a real question needs a few calls a reply (four cities, two conversions), so 8 leaves
+    room and still bounds what one reply can cost."""
+    max_reply_chars: int = MAX_REPLY_CHARS
+    """One reply's text, counted from the chunks whatever the model: content, reasoning and
+    tool-call names and arguments. Longer, and the model has failed (it is not answering)."""
+    # The loop does not use these: they bound each HTTP request (see models.base), and live here
+    # so that every limit has its default in one place.
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    max_line_bytes: int = MAX_LINE_BYTES
+    request_timeout: float = REQUEST_TIMEOUT
+    context_window: ContextWindow | None = None
+    """The model's context window as the user gave it (--context-window, a profile); None asks
+    the model, which may not know (then requests are not fitted)."""
