@@ -9,7 +9,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,18 +249,30 @@ def trace_settings(defaults: dict[str, Any], path: Path) -> tuple[bool, int]:
 
 
 def limits_from(table: Any, path: Path) -> dict[str, int | float]:
+    return checked_table(table, path, "limits", "limit", tuple(LIMIT_SETTINGS), limit_problem)
+
+
+def checked_table(
+    table: Any,
+    path: Path,
+    name: str,
+    what: str,
+    keys: Sequence[str],
+    problem_of: Callable[[str, Any], str | None],
+) -> dict[str, Any]:
+    """A settings table of known keys, each value checked: the first problem is one line."""
     if not isinstance(table, dict):
-        raise ConfigError(f"config {path}: limits must be a [limits] table")
-    unknown = sorted(set(table) - set(LIMIT_SETTINGS))
+        raise ConfigError(f"config {path}: {name} must be a [{name}] table")
+    unknown = sorted(set(table) - set(keys))
     if unknown:
         raise ConfigError(
-            f"config {path}: unknown limit(s) {', '.join(unknown)}; [limits] takes "
-            f"{', '.join(LIMIT_SETTINGS)}"
+            f"config {path}: unknown {what}(s) {', '.join(unknown)}; [{name}] takes "
+            f"{', '.join(keys)}"
         )
     for key, value in table.items():
-        problem = limit_problem(key, value)
+        problem = problem_of(key, value)
         if problem:
-            raise ConfigError(f"config {path}: [limits] {key} {problem}")
+            raise ConfigError(f"config {path}: [{name}] {key} {problem}")
     return dict(table)
 
 
@@ -303,19 +315,9 @@ def retrieval_problem(key: str, value: Any) -> str | None:
 
 
 def retrieval_from(table: Any, path: Path) -> dict[str, Any]:
-    if not isinstance(table, dict):
-        raise ConfigError(f"config {path}: retrieval must be a [retrieval] table")
-    unknown = sorted(set(table) - set(RETRIEVAL_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"config {path}: unknown retrieval setting(s) {', '.join(unknown)}; [retrieval] "
-            f"takes {', '.join(RETRIEVAL_KEYS)}"
-        )
-    for key, value in table.items():
-        problem = retrieval_problem(key, value)
-        if problem:
-            raise ConfigError(f"config {path}: [retrieval] {key} {problem}")
-    return dict(table)
+    return checked_table(
+        table, path, "retrieval", "retrieval setting", tuple(RETRIEVAL_KEYS), retrieval_problem
+    )
 
 
 def resolve_retrieval(
