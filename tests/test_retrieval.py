@@ -29,6 +29,7 @@ from toolcall_cli.tools.embed_cache import VectorFile, spec_hash
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.tools.retrieval import (
+    BM25,
     EmbedRanker,
     RankingFailed,
     bridged,
@@ -90,8 +91,21 @@ def offered(body: dict[str, Any]) -> list[str]:
 
 
 def test_names_split_on_snake_and_camel_case_and_words_are_stemmed() -> None:
-    assert tokens("getExchangeRate") == ["exchange", "rate"]
-    assert tokens("convert_currency rates cities") == ["convert", "currency", "rate", "city"]
+    # Snowball stems: `exchange` and `exchanging` both become `exchang`.
+    assert tokens("getExchangeRate") == ["exchang", "rate"]
+    assert tokens("convert_currency rates cities") == tokens("converting currencies rate city")
+
+
+def test_the_snowball_stemmer_joins_forms_the_old_plural_rule_missed() -> None:
+    # Each pair shares a stem: -ing, -ed, -ment(s) and -ly forms, not only plurals.
+    for asked, described in [
+        ("borrowing", "borrow"),
+        ("decoded", "decode"),
+        ("payments", "payment"),
+        ("monthly", "month"),
+        ("annualized", "annual"),
+    ]:
+        assert tokens(asked) == tokens(described), (asked, described)
 
 
 def test_chinese_is_cut_into_characters_and_bigrams() -> None:
@@ -116,10 +130,21 @@ def test_a_rare_word_weighs_more_than_a_common_one() -> None:
     assert rank("current mortgage", specs, 1)[0][0] == "b_tool"
 
 
+def test_a_word_in_the_name_weighs_more_than_the_same_word_in_the_description() -> None:
+    specs = [
+        spec("figure_tool", "Works out a mortgage figure."),
+        spec("mortgage_tool", "Works out a figure."),
+    ]
+    assert rank("mortgage", specs, 1)[0][0] == "mortgage_tool"
+    # The field weight is what decides: weigh the name at nothing and the other tool wins.
+    unnamed = BM25(weights={"name": 0.0, "description": 1.0, "parameters": 1.0})
+    assert rank("mortgage", specs, 1, unnamed)[0][0] == "figure_tool"
+
+
 def test_the_bridge_reads_the_longest_chinese_word_it_knows() -> None:
-    assert bridged("今天天气怎么样") == ["today", "date", "weather", "forecast"]
+    assert bridged("今天天气怎么样") == tokens("today date weather forecast")
     # 空气质量 is one word: not also 空气 on its own.
-    assert bridged("空气质量") == ["air", "quality", "aqi", "pollution"]
+    assert bridged("空气质量") == tokens("air quality aqi pollution")
     assert bridged("no chinese here") == []
 
 
