@@ -35,6 +35,7 @@ from toolcall_cli.tools.retrieval import (
     bridged,
     rank,
     tokens,
+    value_words,
 )
 
 
@@ -139,6 +140,58 @@ def test_a_word_in_the_name_weighs_more_than_the_same_word_in_the_description() 
     # The field weight is what decides: weigh the name at nothing and the other tool wins.
     unnamed = BM25(weights={"name": 0.0, "description": 1.0, "parameters": 1.0})
     assert rank("mortgage", specs, 1, unnamed)[0][0] == "figure_tool"
+
+
+def test_symbols_are_read_as_the_words_descriptions_use_for_them() -> None:
+    assert value_words("17.5% of 2,340") == "percent"
+    assert value_words("25°C in °F") == "celsius fahrenheit"
+    assert tokens("(128 + 256) × 3 ÷ 4") == tokens(
+        "128 256 3 4 plus add times multiply divide arithmetic expression"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("12*5+3", "arithmetic expression"),
+        ("100 - 7", "arithmetic expression"),
+        ("#e67e22", "hex colour color"),
+        ("192.168.1.10", "ip address"),
+        ("alice@example.com", "email address"),
+        ("https://example.com/a?b=1", "url link"),
+        ("MCMXCIV", "roman numeral"),
+        ("aGVsbG8gd29ybGQ=", "base64 encoded"),
+        ("2025-06-10", "date"),
+        ("2025年3月10日", "date"),
+        ("9:30", "time"),
+    ],
+)
+def test_a_value_is_read_as_the_words_for_its_kind(text: str, kind: str) -> None:
+    # After the words for its symbols, if any (`+` in 12*5+3 is also "plus add").
+    assert value_words(text).endswith(kind) and value_words(text).count(kind) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    # A date, a range, a pair, a network, a hyphenated word, an identifier, short capitals.
+    ["2025-06-10 3/10", "2-3 days", "USD/CNY", "well-known", "getUserById2024", "MIX CD VI"],
+)
+def test_look_alikes_are_not_read_as_arithmetic_base64_or_roman_numerals(text: str) -> None:
+    assert not {"arithmetic", "base64", "roman"} & set(value_words(text).split())
+
+
+def test_a_question_written_in_symbols_finds_the_tool_that_describes_them_in_words() -> None:
+    specs = [
+        spec("calculate", "Arithmetic: plus, minus, times, divided by, percent.", expression="x"),
+        spec("contrast_ratio", "WCAG contrast ratio of two hex colours.", colors="Two colors"),
+        spec("roman_numerals", "Convert between Roman numerals and numbers.", value="x"),
+        spec("decode_text", "Decode base64 encoded text.", data="The data"),
+    ]
+    assert rank("(128 + 256) × 3 ÷ 4", specs, 1)[0][0] == "calculate"
+    assert rank("What's 17.5% of 2,340?", specs, 1)[0][0] == "calculate"
+    assert rank("#e67e22 on #ffffff", specs, 1)[0][0] == "contrast_ratio"
+    assert rank("MCMXCIV", specs, 1)[0][0] == "roman_numerals"
+    assert rank("aGVsbG8gd29ybGQ=", specs, 1)[0][0] == "decode_text"
 
 
 def test_the_bridge_reads_the_longest_chinese_word_it_knows() -> None:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.tools._bilingual_terms import TERMS
+from toolcall_cli.tools._english_terms import SHAPES, SYMBOLS
 
 Query = Sequence[tuple[str, float]]
 """Texts to rank against, each with its weight: the question at 1, the latest turn lower."""
@@ -80,8 +81,24 @@ def cjk_terms(run: str) -> list[str]:
     return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+_SYMBOL = re.compile("|".join(map(re.escape, sorted(SYMBOLS, key=len, reverse=True))))
+
+
+def value_words(text: str) -> str:
+    """The words for the symbols and the kinds of value `text` writes without words:
+    `17.5% + 96` → percent plus add arithmetic expression (see _english_terms)."""
+    words = [SYMBOLS[symbol] for symbol in _SYMBOL.findall(text)]
+    words += [kind for shape, kind in SHAPES for _ in shape.finditer(text)]
+    return " ".join(words)
+
+
 def tokens(text: str) -> list[str]:
-    """The terms BM25 counts: stemmed Latin words, and CJK characters and bigrams."""
+    """The terms BM25 counts: stemmed Latin words, CJK characters and bigrams, and the words
+    for the text's symbols and values (value_words)."""
+    return word_tokens(f"{text}\n{value_words(text)}")
+
+
+def word_tokens(text: str) -> list[str]:
     terms: list[str] = []
     for piece in _PIECES.findall(text):
         if _CJK_RUN.fullmatch(piece):
@@ -108,7 +125,7 @@ def bridged(text: str, table: Mapping[str, str] = TERMS) -> list[str]:
                     break
             else:
                 i += 1
-    return tokens(" ".join(words))
+    return word_tokens(" ".join(words))
 
 
 def query_terms(query: Query) -> dict[str, float]:
