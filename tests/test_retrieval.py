@@ -30,10 +30,13 @@ from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.tools.retrieval import (
     BM25,
+    SYNONYM_WEIGHT,
     EmbedRanker,
     RankingFailed,
     bridged,
+    query_terms,
     rank,
+    synonyms,
     tokens,
     value_words,
 )
@@ -192,6 +195,24 @@ def test_a_question_written_in_symbols_finds_the_tool_that_describes_them_in_wor
     assert rank("#e67e22 on #ffffff", specs, 1)[0][0] == "contrast_ratio"
     assert rank("MCMXCIV", specs, 1)[0][0] == "roman_numerals"
     assert rank("aGVsbG8gd29ybGQ=", specs, 1)[0][0] == "decode_text"
+
+
+def test_english_synonyms_join_a_question_to_a_tool_worded_otherwise() -> None:
+    # `borrowing` is read as its stem, `borrow`, whose synonym is `loan`.
+    assert synonyms(tokens("borrowing")) == tokens("loan")
+    assert synonyms(tokens("colours")) == tokens("color")
+    assert synonyms(tokens("kenya")) == []
+    specs = [
+        spec("loan_payment", "Monthly payment of a loan.", principal="Amount"),
+        spec("salary_convert", "Monthly pay from a yearly salary.", amount="Amount"),
+    ]
+    assert rank("I'm borrowing 350k, what do I pay each month?", specs, 1)[0][0] == "loan_payment"
+
+
+def test_a_synonym_weighs_less_than_the_word_the_user_wrote() -> None:
+    weights = query_terms([("borrow", 1.0)])
+    assert weights[tokens("borrow")[0]] == 1.0
+    assert weights[tokens("loan")[0]] == SYNONYM_WEIGHT < 1.0
 
 
 def test_the_bridge_reads_the_longest_chinese_word_it_knows() -> None:

@@ -4,6 +4,11 @@ Why: BM25 matches only words two texts share. People write `17.5% of 2,340 + 96`
 or `MCMXCIV` where a tool's description says "percent", "plus", "hex colour" or "Roman
 numeral". Each symbol and each recognisable kind of value (its shape) is read as the words a
 description would use for it, on both sides, so a question and a tool meet on those words.
+
+And why a table of English words: a question and a tool often say one thing in two words
+(`borrow` and `loan`, `colour` and `color`). SYNONYMS adds, for a word of the question, the
+words a thesaurus gives for it, as the bridge table does for Chinese.
+
 Edit it as data; every value is plain English words separated by spaces.
 """
 
@@ -71,3 +76,110 @@ SHAPES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b\d{1,2}:\d{2}\b"), "time"),
 ]
 """A kind of value recognised by its shape, and the words a description uses for that kind."""
+
+
+SYNONYMS: dict[str, str] = {
+    # British and American spellings
+    "colour": "color",
+    "color": "colour",
+    "metre": "meter",
+    "litre": "liter",
+    "centre": "center",
+    "analyse": "analyze",
+    "organise": "organize",
+    "summarise": "summarize",
+    "normalise": "normalize",
+    "favourite": "favorite",
+    "cheque": "check",
+    "programme": "program",
+    "travelling": "traveling",
+    "grey": "gray",
+    # money
+    "borrow": "loan",
+    "lend": "loan",
+    "owe": "debt",
+    "debt": "owe loan",
+    "mortgage": "loan",
+    "earn": "income",
+    "earnings": "income",
+    "wage": "salary pay",
+    "pay": "payment",
+    "cost": "price",
+    "price": "cost",
+    "cheap": "price cost",
+    "expensive": "price cost",
+    "buy": "purchase",
+    "purchase": "buy",
+    "sell": "sale",
+    "profit": "gain return",
+    "gain": "profit",
+    "invest": "investment",
+    "save": "savings",
+    "fee": "charge cost",
+    # quantities and measures
+    "far": "distance",
+    "long": "length duration",
+    "tall": "height",
+    "high": "height",
+    "heavy": "weight",
+    "weigh": "weight",
+    "old": "age",
+    "hot": "temperature",
+    "cold": "temperature",
+    "warm": "temperature",
+    "fast": "speed",
+    "quick": "speed",
+    "big": "size",
+    "large": "size",
+    "small": "size",
+    "average": "mean",
+    "mean": "average",
+    "spread": "dispersion deviation",
+    "chance": "probability",
+    "odds": "probability",
+    "likely": "probability",
+    "choose": "select pick",
+    "pick": "select choose",
+    "count": "number",
+    "total": "sum",
+    "sum": "total",
+    "double": "twice",
+    "half": "halve",
+    # time
+    "born": "birth",
+    "birthday": "birth",
+    "when": "date",
+    "yearly": "annual",
+    "annual": "yearly",
+    "weekly": "week",
+    "daily": "day",
+    "hourly": "hour",
+    "deadline": "due date",
+    # people and places
+    "phone": "telephone call",
+    "dial": "phone call",
+    "call": "phone",
+    "ring": "phone call",
+    "trip": "travel journey",
+    "journey": "travel trip",
+    "abroad": "foreign country",
+    "nation": "country",
+    "town": "city",
+    # text
+    "word": "text",
+    "shorten": "truncate abbreviate",
+    "similar": "similarity alike",
+    "alike": "similar",
+    "copy": "duplicate",
+    "mistake": "error",
+    "typo": "spelling error",
+    "check": "validate verify",
+    "valid": "validate",
+    "fix": "correct repair",
+    "meaning": "definition",
+    "reverse": "backwards",
+    "secret": "password",
+    "scramble": "encrypt",
+}
+"""A question's word (read as its stem: `borrowing` is `borrow`), and words a thesaurus gives
+for it. Only general vocabulary: no word here was picked off a question the ranker missed."""

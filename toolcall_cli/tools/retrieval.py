@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.tools._bilingual_terms import TERMS
-from toolcall_cli.tools._english_terms import SHAPES, SYMBOLS
+from toolcall_cli.tools._english_terms import SHAPES, SYMBOLS, SYNONYMS
 
 Query = Sequence[tuple[str, float]]
 """Texts to rank against, each with its weight: the question at 1, the latest turn lower."""
@@ -128,12 +128,34 @@ def bridged(text: str, table: Mapping[str, str] = TERMS) -> list[str]:
     return word_tokens(" ".join(words))
 
 
+SYNONYM_WEIGHT = 0.5
+"""A synonym counts half as much as the word the user wrote: it is a guess at their meaning."""
+
+
+@functools.lru_cache(maxsize=1)
+def _synonyms_by_stem() -> dict[str, list[str]]:
+    return {stem(word): word_tokens(others) for word, others in SYNONYMS.items()}
+
+
+def synonyms(terms: Iterable[str]) -> list[str]:
+    """The terms the English thesaurus table (_english_terms.SYNONYMS) gives for `terms`."""
+    table = _synonyms_by_stem()
+    return [other for term in terms for other in table.get(term, [])]
+
+
 def query_terms(query: Query) -> dict[str, float]:
-    """Each term of the query with its weight: the highest weight among the texts holding it."""
+    """Each term of the query with its weight: the highest weight among the texts holding it.
+    Synonyms of its words count SYNONYM_WEIGHT as much as the words themselves."""
     weights: dict[str, float] = {}
-    for text, weight in query:
-        for term in [*tokens(text), *bridged(text)]:
+
+    def add(terms: Iterable[str], weight: float) -> None:
+        for term in terms:
             weights[term] = max(weights.get(term, 0.0), weight)
+
+    for text, weight in query:
+        said = [*tokens(text), *bridged(text)]
+        add(said, weight)
+        add(synonyms(said), weight * SYNONYM_WEIGHT)
     return weights
 
 
