@@ -8,6 +8,11 @@ tools beside them) and its questions (Chinese and English, each naming its right
 Writes bench/results/retrieval_recall.md (the table, each miss with what ranked above it) and
 bench/results/retrieval_recall.json. Target: lexical recall@5 >= 0.95. A question counts as
 found at k when its `tool`, or one of its `also`, is among the first k.
+
+Split: ranking is tuned only against the questions at even positions of questions.toml (0, 2,
+4, ...); the odd ones are held out, so the held-out figure says how well a change generalises.
+`--tune` measures the tune half alone and prints it without writing results: the loop to tune
+with, which never shows a held-out question.
 """
 
 from __future__ import annotations
@@ -37,18 +42,28 @@ CUTS = (3, 5, 10)
 TARGET_AT_5 = 0.95
 
 
+SPLITS = ("tune", "held-out")
+
+
 @dataclass(frozen=True)
 class Question:
     text: str
     lang: str
     right: frozenset[str]
+    split: str
+    """"tune" (an even position in questions.toml) or "held-out" (an odd one)."""
 
 
 def questions(path: Path) -> list[Question]:
     table = tomllib.loads(path.read_text(encoding="utf-8"))
     return [
-        Question(item["question"], item["lang"], frozenset([item["tool"], *item.get("also", [])]))
-        for item in table["questions"]
+        Question(
+            item["question"],
+            item["lang"],
+            frozenset([item["tool"], *item.get("also", [])]),
+            SPLITS[position % 2],
+        )
+        for position, item in enumerate(table["questions"])
     ]
 
 
@@ -67,14 +82,19 @@ def measure(ranker: Ranker, specs: list[ToolSpec], asked: list[Question]) -> dic
     started = time.perf_counter()
     for question in asked:
         top = [name for name, _ in rank(question.text, specs, max(CUTS), ranker)]
-        for group in ("all", question.lang):
+        for group in ("all", question.lang, question.split):
             found.setdefault(group, dict.fromkeys(CUTS, 0))
             counts[group] = counts.get(group, 0) + 1
             for cut in CUTS:
                 found[group][cut] += bool(question.right & set(top[:cut]))
         if not question.right & set(top[:5]):
             misses.append(
-                {"question": question.text, "right": sorted(question.right), "top5": top[:5]}
+                {
+                    "question": question.text,
+                    "split": question.split,
+                    "right": sorted(question.right),
+                    "top5": top[:5],
+                }
             )
     seconds = time.perf_counter() - started
     recall = {
@@ -111,10 +131,28 @@ def report(results: list[dict[str, Any]], tools: int, asked: int) -> str:
             f"| {r['all']['@5']:.3f} | {r['all']['@10']:.3f} | {r.get('zh', {}).get('@5', 0):.3f} "
             f"| {r.get('en', {}).get('@5', 0):.3f} | {result['ms_per_question']} | {verdict} |"
         )
+    lines += [
+        "",
+        "## By split",
+        "",
+        "Tuned against the questions at even positions of questions.toml; the odd ones are "
+        "held out.",
+        "",
+        "| ranker | split | questions | recall@3 | recall@5 | recall@10 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for result in results:
+        for split in (*SPLITS, "all"):
+            r = result["recall"].get(split)
+            if r is not None:
+                lines.append(
+                    f"| {result['ranker']} | {split} | {result['questions'][split]} "
+                    f"| {r['@3']:.3f} | {r['@5']:.3f} | {r['@10']:.3f} |"
+                )
     for result in results:
         lines += ["", f"## Missed at 5 by {result['ranker']}", ""]
         lines += [
-            f"- {miss['question']} — right: {', '.join(miss['right'])}; "
+            f"- ({miss['split']}) {miss['question']} — right: {', '.join(miss['right'])}; "
             f"top 5: {', '.join(miss['top5'])}"
             for miss in result["misses_at_5"]
         ] or ["(none)"]
@@ -126,9 +164,16 @@ def main() -> None:
     parser.add_argument("--embed-url", help="an OpenAI-compatible API root with /embeddings")
     parser.add_argument("--embed-model", default="embed", help="the model name it is sent")
     parser.add_argument("--embed-label", default="", help="said beside the embed row")
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="measure only the tune half (even positions) and print it; write no results",
+    )
     args = parser.parse_args()
     specs = catalogue_specs()
     asked = questions(CATALOGUE / "questions.toml")
+    if args.tune:
+        asked = [question for question in asked if question.split == "tune"]
     rankers: list[Ranker] = [LEXICAL]
     if args.embed_url:
         client = EmbeddingClient(url=args.embed_url, model=args.embed_model, timeout=300)
@@ -137,11 +182,14 @@ def main() -> None:
     for result in results:
         if result["ranker"] == "embed" and args.embed_label:
             result["ranker"] = f"embed ({args.embed_label})"
+    text = report(results, len(specs), len(asked))
+    if args.tune:
+        print(text)
+        return
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "retrieval_recall.json").write_text(
         json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
     )
-    text = report(results, len(specs), len(asked))
     (RESULTS / "retrieval_recall.md").write_text(text, encoding="utf-8")
     print(text)
 

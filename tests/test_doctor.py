@@ -148,7 +148,7 @@ def test_an_unknown_tool_is_put_right_by_the_tool_it_meant(tmp_path: Path) -> No
 
 def test_a_repeated_mistake_is_listed_at_each_iteration(tmp_path: Path) -> None:
     # Seed 1: the offline model repeats its wrong parameter name once before it corrects it.
-    trace = record(tmp_path, WEATHER, "--faults", "wrong_param", "--seed", "1")
+    trace = record(tmp_path, WEATHER, "--faults", "wrong_param", "--seed", "0")
     data = report(tmp_path, trace)
     wrong = [f for f in findings(data, 2) if f["problem"] == "invalid_arguments"]
     assert [f["iteration"] for f in wrong] == [1, 2]
@@ -384,7 +384,7 @@ def test_a_call_answered_twice(tmp_path: Path) -> None:
 
 def test_a_run_stopped_by_the_iteration_limit(tmp_path: Path) -> None:
     trace = record(
-        tmp_path, WEATHER, "--faults", "wrong_param", "--seed", "1", "--max-iterations", "2"
+        tmp_path, WEATHER, "--faults", "wrong_param", "--seed", "0", "--max-iterations", "2"
     )
     data = report(tmp_path, trace)
     assert data["runs"][0]["stop_reason"] == "limit"

@@ -234,7 +234,7 @@ def test_the_scripted_model_plays_the_trace_s_own_replies(tmp_path: Path) -> Non
 
 @pytest.mark.script_left_unused
 def test_the_script_left_unused_is_a_difference(tmp_path: Path) -> None:
-    recorded = record(tmp_path, WEATHER, "--faults", "wrong_param", "--seed", "1")
+    recorded = record(tmp_path, WEATHER, "--faults", "wrong_param", "--seed", "0")
     done = replay(tmp_path, str(recorded), "--model", "scripted", "--max-iterations", "1",
                   "--no-final-answer")  # fmt: skip
     assert done.returncode == 5

@@ -29,11 +29,16 @@ from toolcall_cli.tools.embed_cache import VectorFile, spec_hash
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.tools.retrieval import (
+    BM25,
+    SYNONYM_WEIGHT,
     EmbedRanker,
     RankingFailed,
     bridged,
+    query_terms,
     rank,
+    synonyms,
     tokens,
+    value_words,
 )
 
 
@@ -90,8 +95,21 @@ def offered(body: dict[str, Any]) -> list[str]:
 
 
 def test_names_split_on_snake_and_camel_case_and_words_are_stemmed() -> None:
-    assert tokens("getExchangeRate") == ["exchange", "rate"]
-    assert tokens("convert_currency rates cities") == ["convert", "currency", "rate", "city"]
+    # Snowball stems: `exchange` and `exchanging` both become `exchang`.
+    assert tokens("getExchangeRate") == ["exchang", "rate"]
+    assert tokens("convert_currency rates cities") == tokens("converting currencies rate city")
+
+
+def test_the_snowball_stemmer_joins_forms_the_old_plural_rule_missed() -> None:
+    # Each pair shares a stem: -ing, -ed, -ment(s) and -ly forms, not only plurals.
+    for asked, described in [
+        ("borrowing", "borrow"),
+        ("decoded", "decode"),
+        ("payments", "payment"),
+        ("monthly", "month"),
+        ("annualized", "annual"),
+    ]:
+        assert tokens(asked) == tokens(described), (asked, described)
 
 
 def test_chinese_is_cut_into_characters_and_bigrams() -> None:
@@ -116,10 +134,91 @@ def test_a_rare_word_weighs_more_than_a_common_one() -> None:
     assert rank("current mortgage", specs, 1)[0][0] == "b_tool"
 
 
+def test_a_word_in_the_name_weighs_more_than_the_same_word_in_the_description() -> None:
+    specs = [
+        spec("figure_tool", "Works out a mortgage figure."),
+        spec("mortgage_tool", "Works out a figure."),
+    ]
+    assert rank("mortgage", specs, 1)[0][0] == "mortgage_tool"
+    # The field weight is what decides: weigh the name at nothing and the other tool wins.
+    unnamed = BM25(weights={"name": 0.0, "description": 1.0, "parameters": 1.0})
+    assert rank("mortgage", specs, 1, unnamed)[0][0] == "figure_tool"
+
+
+def test_symbols_are_read_as_the_words_descriptions_use_for_them() -> None:
+    assert value_words("17.5% of 2,340") == "percent"
+    assert value_words("25°C in °F") == "celsius fahrenheit"
+    assert tokens("(128 + 256) × 3 ÷ 4") == tokens(
+        "128 256 3 4 plus add times multiply divide arithmetic expression"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("12*5+3", "arithmetic expression"),
+        ("100 - 7", "arithmetic expression"),
+        ("#e67e22", "hex colour color"),
+        ("192.168.1.10", "ip address"),
+        ("alice@example.com", "email address"),
+        ("https://example.com/a?b=1", "url link"),
+        ("MCMXCIV", "roman numeral"),
+        ("aGVsbG8gd29ybGQ=", "base64 encoded"),
+        ("2025-06-10", "date"),
+        ("2025年3月10日", "date"),
+        ("9:30", "time"),
+    ],
+)
+def test_a_value_is_read_as_the_words_for_its_kind(text: str, kind: str) -> None:
+    # After the words for its symbols, if any (`+` in 12*5+3 is also "plus add").
+    assert value_words(text).endswith(kind) and value_words(text).count(kind) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    # A date, a range, a pair, a network, a hyphenated word, an identifier, short capitals.
+    ["2025-06-10 3/10", "2-3 days", "USD/CNY", "well-known", "getUserById2024", "MIX CD VI"],
+)
+def test_look_alikes_are_not_read_as_arithmetic_base64_or_roman_numerals(text: str) -> None:
+    assert not {"arithmetic", "base64", "roman"} & set(value_words(text).split())
+
+
+def test_a_question_written_in_symbols_finds_the_tool_that_describes_them_in_words() -> None:
+    specs = [
+        spec("calculate", "Arithmetic: plus, minus, times, divided by, percent.", expression="x"),
+        spec("contrast_ratio", "WCAG contrast ratio of two hex colours.", colors="Two colors"),
+        spec("roman_numerals", "Convert between Roman numerals and numbers.", value="x"),
+        spec("decode_text", "Decode base64 encoded text.", data="The data"),
+    ]
+    assert rank("(128 + 256) × 3 ÷ 4", specs, 1)[0][0] == "calculate"
+    assert rank("What's 17.5% of 2,340?", specs, 1)[0][0] == "calculate"
+    assert rank("#e67e22 on #ffffff", specs, 1)[0][0] == "contrast_ratio"
+    assert rank("MCMXCIV", specs, 1)[0][0] == "roman_numerals"
+    assert rank("aGVsbG8gd29ybGQ=", specs, 1)[0][0] == "decode_text"
+
+
+def test_english_synonyms_join_a_question_to_a_tool_worded_otherwise() -> None:
+    # `borrowing` is read as its stem, `borrow`, whose synonym is `loan`.
+    assert synonyms(tokens("borrowing")) == tokens("loan")
+    assert synonyms(tokens("colours")) == tokens("color")
+    assert synonyms(tokens("kenya")) == []
+    specs = [
+        spec("loan_payment", "Monthly payment of a loan.", principal="Amount"),
+        spec("salary_convert", "Monthly pay from a yearly salary.", amount="Amount"),
+    ]
+    assert rank("I'm borrowing 350k, what do I pay each month?", specs, 1)[0][0] == "loan_payment"
+
+
+def test_a_synonym_weighs_less_than_the_word_the_user_wrote() -> None:
+    weights = query_terms([("borrow", 1.0)])
+    assert weights[tokens("borrow")[0]] == 1.0
+    assert weights[tokens("loan")[0]] == SYNONYM_WEIGHT < 1.0
+
+
 def test_the_bridge_reads_the_longest_chinese_word_it_knows() -> None:
-    assert bridged("今天天气怎么样") == ["today", "date", "weather", "forecast"]
+    assert bridged("今天天气怎么样") == tokens("today date weather forecast")
     # 空气质量 is one word: not also 空气 on its own.
-    assert bridged("空气质量") == ["air", "quality", "aqi", "pollution"]
+    assert bridged("空气质量") == tokens("air quality aqi pollution")
     assert bridged("no chinese here") == []
 
 

@@ -315,9 +315,10 @@ def _tidy(value: Number) -> Number:
 def calculate(expression: str) -> Number:
     """Evaluate a math expression (计算, 算术) safely: use it for any arithmetic.
 
-    Use it instead of computing in your head. Supports + - * / // % ** (also ^ for power,
-    × ÷ and full-width characters), parentheses, the functions sqrt, sin, cos, tan, asin,
-    acos, atan (radians), log (natural, or log(x, base)), log10, log2, exp, abs, round,
+    Use it instead of computing in your head: sums, plus and minus, times and divided by,
+    percentages (15% of 80 is 80*15/100), powers and roots. Supports + - * / // % ** (also ^
+    for power, × ÷ and full-width characters), parentheses, the functions sqrt, sin, cos, tan,
+    asin, acos, atan (radians), log (natural, or log(x, base)), log10, log2, exp, abs, round,
     floor, ceil, factorial, hypot, degrees, radians, min, max, and the constants pi, e, tau.
 
     Args:

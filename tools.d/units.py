@@ -124,6 +124,9 @@ def _spaced(symbol: str) -> str:
 def convert_units(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     """Convert a value between units (单位换算) of length, mass (weight) or temperature.
 
+    How many miles in kilometres, pounds in kilograms, feet and inches in metres or centimetres,
+    ounces in grams, Fahrenheit in Celsius, and back (metric and imperial).
+
     Length: m, km, cm, mm, mi, ft, in, yd, nmi, 米, 公里/千米, 厘米, 英里, 英尺, 英寸, 里, 尺.
     Mass: kg, g, mg, t, lb, oz, 公斤/千克, 克, 吨, 磅, 盎司, 斤, 两.
     Temperature: °C (celsius, 摄氏度), °F (fahrenheit, 华氏度), K (kelvin).

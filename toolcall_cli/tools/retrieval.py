@@ -3,15 +3,18 @@ embedding vectors (embed), so a request can carry the relevant few of hundreds o
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.tools._bilingual_terms import TERMS
+from toolcall_cli.tools._english_terms import SHAPES, SYMBOLS, SYNONYMS
 
 Query = Sequence[tuple[str, float]]
 """Texts to rank against, each with its weight: the question at 1, the latest turn lower."""
@@ -51,13 +54,18 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 and questions alike, so they are noise too."""
 
 
+@functools.lru_cache(maxsize=1)
+def _english_stemmer() -> Any:
+    import snowballstemmer  # type: ignore[import-untyped, unused-ignore]
+
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A light English stem, enough that `rates` finds `rate` and `cities` finds `city`."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    """The Snowball (Porter 2) English stem, so `borrowing` finds `borrow`, `payments` finds
+    `payment` and `decoded` finds `decode`: the tool and the question rarely use one form."""
+    return str(_english_stemmer().stemWord(word))
 
 
 def latin_words(text: str) -> list[str]:
@@ -73,8 +81,24 @@ def cjk_terms(run: str) -> list[str]:
     return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+_SYMBOL = re.compile("|".join(map(re.escape, sorted(SYMBOLS, key=len, reverse=True))))
+
+
+def value_words(text: str) -> str:
+    """The words for the symbols and the kinds of value `text` writes without words:
+    `17.5% + 96` → percent plus add arithmetic expression (see _english_terms)."""
+    words = [SYMBOLS[symbol] for symbol in _SYMBOL.findall(text)]
+    words += [kind for shape, kind in SHAPES for _ in shape.finditer(text)]
+    return " ".join(words)
+
+
 def tokens(text: str) -> list[str]:
-    """The terms BM25 counts: stemmed Latin words, and CJK characters and bigrams."""
+    """The terms BM25 counts: stemmed Latin words, CJK characters and bigrams, and the words
+    for the text's symbols and values (value_words)."""
+    return word_tokens(f"{text}\n{value_words(text)}")
+
+
+def word_tokens(text: str) -> list[str]:
     terms: list[str] = []
     for piece in _PIECES.findall(text):
         if _CJK_RUN.fullmatch(piece):
@@ -101,22 +125,43 @@ def bridged(text: str, table: Mapping[str, str] = TERMS) -> list[str]:
                     break
             else:
                 i += 1
-    return tokens(" ".join(words))
+    return word_tokens(" ".join(words))
+
+
+SYNONYM_WEIGHT = 0.5
+"""A synonym counts half as much as the word the user wrote: it is a guess at their meaning."""
+
+
+@functools.lru_cache(maxsize=1)
+def _synonyms_by_stem() -> dict[str, list[str]]:
+    return {stem(word): word_tokens(others) for word, others in SYNONYMS.items()}
+
+
+def synonyms(terms: Iterable[str]) -> list[str]:
+    """The terms the English thesaurus table (_english_terms.SYNONYMS) gives for `terms`."""
+    table = _synonyms_by_stem()
+    return [other for term in terms for other in table.get(term, [])]
 
 
 def query_terms(query: Query) -> dict[str, float]:
-    """Each term of the query with its weight: the highest weight among the texts holding it."""
+    """Each term of the query with its weight: the highest weight among the texts holding it.
+    Synonyms of its words count SYNONYM_WEIGHT as much as the words themselves."""
     weights: dict[str, float] = {}
-    for text, weight in query:
-        for term in [*tokens(text), *bridged(text)]:
+
+    def add(terms: Iterable[str], weight: float) -> None:
+        for term in terms:
             weights[term] = max(weights.get(term, 0.0), weight)
+
+    for text, weight in query:
+        said = [*tokens(text), *bridged(text)]
+        add(said, weight)
+        add(synonyms(said), weight * SYNONYM_WEIGHT)
     return weights
 
 
-def spec_text(spec: ToolSpec) -> str:
-    """What a tool says of itself, as text: its name split into words, its description, and
-    each parameter's name and description (enum values too: `unit: celsius, fahrenheit`)."""
-    parts = [" ".join(latin_words(spec.name)), spec.description]
+def parameter_text(spec: ToolSpec) -> str:
+    """Each parameter's name and description, and enum values (`unit: celsius, fahrenheit`)."""
+    parts: list[str] = []
     properties = spec.parameters.get("properties")
     if isinstance(properties, dict):
         for name, schema in properties.items():
@@ -129,46 +174,83 @@ def spec_text(spec: ToolSpec) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def spec_text(spec: ToolSpec) -> str:
+    """What a tool says of itself, as text: its name split into words, its description, and
+    its parameters (see parameter_text): what the embed ranker embeds."""
+    parts = [" ".join(latin_words(spec.name)), spec.description, parameter_text(spec)]
+    return "\n".join(part for part in parts if part)
+
+
+Fields = dict[str, Counter[str]]
+"""A tool's terms by field: its name, its description, its parameters."""
+
+
+def spec_fields(spec: ToolSpec) -> Fields:
+    return {
+        "name": Counter(tokens(" ".join(latin_words(spec.name)))),
+        "description": Counter(tokens(spec.description)),
+        "parameters": Counter(tokens(parameter_text(spec))),
+    }
+
+
 def spec_terms(spec: ToolSpec) -> list[str]:
-    # The name counts twice: it is the tool's most deliberate summary of what it does.
-    return tokens(" ".join(latin_words(spec.name))) + tokens(spec_text(spec))
+    """Every term a tool holds, in any field: what `toolcall tools --rank` shows as matched."""
+    return [term for field in spec_fields(spec).values() for term in field]
 
 
-# --- BM25 -------------------------------------------------------------------------------------
+# --- BM25F ------------------------------------------------------------------------------------
+
+FIELD_WEIGHTS: Mapping[str, float] = {"name": 3.0, "description": 1.0, "parameters": 1.0}
+"""How much a term counts in each field: the name is the tool's most deliberate summary of what
+it does, so a word there counts three times one in the description or the parameters."""
 
 
 @dataclass(frozen=True)
 class BM25:
-    """Okapi BM25 with the usual constants (k1 1.2, b 0.75)."""
+    """BM25F (Robertson and Zaragoza): each field's term frequency, normalised by that field's
+    length against its average and weighted, summed into one frequency that BM25 saturates
+    (k1 1.2, b 0.75)."""
 
     k1: float = 1.2
     b: float = 0.75
+    weights: Mapping[str, float] = dataclasses.field(default_factory=lambda: dict(FIELD_WEIGHTS))
     name: str = "lexical"
 
     def scores(self, query: Query, specs: Sequence[ToolSpec]) -> list[float]:
-        documents = [Counter(spec_terms(spec)) for spec in specs]
-        return bm25_scores(query_terms(query), documents, self.k1, self.b)
+        documents = [spec_fields(spec) for spec in specs]
+        return bm25f_scores(query_terms(query), documents, self.weights, self.k1, self.b)
 
 
-def bm25_scores(
-    terms: Mapping[str, float], documents: Sequence[Counter[str]], k1: float, b: float
+def bm25f_scores(
+    terms: Mapping[str, float],
+    documents: Sequence[Fields],
+    weights: Mapping[str, float],
+    k1: float,
+    b: float,
 ) -> list[float]:
     if not documents:
         return []
     count = len(documents)
-    lengths = [sum(doc.values()) for doc in documents]
-    average = sum(lengths) / count or 1.0
-    holding = Counter(term for doc in documents for term in doc)
+    average = {
+        field: sum(sum(doc[field].values()) for doc in documents) / count or 1.0
+        for field in weights
+    }
+    holding = Counter(term for doc in documents for term in set().union(*doc.values()))
     scores = []
-    for doc, length in zip(documents, lengths, strict=True):
+    for doc in documents:
         score = 0.0
         for term, weight in terms.items():
-            frequency = doc.get(term, 0)
+            frequency = sum(
+                weights[field]
+                * doc[field][term]
+                / (1 - b + b * sum(doc[field].values()) / average[field])
+                for field in weights
+                if doc[field][term]
+            )
             if not frequency:
                 continue
             idf = math.log(1 + (count - holding[term] + 0.5) / (holding[term] + 0.5))
-            norm = frequency + k1 * (1 - b + b * length / average)
-            score += weight * idf * frequency * (k1 + 1) / norm
+            score += weight * idf * frequency * (k1 + 1) / (frequency + k1)
         scores.append(score)
     return scores
 
