@@ -407,6 +407,25 @@ def test_embed_ranks_by_cosine_and_caches_tool_vectors(tmp_path: Path) -> None:
     assert len(asked) == 3 and asked[2] == ["exchange rate"]
 
 
+def test_a_vector_cache_that_cannot_be_written_is_one_warning_and_ranking_goes_on(
+    many_registry: ToolRegistry, tmp_path: Path
+) -> None:
+    asked: list[list[str]] = []
+    client = EmbeddingClient(
+        "http://127.0.0.1:9/v1", "emb", "sk-test-key-1234", transport=fake_embeddings(asked)
+    )
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache's directory should be")
+    ranker = EmbedRanker(client, "emb", VectorFile(blocker / "vectors.json"))
+    call = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    model = ScriptedModel([{"tool_calls": [call]}, "done"])
+    events = ask("weather in Oslo", many_registry, model, strategy="schema", ranker=ranker)
+    warnings = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
+    assert len([w for w in warnings if "cannot keep tool vectors" in w]) == 1  # said once
+    assert all(c.ranker == "embed" for c in chosen(events))
+    assert chosen(events)[0].sent[0].name == "get_weather"
+
+
 def test_the_spec_hash_changes_with_the_spec_and_the_model() -> None:
     changed = spec("get_weather", "Weather, now with wind.", city="City name")
     assert spec_hash(SPECS[0], "a") != spec_hash(changed, "a")

@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from toolcall_cli.events import ChosenTool, Event, Notice, ToolsChosen
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.tools.registry import Tool, ToolRegistry
-from toolcall_cli.tools.retrieval import LEXICAL, Query, Ranker, RankingFailed, Scored, ranked
+from toolcall_cli.tools.retrieval import (
+    LEXICAL,
+    EmbedRanker,
+    Query,
+    Ranker,
+    RankingFailed,
+    Scored,
+    ranked,
+)
 
 SEARCH_TOOLS = "search_tools"
 BUILT_IN = "built-in"
@@ -152,12 +160,16 @@ class Choosing:
         self, query: Query, specs: list[ToolSpec], events: list[Event]
     ) -> tuple[list[Scored], str]:
         try:
-            return ranked(query, specs, self._ranker), self._ranker.name
+            scored = ranked(query, specs, self._ranker)
         except RankingFailed as error:
             events.append(
                 Notice(level="warning", message=f"{error}; ranked lexically for this request")
             )
             return ranked(query, specs, LEXICAL), LEXICAL.name
+        problem = self._ranker.cache_problem() if isinstance(self._ranker, EmbedRanker) else None
+        if problem is not None:
+            events.append(Notice(level="warning", message=problem))
+        return scored, self._ranker.name
 
     def calls_made(self, calls: Sequence[ToolCall]) -> list[Notice]:
         """Note the tools a reply called (they stay in the requests that follow). A call to a

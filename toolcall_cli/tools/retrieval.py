@@ -308,6 +308,16 @@ class EmbedRanker:
         self._embed = embed
         self._model = model
         self._store: VectorStore = store if store is not None else MemoryVectors()
+        self._told = False
+
+    def cache_problem(self) -> str | None:
+        """Why the tool vectors could not be kept (read or written), the first time it is
+        asked: ranking goes on, only slower, but the user should hear why once."""
+        problem = getattr(self._store, "problem", None)
+        if problem is None or self._told:
+            return None
+        self._told = True
+        return str(problem)
 
     def scores(self, query: Query, specs: Sequence[ToolSpec]) -> list[float]:
         tool_vectors = self._tool_vectors(specs)
