@@ -177,6 +177,16 @@ def test_the_recording_s_settings_stand_where_no_flag_is_given(tmp_path: Path) -
     assert " ok: " in results["replayed"][0]
 
 
+def test_the_recorded_retrieval_budget_stands_where_no_flag_is_given(tmp_path: Path) -> None:
+    recorded = record(tmp_path, "What's the weather in Tokyo?", "-s", "schema", "--retrieve", "3")
+    code, data = replay_json(tmp_path, str(recorded))
+    assert code == 0
+    replayed = read_trace(Path(data["replay_trace"]))
+    assert (replayed.header or {})["settings"]["retrieval"]["retrieve"] == 3
+    chosen = [r for r in replayed.records if r.get("kind") == "tools_chosen"]
+    assert chosen and all(len(r["sent"]) == 3 for r in chosen)
+
+
 def test_every_turn_of_a_chat_is_asked_again_in_one_session(tmp_path: Path) -> None:
     registry = load_tools([bundled_tools_dir()]).registry
     path = tmp_path / "chat.jsonl"

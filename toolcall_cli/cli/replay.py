@@ -310,7 +310,20 @@ def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(settings.get(name), (int, float)) and not isinstance(settings[name], bool):
             chosen[name] = settings[name]
     chosen.update(recorded_limits(settings.get("limits")))
+    chosen.update(recorded_retrieval(settings.get("retrieval")))
     return chosen
+
+
+def recorded_retrieval(retrieval: Any) -> dict[str, Any]:
+    """--retrieve and --retrieve-over as recorded: the same tools are then chosen again. The
+    ranker is not carried over: an embed ranker's endpoint and model are not recorded."""
+    if not isinstance(retrieval, dict):
+        return {}
+    return {
+        name: retrieval[name]
+        for name in ("retrieve", "retrieve_over")
+        if isinstance(retrieval.get(name), int) and not isinstance(retrieval[name], bool)
+    }
 
 
 def recorded_limits(limits: Any) -> dict[str, Any]:
