@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolcall_cli import tool
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.tools.executor import execute
+from toolcall_cli.tools.executor import _validator, execute, plainly_valid
 from toolcall_cli.tools.registry import ToolRegistry
 
 _release = threading.Event()
@@ -391,3 +393,101 @@ def test_a_flood_of_bad_items_is_bounded(registry: ToolRegistry) -> None:
 @tool
 def total(values: list[int]) -> int:
     return sum(values)
+
+
+# --- plainly_valid: the check that spares a run loading jsonschema ---------------------------
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from([0.0, 1.0, 1.5, -2.0, float("inf")])
+    | st.sampled_from(["", "a", "today", "tomorrow", "1"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abc"), inner),
+    max_leaves=6,
+)
+_type_names = st.sampled_from(
+    ["string", "integer", "number", "boolean", "null", "array", "object", "strng"]
+)
+_schemas = st.recursive(
+    st.booleans()
+    | st.fixed_dictionaries(
+        {},
+        optional={
+            "type": _type_names | st.lists(_type_names, min_size=1, max_size=3),
+            "enum": st.lists(
+                st.sampled_from(["today", "a", 1, True, 1.0, None]), min_size=1, max_size=3
+            ),
+            "description": st.just("text"),
+            "format": st.just("email"),
+            "minimum": st.just(0),
+            "pattern": st.just("^a"),
+        },
+    ),
+    lambda inner: st.fixed_dictionaries(
+        {},
+        optional={
+            "type": _type_names,
+            "properties": st.dictionaries(st.sampled_from("abc"), inner, max_size=3),
+            "required": st.lists(st.sampled_from("abcd"), max_size=3, unique=True),
+            "additionalProperties": st.booleans() | inner,
+            "items": inner,
+            "anyOf": st.lists(inner, min_size=1, max_size=2),
+        },
+    ),
+    max_leaves=6,
+)
+
+
+def _parameters(func: Any) -> dict[str, Any]:
+    found = ToolRegistry.from_functions(func).get(func.__name__)
+    assert found is not None
+    return found.spec.parameters
+
+
+def _jsonschema_finds_no_error(schema: Any, instance: Any) -> bool:
+    return next(_validator()(schema).iter_errors(instance), None) is None
+
+
+@settings(max_examples=600, deadline=None)
+@given(_schemas, _json_values)
+def test_plainly_valid_says_valid_only_when_jsonschema_agrees(schema: Any, instance: Any) -> None:
+    try:
+        jsonschema_valid = _jsonschema_finds_no_error(schema, instance)
+    except Exception:  # a schema jsonschema cannot use (an unknown type): never plainly valid
+        assert not plainly_valid(schema, instance)
+        return
+    if plainly_valid(schema, instance):
+        assert jsonschema_valid
+
+
+@pytest.mark.parametrize(
+    ("schema", "instance"),
+    [
+        (_parameters(get_weather), {"city": "Paris"}),
+        (_parameters(get_weather), {"city": "Paris", "day": "tomorrow"}),
+        (_parameters(add), {"n": 2, "m": 3.0}),
+        (_parameters(add), {"n": 2, "tags": ["x", "y"]}),
+        (_parameters(add), {"n": 2, "tags": None}),
+    ],
+)
+def test_plain_calls_are_judged_without_jsonschema(schema: Any, instance: Any) -> None:
+    """The bundled tools' usual calls: plainly valid, so a run never needs jsonschema."""
+    assert plainly_valid(schema, instance)
+
+
+@pytest.mark.parametrize(
+    ("schema", "instance"),
+    [
+        (_parameters(get_weather), {"city": "Paris", "day": "yesterday"}),
+        (_parameters(get_weather), {"day": "today"}),
+        (_parameters(get_weather), {"city": "Paris", "town": "x"}),
+        (_parameters(add), {"n": "2"}),
+        (_parameters(add), {"n": True}),
+        (_parameters(add), {"n": 2.5}),
+        (_parameters(add), {"n": 2, "tags": [1]}),
+    ],
+)
+def test_wrong_calls_are_left_to_jsonschema(schema: Any, instance: Any) -> None:
+    assert not plainly_valid(schema, instance)
+    assert not _jsonschema_finds_no_error(schema, instance)

@@ -80,3 +80,66 @@ def test_a_run_still_loads_what_it_needs() -> None:
     """The check above can fail: the same probe after a real run finds the loop."""
     loaded = loaded_after("run", "What is 2+3?", "--no-trace", "--quiet")
     assert {"toolcall_cli.loop", "toolcall_cli.offline"} <= loaded
+
+
+# What a piped offline run (`toolcall run ... --no-trace`, the common first run and the one
+# bench/run.py times) never needs: the HTTP client, schema validation (its calls fit their
+# schemas plainly), typer's pydantic conversion (its flags are plain values), rich (no terminal),
+# json-repair (its JSON is strict), the state directory, the strategies not chosen, and the
+# packages of the other commands.
+NOT_IN_AN_OFFLINE_RUN = (
+    "httpx",
+    "jsonschema",
+    "pydantic",
+    "rich",
+    "json_repair",
+    "platformdirs",
+    "mcp",
+    "prompt_toolkit",
+    "watchfiles",
+    "toolcall_cli.strategies.schema",
+    "toolcall_cli.strategies.stream",
+    "toolcall_cli.models.openai_compat",
+    "toolcall_cli.render.live",
+    "toolcall_cli.kata",
+    "toolcall_cli.serve",
+    "toolcall_cli.eject",
+    "toolcall_cli.repl",
+)
+
+
+def _loaded_of(loaded: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(
+        name for name in loaded if any(name == n or name.startswith(n + ".") for n in names)
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "What is 12*7?", "--no-trace", "--quiet"),
+        ("run", "北京和上海明天天气分别是多少？", "--no-trace"),
+        ("run", "What's the weather in Tokyo and in Berlin?", "--no-trace", "--json"),
+    ],
+)
+def test_an_offline_run_loads_only_what_it_uses(argv: tuple[str, ...]) -> None:
+    loaded = loaded_after(*argv)
+    assert {"toolcall_cli.loop", "toolcall_cli.offline", "toolcall_cli.tools.executor"} <= loaded
+    assert _loaded_of(loaded, NOT_IN_AN_OFFLINE_RUN) == []
+
+
+def test_the_run_check_can_fail() -> None:
+    """The same probe finds what a run does load when asked for it: the schema strategy, and
+    jsonschema, pydantic and json-repair for a run whose model makes mistakes to judge."""
+    loaded = loaded_after(
+        "run",
+        "What's 12*5+3?",
+        "--strategy",
+        "schema",
+        "--faults",
+        "wrong_param,single_quotes",
+        "--max-iterations",
+        "3",
+        "--no-trace",
+    )
+    assert _loaded_of(loaded, ("toolcall_cli.strategies.schema", "pydantic", "jsonschema")) != []

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    # Imported where a URL is parsed: an offline run parses none, and httpx costs ~70 ms to load.
+    import httpx
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -28,6 +31,8 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 def url_secrets(url: str) -> list[str]:
     """What of a URL may be a credential: its user name, its password and its query values
     (`?api_key=...`); empty for a URL httpx cannot read."""
+    import httpx
+
     try:
         parsed = httpx.URL(url)
         return [parsed.username, parsed.password, *(v for _, v in parsed.params.multi_items())]
@@ -64,6 +69,8 @@ def _unfit(char: str) -> str | None:
 def base_url_problem(url: str) -> str | None:
     """Why a base URL cannot be used, or None. It must be http(s) with a host and a valid port,
     and hold nothing a request could not carry."""
+    import httpx
+
     if any(char.isspace() or not char.isprintable() for char in url):
         return "contains a space, line break or control character"
     if "#" in url:
@@ -86,6 +93,8 @@ def url_origin(url: str) -> tuple[str, str, int] | None:
 
     The host is compared in its ASCII (IDNA) form, without case and without the root's trailing
     dot (`api.openai.com.` is the same name)."""
+    import httpx
+
     if "#" in url:
         return None
     try:
@@ -108,6 +117,8 @@ def display_url(url: str | httpx.URL) -> str:
     """A URL as it may be shown: rebuilt from its parsed parts, so the host is the one a request
     would go to; `user:password@` shows as `****@`, every query value and any fragment as
     `****`. Showing a URL never raises: what httpx cannot read is masked by pattern."""
+    import httpx
+
     text = url if isinstance(url, str) else str(url)
     try:
         parsed = httpx.URL(url)

@@ -68,6 +68,25 @@ class ToolcallGroup(TyperGroup):
         except BrokenPipeError as error:
             raise OutputClosed from error
 
+    def resolve_command(
+        self, ctx: ClickContext, args: list[str]
+    ) -> tuple[str | None, Any, list[str]]:
+        from toolcall_cli.cli.coercion import pass_plain_values
+
+        name, command, rest = super().resolve_command(ctx, args)
+        # The command's context will take its help option's names from this one unless it
+        # names its own, so its parameters, --help included, are known here.
+        if command is not None and "help_option_names" not in command.context_settings:
+            pass_plain_values(command.get_params(ctx))  # spares a run pydantic (coercion.py)
+        return name, command, rest
+
+    def get_params(self, ctx: ClickContext) -> list[Any]:
+        from toolcall_cli.cli.coercion import pass_plain_values
+
+        params = super().get_params(ctx)
+        pass_plain_values(params)  # the group's own: --version, --help
+        return params
+
     def invoke(self, ctx: ClickContext) -> Any:
         try:
             return super().invoke(ctx)

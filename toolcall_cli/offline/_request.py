@@ -9,8 +9,6 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-import json_repair
-
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline._words import properties
 
@@ -514,5 +512,7 @@ def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:
     try:
         value, repaired = json.loads(text), False
     except ValueError:
+        import json_repair  # only for broken JSON (a fault's); most requests hold none
+
         value, repaired = (json_repair.loads(text) if text.strip() else None), True
     return (value if isinstance(value, dict) else None), repaired

@@ -4,14 +4,16 @@ just the answer."""
 from __future__ import annotations
 
 import sys
-from typing import IO, Literal
-
-from rich.console import Console
+from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 from toolcall_cli.render.base import Renderer
-from toolcall_cli.render.jsonl import JsonLinesRenderer
-from toolcall_cli.render.live import LiveRenderer
-from toolcall_cli.render.plain import PlainRenderer, QuietRenderer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolcall_cli.render.jsonl import JsonLinesRenderer
+    from toolcall_cli.render.live import LiveRenderer
+    from toolcall_cli.render.plain import PlainRenderer, QuietRenderer
 
 RenderMode = Literal["live", "plain", "json", "quiet"]
 
@@ -38,7 +40,13 @@ def make_renderer(
     `show_request` prints each request body in the live view; `auto_refresh=False` makes the
     live view redraw only on events (for tests).
     """
+    # Each renderer is imported when chosen: rich's live machinery costs a run piped to a file
+    # or another program (plain, JSON, quiet) tens of milliseconds it never uses.
     if mode == "live":
+        from rich.console import Console
+
+        from toolcall_cli.render.live import LiveRenderer
+
         console = (
             console_or_stream
             if isinstance(console_or_stream, Console)
@@ -47,16 +55,45 @@ def make_renderer(
         return LiveRenderer(console, show_request=show_request, auto_refresh=auto_refresh)
     stream = _stream(console_or_stream)
     if mode == "plain":
+        from toolcall_cli.render.plain import PlainRenderer
+
         return PlainRenderer(stream, show_request=show_request)
     if mode == "json":
+        from toolcall_cli.render.jsonl import JsonLinesRenderer
+
         return JsonLinesRenderer(stream)
     if mode == "quiet":
+        from toolcall_cli.render.plain import QuietRenderer
+
         return QuietRenderer(stream)
     raise ValueError(f"unknown render mode: {mode!r}")
 
 
+def _as_console(target: object) -> Console | None:
+    """`target` if it is a rich Console, asked without loading rich: none can exist before
+    rich.console is imported."""
+    loaded = sys.modules.get("rich.console")
+    return target if loaded is not None and isinstance(target, loaded.Console) else None
+
+
 def _stream(target: Console | IO[str] | None) -> IO[str]:
-    if isinstance(target, Console):
-        return target.file
     # Looked up at call time, not import time, so a redirected sys.stdout is honoured.
-    return target if target is not None else sys.stdout
+    if target is None:
+        return sys.stdout
+    console = _as_console(target)
+    return console.file if console is not None else cast("IO[str]", target)
+
+
+def __getattr__(name: str) -> Any:
+    """The renderer classes, imported on first use (see make_renderer)."""
+    where = {
+        "JsonLinesRenderer": "toolcall_cli.render.jsonl",
+        "LiveRenderer": "toolcall_cli.render.live",
+        "PlainRenderer": "toolcall_cli.render.plain",
+        "QuietRenderer": "toolcall_cli.render.plain",
+    }
+    if name not in where:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(where[name]), name)

@@ -58,24 +58,29 @@ def _named_strategy(
     prompt_style: str,
     sampling: Sampling,
 ) -> Strategy:
-    from toolcall_cli.strategies.schema import SCHEMA_MODES, SchemaStrategy
-    from toolcall_cli.strategies.stream import StreamStrategy
-    from toolcall_cli.strategies.text_protocol import TextProtocolStrategy
-
+    # Each strategy is imported only when chosen: a run needs one of the three.
     if prompt_style not in PROMPT_STYLES:
         raise UnknownStrategy(
             f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
         )
     shared: dict[str, Any] = {"dag": dag, "prompt_style": prompt_style, "sampling": sampling}
     if name == "regex":
+        from toolcall_cli.strategies.text_protocol import TextProtocolStrategy
+
         return TextProtocolStrategy(**shared)
     if name == "stream" and stream_mode in ("tags", "native"):
+        from toolcall_cli.strategies.stream import StreamStrategy
+
         return StreamStrategy("native" if stream_mode == "native" else "tags", **shared)
+    if name not in STRATEGY_NAMES:
+        raise UnknownStrategy(
+            f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}"
+        )
+    from toolcall_cli.strategies.schema import SCHEMA_MODES, SchemaStrategy
+
     if name == "schema" and schema_mode in SCHEMA_MODES:
         return SchemaStrategy(schema_mode, **shared)
-    if name in STRATEGY_NAMES:
-        raise UnknownStrategy(
-            f"unknown mode for {name}: schema takes --schema-mode {'|'.join(SCHEMA_MODES)}, "
-            "stream takes --stream-mode tags|native"
-        )
-    raise UnknownStrategy(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}")
+    raise UnknownStrategy(
+        f"unknown mode for {name}: schema takes --schema-mode {'|'.join(SCHEMA_MODES)}, "
+        "stream takes --stream-mode tags|native"
+    )

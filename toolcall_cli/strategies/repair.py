@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import json_repair
-
 MAX_DEPTH = 64
 """Deepest nesting accepted in a model's JSON. Real arguments are a few levels deep; a value
 nested hundreds deep breaks every recursive consumer (serialisers, validators, renderers)."""
@@ -84,6 +82,8 @@ def _repaired(text: str) -> Any:
         # json-repair's time grows with the square of a broken object's size (12 KB of
         # `{a: b, a: b, ...}` takes over a second): past this, strict JSON is the only way in.
         raise JsonProblem("it is not valid JSON, and it is too large to repair; send strict JSON")
+    import json_repair  # only once strict parsing failed: most replies never need it
+
     try:
         value = json_repair.loads(text)
     except Exception:  # a third-party repairer on hostile input: any failure means "not JSON"

@@ -6,20 +6,22 @@ Every failure becomes an error ToolResult the model can learn from; nothing here
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-# jsonschema ships no stubs; `unused-ignore` keeps this clean if types-jsonschema is added.
-import jsonschema  # type: ignore[import-untyped, unused-ignore]
+from typing import TYPE_CHECKING, Any
 
 from toolcall_cli import strictjson
 from toolcall_cli.messages import ToolCall, ToolResult, ToolSpec
 from toolcall_cli.tools.coerce import MAX_RANKED_NAME_CHARS, coerce_arguments, similar_parameter
 from toolcall_cli.tools.registry import Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    # jsonschema ships no stubs; `unused-ignore` keeps this clean if types-jsonschema is added.
+    import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
 ERROR_PREFIX = "Error: "
 
@@ -221,9 +223,11 @@ def schema_errors(
     schema: dict[str, Any], arguments: dict[str, Any]
 ) -> tuple[list[jsonschema.ValidationError], bool]:
     """Schema errors by field, at most MAX_CHECKED_ERRORS; True when checking stopped there."""
+    if plainly_valid(schema, arguments):
+        return [], False
     found = (
         error
-        for error in _Validator(schema).iter_errors(arguments)
+        for error in _validator()(schema).iter_errors(arguments)
         # Missing and unexpected names at the top are described apart, with better hints.
         if error.path or error.validator not in ("required", "additionalProperties")
     )
@@ -233,20 +237,122 @@ def schema_errors(
     return errors, unchecked
 
 
+# --- the common case without jsonschema ---------------------------------------------------------
+# Loading jsonschema costs a run tens of milliseconds, more than the rest of a call's checks, and
+# most calls fit a schema of plain types. plainly_valid() says True only when jsonschema would
+# find no error; anything it does not know for sure (an unknown keyword, a $ref, a bound) is
+# left to jsonschema, so the errors a model reads always come from jsonschema.
+
+_TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
+    # As jsonschema's Draft 2020-12 type checker decides them.
+    "string": lambda value: isinstance(value, str),
+    "integer": lambda value: (
+        (isinstance(value, int) and not isinstance(value, bool))
+        or (isinstance(value, float) and value.is_integer())
+    ),
+    "number": lambda value: isinstance(value, (int, float)) and not isinstance(value, bool),
+    "boolean": lambda value: isinstance(value, bool),
+    "null": lambda value: value is None,
+    "array": lambda value: isinstance(value, list),
+    "object": lambda value: isinstance(value, dict),
+}
+_DESCRIPTIVE = frozenset(
+    {"description", "title", "default", "examples", "$comment", "deprecated", "format"}
+)
+"""Keywords that assert nothing here (`format` neither: no format checker is given)."""
+_CHECKED = frozenset(
+    {"type", "enum", "properties", "required", "additionalProperties", "items", "anyOf"}
+)
+
+
+def plainly_valid(schema: Any, instance: Any) -> bool:
+    """True when `instance` certainly fits `schema`, judged on plain keywords only; False when
+    it does not, or when telling needs jsonschema."""
+    if isinstance(schema, bool):
+        return schema
+    if not isinstance(schema, dict) or not schema.keys() <= _CHECKED | _DESCRIPTIVE:
+        return False
+    return all(
+        check(schema, instance)
+        for check in (_fits_type, _fits_enum, _fits_object, _fits_items, _fits_any_of)
+    )
+
+
+def _fits_type(schema: dict[str, Any], instance: Any) -> bool:
+    if "type" not in schema:
+        return True
+    named = schema["type"]
+    names = [named] if isinstance(named, str) else named
+    if not isinstance(names, list) or not all(name in _TYPE_CHECKS for name in names):
+        return False
+    return any(_TYPE_CHECKS[name](instance) for name in names)
+
+
+def _fits_enum(schema: dict[str, Any], instance: Any) -> bool:
+    if "enum" not in schema:
+        return True
+    # Only text is compared here: jsonschema's equality of 1, 1.0 and True is its own.
+    choices = schema["enum"]
+    return (
+        isinstance(instance, str)
+        and isinstance(choices, list)
+        and any(isinstance(choice, str) and choice == instance for choice in choices)
+    )
+
+
+def _fits_object(schema: dict[str, Any], instance: Any) -> bool:
+    if not isinstance(instance, dict):
+        return True  # these keywords say nothing about anything else
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return False
+    if not all(isinstance(name, str) for name in required):
+        return False
+    if not isinstance(extra, bool) or (not extra and not instance.keys() <= properties.keys()):
+        return False
+    return all(name in instance for name in required) and all(
+        plainly_valid(properties[name], value)
+        for name, value in instance.items()
+        if name in properties
+    )
+
+
+def _fits_items(schema: dict[str, Any], instance: Any) -> bool:
+    if "items" not in schema or not isinstance(instance, list):
+        return True
+    return all(plainly_valid(schema["items"], item) for item in instance)
+
+
+def _fits_any_of(schema: dict[str, Any], instance: Any) -> bool:
+    if "anyOf" not in schema:
+        return True
+    options = schema["anyOf"]
+    return isinstance(options, list) and any(plainly_valid(option, instance) for option in options)
+
+
+@functools.cache
+def _validator() -> Any:
+    """jsonschema's Draft 2020-12 validator with toolcall's anyOf, built on first need."""
+    import jsonschema
+
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"anyOf": _any_of})
+
+
 def _any_of(
     validator: Any, any_of: list[dict[str, Any]], instance: Any, schema: dict[str, Any]
 ) -> Iterator[jsonschema.ValidationError]:
     """jsonschema's anyOf, except that each option stops at its first error: knowing that no
     option fits is enough, and jsonschema's own checks a huge array in full for every option."""
+    import jsonschema
+
     for index, option in enumerate(any_of):
         if next(validator.descend(instance, option, schema_path=index), None) is None:
             return
     yield jsonschema.ValidationError(
         f"{_short_json(instance)} is not valid under any of the given schemas"
     )
-
-
-_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"anyOf": _any_of})
 
 
 def unexpected_argument(
