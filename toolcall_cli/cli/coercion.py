@@ -30,11 +30,16 @@ def pass_plain_values(params: Iterable[Any]) -> None:
             continue  # not typer's, or its conversion is already made
         if getattr(descriptor, "file_annotation", None) is not None:
             continue  # files are opened by typer's own conversion
-        param._runtime_param = passing(
-            parameter_info=descriptor.parameter_info,
-            annotation=descriptor.annotation,
-            descriptor=descriptor,
-        )
+        try:
+            param._runtime_param = passing(
+                parameter_info=descriptor.parameter_info,
+                annotation=descriptor.annotation,
+                descriptor=descriptor,
+            )
+        except (TypeError, AttributeError):
+            # These are typer's private parts: a typer that shaped them otherwise keeps its
+            # own conversion (only slower), never a broken command line.
+            return
 
 
 def is_plain(value: Any, annotation: Any, info: Any) -> bool:
