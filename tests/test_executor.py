@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolcall_cli import tool
@@ -451,6 +451,9 @@ def _jsonschema_finds_no_error(schema: Any, instance: Any) -> bool:
 
 @settings(max_examples=600, deadline=None)
 @given(_schemas, _json_values)
+# Found by this test on a clean checkout: an anyOf option of an unknown type read as "does not
+# fit" beside an option that fits, where jsonschema refuses the schema.
+@example({"items": {}, "anyOf": [{"type": "strng"}, True]}, None)
 def test_plainly_valid_says_valid_only_when_jsonschema_agrees(schema: Any, instance: Any) -> None:
     try:
         jsonschema_valid = _jsonschema_finds_no_error(schema, instance)

@@ -267,11 +267,44 @@ _CHECKED = frozenset(
 
 def plainly_valid(schema: Any, instance: Any) -> bool:
     """True when `instance` certainly fits `schema`, judged on plain keywords only; False when
-    it does not, or when telling needs jsonschema."""
+    it does not, or when telling needs jsonschema.
+
+    The whole schema is checked to be plain first: inside an anyOf, an option that cannot be
+    judged here (an unknown type) must not read as "does not fit" while another fits, since
+    jsonschema would refuse such a schema outright."""
+    return _plain(schema) and _fits(schema, instance)
+
+
+def _plain(schema: Any) -> bool:
+    """Whether every part of `schema` uses only the keywords and forms judged here."""
     if isinstance(schema, bool):
-        return schema
+        return True
     if not isinstance(schema, dict) or not schema.keys() <= _CHECKED | _DESCRIPTIVE:
         return False
+    named = schema.get("type", [])
+    names = [named] if isinstance(named, str) else named
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    options = schema.get("anyOf", [True])
+    return (
+        isinstance(names, list)
+        and all(name in _TYPE_CHECKS for name in names)
+        and isinstance(schema.get("enum", []), list)
+        and isinstance(properties, dict)
+        and all(_plain(sub) for sub in properties.values())
+        and isinstance(required, list)
+        and all(isinstance(name, str) for name in required)
+        and isinstance(schema.get("additionalProperties", True), bool)
+        and _plain(schema.get("items", True))
+        and isinstance(options, list)
+        and bool(options)
+        and all(_plain(option) for option in options)
+    )
+
+
+def _fits(schema: Any, instance: Any) -> bool:
+    if isinstance(schema, bool):
+        return schema
     return all(
         check(schema, instance)
         for check in (_fits_type, _fits_enum, _fits_object, _fits_items, _fits_any_of)
@@ -313,23 +346,21 @@ def _fits_object(schema: dict[str, Any], instance: Any) -> bool:
     if not isinstance(extra, bool) or (not extra and not instance.keys() <= properties.keys()):
         return False
     return all(name in instance for name in required) and all(
-        plainly_valid(properties[name], value)
-        for name, value in instance.items()
-        if name in properties
+        _fits(properties[name], value) for name, value in instance.items() if name in properties
     )
 
 
 def _fits_items(schema: dict[str, Any], instance: Any) -> bool:
     if "items" not in schema or not isinstance(instance, list):
         return True
-    return all(plainly_valid(schema["items"], item) for item in instance)
+    return all(_fits(schema["items"], item) for item in instance)
 
 
 def _fits_any_of(schema: dict[str, Any], instance: Any) -> bool:
     if "anyOf" not in schema:
         return True
     options = schema["anyOf"]
-    return isinstance(options, list) and any(plainly_valid(option, instance) for option in options)
+    return isinstance(options, list) and any(_fits(option, instance) for option in options)
 
 
 @functools.cache
