@@ -99,7 +99,7 @@ app = typer.Typer(
     name="toolcall",
     help="Watch LLM tool use (function calling) work, step by step.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # `--install-completion`: bash, zsh, fish, PowerShell (README)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
