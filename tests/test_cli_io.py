@@ -254,3 +254,15 @@ def test_a_trace_that_stops_taking_writes_stops_the_run_with_one_line(tmp_path: 
     assert done.stderr == (
         "toolcall: error: cannot write the trace file /dev/full: No space left on device\n"
     )
+
+
+def test_questions_on_a_pipe_are_answered_one_a_line_in_one_conversation(tmp_path: Path) -> None:
+    asked = "What's 12*5+3?\n/strategy schema\nweather in Tokyo\n"
+    done = toolcall(
+        "chat", "--no-trace", "--history-file", str(tmp_path / "h"), cwd=tmp_path, stdin=asked
+    )
+    assert done.returncode == 0, done.stderr
+    assert "you> What's 12*5+3?" in done.stdout and "12*5+3 = 63" in done.stdout
+    assert "you> weather in Tokyo" in done.stdout and "Tokyo today" in done.stdout
+    assert "strategy schema" in done.stdout  # the slash command took effect before the question
+    assert (tmp_path / "h").read_text(encoding="utf-8").count("weather in Tokyo") == 1

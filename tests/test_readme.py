@@ -184,15 +184,14 @@ HOW: dict[str, How] = {
     # The starter as `kata new` writes it: every case fails (README: exit 1).
     "toolcall kata check kata_parse.py": How(exit=1),
     "toolcall eject --strategy schema --output my_loop.py": How(removes=("my_loop.py",)),
+    # Questions on a pipe are read line by line (tests/test_tmux.py and test_repl.py drive chat
+    # in a real terminal).
+    "toolcall chat": How(stdin="What's 12*5+3?\n", expects=("you> What's 12*5+3?", "= 63")),
     "toolcall --show-completion": How(expects=("toolcall",)),
     "toolcall --install-completion": How(expects=("completion installed",)),
 }
 
 SKIPPED: dict[str, str] = {
-    # Interactive: prompt_toolkit reads a terminal, and a question given on a pipe is not read
-    # (it prints `you>` and leaves at the end of input). tests/test_tmux.py and test_repl.py
-    # drive chat in a real terminal.
-    "toolcall chat": "needs a terminal",
     # npx fetches the server from the npm registry, and no test reaches the internet; the same
     # flag runs above with mcp-server-time, a server of the test extra.
     "toolcall tools --mcp 'npx -y @modelcontextprotocol/server-filesystem /tmp'": "needs npm",

@@ -196,6 +196,9 @@ class Repl:
         os.close(open_private(history_file, "history file", readable=True))
         self._history = ChatHistory(history_file)
         self._history_problem_told = False
+        self._piped = pt_input is None and not sys.stdin.isatty()
+        """Questions come on a pipe (`toolcall chat < questions.txt`): read line by line, not
+        by prompt-toolkit, which needs a terminal to edit in and read nothing from a pipe."""
         self._prompt: PromptSession[str] = PromptSession(
             history=self._history,
             completer=SlashCompleter(session),
@@ -226,7 +229,7 @@ class Repl:
     def _converse(self) -> int:
         while True:
             try:
-                line = self._prompt.prompt("you> ")
+                line = self._next_line()
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line, as in a shell
             except EOFError:
@@ -242,6 +245,19 @@ class Repl:
                     return self._leave()
                 continue
             self.ask(line)
+
+    def _next_line(self) -> str:
+        """The next question or command; EOFError at the end of the input."""
+        if not self._piped:
+            return self._prompt.prompt("you> ")
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        line = line.rstrip("\r\n")
+        self.say(f"you> {line}")  # the transcript shows what was asked, as on a terminal
+        if line.strip() and not line.startswith("/"):
+            self._history.append_string(line)
+        return line
 
     def _leave(self) -> int:
         """The chat's end: replies its scripted model never played are told now."""
