@@ -351,6 +351,7 @@ def test_the_answers_go_under_the_table_where_the_terminal_is_narrow(tmp_path: P
         question=ARITHMETIC,
         settings=settings,
         registry=registry,
+        retrieval=None,
         variants=all_variants(StreamMode.tags),
         seeds=(0,),
         approve=deny_all,
@@ -386,3 +387,20 @@ def test_the_first_tool_start_is_read_from_when_its_event_arrived() -> None:
     figures = tally.figures()
     assert figures.first_tool_start == 1.0 and figures.wall_time == 3.0
     assert figures.tokens == 0 and figures.tokens_estimated  # no usage, no requests seen
+
+
+def test_compare_chooses_each_request_s_tools_as_run_does(tmp_path: Path) -> None:
+    catalogue = Path(__file__).resolve().parent.parent / "examples" / "catalogue"
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    done = toolcall(
+        "compare", "--tools", str(catalogue), "--retrieve", "3", "--trace-dir", str(traces),
+        "What's the weather in Tokyo?", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    files = sorted(traces.glob("*.jsonl"))
+    assert len(files) == 5  # one run per strategy
+    for path in files:
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        chosen = [r for r in records if r.get("kind") == "tools_chosen"]
+        assert chosen and all(len(r["sent"]) == 3 and r["total"] > 200 for r in chosen), path

@@ -532,6 +532,11 @@ def compare(
     tool_timeout: ToolTimeoutOpt = None,
     run_timeout: RunTimeoutOpt = None,
     context_window: ContextWindowOpt = None,
+    retrieve: RetrieveOpt = None,
+    retrieve_over: RetrieveOverOpt = None,
+    retriever: RetrieverOpt = None,
+    embed_url: EmbedUrlOpt = None,
+    embed_model: EmbedModelOpt = None,
     yes: UnaskedYesOpt = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Every run and the rates per strategy, as JSON.")
@@ -558,7 +563,7 @@ def compare(
     Each run writes a trace, as `toolcall run` does (--trace-dir, --no-trace).
     Exit 0 when it ran, whatever each strategy did; 2 on a usage error.
     """
-    from toolcall_cli.cli.assemble import load_registry, resolve_settings
+    from toolcall_cli.cli.assemble import load_registry, resolve_settings, session_retrieval
     from toolcall_cli.cli.compare import (
         ComparePlan,
         compare_record,
@@ -594,6 +599,11 @@ def compare(
         tool_timeout=tool_timeout,
         run_timeout=run_timeout,
         context_window=context_window,
+        retrieve=retrieve,
+        retrieve_over=retrieve_over,
+        retriever=retriever,
+        embed_url=embed_url,
+        embed_model=embed_model,
         yes=yes,
     )
     settings = resolve_settings(options)
@@ -604,6 +614,7 @@ def compare(
         question=question,
         settings=settings,
         registry=load_registry(options.tools, options.no_default_tools),
+        retrieval=session_retrieval(options, settings.choice, settings.config),
         variants=all_variants(stream_mode),
         seeds=tuple(settings.choice.seed + k for k in range(repeat)),
         approve=(lambda call, tool: "yes") if yes else deny_all,

@@ -19,6 +19,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from toolcall_cli.choosing import Retrieval
 from toolcall_cli.cli.assemble import Settings, make_model, tool_policy, traced_settings
 from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.cli.figures import RunFigures, RunTally, StrategyRates, rates
@@ -53,6 +54,8 @@ class ComparePlan:
     question: str
     settings: Settings
     registry: ToolRegistry
+    retrieval: Retrieval | None
+    """How each request's tools are chosen (--retrieve), as in `toolcall run`."""
     variants: tuple[Variant, ...]
     seeds: tuple[int, ...]
     approve: Approver
@@ -157,6 +160,7 @@ def make_session(
         model=model,
         strategy=variant.make_strategy(settings.options, sampling),
         registry=plan.registry,
+        retrieval=plan.retrieval,
         limits=settings.limits,
         approve=plan.approve,
         policy=tool_policy(settings.options),
