@@ -70,7 +70,8 @@ def _easter(year: int) -> date:
 @tool(permission="read")
 def easter_date(year: int) -> dict[str, Any]:
     """Date of Western (Gregorian) Easter Sunday in a year, with Good Friday and Easter Monday.
-    中文：复活节日期。
+    Use it for 'when is Easter this year'. It does not give Orthodox Easter.
+    中文：复活节日期、耶稣受难日、复活节是哪天。
 
     Args:
         year: The year, 1583 or later.
@@ -87,8 +88,10 @@ def easter_date(year: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def chinese_new_year_date(year: int) -> dict[str, Any]:
-    """Gregorian date of the Spring Festival (春节, 农历新年) in a year from 2000 to 2030.
-    中文：春节、农历新年日期。
+    """Gregorian date of Chinese New Year, the Spring Festival (first day of the lunar year), for
+    2000 to 2030, with the zodiac animal. Use it for 'when is Chinese New Year'. For someone's
+    zodiac sign use chinese_zodiac_animal.
+    中文：春节日期、农历新年、过年是哪天、大年初一。
 
     Args:
         year: The Gregorian year, 2000-2030.
@@ -108,8 +111,10 @@ def chinese_new_year_date(year: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def chinese_zodiac_animal(birth_date: str) -> dict[str, Any]:
-    """Chinese zodiac animal (生肖, 属相) and element of a birth date, by the lunar new year.
-    中文：生肖、属相。
+    """Chinese zodiac animal and element of a birth date, counted from the lunar new year. Use it
+    for 'what is my Chinese zodiac sign' or 'what animal year was I born in'. For Western star
+    signs use star_sign; for 甲辰-style year names use sexagenary_year.
+    中文：生肖、属相、属什么、十二生肖。
 
     Args:
         birth_date: The date of birth, YYYY-MM-DD (years 2000-2031 use the exact new-year date;
@@ -130,8 +135,9 @@ def chinese_zodiac_animal(birth_date: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def star_sign(birth_date: str) -> dict[str, Any]:
-    """Western astrological star sign (星座) for a birthday.
-    中文：星座。
+    """Western astrological star sign (zodiac sign) for a birthday. Use it for 'what is my star
+    sign' or horoscope sign questions. For the Chinese zodiac use chinese_zodiac_animal.
+    中文：星座、星座查询、什么星座、十二星座。
 
     Args:
         birth_date: The birthday, YYYY-MM-DD or MM-DD.
@@ -144,8 +150,10 @@ def star_sign(birth_date: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def nth_weekday_of_month(year: int, month: int, weekday: str, occurrence: int) -> dict[str, Any]:
-    """The date of e.g. the 4th Thursday of November or the last Monday of May.
-    中文：某月第几个星期几是哪天。
+    """The date of the nth (or last) given weekday of a month, e.g. the 4th Thursday of November
+    or the last Monday of May. Use it for floating holidays, meetups and 'first Monday of the
+    month'.
+    中文：某月第几个星期几、第几个周一、最后一个周五。
 
     Args:
         year: The year.
@@ -161,8 +169,10 @@ def nth_weekday_of_month(year: int, month: int, weekday: str, occurrence: int) -
 
 @tool(permission="read")
 def us_federal_holidays(year: int) -> dict[str, Any]:
-    """The eleven US federal holidays of a year, with their observed dates.
-    中文：美国法定节假日、感恩节。
+    """The eleven US federal holidays of a year with their observed dates (Thanksgiving,
+    Independence Day, Memorial Day...). Use it for US public holidays and day-off questions. For
+    England and Wales use uk_bank_holidays.
+    中文：美国法定节假日、美国假期、感恩节、独立日。
 
     Args:
         year: The year.
@@ -193,8 +203,9 @@ def us_federal_holidays(year: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def uk_bank_holidays(year: int) -> dict[str, Any]:
-    """Bank holidays in England and Wales for a year, by the standing rules (substitute days).
-    中文：英国银行假日。
+    """Bank holidays in England and Wales for a year, by the standing rules with substitute days.
+    Use it for UK public holidays and days off. For US holidays use us_federal_holidays.
+    中文：英国银行假日、英国公共假期、英国节假日。
 
     Args:
         year: The year.
@@ -227,8 +238,9 @@ def uk_bank_holidays(year: int) -> dict[str, Any]:
 def month_calendar(
     year: int, month: int, first_weekday: Literal["monday", "sunday"] = "monday"
 ) -> dict[str, Any]:
-    """A printable text calendar grid for one month (月历).
-    中文：月历、日历。
+    """A printable text calendar grid for one month, with weeks starting on Monday or Sunday. Use
+    it to show or print a month's calendar.
+    中文：月历、日历、打印日历、某月日历。
 
     Args:
         year: The year.
@@ -241,8 +253,9 @@ def month_calendar(
 
 @tool(permission="read")
 def days_until_birthday(birthday: str, today: str) -> dict[str, Any]:
-    """How many days until the next birthday, and the age that will be reached.
-    中文：生日倒计时。
+    """How many days until the next birthday, and the age that will be reached. Use it for
+    birthday countdowns. For exact age today use age_on_date.
+    中文：生日倒计时、离生日还有几天、下次生日。
 
     Args:
         birthday: The date of birth, YYYY-MM-DD.
@@ -265,8 +278,9 @@ def days_until_birthday(birthday: str, today: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def week_dates(iso_year: int, week: int) -> dict[str, Any]:
-    """The Monday-to-Sunday dates of an ISO week number, e.g. week 10 of 2025.
-    中文：某一周的日期。
+    """The Monday-to-Sunday dates of an ISO week number, e.g. week 10 of 2025. Use it for 'which
+    dates are in week 10'. For the week number of a date use iso_week_number.
+    中文：某周日期、第几周是哪几天、周一到周日。
 
     Args:
         iso_year: The ISO week-numbering year.
@@ -278,8 +292,9 @@ def week_dates(iso_year: int, week: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def mothers_and_fathers_day(year: int, country: Literal["US", "UK"] = "US") -> dict[str, Any]:
-    """Dates of Mother's Day and Father's Day (母亲节/父亲节) in a year, US or UK rules.
-    中文：母亲节、父亲节日期。
+    """Dates of Mother's Day and Father's Day in a year, by US rules (also used in China) or UK
+    rules (Mothering Sunday). Use it for 'when is Mother's Day this year'.
+    中文：母亲节、父亲节、母亲节是几号、父亲节日期。
 
     Args:
         year: The year.

@@ -99,8 +99,10 @@ def _chinese_integer(n: int, digits: str, units: tuple[str, ...]) -> str:
 
 @tool(permission="read")
 def rmb_amount_in_words(amount: float) -> dict[str, Any]:
-    """Write a money amount in Chinese capital numerals for cheques and invoices (人民币大写金额).
-    中文：人民币大写金额。
+    """Write a money amount in Chinese capital numerals as required on cheques, receipts,
+    invoices and contracts (e.g. 壹万元整). Use it for RMB amounts in words. For plain Chinese
+    numerals use number_to_chinese; for English words use number_to_english_words.
+    中文：人民币大写、大写金额、发票金额大写、支票。
 
     Args:
         amount: The amount in yuan, up to two decimals, e.g. 1234.56.
@@ -123,8 +125,10 @@ def rmb_amount_in_words(amount: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def number_to_chinese(number: int, style: Literal["lower", "upper"] = "lower") -> dict[str, Any]:
-    """Write a whole number in Chinese characters (中文数字), e.g. 10086 -> 一万零八十六.
-    中文：阿拉伯数字转中文数字。
+    """Write a whole number in Chinese numerals, ordinary (一万零八十六) or financial capital
+    (壹万零捌拾陆) style. Use it for 'how do you write 10086 in Chinese'. For money amounts with
+    元角分 use rmb_amount_in_words; for the reverse use chinese_to_number.
+    中文：阿拉伯数字转中文、中文数字、数字大写。
 
     Args:
         number: The whole number.
@@ -141,8 +145,9 @@ def number_to_chinese(number: int, style: Literal["lower", "upper"] = "lower") -
 
 @tool(permission="read")
 def chinese_to_number(text: str) -> dict[str, Any]:
-    """Read a number written in Chinese (三千零五十, 两万, 壹佰贰拾) as digits.
-    中文：中文数字转阿拉伯数字。
+    """Read a number written in Chinese characters (三千零五十, 两万, 壹佰贰拾) as digits. Use it
+    to turn Chinese numerals into Arabic numbers. For the reverse use number_to_chinese.
+    中文：中文数字转阿拉伯数字、大写数字转换、汉字数字。
 
     Args:
         text: The Chinese numeral.
@@ -173,8 +178,10 @@ def chinese_to_number(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def china_id_card_check(id_number: str) -> dict[str, Any]:
-    """Validate an 18-digit PRC resident ID number (身份证号校验): check digit, birth date, sex.
-    中文：身份证号码校验。
+    """Validate an 18-digit PRC resident identity card number: check digit, birth date, sex and
+    region code. Use it for 'is this ID number valid' and reading the birthday or gender in an
+    ID. For company credit codes use credit_code_check.
+    中文：身份证号码校验、身份证真假、身份证出生日期、性别。
 
     Args:
         id_number: The 18-character ID number (last may be X).
@@ -199,8 +206,10 @@ def china_id_card_check(id_number: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def credit_code_check(code: str) -> dict[str, Any]:
-    """Validate a Chinese Unified Social Credit Code (统一社会信用代码) by its check character.
-    中文：统一社会信用代码校验。
+    """Validate a Chinese 18-character Unified Social Credit Code of a company or organisation by
+    its check character. Use it to check a business licence or tax number. For personal ID
+    numbers use china_id_card_check.
+    中文：统一社会信用代码、营业执照号、税号校验、企业代码。
 
     Args:
         code: The 18-character code.
@@ -215,8 +224,10 @@ def credit_code_check(code: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def fullwidth_halfwidth(text: str, to: Literal["half", "full"] = "half") -> dict[str, Any]:
-    """Convert between full-width (全角) and half-width (半角) letters, digits and punctuation.
-    中文：全角半角转换。
+    """Convert letters, digits and punctuation between full-width and half-width forms. Use it to
+    clean text typed with a Chinese IME or normalise form input. For punctuation style only use
+    chinese_punctuation.
+    中文：全角半角转换、全角字符、半角字符。
 
     Args:
         text: The text.
@@ -235,8 +246,10 @@ def fullwidth_halfwidth(text: str, to: Literal["half", "full"] = "half") -> dict
 
 @tool(permission="read")
 def count_chinese_characters(text: str) -> dict[str, Any]:
-    """Count Chinese characters (汉字), Latin words, digits and punctuation in mixed text.
-    中文：汉字个数统计。
+    """Count Chinese characters, Latin words, digits and punctuation separately in mixed
+    Chinese-English text. Use it for Chinese essay or article word limits. For English word
+    counts use word_count.
+    中文：汉字个数、中文字数统计、字数、作文字数。
 
     Args:
         text: The text.
@@ -253,8 +266,10 @@ def count_chinese_characters(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def sexagenary_year(year: int) -> dict[str, Any]:
-    """The 干支 (heavenly stem and earthly branch) name of a year, e.g. 2024 -> 甲辰 (dragon).
-    中文：天干地支纪年。
+    """The sexagenary (heavenly stem and earthly branch) name of a year, e.g. 2024 -> 甲辰, with
+    its zodiac animal. Use it for 'what 干支 year is it' or historical year names. For a
+    birthday's zodiac animal use chinese_zodiac_animal.
+    中文：天干地支、干支纪年、甲辰年、农历年份名称。
 
     Args:
         year: The Gregorian year (its lunar year mostly overlaps it).
@@ -265,8 +280,9 @@ def sexagenary_year(year: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def traditional_chinese_hour(time: str) -> dict[str, Any]:
-    """Which of the twelve two-hour 时辰 a clock time falls in (子时 is 23:00-01:00).
-    中文：时辰、子时午时。
+    """Which of the twelve traditional two-hour periods (shichen) a clock time falls in, e.g.
+    子时 is 23:00-01:00. Use it for birth hour (生辰) and classical time questions.
+    中文：时辰、子时午时、十二时辰、几点是什么时辰。
 
     Args:
         time: The time, HH:MM (24-hour).
@@ -296,8 +312,10 @@ def _english_below_thousand(n: int) -> str:
 
 @tool(permission="read")
 def number_to_english_words(number: int) -> dict[str, Any]:
-    """Spell out a whole number in English words, as on a cheque (1234 -> one thousand...).
-    中文：数字转英文单词、英文大写金额。
+    """Spell out a whole number in English words, as on a cheque (1234 -> one thousand two
+    hundred thirty-four). Use it for English amounts in words. For Chinese numerals use
+    number_to_chinese.
+    中文：数字转英文、英文大写金额、英文数字读法。
 
     Args:
         number: The whole number, below one quadrillion in size.
@@ -320,8 +338,10 @@ def number_to_english_words(number: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def chinese_punctuation(text: str, to: Literal["chinese", "ascii"] = "chinese") -> dict[str, Any]:
-    """Swap ASCII punctuation for Chinese punctuation in Chinese prose (,.? -> ，。？), or back.
-    中文：中英文标点转换。
+    """Swap ASCII punctuation for Chinese full-width punctuation in Chinese prose (,.? ->
+    ，。？), or back. Use it to fix mixed punctuation in Chinese text. For letters and digits
+    too use fullwidth_halfwidth.
+    中文：中英文标点转换、中文标点、标点符号。
 
     Args:
         text: The text.

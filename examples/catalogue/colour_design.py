@@ -63,8 +63,10 @@ def _luminance(rgb: RGB) -> float:
 
 @tool(permission="read")
 def convert_color(color: str) -> dict[str, Any]:
-    """One colour in every format: hex, RGB, HSL, HSV and CMYK (颜色格式转换).
-    中文：颜色格式转换。
+    """One colour in every format: hex, RGB, HSL, HSV and CMYK. Use it for 'what is #FF5733 in
+    RGB' or converting colour codes for CSS and print. For a colour's name use
+    nearest_color_name.
+    中文：颜色格式转换、色值转换、RGB转十六进制、CMYK。
 
     Args:
         color: #RRGGBB, #RGB, rgb(r, g, b), "r, g, b" or a CSS colour name.
@@ -90,8 +92,10 @@ def convert_color(color: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def contrast_ratio(foreground: str, background: str) -> dict[str, Any]:
-    """WCAG contrast ratio between text and background colours, with AA/AAA pass or fail.
-    中文：颜色对比度、无障碍。
+    """WCAG contrast ratio between a text colour and a background colour, with AA and AAA pass or
+    fail. Use it for accessibility and readability checks, e.g. 'is grey text on white
+    readable'.
+    中文：颜色对比度、无障碍、可读性、WCAG。
 
     Args:
         foreground: The text colour.
@@ -109,8 +113,9 @@ def contrast_ratio(foreground: str, background: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def nearest_color_name(color: str) -> dict[str, Any]:
-    """The closest CSS colour name to a hex or RGB colour, and how far off it is.
-    中文：颜色名称。
+    """The closest CSS colour name to a hex or RGB colour, and how far off it is. Use it for
+    'what colour is #4B0082 called'.
+    中文：颜色名称、这是什么颜色、色名。
 
     Args:
         color: The colour, e.g. #1e90ff.
@@ -126,8 +131,9 @@ def nearest_color_name(color: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def mix_colors(first: str, second: str, ratio: float = 0.5) -> dict[str, Any]:
-    """Blend two colours in RGB, by a ratio (0 = all first, 1 = all second).
-    中文：混合两种颜色。
+    """Blend two colours in RGB by a ratio (0 = all first, 1 = all second). Use it for mixing
+    paint-like tints or finding an in-between colour.
+    中文：混合颜色、调色、颜色混合、中间色。
 
     Args:
         first: The first colour.
@@ -141,8 +147,9 @@ def mix_colors(first: str, second: str, ratio: float = 0.5) -> dict[str, Any]:
 
 @tool(permission="read")
 def adjust_lightness(color: str, amount_percent: float) -> dict[str, Any]:
-    """Make a colour lighter (positive amount) or darker (negative) in HSL, for hover states.
-    中文：调亮调暗颜色。
+    """Make a colour lighter (positive amount) or darker (negative) in HSL, e.g. for hover and
+    pressed button states, tints and shades. For blending two colours use mix_colors.
+    中文：调亮颜色、调暗颜色、加深变浅、明度。
 
     Args:
         color: The colour.
@@ -162,8 +169,10 @@ def color_harmony(
         "complementary", "triadic", "analogous", "split_complementary", "tetradic"
     ] = "complementary",
 ) -> dict[str, Any]:
-    """A colour palette built around a base colour by rotating its hue (配色方案).
-    中文：配色方案。
+    """A colour palette built around a base colour by rotating its hue: complementary, analogous,
+    triadic, split-complementary or tetradic. Use it for design colour schemes and matching
+    colours.
+    中文：配色方案、颜色搭配、互补色、调色板。
 
     Args:
         color: The base colour.
@@ -187,8 +196,9 @@ def color_harmony(
 
 @tool(permission="read")
 def px_to_rem(pixels: float, root_font_size: float = 16) -> dict[str, Any]:
-    """Convert CSS pixels to rem and em units (and back via the px figure), for a root font size.
-    中文：像素转rem。
+    """Convert CSS pixels to rem (the same as em at the root) and to points, for a root font
+    size. Use it for responsive CSS and font sizes.
+    中文：像素转rem、px转em、CSS单位换算。
 
     Args:
         pixels: The size in px.
@@ -201,8 +211,10 @@ def px_to_rem(pixels: float, root_font_size: float = 16) -> dict[str, Any]:
 def resize_keep_aspect(
     width: int, height: int, new_width: int = 0, new_height: int = 0
 ) -> dict[str, Any]:
-    """New image or video dimensions that keep the aspect ratio, and the ratio itself (16:9).
-    中文：等比缩放、宽高比。
+    """New image or video dimensions that keep the aspect ratio, and the ratio itself (e.g.
+    16:9). Use it for resizing photos, thumbnails and screens. For print size use
+    print_size_at_dpi.
+    中文：等比缩放、宽高比、图片尺寸、长宽比。
 
     Args:
         width: The original width in pixels.
@@ -226,8 +238,9 @@ def resize_keep_aspect(
 
 @tool(permission="read")
 def print_size_at_dpi(width_px: int, height_px: int, dpi: int = 300) -> dict[str, Any]:
-    """How large an image prints at a resolution: centimetres and inches at a given DPI.
-    中文：打印尺寸、分辨率DPI。
+    """How large an image prints at a resolution: size in centimetres and inches at a given
+    DPI/PPI. Use it for photo printing and posters. For pixel resizing use resize_keep_aspect.
+    中文：打印尺寸、分辨率DPI、照片冲印、像素转厘米。
 
     Args:
         width_px: The image width in pixels.
@@ -243,8 +256,9 @@ def print_size_at_dpi(width_px: int, height_px: int, dpi: int = 300) -> dict[str
 
 @tool(permission="read")
 def typographic_scale(base_size: float = 16, ratio: float = 1.25, steps: int = 5) -> dict[str, Any]:
-    """Font sizes for headings from a base size and a modular-scale ratio (e.g. 1.25 major third).
-    中文：字号层级。
+    """Font sizes for headings from a base size and a modular-scale ratio (e.g. 1.25 major
+    third). Use it for type hierarchies in web and print design.
+    中文：字号层级、字体大小、标题字号、排版比例。
 
     Args:
         base_size: The body text size in px.
@@ -258,8 +272,10 @@ def typographic_scale(base_size: float = 16, ratio: float = 1.25, steps: int = 5
 
 @tool(permission="read")
 def grayscale_value(color: str) -> dict[str, Any]:
-    """The grey a colour turns into in black-and-white, and whether white or black text reads on it.
-    中文：灰度值、黑白。
+    """The grey a colour turns into in black-and-white (luminance), and whether white or black
+    text reads better on it. Use it for grayscale printing and text-on-colour choices. For a
+    full contrast check use contrast_ratio.
+    中文：灰度值、黑白、亮度、文字用黑色还是白色。
 
     Args:
         color: The colour.

@@ -63,8 +63,10 @@ def _tidy(value: float) -> float:
 
 @tool(permission="read")
 def convert_cooking_volume(amount: float, from_unit: str, to_unit: str) -> dict[str, Any]:
-    """Convert kitchen volumes: cups, tablespoons, teaspoons, fluid ounces, millilitres, litres.
-    中文：烘焙量杯量勺换算、杯和毫升。
+    """Convert kitchen volume measures between cups, tablespoons, teaspoons, fluid ounces,
+    millilitres and litres. Use it for recipes from another country, 'how many ml in a cup' or
+    'tablespoons in 1/4 cup'. To turn cups of an ingredient into grams use cups_to_grams.
+    中文：量杯量勺换算、一杯多少毫升、一汤匙多少毫升、烘焙。
 
     Args:
         amount: How much, e.g. 1.5.
@@ -77,8 +79,10 @@ def convert_cooking_volume(amount: float, from_unit: str, to_unit: str) -> dict[
 
 @tool(permission="read")
 def cups_to_grams(ingredient: str, cups: float) -> dict[str, Any]:
-    """Weigh out a recipe ingredient measured in US cups (flour, sugar, butter, rice...) in grams.
-    中文：量杯克数换算、面粉糖黄油。
+    """Weigh out a recipe ingredient given in US cups (flour, sugar, butter, rice, milk...) in
+    grams, by that ingredient's density. Use it for baking by weight and 'how many grams is a
+    cup of flour'. For volume-to-volume use convert_cooking_volume.
+    中文：一杯面粉多少克、量杯转克、黄油克数、烘焙称重。
 
     Args:
         ingredient: e.g. all-purpose flour, granulated sugar, butter, honey, rice.
@@ -95,8 +99,10 @@ def cups_to_grams(ingredient: str, cups: float) -> dict[str, Any]:
 def scale_recipe(
     ingredients: dict[str, float], servings_from: int, servings_to: int
 ) -> dict[str, Any]:
-    """Scale every ingredient quantity of a recipe from one number of servings to another.
-    中文：菜谱份量缩放、食材用量。
+    """Scale every ingredient quantity of a recipe from one number of servings to another. Use it
+    to halve, double or resize a recipe for more or fewer people. For a different cake tin size
+    use baking_pan_conversion.
+    中文：菜谱份量换算、食材用量、几人份、配方加倍。
 
     Args:
         ingredients: Quantity per ingredient, e.g. {"flour g": 250, "eggs": 2}.
@@ -114,8 +120,10 @@ def scale_recipe(
 
 @tool(permission="read")
 def oven_temperature(gas_mark: int = 0, celsius: float = 0) -> dict[str, Any]:
-    """Translate an oven gas mark to °C/°F (and fan-oven °C), or °C to the nearest gas mark.
-    中文：烤箱温度、燃气档位。
+    """Translate an oven gas mark to °C and °F (and the fan-oven °C), or a °C setting to the
+    nearest gas mark. Use it for British recipes and different ovens. Plain °C/°F conversion is
+    convert_units's job.
+    中文：烤箱温度、燃气档位、风扇烤箱、烘烤温度。
 
     Args:
         gas_mark: A British gas mark 1-9 (0 when converting from celsius).
@@ -134,8 +142,9 @@ def oven_temperature(gas_mark: int = 0, celsius: float = 0) -> dict[str, Any]:
 
 @tool(permission="read")
 def meat_doneness_temperature(meat: str, doneness: str = "medium") -> dict[str, Any]:
-    """Internal core temperature to cook beef, lamb, pork, chicken or fish to, by doneness.
-    中文：肉类熟度温度、牛排熟度。
+    """Internal core temperature to cook for beef, lamb, pork, chicken or fish at a doneness
+    (rare, medium, well done). Use it for steak doneness, roasting and thermometer readings.
+    中文：肉类熟度温度、牛排几分熟、中心温度、烤肉温度。
 
     Args:
         meat: beef, lamb, pork, chicken, turkey or fish.
@@ -162,8 +171,10 @@ def baking_pan_conversion(
     from_square: bool = False,
     to_square: bool = False,
 ) -> dict[str, Any]:
-    """How much to multiply a cake recipe by when baking in a different size round or square tin.
-    中文：烤模尺寸换算。
+    """How much to multiply a cake recipe by when baking in a different size round or square tin,
+    from the pans' areas. Use it for 'my recipe is for a 20 cm tin, I have a 24 cm'. For
+    servings use scale_recipe.
+    中文：烤模尺寸换算、蛋糕模具换算、几寸蛋糕、配方比例。
 
     Args:
         from_diameter_cm: The recipe's tin: diameter if round, side if square, in cm.
@@ -181,8 +192,10 @@ def baking_pan_conversion(
 
 @tool(permission="read")
 def convert_area(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
-    """Convert land and floor areas: m², ft², acres, hectares, 亩, 平方公里, 坪, square miles.
-    中文：面积换算、亩、平方米、公顷。
+    """Convert land and floor areas between square metres, square feet, acres, hectares, mu,
+    square kilometres, ping and square centimetres, square yards and square miles. Use it for
+    flats, plots and farmland, e.g. 'how many square metres is one mu'.
+    中文：面积换算、亩、平方米、公顷、平方英尺、坪。
 
     Args:
         value: The area.
@@ -195,8 +208,9 @@ def convert_area(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def convert_speed(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
-    """Convert speeds between km/h, mph, m/s, knots and ft/s.
-    中文：速度换算、时速、节。
+    """Convert speeds between km/h, mph, m/s, knots and ft/s. Use it for speed limits, wind
+    speed, running pace and boat or aircraft speeds.
+    中文：速度换算、时速、公里每小时、英里每小时、节、风速。
 
     Args:
         value: The speed.
@@ -210,8 +224,9 @@ def convert_speed(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def convert_pressure(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
-    """Convert pressures: psi, bar, kPa, MPa, Pa, atm, mmHg, inHg (tyres, weather, blood pressure).
-    中文：压强换算、胎压、气压。
+    """Convert pressures between psi, bar, kPa, MPa, Pa, atm, mmHg and inHg. Use it for tyre
+    pressure, weather barometer readings, blood pressure and diving.
+    中文：压强换算、胎压、气压、大气压、帕斯卡。
 
     Args:
         value: The pressure.
@@ -224,8 +239,10 @@ def convert_pressure(value: float, from_unit: str, to_unit: str) -> dict[str, An
 
 @tool(permission="read")
 def convert_energy(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
-    """Convert energy: joules, kJ, calories, kcal (food Calories), Wh, kWh, BTU, eV.
-    中文：能量换算、千卡、焦耳、度电。
+    """Convert energy between joules, kJ, calories, kcal (food Calories), Wh, kWh, BTU and eV.
+    Use it for food energy labels, electricity use and heating. For calories burned by exercise
+    use calories_burned.
+    中文：能量换算、千卡、焦耳、度电、卡路里、千瓦时。
 
     Args:
         value: The amount of energy.
@@ -239,8 +256,9 @@ def convert_energy(value: float, from_unit: str, to_unit: str) -> dict[str, Any]
 
 @tool(permission="read")
 def fuel_economy_convert(value: float, from_unit: str) -> dict[str, Any]:
-    """Convert car fuel economy between L/100 km, US mpg, UK mpg and km/L.
-    中文：油耗单位换算、MPG。
+    """Convert car fuel consumption between L/100 km, US mpg, UK mpg and km/L. Use it to compare
+    car fuel efficiency across countries. For a trip's fuel cost use road_trip_fuel_cost.
+    中文：油耗换算、百公里油耗、MPG、省油。
 
     Args:
         value: The figure, e.g. 7.5.
@@ -266,8 +284,9 @@ def fuel_economy_convert(value: float, from_unit: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def shoe_size_convert(foot_length_cm: float) -> dict[str, Any]:
-    """Shoe sizes (EU, UK, US men's and women's, Chinese mm) that fit a foot of a given length.
-    中文：鞋码换算、欧码美码。
+    """Shoe sizes (EU, UK, US men's and women's, Chinese mm) that fit a foot of a given length in
+    cm. Use it for buying shoes abroad or online size charts.
+    中文：鞋码换算、欧码、美码、尺码对照、脚长。
 
     Args:
         foot_length_cm: The length of the foot in centimetres, heel to longest toe.

@@ -37,8 +37,10 @@ def _zone(name: str) -> ZoneInfo:
 
 @tool(permission="read")
 def days_between_dates(start: str, end: str) -> dict[str, Any]:
-    """Number of days (and weeks) from one calendar date to another.
-    中文：日期间隔天数、倒计时。
+    """Number of days (and weeks) between two calendar dates. Use it for 'how many days until',
+    'how long ago' or a countdown between two dates. For working days only use
+    business_days_between; for age use age_on_date.
+    中文：相差几天、日期间隔、倒计时、还有多少天。
 
     Args:
         start: The first date, YYYY-MM-DD.
@@ -52,8 +54,10 @@ def days_between_dates(start: str, end: str) -> dict[str, Any]:
 def add_to_date(
     start: str, days: int = 0, weeks: int = 0, months: int = 0, years: int = 0
 ) -> dict[str, Any]:
-    """Shift a date forward or back by days, weeks, months or years (month ends are clamped).
-    中文：日期推算、日期加减。
+    """Add or subtract days, weeks, months or years to a date to find the resulting date (month
+    ends are clamped). Use it for deadlines, expiry dates and 'what date is 90 days after'. For
+    the gap between two dates use days_between_dates.
+    中文：日期推算、几天后是几号、日期加减、到期日。
 
     Args:
         start: The date to start from, YYYY-MM-DD.
@@ -72,8 +76,9 @@ def add_to_date(
 
 @tool(permission="read")
 def day_of_week(day: str) -> dict[str, Any]:
-    """Which weekday a date falls on (星期几), in English and Chinese.
-    中文：星期几。
+    """Which day of the week a date falls on, in English and Chinese. Use it for 'what day was 1
+    January 2000' or 'is that date a weekend'.
+    中文：星期几、周几、哪天是礼拜几。
 
     Args:
         day: The date, YYYY-MM-DD.
@@ -84,8 +89,11 @@ def day_of_week(day: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def convert_time_between_zones(local_time: str, from_zone: str, to_zone: str) -> dict[str, Any]:
-    """Convert a given wall-clock time in one IANA time zone to another (daylight saving aware).
-    中文：时区换算、时差。
+    """Convert a given date and clock time from one time zone to another by IANA zone names,
+    daylight saving aware. Use it for meeting times across countries and 'when it is 9am in
+    London, what time is it in Beijing'. For the current time use get_time; for a zone's offset
+    use utc_offset_on_date.
+    中文：时区换算、时差、北京时间、当地时间、会议时间。
 
     Args:
         local_time: The time to convert, YYYY-MM-DDTHH:MM or YYYY-MM-DD HH:MM.
@@ -107,8 +115,10 @@ def convert_time_between_zones(local_time: str, from_zone: str, to_zone: str) ->
 
 @tool(permission="read")
 def age_on_date(birth_date: str, on_date: str) -> dict[str, Any]:
-    """Exact age in years, months and days on a given date, from a date of birth.
-    中文：年龄计算、周岁。
+    """Exact age in years, months and days from a date of birth on a given date. Use it for 'how
+    old am I', full-year age (周岁) and age requirements. For the next birthday use
+    days_until_birthday.
+    中文：年龄计算、周岁、几岁、出生日期算年龄。
 
     Args:
         birth_date: The date of birth, YYYY-MM-DD.
@@ -132,8 +142,9 @@ def age_on_date(birth_date: str, on_date: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def iso_week_number(day: str) -> dict[str, Any]:
-    """ISO 8601 week number and week-year of a date (第几周), e.g. 2025-W01.
-    中文：ISO周数。
+    """ISO 8601 week number and week-year of a date, e.g. 2025-W01. Use it for 'which week of the
+    year is this date'. For the dates in a given week use week_dates.
+    中文：第几周、周数、ISO周、一年中的第几周。
 
     Args:
         day: The date, YYYY-MM-DD.
@@ -146,8 +157,10 @@ def iso_week_number(day: str) -> dict[str, Any]:
 def business_days_between(
     start: str, end: str, holidays: list[str] | None = None
 ) -> dict[str, Any]:
-    """Working days (Monday to Friday) from start to end inclusive, minus any listed holidays.
-    中文：工作日天数。
+    """Working days (Monday to Friday) between two dates inclusive, minus listed holidays. Use it
+    for delivery times, notice periods and 'how many workdays until'. For calendar days use
+    days_between_dates.
+    中文：工作日天数、工作日计算、除去周末、上班天数。
 
     Args:
         start: The first date, YYYY-MM-DD.
@@ -169,8 +182,10 @@ def business_days_between(
 
 @tool(permission="read")
 def unix_timestamp_to_datetime(timestamp: float, zone: str = "UTC") -> dict[str, Any]:
-    """Read a Unix epoch timestamp (seconds or milliseconds) as a date and time in a zone.
-    中文：时间戳转日期。
+    """Convert a Unix epoch timestamp (seconds or milliseconds) to a readable date and time in a
+    time zone. Use it for timestamps in logs, databases and APIs. For the reverse use
+    datetime_to_unix_timestamp.
+    中文：时间戳转日期、Unix时间戳、毫秒时间戳、时间戳转换。
 
     Args:
         timestamp: Seconds since 1970-01-01 UTC; values above 1e11 are read as milliseconds.
@@ -183,8 +198,9 @@ def unix_timestamp_to_datetime(timestamp: float, zone: str = "UTC") -> dict[str,
 
 @tool(permission="read")
 def datetime_to_unix_timestamp(moment: str, zone: str = "UTC") -> dict[str, Any]:
-    """The Unix epoch seconds for a date and time in a time zone.
-    中文：日期时间转时间戳。
+    """Convert a date and time in a time zone to Unix epoch seconds and milliseconds. Use it when
+    a program or API needs a timestamp. For the reverse use unix_timestamp_to_datetime.
+    中文：日期转时间戳、Unix时间戳、时间转换。
 
     Args:
         moment: YYYY-MM-DD HH:MM[:SS] (or just YYYY-MM-DD for midnight).
@@ -197,8 +213,10 @@ def datetime_to_unix_timestamp(moment: str, zone: str = "UTC") -> dict[str, Any]
 
 @tool(permission="read")
 def parse_duration(text: str) -> dict[str, Any]:
-    """Turn a duration written like "1h 30m", "2 days 4 hours" or "3小时20分钟" into seconds.
-    中文：时长换算成秒。
+    """Turn a duration written in words or units, like '1h 30m', '2 days 4 hours' or
+    '3小时20分钟', into seconds (and minutes, hours). Use it to total or convert a written time
+    span. For seconds into days and hours use format_duration.
+    中文：时长换算、几小时几分钟等于多少秒、时间长度。
 
     Args:
         text: The duration in words or short units.
@@ -217,7 +235,9 @@ def parse_duration(text: str) -> dict[str, Any]:
 @tool(permission="read")
 def format_duration(seconds: float) -> dict[str, Any]:
     """Write a number of seconds as days, hours, minutes and seconds (e.g. 93784 -> 1d 2h 3m 4s).
-    中文：秒数转成几天几小时几分。
+    Use it for 'how many hours is 10000 seconds' or to make an uptime readable. For text into
+    seconds use parse_duration.
+    中文：秒数转换、多少秒是几小时、时长格式化。
 
     Args:
         seconds: The length of time in seconds.
@@ -235,8 +255,9 @@ def format_duration(seconds: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def leap_year_check(year: int) -> dict[str, Any]:
-    """Whether a year is a leap year (闰年) in the Gregorian calendar, and its number of days.
-    中文：闰年判断。
+    """Whether a year is a leap year in the Gregorian calendar, its number of days and whether
+    February has 29 days. Use it for leap-year and 'does this year have Feb 29' questions.
+    中文：闰年判断、闰年、二月有几天、平年。
 
     Args:
         year: The year, e.g. 2024.
@@ -247,8 +268,10 @@ def leap_year_check(year: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def fiscal_quarter(day: str, fiscal_year_start_month: int = 1) -> dict[str, Any]:
-    """Which quarter (Q1-Q4) and fiscal year a date is in, for a fiscal year starting in any month.
-    中文：季度、财年。
+    """Which quarter (Q1-Q4) and fiscal year a date is in, for a fiscal year starting in any
+    month. Use it for reporting periods and financial-year questions. For the ISO week use
+    iso_week_number.
+    中文：季度、财年、会计年度、第几季度。
 
     Args:
         day: The date, YYYY-MM-DD.
@@ -268,8 +291,10 @@ def fiscal_quarter(day: str, fiscal_year_start_month: int = 1) -> dict[str, Any]
 
 @tool(permission="read")
 def utc_offset_on_date(zone: str, day: str) -> dict[str, Any]:
-    """A time zone's UTC offset and abbreviation on a given date, and whether DST is in effect.
-    中文：时区偏移、夏令时。
+    """A time zone's UTC offset and abbreviation on a date, and whether daylight saving (summer
+    time) is in effect. Use it for 'is New York on DST in March' or 'what is GMT+ for Sydney'.
+    To convert a clock time use convert_time_between_zones.
+    中文：时区偏移、夏令时、UTC时差、冬令时。
 
     Args:
         zone: An IANA time zone, e.g. Europe/London.

@@ -28,8 +28,9 @@ _CRON_FIELDS = (
 
 @tool(permission="read")
 def convert_number_base(number: str, from_base: int = 10) -> dict[str, Any]:
-    """Show an integer in binary, octal, decimal and hexadecimal (进制转换).
-    中文：进制转换。
+    """Show an integer in binary, octal, decimal and hexadecimal, from any base 2-36. Use it for
+    'what is 255 in hex' or reading binary. For text bytes use text_to_hex.
+    中文：进制转换、二进制、十六进制、八进制。
 
     Args:
         number: The integer as written in from_base; 0x/0b/0o prefixes are understood.
@@ -48,8 +49,10 @@ def convert_number_base(number: str, from_base: int = 10) -> dict[str, Any]:
 
 @tool(permission="read")
 def format_json(text: str, indent: int = 2, sort_keys: bool = False) -> dict[str, Any]:
-    """Validate JSON and pretty-print it; an invalid document says the line and column at fault.
-    中文：JSON格式化校验。
+    """Validate JSON and pretty-print it with indentation and optionally sorted keys; an invalid
+    document gets the line and column at fault. Use it to beautify or check JSON. To read one
+    field use json_path_get.
+    中文：JSON格式化、JSON校验、美化JSON、JSON报错。
 
     Args:
         text: The JSON document.
@@ -69,8 +72,9 @@ def format_json(text: str, indent: int = 2, sort_keys: bool = False) -> dict[str
 
 @tool(permission="read")
 def json_path_get(document: str, path: str) -> dict[str, Any]:
-    """Read one value out of a JSON document by a dotted path like items.0.name.
-    中文：按路径取JSON字段。
+    """Read one value out of a JSON document by a dotted path like items.0.name. Use it to pick a
+    field from an API response. To pretty-print the whole document use format_json.
+    中文：JSON取值、按路径取字段、解析JSON。
 
     Args:
         document: The JSON text.
@@ -89,8 +93,10 @@ def json_path_get(document: str, path: str) -> dict[str, Any]:
 
 @tool(timeout=5, permission="read")
 def regex_test(pattern: str, text: str, ignore_case: bool = False) -> dict[str, Any]:
-    """Try a regular expression on a text: every match with its position and captured groups.
-    中文：正则表达式测试。
+    """Try a regular expression on a text: every match with its position and captured groups. Use
+    it to test or debug a regex pattern. To just pull emails and links use
+    extract_emails_and_links.
+    中文：正则表达式测试、正则匹配、regex。
 
     Args:
         pattern: A Python regular expression.
@@ -123,8 +129,10 @@ def _pre_key(pre: str) -> tuple[Any, ...]:
 
 @tool(permission="read")
 def compare_versions(first: str, second: str) -> dict[str, Any]:
-    """Compare two semantic versions (SemVer 2.0 rules, pre-releases included): which is newer.
-    中文：版本号比较。
+    """Compare two semantic version numbers by SemVer 2.0 rules, pre-releases included, and say
+    which is newer. Use it for upgrade and dependency checks. For the next version use
+    bump_version.
+    中文：版本号比较、哪个版本新、语义化版本。
 
     Args:
         first: e.g. 1.10.0.
@@ -138,8 +146,9 @@ def compare_versions(first: str, second: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def bump_version(version: str, part: Literal["major", "minor", "patch"]) -> dict[str, Any]:
-    """The next semantic version after a major, minor or patch release.
-    中文：版本号升级。
+    """The next semantic version after a major, minor or patch release. Use it when cutting a
+    release. To compare versions use compare_versions.
+    中文：版本号升级、下一个版本、发版。
 
     Args:
         version: The current version, e.g. 2.3.9.
@@ -174,8 +183,10 @@ def _cron_field(text: str, low: int, high: int) -> set[int]:
 
 @tool(permission="read")
 def cron_next_runs(expression: str, after: str, count: int = 5) -> dict[str, Any]:
-    """The next times a 5-field cron schedule (min hour day month weekday) fires after a moment.
-    中文：定时任务cron下次执行时间。
+    """The next times a 5-field cron expression (minute hour day month weekday) fires after a
+    moment, which also shows what a schedule means. Use it to check crontab or scheduled-job
+    timing.
+    中文：cron表达式、定时任务、下次执行时间、crontab。
 
     Args:
         expression: e.g. "*/15 9-17 * * 1-5".
@@ -213,8 +224,9 @@ def cron_next_runs(expression: str, after: str, count: int = 5) -> dict[str, Any
 
 @tool(permission="read")
 def explain_file_permissions(mode: str) -> dict[str, Any]:
-    """Translate Unix permissions between octal (755) and symbolic (rwxr-xr-x): who may do what.
-    中文：Unix文件权限、chmod。
+    """Translate Unix file permissions between octal (755) and symbolic (rwxr-xr-x) and say who
+    may read, write or execute. Use it for chmod questions.
+    中文：文件权限、chmod、rwx、Linux权限。
 
     Args:
         mode: Octal such as 644 or 0750, or symbolic such as rw-r--r--.
@@ -236,8 +248,9 @@ def explain_file_permissions(mode: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def human_readable_size(size_bytes: float, binary: bool = True) -> dict[str, Any]:
-    """Write a byte count the way people read it: 1536 -> 1.5 KiB, 2500000 -> 2.5 MB.
-    中文：文件大小换算、字节数。
+    """Write a byte count the way people read it, in binary (KiB, MiB) or decimal (KB, MB) units,
+    e.g. 1536 -> 1.5 KiB. Use it for file and disk sizes. For transfer times use download_time.
+    中文：文件大小换算、字节转MB、GB、存储容量。
 
     Args:
         size_bytes: The size in bytes.
@@ -257,8 +270,9 @@ def human_readable_size(size_bytes: float, binary: bool = True) -> dict[str, Any
 
 @tool(permission="read")
 def inspect_uuid(value: str) -> dict[str, Any]:
-    """Read a UUID: its version and variant, and the creation time for time-based (v1) UUIDs.
-    中文：UUID解析。
+    """Read a UUID: its version and variant, and the creation time of time-based (v1) UUIDs. Use
+    it to identify or validate a UUID/GUID. To generate a name-based one use uuid_from_name.
+    中文：UUID解析、GUID、UUID版本。
 
     Args:
         value: The UUID, with or without hyphens or braces.
@@ -280,8 +294,9 @@ def inspect_uuid(value: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def csv_to_json(csv_text: str, delimiter: str = ",") -> dict[str, Any]:
-    """Turn CSV text with a header row into a list of JSON objects, one per row.
-    中文：CSV转JSON。
+    """Turn CSV text with a header row into a list of JSON objects, one per row. Use it to feed
+    spreadsheet data to an API or code. For a Markdown table use csv_to_markdown.
+    中文：CSV转JSON、表格转JSON、数据转换。
 
     Args:
         csv_text: The CSV, first line being the column names.
@@ -293,8 +308,10 @@ def csv_to_json(csv_text: str, delimiter: str = ",") -> dict[str, Any]:
 
 @tool(permission="read")
 def parse_env_file(text: str) -> dict[str, Any]:
-    """Read the KEY=value lines of a .env file into a mapping (comments, export and quotes handled).
-    中文：读取env环境变量文件。
+    """Read the KEY=value lines of a .env file into a mapping, handling comments, export and
+    quotes. Use it to check environment variable config. It does not read the real process
+    environment.
+    中文：env文件、环境变量、配置文件解析。
 
     Args:
         text: The contents of the .env file.
@@ -321,8 +338,9 @@ def parse_env_file(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def snowflake_id_time(snowflake: int, epoch_ms: int = 1288834974657) -> dict[str, Any]:
-    """When a Snowflake ID (Twitter/X, Discord) was created, and its worker and sequence parts.
-    中文：雪花ID生成时间。
+    """When a Snowflake ID (Twitter/X, Discord) was created, with its worker and sequence parts.
+    Use it to date a tweet, message or user ID.
+    中文：雪花ID、Snowflake、ID生成时间。
 
     Args:
         snowflake: The 64-bit ID.
@@ -340,8 +358,10 @@ def snowflake_id_time(snowflake: int, epoch_ms: int = 1288834974657) -> dict[str
 
 @tool(permission="read")
 def password_strength(password: str) -> dict[str, Any]:
-    """Estimate how strong a password is: character pool, entropy bits and common weaknesses.
-    中文：密码强度。
+    """Estimate how strong a password is: entropy bits, a rating (weak to strong) and common
+    weaknesses. Use it for 'is this password secure'. It does not generate passwords or check
+    breach lists.
+    中文：密码强度、密码安全、弱密码、密码复杂度。
 
     Args:
         password: The password to assess (it is not stored or sent anywhere).

@@ -20,8 +20,10 @@ def _cell(value: object) -> str:
 def markdown_table(
     headers: list[str], rows: list[list[str]], align: list[str] | None = None
 ) -> dict[str, Any]:
-    """Build a Markdown table from column headers and rows, with optional column alignment.
-    中文：生成Markdown表格。
+    """Build a Markdown table from column headers and rows, with optional left, centre or right
+    alignment. Use it for READMEs, docs and chat replies. If the data is already CSV use
+    csv_to_markdown.
+    中文：生成Markdown表格、表格、Markdown。
 
     Args:
         headers: The column names.
@@ -42,8 +44,9 @@ def markdown_table(
 
 @tool(permission="read")
 def csv_to_markdown(csv_text: str) -> dict[str, Any]:
-    """Turn CSV text (first row = headers) into a Markdown table for a README or chat message.
-    中文：CSV转Markdown表格。
+    """Turn CSV text (first row = headers) into a Markdown table for a README, wiki or chat
+    message. Use it to paste spreadsheet data as a table. For JSON output use csv_to_json.
+    中文：CSV转Markdown表格、Excel转表格、表格转换。
 
     Args:
         csv_text: The CSV content.
@@ -56,8 +59,10 @@ def csv_to_markdown(csv_text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def csv_column_summary(csv_text: str, column: str) -> dict[str, Any]:
-    """Total, average, minimum and maximum of a numeric CSV column (like a spreadsheet SUM).
-    中文：CSV某列求和平均。
+    """Total, average, minimum and maximum of a numeric column of CSV data, like a spreadsheet
+    SUM or AVERAGE. Use it to add up a column of amounts. For a plain list of numbers use
+    describe_numbers.
+    中文：CSV求和、列求和、表格求平均、汇总。
 
     Args:
         csv_text: The CSV content with a header row.
@@ -87,8 +92,9 @@ def csv_column_summary(csv_text: str, column: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def markdown_table_of_contents(markdown: str, max_level: int = 3) -> dict[str, Any]:
-    """A linked table of contents from the # headings of a Markdown document (GitHub anchors).
-    中文：Markdown目录。
+    """A linked table of contents from the # headings of a Markdown document, with GitHub-style
+    anchors. Use it for READMEs and long docs.
+    中文：Markdown目录、生成目录、标题目录。
 
     Args:
         markdown: The Markdown text.
@@ -118,8 +124,9 @@ def format_citation(
     publisher_or_journal: str,
     style: Literal["apa", "mla", "chicago"] = "apa",
 ) -> dict[str, Any]:
-    """Format a reference for a bibliography in APA, MLA or Chicago style (参考文献格式).
-    中文：参考文献格式。
+    """Format a reference for a bibliography or reference list in APA, MLA or Chicago style from
+    authors, year, title and publisher or journal. Use it for essays, theses and papers.
+    中文：参考文献格式、引用格式、APA格式、论文引用。
 
     Args:
         authors: Author names as "Last, First", in order.
@@ -163,8 +170,9 @@ def format_citation(
 
 @tool(permission="read")
 def fill_template(template: str, values: dict[str, str]) -> dict[str, Any]:
-    """Fill the $name or ${name} placeholders of a letter or email template (mail merge).
-    中文：模板填充、邮件合并。
+    """Fill the $name or ${name} placeholders of a letter, email or message template with values
+    (mail merge). Use it to personalise form letters and notices.
+    中文：模板填充、邮件合并、占位符替换、套用模板。
 
     Args:
         template: The template text, e.g. "Dear $name, your order ${order} has shipped."
@@ -193,8 +201,10 @@ _REDACTIONS = (
 
 @tool(permission="read")
 def redact_personal_data(text: str) -> dict[str, Any]:
-    """Mask email addresses, phone numbers, card and Chinese ID numbers in text before sharing.
-    中文：个人信息脱敏。
+    """Mask email addresses, phone numbers, card numbers and Chinese ID numbers in text before
+    sharing it, to protect privacy. Use it to anonymise logs, tickets and documents. To extract
+    emails instead use extract_emails_and_links.
+    中文：个人信息脱敏、隐私打码、隐藏手机号、数据脱敏。
 
     Args:
         text: The text to clean.
@@ -208,8 +218,9 @@ def redact_personal_data(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def isbn_check(isbn: str) -> dict[str, Any]:
-    """Validate an ISBN-10 or ISBN-13 book number and give both forms (书号校验).
-    中文：ISBN书号校验。
+    """Validate an ISBN-10 or ISBN-13 book number and give both forms. Use it to check or convert
+    a book's ISBN. For product barcodes use barcode_check_digit.
+    中文：ISBN校验、书号、图书编号、ISBN转换。
 
     Args:
         isbn: The ISBN, hyphens and spaces allowed.
@@ -235,8 +246,9 @@ def isbn_check(isbn: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def page_count_estimate(words: int, words_per_page: int = 500) -> dict[str, Any]:
-    """How many printed pages a manuscript of a given word count fills (single and double spaced).
-    中文：页数估算。
+    """How many printed pages a manuscript of a given word count fills, single and double spaced.
+    Use it for 'how many pages is 5000 words'. For reading time use reading_time.
+    中文：页数估算、多少页、字数换页数、论文页数。
 
     Args:
         words: The word count.
@@ -248,8 +260,9 @@ def page_count_estimate(words: int, words_per_page: int = 500) -> dict[str, Any]
 
 @tool(permission="read")
 def number_outline(lines: list[str]) -> dict[str, Any]:
-    """Number an indented outline as 1, 1.1, 1.2, 2... (two spaces or a tab per level).
-    中文：大纲编号。
+    """Number an indented outline as 1, 1.1, 1.2, 2... (two spaces or a tab per level). Use it
+    for document structure, agendas and table of contents drafts.
+    中文：大纲编号、多级编号、提纲、标题编号。
 
     Args:
         lines: The outline lines, indented to show their level.

@@ -39,8 +39,10 @@ def _money(value: float) -> float:
 def apply_discounts(
     price: float, percent_off: float = 0, amount_off: float = 0, minimum_spend: float = 0
 ) -> dict[str, Any]:
-    """Final price after a percentage discount, then a money-off coupon (满减) if spend qualifies.
-    中文：折扣、满减优惠券。
+    """Final price after a percentage discount, then a money-off coupon if the spend reaches its
+    minimum (满减), with the saving. Use it for 'what do I pay with 20% off and 30 off over
+    200'. For VAT use vat_calculator.
+    中文：折扣、满减、优惠券、打几折、到手价。
 
     Args:
         price: The original price or basket total.
@@ -62,8 +64,10 @@ def apply_discounts(
 def vat_calculator(
     amount: float, rate_percent: float, amount_includes_tax: bool = False
 ) -> dict[str, Any]:
-    """Add VAT or sales tax to a net price, or take it out of a gross price (含税/不含税).
-    中文：增值税、含税价。
+    """Add VAT, GST or sales tax to a net price, or take it out of a gross (tax-inclusive) price.
+    Use it for invoices, price lists and tax-included questions. For income tax use the payroll
+    tools.
+    中文：增值税、含税价、不含税价、税额、税率。
 
     Args:
         amount: The price.
@@ -77,8 +81,10 @@ def vat_calculator(
 
 @tool(permission="read")
 def margin_and_markup(cost: float, price: float) -> dict[str, Any]:
-    """Profit, gross margin (on price) and markup (on cost) of an item sold at a price.
-    中文：毛利率、加价率、利润。
+    """Profit, gross margin (on price) and markup (on cost) of an item sold at a price. Use it
+    for 'what margin do I make' and the difference between margin and markup. For the price that
+    gives a target margin use price_for_target_margin.
+    中文：毛利率、加价率、利润率、赚多少。
 
     Args:
         cost: What the item costs you.
@@ -96,8 +102,10 @@ def margin_and_markup(cost: float, price: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def price_for_target_margin(cost: float, margin_percent: float) -> dict[str, Any]:
-    """The selling price that gives a wanted gross margin on an item's cost.
-    中文：按目标毛利定价、售价。
+    """The selling price that gives a wanted gross margin on an item's cost. Use it for pricing
+    products, e.g. 'what to charge for 40% margin'. For the margin of a known price use
+    margin_and_markup.
+    中文：按毛利定价、定价、售价多少、目标利润率。
 
     Args:
         cost: The unit cost.
@@ -113,8 +121,9 @@ def price_for_target_margin(cost: float, margin_percent: float) -> dict[str, Any
 def chargeable_shipping_weight(
     actual_kg: float, length_cm: float, width_cm: float, height_cm: float, divisor: int = 5000
 ) -> dict[str, Any]:
-    """Chargeable weight of a parcel: the larger of its actual and volumetric (dimensional) weight.
-    中文：快递计费重量、体积重。
+    """Chargeable (billable) weight of a parcel: the larger of its actual weight and its
+    volumetric (dimensional) weight from the box size. Use it for courier and freight costs.
+    中文：快递计费重量、体积重、抛货、运费重量。
 
     Args:
         actual_kg: The parcel's weight on the scale.
@@ -133,8 +142,9 @@ def chargeable_shipping_weight(
 
 @tool(permission="read")
 def compare_unit_prices(offers: dict[str, list[float]]) -> dict[str, Any]:
-    """Which pack is the better deal: price per unit of each offer, cheapest first.
-    中文：单价比较。
+    """Which pack or offer is the better deal: price per unit of each, cheapest first. Use it for
+    supermarket comparisons like 'is the 500 g or 1 kg bag cheaper per gram'.
+    中文：单价比较、哪个更划算、性价比、每克多少钱。
 
     Args:
         offers: Per offer name, [price, quantity], e.g. {"500g": [12.9, 500], "1kg": [22.5, 1000]}.
@@ -153,8 +163,10 @@ def compare_unit_prices(offers: dict[str, list[float]]) -> dict[str, Any]:
 
 @tool(permission="read")
 def card_number_check(card_number: str) -> dict[str, Any]:
-    """Check a payment card number with the Luhn checksum and tell its brand (Visa, UnionPay...).
-    中文：银行卡号校验、卡组织。
+    """Check a payment card number with the Luhn checksum and tell its brand (Visa, Mastercard,
+    UnionPay, Amex...). Use it to validate a bank or credit card number. For product barcodes
+    use barcode_check_digit.
+    中文：银行卡号校验、信用卡号验证、卡组织、银联。
 
     Args:
         card_number: The card number, spaces and dashes allowed.
@@ -177,7 +189,9 @@ def card_number_check(card_number: str) -> dict[str, Any]:
 @tool(permission="read")
 def barcode_check_digit(code: str, compute: bool = False) -> dict[str, Any]:
     """Validate an EAN-13, EAN-8 or UPC-A product barcode, or compute its missing check digit.
-    中文：商品条形码校验位。
+    Use it for retail product codes. For books use isbn_check; for payment cards use
+    card_number_check.
+    中文：商品条形码校验、条码校验位、EAN、UPC。
 
     Args:
         code: The barcode digits (spaces allowed).
@@ -199,7 +213,8 @@ def barcode_check_digit(code: str, compute: bool = False) -> dict[str, Any]:
 @tool(permission="read")
 def currency_info(code: str) -> dict[str, Any]:
     """ISO 4217 facts about a currency code: its name, numeric code, decimal places and symbol.
-    中文：货币代码、币种。
+    Use it for 'what currency is CHF'. It does not give exchange rates.
+    中文：货币代码、币种、货币符号、ISO货币。
 
     Args:
         code: The three-letter code, e.g. JPY, EUR, CNY.
@@ -219,8 +234,9 @@ def currency_info(code: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def format_price(amount: float, currency: str) -> dict[str, Any]:
-    """Write an amount the way a shop shows it in a currency: symbol, separators, decimals.
-    中文：价格格式、货币符号。
+    """Write an amount the way a shop shows it in a currency: symbol, thousands separators and
+    decimals. Use it for price labels and invoices. For currency facts use currency_info.
+    中文：价格格式、货币符号、金额格式化、千分位。
 
     Args:
         amount: The amount.
@@ -236,8 +252,10 @@ def format_price(amount: float, currency: str) -> dict[str, Any]:
 def split_into_installments(
     total: float, installments: int, annual_fee_percent: float = 0.0
 ) -> dict[str, Any]:
-    """Split a purchase into equal instalments (分期), with any fee; the last takes the cents left.
-    中文：分期付款。
+    """Split a purchase into equal instalments with any fee; the last instalment takes the cents
+    left over. Use it for buy-now-pay-later and credit card instalment plans. For a loan at an
+    interest rate use loan_monthly_payment.
+    中文：分期付款、分期手续费、每期还款、分几期。
 
     Args:
         total: The purchase price.
@@ -259,8 +277,10 @@ def split_into_installments(
 def marketing_metrics(
     revenue: float, ad_spend: float, visitors: int = 0, orders: int = 0, new_customers: int = 0
 ) -> dict[str, Any]:
-    """Campaign figures: ROAS, conversion rate, average order value and customer acquisition cost.
-    中文：营销指标、ROAS、转化率、客单价。
+    """Campaign figures: return on ad spend (ROAS), conversion rate, average order value and
+    customer acquisition cost (CAC). Use it to judge an ad campaign or online shop performance.
+    For lifetime value use customer_lifetime_value.
+    中文：营销指标、ROAS、转化率、客单价、获客成本。
 
     Args:
         revenue: Revenue attributed to the campaign.
@@ -284,8 +304,10 @@ def customer_lifetime_value(
     gross_margin_percent: float,
     retention_years: float,
 ) -> dict[str, Any]:
-    """Customer lifetime value (CLV/LTV): the margin a typical customer brings over their lifetime.
-    中文：客户生命周期价值。
+    """Customer lifetime value (CLV/LTV): the gross margin a typical customer brings over the
+    years they stay. Use it to decide how much to spend acquiring customers. For campaign
+    metrics use marketing_metrics.
+    中文：客户生命周期价值、LTV、用户价值。
 
     Args:
         average_order_value: The average spend per order.

@@ -33,8 +33,10 @@ _FROM_MORSE = {code: letter for letter, code in _MORSE.items()}
 
 @tool(permission="read")
 def base64_encode(text: str, url_safe: bool = False) -> dict[str, Any]:
-    """Encode UTF-8 text as Base64 (standard or URL-safe alphabet).
-    中文：Base64编码。
+    """Encode UTF-8 text as Base64, standard or URL-safe alphabet. Use it for embedding data in
+    JSON, headers, data URIs or basic auth. For the reverse use base64_decode; for URL escaping
+    use url_encode.
+    中文：Base64编码、转Base64、编码。
 
     Args:
         text: The text to encode.
@@ -47,8 +49,10 @@ def base64_encode(text: str, url_safe: bool = False) -> dict[str, Any]:
 
 @tool(permission="read")
 def base64_decode(data: str) -> dict[str, Any]:
-    """Decode Base64 (standard or URL-safe, padding optional) back to text, or hex if not UTF-8.
-    中文：Base64解码。
+    """Decode Base64 (standard or URL-safe, padding optional) back to text, or to hex when the
+    bytes are not UTF-8. Use it to read an encoded string, header or attachment. For JWT tokens
+    use decode_jwt.
+    中文：Base64解码、解码、还原Base64。
 
     Args:
         data: The Base64 string.
@@ -67,8 +71,10 @@ def base64_decode(data: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def url_encode(text: str, keep_slashes: bool = False) -> dict[str, Any]:
-    """Percent-encode text for a URL query or path (spaces become %20, 中文 becomes %E4%B8%AD...).
-    中文：URL编码、网址转义。
+    """Percent-encode text for a URL query or path (spaces become %20, Chinese becomes
+    %E4%B8%AD...). Use it to put non-ASCII or special characters into a link. For the reverse
+    use url_decode; to add query parameters use build_url.
+    中文：URL编码、网址转义、百分号编码、中文链接。
 
     Args:
         text: The text to encode.
@@ -79,8 +85,9 @@ def url_encode(text: str, keep_slashes: bool = False) -> dict[str, Any]:
 
 @tool(permission="read")
 def url_decode(text: str) -> dict[str, Any]:
-    """Decode a percent-encoded URL or query string (%E4%BD%A0 -> 你, + -> space).
-    中文：URL解码。
+    """Decode a percent-encoded URL or query string (%E4%BD%A0 -> 你, + -> space) into readable
+    text. Use it for garbled links full of % codes. To split a URL into parts use parse_url.
+    中文：URL解码、网址乱码、百分号解码、链接还原。
 
     Args:
         text: The encoded text.
@@ -90,8 +97,10 @@ def url_decode(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def hash_text(text: str, algorithm: HashName = "sha256") -> dict[str, Any]:
-    """Hex digest of text under a hash algorithm (MD5, SHA-1, SHA-256, SHA-512, SHA3, BLAKE2).
-    中文：哈希、摘要、MD5、SHA256。
+    """Hex digest of text under a hash algorithm: MD5, SHA-1, SHA-256, SHA-512, SHA3 or BLAKE2.
+    Use it for checksums, fingerprints and comparing with a published hash. For a keyed
+    signature use hmac_signature; for CRC use crc32_checksum.
+    中文：哈希值、MD5、SHA256、摘要、校验值。
 
     Args:
         text: The text; its UTF-8 bytes are hashed.
@@ -104,8 +113,9 @@ def hash_text(text: str, algorithm: HashName = "sha256") -> dict[str, Any]:
 def hmac_signature(
     message: str, secret: str, algorithm: Literal["sha1", "sha256", "sha512"] = "sha256"
 ) -> dict[str, Any]:
-    """HMAC signature of a message with a shared secret, as hex and Base64 (webhook checks).
-    中文：HMAC签名、接口签名。
+    """HMAC signature of a message with a shared secret key, as hex and Base64. Use it to sign or
+    verify webhooks and API requests. For a plain hash without a key use hash_text.
+    中文：HMAC签名、接口签名、API签名、webhook验签。
 
     Args:
         message: The message or request body.
@@ -118,8 +128,9 @@ def hmac_signature(
 
 @tool(permission="read")
 def crc32_checksum(text: str) -> dict[str, Any]:
-    """CRC-32 and Adler-32 checksums of text, as used by zip and PNG.
-    中文：CRC校验和。
+    """CRC-32 and Adler-32 checksums of text, as used by zip, PNG and network protocols. Use it
+    for quick integrity checks. For cryptographic hashes use hash_text.
+    中文：CRC校验和、CRC32、校验码。
 
     Args:
         text: The text; its UTF-8 bytes are checked.
@@ -131,8 +142,10 @@ def crc32_checksum(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def text_to_hex(text: str, separator: str = " ") -> dict[str, Any]:
-    """Show the UTF-8 bytes of text in hexadecimal, e.g. "hi" -> "68 69".
-    中文：文本转十六进制字节。
+    """Show the UTF-8 bytes of text in hexadecimal, e.g. 'hi' -> '68 69'. Use it to inspect
+    encodings or bytes. For the reverse use hex_to_text; for code points use
+    unicode_character_info.
+    中文：文本转十六进制、字节、hex编码。
 
     Args:
         text: The text.
@@ -143,8 +156,9 @@ def text_to_hex(text: str, separator: str = " ") -> dict[str, Any]:
 
 @tool(permission="read")
 def hex_to_text(hex_string: str) -> dict[str, Any]:
-    """Decode hexadecimal bytes (spaces, colons and 0x allowed) to UTF-8 text.
-    中文：十六进制转文本。
+    """Decode hexadecimal bytes (spaces, colons and 0x allowed) to UTF-8 text. Use it to read a
+    hex dump. For the reverse use text_to_hex; for number bases use convert_number_base.
+    中文：十六进制转文本、hex解码、字节转文字。
 
     Args:
         hex_string: e.g. "48 65 6c 6c 6f" or "0x48656c6c6f".
@@ -159,8 +173,9 @@ def hex_to_text(hex_string: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def caesar_cipher(text: str, shift: int = 13, decode: bool = False) -> dict[str, Any]:
-    """Shift letters along the alphabet (Caesar cipher; shift 13 is ROT13) to encode or decode.
-    中文：凯撒密码、ROT13。
+    """Encode or decode text with a Caesar shift cipher (shift 13 is ROT13). Use it for puzzles,
+    simple letter-shift ciphers and spoilers. It is not real encryption.
+    中文：凯撒密码、ROT13、移位密码、加密解密。
 
     Args:
         text: The text; only A-Z and a-z change.
@@ -180,8 +195,9 @@ def caesar_cipher(text: str, shift: int = 13, decode: bool = False) -> dict[str,
 
 @tool(permission="read")
 def morse_code(text: str, direction: Literal["encode", "decode"] = "encode") -> dict[str, Any]:
-    """Translate text to Morse code (dots and dashes) or Morse code back to text.
-    中文：摩斯电码。
+    """Translate text to Morse code (dots and dashes) or Morse code back to text. Use it for SOS,
+    radio and puzzle questions.
+    中文：摩斯电码、摩尔斯码、电报码。
 
     Args:
         text: Plain text to encode, or Morse with letters split by spaces and words by " / ".
@@ -204,8 +220,10 @@ def _b64url_json(part: str) -> Any:
 
 @tool(permission="read")
 def decode_jwt(token: str) -> dict[str, Any]:
-    """Show the header and claims of a JSON Web Token WITHOUT verifying its signature.
-    中文：JWT令牌解析、token内容。
+    """Show the header and claims (payload) of a JSON Web Token (user, issuer, exp expiry
+    claim...) WITHOUT verifying its signature. Use it to inspect a login or API token. For plain
+    Base64 use base64_decode.
+    中文：JWT解析、token内容、令牌解码、过期时间。
 
     Args:
         token: The JWT, three dot-separated Base64URL parts.
@@ -224,8 +242,10 @@ def decode_jwt(token: str) -> dict[str, Any]:
 def uuid_from_name(
     name: str, namespace: Literal["dns", "url", "oid", "x500"] = "dns"
 ) -> dict[str, Any]:
-    """Deterministic name-based UUIDs (version 5 with SHA-1, and version 3 with MD5) for a name.
-    中文：按名称生成UUID。
+    """Deterministic name-based UUIDs for a name: version 5 (SHA-1) and version 3 (MD5) in a
+    namespace. Use it when the same input must always give the same ID. To read an existing UUID
+    use inspect_uuid.
+    中文：生成UUID、按名称生成UUID、UUID v5。
 
     Args:
         name: The name, e.g. example.com or a URL.
@@ -242,8 +262,10 @@ def uuid_from_name(
 
 @tool(permission="read")
 def html_escape(text: str, unescape: bool = False) -> dict[str, Any]:
-    """Escape < > & and quotes as HTML entities, or turn entities such as &amp; back.
-    中文：HTML转义。
+    """Escape < > & and quotes as HTML entities, or turn entities such as &amp; back into
+    characters. Use it before putting text into HTML or to read escaped text. To remove tags use
+    strip_html_tags.
+    中文：HTML转义、实体字符、反转义。
 
     Args:
         text: The text.
@@ -254,8 +276,10 @@ def html_escape(text: str, unescape: bool = False) -> dict[str, Any]:
 
 @tool(permission="read")
 def unicode_character_info(text: str) -> dict[str, Any]:
-    """Code point, official Unicode name and category of each character (e.g. U+4E2D CJK...).
-    中文：字符编码、Unicode码位。
+    """Code point, official Unicode name and category of each character, e.g. U+4E2D CJK UNIFIED
+    IDEOGRAPH. Use it to identify odd characters, emoji or invisible spaces. For the UTF-8 bytes
+    use text_to_hex.
+    中文：Unicode码位、字符编码、这是什么字符。
 
     Args:
         text: Up to 50 characters to inspect.
@@ -276,8 +300,10 @@ def unicode_character_info(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def punycode_domain(domain: str) -> dict[str, Any]:
-    """Convert an internationalised domain name to its ASCII xn-- form and back (IDNA).
-    中文：中文域名转码。
+    """Convert an internationalised domain name (e.g. a Chinese domain) to its ASCII xn--
+    Punycode form and back (IDNA). Use it for DNS and certificate setup of non-ASCII domains.
+    For URL escaping use url_encode.
+    中文：中文域名转码、Punycode、国际化域名。
 
     Args:
         domain: e.g. 例子.测试 or xn--fsqu00a.xn--0zwm56d.

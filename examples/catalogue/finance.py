@@ -25,8 +25,12 @@ def _payment(principal: float, annual_rate_percent: float, months: int) -> float
 def loan_monthly_payment(
     principal: float, annual_rate_percent: float, years: float
 ) -> dict[str, Any]:
-    """Monthly repayment of a fixed-rate amortising loan or mortgage (等额本息月供).
-    中文：房贷车贷月供、等额本息。
+    """Monthly payment of a fixed-rate loan repaid in equal instalments (annuity, 等额本息), with
+    the total paid and total interest. Use it for 'how much is my mortgage / car loan / personal
+    loan each month' when you borrow a sum at a yearly rate for some years. For equal-principal
+    repayment use equal_principal_repayment; for the month-by-month interest/principal split use
+    loan_amortization_schedule.
+    中文：房贷月供、车贷月供、贷款每月还多少、等额本息、总利息。
 
     Args:
         principal: The amount borrowed, e.g. 300000.
@@ -47,8 +51,11 @@ def loan_monthly_payment(
 def loan_amortization_schedule(
     principal: float, annual_rate_percent: float, years: float, show_months: int = 12
 ) -> dict[str, Any]:
-    """Month-by-month split of each loan payment into interest and principal, with the balance left.
-    中文：贷款还款计划表、每期本金利息。
+    """Amortisation table of a fixed-rate loan: for each month, how much of the payment is
+    interest, how much repays principal, and the balance still owed. Use it when someone asks
+    how a mortgage or loan is paid down over time, or how much interest the first year costs.
+    For just the monthly payment use loan_monthly_payment.
+    中文：还款计划表、每月本金利息、剩余本金、贷款明细。
 
     Args:
         principal: The amount borrowed.
@@ -79,8 +86,11 @@ def loan_amortization_schedule(
 def equal_principal_repayment(
     principal: float, annual_rate_percent: float, years: float
 ) -> dict[str, Any]:
-    """Repayments when the same principal is repaid each month (等额本金): first and last payment.
-    中文：等额本金还款、首月末月还款额。
+    """Repayments of a loan paid back with the same principal every month (equal-principal,
+    等额本金): the first and last payment, how much each month drops and the total interest. Use
+    it when the borrower chose decreasing payments. For equal monthly payments (等额本息) use
+    loan_monthly_payment.
+    中文：等额本金、房贷首月还款、每月递减、贷款利息。
 
     Args:
         principal: The amount borrowed.
@@ -111,8 +121,12 @@ def compound_interest(
     compounds_per_year: int = 12,
     monthly_contribution: float = 0.0,
 ) -> dict[str, Any]:
-    """Future value of savings that earn compound interest, with optional monthly contributions.
-    中文：复利计算、存款定投到期本息。
+    """Future value of savings or an investment growing at compound interest, optionally with a
+    fixed amount added every month. Use it for 'how much will my savings / deposit / monthly
+    investment plan be worth in N years'. For interest that does not compound use
+    simple_interest; for the monthly deposit needed to hit a goal use
+    savings_goal_monthly_deposit.
+    中文：复利计算、利滚利、存款定投收益、到期本息。
 
     Args:
         principal: The starting balance.
@@ -142,8 +156,10 @@ def compound_interest(
 
 @tool(permission="read")
 def simple_interest(principal: float, annual_rate_percent: float, days: int) -> dict[str, Any]:
-    """Interest that does not compound, over a number of days (actual/365), e.g. a term deposit.
-    中文：单利、定期存款利息。
+    """Interest that does not compound, counted over a number of days (actual/365), and the total
+    with principal. Use it for a fixed or term deposit, a short loan between friends, or any
+    'interest for N days at X% a year'. For interest-on-interest growth use compound_interest.
+    中文：单利、定期存款利息、存款利息多少、借款利息。
 
     Args:
         principal: The amount deposited or lent.
@@ -156,8 +172,10 @@ def simple_interest(principal: float, annual_rate_percent: float, days: int) -> 
 
 @tool(permission="read")
 def present_value(future_amount: float, annual_rate_percent: float, years: float) -> dict[str, Any]:
-    """What a sum received in the future is worth today, discounted at a yearly rate.
-    中文：现值、未来的钱折现到今天。
+    """Present value: what a single sum received in the future is worth today, discounted at a
+    yearly rate. Use it to compare money now with money later or to discount a future payment.
+    For a series of cash flows use net_present_value.
+    中文：现值、折现、未来的钱现在值多少、贴现。
 
     Args:
         future_amount: The amount received later.
@@ -170,8 +188,11 @@ def present_value(future_amount: float, annual_rate_percent: float, years: float
 
 @tool(permission="read")
 def net_present_value(rate_percent: float, cash_flows: list[float]) -> dict[str, Any]:
-    """NPV of a project's cash flows; the first flow is now (usually the negative investment).
-    中文：净现值NPV、投资项目值不值得做。
+    """Net present value (NPV) of a project's or investment's cash flows at a discount rate, with
+    the first flow now (usually the negative outlay), and whether it is worth doing. Use it for
+    capital budgeting and 'is this investment worth it'. For the break-even rate use
+    internal_rate_of_return.
+    中文：净现值NPV、投资决策、项目是否可行、现金流折现。
 
     Args:
         rate_percent: The discount rate per period in percent.
@@ -184,8 +205,11 @@ def net_present_value(rate_percent: float, cash_flows: list[float]) -> dict[str,
 
 @tool(permission="read")
 def internal_rate_of_return(cash_flows: list[float]) -> dict[str, Any]:
-    """IRR: the discount rate at which a series of cash flows has a net present value of zero.
-    中文：内部收益率IRR。
+    """Internal rate of return (IRR) of a series of periodic cash flows: the rate at which their
+    net present value is zero. Use it for the yield of an investment, project or rental property
+    with an upfront cost and later returns. For a start and end value only, use
+    annualized_return.
+    中文：内部收益率IRR、投资回报率、项目收益率。
 
     Args:
         cash_flows: One amount per period starting now, with at least one sign change.
@@ -212,8 +236,10 @@ def internal_rate_of_return(cash_flows: list[float]) -> dict[str, Any]:
 def savings_goal_monthly_deposit(
     goal: float, years: float, annual_rate_percent: float = 0.0, already_saved: float = 0.0
 ) -> dict[str, Any]:
-    """How much to put aside each month to reach a savings target by a deadline.
-    中文：储蓄目标、每月存款额。
+    """How much to save each month to reach a target amount by a deadline, counting what is
+    already saved and an optional yearly return. Use it for saving for a house deposit, a car,
+    education or retirement. For what regular savings will grow to use compound_interest.
+    中文：存钱目标、每月存多少、储蓄计划、攒钱。
 
     Args:
         goal: The amount wanted at the end.
@@ -233,8 +259,10 @@ def savings_goal_monthly_deposit(
 
 @tool(permission="read")
 def doubling_time(annual_rate_percent: float) -> dict[str, Any]:
-    """How many years money takes to double at a yearly return: exact and the rule of 72.
-    中文：翻倍时间、72法则。
+    """How many years money takes to double at a yearly growth or return rate, exactly and by the
+    rule of 72. Use it for 'how long until my investment doubles'. It does not compute a future
+    value; use compound_interest for that.
+    中文：翻倍时间、72法则、多久翻一番、资产翻倍。
 
     Args:
         annual_rate_percent: The yearly growth rate in percent, e.g. 7.
@@ -249,8 +277,10 @@ def doubling_time(annual_rate_percent: float) -> dict[str, Any]:
 def credit_card_payoff_time(
     balance: float, annual_rate_percent: float, monthly_payment: float
 ) -> dict[str, Any]:
-    """How many months a card balance takes to clear at a fixed monthly payment, and the interest.
-    中文：信用卡还款期数与利息。
+    """How many months it takes to pay off a credit card balance or other revolving debt with a
+    fixed monthly payment at an APR, and the interest paid. Use it for 'how long to clear my
+    card debt'. For a fixed-term loan payment use loan_monthly_payment.
+    中文：信用卡还款、还清欠款要多久、信用卡利息、债务。
 
     Args:
         balance: The amount owed on the card.
@@ -274,8 +304,11 @@ def credit_card_payoff_time(
 def inflation_adjusted_value(
     amount: float, inflation_percent: float, years: float
 ) -> dict[str, Any]:
-    """Purchasing power of money after inflation, and the price a thing costing `amount` will have.
-    中文：通货膨胀、购买力变化。
+    """Effect of inflation over years: what something costing an amount today will cost later,
+    and what that amount will be worth in today's money (purchasing power). Use it for
+    cost-of-living, real value and 'what is 100 yuan worth in 10 years'. It does not compute
+    investment growth; use compound_interest.
+    中文：通货膨胀、购买力、钱贬值、物价上涨。
 
     Args:
         amount: A sum of money today.
@@ -288,8 +321,10 @@ def inflation_adjusted_value(
 
 @tool(permission="read")
 def annualized_return(start_value: float, end_value: float, years: float) -> dict[str, Any]:
-    """CAGR: the compound yearly growth rate between a start and an end value (年化收益率).
-    中文：年化收益率、复合增长率。
+    """Annualised return (CAGR, compound annual growth rate) between a start value and an end
+    value over a number of years, with the total return. Use it for 'what yearly return did my
+    investment, fund or house price give'. For uneven cash flows use internal_rate_of_return.
+    中文：年化收益率、复合年增长率、投资回报、收益率。
 
     Args:
         start_value: The value at the start, e.g. an investment's cost.
@@ -307,8 +342,11 @@ def annualized_return(start_value: float, end_value: float, years: float) -> dic
 def break_even_point(
     fixed_costs: float, price_per_unit: float, variable_cost_per_unit: float
 ) -> dict[str, Any]:
-    """Units to sell before a product covers its fixed costs, and the revenue at that point.
-    中文：盈亏平衡点、保本销量。
+    """Break-even point: units to sell to cover fixed costs at a price and variable cost per
+    unit, with the revenue at that point and the unit contribution margin. Use it for business
+    planning and 'how many do I need to sell to stop losing money'. For an item's margin use
+    margin_and_markup.
+    中文：盈亏平衡点、保本点、保本销量、回本。
 
     Args:
         fixed_costs: Costs that do not change with volume (rent, salaries).
@@ -333,8 +371,10 @@ def depreciation_schedule(
     life_years: int,
     method: Literal["straight_line", "declining_balance"] = "straight_line",
 ) -> dict[str, Any]:
-    """Yearly depreciation of an asset, straight-line or double-declining balance.
-    中文：固定资产折旧、直线法和双倍余额递减法。
+    """Year-by-year depreciation and book value of a fixed asset by the straight-line or the
+    double-declining-balance method. Use it for accounting write-downs of equipment, vehicles or
+    machinery. It does not value an asset on a market.
+    中文：固定资产折旧、直线法、双倍余额递减法、账面价值。
 
     Args:
         cost: What the asset cost.

@@ -108,8 +108,9 @@ def _haversine(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
 
 @tool(permission="read")
 def great_circle_distance(lat1: float, lon1: float, lat2: float, lon2: float) -> dict[str, Any]:
-    """Distance over the Earth's surface between two latitude/longitude points (haversine).
-    中文：经纬度距离。
+    """Distance over the Earth's surface between two latitude/longitude points (haversine), in km
+    and miles. Use it when coordinates are given. For named cities use distance_between_cities.
+    中文：经纬度距离、两点距离、坐标距离、球面距离。
 
     Args:
         lat1: Latitude of the first point in decimal degrees.
@@ -127,8 +128,10 @@ def great_circle_distance(lat1: float, lon1: float, lat2: float, lon2: float) ->
 
 @tool(permission="read")
 def distance_between_cities(from_city: str, to_city: str) -> dict[str, Any]:
-    """Straight-line (flight) distance between two major world cities, by name (中文 or English).
-    中文：城市距离。
+    """Straight-line (as the crow flies, flight) distance between two major world cities by name,
+    in Chinese or English. Use it for 'how far is Beijing from Shanghai'. For flight duration
+    use flight_time_estimate; for driving fuel use road_trip_fuel_cost.
+    中文：城市距离、两地相距多远、直线距离、多少公里。
 
     Args:
         from_city: e.g. Beijing, 上海, London.
@@ -140,8 +143,10 @@ def distance_between_cities(from_city: str, to_city: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def flight_time_estimate(from_city: str, to_city: str, cruise_kmh: float = 850) -> dict[str, Any]:
-    """Rough non-stop flight duration between two cities: distance at cruise speed plus 30 minutes.
-    中文：飞行时间。
+    """Rough non-stop flight duration between two cities: distance at cruise speed plus 30
+    minutes for take-off and landing. Use it for 'how long is the flight from London to Tokyo'.
+    For the distance use distance_between_cities.
+    中文：飞行时间、坐飞机要多久、航班时长。
 
     Args:
         from_city: Departure city, e.g. Shanghai.
@@ -155,8 +160,9 @@ def flight_time_estimate(from_city: str, to_city: str, cruise_kmh: float = 850) 
 
 @tool(permission="read")
 def initial_bearing(lat1: float, lon1: float, lat2: float, lon2: float) -> dict[str, Any]:
-    """Compass heading to set off on from one point to reach another along a great circle.
-    中文：方位角、航向。
+    """Compass heading (initial bearing) to set off on from one point to reach another along a
+    great circle, in degrees and a compass point. Use it for navigation and direction questions.
+    中文：方位角、航向、方向、朝哪个方向。
 
     Args:
         lat1: Latitude of the start in decimal degrees.
@@ -174,8 +180,9 @@ def initial_bearing(lat1: float, lon1: float, lat2: float, lon2: float) -> dict[
 
 @tool(permission="read")
 def geographic_midpoint(lat1: float, lon1: float, lat2: float, lon2: float) -> dict[str, Any]:
-    """The point halfway between two coordinates along the great circle (a fair meeting point).
-    中文：两地中点。
+    """The point halfway between two coordinates along the great circle, a fair meeting point.
+    Use it for 'where should we meet halfway'.
+    中文：两地中点、中间点、见面地点。
 
     Args:
         lat1: Latitude of the first point.
@@ -196,8 +203,9 @@ def geographic_midpoint(lat1: float, lon1: float, lat2: float, lon2: float) -> d
 
 @tool(permission="read")
 def decimal_to_dms(latitude: float, longitude: float) -> dict[str, Any]:
-    """Write decimal-degree coordinates as degrees, minutes and seconds (39°54'15"N).
-    中文：经纬度转度分秒。
+    """Write decimal-degree coordinates as degrees, minutes and seconds (39°54'15"N). Use it for
+    maps, GPS and surveying formats. For the reverse use dms_to_decimal.
+    中文：经纬度转度分秒、坐标格式转换、GPS坐标。
 
     Args:
         latitude: Latitude in decimal degrees (negative is south).
@@ -218,8 +226,9 @@ _DMS = re.compile(r"(\d+(?:\.\d+)?)\D+(\d+(?:\.\d+)?)?\D*(\d+(?:\.\d+)?)?\D*?([N
 
 @tool(permission="read")
 def dms_to_decimal(coordinate: str) -> dict[str, Any]:
-    """Turn a degrees-minutes-seconds coordinate such as 40°26'46"N into decimal degrees.
-    中文：度分秒转十进制经纬度。
+    """Turn a degrees-minutes-seconds coordinate such as 40°26'46"N into decimal degrees. Use it
+    to paste coordinates into maps or code. For the reverse use decimal_to_dms.
+    中文：度分秒转十进制、经纬度换算、坐标转换。
 
     Args:
         coordinate: One coordinate, e.g. 40°26'46"N or 79 58 56 W.
@@ -236,8 +245,9 @@ def dms_to_decimal(coordinate: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def country_capital(country: str) -> dict[str, Any]:
-    """The capital city of a country (首都), in English and Chinese.
-    中文：首都。
+    """The capital city of a country, in English and Chinese. Use it for 'what is the capital of
+    Australia'.
+    中文：首都、首府、国家首都是哪里。
 
     Args:
         country: The country in English or Chinese, e.g. Australia, 加拿大.
@@ -248,8 +258,9 @@ def country_capital(country: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def country_dialing_code(country: str) -> dict[str, Any]:
-    """The international telephone calling code of a country (国际区号), e.g. +44 for the UK.
-    中文：国际电话区号。
+    """The international telephone calling code of a country, e.g. +44 for the UK, +86 for China.
+    Use it for phoning abroad. For currency and driving side use country_travel_facts.
+    中文：国际区号、国家代码、打国际电话、电话区号。
 
     Args:
         country: The country in English or Chinese.
@@ -260,8 +271,10 @@ def country_dialing_code(country: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def country_travel_facts(country: str) -> dict[str, Any]:
-    """Practical facts for visiting a country: its currency and which side of the road to drive on.
-    中文：出行信息、当地货币、靠左靠右行驶。
+    """Practical facts for visiting a country: its currency and which side of the road traffic
+    drives on. Use it for trip planning. For the dialing code use country_dialing_code; for the
+    capital use country_capital.
+    中文：出行信息、当地货币、靠左行驶、出国旅游。
 
     Args:
         country: The country in English or Chinese.
@@ -274,8 +287,10 @@ def country_travel_facts(country: str) -> dict[str, Any]:
 def road_trip_fuel_cost(
     distance_km: float, litres_per_100km: float, price_per_litre: float, passengers: int = 1
 ) -> dict[str, Any]:
-    """Fuel needed and its cost for a drive, and the share per passenger.
-    中文：自驾油费、燃油费用分摊。
+    """Fuel needed and its cost for a drive from distance, consumption and fuel price, with each
+    passenger's share. Use it for 'how much petrol for a 500 km trip' and splitting gas money.
+    For unit conversion of consumption use fuel_economy_convert.
+    中文：自驾油费、油钱、汽油费用、油费分摊。
 
     Args:
         distance_km: The trip distance in kilometres.
@@ -297,8 +312,9 @@ _BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz"
 
 @tool(permission="read")
 def geohash_encode(latitude: float, longitude: float, precision: int = 9) -> dict[str, Any]:
-    """The geohash string of a location, for proximity search keys.
-    中文：地理哈希编码。
+    """The geohash string of a latitude/longitude at a chosen precision, used as keys for
+    proximity search keys and map tiles. Use it in location-based apps and databases.
+    中文：地理哈希编码、Geohash、位置编码。
 
     Args:
         latitude: Latitude in decimal degrees.
@@ -328,8 +344,9 @@ def geohash_encode(latitude: float, longitude: float, precision: int = 9) -> dic
 
 @tool(permission="read")
 def jet_lag_recovery(time_zones_crossed: int, direction: str = "east") -> dict[str, Any]:
-    """Days to get over jet lag after crossing time zones (about one day per zone east, less west).
-    中文：倒时差。
+    """Days to get over jet lag after crossing time zones (about one day per zone flying east,
+    less flying west). Use it for travel planning after long-haul flights.
+    中文：倒时差、时差反应、时差调整、多久倒过来。
 
     Args:
         time_zones_crossed: How many hours of time difference.

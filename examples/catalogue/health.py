@@ -49,8 +49,10 @@ def _bmi_category(bmi: float) -> str:
 
 @tool(permission="read")
 def body_mass_index(weight_kg: float, height_cm: float) -> dict[str, Any]:
-    """BMI (体重指数) from weight and height, with the WHO category.
-    中文：BMI体重指数、超重肥胖判断。
+    """Body mass index (BMI) from weight in kg and height in cm, with the WHO category
+    (underweight, normal, overweight, obese). Use it for 'am I overweight' or 'what is my BMI'.
+    For a target weight use ideal_body_weight; for body fat use body_fat_percentage.
+    中文：BMI、体重指数、胖不胖、超重肥胖、偏瘦。
 
     Args:
         weight_kg: Body weight in kilograms.
@@ -69,8 +71,10 @@ def _bmr(sex: Sex, weight_kg: float, height_cm: float, age: int) -> float:
 
 @tool(permission="read")
 def basal_metabolic_rate(sex: Sex, weight_kg: float, height_cm: float, age: int) -> dict[str, Any]:
-    """Resting calorie burn per day (基础代谢), by the Mifflin-St Jeor equation.
-    中文：基础代谢率。
+    """Basal metabolic rate (BMR): calories the body burns a day at complete rest, by the
+    Mifflin-St Jeor equation from sex, weight, height and age. Use it for resting metabolism
+    questions. For calories to eat including activity use daily_calorie_needs.
+    中文：基础代谢率、BMR、静息代谢、每天消耗多少热量。
 
     Args:
         sex: male or female.
@@ -89,8 +93,11 @@ def daily_calorie_needs(
     age: int,
     activity: Literal["sedentary", "light", "moderate", "active", "very_active"] = "moderate",
 ) -> dict[str, Any]:
-    """Total daily energy expenditure (TDEE): calories to maintain, lose or gain weight.
-    中文：每日热量需求、卡路里。
+    """Total daily energy expenditure (TDEE): the calories a day to maintain weight at an
+    activity level, and targets to lose or gain weight. Use it for diet planning, 'how many
+    calories should I eat'. For resting burn only use basal_metabolic_rate; for one workout use
+    calories_burned.
+    中文：每日热量需求、卡路里摄入、减肥吃多少、增肌热量。
 
     Args:
         sex: male or female.
@@ -109,8 +116,10 @@ def daily_calorie_needs(
 
 @tool(permission="read")
 def ideal_body_weight(sex: Sex, height_cm: float) -> dict[str, Any]:
-    """Ideal body weight by the Devine formula, and the healthy-BMI weight range for a height.
-    中文：标准体重、理想体重。
+    """Ideal or standard body weight for a height by the Devine formula, and the weight range
+    that gives a healthy BMI. Use it for 'how much should I weigh'. For the BMI of a given
+    weight use body_mass_index.
+    中文：标准体重、理想体重、身高对应体重、健康体重。
 
     Args:
         sex: male or female.
@@ -129,8 +138,10 @@ def ideal_body_weight(sex: Sex, height_cm: float) -> dict[str, Any]:
 def body_fat_percentage(
     sex: Sex, height_cm: float, waist_cm: float, neck_cm: float, hip_cm: float = 0.0
 ) -> dict[str, Any]:
-    """Body fat estimate from tape measurements (US Navy method).
-    中文：体脂率。
+    """Body fat percentage estimated from tape measurements of waist, neck and hip (US Navy
+    method). Use it when someone has measurements but no scale that reads body fat. For
+    weight-to-height checks use body_mass_index.
+    中文：体脂率、体脂肪、腰围颈围、脂肪含量。
 
     Args:
         sex: male or female.
@@ -164,8 +175,10 @@ def body_fat_percentage(
 
 @tool(permission="read")
 def heart_rate_training_zones(age: int, resting_heart_rate: int = 0) -> dict[str, Any]:
-    """Maximum heart rate and the five training zones (心率区间), Karvonen when resting rate given.
-    中文：运动心率区间。
+    """Maximum heart rate and the five heart-rate training zones for an age, by the Karvonen
+    method when a resting heart rate is given. Use it for running, cycling or cardio training
+    targets and fat-burning zones. It does not estimate calories; use calories_burned.
+    中文：心率区间、最大心率、燃脂心率、运动心率。
 
     Args:
         age: Age in years.
@@ -187,8 +200,9 @@ def heart_rate_training_zones(age: int, resting_heart_rate: int = 0) -> dict[str
 
 @tool(permission="read")
 def daily_water_intake(weight_kg: float, exercise_minutes: int = 0) -> dict[str, Any]:
-    """How much water to drink a day: 35 ml per kg plus 350 ml per 30 minutes of exercise.
-    中文：每日饮水量。
+    """Recommended daily water intake from body weight (35 ml per kg) plus extra for exercise.
+    Use it for 'how much water should I drink a day'. It is a rule of thumb, not medical advice.
+    中文：每天喝多少水、饮水量、补水、喝水。
 
     Args:
         weight_kg: Body weight in kilograms.
@@ -200,8 +214,10 @@ def daily_water_intake(weight_kg: float, exercise_minutes: int = 0) -> dict[str,
 
 @tool(permission="read")
 def pregnancy_due_date(last_period: str, cycle_days: int = 28) -> dict[str, Any]:
-    """Estimated due date (预产期) from the first day of the last menstrual period (Naegele's rule).
-    中文：预产期。
+    """Estimated pregnancy due date from the first day of the last menstrual period (Naegele's
+    rule, adjusted for cycle length), with the estimated conception date. Use it for 'when is my
+    baby due' and conception-date questions.
+    中文：预产期、怀孕几周、孕周、末次月经。
 
     Args:
         last_period: The first day of the last period, YYYY-MM-DD.
@@ -217,8 +233,10 @@ def pregnancy_due_date(last_period: str, cycle_days: int = 28) -> dict[str, Any]
 def blood_alcohol_estimate(
     sex: Sex, weight_kg: float, standard_drinks: float, hours_since_first_drink: float
 ) -> dict[str, Any]:
-    """Rough blood alcohol concentration by the Widmark formula (10 g alcohol per drink).
-    中文：血液酒精浓度。
+    """Rough blood alcohol concentration (BAC) by the Widmark formula from sex, weight, standard
+    drinks and hours since drinking started. Use it for 'am I still over the limit' style
+    questions; it is an estimate only and never says it is safe to drive.
+    中文：血液酒精浓度、酒驾、醉驾、喝酒多久能开车。
 
     Args:
         sex: male or female.
@@ -238,8 +256,10 @@ def blood_alcohol_estimate(
 
 @tool(permission="read")
 def calories_burned(activity: str, weight_kg: float, minutes: float) -> dict[str, Any]:
-    """Calories an activity burns (running, swimming, yoga, ...) from its MET value and body weight.
-    中文：运动热量消耗、卡路里消耗。
+    """Calories burned by an exercise or activity (running, walking, cycling, swimming, yoga...)
+    for a body weight and duration, from MET values. Use it for 'how many calories does an hour
+    of running burn'. For daily needs use daily_calorie_needs.
+    中文：运动消耗热量、卡路里消耗、跑步消耗、健身燃脂。
 
     Args:
         activity: The activity, e.g. running, cycling, swimming, yoga, hiking, badminton.
@@ -254,8 +274,9 @@ def calories_burned(activity: str, weight_kg: float, minutes: float) -> dict[str
 
 @tool(permission="read")
 def waist_to_height_ratio(waist_cm: float, height_cm: float) -> dict[str, Any]:
-    """Waist-to-height ratio, a simple central-obesity risk marker (healthy below 0.5).
-    中文：腰高比、腹型肥胖。
+    """Waist-to-height ratio, a simple marker of belly fat and central obesity risk (healthy
+    below 0.5). Use it when waist size is given with height. For BMI use body_mass_index.
+    中文：腰高比、腹型肥胖、腰围、肚子大。
 
     Args:
         waist_cm: Waist circumference in centimetres.
@@ -267,8 +288,9 @@ def waist_to_height_ratio(waist_cm: float, height_cm: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def body_surface_area(weight_kg: float, height_cm: float) -> dict[str, Any]:
-    """Body surface area in square metres (Mosteller formula), used for drug dosing.
-    中文：体表面积。
+    """Body surface area (BSA) in square metres from weight and height by the Mosteller formula,
+    as used for chemotherapy and drug dosing. Use it for BSA questions, not for weight status.
+    中文：体表面积、BSA、药物剂量计算。
 
     Args:
         weight_kg: Body weight in kilograms.
@@ -279,8 +301,10 @@ def body_surface_area(weight_kg: float, height_cm: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def sleep_cycle_wake_times(bedtime: str, minutes_to_fall_asleep: int = 15) -> dict[str, Any]:
-    """Good times to wake up after going to bed, at the end of 90-minute sleep cycles.
-    中文：睡眠周期、起床时间。
+    """Good times to wake up (or alarm times) after going to bed, at the end of 90-minute sleep
+    cycles, counting time to fall asleep. Use it for 'if I sleep at 11, when should I get up' so
+    as to wake feeling rested.
+    中文：睡眠周期、几点起床、闹钟时间、睡眠计算。
 
     Args:
         bedtime: When you go to bed, HH:MM (24-hour).

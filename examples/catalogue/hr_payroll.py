@@ -48,9 +48,11 @@ def china_income_tax_withholding(
     social_insurance: float = 0.0,
     special_deductions: float = 0.0,
 ) -> dict[str, Any]:
-    """China individual income tax (个人所得税, 个税) withheld from a salary in a month of the year,
-    by the cumulative withholding method, and the tax for the whole year.
-    中文：个人所得税、个税预扣。
+    """China individual income tax withheld from a salary in a given month by the cumulative
+    withholding method, with the take-home pay that month and the tax for the whole year. Use it
+    for 'how much tax on a 20,000 yuan salary'. For the year-end bonus use
+    china_annual_bonus_tax; for US tax use us_federal_income_tax.
+    中文：个人所得税、个税、工资扣税、税后工资、到手工资。
 
     Args:
         monthly_salary: Gross monthly pay in yuan.
@@ -74,8 +76,10 @@ def china_income_tax_withholding(
 
 @tool(permission="read")
 def china_annual_bonus_tax(bonus: float) -> dict[str, Any]:
-    """Tax on a one-off annual bonus (年终奖) taxed separately from salary, using the monthly table.
-    中文：年终奖个税。
+    """Tax on a one-off annual bonus taxed separately from salary in China, using the monthly
+    rate table, with the bonus after tax. Use it for year-end bonus questions. For monthly
+    salary tax use china_income_tax_withholding.
+    中文：年终奖个税、年终奖扣税、奖金税后。
 
     Args:
         bonus: The bonus in yuan.
@@ -98,11 +102,12 @@ def china_social_insurance(
     base_ceiling: float = 0.0,
     housing_fund_percent: float = 12.0,
 ) -> dict[str, Any]:
-    """Employee and employer contributions to 五险一金 (pension, medical, unemployment, housing).
-
-    Rates are the common ones (employee 8% / 2% / 0.5%; employer 16% / 9% / 0.5% / 0.2% injury);
-    cities differ, so give the local contribution base limits.
-    中文：五险一金、社保公积金。
+    """Employee and employer monthly contributions to China's social insurance and housing
+    provident fund (pension, medical, unemployment, injury, housing fund) from a salary. Rates
+    are the common ones (employee 8% / 2% / 0.5%; employer 16% / 9% / 0.5% / 0.2% injury);
+    cities differ, so give the local contribution base limits. For income tax use
+    china_income_tax_withholding.
+    中文：五险一金、社保、公积金、社保缴费。
 
     Args:
         monthly_salary: Gross monthly pay in yuan.
@@ -139,8 +144,10 @@ def us_federal_income_tax(
     filing_status: Literal["single", "married_joint"] = "single",
     itemized_deductions: float = 0.0,
 ) -> dict[str, Any]:
-    """US federal income tax for tax year 2024 from gross income, with marginal and effective rates.
-    中文：美国联邦所得税。
+    """US federal income tax for tax year 2024 from gross income and filing status, with the
+    standard or itemised deduction, marginal and effective rates. Use it for American income tax
+    estimates. It does not include state tax or FICA.
+    中文：美国联邦所得税、美国个税、报税。
 
     Args:
         income: Gross income in dollars.
@@ -170,8 +177,10 @@ def overtime_pay(
     rest_day_hours: float = 0,
     holiday_hours: float = 0,
 ) -> dict[str, Any]:
-    """Overtime (加班费) at 150% on workdays, 200% on rest days and 300% on public holidays.
-    中文：加班费。
+    """Overtime pay under Chinese rules: 150% on workdays, 200% on rest days and 300% on public
+    holidays, from an hourly rate and the hours. Use it for 'how much overtime pay for working a
+    weekend'.
+    中文：加班费、加班工资、节假日三倍工资、周末加班。
 
     Args:
         hourly_rate: The normal hourly wage.
@@ -194,8 +203,10 @@ def overtime_pay(
 def salary_period_convert(
     amount: float, period: Literal["year", "month", "week", "day", "hour"]
 ) -> dict[str, Any]:
-    """Express pay in every period: yearly, monthly, weekly, daily and hourly (40-hour weeks).
-    中文：时薪月薪年薪换算。
+    """Express pay in every period: yearly, monthly, weekly, daily and hourly, assuming 40-hour
+    weeks. Use it for 'what is 60k a year per hour' or comparing job offers. For partial months
+    use prorated_salary.
+    中文：时薪月薪年薪换算、日薪、工资换算。
 
     Args:
         amount: The pay.
@@ -209,8 +220,10 @@ def salary_period_convert(
 def prorated_salary(
     monthly_salary: float, days_worked: float, working_days_in_month: float = 21.75
 ) -> dict[str, Any]:
-    """Pay for a partial month (a new joiner or a leaver) from the days actually worked.
-    中文：按出勤天数折算工资。
+    """Pay for a partial month, e.g. a new joiner or a leaver, from the days actually worked out
+    of the working days. Use it for the first or last month's salary. For full-period conversion
+    use salary_period_convert.
+    中文：按出勤天数折算工资、入职当月工资、离职工资。
 
     Args:
         monthly_salary: The full monthly salary.
@@ -223,8 +236,10 @@ def prorated_salary(
 
 @tool(permission="read")
 def timesheet_hours(entries: list[str], break_minutes_per_day: int = 0) -> dict[str, Any]:
-    """Total the hours on a timesheet of start-end entries like "09:00-17:30" (overnight allowed).
-    中文：工时统计。
+    """Total the hours on a timesheet of start-end entries like 09:00-17:30, overnight shifts
+    allowed, minus breaks. Use it for weekly hours worked and billing time. For overtime money
+    use overtime_pay.
+    中文：工时统计、考勤、上班时长、工作小时数。
 
     Args:
         entries: One "HH:MM-HH:MM" per day or shift.
@@ -245,8 +260,10 @@ def timesheet_hours(entries: list[str], break_minutes_per_day: int = 0) -> dict[
 def china_severance_pay(
     monthly_wage: float, years: int, extra_months: int = 0, local_average_wage: float = 0.0
 ) -> dict[str, Any]:
-    """Statutory severance (经济补偿金, "N") under China's Labour Contract Law, article 47.
-    中文：经济补偿金、离职补偿。
+    """Statutory severance (economic compensation, 'N') under China's Labour Contract Law article
+    47, from monthly wage and years of service, with any extra months (N+1) and the local
+    average wage cap. Use it for layoff and termination compensation.
+    中文：经济补偿金、离职补偿、N+1、裁员赔偿。
 
     Args:
         monthly_wage: The average monthly wage of the last 12 months.
@@ -263,8 +280,9 @@ def china_severance_pay(
 
 @tool(permission="read")
 def china_annual_leave_days(total_work_years: float) -> dict[str, Any]:
-    """Statutory paid annual leave (年假) in China from cumulative years of work.
-    中文：年假天数。
+    """Statutory paid annual leave days in China from cumulative years of work (0, 5, 10 or 15
+    days). Use it for 'how many days of annual leave am I entitled to'.
+    中文：年假天数、带薪年假、休假、年休假。
 
     Args:
         total_work_years: Years worked in total, with any employers.
@@ -285,8 +303,9 @@ def china_annual_leave_days(total_work_years: float) -> dict[str, Any]:
 def employee_turnover_rate(
     leavers: int, headcount_start: int, headcount_end: int
 ) -> dict[str, Any]:
-    """Staff turnover (离职率) for a period: leavers over the average headcount.
-    中文：离职率、员工流失率。
+    """Staff turnover rate for a period: leavers divided by the average headcount. Use it for HR
+    attrition and retention reporting.
+    中文：离职率、员工流失率、人员流动率。
 
     Args:
         leavers: How many employees left during the period.

@@ -26,8 +26,11 @@ def _r(value: float) -> float:
 
 @tool(permission="read")
 def describe_numbers(values: list[float]) -> dict[str, Any]:
-    """Summary statistics of a list of numbers: mean, median, mode, standard deviation, range.
-    中文：描述统计、平均数、中位数、标准差。
+    """Summary statistics of a list of numbers: count, sum, mean, median, modes, sample and
+    population standard deviation, minimum and maximum. Use it for 'what is the average of these
+    scores' or basic data analysis. For percentiles use percentile; for weights use
+    weighted_average.
+    中文：描述统计、平均数、中位数、众数、标准差、方差。
 
     Args:
         values: The data, e.g. [3, 7, 7, 2, 9].
@@ -48,8 +51,10 @@ def describe_numbers(values: list[float]) -> dict[str, Any]:
 
 @tool(permission="read")
 def percentile(values: list[float], percent: float) -> dict[str, Any]:
-    """The value below which a given percentage of the data falls (linear interpolation), e.g. p95.
-    中文：百分位数。
+    """The value below which a given percentage of the data falls (linear interpolation), e.g.
+    p95 or the 90th percentile, quartiles. Use it for latency percentiles, test score ranks and
+    thresholds. For a full summary use describe_numbers.
+    中文：百分位数、分位数、四分位、P95。
 
     Args:
         values: The data.
@@ -66,8 +71,10 @@ def percentile(values: list[float], percent: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def linear_regression(x: list[float], y: list[float]) -> dict[str, Any]:
-    """Least-squares straight line y = slope·x + intercept through paired data, with R².
-    中文：线性回归、拟合直线。
+    """Least-squares straight line y = slope·x + intercept through paired data, with R² (how well
+    the line fits). Use it for line of best fit, trends and simple forecasts. For the strength
+    of a relation only use correlation_coefficient.
+    中文：线性回归、拟合直线、趋势线、最小二乘法。
 
     Args:
         x: The x values.
@@ -83,8 +90,10 @@ def linear_regression(x: list[float], y: list[float]) -> dict[str, Any]:
 
 @tool(permission="read")
 def correlation_coefficient(x: list[float], y: list[float]) -> dict[str, Any]:
-    """Pearson correlation between two series, from -1 to 1, with a plain-words strength.
-    中文：相关系数。
+    """Pearson correlation coefficient between two series, from -1 to 1, with a plain-words
+    strength. Use it for 'are these two things related'. For the fitted line use
+    linear_regression.
+    中文：相关系数、相关性、皮尔逊相关。
 
     Args:
         x: The first series.
@@ -100,8 +109,10 @@ def correlation_coefficient(x: list[float], y: list[float]) -> dict[str, Any]:
 
 @tool(permission="read")
 def z_score(value: float, mean: float, stdev: float) -> dict[str, Any]:
-    """How many standard deviations a value lies from the mean, and its percentile if normal.
-    中文：标准分、Z分数。
+    """Standard score: how many standard deviations a value lies from the mean, and its
+    percentile if normally distributed. Use it for test scores, outliers and standardising. For
+    probabilities between limits use normal_probability.
+    中文：标准分、Z分数、标准差倍数、排名百分比。
 
     Args:
         value: The observation.
@@ -118,8 +129,10 @@ def z_score(value: float, mean: float, stdev: float) -> dict[str, Any]:
 def normal_probability(
     mean: float, stdev: float, lower: float | None = None, upper: float | None = None
 ) -> dict[str, Any]:
-    """Probability that a normally distributed value falls below, above or between limits.
-    中文：正态分布概率。
+    """Probability that a normally distributed value falls below, above or between limits, given
+    the mean and standard deviation. Use it for bell-curve questions like 'what share is taller
+    than 180 cm'.
+    中文：正态分布概率、钟形曲线、概率计算。
 
     Args:
         mean: The distribution's mean.
@@ -135,8 +148,10 @@ def normal_probability(
 
 @tool(permission="read")
 def binomial_probability(trials: int, successes: int, p: float) -> dict[str, Any]:
-    """Chance of exactly k successes in n independent tries, and of at least k.
-    中文：二项分布概率。
+    """Binomial probability: chance of exactly k successes in n independent tries with success
+    chance p, and of at least k. Use it for coin flips, dice, pass rates and defect counts. For
+    counting choices use combinations_and_permutations.
+    中文：二项分布概率、抛硬币概率、成功次数。
 
     Args:
         trials: The number of tries n.
@@ -157,8 +172,10 @@ def binomial_probability(trials: int, successes: int, p: float) -> dict[str, Any
 
 @tool(permission="read")
 def combinations_and_permutations(n: int, k: int) -> dict[str, Any]:
-    """Ways to choose k of n items: combinations (order ignored, C(n,k)) and permutations P(n,k).
-    中文：排列组合数。
+    """Ways to choose k of n items: combinations C(n,k) where order does not matter and
+    permutations P(n,k) where it does. Use it for lottery odds, teams, seating arrangements and
+    counting problems.
+    中文：排列组合、组合数、排列数、有几种选法。
 
     Args:
         n: The number of items.
@@ -171,8 +188,10 @@ def combinations_and_permutations(n: int, k: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def prime_factorization(number: int) -> dict[str, Any]:
-    """Break a whole number into its prime factors (质因数分解), e.g. 360 = 2^3 × 3^2 × 5.
-    中文：分解质因数。
+    """Break a whole number into its prime factors, e.g. 360 = 2^3 × 3^2 × 5, and say whether it
+    is prime. Use it for factorisation homework and 'is this number prime'. For GCD and LCM use
+    gcd_and_lcm.
+    中文：分解质因数、质数判断、素数、因数。
 
     Args:
         number: A whole number from 2 to 10^12.
@@ -198,8 +217,10 @@ def prime_factorization(number: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def gcd_and_lcm(numbers: list[int]) -> dict[str, Any]:
-    """Greatest common divisor and least common multiple of whole numbers (最大公约数/最小公倍数).
-    中文：最大公约数、最小公倍数。
+    """Greatest common divisor (highest common factor) and least common multiple of two or more
+    whole numbers. Use it for fractions, schedules that coincide and maths homework. To reduce a
+    fraction use simplify_fraction.
+    中文：最大公约数、最小公倍数、公因数。
 
     Args:
         numbers: Two or more whole numbers.
@@ -211,8 +232,9 @@ def gcd_and_lcm(numbers: list[int]) -> dict[str, Any]:
 
 @tool(permission="read")
 def fibonacci(n: int) -> dict[str, Any]:
-    """The n-th Fibonacci number (F(0)=0, F(1)=1) and the first few terms of the sequence.
-    中文：斐波那契数列。
+    """The n-th Fibonacci number (F(0)=0, F(1)=1) and the first terms of the sequence. Use it for
+    Fibonacci sequence questions.
+    中文：斐波那契数列、兔子数列、第n项。
 
     Args:
         n: The index, 0-1000.
@@ -229,8 +251,9 @@ def fibonacci(n: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def solve_quadratic(a: float, b: float, c: float) -> dict[str, Any]:
-    """Roots of a quadratic equation ax² + bx + c = 0, real or complex (一元二次方程).
-    中文：一元二次方程求解。
+    """Roots of a quadratic equation ax² + bx + c = 0, real or complex, with the discriminant.
+    Use it for solving second-degree equations. It does not solve other equation types.
+    中文：一元二次方程、求根公式、方程求解、判别式。
 
     Args:
         a: The x² coefficient (not 0).
@@ -253,8 +276,9 @@ def solve_quadratic(a: float, b: float, c: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def weighted_average(values: list[float], weights: list[float]) -> dict[str, Any]:
-    """Average where each value counts by its weight, e.g. a course grade from weighted components.
-    中文：加权平均。
+    """Weighted average (weighted mean) where each value counts by its weight, e.g. a course
+    grade from weighted components or GPA by credits. For a plain mean use describe_numbers.
+    中文：加权平均、加权平均分、绩点、权重。
 
     Args:
         values: The values, e.g. scores.
@@ -274,8 +298,9 @@ def weighted_average(values: list[float], weights: list[float]) -> dict[str, Any
 
 @tool(permission="read")
 def moving_average(values: list[float], window: int = 3) -> dict[str, Any]:
-    """Simple moving average of a series over a sliding window, to smooth out noise.
-    中文：移动平均。
+    """Simple moving average of a series over a sliding window, to smooth noise or show a trend,
+    e.g. a 7-day average. For a single overall mean use describe_numbers.
+    中文：移动平均、滑动平均、均线、平滑。
 
     Args:
         values: The series, in time order.
@@ -293,8 +318,9 @@ def moving_average(values: list[float], window: int = 3) -> dict[str, Any]:
 
 @tool(permission="read")
 def simplify_fraction(numerator: int, denominator: int) -> dict[str, Any]:
-    """Reduce a fraction to lowest terms, with its mixed-number and decimal forms.
-    中文：约分、化简分数。
+    """Reduce a fraction to lowest terms, with its mixed-number and decimal forms. Use it for
+    fraction homework and recipes. For GCD and LCM use gcd_and_lcm.
+    中文：约分、化简分数、最简分数、带分数。
 
     Args:
         numerator: The top number.
@@ -311,8 +337,9 @@ def simplify_fraction(numerator: int, denominator: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def roman_numerals(value: str) -> dict[str, Any]:
-    """Convert between Roman numerals and ordinary numbers (1-3999): 2024 <-> MMXXIV.
-    中文：罗马数字。
+    """Convert between Roman numerals and ordinary numbers from 1 to 3999, e.g. 2024 <-> MMXXIV.
+    Use it for dates on buildings, film credits, clock faces and outlines.
+    中文：罗马数字、罗马数字转换。
 
     Args:
         value: A number such as 1987, or a numeral such as MCMLXXXVII.
@@ -360,8 +387,10 @@ def roman_numerals(value: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def percentage_change(old_value: float, new_value: float) -> dict[str, Any]:
-    """Percentage increase or decrease from an old value to a new one (增长率).
-    中文：增长率、变化百分比。
+    """Percentage increase or decrease from an old value to a new one, with the absolute
+    difference. Use it for growth rates, price rises, year-on-year change and 'how much did it
+    go up'. For a yearly compound rate use annualized_return.
+    中文：增长率、涨幅、降幅、同比环比、变化百分比。
 
     Args:
         old_value: The earlier value (not 0).

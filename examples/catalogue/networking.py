@@ -32,8 +32,10 @@ def _network(cidr: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
 
 @tool(permission="read")
 def subnet_calculator(cidr: str) -> dict[str, Any]:
-    """Details of an IP subnet in CIDR form: netmask, network and broadcast, usable host range.
-    中文：子网计算、子网掩码。
+    """Details of an IPv4 or IPv6 subnet in CIDR form: netmask, wildcard, network and broadcast
+    address, usable host range and count. Use it for 'how many hosts in a /26' or 'what is the
+    mask of 10.0.0.0/22'. To split a network use split_subnet.
+    中文：子网计算、子网掩码、可用IP数量、网段。
 
     Args:
         cidr: An address with prefix length, e.g. 192.168.10.37/26 or 2001:db8::/48.
@@ -56,8 +58,9 @@ def subnet_calculator(cidr: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def ip_in_network(address: str, cidr: str) -> dict[str, Any]:
-    """Whether an IP address belongs to a network range (CIDR), e.g. for a firewall allow-list.
-    中文：IP网段归属。
+    """Whether an IP address belongs to a network range in CIDR form, e.g. for a firewall
+    allow-list or VPN. For details of the network itself use subnet_calculator.
+    中文：IP是否在网段、IP网段归属、白名单。
 
     Args:
         address: The IP address, e.g. 10.1.2.3.
@@ -68,8 +71,10 @@ def ip_in_network(address: str, cidr: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def classify_ip_address(address: str) -> dict[str, Any]:
-    """What kind of IP address this is: private, public, loopback, link-local, multicast, reserved.
-    中文：IP地址类型、内网公网。
+    """What kind of IP address this is: private, public, loopback, link-local, multicast or
+    reserved, and its version. Use it for 'is 192.168.x.x a LAN address'. For network membership
+    use ip_in_network.
+    中文：IP地址类型、内网外网、私有IP、公网IP。
 
     Args:
         address: An IPv4 or IPv6 address.
@@ -89,8 +94,9 @@ def classify_ip_address(address: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def split_subnet(cidr: str, new_prefix: int) -> dict[str, Any]:
-    """Divide a network into equal smaller subnets, e.g. a /24 into four /26 blocks.
-    中文：子网划分。
+    """Divide a network into equal smaller subnets, e.g. a /24 into four /26 blocks. Use it for
+    network planning and VLAN addressing. For one network's details use subnet_calculator.
+    中文：子网划分、拆分网段、VLSM。
 
     Args:
         cidr: The network to divide.
@@ -106,8 +112,9 @@ def split_subnet(cidr: str, new_prefix: int) -> dict[str, Any]:
 
 @tool(permission="read")
 def ip_range_to_cidrs(first: str, last: str) -> dict[str, Any]:
-    """The smallest list of CIDR blocks exactly covering a range of IP addresses.
-    中文：IP范围转CIDR。
+    """The smallest list of CIDR blocks that exactly covers a range of IP addresses from first to
+    last. Use it for firewall rules and ACLs written as ranges.
+    中文：IP范围转CIDR、IP段转换、地址段。
 
     Args:
         first: The first address of the range.
@@ -122,8 +129,9 @@ def ip_range_to_cidrs(first: str, last: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def ipv6_normalize(address: str) -> dict[str, Any]:
-    """Compressed and fully expanded forms of an IPv6 address.
-    中文：IPv6地址压缩展开。
+    """Compressed and fully expanded forms of an IPv6 address. Use it to compare, store or read
+    IPv6 addresses. For IPv4/IPv6 type use classify_ip_address.
+    中文：IPv6地址压缩、IPv6展开、IPv6格式。
 
     Args:
         address: The IPv6 address, in any valid form.
@@ -138,8 +146,10 @@ def ipv6_normalize(address: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def parse_url(url: str) -> dict[str, Any]:
-    """Split a URL into scheme, host, port, path, query parameters and fragment.
-    中文：网址解析、URL参数。
+    """Split a URL into scheme, host, port, path, query parameters and fragment. Use it to read
+    or debug a link. To build one with parameters use build_url; to decode % codes use
+    url_decode.
+    中文：网址解析、URL参数、链接拆分、查询参数。
 
     Args:
         url: The full URL.
@@ -158,8 +168,9 @@ def parse_url(url: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def build_url(base: str, params: dict[str, str]) -> dict[str, Any]:
-    """Add query parameters to a URL, encoding them properly and keeping any that are there.
-    中文：拼接URL查询参数。
+    """Add query parameters to a URL, encoding them properly and keeping any already there. Use
+    it to build API request or tracking links. To read a URL use parse_url.
+    中文：拼接URL、添加查询参数、生成链接。
 
     Args:
         base: The URL to extend, e.g. https://example.com/search?lang=en.
@@ -173,8 +184,9 @@ def build_url(base: str, params: dict[str, str]) -> dict[str, Any]:
 
 @tool(permission="read")
 def well_known_port(port_or_service: str) -> dict[str, Any]:
-    """Which service usually listens on a TCP/UDP port, or which port a service uses (e.g. Redis).
-    中文：常用端口号。
+    """Which service usually listens on a TCP/UDP port, or which port a service uses (e.g. Redis
+    6379, SSH 22). Use it for firewall and server setup questions.
+    中文：常用端口号、端口对应服务、默认端口。
 
     Args:
         port_or_service: A port number such as 5432 or a service name such as ssh.
@@ -191,8 +203,9 @@ def well_known_port(port_or_service: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def http_status_meaning(code: int) -> dict[str, Any]:
-    """What an HTTP status code means (404, 502, 429...) and its class.
-    中文：HTTP状态码。
+    """What an HTTP status code means (404, 502, 429...) and its class, in plain words. Use it
+    for web errors and API responses.
+    中文：HTTP状态码、错误码含义、404、502。
 
     Args:
         code: The status code.
@@ -220,8 +233,10 @@ def http_status_meaning(code: int) -> dict[str, Any]:
 def download_time(
     size: float, size_unit: str, speed: float, speed_unit: str = "Mbps"
 ) -> dict[str, Any]:
-    """How long a file takes to transfer over a link of a given speed (bits vs bytes handled).
-    中文：下载时间、网速带宽。
+    """How long a file takes to download or upload over a connection of a given speed, handling
+    bits versus bytes (Mbps vs MB/s). Use it for 'how long to download 50 GB on 100 Mbps'. For
+    byte sizes use human_readable_size.
+    中文：下载时间、网速、带宽、传输时间。
 
     Args:
         size: The file size, e.g. 4.7.
@@ -257,7 +272,8 @@ _EMAIL = re.compile(
 @tool(permission="read")
 def validate_email_address(address: str) -> dict[str, Any]:
     """Check that an email address is well formed (syntax only; no mail is sent or looked up).
-    中文：邮箱格式校验。
+    Use it for sign-up form validation. To find emails in text use extract_emails_and_links.
+    中文：邮箱格式校验、邮件地址是否有效、邮箱验证。
 
     Args:
         address: The email address.
@@ -276,8 +292,9 @@ def validate_email_address(address: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def normalize_mac_address(mac: str, style: str = "colon") -> dict[str, Any]:
-    """Rewrite a MAC address in colon, hyphen or Cisco dotted form; tells unicast/multicast.
-    中文：MAC地址格式。
+    """Rewrite a MAC (hardware) address in colon, hyphen or Cisco dotted form, and tell unicast
+    or multicast. Use it for network device configuration.
+    中文：MAC地址格式、物理地址、网卡地址。
 
     Args:
         mac: The MAC address in any common form.

@@ -77,8 +77,10 @@ def _element(query: str) -> tuple[str, tuple[int, str, str, float]]:
 
 @tool(permission="read")
 def element_lookup(element: str) -> dict[str, Any]:
-    """Periodic table facts for a chemical element (化学元素): symbol, number, names, atomic weight.
-    中文：化学元素、元素周期表。
+    """Periodic table facts for a chemical element by name, symbol or atomic number: symbol,
+    atomic number, English and Chinese names, atomic weight. Use it for 'what is element 26' or
+    'what is the symbol for gold'. For a compound's weight use molar_mass.
+    中文：化学元素、元素周期表、元素符号、原子序数、原子量。
 
     Args:
         element: A symbol (Fe), English name (iron), Chinese name (铁) or atomic number (26).
@@ -125,8 +127,10 @@ def _formula_counts(formula: str) -> dict[str, float]:
 
 @tool(permission="read")
 def molar_mass(formula: str) -> dict[str, Any]:
-    """Molar mass (摩尔质量) of a chemical formula such as H2O, C6H12O6 or Ca(OH)2, in g/mol.
-    中文：摩尔质量、分子量。
+    """Molar mass (molecular weight) of a chemical formula such as H2O, C6H12O6 or Ca(OH)2, in
+    g/mol, with each element's share. Use it for chemistry homework and moles-to-grams work. For
+    a single element use element_lookup.
+    中文：摩尔质量、分子量、相对分子质量、化学式。
 
     Args:
         formula: The formula, case-sensitive, parentheses allowed.
@@ -149,8 +153,10 @@ def ideal_gas_law(
     moles: float = 0,
     temperature_k: float = 0,
 ) -> dict[str, Any]:
-    """Solve PV = nRT for the missing one of pressure, volume, amount of gas or temperature.
-    中文：理想气体状态方程。
+    """Solve the ideal gas law PV = nRT for the missing one of pressure (kPa), volume (L), amount
+    of gas (mol) or temperature (K). Use it for gas pressure, volume and temperature problems in
+    chemistry and physics.
+    中文：理想气体状态方程、PV=nRT、气体压强体积。
 
     Args:
         solve_for: Which quantity to compute.
@@ -176,8 +182,10 @@ def ideal_gas_law(
 
 @tool(permission="read")
 def ohms_law(voltage: float = 0, current: float = 0, resistance: float = 0) -> dict[str, Any]:
-    """Ohm's law: from two of voltage (V), current (A) and resistance (Ω), the third and power.
-    中文：欧姆定律。
+    """Ohm's law: from two of voltage (V), current (A) and resistance (Ω), the third, plus the
+    power in watts. Use it for circuits, LEDs and 'what resistor do I need'. For resistors in
+    series or parallel use combine_resistors.
+    中文：欧姆定律、电压电流电阻、功率、电路计算。
 
     Args:
         voltage: Volts, or 0 if unknown.
@@ -204,8 +212,10 @@ def ohms_law(voltage: float = 0, current: float = 0, resistance: float = 0) -> d
 def combine_resistors(
     ohms: list[float], arrangement: Literal["series", "parallel"]
 ) -> dict[str, Any]:
-    """Total resistance of resistors wired in series or in parallel (also capacitors in reverse).
-    中文：电阻串联并联。
+    """Total resistance of resistors wired in series or in parallel (the same formulas give
+    capacitors the other way round). Use it for circuit design and physics homework. For a
+    single V-I-R calculation use ohms_law.
+    中文：电阻串联、电阻并联、等效电阻、总电阻。
 
     Args:
         ohms: Each resistor's value in ohms.
@@ -219,8 +229,9 @@ def combine_resistors(
 
 @tool(permission="read")
 def resistor_color_code(bands: list[str]) -> dict[str, Any]:
-    """Read a 4- or 5-band resistor's colour bands (色环电阻) as a resistance and tolerance.
-    中文：色环电阻读数。
+    """Read a 4- or 5-band resistor's colour bands as a resistance value and tolerance. Use it
+    for identifying resistors in electronics kits.
+    中文：色环电阻、电阻颜色读数、电阻阻值。
 
     Args:
         bands: The colours in order, e.g. ["brown", "black", "red", "gold"].
@@ -240,8 +251,10 @@ def resistor_color_code(bands: list[str]) -> dict[str, Any]:
 
 @tool(permission="read")
 def projectile_motion(speed_ms: float, angle_degrees: float, height_m: float = 0) -> dict[str, Any]:
-    """Range, peak height and flight time of a thrown or launched object (no air resistance).
-    中文：抛体运动、射程。
+    """Range, peak height and flight time of a thrown, kicked or launched object from its speed,
+    angle and starting height, ignoring air resistance. Use it for physics problems about balls,
+    cannons and jumps. For a straight drop use free_fall.
+    中文：抛体运动、射程、斜抛、最大高度。
 
     Args:
         speed_ms: The launch speed in m/s.
@@ -260,8 +273,10 @@ def projectile_motion(speed_ms: float, angle_degrees: float, height_m: float = 0
 
 @tool(permission="read")
 def free_fall(height_m: float) -> dict[str, Any]:
-    """Time for an object dropped from a height to hit the ground, and its impact speed.
-    中文：自由落体时间。
+    """Time for an object dropped from a height to hit the ground, and its impact speed, ignoring
+    air resistance. Use it for 'how long does it take to fall from 100 m'. For objects thrown at
+    an angle use projectile_motion.
+    中文：自由落体、下落时间、落地速度、重力加速度。
 
     Args:
         height_m: The drop height in metres.
@@ -276,8 +291,9 @@ def free_fall(height_m: float) -> dict[str, Any]:
 
 @tool(permission="read")
 def wavelength_frequency(wavelength_nm: float = 0, frequency_hz: float = 0) -> dict[str, Any]:
-    """Light: convert wavelength to frequency or back, with the photon energy in eV.
-    中文：波长频率换算、光子能量。
+    """Light and electromagnetic waves: convert wavelength (nm) to frequency (Hz) or back, with
+    the photon energy in eV. Use it for optics, lasers and spectrum questions.
+    中文：波长频率换算、光子能量、电磁波、光的颜色。
 
     Args:
         wavelength_nm: Wavelength in nanometres (or 0 to give the frequency).
@@ -298,8 +314,10 @@ def wavelength_frequency(wavelength_nm: float = 0, frequency_hz: float = 0) -> d
 
 @tool(permission="read")
 def radioactive_decay(initial_amount: float, half_life: float, elapsed: float) -> dict[str, Any]:
-    """How much of a radioactive substance remains after some time, from its half-life (半衰期).
-    中文：半衰期、放射性衰变。
+    """How much of a radioactive substance (or any exponentially decaying quantity) remains after
+    some time, from its half-life. Use it for carbon dating style, isotope and drug half-life
+    questions.
+    中文：半衰期、放射性衰变、剩余量、衰减。
 
     Args:
         initial_amount: The starting amount (any unit).
@@ -315,8 +333,10 @@ def radioactive_decay(initial_amount: float, half_life: float, elapsed: float) -
 
 @tool(permission="read")
 def ph_calculator(hydrogen_ion_molar: float = 0, ph: float | None = None) -> dict[str, Any]:
-    """pH from a hydrogen ion concentration, or the concentration from a pH; says acid or base.
-    中文：pH值、酸碱性。
+    """pH from a hydrogen ion concentration, or the concentration from a pH, and whether the
+    solution is acidic, neutral or basic (alkaline). Use it for chemistry and water-quality
+    questions. For diluting solutions use solution_dilution.
+    中文：pH值、酸碱性、氢离子浓度、酸性碱性。
 
     Args:
         hydrogen_ion_molar: [H+] in mol/L (0 to give pH instead).
@@ -341,8 +361,9 @@ def ph_calculator(hydrogen_ion_molar: float = 0, ph: float | None = None) -> dic
 def solution_dilution(
     stock_concentration: float, final_concentration: float, final_volume: float
 ) -> dict[str, Any]:
-    """C1V1 = C2V2: how much stock solution and diluent to mix for a target concentration.
-    中文：溶液稀释。
+    """Dilution by C1V1 = C2V2: how much stock solution and how much water or diluent to mix for
+    a target concentration and volume. Use it in labs, cleaning products and gardening mixes.
+    中文：溶液稀释、配溶液、浓度换算、稀释比例。
 
     Args:
         stock_concentration: The concentration of the stock (any unit).
@@ -357,8 +378,9 @@ def solution_dilution(
 
 @tool(permission="read")
 def weight_on_planet(mass_kg: float, body: str) -> dict[str, Any]:
-    """What a person or object would weigh on another planet or the Moon.
-    中文：其他星球上的重量、行星重力。
+    """What a person or object would weigh on another planet, the Moon or Pluto, from its mass
+    and that body's surface gravity. Use it for space and gravity questions.
+    中文：其他星球上的体重、月球重量、行星重力、火星。
 
     Args:
         mass_kg: The mass in kilograms.
@@ -377,8 +399,9 @@ def weight_on_planet(mass_kg: float, body: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def speed_of_sound(air_temperature_c: float = 20) -> dict[str, Any]:
-    """Speed of sound in air at a temperature, and how far away lightning is per second of delay.
-    中文：声速。
+    """Speed of sound in air at a temperature, and how far away lightning is per second between
+    flash and thunder. Use it for thunderstorm distance and acoustics questions.
+    中文：声速、音速、打雷距离、闪电多远。
 
     Args:
         air_temperature_c: The air temperature in °C.
@@ -389,8 +412,10 @@ def speed_of_sound(air_temperature_c: float = 20) -> dict[str, Any]:
 
 @tool(permission="read")
 def moon_phase(day: str) -> dict[str, Any]:
-    """Phase of the Moon (月相) on a date: age in days, illumination and its name.
-    中文：月相。
+    """Phase of the Moon on a date: age in days, illuminated fraction and its name (new, full,
+    crescent...). Use it for 'is there a full moon tonight' or stargazing and photography
+    planning.
+    中文：月相、满月、新月、月亮圆缺。
 
     Args:
         day: The date, YYYY-MM-DD.

@@ -63,8 +63,11 @@ def _words(text: str) -> list[str]:
 
 @tool(permission="read")
 def word_count(text: str) -> dict[str, Any]:
-    """Count words, characters, sentences and paragraphs in a text (字数统计).
-    中文：字数统计。
+    """Count the words, characters (with and without spaces), sentences and paragraphs of a text.
+    Use it for essay or article length limits and 'how many words is this'. For Chinese
+    character counts in mixed text use count_chinese_characters; for reading time use
+    reading_time.
+    中文：字数统计、数字数、字符数、多少个词。
 
     Args:
         text: The text to count; Chinese characters count one word each.
@@ -82,8 +85,10 @@ def word_count(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def reading_time(text: str, words_per_minute: int = 230) -> dict[str, Any]:
-    """How long a piece of writing takes to read and to speak aloud.
-    中文：阅读时长。
+    """How long a text takes to read silently and to speak aloud, from its word count at a
+    reading speed. Use it for 'how long will this speech or article take'. For the word count
+    itself use word_count.
+    中文：阅读时长、演讲时间、读完要多久、朗读时间。
 
     Args:
         text: The article or speech.
@@ -99,8 +104,10 @@ def reading_time(text: str, words_per_minute: int = 230) -> dict[str, Any]:
 
 @tool(permission="read")
 def slugify(text: str, separator: str = "-") -> dict[str, Any]:
-    """Make a URL slug from a title: lower case ASCII, accents removed, words joined by hyphens.
-    中文：URL别名、标题转链接。
+    """Make a URL slug from a title: lower-case ASCII, accents removed, words joined by hyphens.
+    Use it for blog post permalinks, file names and SEO-friendly URLs. For identifier case
+    styles use change_case.
+    中文：URL别名、标题转链接、固定链接、网址短名。
 
     Args:
         text: The title, e.g. "Crème Brûlée: A Recipe!".
@@ -115,8 +122,10 @@ def slugify(text: str, separator: str = "-") -> dict[str, Any]:
 def change_case(
     text: str, style: Literal["snake", "camel", "pascal", "kebab", "constant", "title", "sentence"]
 ) -> dict[str, Any]:
-    """Rewrite an identifier or phrase in another case style: snake_case, camelCase, kebab-case...
-    中文：命名风格转换、驼峰下划线。
+    """Rewrite an identifier or phrase in another case style: snake_case, camelCase, PascalCase,
+    kebab-case, CONSTANT_CASE, Title Case and Sentence case. Use it for renaming variables or
+    fixing capitalisation. For URL slugs use slugify.
+    中文：命名风格转换、驼峰命名、下划线命名、大小写转换。
 
     Args:
         text: The words, in any style ("user id", "userId", "USER_ID").
@@ -138,8 +147,10 @@ def change_case(
 
 @tool(permission="read")
 def palindrome_check(text: str) -> dict[str, Any]:
-    """Whether a word or phrase reads the same backwards, ignoring case, spaces and punctuation.
-    中文：回文判断。
+    """Whether a word, number or phrase reads the same backwards and forwards, ignoring case,
+    spaces and punctuation. Use it for palindrome puzzles. For same-letters checks use
+    anagram_check.
+    中文：回文判断、回文、正读反读一样。
 
     Args:
         text: The word or phrase, e.g. "A man, a plan, a canal: Panama".
@@ -150,8 +161,9 @@ def palindrome_check(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def anagram_check(first: str, second: str) -> dict[str, Any]:
-    """Whether two words or phrases use exactly the same letters (anagrams).
-    中文：变位词、字母相同。
+    """Whether two words or phrases are anagrams, using exactly the same letters rearranged. Use
+    it for word games and puzzles. For how different two strings are use edit_distance.
+    中文：变位词、字母异位词、字母相同、换位词。
 
     Args:
         first: The first word or phrase.
@@ -171,8 +183,10 @@ def anagram_check(first: str, second: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def edit_distance(first: str, second: str) -> dict[str, Any]:
-    """Levenshtein edit distance: the fewest insertions, deletions and substitutions.
-    中文：编辑距离、改几个字符。
+    """Levenshtein edit distance between two strings: the fewest single-character insertions,
+    deletions and substitutions to turn one into the other. Use it for typos, spelling
+    suggestions and fuzzy matching. For an overall similarity ratio use text_similarity.
+    中文：编辑距离、Levenshtein、改几个字符、拼写差异。
 
     Args:
         first: The first string.
@@ -189,8 +203,10 @@ def edit_distance(first: str, second: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def text_similarity(first: str, second: str) -> dict[str, Any]:
-    """How similar two texts are, as a ratio from 0 to 1 (sequence matching), and word overlap.
-    中文：文本相似度、查重。
+    """How similar two texts are as a ratio from 0 to 1 (sequence matching), with word overlap.
+    Use it for near-duplicate checks, comparing answers or rough plagiarism checks. For the
+    exact line changes use text_diff.
+    中文：文本相似度、查重、相似程度、抄袭检测。
 
     Args:
         first: The first text.
@@ -204,8 +220,10 @@ def text_similarity(first: str, second: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def extract_emails_and_links(text: str) -> dict[str, Any]:
-    """Pull every email address and http(s) link out of a block of text, without duplicates.
-    中文：提取邮箱地址和网页链接。
+    """Pull every email address and http(s) URL out of a block of text, without duplicates. Use
+    it to collect contacts or links from a page, email or document. To hide them instead use
+    redact_personal_data.
+    中文：提取邮箱、提取链接、抓取网址、找出邮件地址。
 
     Args:
         text: The text to scan, e.g. a pasted email thread.
@@ -217,8 +235,10 @@ def extract_emails_and_links(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def keyword_frequency(text: str, top: int = 10, skip_common_words: bool = True) -> dict[str, Any]:
-    """The most frequent words of a text, for keywords or a word cloud.
-    中文：词频统计。
+    """The most frequent words of a text with their counts, optionally skipping common stop
+    words. Use it for keyword extraction, word clouds and 'which words appear most'. For totals
+    use word_count.
+    中文：词频统计、关键词提取、高频词、词云。
 
     Args:
         text: The text.
@@ -239,8 +259,10 @@ def _syllables(word: str) -> int:
 
 @tool(permission="read")
 def readability_score(text: str) -> dict[str, Any]:
-    """Flesch reading ease and Flesch-Kincaid grade level of English text.
-    中文：可读性、难易程度。
+    """Flesch reading ease and Flesch-Kincaid grade level of English text: how easy it is to read
+    and the school grade it suits. Use it to check plain-language writing. It does not work on
+    Chinese text.
+    中文：可读性、难易程度、文章难度、阅读等级。
 
     Args:
         text: English prose, several sentences long.
@@ -258,8 +280,10 @@ def readability_score(text: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def wrap_text(text: str, width: int = 72) -> dict[str, Any]:
-    """Re-flow text into lines no wider than a given number of characters.
-    中文：自动换行、折行。
+    """Re-flow text into lines no wider than a given number of characters (hard wrap). Use it for
+    fixed-width emails, commit messages or terminal output. For cutting text short use
+    truncate_text.
+    中文：自动换行、折行、每行字数、文本排版。
 
     Args:
         text: The text to wrap; blank lines separate paragraphs.
@@ -271,8 +295,10 @@ def wrap_text(text: str, width: int = 72) -> dict[str, Any]:
 
 @tool(permission="read")
 def deduplicate_lines(text: str, ignore_case: bool = False, sort: bool = False) -> dict[str, Any]:
-    """Remove repeated lines from a list, keeping the first of each, optionally sorted.
-    中文：去重、删除重复行。
+    """Remove repeated lines from a list, keeping the first of each, optionally ignoring case and
+    sorting. Use it to clean up lists of names, emails or keywords. It does not compare two
+    texts; use text_diff.
+    中文：去重、删除重复行、列表去重、重复数据。
 
     Args:
         text: One item per line.
@@ -293,8 +319,10 @@ def deduplicate_lines(text: str, ignore_case: bool = False, sort: bool = False) 
 
 @tool(permission="read")
 def text_diff(before: str, after: str) -> dict[str, Any]:
-    """A unified diff between two versions of a text, line by line, like `diff -u`.
-    中文：文本差异对比。
+    """A unified diff between two versions of a text, line by line, like diff -u, showing what
+    was added and removed. Use it to compare drafts, configs or code. For a single similarity
+    score use text_similarity.
+    中文：文本差异对比、比较两段文字、diff、改了哪里。
 
     Args:
         before: The original text.
@@ -332,8 +360,9 @@ class _TextOnly(HTMLParser):
 
 @tool(permission="read")
 def strip_html_tags(html: str) -> dict[str, Any]:
-    """Plain text from an HTML snippet: tags, scripts and styles removed, entities decoded.
-    中文：去掉HTML标签、网页转纯文本。
+    """Plain text from an HTML snippet: tags, scripts and styles removed, entities decoded. Use
+    it to clean copied web content or email HTML. To escape text for HTML use html_escape.
+    中文：去掉HTML标签、网页转纯文本、清除格式。
 
     Args:
         html: The HTML source.
@@ -347,8 +376,10 @@ def strip_html_tags(html: str) -> dict[str, Any]:
 
 @tool(permission="read")
 def truncate_text(text: str, max_characters: int, ellipsis: str = "…") -> dict[str, Any]:
-    """Shorten text to a maximum length at a word boundary, adding an ellipsis (for previews).
-    中文：截断文本、省略号。
+    """Shorten text to a maximum length at a word boundary, adding an ellipsis, for previews,
+    titles and summaries. Use it for character limits on tweets, cards or notifications. For
+    line wrapping use wrap_text.
+    中文：截断文本、省略号、字数限制、缩短文字。
 
     Args:
         text: The text.
