@@ -445,13 +445,16 @@ def test_a_failing_endpoint_is_one_line_and_the_request_ranks_lexically(
     with pytest.raises(RankingFailed, match="HTTP 401") as failure:
         rank("weather", SPECS, 1, EmbedRanker(client, "emb"))
     assert "sk-test-key-1234" not in str(failure.value) and "\n" not in str(failure.value)
-    model = ScriptedModel(["fine"])
+    call = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    model = ScriptedModel([{"tool_calls": [call]}, "fine"])
     events = ask(
         "weather in Oslo", many_registry, model, strategy="schema", ranker=EmbedRanker(client, "e")
     )
     warnings = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
-    assert any("ranked lexically for this request" in w for w in warnings)
-    assert chosen(events)[0].ranker == "lexical" and chosen(events)[0].sent[0].name == "get_weather"
+    # One line for the run, not one a request: the endpoint is not asked again.
+    assert len([w for w in warnings if "ranked lexically for the rest of the run" in w]) == 1
+    assert len(chosen(events)) == 2 and all(c.ranker == "lexical" for c in chosen(events))
+    assert chosen(events)[0].sent[0].name == "get_weather"
 
 
 # --- the views and the trace -------------------------------------------------------------

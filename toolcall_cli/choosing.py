@@ -162,8 +162,13 @@ class Choosing:
         try:
             scored = ranked(query, specs, self._ranker)
         except RankingFailed as error:
+            # Said once: asking a failing endpoint again each request would only repeat the
+            # same line and wait the same timeout.
+            self._ranker = LEXICAL
             events.append(
-                Notice(level="warning", message=f"{error}; ranked lexically for this request")
+                Notice(
+                    level="warning", message=f"{error}; ranked lexically for the rest of the run"
+                )
             )
             return ranked(query, specs, LEXICAL), LEXICAL.name
         problem = self._ranker.cache_problem() if isinstance(self._ranker, EmbedRanker) else None
