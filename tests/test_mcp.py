@@ -485,10 +485,9 @@ def test_config_tables_describe_stdio_and_http_servers(tmp_path: Path) -> None:
     assert clock == ServerSpec(
         "clock", "mcp-server-time", ("--local-timezone", "Asia/Tokyo"), (("TZ", "UTC"),)
     )
-    assert clock.environment({"PATH": "/bin", "TZ": "Europe/Paris"}) == {
-        "PATH": "/bin",
-        "TZ": "UTC",
-    }
+    ours = {"PATH": "/bin", "TZ": "Europe/Paris", "OPENAI_API_KEY": "sk-secret-123456789"}
+    # The server's own env over the few variables a program needs; never the user's keys.
+    assert clock.environment(ours) == {"PATH": "/bin", "TZ": "UTC"}
     assert remote == ServerSpec("remote", url="https://example.test/mcp")
 
 

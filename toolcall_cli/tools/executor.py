@@ -46,7 +46,12 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> Prepared | ToolResult:
     if not isinstance(arguments, dict):
         return error_result(call, "invalid_arguments", not_an_object(found, arguments))
     arguments, coerced = coerce_arguments(found.spec, arguments)
-    problems = argument_problems(found.spec, arguments)
+    try:
+        problems = argument_problems(found.spec, arguments)
+    except Exception as error:  # a schema jsonschema cannot use (an MCP server's, say)
+        why = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        text = f"the tool's schema cannot be checked ({why[:200]}), so it is not run."
+        return error_result(call, "invalid_arguments", text)
     if problems:
         return error_result(call, "invalid_arguments", invalid_arguments_text(found, problems))
     return Prepared(found, arguments, tuple(coerced))
@@ -361,6 +366,18 @@ def _fits_any_of(schema: dict[str, Any], instance: Any) -> bool:
         return True
     options = schema["anyOf"]
     return isinstance(options, list) and any(_fits(option, instance) for option in options)
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why `schema` cannot check arguments (not valid JSON Schema, a pattern that is no regular
+    expression), in one line; None when it can. A tool from elsewhere (an MCP server) is
+    checked with this before the model is offered it."""
+    try:
+        _validator().check_schema(schema)
+    except Exception as error:
+        message = str(getattr(error, "message", "") or error).splitlines()[0]
+        return f"{type(error).__name__}: {message[:200]}"
+    return None
 
 
 @functools.cache

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.tools.executor import schema_problem
 from toolcall_cli.tools.mcp_spec import (
     PREFIX_SEPARATOR,
     TOOL_NAME,
@@ -228,6 +229,14 @@ class McpServers:
                 own = safe_name(str(listed.name))
                 clash = own in registry or offered.get(own, 0) > 1
                 name = f"{server.spec.name}{PREFIX_SEPARATOR}{own}" if clash else own
+                schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
+                unusable = schema_problem(schema) if schema else None
+                if unusable is not None:
+                    problems.append(
+                        f"MCP server {server.spec.name!r}: tool {listed.name!r} left out: its "
+                        f"input schema is not valid JSON Schema ({unusable})"
+                    )
+                    continue
                 if not TOOL_NAME.fullmatch(name) or name in registry:
                     problems.append(
                         f"MCP server {server.spec.name!r}: tool {listed.name!r} left out: no "

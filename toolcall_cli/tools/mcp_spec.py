@@ -51,8 +51,11 @@ class ServerSpec:
         return shlex.join([self.command or "", *self.args])
 
     def environment(self, base: Mapping[str, str] = os.environ) -> dict[str, str]:
-        """The server process's environment: ours, with the server's own variables over it."""
-        return {**base, **dict(self.env)}
+        """The server process's environment: the few variables of ours a program needs to run
+        (INHERITED), with the server's own variables over them. Never the rest of ours: it
+        holds the user's API keys, and a server is somebody else's code."""
+        inherited = {name: base[name] for name in INHERITED if name in base}
+        return {**inherited, **dict(self.env)}
 
     def traced(self) -> dict[str, Any]:
         """What a trace header records: env values masked like keys (they often hold one)."""
@@ -62,6 +65,16 @@ class ServerSpec:
             return {"name": self.name, "url": display_url(self.url)}
         masked = {key: _masked(value) for key, value in self.env}
         return {"name": self.name, "command": self.command, "args": list(self.args), "env": masked}
+
+
+INHERITED = (
+    *("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"),  # what the mcp SDK passes itself
+    *("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"),  # how text and time read, where temp goes
+    *("SYSTEMROOT", "APPDATA", "USERPROFILE", "TEMP"),  # what a Windows process needs to start
+)
+"""Variables of toolcall's environment a server gets; anything else it needs goes in its
+`env` table. The mcp SDK passes a list like this by default; giving the whole environment, as
+this once did, handed every server the user's OPENAI_API_KEY and the like."""
 
 
 def _masked(value: str) -> str:
