@@ -566,3 +566,19 @@ def test_isolate_tools_leaves_mcp_tools_to_their_server(tmp_path: Path) -> None:
     )
     (result,) = finished(events(done.stdout))
     assert result["ok"] and result["content"] == "visit Kyoto in April"
+
+
+def test_a_server_s_secret_arguments_are_masked_where_they_are_shown() -> None:
+    # Found in review: the trace header and warning lines held `--api-key sk-live-...` whole.
+    spec = ServerSpec(
+        "notes",
+        "notes-server",
+        ("--api-key", "live-abcdef123456", "--token=tok-987654321", "--port", "8080",
+         "sk-abcdefghijk"),
+    )  # fmt: skip
+    shown = spec.traced()["args"]
+    assert shown[0] == "--api-key" and "abcdef123456" not in shown[1]
+    assert shown[2].startswith("--token=") and "987654321" not in shown[2]
+    assert shown[3:5] == ["--port", "8080"]  # not a secret: shown as given
+    assert "abcdefghijk" not in shown[5]
+    assert "abcdef123456" not in spec.where and "--port 8080" in spec.where

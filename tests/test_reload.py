@@ -281,3 +281,35 @@ def test_a_name_stays_with_the_file_that_held_it(tmp_path: Path) -> None:
     ]
     assert answer(registry, "get_weather") == "sunny"
     assert registry.names() == ["get_time", "get_weather"]
+
+
+def test_an_always_approval_is_asked_again_when_a_reload_changes_the_tool_s_code(
+    tools_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found in review: "always" was kept by name, so new code under the name ran unasked.
+    (tools_dir / "weather.py").write_text(plugin("get_weather", "sunny"), encoding="utf-8")
+    (tools_dir / "wind.py").write_text(plugin("get_wind", "calm"), encoding="utf-8")
+    registry, reloader = loaded(tools_dir)
+    session = Session(model=OfflineModel(), strategy=get_strategy("regex"), registry=registry)
+    session.policy.always.update({"get_weather", "get_wind"})
+    with create_pipe_input() as pipe:
+        repl = Repl(
+            session,
+            history_file=tmp_path / "history",
+            make_model=lambda name: get_model(ModelChoice(name=name)),
+            pt_input=pipe,
+            pt_output=DummyOutput(),
+            mode="plain",
+            reloader=reloader,
+            watch=False,
+        )
+        (tools_dir / "weather.py").write_text(plugin("get_weather", "hail"), "utf-8")
+        (tools_dir / "wind.py").write_text(
+            plugin("get_wind", "calm", doc="Get the wind (风) for a city."), "utf-8"
+        )
+        pipe.send_text("/reload\r\x04")
+        assert repl.loop() == 0
+    out = capsys.readouterr().out
+    assert "changed get_weather (code)" in out and "changed get_wind (spec)" in out
+    # New code asks again; a new description of the same code keeps the user's answer.
+    assert session.policy.always == {"get_wind"}

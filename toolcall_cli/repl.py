@@ -423,6 +423,11 @@ class Repl:
             return
         if report.nothing_changed and forced:
             self.say("reload: nothing changed")
+        for change in report.changes:
+            # "Always" was said of the code the user saw run: new code, or a tool gone, asks
+            # again (a dangerous tool's new version must not run unasked).
+            if change.kind != "changed" or set(change.what) - {"spec"}:
+                self.session.policy.always.discard(change.name)
         for notice in report.notices():
             if notice.level == "info":
                 self.say(notice.message)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,7 @@ class ServerSpec:
             from toolcall_cli.keys import display_url  # a URL's credentials are never shown
 
             return display_url(self.url)
-        return shlex.join([self.command or "", *self.args])
+        return shlex.join([self.command or "", *shown_args(self.args)])
 
     def environment(self, base: Mapping[str, str] = os.environ) -> dict[str, str]:
         """The server process's environment: the few variables of ours a program needs to run
@@ -64,7 +64,8 @@ class ServerSpec:
         if self.url is not None:
             return {"name": self.name, "url": display_url(self.url)}
         masked = {key: _masked(value) for key, value in self.env}
-        return {"name": self.name, "command": self.command, "args": list(self.args), "env": masked}
+        args = shown_args(self.args)
+        return {"name": self.name, "command": self.command, "args": args, "env": masked}
 
 
 INHERITED = (
@@ -75,6 +76,32 @@ INHERITED = (
 """Variables of toolcall's environment a server gets; anything else it needs goes in its
 `env` table. The mcp SDK passes a list like this by default; giving the whole environment, as
 this once did, handed every server the user's OPENAI_API_KEY and the like."""
+
+
+_SECRET_FLAG = re.compile(r"key|token|secret|passw|auth|credential", re.IGNORECASE)
+
+
+def shown_args(args: Sequence[str]) -> list[str]:
+    """A server's arguments as traces and messages show them: the value of a flag named like a
+    secret (`--api-key VALUE`, `--token=VALUE`) and anything shaped like a key are masked. Many
+    servers take their token on the command line."""
+    from toolcall_cli.keys import redact
+
+    shown: list[str] = []
+    for i, arg in enumerate(args):
+        flag, equals, value = arg.partition("=")
+        if arg.startswith("-") and equals and _SECRET_FLAG.search(flag):
+            shown.append(f"{flag}={_masked(value)}")
+        elif i and _secret_flag(args[i - 1]):
+            shown.append(_masked(arg))
+        else:
+            shown.append(redact(arg, ()))
+    return shown
+
+
+def _secret_flag(arg: str) -> bool:
+    """A flag named like a secret whose value is the next argument (`--api-key VALUE`)."""
+    return arg.startswith("-") and "=" not in arg and bool(_SECRET_FLAG.search(arg))
 
 
 def _masked(value: str) -> str:

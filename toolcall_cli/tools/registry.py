@@ -229,7 +229,9 @@ class ToolRegistry:
         return list(self._tools)
 
     def specs(self) -> list[ToolSpec]:
-        return [item.spec for item in self._tools.values()]
+        # A snapshot first (list() of a dict is one step under the GIL): search_tools reads
+        # this in a pool thread while the loop's thread may withdraw a stopped server's tools.
+        return [item.spec for item in list(self._tools.values())]
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(list(self._tools.values()))
