@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
-from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from toolcall_cli.cli.models import ModelChoice, get_model
@@ -217,6 +217,27 @@ def test_the_watcher_sees_a_plugin_file_and_stops(tmp_path: Path) -> None:
     assert watcher.problem is None
 
 
+def piped_repl(
+    session: Session,
+    reloader: ToolReloader,
+    pipe: PipeInput,
+    tmp_path: Path,
+    trace: TraceWriter | None = None,
+) -> Repl:
+    """A chat that reads `pipe`, with /reload and no watcher (the tests edit, then reload)."""
+    return Repl(
+        session,
+        history_file=tmp_path / "history",
+        make_model=lambda name: get_model(ModelChoice(name=name)),
+        pt_input=pipe,
+        pt_output=DummyOutput(),
+        mode="plain",
+        trace=trace,
+        reloader=reloader,
+        watch=False,
+    )
+
+
 def test_slash_reload_in_chat_and_the_next_answer_uses_the_new_code(
     tools_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -225,17 +246,7 @@ def test_slash_reload_in_chat_and_the_next_answer_uses_the_new_code(
     trace = io.StringIO()
     question = "What's the weather in Paris?\r"
     with create_pipe_input() as pipe:
-        repl = Repl(
-            session,
-            history_file=tmp_path / "history",
-            make_model=lambda name: get_model(ModelChoice(name=name)),
-            pt_input=pipe,
-            pt_output=DummyOutput(),
-            mode="plain",
-            trace=TraceWriter(trace),
-            reloader=reloader,
-            watch=False,
-        )
+        repl = piped_repl(session, reloader, pipe, tmp_path, trace=TraceWriter(trace))
         pipe.send_text(f"/help\r/reload\r{question}\x04")
         assert repl.loop() == 0
         first = capsys.readouterr().out
@@ -293,16 +304,7 @@ def test_an_always_approval_is_asked_again_when_a_reload_changes_the_tool_s_code
     session = Session(model=OfflineModel(), strategy=get_strategy("regex"), registry=registry)
     session.policy.always.update({"get_weather", "get_wind"})
     with create_pipe_input() as pipe:
-        repl = Repl(
-            session,
-            history_file=tmp_path / "history",
-            make_model=lambda name: get_model(ModelChoice(name=name)),
-            pt_input=pipe,
-            pt_output=DummyOutput(),
-            mode="plain",
-            reloader=reloader,
-            watch=False,
-        )
+        repl = piped_repl(session, reloader, pipe, tmp_path)
         (tools_dir / "weather.py").write_text(plugin("get_weather", "hail"), "utf-8")
         (tools_dir / "wind.py").write_text(
             plugin("get_wind", "calm", doc="Get the wind (风) for a city."), "utf-8"

@@ -67,12 +67,20 @@ def many_registry(tmp_path: Path) -> ToolRegistry:
 
 
 def ask(question: str, registry: ToolRegistry, model: Any, **choice: Any) -> list[Event]:
-    history: list[Message] = []
+    """One question, at the start of a conversation."""
+    return ask_in([], question, registry, model, **choice)
+
+
+def ask_in(
+    history: list[Message], question: str, registry: ToolRegistry, model: Any, **choice: Any
+) -> list[Event]:
+    """One turn of a conversation that goes on in `history`."""
+    strategy = get_strategy(choice.pop("strategy", "regex"))
     return list(
         run(
             question,
             model=model,
-            strategy=get_strategy(choice.pop("strategy", "regex")),
+            strategy=strategy,
             registry=registry,
             history=history,
             retrieval=Retrieval(**choice),
@@ -317,23 +325,6 @@ def test_a_registered_tool_not_sent_still_runs_and_the_view_says_so(
     assert any("roll_dice, which this request did not carry" in n for n in notes)
     result = next(e for e in events if getattr(e, "kind", "") == "tool_finished")
     assert result.result.ok  # type: ignore[union-attr]
-
-
-def ask_in(
-    history: list[Message], question: str, registry: ToolRegistry, model: Any, **choice: Any
-) -> list[Event]:
-    """One turn of a conversation that goes on in `history`."""
-    strategy = get_strategy(choice.pop("strategy", "regex"))
-    return list(
-        run(
-            question,
-            model=model,
-            strategy=strategy,
-            registry=registry,
-            history=history,
-            retrieval=Retrieval(**choice),
-        )
-    )
 
 
 def test_a_tool_the_model_called_stays_in_the_requests_that_follow(
