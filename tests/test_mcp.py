@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from in_process import toolcall
+from in_process import Finished, toolcall
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
@@ -69,6 +69,13 @@ def script(tmp_path: Path, *replies: str) -> Path:
 
 def call(tool: str, /, **arguments: Any) -> str:
     return f"<tool_call>{json.dumps({'name': tool, 'arguments': arguments})}</tool_call>"
+
+
+def run_played(tmp_path: Path, question: str, played: Path, *flags: str) -> Finished:
+    """`toolcall run QUESTION --json` with the fixture server, the scripted model playing
+    `played`."""
+    args = ("--model", "scripted", "--script", str(played), "--mcp", SERVER, *flags, "--json")
+    return toolcall("run", question, *args, cwd=tmp_path)
 
 
 def fixture_processes() -> list[str]:
@@ -188,18 +195,7 @@ def test_results_errors_and_validation_go_through_the_usual_executor(tmp_path: P
         + call("read_note", name="plans"),
         "Done.",
     )
-    done = toolcall(
-        "run",
-        "notes",
-        "--model",
-        "scripted",
-        "--script",
-        str(played),
-        "--mcp",
-        SERVER,
-        "--json",
-        cwd=tmp_path,
-    )
+    done = run_played(tmp_path, "notes", played)
     assert done.returncode == 0, done.stderr
     results = {r["call_id"]: r for r in finished(events(done.stdout))}
     read, price, weather, wrong = (results[f"#1.{n}"] for n in range(4))
@@ -214,12 +210,11 @@ def test_a_destructive_tool_asks_first_and_is_declined_when_nobody_can_answer(
     tmp_path: Path,
 ) -> None:
     played = script(tmp_path, call("delete_note", title="plans"), "I could not delete it.")
-    args = ["run", "delete", "--model", "scripted", "--script", str(played), "--mcp", SERVER]
-    done = toolcall(*args, "--json", cwd=tmp_path)
+    done = run_played(tmp_path, "delete", played)
     (result,) = finished(events(done.stdout))
     assert result["error_kind"] == "declined"
     played = script(tmp_path, call("delete_note", title="plans"), "Deleted.")
-    done = toolcall(*args, "--json", "--yes", cwd=tmp_path)
+    done = run_played(tmp_path, "delete", played, "--yes")
     (result,) = finished(events(done.stdout))
     assert result["ok"] and result["content"] == "deleted plans"
 
@@ -228,20 +223,7 @@ def test_allow_read_keeps_only_read_only_mcp_tools(tmp_path: Path) -> None:
     played = script(
         tmp_path, call("read_note", title="plans") + call("weather_data", city="Oslo"), "Kyoto."
     )
-    done = toolcall(
-        "run",
-        "plans",
-        "--model",
-        "scripted",
-        "--script",
-        str(played),
-        "--mcp",
-        SERVER,
-        "--allow",
-        "read",
-        "--json",
-        cwd=tmp_path,
-    )
+    done = run_played(tmp_path, "plans", played, "--allow", "read")
     results = {r["call_id"]: r for r in finished(events(done.stdout))}
     assert results["#1.0"]["ok"] and results["#1.1"]["error_kind"] == "permission"
 
@@ -253,19 +235,7 @@ def test_a_server_that_dies_mid_run_is_one_line_and_the_run_goes_on(tmp_path: Pa
         call("read_note", title="plans"),
         "The service is down.",
     )
-    done = toolcall(
-        "run",
-        "restart",
-        "--model",
-        "scripted",
-        "--script",
-        str(played),
-        "--mcp",
-        SERVER,
-        "--no-default-tools",
-        "--json",
-        cwd=tmp_path,
-    )
+    done = run_played(tmp_path, "restart", played, "--no-default-tools")
     assert done.returncode == 0, done.stderr
     stream = events(done.stdout)
     notices = [e["message"] for e in stream if e["kind"] == "notice" and "MCP" in e["message"]]
@@ -282,20 +252,7 @@ def test_a_server_that_dies_mid_run_is_one_line_and_the_run_goes_on(tmp_path: Pa
 def test_a_call_that_hangs_withdraws_the_server_at_the_tool_timeout(tmp_path: Path) -> None:
     played = script(tmp_path, call("slow_count", to=3), "Too slow.")
     started = time.monotonic()
-    done = toolcall(
-        "run",
-        "count",
-        "--model",
-        "scripted",
-        "--script",
-        str(played),
-        "--mcp",
-        SERVER,
-        "--tool-timeout",
-        "2",
-        "--json",
-        cwd=tmp_path,
-    )
+    done = run_played(tmp_path, "count", played, "--tool-timeout", "2")
     assert done.returncode == 0, done.stderr
     stream = events(done.stdout)
     (result,) = finished(stream)
@@ -551,19 +508,7 @@ def test_closing_twice_and_closing_unstarted_servers_is_quiet() -> None:
 
 def test_isolate_tools_leaves_mcp_tools_to_their_server(tmp_path: Path) -> None:
     played = script(tmp_path, call("read_note", title="plans"), "Kyoto.")
-    done = toolcall(
-        "run",
-        "plans",
-        "--model",
-        "scripted",
-        "--script",
-        str(played),
-        "--mcp",
-        SERVER,
-        "--isolate-tools",
-        "--json",
-        cwd=tmp_path,
-    )
+    done = run_played(tmp_path, "plans", played, "--isolate-tools")
     (result,) = finished(events(done.stdout))
     assert result["ok"] and result["content"] == "visit Kyoto in April"
 
