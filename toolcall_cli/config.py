@@ -636,6 +636,6 @@ def find_profile(name: str, config: FileConfig) -> Profile:
 
 def mask(secret: str | None) -> str:
     """A key as it may be shown: never more than its last 4 characters."""
-    if not secret:
-        return "(not set)"
-    return "****" + secret[-4:] if len(secret) > 8 else "****"
+    from toolcall_cli.keys import masked
+
+    return masked(secret) if secret else "(not set)"

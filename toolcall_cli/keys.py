@@ -19,6 +19,12 @@ _SECRET_SHAPES = re.compile(
 )
 
 
+def masked(secret: str) -> str:
+    """A secret as it may be shown: never more than its last 4 characters (none of a short
+    one)."""
+    return "****" + secret[-4:] if len(secret) > 8 else "****"
+
+
 def redact(text: str, secrets: Iterable[str]) -> str:
     """The text with the given secrets, and anything shaped like a key or URL credentials,
     masked."""

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolcall_cli.keys import masked, redact
+
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """What OpenAI (and the servers that copy it) accept as a tool name."""
 
@@ -63,9 +65,9 @@ class ServerSpec:
 
         if self.url is not None:
             return {"name": self.name, "url": display_url(self.url)}
-        masked = {key: _masked(value) for key, value in self.env}
+        env = {key: masked(value) for key, value in self.env}
         args = shown_args(self.args)
-        return {"name": self.name, "command": self.command, "args": args, "env": masked}
+        return {"name": self.name, "command": self.command, "args": args, "env": env}
 
 
 INHERITED = (
@@ -85,15 +87,13 @@ def shown_args(args: Sequence[str]) -> list[str]:
     """A server's arguments as traces and messages show them: the value of a flag named like a
     secret (`--api-key VALUE`, `--token=VALUE`) and anything shaped like a key are masked. Many
     servers take their token on the command line."""
-    from toolcall_cli.keys import redact
-
     shown: list[str] = []
     for i, arg in enumerate(args):
         flag, equals, value = arg.partition("=")
         if arg.startswith("-") and equals and _SECRET_FLAG.search(flag):
-            shown.append(f"{flag}={_masked(value)}")
+            shown.append(f"{flag}={masked(value)}")
         elif i and _secret_flag(args[i - 1]):
-            shown.append(_masked(arg))
+            shown.append(masked(arg))
         else:
             shown.append(redact(arg, ()))
     return shown
@@ -102,11 +102,6 @@ def shown_args(args: Sequence[str]) -> list[str]:
 def _secret_flag(arg: str) -> bool:
     """A flag named like a secret whose value is the next argument (`--api-key VALUE`)."""
     return arg.startswith("-") and "=" not in arg and bool(_SECRET_FLAG.search(arg))
-
-
-def _masked(value: str) -> str:
-    # As config.mask does for keys; config is a layer above this one.
-    return "****" + value[-4:] if len(value) > 8 else "****"
 
 
 def server_from_flag(text: str) -> ServerSpec:
