@@ -594,3 +594,18 @@ def test_the_header_of_a_session_of_many_tools_names_a_few_and_counts_the_rest()
     assert "tool_kappa" in header
     assert "tool_mu" in header and "tool_nu" not in header
     assert header.endswith("… 8 more (20 in all)")
+
+
+def test_a_run_ranks_once_and_asks_the_embeddings_endpoint_once_for_its_question(
+    many_registry: ToolRegistry,
+) -> None:
+    asked: list[list[str]] = []
+    client = EmbeddingClient(
+        "http://127.0.0.1:9/v1", "emb", "sk-test-key-1234", transport=fake_embeddings(asked)
+    )
+    call = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    model = ScriptedModel([{"tool_calls": [call]}, "done"])
+    ranker = EmbedRanker(client, "emb")
+    events = ask("weather in Oslo", many_registry, model, strategy="schema", ranker=ranker)
+    assert len(chosen(events)) == 2  # two requests, one ranking
+    assert asked[1:] == [["weather in Oslo"]]  # the tools once, then the question once

@@ -76,6 +76,10 @@ SEARCH_SPEC = ToolSpec(
 )
 
 
+RankingKey = tuple[tuple[str, ...], tuple[tuple[str, float], ...]]
+"""The tools' names and the query a ranking was made for."""
+
+
 class Choosing:
     """One run's choice of tools, request by request. `registry` is the one the run calls
     tools from: the session's, plus search_tools when not every tool can be sent."""
@@ -93,6 +97,8 @@ class Choosing:
         self._lock = threading.Lock()  # search_tools runs in the tool pool's threads
         self.registry = tools
         self.notices: list[Notice] = []
+        self._last: tuple[RankingKey, list[Scored], str] | None = None
+        """The latest ranking, with the tools and query it was made for (see _ranking)."""
         if self.budget is not None and len(tools) > self.budget:
             if SEARCH_TOOLS in tools:
                 self.notices.append(
@@ -128,7 +134,7 @@ class Choosing:
         events: list[Event] = [*self.notices]
         self.notices.clear()
         query = [(question, 1.0), (previous_turn(earlier), LATEST_TURN_WEIGHT)]
-        scored, ranker = self._ranked(query, specs, events)
+        scored, ranker = self._ranking(query, specs, events)
         budget = self.budget or len(specs)
         slots = budget - 1 if self.searching else budget
         with self._lock:
@@ -155,6 +161,17 @@ class Choosing:
             )
         )
         return [by_name[tool.name] for tool in chosen], events
+
+    def _ranking(
+        self, query: Query, specs: list[ToolSpec], events: list[Event]
+    ) -> tuple[list[Scored], str]:
+        """The run's ranking, worked out once: the query is the same for every request, so
+        only a change to the tools (a server withdrawn) ranks again. An embed ranker would
+        otherwise ask its endpoint for the question's vector on every request."""
+        key: RankingKey = (tuple(spec.name for spec in specs), tuple(query))
+        if self._last is None or self._last[0] != key:
+            self._last = (key, *self._ranked(query, specs, events))
+        return self._last[1], self._last[2]
 
     def _ranked(
         self, query: Query, specs: list[ToolSpec], events: list[Event]
