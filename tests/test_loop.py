@@ -483,12 +483,58 @@ def test_rounds_that_only_repeat_calls_count_as_no_progress(registry: ToolRegist
             strategy=get_strategy("regex"),
             registry=registry,
             history=[],
-            limits=Limits(max_iterations=6),
+            limits=Limits(max_iterations=6, max_repeated_rounds=9),
         )
     )
     assert [e.result.cached for e in of(events, ToolFinished)] == [False, True, True, True]
-    assert of(events, AnswerWithoutTools)[0].failed_rounds == 3
+    withdrawn = of(events, AnswerWithoutTools)[0]
+    assert withdrawn.failed_rounds == 3 and not withdrawn.repeated
     assert of(events, FinalAnswer)[0].text == "echo #1: x"
+
+
+def test_a_round_that_only_repeats_a_call_withdraws_the_tools_at_once(
+    registry: ToolRegistry,
+) -> None:
+    """Qwen2.5-0.5B called get_weather for Paris five times over, and answered right only past
+    the limit: a repeat learns nothing, so the next request is for the answer."""
+    model = ScriptedModel([call("echo", text="x")] * 2 + ["echo #1: x"])
+    events = list(
+        run(
+            "q",
+            model=model,
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(max_iterations=5),
+        )
+    )
+    withdrawn = of(events, AnswerWithoutTools)
+    assert len(withdrawn) == 1 and withdrawn[0].repeated
+    assert "You called `echo` again" in withdrawn[0].message
+    last_request = model.requests[-1]
+    assert "<tool_call>" not in last_request["messages"][0]["content"]
+    assert "Do not call any tool" in last_request["messages"][-1]["content"]
+    assert of(events, FinalAnswer)[0].text == "echo #1: x"
+    assert of(events, RunFinished)[0].stop_reason == "answered"
+    assert of(events, RunFinished)[0].iterations == 3
+
+
+def test_a_round_with_a_new_call_beside_a_repeat_is_progress(registry: ToolRegistry) -> None:
+    model = ScriptedModel(
+        [call("echo", text="x"), call("echo", text="x") + call("echo", text="y"), "done"]
+    )
+    events = list(
+        run(
+            "q",
+            model=model,
+            strategy=get_strategy("regex"),
+            registry=registry,
+            history=[],
+            limits=Limits(max_iterations=5),
+        )
+    )
+    assert not of(events, AnswerWithoutTools)
+    assert of(events, FinalAnswer)[0].text == "done"
 
 
 class WritesOnWhileTheToolRuns:

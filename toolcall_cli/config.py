@@ -156,6 +156,7 @@ LIMIT_SETTINGS: dict[str, LimitSetting] = {
     "timeout": LimitSetting(float, 0.1),
     "max_result_chars": LimitSetting(int, 100),
     "max_failed_rounds": LimitSetting(int, 1),
+    "max_repeated_rounds": LimitSetting(int, 1),
     "history_rounds": LimitSetting(int, 0),
     "max_calls_per_reply": LimitSetting(int, 1),
     "max_reply_chars": LimitSetting(int, 1),

@@ -208,12 +208,16 @@ class Notice:
 
 @dataclass(frozen=True, kw_only=True)
 class AnswerWithoutTools:
-    """Tool rounds kept failing, so the model is told to answer with what it has, without tools."""
+    """Tool rounds kept failing, or only repeated earlier calls, so the model is told to answer
+    with what it has, without tools."""
 
     kind: Literal["answer_without_tools"] = "answer_without_tools"
     failed_rounds: int
+    """Rounds in a row without progress (failed, repeated, or not an answer)."""
     message: str
     """The instruction added to the conversation."""
+    repeated: bool = False
+    """Withdrawn because the last rounds only repeated calls whose results the model has."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -27,6 +27,12 @@ class Limits:
     max_failed_rounds: int = 3
     """After this many tool rounds in a row without progress (every call failed or repeated
     an earlier one), tools are withdrawn and the model is told to answer."""
+    max_repeated_rounds: int = 1
+    """After this many tool rounds in a row that only repeated earlier calls (every result was
+    one the model already had), tools are withdrawn at once. A repeat can learn nothing new; a
+    weak model that repeats once repeats until the limit (Qwen2.5-0.5B called get_weather for
+    Paris five times, then answered right only in the best-effort answer past the limit).
+    Failed rounds keep their own, longer count: the model can correct a failed call."""
     max_result_chars: int = 4000
     """Longer tool results are cut before they go back to the model."""
     history_rounds: int | None = 5

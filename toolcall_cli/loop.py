@@ -106,6 +106,12 @@ ANSWER_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
     "plainly what could not be found out."
 )
 
+ANSWER_AFTER_REPEATS = ENGINE_NOTE_PREFIX + (
+    " You called {calls} again with the same arguments, and got the result you already had. "
+    "Do not call any tool now: answer the question with the results above, and say plainly "
+    "what could not be found out."
+)
+
 
 REPLY_ROOM = 512
 """Tokens kept free for the reply when the request sets no max_tokens (or a quarter of the
@@ -136,6 +142,10 @@ class RunState:
     usage: dict[str, int] = field(default_factory=dict)
     cache: dict[tuple[str, str], ToolResult] = field(default_factory=dict)
     failed_rounds: int = 0
+    repeated_rounds: int = 0
+    """Rounds in a row whose every call repeated an earlier one (its result reused)."""
+    repeated_calls: tuple[str, ...] = ()
+    """The tools the last such round called again, for the note that withdraws the tools."""
     tools_withdrawn: bool = False
     compacted: int = 0
     window: ContextWindow | None = None
@@ -327,12 +337,19 @@ def _last_answer(
 
 
 def _check_failures(state: RunState, history: list[Message]) -> Iterator[Event]:
-    if state.tools_withdrawn or state.failed_rounds < state.limits.max_failed_rounds:
+    if state.tools_withdrawn:
+        return
+    repeating = state.repeated_rounds >= state.limits.max_repeated_rounds
+    if not repeating and state.failed_rounds < state.limits.max_failed_rounds:
         return
     state.tools_withdrawn = True
-    message = ANSWER_WITHOUT_TOOLS.format(n=state.failed_rounds)
+    if repeating:
+        calls = ", ".join(state.repeated_calls) or "the same tools"
+        message = ANSWER_AFTER_REPEATS.format(calls=calls)
+    else:
+        message = ANSWER_WITHOUT_TOOLS.format(n=state.failed_rounds)
     history.append(user(message))
-    yield AnswerWithoutTools(failed_rounds=state.failed_rounds, message=message)
+    yield AnswerWithoutTools(failed_rounds=state.failed_rounds, message=message, repeated=repeating)
 
 
 def _rounds_sent_in_full(state: RunState) -> int | None:
@@ -733,6 +750,13 @@ def _feed_back(
     # A round where every call failed, or only repeated an earlier call, made no progress.
     stuck = all(not r.ok or r.cached for r in results)
     state.failed_rounds = state.failed_rounds + 1 if stuck else 0
+    # A round that only asked again for what the model has is counted apart: it ends sooner.
+    repeats = [r for r in results if r.cached or r.error_kind == "repeated"]
+    if results and len(repeats) == len(results):
+        state.repeated_rounds += 1
+        state.repeated_calls = tuple(dict.fromkeys(f"`{r.name}`" for r in repeats if r.name))
+    else:
+        state.repeated_rounds = 0
     answered = ordered(results, reply)
     if dropped and answered:
         cap = state.limits.max_calls_per_reply

@@ -207,6 +207,15 @@ FailedRoundsOpt = Annotated[
         f"(default {DEFAULT_LIMITS.max_failed_rounds}).",
     ),
 ]
+RepeatedRoundsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-repeated-rounds",
+        min=int(limit_minimum("max_repeated_rounds")),
+        help="Rounds in a row that only repeat earlier calls before the model must answer "
+        f"without tools (default {DEFAULT_LIMITS.max_repeated_rounds}).",
+    ),
+]
 HistoryRoundsOpt = Annotated[
     int | None,
     typer.Option(
@@ -448,6 +457,7 @@ class SessionOptions:
     max_result_chars: int | None = None
     history_rounds: int | None = None
     max_failed_rounds: int | None = None
+    max_repeated_rounds: int | None = None
     max_calls_per_reply: int | None = None
     max_reply_chars: int | None = None
     max_response_bytes: int | None = None

@@ -57,6 +57,7 @@ from toolcall_cli.cli.options import (
     PromptStyle,
     PromptStyleOpt,
     ReadTimeoutOpt,
+    RepeatedRoundsOpt,
     ReplyCharsOpt,
     RequestTimeoutOpt,
     ResponseBytesOpt,
@@ -105,6 +106,7 @@ RECORDED_LIMITS = (
     "max_result_chars",
     "history_rounds",
     "max_failed_rounds",
+    "max_repeated_rounds",
     "max_calls_per_reply",
     "max_reply_chars",
     "max_response_bytes",
@@ -151,6 +153,7 @@ def replay(
     max_result_chars: ResultCharsOpt = None,
     history_rounds: HistoryRoundsOpt = None,
     max_failed_rounds: FailedRoundsOpt = None,
+    max_repeated_rounds: RepeatedRoundsOpt = None,
     max_calls_per_reply: CallsPerReplyOpt = None,
     max_reply_chars: ReplyCharsOpt = None,
     max_response_bytes: ResponseBytesOpt = None,
@@ -330,6 +333,10 @@ def recorded_limits(limits: Any) -> dict[str, Any]:
     if not isinstance(limits, dict):
         return {}
     chosen = {name: limits[name] for name in RECORDED_LIMITS if limits.get(name) is not None}
+    if "max_repeated_rounds" not in limits and isinstance(limits.get("max_iterations"), int):
+        # Recorded before repeats had their own limit: they counted only as failed rounds. A
+        # limit past the run's iterations replays the run as the engine of the day ran it.
+        chosen["max_repeated_rounds"] = limits["max_iterations"] + 1
     if limits.get("last_answer") is False:
         chosen["no_final_answer"] = True
     window = limits.get("context_window")

@@ -13,6 +13,7 @@ from typing import Any, NoReturn, Protocol
 import jiter
 
 from toolcall_cli.events import (
+    AnswerWithoutTools,
     Event,
     FinalAnswer,
     ModelReplied,
@@ -274,6 +275,12 @@ def filled_line(event: PlaceholdersFilled) -> str:
 def setting(value: float) -> str:
     """A sampling setting as typed: a seed of 1234567 must read back as that, not 1.23457e+06."""
     return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def withdrawn_title(event: AnswerWithoutTools) -> str:
+    if event.repeated:
+        return "the model repeated a call whose result it has: tools withdrawn"
+    return f"{event.failed_rounds} tool rounds without progress: tools withdrawn"
 
 
 def answer_label(answer: FinalAnswer) -> str:

@@ -100,8 +100,9 @@ NOTES: dict[str, tuple[Layer, str, str]] = {
     ),
     "answer_without_tools": (
         "loop",
-        "several rounds made no progress: tools are withdrawn and the model must answer",
-        "连续几轮没有进展：撤下工具，要求模型直接回答",
+        "rounds made no progress (failed, or repeated a call it has the result of): tools are "
+        "withdrawn and the model must answer",
+        "几轮没有进展（调用失败，或重复已有结果的调用）：撤下工具，要求模型直接回答",
     ),
     "final_answer": (
         "loop",

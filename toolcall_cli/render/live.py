@@ -64,6 +64,7 @@ from toolcall_cli.render.base import (
     timeline_lines,
     tools_line,
     visible,
+    withdrawn_title,
 )
 
 # Events after which the current iteration's live region has nothing left to show.
@@ -216,7 +217,7 @@ class LiveRenderer:
             case FinalAnswer():
                 return [_answer_panel(event)]
             case AnswerWithoutTools():
-                title = f"{event.failed_rounds} tool rounds without progress: tools withdrawn"
+                title = withdrawn_title(event)
                 return [_stop_panel(title, f"told the model: {event.message}", "yellow")]
             case LimitReached():
                 return [_stop_panel(f"limit reached: {event.limit}", event.message, "yellow")]

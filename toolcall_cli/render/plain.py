@@ -51,6 +51,7 @@ from toolcall_cli.render.base import (
     timeline_lines,
     tools_line,
     visible,
+    withdrawn_title,
 )
 
 
@@ -126,7 +127,7 @@ class PlainRenderer:
             case FinalAnswer():
                 return _labelled(answer_label(event), event.text)
             case AnswerWithoutTools():
-                head = f"tools withdrawn after {event.failed_rounds} rounds without progress"
+                head = withdrawn_title(event)
                 return [f"{head}: {visible(event.message)}"]
             case LimitReached():
                 return [f"limit reached ({event.limit}): {visible(event.message)}"]
