@@ -375,6 +375,7 @@ def test_config_show_says_where_each_limit_came_from(tmp_path: Path) -> None:
         "timeout",
         "max_result_chars",
         "max_failed_rounds",
+        "max_repeated_rounds",
         "max_calls_per_reply",
         "history_rounds",
         "max_reply_chars",

@@ -73,12 +73,20 @@ def windowed(
 
 def round_calls(messages: Sequence[Message]) -> list[tuple[str, str]]:
     """Each call of a round as `name(args)`, with its result."""
-    results = {m.tool_call_id: m.content or "" for m in messages if m.role == "tool"}
+    results = {m.tool_call_id: without_note(m.content or "") for m in messages if m.role == "tool"}
     calls = []
     for call in messages[0].tool_calls:
         args = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
         calls.append((f"{call.name}({args})", results.pop(call.id, "(no result)")))
     return calls + [("(unparsed call)", text) for text in results.values()]
+
+
+def without_note(result: str) -> str:
+    """A result without the engine's note on its last line (a repeat's "you already called…"):
+    the summary says how often a call was made, and a small model answering from the summary
+    said the note back instead of the figure before it."""
+    head, _, last = result.rpartition("\n")
+    return head if head and last.startswith(ENGINE_NOTE_PREFIX) else result
 
 
 def once_each(calls: Sequence[tuple[str, str]]) -> list[tuple[str, str, int]]:
