@@ -15,6 +15,7 @@ import pytest
 from in_process import toolcall
 
 from toolcall_cli.events import (
+    AnswerWithoutTools,
     Event,
     FinalAnswer,
     Notice,
@@ -632,3 +633,54 @@ def test_a_tool_handed_back_its_own_result_is_told_to_answer_with_it() -> None:
     echoed = next(r for r in finished(events) if r.name == "calculate" and not r.ok)
     assert echoed.error_kind == "repeated"
     assert "`5800` is a result you already have" in echoed.content
+
+
+def test_a_result_written_back_into_the_arguments_is_a_repeat() -> None:
+    """Qwen2.5-0.5B: convert_units(26, miles, km) gave {"result": 41.84, ...}; its next call
+    was convert_units(value=26, from_unit="mi", to_unit="km", result=41.84, text=...), three
+    times, each failing on the extra arguments until the limit. It is the model handing back
+    what it has: refused as a repeat, which withdraws the tools, so it answers."""
+    ran: list[float] = []
+
+    @tool(permission="read")
+    def convert_units(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
+        """Convert."""
+        ran.append(value)
+        return {"value": value, "from_unit": "mi", "to_unit": "km", "result": 41.84}
+
+    registry = ToolRegistry.from_functions(convert_units)
+    first = {"value": 26, "from_unit": "miles", "to_unit": "kilometers"}
+    back = {"value": 26, "from_unit": "mi", "to_unit": "km", "result": 41.84, "dimension": "x"}
+    replies: list[str | dict[str, Any]] = [
+        call("convert_units", **first),
+        call("convert_units", **back),
+        "26 miles is 41.84 km.",
+    ]
+    events, _ = play(replies, registry)
+    assert ran == [26]
+    written_back = [r for r in finished(events) if not r.ok]
+    assert [r.error_kind for r in written_back] == ["repeated"]
+    assert "`result=41.84` is from the result convert_units already gave you" in (
+        written_back[0].content
+    )
+    assert [e.text for e in events if isinstance(e, FinalAnswer)] == ["26 miles is 41.84 km."]
+    assert any(isinstance(e, AnswerWithoutTools) and e.repeated for e in events)
+
+
+def test_an_extra_argument_that_no_result_holds_is_a_mistake_to_correct() -> None:
+    @tool(permission="read")
+    def convert_units(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
+        """Convert."""
+        return {"result": 41.84}
+
+    registry = ToolRegistry.from_functions(convert_units)
+    first = {"value": 26, "from_unit": "mi", "to_unit": "km"}
+    replies: list[str | dict[str, Any]] = [
+        call("convert_units", **first),
+        call("convert_units", **first, result=99),
+        "26 miles is 41.84 km.",
+    ]
+    events, _ = play(replies, registry)
+    failed = [r for r in finished(events) if not r.ok]
+    assert [r.error_kind for r in failed] == ["invalid_arguments"]
+    assert not any(isinstance(e, AnswerWithoutTools) for e in events)

@@ -87,7 +87,7 @@ STOPPED_AT_A_STEP = "stopped by the user at a step (--step)"
 
 LAST_ANSWER = ENGINE_NOTE_PREFIX + (
     " That was the last round of tools this run allows. Do not call any tool: answer the "
-    "question now with what you have, and say plainly what you could not find out."
+    "question now with what you have; if something is missing, say what."
 )
 
 CONTENT_CALLS = (
@@ -102,14 +102,13 @@ DROPPED_CALLS = ENGINE_NOTE_PREFIX + (
 
 ANSWER_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
     " The last {n} rounds of tool calls made no progress (they failed, or repeated earlier "
-    "calls). Do not call any tool now: answer the question with what you already have, and say "
-    "plainly what could not be found out."
+    "calls). Do not call any tool now: answer the question with what you already have; if "
+    "something is missing, say what."
 )
 
 ANSWER_AFTER_REPEATS = ENGINE_NOTE_PREFIX + (
-    " You called {calls} again with the same arguments, and got the result you already had. "
-    "Do not call any tool now: answer the question with the results above, and say plainly "
-    "what could not be found out."
+    " You called {calls} again, and got the result you already had. Do not call any tool now: "
+    "answer the question with the results above."
 )
 
 

@@ -371,6 +371,27 @@ class Round:
                 return text
         return None
 
+    def _result_in_arguments(self, call: ToolCall, tool: Tool | None) -> str | None:
+        """An argument the tool does not take whose value an earlier result of the same tool
+        holds under the same key: the model wrote the result it has back into the call
+        (convert_units(value=26, from_unit="mi", to_unit="km", result=41.84, text="26 mi = …")
+        after convert_units gave exactly that, seen over and over from Qwen2.5-0.5B). It is a
+        repeat, not a mistake to correct: returns that argument as `key=value`."""
+        if tool is None or not isinstance(call.arguments, dict):
+            return None
+        taken = tool.spec.parameters.get("properties") or {}
+        extra = {k: v for k, v in call.arguments.items() if k not in taken}
+        if not extra:
+            return None
+        for earlier in self._cache.values():
+            if not earlier.ok or earlier.name != call.name:
+                continue
+            fields = json_object(earlier.content)
+            for key, value in extra.items():
+                if key in fields and fields[key] == value and not isinstance(value, bool):
+                    return f"{key}={json.dumps(value, ensure_ascii=False)}"
+        return None
+
     def _is_an_id(self, name: str) -> bool:
         return name in self._earlier_ids or name in self._entries
 
@@ -383,6 +404,14 @@ class Round:
                 call,
                 "unknown_tool",
                 f"`{call.name}` is the id of an earlier call, not a tool; the tools are: {names}.",
+            )
+        written_back = self._result_in_arguments(call, tool)
+        if written_back is not None:
+            return refused(
+                call,
+                "repeated",
+                f"`{written_back}` is from the result {call.name} already gave you; a call does "
+                "not take its result. Answer the question with that result.",
             )
         echoed = self._echoed_result(call)
         if echoed is not None:
@@ -525,6 +554,17 @@ def _outcome(result: ToolResult | None) -> str:
     if result.cached:
         return "reused"
     return "ok" if result.ok else (result.error_kind or "error")
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """A result's fields when it is a JSON object (else none); a repeat's note after it is
+    left out."""
+    head = text.split("\n" + ENGINE_NOTE, 1)[0]
+    try:
+        value = json.loads(head)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:

@@ -162,7 +162,7 @@ def example_call(specs: Sequence[ToolSpec]) -> str:
 NO_TOOLS_PROMPT = (
     "You are a helpful assistant. No tools are available now: answer the user in their own "
     "language, in words, from what the conversation already holds (earlier tool results "
-    "included), and say plainly what you could not find out."
+    "included); if something is missing, say what."
 )
 
 
