@@ -361,3 +361,22 @@ def test_a_tools_error_said_back_in_other_words_is_not_an_answer() -> None:
     reply = "Error: unknown country MOSCOW, known China Japan Brazil"
     verdict = judge(reply, question="q?", tools=(), call_ids=(), notes=(), errors=[error])
     assert verdict is not None and "error" in verdict.why
+
+
+@pytest.mark.parametrize(
+    ("reply", "errors", "answer"),
+    [  # the first came back from Qwen2.5-0.5B, and ended a run as if it answered
+        (
+            "Error: The 'country' parameter must be a string or list. You provided 'beijing'.",
+            ["Error: unknown country 'beijing'. Known: China, Japan."],
+            False,
+        ),
+        ("Error: the city was not found.", [], True),  # no tool failed: the model's own words
+        ("Errors in Paris today: none, 11 °C.", ["Error: unknown city 'X'."], True),
+    ],
+)
+def test_a_reply_written_as_a_tool_error_in_a_run_that_got_one_is_not_an_answer(
+    reply: str, errors: list[str], answer: bool
+) -> None:
+    verdict = judge(reply, question="q?", tools=(), call_ids=(), notes=(), errors=errors)
+    assert (verdict is None) is answer

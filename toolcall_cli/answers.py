@@ -48,6 +48,10 @@ class NotAnAnswer:
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _MARKUP = re.compile(r"</?[A-Za-z_][\w-]*>|```\w*")
 """Tags and fences: a reply of nothing else ("</tool_call>", an empty fence) holds no words."""
+_ERROR_MARK = re.compile(r"Error\s*:")
+"""How toolcall writes a failed call's result. A reply that starts so, in a run that got one, is
+the error passed on in other words ("Error: The 'country' parameter must be a string…" after
+"Error: unknown country 'beijing'", from Qwen2.5-0.5B), not an answer."""
 _RESULT_TAG = re.compile(r"</?tool_result\b")
 """Results are what toolcall writes; a reply that starts as one is the model playing the engine."""
 
@@ -89,7 +93,9 @@ def judge(
     ):
         return NotAnAnswer("it repeats toolcall's note instead of answering")
     if stripped.startswith("Error") and (
-        any(stripped in error for error in errors) or said_again(stripped, errors)
+        any(stripped in error for error in errors)
+        or said_again(stripped, errors)
+        or (errors and _ERROR_MARK.match(stripped))
     ):
         return NotAnAnswer("it repeats a tool's error instead of answering")
     if echoes(stripped, question):
