@@ -56,6 +56,7 @@ SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "schema-required": ("--strategy", "schema", "--schema-mode", "required"),
     "regex-compact": ("--strategy", "regex", "--prompt-style", "compact"),
     "regex-examples": ("--strategy", "regex", "--prompt-style", "examples"),
+    "default-retrieve3": ("--retrieve", "3"),
     "smolagents": None,
 }
 SYSTEM_LABELS = {
@@ -68,6 +69,7 @@ SYSTEM_LABELS = {
     "schema-required": "toolcall schema `--schema-mode required`",
     "regex-compact": "toolcall regex `--prompt-style compact`",
     "regex-examples": "toolcall regex `--prompt-style examples`",
+    "default-retrieve3": "toolcall, no strategy chosen, `--retrieve 3`",
     "smolagents": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS})",
 }
 

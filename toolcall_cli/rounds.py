@@ -9,6 +9,7 @@ failed dependency or Ctrl-C all end as error results the model can read.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass, field, replace
@@ -388,7 +389,7 @@ class Round:
                 continue
             fields = json_object(earlier.content)
             for key, value in extra.items():
-                if key in fields and fields[key] == value and not isinstance(value, bool):
+                if key in fields and same_value(fields[key], value):
                     return f"{key}={json.dumps(value, ensure_ascii=False)}"
         return None
 
@@ -554,6 +555,16 @@ def _outcome(result: ToolResult | None) -> str:
     if result.cached:
         return "reused"
     return "ok" if result.ok else (result.error_kind or "error")
+
+
+def same_value(given: Any, had: Any) -> bool:
+    """A value handed back: equal, or the same number with a digit less (the model copied
+    37.77777778 as 37.7777778)."""
+    if isinstance(given, bool) or isinstance(had, bool):
+        return False
+    if isinstance(given, (int, float)) and isinstance(had, (int, float)):
+        return math.isclose(given, had, rel_tol=1e-6)
+    return bool(given == had)
 
 
 def json_object(text: str) -> dict[str, Any]:
