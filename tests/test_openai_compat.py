@@ -13,7 +13,7 @@ from fake_openai import Answer, FakeOpenAI, completion, text_stream
 
 from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
 from toolcall_cli.strategies.schema import NativeReplyParser
-from toolcall_cli.wire import ModelError, ModelRequest
+from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
 from toolcall_cli.wire.sse import sse_data
 
 SECRET = "sk-test-SECRET-abcdef123456"
@@ -514,3 +514,31 @@ def test_what_a_server_says_is_shown_on_one_line_without_control_characters(
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1 and "bad request" in result.stderr
     assert not any(char in result.stderr for char in "\x1b\r\x07\u202e\u2028")
+
+
+def test_a_seeded_request_is_retried_with_the_next_seed_after_a_server_error(
+    server: FakeOpenAI,
+) -> None:
+    """llama-server answers 500 when its tool-call parser rejects what the model wrote; with
+    the same seed the model writes the same again, so each retry draws with the next seed."""
+    rejected = {"error": {"message": "The model produced output that does not match"}}
+    server.answers += [
+        Answer(status=500, json_body=rejected),
+        Answer(status=500, json_body=rejected),
+        Answer(json_body=completion("ok")),
+    ]
+    model, _ = model_at(server.base_url)
+    chunks = list(model.stream(ModelRequest({"messages": [], "seed": 11})))
+    assert [r["seed"] for r in server.requests] == [11, 12, 13]
+    notes = [c[NOTICE_KEY] for c in chunks if NOTICE_KEY in c]
+    assert [n.rsplit(", ", 1)[-1] for n in notes] == ["with seed 12", "with seed 13"]
+
+
+def test_a_rate_limited_request_keeps_its_seed(server: FakeOpenAI) -> None:
+    server.answers += [
+        Answer(status=429, headers={"Retry-After": "0"}),
+        Answer(json_body=completion("ok")),
+    ]
+    model, _ = model_at(server.base_url)
+    list(model.stream(ModelRequest({"messages": [], "seed": 11})))
+    assert [r["seed"] for r in server.requests] == [11, 11]

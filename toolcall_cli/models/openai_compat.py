@@ -202,7 +202,11 @@ class OpenAICompatModel:
                     wait = retry_wait(response, attempt, self.endpoint.max_retry_wait)
                     wait = min(wait, max(deadline.remaining(), 0.0))
                     response.close()
-                    yield {NOTICE_KEY: retry_note(status, wait, attempt, self.endpoint)}
+                    body = reseeded(body, status)
+                    note = retry_note(status, wait, attempt, self.endpoint)
+                    if status >= 500 and body.get("seed") != request.body.get("seed"):
+                        note += f", with seed {body['seed']}"
+                    yield {NOTICE_KEY: note}
                     self._sleep(wait)
                     deadline.check()
                     continue
@@ -461,6 +465,18 @@ def completion_from(body: bytes | bytearray) -> dict[str, Any]:
         )
     completion: dict[str, Any] = value
     return completion
+
+
+def reseeded(body: dict[str, Any], status: int) -> dict[str, Any]:
+    """The body for a retry after HTTP `status`. After a server error a seeded request goes
+    with the next seed: a server that samples with a fixed seed writes the same reply again,
+    and the error may be that reply's (llama-server answers 500 "The model produced output
+    that does not match the expected … format" when its tool-call parser rejects what the
+    model wrote, and retried the same seed three times over). The run stays reproducible."""
+    seed = body.get("seed")
+    if status < 500 or not isinstance(seed, int) or isinstance(seed, bool):
+        return body
+    return {**body, "seed": seed + 1}
 
 
 def retry_note(status: int, wait: float, attempt: int, endpoint: Endpoint) -> str:
