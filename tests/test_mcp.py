@@ -367,7 +367,9 @@ def test_streamable_http_server_from_a_config_url(tmp_path: Path) -> None:
 
 
 def _wait_for_port(port: int) -> None:
-    deadline = time.monotonic() + 30
+    # Generous: the fixture imports the mcp SDK and uvicorn, which took over 30 s on a 2-core
+    # machine whose cores a llama-server held; a healthy start returns as soon as it listens.
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", port)) == 0:
