@@ -42,6 +42,41 @@ def notices(events: list[dict[str, Any]]) -> list[str]:
     return [e["message"] for e in events if e["kind"] == "notice"]
 
 
+def tools_sent(events: list[dict[str, Any]]) -> list[list[str]]:
+    return [[t["name"] for t in e["sent"]] for e in events if e["kind"] == "tools_chosen"]
+
+
+def test_a_llama_cpp_server_gets_the_3_best_ranked_tools_and_the_view_says_why(
+    tmp_path: Path,
+) -> None:
+    answer = json.dumps({"answer": "Hello there."})
+    code, events, _ = first_run(tmp_path, LLAMA_PROPS, answer)
+    assert code == 0
+    (sent,) = tools_sent(events)
+    # 3 of the 4 bundled tools' places: the 2 ranked best, and search_tools to find the others
+    assert len(sent) == 3 and sent[-1] == "search_tools"
+    (said,) = [n for n in notices(events) if "tools ranked best" in n]
+    assert "(--retrieve 3)" in said and "--retrieve 0 sends every tool" in said
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "sent"),
+    [
+        (("--retrieve", "0"), None, 0),
+        (("--retrieve", "2"), None, 2),
+        ((), {"TOOLCALL_RETRIEVE": "0"}, 0),
+    ],
+)
+def test_a_retrieval_chosen_anywhere_is_kept(
+    tmp_path: Path, flags: tuple[str, ...], env: dict[str, str | None] | None, sent: int
+) -> None:
+    answer = json.dumps({"answer": "Hello there."})
+    code, events, _ = first_run(tmp_path, LLAMA_PROPS, answer, *flags, env=env)
+    assert code == 0
+    assert [len(tools) for tools in tools_sent(events)] == ([sent] if sent else [])
+    assert not [n for n in notices(events) if "tools ranked best" in n]
+
+
 def test_a_llama_cpp_server_gets_json_schema_output_and_the_view_says_why(tmp_path: Path) -> None:
     answer = json.dumps({"answer": "Hello there."})
     code, events, body = first_run(tmp_path, LLAMA_PROPS, answer)
@@ -49,7 +84,7 @@ def test_a_llama_cpp_server_gets_json_schema_output_and_the_view_says_why(tmp_pa
     assert body["response_format"]["type"] == "json_schema" and "tools" not in body
     started = next(e for e in events if e["kind"] == "run_started")
     assert started["strategy"] == "schema"
-    (said,) = [n for n in notices(events) if "llama.cpp server" in n]
+    (said,) = [n for n in notices(events) if "llama.cpp server: strategy" in n]
     assert "--schema-mode json" in said and "--strategy chooses another" in said
     assert events.index(started) < next(
         i for i, e in enumerate(events) if e["kind"] == "notice" and "llama.cpp" in e["message"]
@@ -97,3 +132,19 @@ def test_a_probe_timeout_that_cannot_be_one_is_a_usage_error(tmp_path: Path, tex
     assert done.returncode == 2
     assert "$TOOLCALL_PROBE_TIMEOUT must be seconds above 0" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_llama_cpp_server_is_sent_temperature_0_unless_one_is_chosen(tmp_path: Path) -> None:
+    answer = json.dumps({"answer": "Hello there."})
+    code, events, body = first_run(tmp_path, LLAMA_PROPS, answer)
+    assert code == 0 and body["temperature"] == 0
+    (said,) = [n for n in notices(events) if "llama.cpp server: temperature" in n]
+    assert "--temperature chooses another" in said
+    code, events, body = first_run(tmp_path, LLAMA_PROPS, answer, "--temperature", "0.7")
+    assert code == 0 and body["temperature"] == 0.7
+    assert not [n for n in notices(events) if "llama.cpp server: temperature" in n]
+
+
+def test_another_server_is_sent_no_temperature(tmp_path: Path) -> None:
+    code, _, body = first_run(tmp_path, None, "Hello there.")
+    assert code == 0 and "temperature" not in body

@@ -316,11 +316,16 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
     notes: tuple[str, ...] = ()
     measured = None if choice.strategy_given else measured_default(model)
     if measured is not None:
-        strategy_name, schema_mode, note = measured
-        options = dataclasses.replace(options, schema_mode=schema_mode)
-        notes = (note,)
+        strategy_name = measured.strategy
+        options = dataclasses.replace(options, schema_mode=measured.schema_mode)
+        notes = (measured.note,)
+    sampling, sampling_note = measured_sampling(sampling, measured)
+    notes += (sampling_note,) if sampling_note else ()
     strategy = pick_strategy(strategy_name, options, sampling, system_prompt)
-    retrieval = session_retrieval(options, choice, resolved.config)
+    retrieval, retrieval_note = measured_retrieval(
+        session_retrieval(options, choice, resolved.config), measured
+    )
+    notes += (retrieval_note,) if retrieval_note else ()
     plugins = load_plugins(options.tools, options.no_default_tools)
     registry = plugins.registry
     servers = add_mcp_tools(registry, options.mcp, resolved.config, resolved.limits.tool_timeout)
@@ -469,11 +474,38 @@ def mcp_settings(session: Session) -> dict[str, Any]:
     return {"mcp_servers": [spec.traced() for spec in session.mcp.specs]}
 
 
-def measured_default(model: Model) -> tuple[str, SchemaMode, str] | None:
+MEASURED_RETRIEVE = 3
+"""Tools a request carries on a llama.cpp server when the user set no --retrieve: the two
+ranked best for the question, and search_tools for the others. Measured with Qwen2.5-0.5B on 30
+questions and 7 tools, two passes with the same seeds: 33 of 60 right against 28 with every
+tool sent; the gains were the questions where the model had picked a wrong tool (get_weather
+for a country's population). bench/results/realmodel_30questions.md."""
+
+
+MEASURED_TEMPERATURE = 0.0
+"""The temperature sent to a llama.cpp server when the user set none (llama-server samples at
+0.8 when told nothing). Measured with Qwen2.5-0.5B on the same 30 questions, two passes: 34 of
+60 right at 0 against 28 at the server's 0.8, in fewer iterations (2.5 against 3.1): a tool
+call's name and arguments have one right spelling, and sampling away from it only costs."""
+
+
+@dataclass(frozen=True)
+class MeasuredDefault:
+    """What the bench measured best for a kind of server, used when the user chose nothing."""
+
+    strategy: str
+    schema_mode: SchemaMode
+    retrieve: int
+    temperature: float
+    note: str
+
+
+def measured_default(model: Model) -> MeasuredDefault | None:
     """The strategy the bench measured best for the model's kind of server, when the user chose
     none: the built-in profile's for a llama.cpp server (bench/RESULTS.md: with a small local
     model, JSON-schema output answered far more questions right than the text protocol, which
-    is the default elsewhere). None for any other model or server."""
+    is the default elsewhere), with retrieval of the tools that fit the question (unless
+    --retrieve or [retrieval] says otherwise). None for any other model or server."""
     if server_kind_of(model) != "llama.cpp":
         return None
     profile = BUILTIN_PROFILES["llamacpp"]
@@ -482,7 +514,36 @@ def measured_default(model: Model) -> tuple[str, SchemaMode, str] | None:
         f"llama.cpp server: strategy {strategy} with --schema-mode {mode.value}, the measured "
         "default for it (bench/RESULTS.md); --strategy chooses another"
     )
-    return strategy, mode, note
+    return MeasuredDefault(strategy, mode, MEASURED_RETRIEVE, MEASURED_TEMPERATURE, note)
+
+
+def measured_sampling(
+    sampling: Sampling, measured: MeasuredDefault | None
+) -> tuple[Sampling, str | None]:
+    """The session's sampling, with the measured default's temperature when nobody chose one;
+    and the note that says so."""
+    if measured is None or sampling.temperature is not None:
+        return sampling, None
+    note = (
+        f"llama.cpp server: temperature {measured.temperature:g}, the measured default for it "
+        "(the server's own is 0.8); --temperature chooses another"
+    )
+    return dataclasses.replace(sampling, temperature=measured.temperature), note
+
+
+def measured_retrieval(
+    retrieval: Retrieval, measured: MeasuredDefault | None
+) -> tuple[Retrieval, str | None]:
+    """The session's retrieval, with the measured default's K when nobody chose one; and the
+    note that says so."""
+    if measured is None or retrieval.k is not None:
+        return retrieval, None
+    note = (
+        f"llama.cpp server: each request carries at most {measured.retrieve} tools, the tools "
+        "ranked best for the question and search_tools for the others, the measured default "
+        f"for it (--retrieve {measured.retrieve}); --retrieve 0 sends every tool"
+    )
+    return dataclasses.replace(retrieval, k=measured.retrieve), note
 
 
 def output_mode(quiet: bool, as_json: bool) -> RenderMode:

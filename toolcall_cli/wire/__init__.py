@@ -33,8 +33,8 @@ class Sampling:
     leaves the server's own default, and the field is not sent at all.
 
     No default is chosen here on purpose: llama-server samples at 0.8 when told nothing, and the
-    tool-use default (per profile where it matters) is to be set from the bench's measurements,
-    not guessed."""
+    tool-use default is set where the bench measured it, for the kind of server it was measured
+    on (cli.assemble.MEASURED_TEMPERATURE, for a llama.cpp server), not guessed for all."""
 
     temperature: float | None = None
     top_p: float | None = None
