@@ -148,3 +148,22 @@ def test_a_llama_cpp_server_is_sent_temperature_0_unless_one_is_chosen(tmp_path:
 def test_another_server_is_sent_no_temperature(tmp_path: Path) -> None:
     code, _, body = first_run(tmp_path, None, "Hello there.")
     assert code == 0 and "temperature" not in body
+
+
+@pytest.mark.parametrize(
+    ("flags", "measured"),
+    [
+        (("--profile", "llamacpp"), True),
+        (("--strategy", "schema", "--schema-mode", "json"), True),
+        (("--strategy", "regex"), False),
+        (("--strategy", "schema"), False),
+    ],
+)
+def test_the_measured_sampling_goes_with_the_strategy_it_was_measured_with(
+    tmp_path: Path, flags: tuple[str, ...], measured: bool
+) -> None:
+    reply = json.dumps({"answer": "Hello there."}) if "json" in flags or measured else "Hello."
+    code, events, body = first_run(tmp_path, LLAMA_PROPS, reply, *flags)
+    assert code == 0
+    assert ("temperature" in body) is measured
+    assert bool(tools_sent(events)) is measured

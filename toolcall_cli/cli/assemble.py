@@ -314,11 +314,13 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
     except ModelConfigError as error:
         fail(str(error))
     notes: tuple[str, ...] = ()
-    measured = None if choice.strategy_given else measured_default(model)
-    if measured is not None:
+    measured = measured_default(model)
+    if measured is not None and not choice.strategy_given:
         strategy_name = measured.strategy
         options = dataclasses.replace(options, schema_mode=measured.schema_mode)
         notes = (measured.note,)
+    if measured is not None and not measured.fits(strategy_name, options.schema_mode):
+        measured = None  # its sampling and retrieval were measured with its strategy only
     sampling, sampling_note = measured_sampling(sampling, measured)
     notes += (sampling_note,) if sampling_note else ()
     strategy = pick_strategy(strategy_name, options, sampling, system_prompt)
@@ -499,13 +501,19 @@ class MeasuredDefault:
     temperature: float
     note: str
 
+    def fits(self, strategy: str, schema_mode: SchemaMode) -> bool:
+        """Whether a session runs the strategy this was measured with (chosen by the user, by
+        the llamacpp profile, or by this default), so its temperature and retrieval apply."""
+        return strategy == self.strategy and schema_mode == self.schema_mode
+
 
 def measured_default(model: Model) -> MeasuredDefault | None:
-    """The strategy the bench measured best for the model's kind of server, when the user chose
-    none: the built-in profile's for a llama.cpp server (bench/RESULTS.md: with a small local
-    model, JSON-schema output answered far more questions right than the text protocol, which
-    is the default elsewhere), with retrieval of the tools that fit the question (unless
-    --retrieve or [retrieval] says otherwise). None for any other model or server."""
+    """What the bench measured best for the model's kind of server: for a llama.cpp server the
+    built-in profile's strategy (bench/RESULTS.md: with a small local model, JSON-schema output
+    answered far more questions right than the text protocol, which is the default elsewhere),
+    used when the user chose none; and with that strategy, temperature 0 and retrieval of the
+    tools that fit the question, where the user chose no temperature or --retrieve. None for any
+    other model or server."""
     if server_kind_of(model) != "llama.cpp":
         return None
     profile = BUILTIN_PROFILES["llamacpp"]
