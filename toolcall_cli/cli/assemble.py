@@ -501,7 +501,7 @@ class MeasuredDefault:
     temperature: float
     note: str
 
-    def fits(self, strategy: str, schema_mode: SchemaMode) -> bool:
+    def fits(self, strategy: str, schema_mode: SchemaMode | None) -> bool:
         """Whether a session runs the strategy this was measured with (chosen by the user, by
         the llamacpp profile, or by this default), so its temperature and retrieval apply."""
         return strategy == self.strategy and schema_mode == self.schema_mode
