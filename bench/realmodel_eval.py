@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import dataclasses
 import datetime
 import importlib.util
 import json
@@ -58,6 +59,7 @@ SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "regex-examples": ("--strategy", "regex", "--prompt-style", "examples"),
     "default-retrieve3": ("--retrieve", "3"),
     "smolagents": None,
+    "smolagents-t0": None,  # the peer at temperature 0, toolcall's measured default there
 }
 SYSTEM_LABELS = {
     "default": "toolcall, no strategy chosen (the default for this server)",
@@ -71,6 +73,8 @@ SYSTEM_LABELS = {
     "regex-examples": "toolcall regex `--prompt-style examples`",
     "default-retrieve3": "toolcall, no strategy chosen, `--retrieve 3`",
     "smolagents": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS})",
+    "smolagents-t0": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS}), "
+    "temperature 0",
 }
 
 # --- the tools' own answers ----------------------------------------------------------------------
@@ -733,7 +737,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not server_answers(args.base_url):
             print(f"realmodel_eval: error: no server answers at {args.base_url}", file=sys.stderr)
             return 1
-        if "smolagents" in systems:
+        if any(SYSTEMS[s] is None for s in systems):
             ensure_peers_venv()
         offered = toolcall_sampling_flags()
         seeds = [int(s) for s in args.seeds.split(",")][: args.passes]
@@ -763,7 +767,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             def measure(number: int, seed: int, sampling: Sampling, question: dict[str, Any],
                         system: str) -> None:  # fmt: skip
-                if system == "smolagents":
+                if system == "smolagents-t0":
+                    at_zero = dataclasses.replace(sampling, temperature=0.0)
+                    record = run_smolagents(question["question"], args, at_zero)
+                elif system == "smolagents":
                     record = run_smolagents(question["question"], args, sampling)
                 else:
                     record = run_toolcall(system, question["question"], args, sampling, Path(home))
