@@ -5,6 +5,7 @@ the round's timeline."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Sequence
@@ -684,3 +685,26 @@ def test_an_extra_argument_that_no_result_holds_is_a_mistake_to_correct() -> Non
     failed = [r for r in finished(events) if not r.ok]
     assert [r.error_kind for r in failed] == ["invalid_arguments"]
     assert not any(isinstance(e, AnswerWithoutTools) for e in events)
+
+
+def test_a_tool_that_takes_any_argument_may_be_given_a_results_field() -> None:
+    @tool(permission="read")
+    def lookup(key: str, status: str = "") -> dict[str, Any]:
+        """Look up."""
+        return {"key": key, "status": "open"}
+
+    registry = ToolRegistry.from_functions(lookup)
+    made = registry.get("lookup")
+    assert made is not None
+    # An open schema, as an MCP server may give: `status` is not named, and still taken.
+    open_schema = {"type": "object", "properties": {"key": {"type": "string"}}}
+    registry.replace(
+        dataclasses.replace(made, spec=dataclasses.replace(made.spec, parameters=open_schema))
+    )
+    replies: list[str | dict[str, Any]] = [
+        call("lookup", key="a"),
+        call("lookup", key="b", status="open"),
+        "done",
+    ]
+    events, _ = play(replies, registry)
+    assert [r.error_kind for r in finished(events)] == [None, None]

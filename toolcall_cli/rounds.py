@@ -380,6 +380,8 @@ class Round:
         repeat, not a mistake to correct: returns that argument as `key=value`."""
         if tool is None or not isinstance(call.arguments, dict):
             return None
+        if tool.spec.parameters.get("additionalProperties") is not False:
+            return None  # a tool that takes any argument may take a result's field as one
         taken = tool.spec.parameters.get("properties") or {}
         extra = {k: v for k, v in call.arguments.items() if k not in taken}
         if not extra:
