@@ -481,14 +481,16 @@ MEASURED_RETRIEVE = 3
 ranked best for the question, and search_tools for the others. Measured with Qwen2.5-0.5B on 30
 questions and 7 tools, two passes with the same seeds: 33 of 60 right against 28 with every
 tool sent; the gains were the questions where the model had picked a wrong tool (get_weather
-for a country's population). bench/results/realmodel_30questions.md."""
+for a country's population). bench/results/realmodel_default_variants.md."""
 
 
 MEASURED_TEMPERATURE = 0.0
 """The temperature sent to a llama.cpp server when the user set none (llama-server samples at
 0.8 when told nothing). Measured with Qwen2.5-0.5B on the same 30 questions, two passes: 34 of
 60 right at 0 against 28 at the server's 0.8, in fewer iterations (2.5 against 3.1): a tool
-call's name and arguments have one right spelling, and sampling away from it only costs."""
+call's name and arguments have one right spelling, and sampling away from it only costs.
+bench/results/realmodel_default_variants.md; with --retrieve 3 as well, 40 of 60
+(bench/results/realmodel_30questions.md)."""
 
 
 @dataclass(frozen=True)
