@@ -314,7 +314,12 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
     except ModelConfigError as error:
         fail(str(error))
     notes: tuple[str, ...] = ()
-    measured = measured_default(model)
+    # The server is asked what it is only when the answer could matter: a strategy chosen, and
+    # not the measured one, keeps the session from asking (a window from a profile, then, means
+    # no probe at all).
+    chosen = (strategy_name, options.schema_mode)
+    asks = not choice.strategy_given or chosen == measured_strategy()
+    measured = measured_default(model) if asks else None
     if measured is not None and not choice.strategy_given:
         strategy_name = measured.strategy
         options = dataclasses.replace(options, schema_mode=measured.schema_mode)
@@ -509,6 +514,13 @@ class MeasuredDefault:
         return strategy == self.strategy and schema_mode == self.schema_mode
 
 
+def measured_strategy() -> tuple[str, SchemaMode]:
+    """The strategy and schema mode measured best for a llama.cpp server (the llamacpp
+    profile's)."""
+    profile = BUILTIN_PROFILES["llamacpp"]
+    return profile.strategy or "regex", SchemaMode(profile.schema_mode or "tools")
+
+
 def measured_default(model: Model) -> MeasuredDefault | None:
     """What the bench measured best for the model's kind of server: for a llama.cpp server the
     built-in profile's strategy (bench/RESULTS.md: with a small local model, JSON-schema output
@@ -518,8 +530,7 @@ def measured_default(model: Model) -> MeasuredDefault | None:
     other model or server."""
     if server_kind_of(model) != "llama.cpp":
         return None
-    profile = BUILTIN_PROFILES["llamacpp"]
-    strategy, mode = profile.strategy or "regex", SchemaMode(profile.schema_mode or "tools")
+    strategy, mode = measured_strategy()
     note = (
         f"llama.cpp server: strategy {strategy} with --schema-mode {mode.value}, the measured "
         "default for it (bench/RESULTS.md); --strategy chooses another"
