@@ -474,18 +474,23 @@ def test_dangerous_tool_runs_only_when_approved(tmp_path: Path) -> None:
     assert of(events, ToolFinished)[0].result.content == "removed a.txt"
 
 
-def test_rounds_that_only_repeat_calls_count_as_no_progress(registry: ToolRegistry) -> None:
-    model = ScriptedModel([call("echo", text="x")] * 4 + ["echo #1: x"])
-    events = list(
+def regex_run(model: ScriptedModel, registry: ToolRegistry, **limits: Any) -> list[Event]:
+    """Every event of one question ("q") answered by `model` with the text protocol."""
+    return list(
         run(
             "q",
             model=model,
             strategy=get_strategy("regex"),
             registry=registry,
             history=[],
-            limits=Limits(max_iterations=6, max_repeated_rounds=9),
+            limits=Limits(**limits),
         )
     )
+
+
+def test_rounds_that_only_repeat_calls_count_as_no_progress(registry: ToolRegistry) -> None:
+    model = ScriptedModel([call("echo", text="x")] * 4 + ["echo #1: x"])
+    events = regex_run(model, registry, max_iterations=6, max_repeated_rounds=9)
     assert [e.result.cached for e in of(events, ToolFinished)] == [False, True, True, True]
     withdrawn = of(events, AnswerWithoutTools)[0]
     assert withdrawn.failed_rounds == 3 and not withdrawn.repeated
@@ -498,16 +503,7 @@ def test_a_round_that_only_repeats_a_call_withdraws_the_tools_at_once(
     """Qwen2.5-0.5B called get_weather for Paris five times over, and answered right only past
     the limit: a repeat learns nothing, so the next request is for the answer."""
     model = ScriptedModel([call("echo", text="x")] * 2 + ["echo #1: x"])
-    events = list(
-        run(
-            "q",
-            model=model,
-            strategy=get_strategy("regex"),
-            registry=registry,
-            history=[],
-            limits=Limits(max_iterations=5),
-        )
-    )
+    events = regex_run(model, registry, max_iterations=5)
     withdrawn = of(events, AnswerWithoutTools)
     assert len(withdrawn) == 1 and withdrawn[0].repeated
     assert "You called `echo` again" in withdrawn[0].message
@@ -523,16 +519,7 @@ def test_a_round_with_a_new_call_beside_a_repeat_is_progress(registry: ToolRegis
     model = ScriptedModel(
         [call("echo", text="x"), call("echo", text="x") + call("echo", text="y"), "done"]
     )
-    events = list(
-        run(
-            "q",
-            model=model,
-            strategy=get_strategy("regex"),
-            registry=registry,
-            history=[],
-            limits=Limits(max_iterations=5),
-        )
-    )
+    events = regex_run(model, registry, max_iterations=5)
     assert not of(events, AnswerWithoutTools)
     assert of(events, FinalAnswer)[0].text == "done"
 
