@@ -238,19 +238,17 @@ def bm25f_scores(
     if not documents:
         return []
     count = len(documents)
-    average = {
-        field: sum(sum(doc[field].values()) for doc in documents) / count or 1.0
-        for field in weights
-    }
+    lengths = [{field: sum(doc[field].values()) for field in weights} for doc in documents]
+    average = {field: sum(length[field] for length in lengths) / count or 1.0 for field in weights}
     holding = Counter(term for doc in documents for term in set().union(*doc.values()))
     scores = []
-    for doc in documents:
+    for doc, length in zip(documents, lengths, strict=True):
+        # Each field's length against its average, worked out once per document, not per term.
+        norms = {field: 1 - b + b * length[field] / average[field] for field in weights}
         score = 0.0
         for term, weight in terms.items():
             frequency = sum(
-                weights[field]
-                * doc[field][term]
-                / (1 - b + b * sum(doc[field].values()) / average[field])
+                weights[field] * doc[field][term] / norms[field]
                 for field in weights
                 if doc[field][term]
             )
