@@ -49,8 +49,7 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> Prepared | ToolResult:
     try:
         problems = argument_problems(found.spec, arguments)
     except Exception as error:  # a schema jsonschema cannot use (an MCP server's, say)
-        why = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-        text = f"the tool's schema cannot be checked ({why[:200]}), so it is not run."
+        text = f"the tool's schema cannot be checked ({error_line(error)}), so it is not run."
         return error_result(call, "invalid_arguments", text)
     if problems:
         return error_result(call, "invalid_arguments", invalid_arguments_text(found, problems))
@@ -286,8 +285,7 @@ def _plain(schema: Any) -> bool:
         return True
     if not isinstance(schema, dict) or not schema.keys() <= _CHECKED | _DESCRIPTIVE:
         return False
-    named = schema.get("type", [])
-    names = [named] if isinstance(named, str) else named
+    names = _type_names(schema)
     properties = schema.get("properties", {})
     required = schema.get("required", [])
     options = schema.get("anyOf", [True])
@@ -307,6 +305,15 @@ def _plain(schema: Any) -> bool:
     )
 
 
+def _type_names(schema: dict[str, Any]) -> Any:
+    """The schema's `type` as a list of names (a list unless the schema is not plain)."""
+    named = schema.get("type", [])
+    return [named] if isinstance(named, str) else named
+
+
+# The _fits checks read a schema _plain() accepted, whole: its shapes are not checked again.
+
+
 def _fits(schema: Any, instance: Any) -> bool:
     if isinstance(schema, bool):
         return schema
@@ -319,22 +326,15 @@ def _fits(schema: Any, instance: Any) -> bool:
 def _fits_type(schema: dict[str, Any], instance: Any) -> bool:
     if "type" not in schema:
         return True
-    named = schema["type"]
-    names = [named] if isinstance(named, str) else named
-    if not isinstance(names, list) or not all(name in _TYPE_CHECKS for name in names):
-        return False
-    return any(_TYPE_CHECKS[name](instance) for name in names)
+    return any(_TYPE_CHECKS[name](instance) for name in _type_names(schema))
 
 
 def _fits_enum(schema: dict[str, Any], instance: Any) -> bool:
     if "enum" not in schema:
         return True
     # Only text is compared here: jsonschema's equality of 1, 1.0 and True is its own.
-    choices = schema["enum"]
-    return (
-        isinstance(instance, str)
-        and isinstance(choices, list)
-        and any(isinstance(choice, str) and choice == instance for choice in choices)
+    return isinstance(instance, str) and any(
+        isinstance(choice, str) and choice == instance for choice in schema["enum"]
     )
 
 
@@ -343,12 +343,7 @@ def _fits_object(schema: dict[str, Any], instance: Any) -> bool:
         return True  # these keywords say nothing about anything else
     properties = schema.get("properties", {})
     required = schema.get("required", [])
-    extra = schema.get("additionalProperties", True)
-    if not isinstance(properties, dict) or not isinstance(required, list):
-        return False
-    if not all(isinstance(name, str) for name in required):
-        return False
-    if not isinstance(extra, bool) or (not extra and not instance.keys() <= properties.keys()):
+    if not schema.get("additionalProperties", True) and not instance.keys() <= properties.keys():
         return False
     return all(name in instance for name in required) and all(
         _fits(properties[name], value) for name, value in instance.items() if name in properties
@@ -364,8 +359,7 @@ def _fits_items(schema: dict[str, Any], instance: Any) -> bool:
 def _fits_any_of(schema: dict[str, Any], instance: Any) -> bool:
     if "anyOf" not in schema:
         return True
-    options = schema["anyOf"]
-    return isinstance(options, list) and any(_fits(option, instance) for option in options)
+    return any(_fits(option, instance) for option in schema["anyOf"])
 
 
 def schema_problem(schema: Any) -> str | None:
@@ -375,9 +369,15 @@ def schema_problem(schema: Any) -> str | None:
     try:
         _validator().check_schema(schema)
     except Exception as error:
-        message = str(getattr(error, "message", "") or error).splitlines()[0]
-        return f"{type(error).__name__}: {message[:200]}"
+        return error_line(error)
     return None
+
+
+def error_line(error: Exception) -> str:
+    """An exception as one short line: its type and the first line of its message."""
+    message = str(getattr(error, "message", "") or error)
+    first = message.splitlines()[0] if message else ""
+    return f"{type(error).__name__}: {first}"[:200]
 
 
 @functools.cache
