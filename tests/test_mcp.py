@@ -16,14 +16,12 @@ from typing import Any
 
 import pytest
 from in_process import Finished, toolcall
+from piped_chat import piped_chat
 from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
-from toolcall_cli.cli.models import ModelChoice, get_model
 from toolcall_cli.config import ConfigError, load_config
 from toolcall_cli.loop import Limits
 from toolcall_cli.models.scripted import ScriptedModel
-from toolcall_cli.repl import Repl
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.mcp_servers import McpServers, start_servers
@@ -395,14 +393,7 @@ def test_a_killed_server_in_chat_is_one_line_and_the_chat_goes_on(
     try:
         with create_pipe_input() as pipe:
             pipe.send_text("restart the service\rwhat are my plans?\r/exit\r")
-            code = Repl(
-                session,
-                history_file=tmp_path / "history",
-                make_model=lambda name: get_model(ModelChoice(name=name)),
-                pt_input=pipe,
-                pt_output=DummyOutput(),
-                mode="plain",
-            ).loop()
+            code = piped_chat(session, pipe, tmp_path).loop()
     finally:
         session.close()
     out = capsys.readouterr().out

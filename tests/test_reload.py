@@ -10,12 +10,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from piped_chat import piped_chat
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from prompt_toolkit.input import PipeInput, create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
-from toolcall_cli.cli.models import ModelChoice, get_model
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.repl import Repl, SlashCompleter, ToolWatcher
@@ -225,17 +224,7 @@ def piped_repl(
     trace: TraceWriter | None = None,
 ) -> Repl:
     """A chat that reads `pipe`, with /reload and no watcher (the tests edit, then reload)."""
-    return Repl(
-        session,
-        history_file=tmp_path / "history",
-        make_model=lambda name: get_model(ModelChoice(name=name)),
-        pt_input=pipe,
-        pt_output=DummyOutput(),
-        mode="plain",
-        trace=trace,
-        reloader=reloader,
-        watch=False,
-    )
+    return piped_chat(session, pipe, tmp_path, trace=trace, reloader=reloader, watch=False)
 
 
 def test_slash_reload_in_chat_and_the_next_answer_uses_the_new_code(

@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from piped_chat import piped_chat
 from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
 
-from toolcall_cli.cli.models import ModelChoice, get_model
 from toolcall_cli.loop import Limits
 from toolcall_cli.offline import OfflineModel
-from toolcall_cli.repl import Repl
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
@@ -35,15 +33,9 @@ def new_session(model: Any = None, limits: Limits | None = None) -> Session:
 def drive(session: Session, keys: str, tmp_path: Path, history_file: Path | None = None) -> int:
     with create_pipe_input() as pipe:
         pipe.send_text(keys)
-        repl = Repl(
-            session,
-            history_file=history_file or tmp_path / "history",
-            make_model=lambda name: get_model(ModelChoice(name=name)),
-            pt_input=pipe,
-            pt_output=DummyOutput(),
-            mode="plain",
-        )
-        return repl.loop()
+        return piped_chat(
+            session, pipe, tmp_path, history_file=history_file or tmp_path / "history"
+        ).loop()
 
 
 def test_questions_are_answered_and_remembered(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from fake_openai import Answer, FakeOpenAI, text_stream
 from in_process import toolcall
+from piped_chat import piped_chat
 
 from toolcall_cli import loop
 from toolcall_cli.events import Event, Notice
@@ -648,25 +649,13 @@ def test_trace_show_with_no_traces_yet(tmp_path: Path) -> None:
 
 def chat_keys(keys: str, tmp_path: Path, trace: TraceWriter) -> int:
     from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
 
-    from toolcall_cli.cli.models import ModelChoice, get_model
-    from toolcall_cli.repl import Repl
     from toolcall_cli.session import Session
 
     session = Session(model=InterruptOnFirst(), strategy=get_strategy("regex"), registry=REGISTRY)
     with create_pipe_input() as pipe:
         pipe.send_text(keys)
-        repl = Repl(
-            session,
-            history_file=tmp_path / "history",
-            make_model=lambda name: get_model(ModelChoice(name=name)),
-            pt_input=pipe,
-            pt_output=DummyOutput(),
-            mode="plain",
-            trace=trace,
-        )
-        return repl.loop()
+        return piped_chat(session, pipe, tmp_path, trace=trace).loop()
 
 
 class InterruptOnFirst(InterruptedOnSecondRequest):

@@ -1,0 +1,27 @@
+"""A chat as the tests drive it: prompt-toolkit reading a pipe, plain output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit.input import PipeInput
+from prompt_toolkit.output import DummyOutput
+
+from toolcall_cli.cli.models import ModelChoice, get_model
+from toolcall_cli.repl import Repl
+from toolcall_cli.session import Session
+
+
+def piped_chat(session: Session, pipe: PipeInput, tmp_path: Path, **more: Any) -> Repl:
+    """A plain-mode chat on `session` that reads `pipe`; `/model NAME` makes a model as the CLI
+    does; `more` goes to Repl (trace, reloader, watch, a history_file of the test's own)."""
+    more.setdefault("history_file", tmp_path / "history")
+    return Repl(
+        session,
+        make_model=lambda name: get_model(ModelChoice(name=name)),
+        pt_input=pipe,
+        pt_output=DummyOutput(),
+        mode="plain",
+        **more,
+    )
