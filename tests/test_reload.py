@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -20,6 +21,7 @@ from toolcall_cli.offline import OfflineModel
 from toolcall_cli.repl import Repl, SlashCompleter, ToolWatcher
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.import_check import check_imports
 from toolcall_cli.tools.loader import display_path, load_tools
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.tools.reload import ToolChange, ToolReloader, tool_changes
@@ -304,3 +306,102 @@ def test_an_always_approval_is_asked_again_when_a_reload_changes_the_tool_s_code
     assert "changed get_weather (code)" in out and "changed get_wind (spec)" in out
     # New code asks again; a new description of the same code keeps the user's answer.
     assert session.policy.always == {"get_wind"}
+
+
+# --- a plugin edited to hang or to end the process --------------------------------------------
+
+# The chat on a pipe in a process of its own, so that a regression (a hang, an exit) fails the
+# test within its timeout instead of taking the test run with it.
+CHAT_DRIVER = """
+import sys
+from pathlib import Path
+
+from piped_chat import piped_chat
+from prompt_toolkit.input import create_pipe_input
+
+from toolcall_cli.offline import OfflineModel
+from toolcall_cli.session import Session
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.loader import load_tools
+from toolcall_cli.tools.reload import ToolReloader
+
+tools_dir, edit = Path(sys.argv[1]), sys.argv[2]
+loaded = load_tools([tools_dir])
+reloader = ToolReloader(loaded)
+reloader.deadline = 1.0
+session = Session(model=OfflineModel(), strategy=get_strategy("regex"), registry=loaded.registry)
+question = "What's the weather in Paris?\\r"
+with create_pipe_input() as pipe:
+    repl = piped_chat(session, pipe, tools_dir.parent, reloader=reloader, watch=False)
+    (tools_dir / "weather.py").write_text(edit, encoding="utf-8")
+    pipe.send_text(f"/reload\\r{question}/reload\\r{question}\\x04")
+    print("chat ended", repl.loop())
+"""
+
+BROKEN_AT_IMPORT = {
+    "busy loop": ("while True:\n    pass\n", "hung at import for more than 1 s (line "),
+    "sleep": ("import time\ntime.sleep(1000)\n", "hung at import for more than 1 s (line 2)"),
+    "os._exit": ("import os\nos._exit(3)\n", "called os._exit(3) at import (line 2)"),
+    "keyboard interrupt": ("raise KeyboardInterrupt\n", "KeyboardInterrupt (line 1)"),
+    "system exit": ("raise SystemExit(4)\n", "SystemExit: 4 (line 1)"),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN_AT_IMPORT.values(), ids=list(BROKEN_AT_IMPORT))
+def test_a_plugin_edited_to_hang_or_exit_at_import_costs_only_that_plugin(
+    tools_dir: Path, case: tuple[str, str]
+) -> None:
+    edit, problem = case
+    done = subprocess.run(
+        [sys.executable, "-c", CHAT_DRIVER, str(tools_dir), edit],
+        cwd=tools_dir.parent,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("chat ended 0")
+    # One warning, at the first /reload; the second finds nothing new to say.
+    told = [line for line in done.stderr.splitlines() if line.startswith("toolcall:")]
+    assert len(told) == 1, done.stderr
+    assert told[0].startswith(
+        f"toolcall: warning: reload: tools.d/weather.py: could not load: {problem}"
+    )
+    assert told[0].endswith("; its last good version stays in use")
+    assert done.stdout.count("reload: nothing changed") == 1
+    # The chat kept answering, both times with the last good version of the tool.
+    assert done.stdout.count("answer:") == 2 and done.stdout.count("-> sunny") == 2
+
+
+UNSTOPPABLE_IN_THE_CHILD = {
+    # The alarm that ends a hang in the child is swallowed: the parent kills the child.
+    "a hang that swallows the alarm": (
+        "import time\nwhile True:\n    try:\n        time.sleep(100)\n"
+        "    except BaseException:\n        pass\n",
+        "hung at import for more than 1 s",
+    ),
+    "a signal": (
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+        "was killed by SIGKILL at import",
+    ),
+    "an exit below os._exit": ("import posix\nposix._exit(5)\n", "exited with code 5 at import"),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="POSIX signals and process groups")
+@pytest.mark.parametrize(
+    "case", UNSTOPPABLE_IN_THE_CHILD.values(), ids=list(UNSTOPPABLE_IN_THE_CHILD)
+)
+def test_how_a_child_that_never_answered_ended_is_the_problem(
+    tmp_path: Path, case: tuple[str, str]
+) -> None:
+    source, problem = case
+    plugin_file = tmp_path / "stuck.py"
+    plugin_file.write_text(source, encoding="utf-8")
+    good = tmp_path / "good.py"
+    good.write_text(plugin("get_weather", "sunny"), encoding="utf-8")
+    assert check_imports([plugin_file, good], deadline=1, grace=1) == {
+        plugin_file: problem,
+        good: None,
+    }

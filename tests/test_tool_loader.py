@@ -328,10 +328,74 @@ def test_a_plugin_raising_any_base_exception_is_one_line_and_others_load(
     assert "characters" in by_file["f_huge_exit.py"]  # says how long the cut message was
 
 
+# What a plugin does at import is its own problem: it is one warning line, and the next plugin
+# loads. The deadline is short here, so a hang costs the test a second.
+STOPPED_PLUGINS = {
+    "keyboard interrupt": ("raise KeyboardInterrupt\n", "KeyboardInterrupt (line 1)"),
+    "os._exit": ("import os\n\nos._exit(3)\n", "called os._exit(3) at import (line 3)"),
+    "busy loop": ("while True:\n    pass\n", "hung at import for more than 1 s (line "),
+    "sleep": ("import time\n\ntime.sleep(1000)\n", "hung at import for more than 1 s (line 3)"),
+    "interrupt in __str__": (
+        "class Odd(Exception):\n    def __str__(self):\n        raise KeyboardInterrupt\n\n"
+        "raise Odd()\n",
+        "Odd: (its message could not be read) (line 5)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", STOPPED_PLUGINS.values(), ids=list(STOPPED_PLUGINS))
+def test_a_plugin_that_interrupts_exits_or_hangs_at_import_is_one_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: tuple[str, str]
+) -> None:
+    source, problem = case
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "a_stops.py", source)
+    write(tmp_path, "b_good.py", GOOD)
+    real_exit = os._exit
+    result = load_tools([tmp_path], deadline=1)
+    assert result.registry.names() == ["echo"]
+    [line] = result.problems
+    assert line.startswith(f"a_stops.py: could not load: {problem}")
+    assert os._exit is real_exit  # held only while the plugin imported
+
+
 def test_ctrl_c_while_a_plugin_loads_still_interrupts(tmp_path: Path) -> None:
-    write(tmp_path, "interrupt.py", "raise KeyboardInterrupt\n")
-    with pytest.raises(KeyboardInterrupt):
-        load_tools([tmp_path])
+    """The user's Ctrl-C (a real SIGINT, as the terminal sends it) stops the loading, even when
+    the plugin swallows the KeyboardInterrupt it raised inside it."""
+    write(tmp_path, "a_interrupted.py", "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")
+    write(
+        tmp_path / "swallowed",
+        "interrupted.py",
+        "import os, signal\ntry:\n    os.kill(os.getpid(), signal.SIGINT)\n"
+        "except KeyboardInterrupt:\n    pass\n",
+    )
+    for directory in (tmp_path, tmp_path / "swallowed"):
+        with pytest.raises(KeyboardInterrupt):
+            load_tools([directory])
+
+
+def test_a_plugin_that_interrupts_or_exits_at_start_is_one_warning_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Through a real process: the plugin's KeyboardInterrupt ended `toolcall run` with exit
+    130 and nothing said; its os._exit ended it with the plugin's exit code."""
+    write(tmp_path / "tools.d", "a_interrupt.py", "raise KeyboardInterrupt\n")
+    write(tmp_path / "tools.d", "b_exit.py", "import os\nos._exit(3)\n")
+    write(tmp_path / "tools.d", "c_good.py", GOOD)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "run", "--no-trace", "--no-default-tools", "hi"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "toolcall: warning: tools.d/a_interrupt.py: could not load: KeyboardInterrupt (line 1)",
+        "toolcall: warning: tools.d/b_exit.py: could not load: called os._exit(3) at import "
+        "(line 2)",
+    ]
+    assert "echo" in done.stdout  # the good plugin's tool is there
 
 
 def test_tools_command_lists_the_others_beside_a_hostile_plugin(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolcall_cli.tools.plugin_guard import IMPORT_DEADLINE, ImportGuard, ImportStopped
 from toolcall_cli.tools.registry import MARKED, Tool, ToolRegistry, tool_options
 from toolcall_cli.tools.schema import ToolDefinitionError
 
@@ -98,13 +99,16 @@ def tool_dirs(extra: Sequence[Path], *, include_bundled: bool, cwd: Path) -> lis
     return dirs
 
 
-def load_tools(dirs: Sequence[Path], *, explicit: Sequence[Path] = ()) -> LoadResult:
+def load_tools(
+    dirs: Sequence[Path], *, explicit: Sequence[Path] = (), deadline: float = IMPORT_DEADLINE
+) -> LoadResult:
     """Load every `*.py` (not starting with `_`) of each dir, in sorted order.
 
     A missing dir is skipped silently unless it is in `explicit` (the user asked for it).
     A file byte-identical to one already loaded is the same plugin reached by another path
     (an installed copy of the bundled tools and the repository's tools.d, or a copy in the
     user dir): it is skipped silently rather than reported as clashing with itself.
+    `deadline`: seconds each file's import may take (see plugin_guard).
     """
     result = LoadResult(dirs=list(dirs))
     asked_for = {path.resolve() for path in explicit}
@@ -121,7 +125,7 @@ def load_tools(dirs: Sequence[Path], *, explicit: Sequence[Path] = ()) -> LoadRe
                 continue
             if identity is not None:
                 loaded.add(identity)
-            load_file(path, result, identity=identity)
+            load_file(path, result, identity=identity, deadline=deadline)
     return result
 
 
@@ -147,22 +151,49 @@ def plugin_identity(path: Path) -> str | None:
         return None
 
 
-def load_file(path: Path, result: LoadResult, *, identity: str | None = None) -> None:
+def load_file(
+    path: Path,
+    result: LoadResult,
+    *,
+    identity: str | None = None,
+    deadline: float = IMPORT_DEADLINE,
+) -> None:
     """Import one plugin file and register the tools it defines into `result`."""
-    shown = display_path(path)
     plugin = PluginFile(path=path, identity=identity)
     result.plugins.append(plugin)
-    try:
-        found = plugin_tools(path)
-    except KeyboardInterrupt:
-        raise  # the user pressed Ctrl-C while plugins loaded: stop, as anywhere else
-    except BaseException as error:  # a plugin may raise anything: SystemExit, GeneratorExit, ...
-        result.problems.append(f"{shown}: could not load: {describe_import_error(error, path)}")
+    found = load_plugin(path, deadline=deadline)
+    if isinstance(found, str):
+        result.problems.append(f"{display_path(path)}: could not load: {found}")
         return
-    result.problems += [f"{shown}: {problem}" for problem in found.problems]
+    result.problems += [f"{display_path(path)}: {problem}" for problem in found.problems]
     plugin.tools = list(found.tools)
     for item in found.tools:
         register(item, result)
+
+
+def load_plugin(
+    path: Path, *, fresh: bool = False, deadline: float = IMPORT_DEADLINE
+) -> PluginTools | str:
+    """The file's tools, or why it could not be loaded (`NameError: ... (line 3)`, `hung at
+    import for more than 10 s (line 2)`). Whatever the plugin does is its own problem: any
+    exception (KeyboardInterrupt and SystemExit too), os._exit, an import running past
+    `deadline`. Only the user's Ctrl-C stops the loading. `fresh`: see import_plugin."""
+    guard = ImportGuard(deadline)
+    try:
+        with guard:  # up while the problem is described too: that runs the plugin's __str__
+            found = _tools_or_problem(path, fresh)
+    except ImportStopped as stopped:  # the guard's alarm, between two steps of our own
+        found = str(stopped)
+    if guard.interrupted:
+        raise KeyboardInterrupt  # the user pressed Ctrl-C while it loaded: stop, as anywhere
+    return found
+
+
+def _tools_or_problem(path: Path, fresh: bool) -> PluginTools | str:
+    try:
+        return plugin_tools(path, fresh=fresh)
+    except BaseException as error:  # a plugin may raise anything: SystemExit, GeneratorExit, ...
+        return describe_import_error(error, path)
 
 
 @dataclass
@@ -291,7 +322,10 @@ def defined_tools(module: types.ModuleType) -> list[Callable[..., Any]]:
 
 def describe_import_error(error: BaseException, path: Path) -> str:
     """`NameError: name 'x' is not defined (line 3)`: type, message and the plugin's line."""
-    if isinstance(error, SyntaxError):
+    if isinstance(error, ImportStopped):  # the guard's own words: `hung at import for ...`
+        text = str(error)
+        line = _plugin_line(error, path)
+    elif isinstance(error, SyntaxError):
         text = f"{type(error).__name__}: {error.msg}"
         line = error.lineno
     else:
@@ -306,9 +340,7 @@ def short_message(error: BaseException) -> str:
     (`sys.exit("x" * 10**6)`, or a `__str__` that raises)."""
     try:
         message = " ".join(str(error).split())
-    except KeyboardInterrupt:
-        raise
-    except BaseException:
+    except BaseException:  # the plugin's own code, even a KeyboardInterrupt it raises
         return "(its message could not be read)"
     if len(message) <= MAX_MESSAGE_CHARS:
         return message

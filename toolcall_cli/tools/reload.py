@@ -3,7 +3,8 @@ tools put in the registry, and what that changed, one line each.
 
 Only tools loaded from the plugin files of the watched directories are touched: MCP tools and
 the built-in `search_tools` stay as they are. A file whose new version is broken keeps its
-last good version in use.
+last good version in use. A changed file is tried in a child process before the chat imports
+it (import_check.py): one that hangs, exits or crashes at import is broken like any other.
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolcall_cli.events import Notice
+from toolcall_cli.tools.import_check import check_imports
 from toolcall_cli.tools.loader import (
     LoadResult,
     PluginFile,
     clash_line,
-    describe_import_error,
     display_path,
+    load_plugin,
     plugin_files,
     plugin_identity,
-    plugin_tools,
 )
+from toolcall_cli.tools.plugin_guard import IMPORT_DEADLINE
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 ChangeKind = Literal["added", "changed", "removed"]
@@ -73,8 +75,10 @@ class ReloadReport:
 class ToolReloader:
     """Remembers each plugin file as last loaded, and reloads the ones that changed."""
 
-    def __init__(self, loaded: LoadResult) -> None:
+    def __init__(self, loaded: LoadResult, *, deadline: float = IMPORT_DEADLINE) -> None:
         self.dirs = list(loaded.dirs)
+        self.deadline = deadline
+        """Seconds a changed file's import may take (see plugin_guard)."""
         self._files: dict[Path, PluginFile] = {plugin.path: plugin for plugin in loaded.plugins}
         sources = {str(path) for path in self._files}
         self._owned: dict[str, Tool] = {
@@ -93,12 +97,16 @@ class ToolReloader:
         report = ReloadReport()
         files: dict[Path, PluginFile] = {}
         fresh: set[Path] = set()
-        for path, identity in self._current_files():
+        current = self._current_files()
+        changed = [path for path, identity in current if not self._same(path, identity)]
+        tried = check_imports(changed, deadline=self.deadline) if changed else {}
+        for path, identity in current:
             old = self._files.get(path)
             if old is not None and old.identity == identity:
                 files[path] = old
                 continue
-            files[path], loaded = load_anew(path, identity, old, report)
+            problem = tried.get(path)
+            files[path], loaded = load_anew(path, identity, old, report, problem, self.deadline)
             if loaded:
                 fresh.add(path)
         owned = self._claim(files, fresh, registry, report)
@@ -110,6 +118,10 @@ class ToolReloader:
         self._apply(owned, registry)
         self._files = files
         return report
+
+    def _same(self, path: Path, identity: str | None) -> bool:
+        old = self._files.get(path)
+        return old is not None and old.identity == identity
 
     def _current_files(self) -> list[tuple[Path, str | None]]:
         """The plugin files now, in load order, as load_tools takes them: a file
@@ -164,21 +176,23 @@ class ToolReloader:
 
 
 def load_anew(
-    path: Path, identity: str | None, old: PluginFile | None, report: ReloadReport
+    path: Path,
+    identity: str | None,
+    old: PluginFile | None,
+    report: ReloadReport,
+    tried: str | None = None,
+    deadline: float = IMPORT_DEADLINE,
 ) -> tuple[PluginFile, bool]:
     """The file's new version, or its last good one when the new one is broken (it does not
-    import, or a tool in it cannot be defined), with one line saying so. The flag: whether the
-    new version is the one in use."""
+    import, or a tool in it cannot be defined), with one line saying so. `tried`: the problem
+    its trial in a child process found (then it is not imported here at all). The flag: whether
+    the new version is the one in use."""
     shown = display_path(path)
     last_good = old.tools if old is not None else []
     keeping = "; its last good version stays in use" if last_good else ""
-    try:
-        found = plugin_tools(path, fresh=True)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as error:  # a plugin may raise anything: SystemExit, GeneratorExit, ...
-        problem = f"could not load: {describe_import_error(error, path)}"
-        report.problems.append(f"{shown}: {problem}{keeping}")
+    found = tried if tried is not None else load_plugin(path, fresh=True, deadline=deadline)
+    if isinstance(found, str):
+        report.problems.append(f"{shown}: could not load: {found}{keeping}")
         return PluginFile(path=path, identity=identity, tools=last_good), False
     if found.definition_errors and last_good:
         first, more = found.definition_errors[0], len(found.definition_errors) - 1

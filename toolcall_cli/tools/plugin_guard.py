@@ -1,0 +1,116 @@
+"""A guard around a plugin's import in toolcall's own process: a hang past the deadline, an
+os._exit, or a KeyboardInterrupt the plugin raises itself ends that plugin's import, not toolcall.
+
+It holds what can be held in-process. A hang in C code that never returns to Python, or a crash
+of the interpreter, cannot be: chat's reload tries each changed file in a child process first
+(import_check.py), and the start-up, which must stay fast, relies on this guard alone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from types import FrameType, TracebackType
+from typing import Any, NoReturn
+
+IMPORT_DEADLINE = 10.0
+"""Seconds a plugin file's import (with the building of its tools) may take before it is taken
+for hung: far more than a plugin's imports need, short enough not to leave a start stuck."""
+
+_RE_ALARM = 1.0
+"""Seconds between further alarms after the deadline, for a plugin that swallowed the first."""
+
+
+class ImportStopped(BaseException):
+    """A plugin's import ended by the guard; its message is the phrase the warning line uses. A
+    BaseException, so that a plugin's `except Exception:` does not swallow it."""
+
+
+class ImportHung(ImportStopped):
+    def __init__(self, deadline: float) -> None:
+        super().__init__(f"hung at import for more than {deadline:g} s")
+
+
+class ImportExited(ImportStopped):
+    def __init__(self, code: object) -> None:
+        super().__init__(f"called os._exit({code!r}) at import")
+
+
+def _plugin_exit(status: int) -> NoReturn:
+    """os._exit while a plugin imports: the plugin's exit, not toolcall's."""
+    raise ImportExited(status)
+
+
+class ImportGuard:
+    """`with ImportGuard(deadline):` around a plugin's import. The deadline and the telling of
+    the user's Ctrl-C from a plugin's own KeyboardInterrupt need signals, so they hold on the
+    main thread only (where toolcall loads and reloads plugins); os._exit is held anywhere."""
+
+    def __init__(self, deadline: float = IMPORT_DEADLINE) -> None:
+        self.deadline = deadline
+        self.interrupted = False
+        """True when the user pressed Ctrl-C while the guard was up: a KeyboardInterrupt that
+        ends the import is then the user's, and must stop what toolcall was doing."""
+        self._armed = False
+        self._timer_set = False
+        self._saved: dict[int, Any] = {}
+        self._real_exit = os._exit
+
+    def __enter__(self) -> ImportGuard:
+        os._exit = _plugin_exit
+        if threading.current_thread() is threading.main_thread():
+            self._watch_interrupt()
+            self._arm_alarm()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            self._armed = False  # first: an alarm due now raises nothing further
+        finally:
+            if self._timer_set:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                self._timer_set = False
+            for number, handler in self._saved.items():
+                signal.signal(number, handler)
+            self._saved.clear()
+            os._exit = self._real_exit
+
+    def user_interrupt(self, error: BaseException) -> bool:
+        """Whether `error`, ending the import, is the user's Ctrl-C (not the plugin's own)."""
+        return isinstance(error, KeyboardInterrupt) and self.interrupted
+
+    def _watch_interrupt(self) -> None:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is None:  # set outside Python: it cannot be called on, so it is left alone
+            return
+
+        def on_interrupt(number: int, frame: FrameType | None) -> None:
+            self.interrupted = True
+            if callable(previous):
+                previous(number, frame)
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt
+
+        self._saved[signal.SIGINT] = signal.signal(signal.SIGINT, on_interrupt)
+
+    def _arm_alarm(self) -> None:
+        if not hasattr(signal, "setitimer") or self.deadline <= 0:
+            return  # no interval timers here: the import is not bounded in-process
+        if signal.getitimer(signal.ITIMER_REAL) != (0.0, 0.0):
+            return  # someone else's alarm is running: it is left alone
+        if signal.getsignal(signal.SIGALRM) is None:
+            return
+
+        def on_alarm(number: int, frame: FrameType | None) -> None:
+            if self._armed:
+                raise ImportHung(self.deadline)
+
+        self._saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, on_alarm)
+        self._armed = self._timer_set = True
+        signal.setitimer(signal.ITIMER_REAL, self.deadline, _RE_ALARM)
