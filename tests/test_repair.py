@@ -139,6 +139,10 @@ SYNTAX_ONLY = {
         '{"name": "f", "arguments": {"q": "say "hi" now"}}',
         {"q": 'say "hi" now'},
     ),
+    "unescaped quotes around a link": (
+        '{"name": "f", "arguments": {"q": "[see]("https://example.com/a+b")"}}',
+        {"q": '[see]("https://example.com/a+b")'},
+    ),
     "an escaped apostrophe": ('{"name": "f", "arguments": {"q": "it\\\'s"}}', {"q": "it's"}),
     "a stray closing bracket": ('{"name": "f", "arguments": {"x": 1}}}', {"x": 1}),
     "a raw newline in a string": ('{"name": "f", "arguments": {"t": "a\nb"}}', {"t": "a\nb"}),
@@ -169,6 +173,15 @@ DATA_CHANGING = {
     "values moved between brackets": ('{"a": [1, 2, "b": 3}', "drop `b`"),
     "a comment": ('{"a": 1 // one\n}', "`//`"),
     "prose inside the value": ('{"a": 1} and then', "drop `and`"),
+    # Syntax the model wrote between two strings, which a repair would make part of one value.
+    "a # comment": ('{"a": "Paris" # "London"}', 'make `" # "`, which the text has between'),
+    "a concatenation": ("{'a': 'Pa' + 'ris'}", "make `' + '`, which the text has between"),
+    "a // comment": ('{"a": "Paris" // "London"}', 'make `" // "`'),
+    "a /* */ comment": ('{"a": "Paris"/* or */"London"}', 'make `"/* or */"`'),
+    "a + with no spaces": ('{"a": "Pa"+"ris"}', 'make `"+"`'),
+    "an operator word": ('{"a": "Paris" or "London"}', 'make `" or "`'),
+    "a comment on its own line": ('{"a": "Paris"\n# "London"\n}', 'make `"\\n# "`'),
+    "syntax in a key": ('{"ci" + "ty": "Paris"}', 'make `" + "`'),
 }
 
 

@@ -6,7 +6,9 @@ json-repair is a guesser: `{"content": "x\\n",}` comes back as `{"content": "x"}
 wrote. So a repaired value is compared with the model's text, token by token: every key and
 scalar must appear unchanged and in the same order, the brackets must be the same ones, and
 nothing may be added except closing brackets at the very end. Quotes, commas, key quoting and
-Python-style literals may differ; that is what a repair is for.
+Python-style literals may differ; that is what a repair is for. A quote left unescaped inside a
+string is syntax the model got wrong only while it reads as a quotation (`"say "hi" now"`);
+`"Paris" # "London"` and `'Pa' + 'ris'` are the model's syntax, and never become one value.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 MAX_DEPTH = 64
@@ -164,6 +166,9 @@ class _Token:
     text: str
     value: Any = None
     key: bool = False
+    between: str | None = None
+    """For a string that kept quotes of its own kind inside (see _closes_string): the first
+    piece a strict reader sees between two strings that reads as syntax, not as a quotation."""
 
 
 def repair_changes(text: str, value: Any) -> str | None:
@@ -208,9 +213,12 @@ def _difference(written: _Token, made: _Token) -> str | None:
         return f"add {_shown(made)}, which is not in the text"
     if written.text in _NOT_JSON_NUMBERS:
         return f"turn {written.text} (which JSON does not have) into {_shown(made)}"
-    if _same_scalar(written, made):
-        return None
-    return f"change {_shown(written)} into {_shown(made)}"
+    if not _same_scalar(written, made):
+        return f"change {_shown(written)} into {_shown(made)}"
+    if written.between is not None:
+        between = _shown(_Token("word", written.between))
+        return f"make {between}, which the text has between two strings, part of {_shown(written)}"
+    return None
 
 
 def _same_scalar(written: _Token, made: _Token) -> bool:
@@ -233,12 +241,19 @@ def _same_scalar(written: _Token, made: _Token) -> bool:
 
 
 _MISSING = object()
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def _one_line(text: str) -> str:
+    """Text a message quotes, with its line breaks and tabs written as JSON writes them."""
+    return text.translate(_LINE_BREAKS)
 
 
 def _shown(token: _Token) -> str:
     if token.kind in _BRACKETS:
         return f"`{token.kind}`"
-    text = token.text if len(token.text) <= 40 else token.text[:39] + "…"
+    text = _one_line(token.text)
+    text = text if len(text) <= 40 else text[:39] + "…"
     return f"`{text}`" if text else "an empty string"
 
 
@@ -296,7 +311,7 @@ def _tokens(text: str) -> Iterator[_Token]:
 def _with_key(token: _Token, text: str, end: int) -> _Token:
     rest = text[end : end + 64].lstrip()
     if rest.startswith(":"):
-        return _Token(token.kind, token.text, token.value, key=True)
+        return replace(token, key=True)
     return token
 
 
@@ -318,7 +333,9 @@ def _quoted(text: str, start: int) -> tuple[int, _Token]:
             continue
         if c == quote and _closes_string(text, i + 1):
             body = text[start + 1 : i]
-            return i + 1, _Token("string", body, _decode(body))
+            return i + 1, _Token(
+                "string", body, _decode(body), between=_syntax_between(body, quote)
+            )
         i += 1
     body = text[start + 1 :]
     return n, _Token("open", body, body)
@@ -330,6 +347,50 @@ def _closes_string(text: str, i: int) -> bool:
     (`"He said "hi" there"`), which is syntax, so it stays inside the string."""
     m = _NON_SPACE.search(text, i)
     return m is None or m.group() in ",:}]"
+
+
+_COMMENT_OR_JOIN = ("#", "//", "/*", "+")
+"""What starts a comment or joins two strings in the languages a model mixes into JSON."""
+
+
+def _syntax_between(body: str, quote: str) -> str | None:
+    """Quotes left inside a string are taken for quotes the model forgot to escape, so that
+    `"He said "hi" there"` keeps its words. That holds only while what they enclose reads as a
+    quotation; `"Paris" # "London"` and `'Pa' + 'ris'` are a comment and a concatenation, and
+    reading them as one string would put the model's syntax into the value. Returns the first
+    piece between two strings that reads as syntax (with its quotes), or None."""
+    quotes = _unescaped(body, quote)
+    bounds = [-1, *quotes, len(body)]
+    for n in range(1, len(quotes) + 1, 2):  # the pieces after the 1st, 3rd, ... inner quote
+        piece = body[bounds[n] + 1 : bounds[n + 1]]
+        closed = n < len(quotes)  # another inner quote ends it
+        if _reads_as_syntax(piece, closed):
+            return quote + piece + (quote if closed else "")
+    return None
+
+
+def _reads_as_syntax(piece: str, closed: bool) -> bool:
+    """A quotation holds a word, and its quotes hug it: `"hi"`, not `" # "` nor `"+"`."""
+    word = piece.strip()
+    if not any(c.isalnum() for c in word):
+        return True
+    if word.startswith(_COMMENT_OR_JOIN) or word.endswith("*/"):
+        return True
+    return closed and word != piece
+
+
+def _unescaped(body: str, quote: str) -> list[int]:
+    """Where `quote` stands in `body` without a backslash escaping it."""
+    found: list[int] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            i += 2
+            continue
+        if body[i] == quote:
+            found.append(i)
+        i += 1
+    return found
 
 
 def _decode(body: str) -> str | None:
