@@ -204,3 +204,29 @@ def test_parse_with_stdin_closed_is_a_usage_error() -> None:
         preexec_fn=lambda: os.close(0),
     )
     assert done.returncode == 2 and "stdin" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_bare_carriage_return_is_data_and_kept(tmp_path: Path) -> None:
+    """A \r inside a string is an argument's character; read as a line end it became \n."""
+    data = b'Done.\r<tool_call>{"name": "f", "arguments": {"text": "a\rb\r\nc"}}</tool_call>'
+    source = tmp_path / "reply.txt"
+    source.write_bytes(data)
+    for done in (
+        parse_bytes(str(source)),
+        parse_bytes(stdin=data),
+        parse_bytes("--strategy", "stream", "--chunk", "1", stdin=data),
+        real_parse(stdin=data),
+    ):
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert names_and_arguments(result) == [("f", {"text": "a\rb\r\nc"})]
+        assert result["text"] == "Done."
+
+
+def test_an_sse_stream_is_cut_into_lines_only_where_the_format_ends_them() -> None:
+    """U+2028 and U+0085 may stand raw in an event's JSON string; a bare \r ends a line."""
+    content = "line\u2028sep\x85next"
+    event = {"choices": [{"index": 0, "delta": {"content": content}}]}
+    stream = f"data: {json.dumps(event, ensure_ascii=False)}\r\rdata: [DONE]\r"
+    result = parse_cli("--sse", stdin=stream)
+    assert result["errors"] == [] and result["text"] == content

@@ -17,7 +17,7 @@ from toolcall_cli.strategies.schema import NativeReplyParser
 from toolcall_cli.strategies.text_protocol import TextReplyParser
 from toolcall_cli.strategies.textcalls import CallTextParser
 from toolcall_cli.wire import ModelError
-from toolcall_cli.wire.sse import sse_data
+from toolcall_cli.wire.sse import sse_data, sse_lines
 
 
 class SseInputError(ValueError):
@@ -61,7 +61,7 @@ def parse_sse(stream_text: str) -> dict[str, Any]:
     tagged = TextReplyParser("call_")
     native = NativeReplyParser("call_")
     count = 0
-    for data in sse_data(iter(stream_text.splitlines())):
+    for data in sse_data(iter(sse_lines(stream_text))):
         if data == "[DONE]":
             break
         count += 1

@@ -677,8 +677,9 @@ def parse(
 
 
 def read_input(file: Path | None) -> str:
-    """The raw output as text, by one rule for a file and for stdin: strict UTF-8. A decoder
-    that replaced bad bytes would hand the parser text the model never sent."""
+    """The raw output as text, by one rule for a file and for stdin: strict UTF-8, and no
+    newline translation. A decoder that replaced bad bytes, or turned a \\r into \\n, would hand
+    the parser text the model never sent."""
     name = str(file) if file else "stdin"
     try:
         data = file.read_bytes() if file else stdin_bytes()
@@ -691,8 +692,9 @@ def read_input(file: Path | None) -> str:
             f"{name} is not valid UTF-8: a bad byte (0x{data[error.start]:02x}) "
             f"at byte offset {error.start}"
         )
-    # As text-mode reading did before: \r\n and a lone \r end a line as \n does.
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    # Kept byte for byte: a \r is data (inside a string it is an argument's character), and
+    # the parsers take \r\n between the parts of a reply as they take \n.
+    return text
 
 
 def stdin_bytes() -> bytes:

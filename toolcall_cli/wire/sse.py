@@ -3,7 +3,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def sse_lines(text: str) -> list[str]:
+    """The lines of a whole event stream, ended by \\r\\n, \\r or \\n as the format says:
+    str.splitlines would also end a line at a U+2028 or U+0085 inside an event's JSON string."""
+    return _LINE_END.split(text)
 
 
 def sse_data(lines: Iterator[str]) -> Iterator[str]:
