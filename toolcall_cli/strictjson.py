@@ -3,12 +3,18 @@
 Python's json writes NaN and Infinity, which are not JSON: a reader in another language fails
 on them. They can reach an output from a tool's schema (a default of float("inf")) or a
 server's reply, so every JSON output goes through here.
+
+A lone surrogate (`"\\ud800"` in a model's JSON decodes to one) is a string no UTF-8 writer
+takes: a stream set to replace it wrote `?`, which changes the data. It is written as the JSON
+escape it came as, which every reader decodes back to the same string.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
+import re
 from typing import Any
 
 NOTES_KEY = "json_notes"
@@ -17,18 +23,50 @@ _DEEPEST = 200
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:
-    """`value` as strict JSON (UTF-8 text kept as is). Non-finite numbers become the strings
-    "NaN", "Infinity" and "-Infinity", and an object at the top gets a `json_notes` list saying
-    where; anything else JSON cannot hold is written as its repr."""
+    """`value` as strict JSON (UTF-8 text kept as is, a lone surrogate as its escape). Non-finite
+    numbers become the strings "NaN", "Infinity" and "-Infinity", and an object at the top gets
+    a `json_notes` list saying where; anything else JSON cannot hold is written as its repr."""
     try:
-        return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, default=repr)
+        text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, default=repr)
     except ValueError:  # a non-finite float somewhere (or a circular structure)
-        pass
-    notes: list[str] = []
-    clean = _finite(value, "", notes, 0)
-    if isinstance(clean, dict) and notes:
-        clean = {**clean, NOTES_KEY: notes}
-    return json.dumps(clean, ensure_ascii=False, indent=indent, allow_nan=False, default=repr)
+        notes: list[str] = []
+        clean = _finite(value, "", notes, 0)
+        if isinstance(clean, dict) and notes:
+            clean = {**clean, NOTES_KEY: notes}
+        text = json.dumps(clean, ensure_ascii=False, indent=indent, allow_nan=False, default=repr)
+    return escape_surrogates(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as its `\\uXXXX` escape: in JSON text it can
+    only stand inside a string, where that escape is what it means."""
+    return _SURROGATE.sub(lambda found: _escape(found.group()), text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)  # JSON spells a character past U+FFFF as a pair
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+
+
+STREAM_ERRORS = "toolcall.escape"
+"""The `errors` of toolcall's stdout and stderr: a character the stream cannot encode (a lone
+surrogate, or anything on an ASCII terminal) is written as its `\\uXXXX` escape, not as `?`.
+In JSON output that escape is the same string; on screen it says which character it was."""
+
+
+def _escape_unencodable(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return "".join(map(_escape, error.object[error.start : error.end])), error.end
+
+
+codecs.register_error(STREAM_ERRORS, _escape_unencodable)
 
 
 def _finite(value: Any, path: str, notes: list[str], depth: int) -> Any:

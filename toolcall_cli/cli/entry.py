@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from toolcall_cli import strictjson
+
 try:  # typer >= 0.26 vendors click and raises its own copies of click's exceptions
     from typer._click import exceptions as click_exceptions
     from typer._click.core import Context as ClickContext
@@ -159,10 +161,11 @@ def silence_output() -> None:
 def main() -> None:
     """Entry point: usage errors become one line and exit code 2, never a traceback."""
     for stream in (sys.stdout, sys.stderr):
-        # A terminal or pipe that cannot show some characters (PYTHONIOENCODING=ascii) gets
-        # replacement marks instead of a crash.
+        # A character the terminal or pipe cannot take (PYTHONIOENCODING=ascii, or a lone
+        # surrogate a model's `\ud800` decodes to) is written as its \uXXXX escape: no crash,
+        # and no `?` that changes the data.
         if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="replace")
+            stream.reconfigure(errors=strictjson.STREAM_ERRORS)
     try:
         code = run_app()
         # A reader that left shows here at the latest, not in the interpreter's last flush.

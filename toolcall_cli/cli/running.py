@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import typer
 
+from toolcall_cli import strictjson
 from toolcall_cli.cli.entry import (
     EXIT_ANSWERED,
     EXIT_BY_STOP,
@@ -165,7 +166,8 @@ def renderer_stdout(mode: RenderMode) -> Iterator[IO[str] | None]:
     sys.stdout.flush()
     own = os.dup(1)
     os.dup2(2, 1)
-    stream = open(own, "w", encoding=sys.stdout.encoding or "utf-8", errors="replace")  # noqa: SIM115
+    encoding = sys.stdout.encoding or "utf-8"
+    stream = open(own, "w", encoding=encoding, errors=strictjson.STREAM_ERRORS)  # noqa: SIM115
     try:
         yield stream
     finally:

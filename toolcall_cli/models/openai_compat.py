@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from toolcall_cli import strictjson
 from toolcall_cli.keys import display_url, key_problem, redact, url_origin, url_secrets
 from toolcall_cli.models._body import ACCEPT_ENCODING, Deadline, decoded_body, lines_of
 from toolcall_cli.models._window import (
@@ -224,7 +225,9 @@ class OpenAICompatModel:
         timeout = httpx.Timeout(
             min(endpoint.read_timeout, remaining), connect=min(endpoint.connect_timeout, remaining)
         )
-        request = self._client.build_request("POST", self.url, json=body, timeout=timeout)
+        request = self._client.build_request(
+            "POST", self.url, content=request_json(body), headers=JSON_BODY, timeout=timeout
+        )
         try:
             response = headers_within(lambda: self._client.send(request, stream=True), remaining)
         except httpx.ConnectTimeout:
@@ -392,6 +395,17 @@ def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.
     if error is not None:
         raise error
     return response
+
+
+JSON_BODY = {"Content-Type": "application/json"}
+
+
+def request_json(body: dict[str, Any]) -> bytes:
+    """The request body as httpx's `json=` writes it, except that a lone surrogate is sent as
+    its JSON escape: a model's own `"\\ud800"`, in its reply fed back, would otherwise fail
+    to encode and end the run."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return strictjson.escape_surrogates(text).encode("utf-8")
 
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)

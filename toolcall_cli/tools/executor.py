@@ -9,6 +9,7 @@ import difflib
 import functools
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -45,6 +46,8 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> Prepared | ToolResult:
     arguments = {} if call.arguments is None else call.arguments
     if not isinstance(arguments, dict):
         return error_result(call, "invalid_arguments", not_an_object(found, arguments))
+    if (held := lone_surrogate(arguments)) is not None:
+        return error_result(call, "invalid_arguments", not_text(found, *held))
     arguments, coerced = coerce_arguments(found.spec, arguments)
     try:
         problems = argument_problems(found.spec, arguments)
@@ -171,6 +174,36 @@ def not_an_object(found: Tool, arguments: object) -> str:
     return (
         f"invalid arguments for `{found.name}`: arguments must be a JSON object "
         f'(e.g. {{"name": value}}), got {json_type(arguments)}.'
+    )
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(arguments: dict[str, Any]) -> tuple[str, str] | None:
+    """The first argument holding a lone surrogate (in a string or a key, at any depth), and
+    that surrogate. JSON decodes `"\\ud800"` to one, but it is no character: no UTF-8 file,
+    terminal or server takes it, so no tool is given it."""
+    for name, value in arguments.items():
+        stack: list[Any] = [name, value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if found := _LONE_SURROGATE.search(item):
+                    return name, found.group()
+            elif isinstance(item, dict):
+                stack += [*item.keys(), *item.values()]
+            elif isinstance(item, list):
+                stack += item
+    return None
+
+
+def not_text(found: Tool, name: str, surrogate: str) -> str:
+    shown = strictjson.escape_surrogates(short_name(name))
+    return (
+        f"invalid arguments for `{found.name}`: `{shown}` holds "
+        f"{strictjson.escape_surrogates(surrogate)}, half of a UTF-16 surrogate pair without the "
+        "other half, which is not a character. Send the character itself, or both halves."
     )
 
 
