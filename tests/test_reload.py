@@ -21,7 +21,6 @@ from toolcall_cli.offline import OfflineModel
 from toolcall_cli.repl import Repl, SlashCompleter, ToolWatcher
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy
-from toolcall_cli.tools.import_check import check_imports
 from toolcall_cli.tools.loader import display_path, load_tools
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.tools.reload import ToolChange, ToolReloader, tool_changes
@@ -355,7 +354,7 @@ def test_a_plugin_edited_to_hang_or_exit_at_import_costs_only_that_plugin(
     done = subprocess.run(
         [sys.executable, "-c", CHAT_DRIVER, str(tools_dir), edit],
         cwd=tools_dir.parent,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])},
         capture_output=True,
         text=True,
         timeout=120,
@@ -396,6 +395,8 @@ UNSTOPPABLE_IN_THE_CHILD = {
 def test_how_a_child_that_never_answered_ended_is_the_problem(
     tmp_path: Path, case: tuple[str, str]
 ) -> None:
+    from toolcall_cli.tools.import_check import check_imports
+
     source, problem = case
     plugin_file = tmp_path / "stuck.py"
     plugin_file.write_text(source, encoding="utf-8")

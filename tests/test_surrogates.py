@@ -15,7 +15,7 @@ from pathlib import Path
 from fake_openai import Answer, FakeOpenAI, completion
 from in_process import toolcall
 
-from toolcall_cli.strictjson import STREAM_ERRORS, dumps
+from toolcall_cli import strictjson
 
 LONE = "\ud800"
 CALL = '<tool_call>{"name": "echo", "arguments": {"text": "a\\ud800b"}}</tool_call>'
@@ -114,9 +114,9 @@ def test_the_model_s_own_lone_surrogate_goes_back_to_it_as_an_escape(tmp_path: P
 
 
 def test_strict_json_and_the_output_streams_escape_what_they_cannot_encode() -> None:
-    assert dumps({"k": f"a{LONE}b", LONE: 1}) == '{"k": "a\\ud800b", "\\ud800": 1}'
+    assert strictjson.dumps({"k": f"a{LONE}b", LONE: 1}) == '{"k": "a\\ud800b", "\\ud800": 1}'
     # An ASCII terminal (PYTHONIOENCODING=ascii) gets escapes that JSON reads back exactly.
     text = f"é天😀{LONE}"
-    written = text.encode("ascii", STREAM_ERRORS).decode("ascii")
+    written = text.encode("ascii", strictjson.STREAM_ERRORS).decode("ascii")
     assert written == "\\u00e9\\u5929\\ud83d\\ude00\\ud800"
     assert json.loads(f'"{written}"') == text

@@ -50,8 +50,8 @@ class ImportGuard:
     def __init__(self, deadline: float = IMPORT_DEADLINE) -> None:
         self.deadline = deadline
         self.interrupted = False
-        """True when the user pressed Ctrl-C while the guard was up: a KeyboardInterrupt that
-        ends the import is then the user's, and must stop what toolcall was doing."""
+        """True when the user pressed Ctrl-C while the guard was up: whatever the plugin made of
+        the KeyboardInterrupt (its own, or one it swallowed), the loading must stop."""
         self._armed = False
         self._timer_set = False
         self._saved: dict[int, Any] = {}
@@ -81,21 +81,14 @@ class ImportGuard:
             self._saved.clear()
             os._exit = self._real_exit
 
-    def user_interrupt(self, error: BaseException) -> bool:
-        """Whether `error`, ending the import, is the user's Ctrl-C (not the plugin's own)."""
-        return isinstance(error, KeyboardInterrupt) and self.interrupted
-
     def _watch_interrupt(self) -> None:
         previous = signal.getsignal(signal.SIGINT)
-        if previous is None:  # set outside Python: it cannot be called on, so it is left alone
+        if not callable(previous):  # ignored, the default, or set outside Python: left alone
             return
 
         def on_interrupt(number: int, frame: FrameType | None) -> None:
             self.interrupted = True
-            if callable(previous):
-                previous(number, frame)
-            elif previous != signal.SIG_IGN:
-                raise KeyboardInterrupt
+            previous(number, frame)
 
         self._saved[signal.SIGINT] = signal.signal(signal.SIGINT, on_interrupt)
 
