@@ -37,13 +37,15 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
     return escape_surrogates(text)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""A surrogate code point, which no UTF-8 writer takes. JSON decodes a pair to one character,
+so one found in a decoded string is a lone half."""
 
 
 def escape_surrogates(text: str) -> str:
     """`text` with each lone surrogate written as its `\\uXXXX` escape: in JSON text it can
     only stand inside a string, where that escape is what it means."""
-    return _SURROGATE.sub(lambda found: _escape(found.group()), text)
+    return SURROGATE.sub(lambda found: _escape(found.group()), text)
 
 
 def _escape(char: str) -> str:

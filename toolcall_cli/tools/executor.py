@@ -9,7 +9,6 @@ import difflib
 import functools
 import itertools
 import json
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -177,9 +176,6 @@ def not_an_object(found: Tool, arguments: object) -> str:
     )
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def lone_surrogate(arguments: dict[str, Any]) -> tuple[str, str] | None:
     """The first argument holding a lone surrogate (in a string or a key, at any depth), and
     that surrogate. JSON decodes `"\\ud800"` to one, but it is no character: no UTF-8 file,
@@ -189,7 +185,7 @@ def lone_surrogate(arguments: dict[str, Any]) -> tuple[str, str] | None:
         while stack:
             item = stack.pop()
             if isinstance(item, str):
-                if found := _LONE_SURROGATE.search(item):
+                if found := strictjson.SURROGATE.search(item):
                     return name, found.group()
             elif isinstance(item, dict):
                 stack += [*item.keys(), *item.values()]

@@ -99,10 +99,11 @@ class ToolReloader:
         fresh: set[Path] = set()
         current = self._current_files()
         changed = [path for path, identity in current if not self._same(path, identity)]
+        # Each changed file is tried in a child first: only those that load there load here.
         tried = check_imports(changed, deadline=self.deadline) if changed else {}
         for path, identity in current:
             old = self._files.get(path)
-            if old is not None and old.identity == identity:
+            if old is not None and path not in tried:
                 files[path] = old
                 continue
             problem = tried.get(path)
