@@ -11,7 +11,6 @@ import itertools
 import json
 import math
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,7 +19,14 @@ from typing import Any
 import httpx
 
 from toolcall_cli.keys import display_url, key_problem, redact, url_origin, url_secrets
-from toolcall_cli.models._body import ACCEPT_ENCODING, Deadline, decoded_body, lines_of
+from toolcall_cli.models._body import (
+    ACCEPT_ENCODING,
+    Deadline,
+    body_pieces,
+    lines_of,
+    read_body,
+    send_streamed,
+)
 from toolcall_cli.models._window import (
     endpoint_url,
     is_llama_server,
@@ -158,17 +164,18 @@ class OpenAICompatModel:
             request.headers.pop("Authorization", None)  # the key goes to its own origin only
         deadline = Deadline.after(self._probe_timeout, self._clock)
         try:
-            response = headers_within(
-                lambda: self._client.send(request, stream=True), self._probe_timeout
-            )
+            response = send_streamed(self._client, request, self._probe_timeout)
             if response is None:
                 return None
             with _Closing(response):
                 if response.status_code != 200:
                     return None
-                data = bytearray()
-                for piece in self._decoded(response, deadline, PROBE_BYTES):
-                    data += piece
+                data = read_body(
+                    response,
+                    max_bytes=PROBE_BYTES,
+                    deadline=deadline,
+                    read_timeout=self._probe_timeout,
+                )
             return loads(data)
         except (httpx.HTTPError, ModelError, ValueError):
             return None
@@ -226,7 +233,7 @@ class OpenAICompatModel:
         )
         request = self._client.build_request("POST", self.url, json=body, timeout=timeout)
         try:
-            response = headers_within(lambda: self._client.send(request, stream=True), remaining)
+            response = send_streamed(self._client, request, remaining)
         except httpx.ConnectTimeout:
             if remaining < endpoint.connect_timeout:
                 raise deadline.error() from None
@@ -257,21 +264,12 @@ class OpenAICompatModel:
         self, response: httpx.Response, deadline: Deadline, max_bytes: int
     ) -> Iterator[bytes]:
         """The answer's body, decompressed, with the network's failures named."""
-        encoding = response.headers.get("content-encoding")
-        try:
-            yield from decoded_body(
-                response.iter_raw(), encoding, max_bytes=max_bytes, deadline=deadline
-            )
-        except httpx.ReadTimeout:
-            waited = response.request.extensions.get("timeout", {}).get("read")
-            if waited is not None and waited < self.endpoint.read_timeout:
-                raise deadline.error() from None
-            raise ModelError(
-                f"the answer stalled: nothing for {self.endpoint.read_timeout:g} s",
-                kind="timeout",
-            ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as error:
-            raise ModelError(f"the stream was cut mid-reply ({error})", kind="protocol") from None
+        return body_pieces(
+            response,
+            max_bytes=max_bytes,
+            deadline=deadline,
+            read_timeout=self.endpoint.read_timeout,
+        )
 
     def _error_body(self, response: httpx.Response, deadline: Deadline) -> bytes:
         """The start of an error answer; if it will not come whole, what came is enough."""
@@ -341,57 +339,6 @@ class _Closing:
 
     def __exit__(self, *exc: object) -> None:
         self.response.close()
-
-
-def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.Response | None:
-    """send() run in a worker thread, or None if it has not returned within `seconds`.
-
-    Socket timeouts bound each read, not their sum: a server that sends its headers a byte at a
-    time (or `100 Continue` forever) would hold the caller for ever. The body is timed as it
-    arrives, so only this wait needs a thread. A response that comes after it was given up is
-    closed, so its connection goes back to the pool.
-    """
-    lock = threading.Lock()
-    outcome: list[tuple[httpx.Response | None, BaseException | None]] = []
-    arrived = threading.Event()
-    abandoned = False
-
-    def work() -> None:
-        result: tuple[httpx.Response | None, BaseException | None]
-        try:
-            result = (send(), None)
-        except BaseException as error:  # handed to the waiting thread, which raises it
-            result = (None, error)
-        with lock:
-            if abandoned:
-                if result[0] is not None:
-                    result[0].close()
-                return
-            outcome.append(result)
-        arrived.set()
-
-    def give_up() -> None:
-        nonlocal abandoned
-        with lock:
-            abandoned = True
-            for response, _ in outcome:
-                if response is not None:
-                    response.close()
-
-    threading.Thread(target=work, name="model-request-headers", daemon=True).start()
-    try:
-        arrived.wait(min(max(seconds, 0.0), threading.TIMEOUT_MAX))
-    except BaseException:
-        give_up()
-        raise
-    with lock:
-        if not outcome:
-            abandoned = True
-            return None
-    response, error = outcome[0]
-    if error is not None:
-        raise error
-    return response
 
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
