@@ -1,8 +1,9 @@
 """Any OpenAI-compatible chat-completions endpoint over httpx, streaming or not.
 
 Every failure becomes a ModelError with a kind and one clear sentence. The API key is sent in
-a header and never appears in a message, a log or a trace. What the server sends is read within
-bounds (size, line length, time), whatever it claims to be.
+a header and never appears in a message, a log or a trace: whatever the server sends back is
+masked of it (and of the URL's credentials) before it leaves this model. What the server sends
+is read within bounds (size, line length, time), whatever it claims to be.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from toolcall_cli.keys import display_url, key_problem, redact, url_origin, url_secrets
+from toolcall_cli.keys import SecretMask, display_url, key_problem, redact, url_origin, url_secrets
 from toolcall_cli.models._body import (
     ACCEPT_ENCODING,
     Deadline,
@@ -27,6 +28,7 @@ from toolcall_cli.models._body import (
     read_body,
     send_streamed,
 )
+from toolcall_cli.models._redact import ReplyRedactor
 from toolcall_cli.models._window import (
     endpoint_url,
     is_llama_server,
@@ -47,6 +49,8 @@ PROBE_TIMEOUT = 3.0
 quickly has no answer worth waiting for."""
 PROBE_BYTES = 4 * MiB
 """Most of a /props or /api/show answer read (Ollama's holds the model's licence and template)."""
+SHORTEST_ECHOED_TOKEN = 16
+"""A URL's user name or query value this long is a token, and masked where a server echoes it."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,15 @@ class Endpoint:
         found = [self.api_key or "", *url_secrets(self.base_url)]
         return [secret for secret in found if len(secret) >= 4]
 
+    def echoed_secrets(self) -> list[str]:
+        """What is masked in everything the server sends back: the key and the URL's password,
+        and its user name and query values when they are long enough to be tokens. A short one
+        (`json`, `true`, `2024-02-01`) is a word replies use: masking it would break calls."""
+        user, password, *values = url_secrets(self.base_url) or ["", ""]
+        tokens = [value for value in [user, *values] if len(value) >= SHORTEST_ECHOED_TOKEN]
+        credentials = [self.api_key or "", password]
+        return [secret for secret in credentials if len(secret) >= 4] + tokens
+
 
 class OpenAICompatModel:
     """A model behind `POST {base_url}/chat/completions`."""
@@ -107,6 +120,7 @@ class OpenAICompatModel:
         self._window: ContextWindow | None = None
         self._server: str | None = None
         self._window_asked = False
+        self._mask = SecretMask(endpoint.echoed_secrets())
         self._client = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
@@ -285,6 +299,7 @@ class OpenAICompatModel:
         """The answer read by its shape, not by what was asked or what its headers claim: a
         server that ignores `stream` still answers, and one that sends nothing useful fails."""
         pieces = self._decoded(response, deadline, self.endpoint.max_response_bytes)
+        redactor = ReplyRedactor(self._mask)
         first = next((piece for piece in pieces if piece.strip()), None)
         if first is None:
             raise ModelError(
@@ -296,9 +311,13 @@ class OpenAICompatModel:
             body = bytearray(first)
             for piece in pieces:
                 body += piece
-            yield completion_from(body)
+            yield redactor.chunk(completion_from(body), last=True)
         else:
-            yield from self._events(itertools.chain([first], pieces))
+            for event in self._events(itertools.chain([first], pieces)):
+                yield redactor.chunk(event)
+            rest = redactor.rest()
+            if rest is not None:
+                yield rest
 
     def _events(self, pieces: Iterator[bytes]) -> Iterator[dict[str, Any]]:
         opening: list[str] = []
