@@ -144,6 +144,16 @@ SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...]]] = {
 }
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Says nothing when a client hangs up (a run that ends leaves its connection open)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @dataclass
 class EchoServer:
     """Answers each chat request by `scenario`, with the key its Authorization header carried
@@ -155,7 +165,7 @@ class EchoServer:
     keys: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.01,))
 
     @property

@@ -7,7 +7,7 @@ endpoint (whose URL the model's server may choose) is held to --max-response-byt
 from __future__ import annotations
 
 import ast
-import contextlib
+import sys
 import threading
 import tracemalloc
 import zlib
@@ -101,7 +101,8 @@ class HttpScan(ast.NodeVisitor):
     def _is_request_call(self, node: ast.expr | None) -> bool:
         """A client's method called (`client.post(...)`, `client.send(...)`)."""
         return (
-            isinstance(node, ast.Call)
+            bool(self.clients)
+            and isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and ast.unparse(node.func.value) in self.clients
         )
@@ -123,21 +124,14 @@ class HttpScan(ast.NodeVisitor):
             for item in node.items:
                 if item.optional_vars is not None:
                     self._bind(item.optional_vars, item.context_expr)
-        elif isinstance(node, ast.arg):
+        elif isinstance(node, ast.arg):  # a parameter, annotated as a client or a response
             self._bind(ast.Name(id=node.arg), None, node.annotation)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._learn_all_args(node.args)
-
-    def _learn_all_args(self, args: ast.arguments) -> None:
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-            self._learn(arg)
 
     def _bind(self, target: ast.expr, value: ast.expr | None, annotation: Any = None) -> None:
-        name = ast.unparse(target)
         if self._is_client_call(value) or self._is_client_type(annotation):
-            self.clients.add(name)
+            self.clients.add(ast.unparse(target))
         elif self._is_request_call(value) or self._is_response_type(annotation):
-            self.responses.add(name)
+            self.responses.add(ast.unparse(target))
 
     # --- how they are used ---
 
@@ -159,7 +153,7 @@ class HttpScan(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         function = node.func
-        if isinstance(function, ast.Attribute):
+        if isinstance(function, ast.Attribute) and function.attr in SENDS:
             owner = ast.unparse(function.value)
             if self._httpx_name(function) in {f"httpx.{m}" for m in MODULE_SENDS}:
                 self._report(node, f"httpx.{function.attr}() reads the whole answer at once")
@@ -176,9 +170,10 @@ class HttpScan(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        owner = ast.unparse(node.value)
-        if owner in self.responses and node.attr in READS and not self._is_the_reader(node):
-            self._report(node, f"{owner}.{node.attr} reads a body outside the capped reader")
+        if node.attr in READS and self.responses:
+            owner = ast.unparse(node.value)
+            if owner in self.responses and not self._is_the_reader(node):
+                self._report(node, f"{owner}.{node.attr} reads a body outside the capped reader")
         self.generic_visit(node)
 
     def _is_streamed_send(self, node: ast.Call) -> bool:
@@ -283,6 +278,16 @@ def embeddings_bomb() -> bytes:
     return b"".join([*parts, packer.flush()])
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Says nothing when a client hangs up (as one does at its cap)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class BombServer:
     """An embeddings endpoint on 127.0.0.1 that answers every POST with `body` as gzip."""
 
@@ -304,11 +309,9 @@ class BombServer:
                 self.send_header("Content-Encoding", "gzip")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                # The client stops reading at its cap, as it should, and hangs up.
-                with contextlib.suppress(ConnectionError):
-                    self.wfile.write(body)
+                self.wfile.write(body)  # the client stops reading at its cap, and hangs up
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._http = QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.01,))
 
     @property
