@@ -392,7 +392,12 @@ def embed_ranker(chosen: RetrievalSettings, choice: ModelChoice) -> EmbedRanker:
         fail(str(error))
     own = choice.base_url is not None and url_origin(url) == url_origin(choice.base_url)
     client = EmbeddingClient(
-        url, chosen.embed_model, choice.api_key if own else None, timeout=choice.read_timeout
+        url,
+        chosen.embed_model,
+        choice.api_key if own else None,
+        timeout=choice.read_timeout,
+        max_response_bytes=choice.max_response_bytes,
+        request_timeout=choice.request_timeout,
     )
     store = VectorFile(state_dir() / "tool-vectors.json")
     return EmbedRanker(client, chosen.embed_model, store)

@@ -1,13 +1,21 @@
 """Reading an HTTP answer within bounds: its size after decompression, the length of one line,
 and the time it takes. What a server sends is counted as it arrives, so a hostile one costs a
-bounded amount of memory and time whatever it does."""
+bounded amount of memory and time whatever it does.
+
+Every HTTP request of the package goes out through `send_streamed` and every body is read
+through `body_pieces` (tests/test_http_reads.py holds the package to that): httpx's own readers
+(`.read()`, `.json()`, `.content`, a non-streamed `.post()`) take a whole body, however large it
+inflates, before anyone can count it."""
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+
+import httpx
 
 from toolcall_cli.models.base import MiB
 from toolcall_cli.wire import ModelError
@@ -120,6 +128,103 @@ def decoder_for(content_encoding: str | None) -> _Inflater | _Identity:
         f"({', '.join(encodings)[:60]}); it asks for {ACCEPT_ENCODING} only",
         kind="protocol",
     )
+
+
+def send_streamed(
+    client: httpx.Client, request: httpx.Request, within: float
+) -> httpx.Response | None:
+    """The answer to `request` with its body not read yet (body_pieces reads it), or None when
+    its headers did not come within `within` seconds."""
+    return headers_within(lambda: client.send(request, stream=True), within)
+
+
+def body_pieces(
+    response: httpx.Response, *, max_bytes: int, deadline: Deadline, read_timeout: float
+) -> Iterator[bytes]:
+    """The body of a streamed answer, decompressed, in pieces of at most PIECE bytes: the one
+    reader of HTTP bodies in the package. Past `max_bytes` after decompression or past the
+    deadline it stops with a ModelError, whatever the server still has to send; a read that
+    waits `read_timeout` seconds for the next bytes, or a connection cut, is one too."""
+    raw: Iterable[bytes]
+    if response.is_stream_consumed:
+        # Built in memory (a test's transport) and decoded already: counted all the same.
+        raw, encoding = [response.content], None
+    else:
+        raw, encoding = response.iter_raw(), response.headers.get("content-encoding")
+    try:
+        yield from decoded_body(raw, encoding, max_bytes=max_bytes, deadline=deadline)
+    except httpx.ReadTimeout:
+        waited = response.request.extensions.get("timeout", {}).get("read")
+        if waited is not None and waited < read_timeout:
+            raise deadline.error() from None
+        raise ModelError(
+            f"the answer stalled: nothing for {read_timeout:g} s", kind="timeout"
+        ) from None
+    except (httpx.RemoteProtocolError, httpx.ReadError) as error:
+        raise ModelError(f"the stream was cut mid-reply ({error})", kind="protocol") from None
+
+
+def read_body(
+    response: httpx.Response, *, max_bytes: int, deadline: Deadline, read_timeout: float
+) -> bytes:
+    """The whole body of a streamed answer, read by body_pieces (so within the same bounds)."""
+    body = bytearray()
+    for piece in body_pieces(
+        response, max_bytes=max_bytes, deadline=deadline, read_timeout=read_timeout
+    ):
+        body += piece
+    return bytes(body)
+
+
+def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.Response | None:
+    """send() run in a worker thread, or None if it has not returned within `seconds`.
+
+    Socket timeouts bound each read, not their sum: a server that sends its headers a byte at a
+    time (or `100 Continue` forever) would hold the caller for ever. The body is timed as it
+    arrives, so only this wait needs a thread. A response that comes after it was given up is
+    closed, so its connection goes back to the pool.
+    """
+    lock = threading.Lock()
+    outcome: list[tuple[httpx.Response | None, BaseException | None]] = []
+    arrived = threading.Event()
+    abandoned = False
+
+    def work() -> None:
+        result: tuple[httpx.Response | None, BaseException | None]
+        try:
+            result = (send(), None)
+        except BaseException as error:  # handed to the waiting thread, which raises it
+            result = (None, error)
+        with lock:
+            if abandoned:
+                if result[0] is not None:
+                    result[0].close()
+                return
+            outcome.append(result)
+        arrived.set()
+
+    def give_up() -> None:
+        nonlocal abandoned
+        with lock:
+            abandoned = True
+            for response, _ in outcome:
+                if response is not None:
+                    response.close()
+
+    threading.Thread(target=work, name="model-request-headers", daemon=True).start()
+    try:
+        arrived.wait(min(max(seconds, 0.0), threading.TIMEOUT_MAX))
+    except BaseException:
+        give_up()
+        raise
+    with lock:
+        if not outcome:
+            abandoned = True
+            return None
+    response, error = outcome[0]
+    if error is not None:
+        raise error
+    return response
 
 
 def decoded_body(

@@ -1,18 +1,28 @@
 """A client for an OpenAI-compatible `POST {url}/embeddings` (llama-server, Ollama, OpenAI):
-texts in, one vector each out. The key is sent as a bearer token and never shown."""
+texts in, one vector each out. The key is sent as a bearer token and never shown. The answer is
+read as the chat answers are (models/_body.py): within --max-response-bytes after decompression
+and --request-timeout, however the server sends it; the URL may be the model server's, and that
+server may be hostile."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from toolcall_cli.keys import display_url, redact
+from toolcall_cli.models._body import Deadline, read_body, send_streamed
+from toolcall_cli.models.base import MAX_RESPONSE_BYTES, REQUEST_TIMEOUT
+from toolcall_cli.models.openai_compat import error_text, loads
+from toolcall_cli.wire import ModelError
+
 BATCH = 64
 """Texts per request: servers cap a request's inputs (llama-server by its batch size)."""
-MAX_EMBED_BYTES = 64 * 1024 * 1024
-"""An answer larger than this is refused: 64 vectors of 4,096 floats is about 5 MB of JSON."""
+ERROR_BODY_BYTES = 64 * 1024
+"""Most of an error answer read: only its message is shown."""
 
 
 class EmbeddingError(Exception):
@@ -26,51 +36,68 @@ class EmbeddingClient:
     model: str
     api_key: str | None = None
     timeout: float = 30.0
+    """Seconds to wait for a connection and for each read."""
     transport: httpx.BaseTransport | None = None
     """Tests give an httpx.MockTransport."""
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    """One answer's body after decompression (--max-response-bytes)."""
+    request_timeout: float = REQUEST_TIMEOUT
+    """Seconds one request may take in all, however the server trickles (--request-timeout)."""
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         return self.embed(texts)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
-        with httpx.Client(transport=self.transport, timeout=self.timeout) as client:
+        with httpx.Client(
+            transport=self.transport, timeout=self.timeout, follow_redirects=False
+        ) as client:
             for start in range(0, len(texts), BATCH):
                 vectors.extend(self._batch(client, texts[start : start + BATCH]))
         return vectors
 
     def _batch(self, client: httpx.Client, texts: list[str]) -> list[list[float]]:
-        from toolcall_cli.keys import display_url
-
         endpoint = self.url.rstrip("/") + "/embeddings"
+        shown = display_url(endpoint)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        request = client.build_request(
+            "POST", endpoint, json={"model": self.model, "input": texts}, headers=headers
+        )
+        deadline = Deadline.after(self.request_timeout)
         try:
-            response = client.post(
-                endpoint, json={"model": self.model, "input": texts}, headers=headers
-            )
+            response = send_streamed(client, request, deadline.remaining())
+            if response is None:
+                raise deadline.error()
+            with contextlib.closing(response):
+                if response.status_code != 200:
+                    said = self._shown(_error_text(response, deadline, self.timeout))
+                    raise EmbeddingError(f"{shown} answered HTTP {response.status_code}: {said}")
+                body = read_body(
+                    response,
+                    max_bytes=self.max_response_bytes,
+                    deadline=deadline,
+                    read_timeout=self.timeout,
+                )
         except httpx.HTTPError as error:
-            raise EmbeddingError(
-                f"{display_url(endpoint)}: {type(error).__name__}: {error}"
-            ) from None
-        if response.status_code != 200:
-            said = _error_text(response)
-            if self.api_key:  # a server may quote the key it refused
-                said = said.replace(self.api_key, "****")
-            raise EmbeddingError(
-                f"{display_url(endpoint)} answered HTTP {response.status_code}: {said}"
-            )
-        if len(response.content) > MAX_EMBED_BYTES:
-            raise EmbeddingError(f"{display_url(endpoint)} answered more than 64 MB")
-        return vectors_of(response, len(texts))
+            said = self._shown(f"{type(error).__name__}: {error}")
+            raise EmbeddingError(f"{shown}: {said}") from None
+        except ModelError as error:
+            raise EmbeddingError(f"{shown}: {self._shown(str(error))}") from None
+        return vectors_of(body, len(texts))
+
+    def _shown(self, text: str) -> str:
+        """What a server said, as one line without the key: a server may quote the key it
+        refused."""
+        return " ".join(redact(text, [self.api_key or ""]).split())
 
 
-def vectors_of(response: httpx.Response, count: int) -> list[list[float]]:
+def vectors_of(body: bytes, count: int) -> list[list[float]]:
     """`data[i].embedding` for each input, in input order (by `index` when it is given)."""
     try:
-        body: Any = response.json()
+        answer: Any = loads(body)
     except ValueError:
         raise EmbeddingError("the embeddings answer is not JSON") from None
-    data = body.get("data") if isinstance(body, dict) else None
+    data = answer.get("data") if isinstance(answer, dict) else None
     if not isinstance(data, list) or len(data) != count:
         raise EmbeddingError(f"the embeddings answer has no `data` list of {count} vectors")
     if all(isinstance(item, dict) and isinstance(item.get("index"), int) for item in data):
@@ -88,14 +115,18 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _error_text(response: httpx.Response) -> str:
-    """The server's own error message when it sent one, cut to one short line."""
+def _error_text(response: httpx.Response, deadline: Deadline, read_timeout: float) -> str:
+    """The server's own error message when it sent one, cut to one short line; what came of an
+    error answer that will not come whole is enough."""
     try:
-        body: Any = response.json()
+        body = read_body(
+            response, max_bytes=ERROR_BODY_BYTES, deadline=deadline, read_timeout=read_timeout
+        )
+    except ModelError:
+        return response.reason_phrase
+    try:
+        message = error_text(loads(body))
     except ValueError:
-        body = None
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else error
-    text = message if isinstance(message, str) else response.text
-    flat = " ".join(text.split())
-    return flat[:200] or response.reason_phrase
+        message = ""
+    text = message or body.decode("utf-8", errors="replace")
+    return " ".join(text.split())[:200] or response.reason_phrase

@@ -1,8 +1,9 @@
 """Any OpenAI-compatible chat-completions endpoint over httpx, streaming or not.
 
 Every failure becomes a ModelError with a kind and one clear sentence. The API key is sent in
-a header and never appears in a message, a log or a trace. What the server sends is read within
-bounds (size, line length, time), whatever it claims to be.
+a header and never appears in a message, a log or a trace: whatever the server sends back is
+masked of it (and of the URL's credentials) before it leaves this model. What the server sends
+is read within bounds (size, line length, time), whatever it claims to be.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import itertools
 import json
 import math
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,8 +20,16 @@ from typing import Any
 import httpx
 
 from toolcall_cli import strictjson
-from toolcall_cli.keys import display_url, key_problem, redact, url_origin, url_secrets
-from toolcall_cli.models._body import ACCEPT_ENCODING, Deadline, decoded_body, lines_of
+from toolcall_cli.keys import SecretMask, display_url, key_problem, redact, url_origin, url_secrets
+from toolcall_cli.models._body import (
+    ACCEPT_ENCODING,
+    Deadline,
+    body_pieces,
+    lines_of,
+    read_body,
+    send_streamed,
+)
+from toolcall_cli.models._redact import ReplyRedactor
 from toolcall_cli.models._window import (
     endpoint_url,
     is_llama_server,
@@ -42,6 +50,8 @@ PROBE_TIMEOUT = 3.0
 quickly has no answer worth waiting for."""
 PROBE_BYTES = 4 * MiB
 """Most of a /props or /api/show answer read (Ollama's holds the model's licence and template)."""
+SHORTEST_ECHOED_TOKEN = 16
+"""A URL's user name or query value this long is a token, and masked where a server echoes it."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,15 @@ class Endpoint:
         found = [self.api_key or "", *url_secrets(self.base_url)]
         return [secret for secret in found if len(secret) >= 4]
 
+    def echoed_secrets(self) -> list[str]:
+        """What is masked in everything the server sends back: the key and the URL's password,
+        and its user name and query values when they are long enough to be tokens. A short one
+        (`json`, `true`, `2024-02-01`) is a word replies use: masking it would break calls."""
+        user, password, *values = url_secrets(self.base_url) or ["", ""]
+        tokens = [value for value in [user, *values] if len(value) >= SHORTEST_ECHOED_TOKEN]
+        credentials = [self.api_key or "", password]
+        return [secret for secret in credentials if len(secret) >= 4] + tokens
+
 
 class OpenAICompatModel:
     """A model behind `POST {base_url}/chat/completions`."""
@@ -102,6 +121,7 @@ class OpenAICompatModel:
         self._window: ContextWindow | None = None
         self._server: str | None = None
         self._window_asked = False
+        self._mask = SecretMask(endpoint.echoed_secrets())
         self._client = httpx.Client(
             transport=transport,
             timeout=httpx.Timeout(endpoint.read_timeout, connect=endpoint.connect_timeout),
@@ -159,17 +179,18 @@ class OpenAICompatModel:
             request.headers.pop("Authorization", None)  # the key goes to its own origin only
         deadline = Deadline.after(self._probe_timeout, self._clock)
         try:
-            response = headers_within(
-                lambda: self._client.send(request, stream=True), self._probe_timeout
-            )
+            response = send_streamed(self._client, request, self._probe_timeout)
             if response is None:
                 return None
             with _Closing(response):
                 if response.status_code != 200:
                     return None
-                data = bytearray()
-                for piece in self._decoded(response, deadline, PROBE_BYTES):
-                    data += piece
+                data = read_body(
+                    response,
+                    max_bytes=PROBE_BYTES,
+                    deadline=deadline,
+                    read_timeout=self._probe_timeout,
+                )
             return loads(data)
         except (httpx.HTTPError, ModelError, ValueError):
             return None
@@ -229,7 +250,7 @@ class OpenAICompatModel:
             "POST", self.url, content=request_json(body), headers=JSON_BODY, timeout=timeout
         )
         try:
-            response = headers_within(lambda: self._client.send(request, stream=True), remaining)
+            response = send_streamed(self._client, request, remaining)
         except httpx.ConnectTimeout:
             if remaining < endpoint.connect_timeout:
                 raise deadline.error() from None
@@ -260,21 +281,12 @@ class OpenAICompatModel:
         self, response: httpx.Response, deadline: Deadline, max_bytes: int
     ) -> Iterator[bytes]:
         """The answer's body, decompressed, with the network's failures named."""
-        encoding = response.headers.get("content-encoding")
-        try:
-            yield from decoded_body(
-                response.iter_raw(), encoding, max_bytes=max_bytes, deadline=deadline
-            )
-        except httpx.ReadTimeout:
-            waited = response.request.extensions.get("timeout", {}).get("read")
-            if waited is not None and waited < self.endpoint.read_timeout:
-                raise deadline.error() from None
-            raise ModelError(
-                f"the answer stalled: nothing for {self.endpoint.read_timeout:g} s",
-                kind="timeout",
-            ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as error:
-            raise ModelError(f"the stream was cut mid-reply ({error})", kind="protocol") from None
+        return body_pieces(
+            response,
+            max_bytes=max_bytes,
+            deadline=deadline,
+            read_timeout=self.endpoint.read_timeout,
+        )
 
     def _error_body(self, response: httpx.Response, deadline: Deadline) -> bytes:
         """The start of an error answer; if it will not come whole, what came is enough."""
@@ -290,6 +302,7 @@ class OpenAICompatModel:
         """The answer read by its shape, not by what was asked or what its headers claim: a
         server that ignores `stream` still answers, and one that sends nothing useful fails."""
         pieces = self._decoded(response, deadline, self.endpoint.max_response_bytes)
+        redactor = ReplyRedactor(self._mask)
         first = next((piece for piece in pieces if piece.strip()), None)
         if first is None:
             raise ModelError(
@@ -301,9 +314,13 @@ class OpenAICompatModel:
             body = bytearray(first)
             for piece in pieces:
                 body += piece
-            yield completion_from(body)
+            yield redactor.chunk(completion_from(body), last=True)
         else:
-            yield from self._events(itertools.chain([first], pieces))
+            for event in self._events(itertools.chain([first], pieces)):
+                yield redactor.chunk(event)
+            rest = redactor.rest()
+            if rest is not None:
+                yield rest
 
     def _events(self, pieces: Iterator[bytes]) -> Iterator[dict[str, Any]]:
         opening: list[str] = []
@@ -344,57 +361,6 @@ class _Closing:
 
     def __exit__(self, *exc: object) -> None:
         self.response.close()
-
-
-def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.Response | None:
-    """send() run in a worker thread, or None if it has not returned within `seconds`.
-
-    Socket timeouts bound each read, not their sum: a server that sends its headers a byte at a
-    time (or `100 Continue` forever) would hold the caller for ever. The body is timed as it
-    arrives, so only this wait needs a thread. A response that comes after it was given up is
-    closed, so its connection goes back to the pool.
-    """
-    lock = threading.Lock()
-    outcome: list[tuple[httpx.Response | None, BaseException | None]] = []
-    arrived = threading.Event()
-    abandoned = False
-
-    def work() -> None:
-        result: tuple[httpx.Response | None, BaseException | None]
-        try:
-            result = (send(), None)
-        except BaseException as error:  # handed to the waiting thread, which raises it
-            result = (None, error)
-        with lock:
-            if abandoned:
-                if result[0] is not None:
-                    result[0].close()
-                return
-            outcome.append(result)
-        arrived.set()
-
-    def give_up() -> None:
-        nonlocal abandoned
-        with lock:
-            abandoned = True
-            for response, _ in outcome:
-                if response is not None:
-                    response.close()
-
-    threading.Thread(target=work, name="model-request-headers", daemon=True).start()
-    try:
-        arrived.wait(min(max(seconds, 0.0), threading.TIMEOUT_MAX))
-    except BaseException:
-        give_up()
-        raise
-    with lock:
-        if not outcome:
-            abandoned = True
-            return None
-    response, error = outcome[0]
-    if error is not None:
-        raise error
-    return response
 
 
 JSON_BODY = {"Content-Type": "application/json"}

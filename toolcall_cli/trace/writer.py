@@ -7,14 +7,14 @@ import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from toolcall_cli import __version__, strictjson
 from toolcall_cli.events import Event, event_record
-from toolcall_cli.keys import url_secrets
+from toolcall_cli.keys import SecretMask, url_secrets
 from toolcall_cli.models.scripted import ScriptEnd
 from toolcall_cli.private_files import open_private
 from toolcall_cli.tools.registry import Tool
@@ -46,7 +46,9 @@ class TraceWriter:
 
     Every string written is searched for the session's credentials (its API key, its base URL's
     password, user name and query values) and they are masked: request bodies never hold keys,
-    and this makes sure nothing else brings one in (an error message quoting the URL)."""
+    and this makes sure nothing else brings one in (an error message quoting the URL). The
+    model masks what its server echoes before this sees it (a key split over streamed chunks is
+    only whole there); this is the second line."""
 
     def __init__(
         self,
@@ -58,7 +60,7 @@ class TraceWriter:
     ) -> None:
         self._stream = stream
         self.path = path
-        self._secrets = sorted(set(secrets), key=len, reverse=True)
+        self._mask = SecretMask(secrets)
         self._clock = clock
         self._opened = clock()
 
@@ -101,8 +103,8 @@ class TraceWriter:
             self._stream.close()
 
     def _line(self, record: dict[str, Any]) -> None:
-        if self._secrets:
-            record = masked(record, self._secrets)
+        if self._mask:
+            record = masked(record, self._mask)
         try:
             self._stream.write(strictjson.dumps(record) + "\n")
             self._stream.flush()
@@ -111,16 +113,14 @@ class TraceWriter:
             raise TraceWriteError(f"cannot write the trace file {self.path}: {reason}") from None
 
 
-def masked(value: Any, secrets: Sequence[str]) -> Any:
+def masked(value: Any, mask: SecretMask) -> Any:
     """`value` with every string's secrets replaced by `****` (dict keys are the format's own)."""
     if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, "****")
-        return value
+        return mask.redact(value)
     if isinstance(value, dict):
-        return {key: masked(item, secrets) for key, item in value.items()}
+        return {key: masked(item, mask) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [masked(item, secrets) for item in value]
+        return [masked(item, mask) for item in value]
     return value
 
 
