@@ -127,6 +127,23 @@ class PlaceholdersFilled:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CallFromResult:
+    """A call that appears in an earlier tool result: the page, file or mail a tool read may
+    have written it (prompt injection). It runs only if the user approves it, whatever --yes
+    says; when nobody can be asked, it is refused, and the model is told why."""
+
+    kind: Literal["call_from_result"] = "call_from_result"
+    call: ToolCall
+    result_name: str
+    """The tool whose result holds the call."""
+    result_id: str
+    """The id of the call that result answered."""
+    verbatim: bool
+    """True: the call's own text stands in the result (spacing aside). False: the same call,
+    name and arguments, can be read out of the result, written another way."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolFinished:
     kind: Literal["tool_finished"] = "tool_finished"
     call: ToolCall
@@ -271,6 +288,7 @@ Event = (
     | ModelReplied
     | ToolStarted
     | PlaceholdersFilled
+    | CallFromResult
     | ToolFinished
     | ToolTimeline
     | FedBack

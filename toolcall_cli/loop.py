@@ -49,6 +49,7 @@ from toolcall_cli.models.base import (
     Model,
     context_window_of,
 )
+from toolcall_cli.quoted import ResultQuotes
 from toolcall_cli.rounds import (
     Approver,
     Decision,
@@ -162,6 +163,9 @@ class RunState:
     """Every call id of this run so far: a model copies one as a tool name, or as its answer."""
     choosing: Choosing | None = None
     """--retrieve: which tools each request carries (None: all of them)."""
+    quotes: ResultQuotes = field(default_factory=ResultQuotes)
+    """The conversation's tool results read for calls: one the model copies from a result
+    runs only with the user's approval."""
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -504,6 +508,7 @@ def _iteration(
     yield from chosen
     if state.step is not None and state.step.before_request(iteration, request.body) == "quit":
         raise StepQuit
+    state.quotes.read(history, registry.names())
     round_ = Round(
         registry=registry,
         cache=state.cache,
@@ -517,6 +522,7 @@ def _iteration(
         max_calls=state.limits.max_calls_per_reply,
         earlier_ids=state.call_ids,
         step=state.step,
+        quotes=state.quotes,
     )
     try:
         return (

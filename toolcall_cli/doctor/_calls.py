@@ -23,12 +23,16 @@ _SUGGESTED = re.compile(r"[Dd]id you mean `([^`]+)`")
 _CONTENT_CALLS = "the model wrote its tool call as JSON text in its content"
 _NOTE_KINDS = frozenset({"declined"})
 """Error results that are the user's choice, not the model's mistake."""
+_FROM_RESULT = "from_result"
+"""The error kind of a call refused because it was copied from a tool result: reported with
+the `call_from_result` record that says which result."""
 
 
 def check_calls(run: RunRecords) -> Step:
     findings = sorted(
         [
             *refused_calls(run),
+            *calls_from_results(run),
             *unreadable_calls(run),
             *repaired_calls(run),
             *converted_arguments(run),
@@ -86,6 +90,8 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
         kind = str(result.get("error_kind") or "tool_error")
         name = str(call.get("name"))
         content = str(result.get("content", ""))
+        if kind == _FROM_RESULT:
+            continue  # see calls_from_results
         if kind == "unknown_tool":
             meant = _SUGGESTED.search(content)
             close = difflib.get_close_matches(name, tools, n=1)
@@ -116,6 +122,35 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
                 tool=name,
                 note=kind in _NOTE_KINDS,
             )
+
+
+def calls_from_results(run: RunRecords) -> Iterator[Finding]:
+    """Calls the model made that appear in an earlier tool result: a page or file the tool
+    read may have written them (prompt injection). Each with the result, and what became of
+    the call."""
+    for record in run.of("call_from_result"):
+        call = call_of(record)
+        source = str(record.data.get("result_name"))
+        where = f"{source} {record.data.get('result_id')}"
+        message = (
+            f"{call.get('id')}: {shown(call)} appears in the result of {where} "
+            f"(prompt injection?): {_what_became_of(run, record, call.get('id'))}"
+        )
+        yield Finding.at(record, _FROM_RESULT, message, tool=source)
+
+
+def _what_became_of(run: RunRecords, after: Record, call_id: Any) -> str:
+    for record in run.of("tool_finished"):
+        result = record.data.get("result") or {}
+        if record.event > after.event and call_of(record).get("id") == call_id:
+            if result.get("ok"):
+                return "it ran, with the user's approval"
+            if result.get("error_kind") == _FROM_RESULT:
+                return "not run: nobody could approve it (--yes does not cover it)"
+            if result.get("error_kind") == "declined":
+                return "not run: the user declined it"
+            return f"not run ({result.get('error_kind')})"
+    return "no result recorded"
 
 
 def reasons(content: str) -> str:

@@ -5,6 +5,7 @@ missing, saying so when no tool fits."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -28,6 +29,7 @@ from toolcall_cli.offline._words import (
     short_number,
     shown,
     split_identifier,
+    stated_values,
     unit_of_field,
 )
 
@@ -48,7 +50,7 @@ def describe_exchange(
 ) -> list[str]:
     if exchange.failed:
         return failure_lines(exchange, reading)
-    data = decode(exchange.result or "")
+    data = result_values(exchange)
     report = read_report(data, reading.zh)
     if report is not None:
         return [report_line(report, reading)]
@@ -61,6 +63,17 @@ def describe_exchange(
     if asked and (is_number(data) or isinstance(data, str)):
         return [expression_line(str(asked[0]), data)]
     return [generic_line(exchange.call.name, data, reading)]
+
+
+def result_values(exchange: Exchange) -> Any:
+    """What a result says, as values to state (see `stated`): an answer never pastes a
+    result's text. JSON with a note after it (a summary's "(the same call 2 times)") is read
+    as its JSON."""
+    data = decode(exchange.result or "")
+    if isinstance(data, str) and data.lstrip()[:1] in ("{", "["):
+        with contextlib.suppress(ValueError, RecursionError):
+            data, _ = json.JSONDecoder().raw_decode(data.lstrip())
+    return stated_values(data)
 
 
 def expression_line(expression: str, value: int | float | str) -> str:
@@ -120,7 +133,7 @@ def read_report(data: Any, zh: bool) -> Report | None:
 
 def reports_in(exchanges: Sequence[Exchange], zh: bool) -> list[Report]:
     """The reports among the results that came back, in order."""
-    results = [decode(e.result or "") for e in exchanges if not e.failed]
+    results = [result_values(e) for e in exchanges if not e.failed]
     return [report for data in results if (report := read_report(data, zh))]
 
 

@@ -11,7 +11,13 @@ from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline._planner import attempted, enum_match, fill_tool, make_plan
 from toolcall_cli.offline._question import Reading
 from toolcall_cli.offline._request import Exchange, PlannedCall, same_call
-from toolcall_cli.offline._words import canonical_unit, enum_values, properties, required
+from toolcall_cli.offline._words import (
+    canonical_unit,
+    enum_values,
+    properties,
+    required,
+    stated,
+)
 
 _QUOTED = r"[`'\"“‘]([^`'\"”’]+)[`'\"”’]"
 _SUGGESTION_RE = re.compile(
@@ -217,7 +223,7 @@ def failure_lines(exchange: Exchange, reading: Reading) -> list[str]:
             return [f"{name} 没有运行：它依赖的调用（{waited}）失败了。"]
         return [f"{name} did not run: the call it depends on ({waited}) failed."]
     head, *items = error_lines(exchange.result or "no result")
-    missing = [quoted_groups(m) for m in _MISSING_RE.finditer(exchange.result or "")]
+    missing = [stated(quoted_groups(m)) for m in _MISSING_RE.finditer(exchange.result or "")]
     if reading.zh:
         ask = f"请告诉我 {'、'.join(missing)}，我再试一次。" if missing else ""
         failed = f"抱歉，{name} 调用失败：{head.rstrip(':：' if items else '.。')}"
@@ -231,7 +237,8 @@ def failure_lines(exchange: Exchange, reading: Reading) -> list[str]:
 
 def error_lines(error: str) -> list[str]:
     """An error's lines without the "Error:" prefix and the closing advice to the model; the
-    details of a multi-line error as "- ..." items."""
+    details of a multi-line error as "- ..." items. Each is stated, not pasted (see `stated`):
+    a tool's error is its text as much as its result is."""
     lines = [line.strip() for line in error.strip().splitlines()]
     lines = [line for line in lines if line and not line.lower().startswith("fix these")]
     if not lines:
@@ -242,4 +249,4 @@ def error_lines(error: str) -> list[str]:
 
 
 def shorten(text: str) -> str:
-    return text if len(text) <= 160 else text[:157] + "..."
+    return stated(text, 160)

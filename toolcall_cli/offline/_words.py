@@ -102,6 +102,38 @@ def round_decimals(text: str) -> str:
     return _LONG_DECIMAL_RE.sub(lambda m: short_number(float(m.group(1))), text)
 
 
+_MARKUP_RE = re.compile(r"[<{]")
+STATED_CHARS = 200
+_STATED_DEPTH = 16
+
+
+def stated(text: str, limit: int = STATED_CHARS) -> str:
+    """Text read from a tool result as an answer states it: its words up to the first tag or
+    JSON (`<`, `{`), on one line, at most `limit` characters, with `…` where more was left out.
+    A result is data: pasted whole, it would repeat as the model's own words whatever it held,
+    a `<tool_call>` that a web page planted included."""
+    flat = " ".join(text.split())
+    markup = _MARKUP_RE.search(flat)
+    plain = flat[: markup.start()].rstrip() if markup else flat
+    if len(plain) > limit:
+        return plain[: limit - 1].rstrip() + "…"
+    return plain + "…" if markup else plain
+
+
+def stated_values(value: Any, depth: int = 0) -> Any:
+    """A decoded result with every string in it (keys too) as `stated` gives it: the values the
+    model read, never the result's text."""
+    if isinstance(value, str):
+        return stated(value)
+    if depth >= _STATED_DEPTH and isinstance(value, (dict, list)):
+        return "…"
+    if isinstance(value, dict):
+        return {stated(str(k)): stated_values(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [stated_values(v, depth + 1) for v in value]
+    return value
+
+
 def shown(value: Any) -> str:
     """A value as an answer shows it: floats rounded, everything else as text."""
     if isinstance(value, float):

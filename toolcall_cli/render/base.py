@@ -14,6 +14,7 @@ import jiter
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    CallFromResult,
     Event,
     FinalAnswer,
     ModelReplied,
@@ -270,6 +271,15 @@ def filled_line(event: PlaceholdersFilled) -> str:
     call = event.call
     written = ", ".join(visible(one_line(p, 80)) for p in event.placeholders)
     return f"filled {shown_name(call.name)} {shown_arguments(call.arguments)} from {written}"
+
+
+def from_result_line(event: CallFromResult) -> str:
+    """`⚠ this call appears in the result of get_page #1.0: not run without your approval`."""
+    where = f"{shown_name(event.result_name)} {shown_name(event.result_id)}"
+    return (
+        f"⚠ {shown_name(event.call.name)}: this call appears in the result of {where}: "
+        "not run without your approval"
+    )
 
 
 def setting(value: float) -> str:

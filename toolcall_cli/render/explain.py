@@ -88,6 +88,19 @@ NOTES: dict[str, tuple[Layer, str, str]] = {
         "the dangerous tool was not approved: the model is told so and answers without it",
         "危险工具未获批准：模型会得知，并在没有它的情况下回答",
     ),
+    "call_from_result": (
+        "execution",
+        "the call appears in an earlier tool result: text the tool read (a page, a file) may "
+        "have written it, so it runs only if you approve it, whatever --yes says",
+        "这个调用出现在之前的工具结果里：可能是工具读到的文本（网页、文件）写进去的，所以只有你批准才会执行，"
+        "--yes 也不算数",
+    ),
+    "tool_finished:from_result": (
+        "execution",
+        "the call copied from a tool result was not run, since nobody could approve it: the "
+        "model is told which result it came from",
+        "从工具结果里抄来的调用没有执行，因为没有人能批准：模型会得知它来自哪个结果",
+    ),
     "tool_finished:error": (
         "execution",
         "the call failed: the error goes back to the model as a tool result; the run goes on",

@@ -21,6 +21,7 @@ from rich.text import Text
 from toolcall_cli.events import (
     AnswerWithoutTools,
     CallForming,
+    CallFromResult,
     Event,
     FedBack,
     FinalAnswer,
@@ -51,6 +52,7 @@ from toolcall_cli.render.base import (
     cut,
     filled_line,
     footer_parts,
+    from_result_line,
     indent,
     message_preview,
     one_line,
@@ -198,6 +200,8 @@ class LiveRenderer:
                 self._on_tool_started(event.call)
             case PlaceholdersFilled():
                 return self._step(Text(filled_line(event), style="magenta"))
+            case CallFromResult():
+                return self._step(Text(from_result_line(event), style="bold yellow"))
             case ToolFinished():
                 self._current().running.pop(event.call.id, None)
                 return self._step(self._result_block(event.call, event.result))

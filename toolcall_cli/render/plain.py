@@ -9,6 +9,7 @@ from typing import IO
 from toolcall_cli.events import (
     AnswerWithoutTools,
     CallForming,
+    CallFromResult,
     Event,
     FedBack,
     FinalAnswer,
@@ -39,6 +40,7 @@ from toolcall_cli.render.base import (
     cut,
     filled_line,
     footer_parts,
+    from_result_line,
     indent,
     message_preview,
     nothing_to_suspend,
@@ -113,6 +115,8 @@ class PlainRenderer:
                 return self._parse_error(event)
             case PlaceholdersFilled():
                 return [filled_line(event)]
+            case CallFromResult():
+                return [f"warning: {from_result_line(event)}"]
             case ToolFinished():
                 return self._result(event.call, event.result)
             case ToolTimeline():
