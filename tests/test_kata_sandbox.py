@@ -313,19 +313,43 @@ def test_in_its_namespaces_the_code_has_no_network(tmp_path: Path) -> None:
 # --- and without namespaces: the fallback holds the same line ----------------------------------
 
 
+ANCESTORS = """
+import os
+reached, pid = [], os.getppid()
+for _ in range(3):  # its keeper, the judge, the CLI (in namespaces: none of them in sight)
+    if pid <= 1:
+        break
+    for what in ("mem", "environ"):
+        try:
+            open(f"/proc/{pid}/{what}", "rb").close()
+            reached.append(f"{pid}/{what}")
+        except OSError:
+            pass
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        pid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+open(REACHED, "w").write(" ".join(reached))
+"""
+
+
 def test_without_namespaces_the_sandbox_still_holds(tmp_path: Path) -> None:
-    """Limits raised back, a process left in a session of its own, its keeper signalled: the
-    check still ends with a report, and with nothing of the code left running."""
-    marker = tmp_path / "limits.json"
+    """Limits raised back, a process left in a session of its own, its keeper signalled, the
+    memory of the processes above it opened: the check still ends with a report, nothing of
+    the code is left running, and no process above it was within its reach."""
+    marker, reached = tmp_path / "limits.json", tmp_path / "reached.txt"
     source, reader = leaver(tmp_path)
     signals = "import os, signal\nos.kill(os.getppid(), signal.SIGTERM)\n"
-    attacks = f"MARKER = {str(marker)!r}\n{LIMIT_PROBE}\n{signals}\n{source}"
+    attacks = (
+        f"MARKER, REACHED = {str(marker)!r}, {str(reached)!r}\n"
+        f"{LIMIT_PROBE}\n{ANCESTORS}\n{signals}\n{source}"
+    )
     done = check_without_namespaces(tmp_path, attacks)
     assert done.cases and done.problem is None, done.problem
     assert not done.passed  # the stub parser passes nothing, and says so
     assert done.sandbox and not done.sandbox[0].startswith("sandbox: a PID namespace")
     assert_hard(json.loads(marker.read_text()), 1024)
     assert not orphan_alive(reader)
+    if sys.platform.startswith("linux"):
+        assert reached.read_text() == ""
 
 
 def test_without_namespaces_killing_its_keeper_still_ends_in_a_report(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -37,7 +38,8 @@ IGNORED_SIGNALS = (
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
-PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 24, 36, 38
+PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 3, 4, 24
+PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
 LAST_CAPABILITY = 63
 NOBODY = 65534
 """Who root is inside the user namespace: not uid 0 there, so it holds no capability."""
@@ -66,11 +68,27 @@ def ignore_signals() -> None:
             signal.signal(getattr(signal, name), signal.SIG_IGN)
 
 
-def set_dumpable(dumpable: bool) -> None:
+def set_dumpable(dumpable: bool) -> bool:
     """Not dumpable: a process of the same user cannot read or write this one's memory
-    through /proc/PID/mem, nor trace it, without privileges the sandbox does not hold."""
-    if sys.platform.startswith("linux"):
-        libc().prctl(PR_SET_DUMPABLE, int(dumpable), 0, 0, 0)
+    (/proc/PID/mem), read its environment, nor trace it, without privileges the sandbox does
+    not hold. Returns whether it was dumpable before."""
+    if not sys.platform.startswith("linux"):
+        return False
+    call = libc().prctl
+    before = bool(call(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1)
+    call(PR_SET_DUMPABLE, int(dumpable), 0, 0, 0)
+    return before
+
+
+@contextlib.contextmanager
+def undumpable() -> Iterator[None]:
+    """The CLI out of the code's reach while a check runs (see set_dumpable)."""
+    before = set_dumpable(False)
+    try:
+        yield
+    finally:
+        if before:
+            set_dumpable(True)
 
 
 def shield() -> None:
