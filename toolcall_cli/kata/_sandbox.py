@@ -33,8 +33,10 @@ OUTCOMES: tuple[str, ...] = get_args(Outcome)
 BUILD_SECONDS = 120.0
 """How long the grader may take to start, build the battery and import the user's file."""
 GRACE_SECONDS = 3.0
-"""How long past a case's limit the judge has to say how it ended (it gives the code's own
-timer this long, then ends the sandbox and reports) before the judge itself is killed."""
+"""How long past a case's limit the code's own timer has to stop it, before the judge ends
+the sandbox (which takes at most twice as long again)."""
+JUDGE_SLACK_SECONDS = 4 * GRACE_SECONDS
+"""How long past a case's limit the judge has to say how it ended, before it is killed."""
 MEMORY_MB = 1024
 CPU_SECONDS = 600
 """A backstop only: the wall clock watched here ends a run long before."""
@@ -207,7 +209,7 @@ def watch(
                     return
                 if kind == "start":
                     running = started(record)
-                    deadline = clock() + running.limit + 3 * GRACE_SECONDS
+                    deadline = clock() + running.limit + JUDGE_SLACK_SECONDS
                 elif kind == "result":
                     running = None
                     deadline = clock() + BUILD_SECONDS
@@ -290,7 +292,9 @@ def overstayed(check: CheckRun, running: Running | None) -> None:
     limit = running.limit
     result.outcome = "timeout"
     result.expected = f"an answer within {limit:g} s"
-    result.got = f"no answer after {limit + GRACE_SECONDS:g} s, and the timer could not stop it"
+    result.got = (
+        f"no answer after {limit + JUDGE_SLACK_SECONDS:g} s, and the timer could not stop it"
+    )
     unrun = sum(c.outcome == "not run" for c in check.cases)
     check.problem = (
         f"stopped: {result.name!r} ran past its {limit:g} s limit and did not yield to the "
