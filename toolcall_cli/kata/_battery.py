@@ -58,7 +58,7 @@ class Solution(Protocol):
         options: dict[str, Any],
     ) -> Any:
         """The user's agent_loop, its chat() served by `chat`, its tools built from the
-        toolbox's description (see _loop_kata.make_toolbox) where it runs."""
+        toolbox's description (see _toolbox.make_toolbox) where it runs."""
         ...
 
 
