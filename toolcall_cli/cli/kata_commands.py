@@ -100,8 +100,9 @@ def kata_check(
     ] = None,
 ) -> None:
     """Grade FILE: built-in cases, every offline-model fault the kata meets, and the real
-    outputs in ../shared/conformance when present. Your code runs in a process of its own,
-    with a time limit per case and a memory limit.
+    outputs in ../shared/conformance when present. Your code runs in a sandboxed process of
+    its own (in namespaces of its own where Linux allows), judged from outside, with hard
+    limits it cannot raise and a time limit per case.
 
     Exit 0 when every case passes, 1 when any fails, 2 when FILE cannot be checked.
     """

@@ -1,13 +1,14 @@
 """What a kata is graded on: cases, each a category, a source and a check of the user's code,
-and the verdict a check gives (expected against got)."""
+and the verdict a check gives (expected against got). A check reaches the user's code only
+through `Solution`: the code runs in a sandboxed process of its own, and what it returns comes
+back as data, to be judged here."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn, Protocol
 
 Source = Literal["built-in", "offline faults", "real outputs"]
 SOURCES: tuple[Source, ...] = ("built-in", "offline faults", "real outputs")
@@ -23,17 +24,53 @@ class Verdict:
     got: str = ""
 
 
+Step = tuple[Any, ...]
+"""One step on the user's StreamParser objects: ("new",), ("feed", n, chunk) or ("close", n)."""
+
+
+class Chat(Protocol):
+    """The model the loop kata gives the user's agent_loop: it keeps every request."""
+
+    def __call__(self, messages: Any) -> dict[str, Any]: ...
+
+    def refuse(self, problem: str) -> NoReturn: ...
+
+
+class Solution(Protocol):
+    """The user's code as a check reaches it. Each method returns what the user's code
+    returned (as data: dicts, lists, tuples and scalars as they were, any other object as its
+    repr) and raises when the code raised, ran past its time or out of memory."""
+
+    def call(self, function: str, *arguments: Any) -> Any:
+        """A function of the user's file, called with JSON values."""
+        ...
+
+    def parsers(self, steps: Sequence[Step]) -> list[Any]:
+        """The steps run in order on new StreamParser objects; what each returned."""
+        ...
+
+    def agent_loop(
+        self,
+        chat: Chat,
+        toolbox: Sequence[str],
+        question: str,
+        max_iterations: int,
+        options: dict[str, Any],
+    ) -> Any:
+        """The user's agent_loop, its chat() served by `chat`, its tools built from the
+        toolbox's description (see _toolbox.make_toolbox) where it runs."""
+        ...
+
+
 @dataclass(frozen=True)
 class Case:
     category: str
     source: Source
     name: str
-    check: Callable[[ModuleType], Verdict]
-    """Runs the user's code (the module loaded from their file) and judges what it did."""
+    check: Callable[[Solution], Verdict]
+    """Runs the user's code and judges what it did."""
     time_limit: float | None = None
     """Seconds this case may take, when not the check's own --time-limit."""
-    after: Callable[[], None] | None = None
-    """Run once the case is over, however it ended: releases a tool left hanging on purpose."""
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,14 @@ what it returned."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import json_repair
 
-from toolcall_cli.kata._battery import Battery, Case, Source, Verdict, canonical, shown
+from toolcall_cli.kata._battery import Battery, Case, Solution, Source, Verdict, canonical, shown
 from toolcall_cli.kata._conformance import streamed_calls
 from toolcall_cli.kata._offline import (
     OfflineChat,
@@ -25,11 +23,8 @@ from toolcall_cli.kata._offline import (
     kinds_for,
     question_for,
 )
+from toolcall_cli.kata._toolbox import BUNDLED, TOOL_NAMES, Toolbox, ToolboxSpec, make_toolbox
 
-TOOL_NAMES = ("get_weather", "calculate", "convert_units")
-"""The bundled tools the loop gets: deterministic, so the checker knows every right result."""
-HANGING_SECONDS = 60.0
-"""How long the tool that hangs waits at most, when nothing releases it."""
 TOOL_TIMEOUT = 0.3
 
 
@@ -66,64 +61,28 @@ class Outcome:
         return f"the result {shown(self.value)}"
 
 
-@dataclass
-class Toolbox:
-    """The functions the loop gets, and how the checker knows what each call should give."""
-
-    functions: dict[str, Callable[..., Any]]
-    raising: dict[str, str] = field(default_factory=dict)
-    """Tools that always raise: name → the message they raise with."""
-    hanging: set[str] = field(default_factory=set)
-    released: threading.Event = field(default_factory=threading.Event)
-
-    def outcome(self, call: dict[str, Any]) -> Outcome:
-        function = call.get("function") or {}
-        name = function.get("name")
-        if name not in self.functions:
-            return Outcome(error=True, mentions=tuple(self.functions))
-        raw = function.get("arguments") or "{}"
-        try:
-            arguments, repaired = json.loads(raw), False
-        except ValueError:
-            arguments, repaired = json_repair.loads(raw), True
-        if not isinstance(arguments, dict):
-            return Outcome(error=True)
-        if name in self.hanging:
-            return Outcome(error=True)
-        if name in self.raising:
-            return Outcome(error=True, mentions=(self.raising[name],))
-        try:
-            value = self.functions[name](**arguments)
-        except Exception:
-            return Outcome(error=True)
-        return Outcome(error=False, value=value, either=repaired)
-
-
-def bundled() -> Toolbox:
-    return Toolbox({t.name: t.func for t in bundled_tools(*TOOL_NAMES)})
-
-
-def failing(message: str) -> Toolbox:
-    box = bundled()
-
-    def get_weather(city: str, day: str = "today") -> Any:
-        raise RuntimeError(message)
-
-    box.functions["get_weather"] = get_weather
-    box.raising["get_weather"] = message
-    return box
-
-
-def hanging() -> Toolbox:
-    box = bundled()
-
-    def get_weather(city: str, day: str = "today") -> Any:
-        box.released.wait(HANGING_SECONDS)
-        return {"city": city, "note": "far too late"}
-
-    box.functions["get_weather"] = get_weather
-    box.hanging.add("get_weather")
-    return box
+def outcome(box: Toolbox, call: dict[str, Any]) -> Outcome:
+    """What one call of the run should give, as the checker knows it."""
+    function = call.get("function") or {}
+    name = function.get("name")
+    if name not in box.functions:
+        return Outcome(error=True, mentions=tuple(box.functions))
+    raw = function.get("arguments") or "{}"
+    try:
+        arguments, repaired = json.loads(raw), False
+    except ValueError:
+        arguments, repaired = json_repair.loads(raw), True
+    if not isinstance(arguments, dict):
+        return Outcome(error=True)
+    if name in box.hanging:
+        return Outcome(error=True)
+    if name in box.raising:
+        return Outcome(error=True, mentions=(box.raising[name],))
+    try:
+        value = box.functions[name](**arguments)
+    except Exception:
+        return Outcome(error=True)
+    return Outcome(error=False, value=value, either=repaired)
 
 
 @dataclass(frozen=True)
@@ -135,22 +94,22 @@ class Run:
     name: str
     question: str
     chat: Callable[[], OfflineChat]
-    toolbox: Callable[[], Toolbox] = bundled
+    toolbox: ToolboxSpec = BUNDLED
     max_iterations: int = 6
     tool_timeout: float | None = None
 
     def case(self) -> Case:
-        box = self.toolbox()
+        box = make_toolbox(self.toolbox)  # what each call should give, known here
 
-        def check(module: ModuleType) -> Verdict:
+        def check(solution: Solution) -> Verdict:
             chat = self.chat()
             options = {} if self.tool_timeout is None else {"tool_timeout": self.tool_timeout}
-            returned = module.agent_loop(
-                chat, box.functions, self.question, self.max_iterations, **options
+            returned = solution.agent_loop(
+                chat, self.toolbox, self.question, self.max_iterations, options
             )
             return judge(chat, box, returned, self.max_iterations)
 
-        return Case(self.category, self.source, self.name, check, after=box.released.set)
+        return Case(self.category, self.source, self.name, check)
 
 
 def judge(chat: OfflineChat, box: Toolbox, returned: Any, max_iterations: int) -> Verdict:
@@ -209,13 +168,13 @@ def wrong_result(chat: OfflineChat, box: Toolbox) -> Verdict | None:
         sent = chat.requests[n + 1][len(chat.requests[n]) + 1 :]
         results = {m.get("tool_call_id"): m.get("content") for m in sent if m.get("role") == "tool"}
         for call in reply.get("tool_calls") or []:
-            outcome = box.outcome(call)
+            expected = outcome(box, call)
             content = results.get(call.get("id"))
-            if not outcome.accepts(content):
+            if not expected.accepts(content):
                 function = call.get("function") or {}
                 what = f"{function.get('name')}({function.get('arguments')})"
                 return Verdict(
-                    False, f"for {what} in reply {n + 1}: {outcome.describe()}", shown(content)
+                    False, f"for {what} in reply {n + 1}: {expected.describe()}", shown(content)
                 )
     return None
 
@@ -227,8 +186,9 @@ def wrong_return(chat: OfflineChat, returned: Any, max_iterations: int) -> Verdi
         why = "the text of the reply without calls"
     elif len(chat.requests) == max_iterations:
         wanted, why = None, f"None, since all {max_iterations} replies allowed asked for tools"
-    else:
-        wanted, why = "another request", "the last reply asked for tools"
+    else:  # no return value is right: the loop stopped early
+        why = "another request, since the last reply asked for tools" if last else "a request"
+        return Verdict(False, why, f"returned {shown(returned)}")
     if canonical(returned) == canonical(wanted):
         return None
     return Verdict(False, f"{why}: {shown(wanted)}", shown(returned))
@@ -290,7 +250,7 @@ BUILT_IN: tuple[Run, ...] = (
         "a tool that raises",
         PARIS,
         offline(),
-        lambda: failing("the weather service is down for maintenance"),
+        ("failing", "the weather service is down for maintenance"),
     ),
     Run(
         "timeout",
@@ -298,7 +258,7 @@ BUILT_IN: tuple[Run, ...] = (
         f"a tool that hangs (tool_timeout={TOOL_TIMEOUT})",
         PARIS,
         offline(),
-        hanging,
+        ("hanging",),
         tool_timeout=TOOL_TIMEOUT,
     ),
 )
@@ -355,10 +315,6 @@ def recorded_run(record: dict[str, Any]) -> Run:
         {"role": "assistant", "content": "Done: the results are in."},
     ]
     names = sorted({c["name"] for c in expected})
-
-    def toolbox() -> Toolbox:
-        return Toolbox({name: echo(name) for name in names})
-
     category = "several calls" if len(calls) > 1 else "single call"
     question = f"Please use {', '.join(names)}."
     return Run(
@@ -367,15 +323,8 @@ def recorded_run(record: dict[str, Any]) -> Run:
         str(record["id"]),
         question,
         lambda: ScriptedChat([], script=script),
-        toolbox,
+        ("echo", *names),
     )
-
-
-def echo(name: str) -> Callable[..., Any]:
-    def tool(**arguments: Any) -> Any:
-        return {"tool": name, "received": arguments}
-
-    return tool
 
 
 def battery(conformance: Path) -> Battery:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from toolcall_cli.kata._battery import Battery, Case, Verdict, agree, shown
+from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, agree, shown
 from toolcall_cli.kata._text_cases import BUILT_IN, Reply, fault_replies, real_replies
 
 
@@ -18,8 +17,8 @@ def battery(conformance: Path) -> Battery:
 
 
 def case(reply: Reply) -> Case:
-    def check(module: ModuleType) -> Verdict:
-        return judge(reply, module.parse_tool_calls(reply.whole))
+    def check(solution: Solution) -> Verdict:
+        return judge(reply, solution.call("parse_tool_calls", reply.whole))
 
     return Case(reply.category, reply.source, reply.name, check)
 

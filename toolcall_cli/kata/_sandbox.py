@@ -1,12 +1,14 @@
-"""Running a user's kata file where it cannot hurt toolcall: a fresh interpreter (the grader) in
-a session and process group of its own, its memory and CPU limited from inside, its wall clock
-watched from here. A case that runs past its limit and ignores the grader's own timer, a file
-that kills its interpreter, an allocation without end: each ends as one line in the report,
-never as a hung or crashed CLI."""
+"""Running a user's kata file where it cannot hurt toolcall: `kata check` starts the judge, a
+fresh interpreter in a session of its own with an environment that holds no secret, which
+starts the user's code in a sandbox of its own and grades it from outside (see _judge and
+_keeper). This side reads the judge's lines, each checked for shape, and watches the wall
+clock: a judge silent past a case's limit is killed, one that ends early is reported, and
+either way the check ends with a report, never a hung or crashed CLI."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import selectors
 import signal
@@ -17,21 +19,44 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, get_args
 
+from toolcall_cli.kata._battery import SOURCES
 from toolcall_cli.kata._catalog import Kata
+from toolcall_cli.kata._keeper import undumpable
 from toolcall_cli.tools.isolated import kill_group
 
 Outcome = Literal["pass", "fail", "raised", "timeout", "memory", "not run"]
 
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+
 BUILD_SECONDS = 120.0
 """How long the grader may take to start, build the battery and import the user's file."""
 GRACE_SECONDS = 3.0
-"""How long past a case's limit the grader's own timer has to stop it before it is killed."""
+"""How long past a case's limit the code's own timer has to stop it, before the judge ends
+the sandbox (which takes at most twice as long again)."""
+JUDGE_SLACK_SECONDS = 4 * GRACE_SECONDS
+"""How long past a case's limit the judge has to say how it ended, before it is killed."""
 MEMORY_MB = 1024
 CPU_SECONDS = 600
 """A backstop only: the wall clock watched here ends a run long before."""
 OUTPUT_TAIL_LINES = 12
+RECORD_CHARS = 4000
+"""The most of any text in the judge's lines kept for the report."""
+RECORD_BYTES = 16 << 20
+"""The longest line the judge may write (the battery's, with every case's name)."""
+PASSED_ENVIRONMENT = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "PYTHONPATH",
+    "PYTHONHOME",
+)
+"""The environment the judge and the user's code get, with the LC_* variables and nothing else:
+an allow-list, so that no key (OPENAI_API_KEY, a profile's, a cloud token) reaches the code."""
 
 
 @dataclass
@@ -57,6 +82,8 @@ class CheckRun:
     """Why cases went unrun or the file could not be used (one line), else None."""
     output: str = ""
     """The end of what the user's code printed, kept when the run ended abnormally."""
+    sandbox: list[str] = field(default_factory=list)
+    """What the code ran in, and its limits, as the judge's keeper set them."""
 
     @property
     def passed(self) -> bool:
@@ -72,6 +99,8 @@ class Limits:
     time_limit: float = 3.0
     """Seconds per case (a case may ask for more: the long stream reply)."""
     memory_mb: int = MEMORY_MB
+    namespace: bool = True
+    """Run the code in namespaces of its own where the machine allows (False: never)."""
 
 
 def run_check(
@@ -85,13 +114,12 @@ def run_check(
     read_end, write_end = os.pipe()
     printed = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the grader ends
     command = [
-        sys.executable, "-m", "toolcall_cli.kata._grader",
+        sys.executable, "-m", "toolcall_cli.kata._judge",
         "--kata", kata.name, "--file", str(file.resolve()), "--results-fd", str(write_end),
         "--time-limit", f"{limits.time_limit:g}", "--memory-mb", str(limits.memory_mb),
         "--cpu-seconds", str(CPU_SECONDS), "--conformance", str(conformance),
+        *([] if limits.namespace else ["--no-namespace"]),
     ]  # fmt: skip
-    # Few malloc arenas: each is address space, and the limit counts address space.
-    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1"}
     # An empty working directory: `python -m` puts it first on sys.path, where a json.py of
     # the user's (beside their file, or in our own working directory) would shadow the stdlib.
     workdir = tempfile.TemporaryDirectory(prefix="toolcall-kata-")
@@ -102,7 +130,7 @@ def run_check(
             stdout=printed,
             stderr=printed,
             pass_fds=(write_end,),
-            env=env,
+            env=environment(),
             cwd=workdir.name,
             start_new_session=True,  # its own process group: killed whole, deaf to our Ctrl-C
         )
@@ -115,7 +143,8 @@ def run_check(
         return check
     os.close(write_end)
     try:
-        watch(grader, read_end, check, limits, clock)
+        with undumpable():  # where the sandbox is weakest, its code shares our user
+            watch(grader, read_end, check, clock)
     finally:
         kill_group(grader)
         grader.wait()
@@ -128,85 +157,144 @@ def run_check(
     return check
 
 
+def environment() -> dict[str, str]:
+    """The judge's environment: the allow-list, and few malloc arenas (each is address space,
+    and the code's limit counts address space)."""
+    kept = {
+        name: value
+        for name, value in os.environ.items()
+        if name in PASSED_ENVIRONMENT or name.startswith("LC_")
+    }
+    return {**kept, "MALLOC_ARENA_MAX": "2", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+class BadRecord(ValueError):
+    """A line that is not one the judge writes."""
+
+
+@dataclass
+class Running:
+    index: int
+    limit: float
+
+
 def watch(
-    grader: subprocess.Popen[bytes],
-    results: int,
-    check: CheckRun,
-    limits: Limits,
-    clock: Callable[[], float],
+    grader: subprocess.Popen[bytes], results: int, check: CheckRun, clock: Callable[[], float]
 ) -> None:
-    """Read the grader's lines until it is done, killing it when a case overstays."""
+    """Read the judge's lines until it is done, killing it when it overstays."""
     selector = selectors.DefaultSelector()
     selector.register(results, selectors.EVENT_READ)
     pending = b""
     deadline = clock() + BUILD_SECONDS
-    running: dict[str, Any] | None = None
-    finished = False
-    while not finished:
+    running: Running | None = None
+    while True:
         wait = deadline - clock()
         if wait <= 0 or not selector.select(timeout=wait):
             kill_group(grader)
-            overstayed(check, running, limits)
+            overstayed(check, running)
             return
         data = os.read(results, 65536)
-        if not data:  # the grader is gone
+        if not data:  # the judge is gone
             ended_early(grader, check, running)
             return
         pending += data
         *lines, pending = pending.split(b"\n")
-        for line in lines:
-            try:
+        try:
+            if len(pending) > RECORD_BYTES:
+                raise BadRecord(f"a line over {RECORD_BYTES >> 20} MiB")
+            for line in lines:
                 record = json.loads(line)
-            except ValueError:  # not the grader's: nothing else writes there, but never trust it
-                continue
-            finished = take(record, check) or finished
-            if record["kind"] == "start":
-                running = record
-                deadline = clock() + float(record["limit"]) + GRACE_SECONDS
-            elif record["kind"] == "result":
-                running = None
-                deadline = clock() + BUILD_SECONDS
+                kind = take(record, check)
+                if kind == "done":
+                    return
+                if kind == "start":
+                    running = started(record)
+                    deadline = clock() + running.limit + JUDGE_SLACK_SECONDS
+                elif kind == "result":
+                    running = None
+                    deadline = clock() + BUILD_SECONDS
+        except (BadRecord, ValueError, RecursionError) as error:
+            kill_group(grader)
+            check.problem = f"stopped: the grader wrote a line toolcall cannot read ({error})"
+            return
 
 
-def take(record: dict[str, Any], check: CheckRun) -> bool:
-    """Put one line from the grader into the check; True when it was the last."""
-    kind = record["kind"]
+def take(record: Any, check: CheckRun) -> str:
+    """Put one line from the judge into the check; its kind. BadRecord when the line is not
+    one the judge writes: toolcall wrote the judge, but it reads the line as data all the same."""
+    if not isinstance(record, dict):
+        raise BadRecord("not a JSON object")
+    kind = record.get("kind")
     if kind == "battery":
-        check.cases = [CaseResult(c["category"], c["source"], c["name"]) for c in record["cases"]]
-        check.conformance, check.coverage = record["conformance"], record["coverage"]
+        check.cases = [case_of(entry) for entry in listed(record, "cases")]
+        check.conformance, check.coverage = text(record, "conformance"), text(record, "coverage")
+    elif kind == "sandbox":
+        check.sandbox = [text({"line": line}, "line") for line in listed(record, "lines")]
     elif kind == "load_error":
-        check.problem = str(record["message"])
+        check.problem = text(record, "message")
+    elif kind == "start":
+        case_at(record, check)
     elif kind == "result":
-        result = check.cases[record["index"]]
-        result.outcome, result.expected, result.got = (
-            record["outcome"],
-            record["expected"],
-            record["got"],
-        )
+        result = case_at(record, check)
+        outcome = record.get("outcome")
+        if outcome not in OUTCOMES:
+            raise BadRecord(f"no such outcome: {outcome!r}")
+        result.outcome = outcome
+        result.expected, result.got = text(record, "expected"), text(record, "got")
     elif kind == "stopped":
-        check.problem = stopped_line(record, check)
-    return bool(kind == "done")
+        check.problem = text(record, "problem")
+    elif kind != "done":
+        raise BadRecord(f"no such kind: {kind!r}")
+    return str(kind)
 
 
-def stopped_line(record: dict[str, Any], check: CheckRun) -> str:
-    unrun = sum(c.outcome == "not run" for c in check.cases)
-    rest = f"; {unrun} case{'s' * (unrun != 1)} not run" if unrun else ""
-    if record["why"] == "memory":
-        name = check.cases[record["index"]].name
-        return f"stopped: {name!r} ran out of memory (the limit is {record['memory_mb']} MiB){rest}"
-    late = sum(c.outcome == "timeout" for c in check.cases)
-    return f"stopped: {late} cases ran past the {record['limit']:g} s limit{rest}"
+def text(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str):
+        raise BadRecord(f"{key} is not text")
+    return value if len(value) <= RECORD_CHARS else value[: RECORD_CHARS - 3] + "..."
 
 
-def overstayed(check: CheckRun, running: dict[str, Any] | None, limits: Limits) -> None:
+def listed(record: dict[str, Any], key: str) -> list[Any]:
+    value = record.get(key)
+    if not isinstance(value, list):
+        raise BadRecord(f"{key} is not a list")
+    return value
+
+
+def case_of(entry: Any) -> CaseResult:
+    if not isinstance(entry, dict) or entry.get("source") not in SOURCES:
+        raise BadRecord("a case without a known source")
+    return CaseResult(text(entry, "category"), entry["source"], text(entry, "name"))
+
+
+def case_at(record: dict[str, Any], check: CheckRun) -> CaseResult:
+    index = record.get("index")
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(check.cases):
+        raise BadRecord(f"no case {index!r}")
+    return check.cases[index]
+
+
+def started(record: dict[str, Any]) -> Running:
+    limit = record.get("limit")
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool):
+        raise BadRecord("a limit that is not a number")
+    if not (math.isfinite(limit) and 0 < limit <= 24 * 3600):
+        raise BadRecord(f"a limit of {limit!r} s")
+    return Running(int(record["index"]), float(limit))
+
+
+def overstayed(check: CheckRun, running: Running | None) -> None:
     if running is None:
         check.problem = f"stopped: the grader did not get going within {BUILD_SECONDS:g} s"
         return
-    result = check.cases[running["index"]]
-    limit = float(running["limit"])
+    result = check.cases[running.index]
+    limit = running.limit
     result.outcome = "timeout"
     result.expected = f"an answer within {limit:g} s"
-    result.got = f"no answer after {limit + GRACE_SECONDS:g} s, and the timer could not stop it"
+    result.got = (
+        f"no answer after {limit + JUDGE_SLACK_SECONDS:g} s, and the timer could not stop it"
+    )
     unrun = sum(c.outcome == "not run" for c in check.cases)
     check.problem = (
         f"stopped: {result.name!r} ran past its {limit:g} s limit and did not yield to the "
@@ -214,9 +302,7 @@ def overstayed(check: CheckRun, running: dict[str, Any] | None, limits: Limits) 
     )
 
 
-def ended_early(
-    grader: subprocess.Popen[bytes], check: CheckRun, running: dict[str, Any] | None
-) -> None:
+def ended_early(grader: subprocess.Popen[bytes], check: CheckRun, running: Running | None) -> None:
     try:
         code = grader.wait(timeout=GRACE_SECONDS)
     except subprocess.TimeoutExpired:  # it closed our pipe and went on: it has had its time
@@ -226,9 +312,9 @@ def ended_early(
     if not check.cases:  # before any of the user's code ran: the grader itself failed
         check.problem = f"the grader process {how} before it could run any case"
         return
-    where = f" during {check.cases[running['index']].name!r}" if running else ""
+    where = f" during {check.cases[running.index].name!r}" if running else ""
     if running is not None:
-        result = check.cases[running["index"]]
+        result = check.cases[running.index]
         result.outcome, result.expected, result.got = "raised", "an answer", f"the process {how}"
     check.problem = (
         f"stopped: the grader process {how}{where}; the code under check may have ended it"

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
+from referencing.jsonschema import EMPTY_REGISTRY
 
-from toolcall_cli.kata._battery import Battery, Case, Verdict, canonical, shown
+from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, canonical, shown
 from toolcall_cli.kata._offline import bundled_tools, json_mode_reply, kinds_for
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.strategies.schema import answer_or_call_schema
@@ -64,22 +64,24 @@ def battery(conformance: Path) -> Battery:
 # --- build_schema ---------------------------------------------------------------------------
 
 
-def user_schema(module: ModuleType, tools: list[Tool]) -> Any:
+def user_schema(solution: Solution, tools: list[Tool]) -> Any:
     """A validator for the user's schema, or what is wrong with it."""
-    schema = module.build_schema(json.loads(json.dumps(tools)))
+    schema = solution.call("build_schema", tools)
     if not isinstance(schema, dict):
         return f"build_schema returned {shown(schema)}, not a dict"
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:
         return f"not a valid JSON Schema: {error.message}"
-    return jsonschema.Draft202012Validator(schema)
+    # The user's schema is checked here, in the judge: a $ref resolves within it or not at
+    # all, never by fetching a URL or reading a file.
+    return jsonschema.Draft202012Validator(schema, registry=EMPTY_REGISTRY)
 
 
 def schema_case(category: str, name: str, tools: list[Tool], reply: Any, accept: bool) -> Case:
-    def check(module: ModuleType) -> Verdict:
+    def check(solution: Solution) -> Verdict:
         expected = "accepted" if accept else "rejected"
-        validator = user_schema(module, tools)
+        validator = user_schema(solution, tools)
         if isinstance(validator, str):
             return Verdict(False, f"{expected}: {shown(reply)}", validator)
         got = "accepted" if validator.is_valid(reply) else "rejected"
@@ -88,9 +90,9 @@ def schema_case(category: str, name: str, tools: list[Tool], reply: Any, accept:
     return Case(category, "built-in", name, check)
 
 
-def shape(module: ModuleType, tools: list[Tool]) -> Verdict:
+def shape(solution: Solution, tools: list[Tool]) -> Verdict:
     expected = 'a valid JSON Schema with "anyOf" (or "oneOf") at the top'
-    validator = user_schema(module, tools)
+    validator = user_schema(solution, tools)
     if isinstance(validator, str):
         return Verdict(False, expected, validator)
     keys = sorted(k for k in ("anyOf", "oneOf") if isinstance(validator.schema.get(k), list))
@@ -145,7 +147,7 @@ def schema_cases(tools: list[Tool]) -> list[Case]:
             "schema shape",
             "built-in",
             "a valid schema, a union at the top",
-            lambda m: shape(m, tools),
+            lambda solution: shape(solution, tools),
         ),
         *(schema_case("schema accepts", name, tools, reply, True) for name, reply in accepted),
         *(schema_case("schema rejects", name, tools, reply, False) for name, reply in rejected),
@@ -163,9 +165,9 @@ def round_trips(tools: list[Tool]) -> list[Case]:
     """The offline model answers under the user's schema; its reply must match the schema."""
     specs = [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
 
-    def make(question: str) -> Callable[[ModuleType], Verdict]:
-        def check(module: ModuleType) -> Verdict:
-            validator = user_schema(module, tools)
+    def make(question: str) -> Callable[[Solution], Verdict]:
+        def check(solution: Solution) -> Verdict:
+            validator = user_schema(solution, tools)
             if isinstance(validator, str):
                 return Verdict(False, "the model's reply matches the schema", validator)
             response_format = {
@@ -196,10 +198,10 @@ one of them is a right report)."""
 
 
 def judge_call(
-    module: ModuleType, tools: list[Tool], call: dict[str, Any], arguments: Any, errors: Errors
+    solution: Solution, tools: list[Tool], call: dict[str, Any], arguments: Any, errors: Errors
 ) -> Verdict:
     expected = {"arguments": arguments, "errors": errors}
-    result = module.validate_call(json.loads(json.dumps(tools)), json.loads(json.dumps(call)))
+    result = solution.call("validate_call", tools, call)
     if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], list)):
         return Verdict(False, shown(expected), f"not a pair (arguments, errors): {shown(result)}")
     got_arguments, got_errors = result
@@ -356,10 +358,8 @@ VALIDATION: tuple[tuple[str, str, dict[str, Any], Any, Errors], ...] = (
 
 
 def validation_cases(tools: list[Tool]) -> list[Case]:
-    def make(
-        call: dict[str, Any], arguments: Any, errors: Errors
-    ) -> Callable[[ModuleType], Verdict]:
-        return lambda module: judge_call(module, tools, call, arguments, errors)
+    def make(call: dict[str, Any], arguments: Any, errors: Errors) -> Callable[[Solution], Verdict]:
+        return lambda solution: judge_call(solution, tools, call, arguments, errors)
 
     cases = [
         Case(
@@ -479,7 +479,7 @@ def fault_case(kind: str, reply: dict[str, Any], tools: list[Tool]) -> list[Case
             category,
             "offline faults",
             f"{kind}: validate_call reads {shown(reply)}",
-            lambda m: judge_call(m, tools, reply, fixed, errors),
+            lambda solution: judge_call(solution, tools, reply, fixed, errors),
         ),
         schema_fault(
             category,

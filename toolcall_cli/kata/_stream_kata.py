@@ -8,10 +8,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from toolcall_cli.kata._battery import Battery, Case, Verdict, agree, canonical, normal_space, shown
+from toolcall_cli.kata._battery import (
+    Battery,
+    Case,
+    Solution,
+    Verdict,
+    agree,
+    canonical,
+    normal_space,
+    shown,
+)
 from toolcall_cli.kata._text_cases import BUILT_IN, Reply, fault_replies, real_replies
 
 LONG_REPLY_CHARS = 300_000
@@ -57,10 +65,11 @@ class Fed:
         return found
 
 
-def feed(module: ModuleType, chunks: Sequence[str]) -> Fed:
-    parser = module.StreamParser()
-    per_feed = [as_events(parser.feed(chunk)) for chunk in chunks]
-    return Fed([*per_feed, as_events(parser.close())])
+def feed(solution: Solution, chunks: Sequence[str]) -> Fed:
+    """One parser fed `chunks`, then closed."""
+    steps = [("new",), *(("feed", 0, chunk) for chunk in chunks), ("close", 0)]
+    returned = solution.parsers(steps)
+    return Fed([as_events(value) for value in returned[1:]])
 
 
 class NotEvents(Exception):
@@ -85,7 +94,7 @@ def as_events(value: Any) -> list[dict[str, Any]]:
 
 
 def case(reply: Reply) -> Case:
-    def check(module: ModuleType) -> Verdict:
+    def check(solution: Solution) -> Verdict:
         expected: dict[str, Any] = {"calls": list(reply.calls)}
         if reply.text is not None:
             expected["text"] = normal_space(reply.text)
@@ -97,7 +106,7 @@ def case(reply: Reply) -> Case:
         }
         for how, chunks in chunkings.items():
             try:
-                found = feed(module, chunks).reading(reply.errors is not None)
+                found = feed(solution, chunks).reading(reply.errors is not None)
             except NotEvents as error:
                 return Verdict(False, shown(expected), str(error))
             found = {k: v for k, v in found.items() if k in expected}
@@ -113,8 +122,8 @@ def case(reply: Reply) -> Case:
 
 def streaming(
     name: str, category: str = "streaming"
-) -> Callable[[Callable[[ModuleType], Verdict]], Case]:
-    def make(check: Callable[[ModuleType], Verdict]) -> Case:
+) -> Callable[[Callable[[Solution], Verdict]], Case]:
+    def make(check: Callable[[Solution], Verdict]) -> Case:
         return Case(category, "built-in", name, check)
 
     return make
@@ -128,21 +137,21 @@ def texts_by_feed(fed: Fed) -> list[str]:
 
 
 @streaming("prose goes out with the chunk that brought it")
-def text_early(module: ModuleType) -> Verdict:
+def text_early(solution: Solution) -> Verdict:
     chunks = ["The weather ", "in Paris ", "is sunny."]
     expected = [*chunks, ""]
-    got = texts_by_feed(feed(module, chunks))
+    got = texts_by_feed(feed(solution, chunks))
     return agree(expected, got)
 
 
 @streaming("a tag split across chunks is held back, then read")
-def split_opener(module: ModuleType) -> Verdict:
+def split_opener(solution: Solution) -> Verdict:
     chunks = [
         "Checking <tool_",
         'call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool',
         "_call> done",
     ]
-    fed = feed(module, chunks)
+    fed = feed(solution, chunks)
     got = {
         "text": texts_by_feed(fed),
         "calls per feed": [sum(e.get("type") == "call" for e in events) for events in fed.per_feed],
@@ -152,42 +161,47 @@ def split_opener(module: ModuleType) -> Verdict:
 
 
 @streaming("a call is returned by the feed that completes it")
-def call_on_time(module: ModuleType) -> Verdict:
+def call_on_time(solution: Solution) -> Verdict:
     chunks = [
         '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>',
         "\nAnd more text",
         " to come.",
     ]
-    fed = feed(module, chunks)
+    fed = feed(solution, chunks)
     got = [[e.get("name") for e in events if e.get("type") == "call"] for events in fed.per_feed]
     expected = [["get_time"], [], [], []]
     return agree(expected, got)
 
 
 @streaming("what might be a tag at the end is shown at close()")
-def partial_at_end(module: ModuleType) -> Verdict:
-    fed = feed(module, ["See <tool_c"])
+def partial_at_end(solution: Solution) -> Verdict:
+    fed = feed(solution, ["See <tool_c"])
     got = texts_by_feed(fed)
     expected = ["See ", "<tool_c"]
     return agree(expected, got)
 
 
 @streaming("two parsers keep their own state")
-def separate_state(module: ModuleType) -> Verdict:
-    first, second = module.StreamParser(), module.StreamParser()
-    first.feed('<tool_call>{"name": "a", ')
-    events = as_events(second.feed("plain text")) + as_events(second.close())
+def separate_state(solution: Solution) -> Verdict:
+    steps = [
+        ("new",),
+        ("new",),
+        ("feed", 0, '<tool_call>{"name": "a", '),
+        ("feed", 1, "plain text"),
+    ]
+    returned = solution.parsers([*steps, ("close", 1)])
+    events = as_events(returned[3]) + as_events(returned[4])
     got = "".join(str(e.get("text", "")) for e in events if e.get("type") == "text")
     return Verdict(got == "plain text", shown("plain text"), shown(got))
 
 
-def long_reply(module: ModuleType) -> Verdict:
+def long_reply(solution: Solution) -> Verdict:
     content = "All work and no play makes Jack a dull boy. " * (LONG_REPLY_CHARS // 44)
     text = (
         f'<tool_call>{{"name": "write_file", "arguments": {{"content": "{content}"}}}}</tool_call>'
     )
     expected = {"calls": [{"name": "write_file", "arguments": {"content": content}}], "text": ""}
-    found = feed(module, list(text)).reading(with_errors=False)
+    found = feed(solution, list(text)).reading(with_errors=False)
     return agree(expected, found)
 
 

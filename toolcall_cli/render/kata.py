@@ -20,6 +20,8 @@ def print_check(check: CheckRun, header: Header | None, now: datetime, console: 
     console.print(title(check, header, now))
     console.print(Text(f"real outputs: {check.conformance}", style="dim"))
     console.print(Text(check.coverage, style="dim"))
+    for line in check.sandbox:
+        console.print(Text(line, style="dim"))
     if check.cases and any(c.outcome != "not run" for c in check.cases):
         console.print(score_table(check.cases))
         print_failures(check.cases, console)
