@@ -517,6 +517,7 @@ def _iteration(
         max_calls=state.limits.max_calls_per_reply,
         earlier_ids=state.call_ids,
         step=state.step,
+        run_time_left=lambda: state.remaining,
     )
     try:
         return (

@@ -18,6 +18,7 @@ from toolcall_cli.kata._offline import bundled_tools, json_mode_reply, kinds_for
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.strategies.schema import answer_or_call_schema
 from toolcall_cli.tools.coerce import coerce_arguments
+from toolcall_cli.tools.validation import validator
 
 Tool = dict[str, Any]
 
@@ -73,7 +74,7 @@ def user_schema(module: ModuleType, tools: list[Tool]) -> Any:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:
         return f"not a valid JSON Schema: {error.message}"
-    return jsonschema.Draft202012Validator(schema)
+    return validator(schema)  # its references resolve inside it only: nothing is fetched
 
 
 def schema_case(category: str, name: str, tools: list[Tool], reply: Any, accept: bool) -> Case:
@@ -416,7 +417,7 @@ def expected_check(tools: list[Tool], call: dict[str, Any]) -> tuple[Any, Errors
     fixed, _ = coerce_arguments(spec, call["arguments"])
     schema = {**tool["parameters"], "additionalProperties": False}
     errors: Errors = {}
-    for error in jsonschema.Draft202012Validator(schema).iter_errors(fixed):
+    for error in validator(schema).iter_errors(fixed):
         if error.validator == "required":
             for field in (f for f in schema.get("required", []) if f not in fixed):
                 errors[field] = ["missing"]
@@ -469,7 +470,7 @@ def fault_case(kind: str, reply: dict[str, Any], tools: list[Tool]) -> list[Case
     if "answer" in reply:
         return [schema_fault(category, f"{kind}: your schema takes the answer", tools, reply, True)]
     fixed, errors = expected_check(tools, reply)
-    wrong = jsonschema.Draft202012Validator(
+    wrong = validator(
         answer_or_call_schema(
             [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
         )

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.tools.executor import schema_problem
 from toolcall_cli.tools.mcp_spec import (
     PREFIX_SEPARATOR,
     TOOL_NAME,
@@ -32,6 +31,7 @@ from toolcall_cli.tools.mcp_spec import (
     safe_name,
 )
 from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.validation import schema_problem
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -234,7 +234,7 @@ class McpServers:
                 if unusable is not None:
                     problems.append(
                         f"MCP server {server.spec.name!r}: tool {listed.name!r} left out: its "
-                        f"input schema is not valid JSON Schema ({unusable})"
+                        f"input schema {unusable}"
                     )
                     continue
                 if not TOOL_NAME.fullmatch(name) or name in registry:
