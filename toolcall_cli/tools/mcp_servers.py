@@ -167,9 +167,7 @@ class McpServers:
         start-up timeout); one line per server that could not be used."""
         if not self.specs:
             return []
-        # The SDK logs what it cannot read with a traceback, and Python prints a record nobody
-        # handles on stderr; what toolcall has to say about a server is its own one line.
-        logging.getLogger("mcp").addHandler(logging.NullHandler())
+        _quiet_sdk_logging()
         try:
             return self._start_all(self._running_loop())
         except BaseException:  # Ctrl-C while servers start: none of them may be left running
@@ -429,6 +427,15 @@ class McpServers:
                 end.cancel()
 
 
+def _quiet_sdk_logging() -> None:
+    """The SDK logs what it cannot read with a traceback, and Python prints a record no handler
+    takes on stderr; what toolcall has to say about a server is its own one line. A program
+    that handles logging itself still gets the SDK's records."""
+    logger = logging.getLogger("mcp")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
 def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
     """Tasks still pending (a call abandoned mid-way) are cancelled and run to their end, so
     nothing prints "Task was destroyed but it is pending" at exit."""
@@ -513,11 +520,11 @@ def start_servers(
     *,
     call_timeout: float,
     start_timeout: float,
-    max_result_chars: int = 4000,
+    max_result_chars: int = 0,
 ) -> tuple[McpServers | None, list[str]]:
     """Start `specs`, add their tools to `registry`: the servers (None when there are none) and
-    one line per problem. A message longer than `max_result_chars` needs is read only in part
-    (message_limit)."""
+    one line per problem. A message longer than a result of `max_result_chars` needs (and
+    never less than MIN_MESSAGE_BYTES) is read only in part: see message_limit."""
     chosen = list(specs)
     if not chosen:
         return None, []
