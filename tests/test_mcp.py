@@ -9,7 +9,9 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from toolcall_cli.loop import Limits
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy
-from toolcall_cli.tools.mcp_servers import McpServers, start_servers
+from toolcall_cli.tools.mcp_servers import MIN_MESSAGE_BYTES, McpServers, start_servers
 from toolcall_cli.tools.mcp_spec import (
     ServerSpec,
     policy_from_annotations,
@@ -520,3 +522,271 @@ def test_a_server_s_secret_arguments_are_masked_where_they_are_shown() -> None:
     assert shown[3:5] == ["--port", "8080"]  # not a secret: shown as given
     assert "abcdefghijk" not in shown[5]
     assert "abcdef123456" not in spec.where and "--port 8080" in spec.where
+
+
+# --- a server that says what no SDK would (tests/mcp_servers/hostile_server.py) ----------------
+
+HOSTILE = Path(__file__).parent / "mcp_servers" / "hostile_server.py"
+
+
+def hostile(
+    tmp_path: Path,
+    tools: list[dict[str, Any]],
+    results: dict[str, Any] | None = None,
+    noise: list[str] | None = None,
+) -> str:
+    """The --mcp command of a server that lists `tools` and answers as `results` says."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps({"tools": tools, "results": results or {}, "noise": noise or []}),
+        encoding="utf-8",
+    )
+    return f"{sys.executable} {HOSTILE} {plan}"
+
+
+def listed_tool(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "description": f"The {name} tool.", "inputSchema": schema}
+
+
+def words_schema(word: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"word": word}, "required": ["word"]}
+
+
+def real_toolcall(*args: str, cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python -m toolcall_cli ARGS` in a process of its own: a hang fails the test at
+    `timeout` (in this process nothing could stop it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        timeout=timeout,
+    )
+
+
+class SilentServer:
+    """A loopback HTTP server that takes connections and never answers; it counts them."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.socket.settimeout(0.1)
+        self.accepted: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                continue
+            self.accepted.append(connection)  # held open, never answered
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        for connection in self.accepted:
+            connection.close()
+        self.socket.close()
+
+
+def test_a_remote_ref_is_never_fetched_and_the_run_ends_within_its_time(tmp_path: Path) -> None:
+    # Found by an attacker's pass: jsonschema fetched the $ref, from a server that never
+    # answered, and the run was still waiting at 90 s despite --tool-timeout 3 --timeout 10.
+    silent = SilentServer()
+    try:
+        url = f"http://127.0.0.1:{silent.port}/schema.json"
+        command = hostile(
+            tmp_path,
+            [
+                listed_tool("lookup", words_schema({"$ref": url})),
+                listed_tool("define", {"$ref": f"{url}#/definitions/word", "type": "object"}),
+            ],
+        )
+        played = script(tmp_path, call("lookup", word="cat") + call("define", word="cat"), "ok")
+        started = time.monotonic()
+        done = real_toolcall(
+            "run", "look up cat", "--model", "scripted", "--script", str(played),
+            "--mcp", command, "--no-default-tools", "--tool-timeout", "3", "--timeout", "10",
+            "--json", cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        took = time.monotonic() - started
+        assert silent.accepted == []  # nothing was fetched
+    finally:
+        silent.close()
+    assert done.returncode == 0, done.stderr
+    assert took < 10 + 30  # the run's own limit, and slack for a loaded machine's start-up
+    warnings = [line for line in done.stderr.splitlines() if "left out" in line]
+    assert len(warnings) == 2 and all(url in line for line in warnings)
+    assert "fetches nothing" in warnings[0] and "Traceback" not in done.stderr
+    results = finished(events(done.stdout))
+    assert [r["error_kind"] for r in results] == ["unknown_tool", "unknown_tool"]
+
+
+def test_a_file_ref_never_puts_the_files_contents_anywhere(tmp_path: Path) -> None:
+    # Found by an attacker's pass: a file:// $ref put the file's enum into the feedback.
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"enum": ["TOP-SECRET-VALUE-9431"]}', encoding="utf-8")
+    command = hostile(tmp_path, [listed_tool("lookup", words_schema({"$ref": secret.as_uri()}))])
+    played = script(tmp_path, call("lookup", word="cat"), "ok")
+    trace = tmp_path / "trace.jsonl"
+    done = real_toolcall(
+        "run", "look up cat", "--model", "scripted", "--script", str(played), "--mcp", command,
+        "--no-default-tools", "--trace", str(trace), cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    everything = done.stdout + done.stderr + trace.read_text(encoding="utf-8")
+    assert "TOP-SECRET-VALUE-9431" not in everything
+    (warning,) = [line for line in done.stderr.splitlines() if "left out" in line]
+    assert secret.as_uri() in warning and "fetches nothing" in warning
+
+
+def test_a_catastrophic_pattern_is_stopped_at_the_tool_timeout(tmp_path: Path) -> None:
+    # Found by an attacker's pass: `^(a+)+$` against "a" * 40 + "!" hung past every timeout.
+    # The regex module answers that one at once; `^(a|aa)+$` defeats it, and is stopped.
+    schema = {
+        "type": "object",
+        "properties": {
+            "plain": {"type": "string", "pattern": "^(a+)+$"},
+            "twice": {"type": "string", "pattern": "^(a|aa)+$"},
+        },
+    }
+    command = hostile(tmp_path, [listed_tool("spell", schema)])
+    played = script(
+        tmp_path,
+        call("spell", plain="a" * 40 + "!") + call("spell", twice="a" * 60 + "!"),
+        "I could not spell it.",
+    )
+    started = time.monotonic()
+    done = real_toolcall(
+        "run", "spell it", "--model", "scripted", "--script", str(played), "--mcp", command,
+        "--no-default-tools", "--tool-timeout", "2", "--timeout", "20", "--json",
+        cwd=tmp_path, timeout=90,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 20 + 30
+    plain, twice = finished(events(done.stdout))
+    assert plain["error_kind"] == "invalid_arguments" and "does not match" in plain["content"]
+    assert twice["error_kind"] == "timeout"
+    assert "could not be checked against its schema within 2 s" in twice["content"]
+
+
+def test_checking_arguments_is_bounded_by_the_run_timeout_too(tmp_path: Path) -> None:
+    schema = words_schema({"type": "string", "pattern": "^(a|aa)+$"})
+    command = hostile(tmp_path, [listed_tool("spell", schema)])
+    played = script(tmp_path, call("spell", word="a" * 60 + "!"), "unused")
+    started = time.monotonic()
+    done = real_toolcall(
+        "run", "spell it", "--model", "scripted", "--script", str(played), "--mcp", command,
+        "--no-default-tools", "--tool-timeout", "600", "--timeout", "6", "--json",
+        cwd=tmp_path, timeout=90,
+    )  # fmt: skip
+    assert time.monotonic() - started < 6 + 30, done.stderr
+    stream = events(done.stdout)
+    (result,) = finished(stream)
+    assert result["error_kind"] == "timeout" and "could not be checked" in result["content"]
+    assert any(e["kind"] == "limit_reached" and e["limit"] == "timeout" for e in stream)
+
+
+def test_one_tool_the_protocol_cannot_read_is_left_out_alone(tmp_path: Path) -> None:
+    # Found by an attacker's pass: one tool with `"type": "objekt"` withdrew the whole server.
+    command = hostile(
+        tmp_path,
+        [
+            listed_tool("good", {"type": "object", "properties": {}}),
+            listed_tool("bad", {"type": "objekt"}),
+            listed_tool("worse", {"type": "object", "properties": {"a": {"type": "strng"}}}),
+            {"description": "no name, no schema"},
+        ],
+    )
+    done = toolcall("tools", "--no-default-tools", "--mcp", command, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [line.split("(")[0] for line in done.stdout.splitlines()] == ["good"]
+    names = ("'bad'", "'worse'", "number 4")
+    lines = done.stderr.splitlines()
+    assert len(lines) == 3
+    bad, worse, nameless = (next(x for x in lines if f"tool {n}" in x) for n in names)
+    assert "tool 'bad' left out" in bad and "inputSchema.type" in bad
+    assert "tool 'worse' left out" in worse and "not valid JSON Schema" in worse
+    assert "tool number 4 left out" in nameless
+    assert "Traceback" not in done.stderr
+
+
+def test_lines_on_stdout_that_are_not_json_rpc_are_one_line(tmp_path: Path) -> None:
+    # Found by an attacker's pass: the SDK printed a full traceback for each such line.
+    command = hostile(
+        tmp_path,
+        [listed_tool("echo_word", words_schema({"type": "string"}))],
+        results={"echo_word": {"text": "cat"}},
+        noise=["this is not json", "{broken", "[1, 2"],
+    )
+    played = script(tmp_path, call("echo_word", word="cat"), call("echo_word", word="dog"), "ok")
+    # A process of its own: in this one, pytest's log capture would take the SDK's tracebacks.
+    done = real_toolcall(
+        "run", "echo", "--model", "scripted", "--script", str(played), "--mcp", command,
+        "--no-default-tools", "--json", cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Failed to parse" not in done.stderr
+    (warning,) = done.stderr.splitlines()
+    assert "not JSON-RPC: 'this is not json'" in warning and "further such lines" in warning
+    stream = events(done.stdout)
+    assert [r["content"] for r in finished(stream)] == ["cat", "cat"]
+    assert not [e for e in stream if e["kind"] == "notice" and "JSON-RPC" in e["message"]]
+
+
+def test_a_huge_result_is_read_only_to_its_head(tmp_path: Path) -> None:
+    # Found by an attacker's pass: a 200 MB result took 600 MB before the timeout. Here 24 MB,
+    # against the 4 MiB a message is read to: what toolcall allocates stays near that bound.
+    size = 24_000_000
+    command = hostile(
+        tmp_path,
+        [listed_tool("dump", {"type": "object", "properties": {}})],
+        results={"dump": {"repeat": "x", "times": size}},
+    )
+    registry = ToolRegistry()
+    servers, problems = start_servers(
+        [server_from_flag(command)], registry, call_timeout=120, start_timeout=30
+    )
+    assert servers is not None and problems == []
+    try:
+        found = registry.get("dump")
+        assert found is not None
+        tracemalloc.start()
+        try:
+            text = found.func()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        notes = [w.message for w in servers.withdrawn()]
+    finally:
+        servers.close()
+    assert peak < 5 * MIN_MESSAGE_BYTES < size
+    assert text.startswith("x" * 1000) and len(text) < MIN_MESSAGE_BYTES + 1000
+    sent = size + 100  # the JSON-RPC around the text
+    assert text.endswith(f"the answer was {sent:,} bytes; only its first 4,194,304 were read.")
+    (note,) = notes
+    assert f"sent a result of {sent:,} bytes" in note
+
+
+def test_true_and_false_as_parameter_schemas_are_read_everywhere(tmp_path: Path) -> None:
+    # Valid JSON Schema that the prompt, coercion and validation each read as an object.
+    schema = {
+        "type": "object",
+        "properties": {"word": {"anyOf": [True, {"type": "integer"}]}, "n": True, "never": False},
+        "required": ["word", "n"],
+    }
+    command = hostile(tmp_path, [listed_tool("lookup", schema)])
+    played = script(tmp_path, call("lookup", word="5"), call("lookup", word="5", n=[1]), "ok")
+    for strategy in ("regex", "stream"):
+        done = toolcall(
+            "run", "look", "--model", "scripted", "--script", str(played), "--mcp", command,
+            "--no-default-tools", "--strategy", strategy, "--json", cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        missing, ran = finished(events(done.stdout))
+        assert "missing required argument `n` (any value)" in missing["content"]
+        assert ran["ok"] and ran["content"] == "done"

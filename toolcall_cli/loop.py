@@ -523,6 +523,7 @@ def _iteration(
         earlier_ids=state.call_ids,
         step=state.step,
         quotes=state.quotes,
+        run_time_left=lambda: state.remaining,
     )
     try:
         return (

@@ -170,11 +170,15 @@ class Round:
         earlier_ids: Collection[str] = (),
         step: Stepper | None = None,
         quotes: ResultQuotes | None = None,
+        run_time_left: Callable[[], float | None] = lambda: None,
     ) -> None:
         self._registry = registry
         self._quotes = quotes or ResultQuotes()
         """The conversation's tool results, read for calls: a call taken from one needs the
         user's approval."""
+        self._run_time_left = run_time_left
+        """Seconds left under the run's time limit (None without one): checking a call's
+        arguments gets no more than that, nor more than its tool timeout."""
         self._step = step
         self._cache = cache
         self._policy = policy
@@ -323,7 +327,7 @@ class Round:
         if stepped is None:
             return
         call = stepped
-        prepared = prepare(call, self._registry)
+        prepared = prepare(call, self._registry, time_limit=self._check_time(call))
         if isinstance(prepared, ToolResult):
             yield from self._answer(call, prepared)
             return
@@ -339,6 +343,14 @@ class Round:
         self._entries[call.id].started = self._clock()
         self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))
 
+    def _check_time(self, call: ToolCall) -> float:
+        """How long checking `call`'s arguments may take: its tool timeout, or the time the
+        run has left when that is less."""
+        tool = self._registry.get(call.name)
+        limit = (tool.timeout if tool is not None else None) or self._tool_timeout
+        left = self._run_time_left()
+        return limit if left is None else max(min(limit, left), 0.0)
+
     def _stepped(self, call: ToolCall) -> Generator[Event, None, ToolCall | None]:
         """With --step, the pause before a known tool runs: the call to run (its arguments
         perhaps edited by the user), or None when the user skipped it (it is answered so)."""
@@ -347,7 +359,8 @@ class Round:
             return call
 
         def check(arguments: dict[str, Any]) -> str | None:
-            prepared = prepare(replace(call, arguments=arguments), self._registry)
+            edited = replace(call, arguments=arguments)
+            prepared = prepare(edited, self._registry, time_limit=self._check_time(call))
             return prepared.content if isinstance(prepared, ToolResult) else None
 
         action = self._step.before_tool(call, tool, check)

@@ -93,10 +93,15 @@ def mcp_specs(flags: tuple[str, ...], config: FileConfig) -> list[ServerSpec]:
 
 
 def add_mcp_tools(
-    registry: ToolRegistry, flags: tuple[str, ...], config: FileConfig, call_timeout: float
+    registry: ToolRegistry,
+    flags: tuple[str, ...],
+    config: FileConfig,
+    call_timeout: float,
+    max_result_chars: int = DEFAULT_LIMITS.max_result_chars,
 ) -> McpServers | None:
     """Start the MCP servers (none: nothing is imported or started) and add their tools to
-    `registry`; a server that cannot be used is one warning line, and the rest go on."""
+    `registry`; a server that cannot be used is one warning line, and the rest go on. A message
+    from a server is read as far as `max_result_chars` needs (and a little more)."""
     specs = mcp_specs(flags, config)
     if not specs:
         return None
@@ -104,7 +109,11 @@ def add_mcp_tools(
     from toolcall_cli.tools.mcp_spec import start_timeout
 
     servers, problems = start_servers(
-        specs, registry, call_timeout=call_timeout, start_timeout=start_timeout()
+        specs,
+        registry,
+        call_timeout=call_timeout,
+        start_timeout=start_timeout(),
+        max_result_chars=max_result_chars,
     )
     for problem in problems:
         warn(problem)
@@ -335,7 +344,10 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
     notes += (retrieval_note,) if retrieval_note else ()
     plugins = load_plugins(options.tools, options.no_default_tools)
     registry = plugins.registry
-    servers = add_mcp_tools(registry, options.mcp, resolved.config, resolved.limits.tool_timeout)
+    limits = resolved.limits
+    servers = add_mcp_tools(
+        registry, options.mcp, resolved.config, limits.tool_timeout, limits.max_result_chars
+    )
     try:
         check_recording_format(model, strategy, registry, options)
     except BaseException:

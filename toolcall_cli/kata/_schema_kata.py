@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
-from referencing.jsonschema import EMPTY_REGISTRY
 
 from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, canonical, shown
 from toolcall_cli.kata._offline import bundled_tools, json_mode_reply, kinds_for
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.strategies.schema import answer_or_call_schema
 from toolcall_cli.tools.coerce import coerce_arguments
+from toolcall_cli.tools.validation import validator as schema_validator
 
 Tool = dict[str, Any]
 
@@ -73,9 +73,7 @@ def user_schema(solution: Solution, tools: list[Tool]) -> Any:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:
         return f"not a valid JSON Schema: {error.message}"
-    # The user's schema is checked here, in the judge: a $ref resolves within it or not at
-    # all, never by fetching a URL or reading a file.
-    return jsonschema.Draft202012Validator(schema, registry=EMPTY_REGISTRY)
+    return schema_validator(schema)  # its references resolve inside it only: nothing is fetched
 
 
 def schema_case(category: str, name: str, tools: list[Tool], reply: Any, accept: bool) -> Case:
@@ -416,7 +414,7 @@ def expected_check(tools: list[Tool], call: dict[str, Any]) -> tuple[Any, Errors
     fixed, _ = coerce_arguments(spec, call["arguments"])
     schema = {**tool["parameters"], "additionalProperties": False}
     errors: Errors = {}
-    for error in jsonschema.Draft202012Validator(schema).iter_errors(fixed):
+    for error in schema_validator(schema).iter_errors(fixed):
         if error.validator == "required":
             for field in (f for f in schema.get("required", []) if f not in fixed):
                 errors[field] = ["missing"]
@@ -469,7 +467,7 @@ def fault_case(kind: str, reply: dict[str, Any], tools: list[Tool]) -> list[Case
     if "answer" in reply:
         return [schema_fault(category, f"{kind}: your schema takes the answer", tools, reply, True)]
     fixed, errors = expected_check(tools, reply)
-    wrong = jsonschema.Draft202012Validator(
+    wrong = schema_validator(
         answer_or_call_schema(
             [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
         )

@@ -47,8 +47,12 @@ class _Skip(Exception):
 
 
 def coerce_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The arguments with unambiguous fixes applied, and one note per fix."""
-    properties: dict[str, Any] = spec.parameters.get("properties", {})
+    """The arguments with unambiguous fixes applied, and one note per fix. Any schema a tool
+    may have is read (an MCP server's is somebody else's): a part of it that is not plain
+    (`true` as a subschema, say) leaves its values as they are, for validation to judge."""
+    properties = spec.parameters.get("properties", {})
+    if not isinstance(properties, dict):
+        return dict(arguments), []
     fixed = dict(arguments)
     notes: list[str] = []
     for name, value in arguments.items():
@@ -73,7 +77,7 @@ def short(value: Any) -> str:
 def single_type(schema: dict[str, Any]) -> str | None:
     """The one JSON type a schema expects (a nullable type counts as that type), else None."""
     if "anyOf" in schema:
-        options = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        options = _not_null(schema["anyOf"])
         return single_type(options[0]) if len(options) == 1 else None
     kind = schema.get("type")
     return kind if isinstance(kind, str) else None
@@ -81,14 +85,22 @@ def single_type(schema: dict[str, Any]) -> str | None:
 
 def schema_of(schema: dict[str, Any]) -> dict[str, Any]:
     if "anyOf" in schema:
-        options = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        options = _not_null(schema["anyOf"])
         if len(options) == 1:
             return dict(options[0])
     return schema
 
 
-def coerce_value(value: Any, schema: dict[str, Any]) -> Any:
-    if value is None:
+def _not_null(options: Any) -> list[dict[str, Any]]:
+    """The anyOf options besides `null`; none when one of them is not a plain object schema
+    (`true` takes any value: which one was meant is a guess)."""
+    if not isinstance(options, list) or not all(isinstance(o, dict) for o in options):
+        return []
+    return [option for option in options if option.get("type") != "null"]
+
+
+def coerce_value(value: Any, schema: Any) -> Any:
+    if value is None or not isinstance(schema, dict):
         raise _Skip
     schema = schema_of(schema)
     kind = single_type(schema)
@@ -158,7 +170,7 @@ def to_string(value: Any) -> str:
     raise _Skip
 
 
-def to_array(value: Any, items: dict[str, Any]) -> list[Any]:
+def to_array(value: Any, items: Any) -> list[Any]:
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             decoded = json.loads(value)
@@ -176,7 +188,9 @@ def to_array(value: Any, items: dict[str, Any]) -> list[Any]:
     return out
 
 
-def coerce_enum(value: Any, allowed: list[Any]) -> Any:
+def coerce_enum(value: Any, allowed: Any) -> Any:
+    if not isinstance(allowed, list):
+        raise _Skip
     if value in allowed:
         return value
     if isinstance(value, str):

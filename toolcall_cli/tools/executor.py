@@ -6,11 +6,10 @@ Every failure becomes an error ToolResult the model can learn from; nothing here
 from __future__ import annotations
 
 import difflib
-import functools
 import itertools
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,16 @@ from toolcall_cli import strictjson
 from toolcall_cli.messages import ToolCall, ToolResult, ToolSpec
 from toolcall_cli.tools.coerce import MAX_RANKED_NAME_CHARS, coerce_arguments, similar_parameter
 from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.validation import (
+    CheckTimedOut,
+    bounded,
+    error_line,
+    json_text,
+    json_type,
+    short_json,
+    validator,
+    within,
+)
 
 if TYPE_CHECKING:
     # jsonschema ships no stubs; `unused-ignore` keeps this clean if types-jsonschema is added.
@@ -36,9 +45,15 @@ class Prepared:
     """Arguments converted before validation, one note each (e.g. `n`: "5" → 5)."""
 
 
-def prepare(call: ToolCall, registry: ToolRegistry) -> Prepared | ToolResult:
+def prepare(
+    call: ToolCall, registry: ToolRegistry, *, time_limit: float | None = None
+) -> Prepared | ToolResult:
     """The tool and validated arguments for `call`, or the error result that says what is wrong
-    (an unknown tool, arguments that are not an object, or do not fit the schema)."""
+    (an unknown tool, arguments that are not an object, or do not fit the schema).
+
+    Checking the arguments stops after `time_limit` seconds (the time the call has: its tool
+    timeout, or less when the run's time limit is nearer): a schema's pattern can take hours
+    on a value made for it, and the call is then refused unchecked."""
     found = registry.get(call.name)
     if found is None:
         return unknown_tool_result(call, registry.names())
@@ -49,7 +64,10 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> Prepared | ToolResult:
         return error_result(call, "invalid_arguments", not_text(found, *held))
     arguments, coerced = coerce_arguments(found.spec, arguments)
     try:
-        problems = argument_problems(found.spec, arguments)
+        with within(time_limit):
+            problems = argument_problems(found.spec, arguments)
+    except CheckTimedOut:
+        return error_result(call, "timeout", unchecked_text(found, time_limit or 0.0))
     except Exception as error:  # a schema jsonschema cannot use (an MCP server's, say)
         text = f"the tool's schema cannot be checked ({error_line(error)}), so it is not run."
         return error_result(call, "invalid_arguments", text)
@@ -58,18 +76,28 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> Prepared | ToolResult:
     return Prepared(found, arguments, tuple(coerced))
 
 
+def unchecked_text(found: Tool, time_limit: float) -> str:
+    limit = f"{round(time_limit, 1):g} s"
+    return (
+        f"the arguments for `{found.name}` could not be checked against its schema within "
+        f"{limit} (a pattern in the schema, say, takes too long on them), so it is not run. "
+        "Send shorter or simpler values."
+    )
+
+
 def execute(call: ToolCall, registry: ToolRegistry, *, default_timeout: float = 10.0) -> ToolResult:
     """Run one call now and return its result (for tests and embedding; a run goes through the
     loop's pool). Errors come back as results, never as exceptions."""
     from toolcall_cli.tools.pool import Job, ToolPool  # the pool runs what this module checks
 
     started = time.perf_counter()
-    prepared = prepare(call, registry)
+    found = registry.get(call.name)
+    timeout = (found.timeout if found is not None else None) or default_timeout
+    prepared = prepare(call, registry, time_limit=timeout)
     if isinstance(prepared, ToolResult):
         return replace(prepared, duration=time.perf_counter() - started)
     pool = ToolPool(max_parallel=1)
     tool = prepared.tool
-    timeout = tool.timeout or default_timeout
     pool.submit(Job(call, tool, prepared.arguments, timeout, tool.isolate, prepared.coerced))
     finished = pool.wait()
     assert finished is not None  # one job, always answered: done, failed or timed out
@@ -258,13 +286,17 @@ def schema_errors(
     """Schema errors by field, at most MAX_CHECKED_ERRORS; True when checking stopped there."""
     if plainly_valid(schema, arguments):
         return [], False
-    found = (
-        error
-        for error in _validator()(schema).iter_errors(arguments)
-        # Missing and unexpected names at the top are described apart, with better hints.
-        if error.path or error.validator not in ("required", "additionalProperties")
-    )
-    errors = list(itertools.islice(found, MAX_CHECKED_ERRORS + 1))
+
+    def check() -> list[jsonschema.ValidationError]:
+        found = (
+            error
+            for error in validator(schema).iter_errors(arguments)
+            # Missing and unexpected names at the top are described apart, with better hints.
+            if error.path or error.validator not in ("required", "additionalProperties")
+        )
+        return list(itertools.islice(found, MAX_CHECKED_ERRORS + 1))
+
+    errors = bounded(check)  # within the time prepare() has, when it has a limit
     unchecked = len(errors) > MAX_CHECKED_ERRORS
     errors = sorted(errors[:MAX_CHECKED_ERRORS], key=lambda e: [str(p) for p in e.path])
     return errors, unchecked
@@ -391,47 +423,6 @@ def _fits_any_of(schema: dict[str, Any], instance: Any) -> bool:
     return any(_fits(option, instance) for option in schema["anyOf"])
 
 
-def schema_problem(schema: Any) -> str | None:
-    """Why `schema` cannot check arguments (not valid JSON Schema, a pattern that is no regular
-    expression), in one line; None when it can. A tool from elsewhere (an MCP server) is
-    checked with this before the model is offered it."""
-    try:
-        _validator().check_schema(schema)
-    except Exception as error:
-        return error_line(error)
-    return None
-
-
-def error_line(error: Exception) -> str:
-    """An exception as one short line: its type and the first line of its message."""
-    message = str(getattr(error, "message", "") or error)
-    first = message.splitlines()[0] if message else ""
-    return f"{type(error).__name__}: {first}"[:200]
-
-
-@functools.cache
-def _validator() -> Any:
-    """jsonschema's Draft 2020-12 validator with toolcall's anyOf, built on first need."""
-    import jsonschema
-
-    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"anyOf": _any_of})
-
-
-def _any_of(
-    validator: Any, any_of: list[dict[str, Any]], instance: Any, schema: dict[str, Any]
-) -> Iterator[jsonschema.ValidationError]:
-    """jsonschema's anyOf, except that each option stops at its first error: knowing that no
-    option fits is enough, and jsonschema's own checks a huge array in full for every option."""
-    import jsonschema
-
-    for index, option in enumerate(any_of):
-        if next(validator.descend(instance, option, schema_path=index), None) is None:
-            return
-    yield jsonschema.ValidationError(
-        f"{_short_json(instance)} is not valid under any of the given schemas"
-    )
-
-
 def unexpected_argument(
     name: str,
     allowed: list[str],
@@ -459,10 +450,10 @@ def field_problem(error: jsonschema.ValidationError) -> str:
         return f"{where} should be {describe_types(error.validator_value)}, got {json_type(got)}"
     if error.validator == "enum":
         choices = ", ".join(json.dumps(v, ensure_ascii=False) for v in error.validator_value)
-        return f"{where} must be one of {choices}; got {_json_text(got)}"
+        return f"{where} must be one of {choices}; got {json_text(got)}"
     if error.validator == "anyOf":
         options = " or ".join(describe_schema(s) for s in error.validator_value)
-        return f"{where} should be {options}, got {_short_json(got)}"
+        return f"{where} should be {options}, got {short_json(got)}"
     return f"{where}: {error.message}"
 
 
@@ -474,8 +465,10 @@ def field_path(path: Iterable[Any]) -> str:
     return text
 
 
-def describe_schema(schema: dict[str, Any]) -> str:
+def describe_schema(schema: Any) -> str:
     """A short human form of a parameter schema, for messages."""
+    if not isinstance(schema, dict):
+        return "any value" if schema is not False else "no value"
     if "enum" in schema:
         return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
     if "anyOf" in schema:
@@ -487,38 +480,6 @@ def describe_schema(schema: dict[str, Any]) -> str:
 
 def describe_types(kinds: str | list[str]) -> str:
     return kinds if isinstance(kinds, str) else " or ".join(kinds)
-
-
-def json_type(value: object) -> str:
-    """The JSON name of a Python value's type, as a model would think of it."""
-    if value is None:
-        return "null"
-    for python_type, name in _JSON_TYPES:
-        if isinstance(value, python_type):
-            return name
-    return type(value).__name__
-
-
-_JSON_TYPES: tuple[tuple[type, str], ...] = (
-    (bool, "boolean"),  # before int: True is an int too
-    (int, "integer"),
-    (float, "number"),
-    (str, "string"),
-    (list, "array"),
-    (dict, "object"),
-)
-
-
-def _short_json(value: object) -> str:
-    return f"{json_type(value)} {_json_text(value)}"
-
-
-def _json_text(value: object) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = json_type(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # --- running ----------------------------------------------------------------------------------

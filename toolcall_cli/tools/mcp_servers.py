@@ -8,6 +8,8 @@ a tool's function (called in the pool's thread, as any tool's is) hands its call
 A server that fails (it cannot start, dies, or hangs on a call) is one line, never a traceback:
 a warning at start-up, or a Notice in the run (the session drains `withdrawn()` between events
 and takes the server's tools out of the registry on the loop's own thread). The run goes on.
+So is a server that misbehaves without failing (lines on stdout that are not JSON-RPC, a result
+too long to read whole, one tool the protocol cannot read): see _mcp_wire.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
+import logging
+import os
 import tempfile
 import threading
 from collections.abc import Iterable, Sequence
@@ -23,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.tools.executor import schema_problem
+from toolcall_cli.tools._mcp_wire import Listing, bounded_stdio, guarded
 from toolcall_cli.tools.mcp_spec import (
     PREFIX_SEPARATOR,
     TOOL_NAME,
@@ -32,6 +36,7 @@ from toolcall_cli.tools.mcp_spec import (
     safe_name,
 )
 from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.validation import readable_schema, schema_problem
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -43,6 +48,16 @@ ANSWER_GRACE = 0.25
 """A call gives up this long before the pool's own timeout would, so the call's error result
 says that the server hung, and its tools are withdrawn before the result is shown."""
 MAX_STDERR_LINE = 200
+MIN_MESSAGE_BYTES = 4 << 20
+"""A message from a server is read up to this many bytes at least (a long tool listing fits)."""
+
+
+def message_limit(max_result_chars: int) -> int:
+    """The most of one message read from a server: room for a result of `max_result_chars`
+    characters however its JSON writes them (up to 12 bytes for one, as a `\\ud83d\\ude00`
+    pair), and never less than MIN_MESSAGE_BYTES. A longer result keeps its head, and is cut for
+    the model as a plugin's is."""
+    return max(MIN_MESSAGE_BYTES, 12 * max_result_chars + (64 << 10))
 
 
 class ToolError(Exception):
@@ -80,6 +95,28 @@ class _Server:
     stopping: bool = False
     names: dict[str, str] = field(default_factory=dict)
     """Registry name → the server's own tool name."""
+    listing: Listing = field(default_factory=Listing)
+    notes: list[str] = field(default_factory=list)
+    """Notes on the server not shown yet (see note())."""
+    noted: set[str] = field(default_factory=set)
+    """The notes shown only once that have been."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Notes are made on the loop's thread and taken on the session's."""
+
+    def note(self, text: str, once: bool) -> None:
+        """Keep a one-line note about the server to show (once, when `once`: the first such)."""
+        kind = text.split(":", 1)[0]
+        with self.lock:
+            if once and kind in self.noted:
+                return
+            self.noted.add(kind)
+            more = "; further such lines are ignored" if once else ""
+            self.notes.append(f"MCP server {self.spec.name!r} {text}{more}")
+
+    def take_notes(self) -> list[str]:
+        with self.lock:
+            taken, self.notes = self.notes, []
+        return taken
 
     def last_stderr_line(self) -> str:
         """The server's last line on stderr (which is kept off the terminal), for a failure."""
@@ -102,11 +139,17 @@ class McpServers:
     """
 
     def __init__(
-        self, specs: Sequence[ServerSpec], *, start_timeout: float, call_timeout: float
+        self,
+        specs: Sequence[ServerSpec],
+        *,
+        start_timeout: float,
+        call_timeout: float,
+        max_message_bytes: int = MIN_MESSAGE_BYTES,
     ) -> None:
         self.specs = tuple(specs)
         self._start_timeout = start_timeout
         self.call_timeout = call_timeout
+        self.max_message_bytes = max_message_bytes
         self._servers: list[_Server] = []
         """The servers that started and listed their tools."""
         self._opened: list[_Server] = []
@@ -124,6 +167,7 @@ class McpServers:
         start-up timeout); one line per server that could not be used."""
         if not self.specs:
             return []
+        _quiet_sdk_logging()
         try:
             return self._start_all(self._running_loop())
         except BaseException:  # Ctrl-C while servers start: none of them may be left running
@@ -143,6 +187,7 @@ class McpServers:
                 problems.append(server.failure)
             else:
                 self._servers.append(server)
+                problems += server.take_notes()
         return problems
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
@@ -193,8 +238,11 @@ class McpServers:
                 scope.cancel()
             try:
                 async with contextlib.AsyncExitStack() as stack:
-                    read, write = await stack.enter_async_context(_transport(server))
-                    session = await stack.enter_async_context(ClientSession(read, write))
+                    streams = await stack.enter_async_context(self._transport(server))
+                    streams = await stack.enter_async_context(
+                        guarded(streams, server.listing, server.note)
+                    )
+                    session = await stack.enter_async_context(ClientSession(*streams))
                     await session.initialize()
                     server.listed = await _all_tools(session)
                     server.session = session
@@ -206,6 +254,29 @@ class McpServers:
             finally:
                 server.ready.set()
                 server.ended.set()
+
+    def _transport(self, server: _Server) -> contextlib.AbstractAsyncContextManager[Any]:
+        """The server's streams: a subprocess over stdio (read with bounds where the platform
+        has process groups), or streamable HTTP to its URL."""
+        spec = server.spec
+        if spec.url is not None:
+            from mcp.client.streamable_http import streamable_http_client
+
+            return streamable_http_client(spec.url, max_sse_event_size=self.max_message_bytes)
+        if os.name != "posix":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            parameters = StdioServerParameters(
+                command=spec.command or "", args=list(spec.args), env=spec.environment()
+            )
+            return stdio_client(parameters, errlog=server.stderr)
+        return bounded_stdio(
+            [spec.command or "", *spec.args],
+            spec.environment(),
+            server.stderr,
+            max_message_bytes=self.max_message_bytes,
+            note=server.note,
+        )
 
     def _failed(self, server: _Server, what: str) -> str:
         last = server.last_stderr_line()
@@ -225,6 +296,9 @@ class McpServers:
                 offered[key] = offered.get(key, 0) + 1
         problems: list[str] = []
         for server in self._servers:
+            problems += [
+                f"MCP server {server.spec.name!r}: {line}" for line in server.listing.left_out
+            ]
             for listed in server.listed:
                 own = safe_name(str(listed.name))
                 clash = own in registry or offered.get(own, 0) > 1
@@ -234,7 +308,7 @@ class McpServers:
                 if unusable is not None:
                     problems.append(
                         f"MCP server {server.spec.name!r}: tool {listed.name!r} left out: its "
-                        f"input schema is not valid JSON Schema ({unusable})"
+                        f"input schema {unusable}"
                     )
                     continue
                 if not TOOL_NAME.fullmatch(name) or name in registry:
@@ -253,7 +327,7 @@ class McpServers:
         spec = ToolSpec(
             name=name,
             description=str(listed.description or getattr(listed, "title", None) or ""),
-            parameters=dict(schema) or {"type": "object", "properties": {}},
+            parameters=readable_schema(schema) or {"type": "object", "properties": {}},
         )
         own = str(listed.name)
 
@@ -311,9 +385,12 @@ class McpServers:
         )
 
     def withdrawn(self) -> list[Withdrawal]:
-        """Servers given up on since the last call; each is reported once."""
+        """Servers given up on since the last call, each reported once; and the notes on
+        servers since then (withdrawing no tools)."""
         with self._lock:
             found, self._withdrawn = self._withdrawn, []
+        for server in self._servers:
+            found += [Withdrawal(server.spec.name, note, ()) for note in server.take_notes()]
         return found
 
     # --- the end --------------------------------------------------------------------------------
@@ -350,6 +427,15 @@ class McpServers:
                 end.cancel()
 
 
+def _quiet_sdk_logging() -> None:
+    """The SDK logs what it cannot read with a traceback, and Python prints a record no handler
+    takes on stderr; what toolcall has to say about a server is its own one line. A program
+    that handles logging itself still gets the SDK's records."""
+    logger = logging.getLogger("mcp")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
 def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
     """Tasks still pending (a call abandoned mid-way) are cancelled and run to their end, so
     nothing prints "Task was destroyed but it is pending" at exit."""
@@ -366,25 +452,6 @@ def _stop(server: _Server) -> None:
     server.stopping = True
     if server.scope is not None:
         server.scope.cancel()
-
-
-@contextlib.asynccontextmanager
-async def _transport(server: _Server) -> Any:
-    """The server's streams: a subprocess over stdio, or streamable HTTP to its URL."""
-    spec = server.spec
-    if spec.url is not None:
-        from mcp.client.streamable_http import streamable_http_client
-
-        async with streamable_http_client(spec.url) as streams:
-            yield streams[0], streams[1]
-        return
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    parameters = StdioServerParameters(
-        command=spec.command or "", args=list(spec.args), env=spec.environment()
-    )
-    async with stdio_client(parameters, errlog=server.stderr) as (read, write):
-        yield read, write
 
 
 async def _all_tools(session: ClientSession) -> list[Any]:
@@ -453,13 +520,20 @@ def start_servers(
     *,
     call_timeout: float,
     start_timeout: float,
+    max_result_chars: int = 0,
 ) -> tuple[McpServers | None, list[str]]:
     """Start `specs`, add their tools to `registry`: the servers (None when there are none) and
-    one line per problem."""
+    one line per problem. A message longer than a result of `max_result_chars` needs (and
+    never less than MIN_MESSAGE_BYTES) is read only in part: see message_limit."""
     chosen = list(specs)
     if not chosen:
         return None, []
-    servers = McpServers(chosen, start_timeout=start_timeout, call_timeout=call_timeout)
+    servers = McpServers(
+        chosen,
+        start_timeout=start_timeout,
+        call_timeout=call_timeout,
+        max_message_bytes=message_limit(max_result_chars),
+    )
     problems = servers.start()
     problems += servers.add_tools(registry)
     return servers, problems
