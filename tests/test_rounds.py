@@ -171,9 +171,7 @@ def test_always_approves_that_tool_for_the_rest_of_the_session_and_no_other() ->
 
 def test_nobody_to_ask_declines_and_says_so() -> None:
     ran: list[str] = []
-    events, _ = play(
-        [call("delete", path="/tmp/a"), "done"], dangerous_registry(ran), approve=None
-    )
+    events, _ = play([call("delete", path="/tmp/a"), "done"], dangerous_registry(ran), approve=None)
     assert ran == []
     (result,) = finished(events)
     assert result.error_kind == "declined"

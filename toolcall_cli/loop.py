@@ -58,7 +58,7 @@ from toolcall_cli.requests import RequestFitter
 from toolcall_cli.rounds import Decision, Declined, Edited, Round, StepQuit, ToolPolicy
 from toolcall_cli.strategies.base import Reply, ReplyParser, Strategy
 from toolcall_cli.strategies.echo import assistant_message, first_calls
-from toolcall_cli.strategies.replies import check_depth, reply_chars
+from toolcall_cli.strategies.replies import reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
 
@@ -215,11 +215,11 @@ class Run:
         request = yield from self.build_request()
         round_ = self.new_round()
         try:
-            reply = yield from self.read_reply(request, round_)
-            if reply == TOO_LONG_FOR_THE_WINDOW and not retried:
+            reply = yield from self.read_reply(request, round_, may_retry=not retried)
+            if reply == TOO_LONG_FOR_THE_WINDOW:
                 return (yield from self.iteration(retried=True))
             if not isinstance(reply, Reply):
-                return "model_failed" if reply == TOO_LONG_FOR_THE_WINDOW else reply
+                return reply
             if not reply.calls and not reply.errors:
                 return (yield from self.take_answer(reply))
             yield from self.run_round(round_)
@@ -234,11 +234,11 @@ class Run:
 
     # --- the steps ------------------------------------------------------------------------------
 
-    def build_request(self, *, tools: bool = True) -> Generator[Event, None, ModelRequest]:
+    def build_request(self) -> Generator[Event, None, ModelRequest]:
         """The request for this iteration: the tools it carries, its history windowed and fitted
         into the context window; shown, and paused at with --step."""
         yield from self.fitter.learn_window()
-        specs, chosen = self.tools_for_request() if tools else ([], [])
+        specs, chosen = self.tools_for_request()
         request = yield from self.fitter.request(self.history, specs, self.tools_withdrawn)
         yield IterationStarted(iteration=self.iterations, request=request.body)
         yield from chosen
@@ -250,13 +250,14 @@ class Run:
         return request
 
     def read_reply(
-        self, request: ModelRequest, round_: Round, *, last: bool = False
+        self, request: ModelRequest, round_: Round, *, last: bool = False, may_retry: bool = False
     ) -> Generator[Event, None, Reply | StopReason | Literal["too_long"]]:
         """The model's reply, parsed. A streaming strategy starts each call in `round_` as soon
         as it is complete; the others start their calls once the reply is whole and shown. The
-        reply is recorded in the history, or the reason the run stops."""
+        reply is recorded in the history; or the reason the run stops; or, when `may_retry`,
+        TOO_LONG_FOR_THE_WINDOW: the server refused the request as too long for its window."""
         parser = self.strategy.parser(f"#{self.iterations}.", self.tools.names())
-        reading = Reading(parser, round_, runs_calls=not last)
+        reading = Reading(parser, round_, runs_calls=not last, may_retry=may_retry)
         sent = self.clock()
         yield from self.stream_reply(request, reading)
         yield from reading.parsed(parser.close())
@@ -361,7 +362,7 @@ class Run:
         self.history.append(user(LAST_ANSWER))
         self.tools_withdrawn = True
         self.iterations += 1
-        request = yield from self.build_request(tools=False)
+        request = yield from self.build_request()
         round_ = self.new_round()
         reply = yield from self.read_reply(request, round_, last=True)
         if not isinstance(reply, Reply):
@@ -428,7 +429,6 @@ class Run:
                 if NOTICE_KEY in chunk:
                     yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
                     continue
-                check_depth(chunk)  # before any part of it is recorded or parsed
                 if request.streaming:
                     yield model_chunk(self.iterations, chunk)
                 reading.size += reply_chars(chunk)
@@ -456,7 +456,7 @@ class Run:
         if reading.timed_out:
             yield self.timed_out()
             return "limit"
-        if failure is not None and failure.kind == "context_length" and reading.size == 0:
+        if failure is not None and reading.retries(failure):
             # The server refused the request before answering: compact harder, try once more.
             yield self.fitter.shrink_after(failure)
             return TOO_LONG_FOR_THE_WINDOW
@@ -558,6 +558,8 @@ class Reading:
     round: Round
     runs_calls: bool
     """False for the best-effort request at the limit: its calls are shown, never run."""
+    may_retry: bool = False
+    """A request the server refuses as too long may be compacted and sent once more."""
     size: int = 0
     """Characters of the reply so far (text, reasoning and call arguments)."""
     failure: ModelError | None = None
@@ -576,6 +578,11 @@ class Reading:
             yield event
             if isinstance(event, ToolCallParsed) and self.runs_calls:
                 yield from self.round.add(event.call)
+
+    def retries(self, failure: ModelError) -> bool:
+        """The server refused the request as too long before answering, and it may be tried
+        once more, compacted harder."""
+        return self.may_retry and failure.kind == "context_length" and self.size == 0
 
     def start_held(self) -> Iterator[Event]:
         """The held calls, shown after the raw reply, then run."""
