@@ -144,16 +144,16 @@ def one_result(tmp_path: Path, name: str, **arguments: Any) -> Any:
 def test_a_process_left_in_a_session_of_its_own_ends_with_the_call(tmp_path: Path) -> None:
     held = Held(tmp_path)
     result = one_result(tmp_path, "leave", fifo=str(held.path), hang=False)
-    assert result.ok and result.content == "left one behind", result.content
     assert held.released()
+    assert result.ok and result.content == "left one behind", result.content
 
 
 @pytest.mark.usefixtures("namespaces")
 def test_a_process_left_in_a_session_of_its_own_ends_at_the_timeout(tmp_path: Path) -> None:
     held = Held(tmp_path)
     result = one_result(tmp_path, "leave", fifo=str(held.path), hang=True)
-    assert result.error_kind == "timeout", result.content
     assert held.released()
+    assert result.error_kind == "timeout", result.content
 
 
 # --- its limits are hard -----------------------------------------------------------------------
