@@ -49,7 +49,7 @@ from toolcall_cli.events import (
     StopReason,
     ToolCallParsed,
 )
-from toolcall_cli.history import ENGINE_NOTE_PREFIX
+from toolcall_cli.feedback import note
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
 from toolcall_cli.messages import Message, ToolResult, tool_message, user
 from toolcall_cli.models.base import Model
@@ -69,26 +69,9 @@ Clock = Callable[[], float]
 
 STOPPED_AT_A_STEP = "stopped by the user at a step (--step)"
 
-LAST_ANSWER = ENGINE_NOTE_PREFIX + (
-    " That was the last round of tools this run allows. Do not call any tool: answer the "
-    "question now with what you have; if something is missing, say what."
-)
 CONTENT_CALLS = (
     "the model wrote its tool call as JSON text in its content; read as a call, as vLLM and "
     "Ollama do for several model families"
-)
-DROPPED_CALLS = ENGINE_NOTE_PREFIX + (
-    " Your reply held {total} tool calls; only the first {cap} were run (at most {cap} per "
-    "reply), and the other {dropped} were not run. Call again only what you still need."
-)
-ANSWER_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
-    " The last {n} rounds of tool calls made no progress (they failed, or repeated earlier "
-    "calls). Do not call any tool now: answer the question with what you already have; if "
-    "something is missing, say what."
-)
-ANSWER_AFTER_REPEATS = ENGINE_NOTE_PREFIX + (
-    " You called {calls} again, and got the result you already had. Do not call any tool now: "
-    "answer the question with the results above."
 )
 SAID_NOTHING = "the model's answer held nothing: no text, no tool call, no finish reason"
 REPLY_TOO_LONG = "the reply passed {limit:,} characters"
@@ -334,9 +317,9 @@ class Run:
         self.tools_withdrawn = True
         if repeating:
             calls = ", ".join(self.repeated_calls) or "the same tools"
-            message = ANSWER_AFTER_REPEATS.format(calls=calls)
+            message = note("answer_after_repeats", calls=calls)
         else:
-            message = ANSWER_WITHOUT_TOOLS.format(n=self.failed_rounds)
+            message = note("no_progress", n=self.failed_rounds)
         self.history.append(user(message))
         yield AnswerWithoutTools(
             failed_rounds=self.failed_rounds, message=message, repeated=repeating
@@ -359,7 +342,7 @@ class Run:
         return "limit"
 
     def best_effort_answer(self) -> Iterator[Event]:
-        self.history.append(user(LAST_ANSWER))
+        self.history.append(user(note("last_round")))
         self.tools_withdrawn = True
         self.iterations += 1
         request = yield from self.build_request()
@@ -508,7 +491,7 @@ class Run:
         so in native calling every tool_call_id sent is still answered."""
         cap = self.limits.max_calls_per_reply
         total = len(reply.calls) + self.dropped
-        return DROPPED_CALLS.format(total=total, cap=cap, dropped=self.dropped)
+        return note("dropped_calls", total=total, cap=cap, dropped=self.dropped)
 
     # --- time, usage and the run's ends ---------------------------------------------------------
 
