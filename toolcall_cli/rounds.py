@@ -28,7 +28,7 @@ from toolcall_cli.events import (
     ToolStarted,
     ToolTimeline,
 )
-from toolcall_cli.feedback import Problem, error_text, note, said
+from toolcall_cli.feedback import Problem, clip, error_text, note, said
 from toolcall_cli.history import ENGINE_NOTE_PREFIX as ENGINE_NOTE
 from toolcall_cli.limits import Limits
 from toolcall_cli.messages import ToolCall, ToolResult
@@ -674,7 +674,7 @@ def refused(call: ToolCall, kind: str, problem: Problem) -> ToolResult:
 
 def parse_error_result(error: ParseError) -> ToolResult:
     """A call that could not be parsed is answered like a failed call, so the model can fix it."""
-    problem = Problem("unparseable_call", detail=error.message)
+    problem = Problem("unparseable_call", given=clip(error.raw, 120), detail=error.message)
     return ToolResult(
         call_id=error.call_id,
         name="",
