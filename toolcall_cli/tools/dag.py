@@ -46,25 +46,8 @@ class Graph:
 
     waits_for: Mapping[str, tuple[str, ...]]
     """Call id → the call ids it waits for, in the order the model wrote them."""
-    references: Mapping[str, tuple[Reference, ...]]
-    """Call id → the placeholders in its arguments."""
     by_ref: Mapping[str, str]
     """The model's id of a call → the call id."""
-
-    def ready(self, call_id: str, done: set[str]) -> bool:
-        return all(dep in done for dep in self.waits_for.get(call_id, ()))
-
-    def dependants(self, call_id: str) -> list[str]:
-        """Every call that waits for `call_id`, directly or not."""
-        found: list[str] = []
-        frontier = [call_id]
-        while frontier:
-            current = frontier.pop()
-            for other, deps in self.waits_for.items():
-                if current in deps and other not in found:
-                    found.append(other)
-                    frontier.append(other)
-        return found
 
 
 def placeholders(value: Any) -> Iterator[tuple[str, str]]:
@@ -106,11 +89,9 @@ def build_graph(calls: Sequence[ToolCall]) -> Graph:
     """The graph of a reply's calls; raises GraphProblem naming everything that is wrong."""
     problems: list[str] = []
     by_ref = _by_ref(calls, problems)
-    references: dict[str, tuple[Reference, ...]] = {}
     waits_for: dict[str, tuple[str, ...]] = {}
     for call in calls:
-        references[call.id] = _references(call, problems)
-        wanted = [*call.depends_on, *(r.ref for r in references[call.id])]
+        wanted = [*call.depends_on, *(r.ref for r in _references(call, problems))]
         waits_for[call.id] = _waits_for(call, wanted, by_ref, problems)
     cycle = _cycle(waits_for)
     if cycle:
@@ -119,7 +100,7 @@ def build_graph(calls: Sequence[ToolCall]) -> Graph:
         problems.append(f"the calls wait for each other in a circle: {shown}")
     if problems:
         raise GraphProblem("; ".join(dict.fromkeys(problems)))
-    return Graph(waits_for=waits_for, references=references, by_ref=by_ref)
+    return Graph(waits_for=waits_for, by_ref=by_ref)
 
 
 def _by_ref(calls: Sequence[ToolCall], problems: list[str]) -> dict[str, str]:
