@@ -20,7 +20,6 @@ from toolcall_cli.cli.figures import RunTally
 from toolcall_cli.cli.options import SessionOptions, StreamMode
 from toolcall_cli.cli.variants import all_variants
 from toolcall_cli.events import RunFinished, RunStarted, ToolStarted
-from toolcall_cli.loop import deny_all
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.tools.loader import load_tools, tool_dirs
 from toolcall_cli.trace import read_trace
@@ -354,7 +353,7 @@ def test_the_answers_go_under_the_table_where_the_terminal_is_narrow(tmp_path: P
         retrieval=None,
         variants=all_variants(StreamMode.tags),
         seeds=(0,),
-        approve=deny_all,
+        yes=False,
     )
     runs = run_all(plan)
 

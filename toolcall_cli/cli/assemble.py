@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcall_cli.approval import approver
+from toolcall_cli.approval import terminal_answers
 from toolcall_cli.choosing import Retrieval
 from toolcall_cli.cli.entry import fail, warn
 from toolcall_cli.cli.models import ModelChoice, check_base_url, get_model
@@ -239,9 +239,10 @@ def read_system_prompt(path: Path | None) -> str | None:
 
 
 def tool_policy(options: SessionOptions) -> ToolPolicy:
-    """How the session runs tools: --allow, --max-parallel, --isolate-tools, --dag."""
+    """How the session runs tools: --allow, --yes, --max-parallel, --isolate-tools, --dag."""
     return ToolPolicy(
         allow=options.allow.value,
+        yes=options.yes,
         max_parallel=options.max_parallel,
         isolate_all=options.isolate_tools,
         dag=options.dag,
@@ -362,7 +363,7 @@ def build_session(options: SessionOptions, system_prompt: str | None = None) -> 
         policy=tool_policy(options),
         registry=registry,
         limits=resolved.limits,
-        approve=approver(options.yes),
+        answers=terminal_answers(),
         notes=notes,
         mcp=servers,
     )

@@ -79,9 +79,9 @@ from toolcall_cli.cli.options import (
 if TYPE_CHECKING:
     from toolcall_cli.cli.assemble import Assembled
     from toolcall_cli.cli.running import RunTrace
-    from toolcall_cli.loop import Stepper
     from toolcall_cli.render import RenderMode
     from toolcall_cli.render.explain import Explain
+    from toolcall_cli.stepping import TerminalStepper
     from toolcall_cli.tools.registry import ToolRegistry
     from toolcall_cli.wire import Sampling
 
@@ -148,6 +148,7 @@ def run(
     lang: LangOpt = None,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
+    from toolcall_cli.approval import terminal_answers
     from toolcall_cli.cli.assemble import build_session, output_mode
     from toolcall_cli.cli.running import render_run, show_trace_path
     from toolcall_cli.cli.tracing import choose_trace, start_trace
@@ -160,7 +161,8 @@ def run(
     pauses = step_flag(step)
     assembled = build_session(SessionOptions.from_flags(locals(), mode=mode))
     session = assembled.session
-    session.step = pauses
+    if pauses is not None:
+        session.stepping, session.answers = True, terminal_answers(pauses)
     try:
         target = choose_trace(trace, no_trace, assembled)
         run_trace = start_trace(target, "run", assembled)
@@ -169,11 +171,10 @@ def run(
             session.ask(question),
             mode,
             run_trace,
-            session.approve,
+            session.answers,
             show_request,
             played,
             explain=Explain(explain, lang.value if lang is not None else None),
-            step=session.step,
         )
     finally:
         session.close()
@@ -240,6 +241,7 @@ def chat(
     lang: LangOpt = None,
 ) -> None:
     """A conversation that keeps its memory between questions (/help for commands)."""
+    from toolcall_cli.approval import terminal_answers
     from toolcall_cli.cli.assemble import build_session
     from toolcall_cli.cli.tracing import choose_trace, start_trace
     from toolcall_cli.render.explain import Explain
@@ -248,7 +250,9 @@ def chat(
     options = SessionOptions.from_flags(locals(), mode=mode)
     pauses = step_flag(step)
     assembled = build_session(options)
-    assembled.session.step = pauses
+    if pauses is not None:
+        assembled.session.stepping = True
+        assembled.session.answers = terminal_answers(pauses)
     shown = Explain(explain, lang.value if lang is not None else None)
     try:
         target = choose_trace(trace, no_trace, assembled)
@@ -332,7 +336,7 @@ def print_ranking(question: str, registry: ToolRegistry, top: int) -> None:
         )
 
 
-def step_flag(step: bool) -> Stepper | None:
+def step_flag(step: bool) -> TerminalStepper | None:
     """--step's stepper; one line and exit 2 when stdin is no terminal to answer on."""
     from toolcall_cli.stepping import NotInteractive, stepper
 
@@ -578,7 +582,6 @@ def compare(
     from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.cli.tracing import choose_trace_dir
     from toolcall_cli.cli.variants import all_variants
-    from toolcall_cli.loop import deny_all
 
     if not question.strip():
         fail("the question is empty")
@@ -620,7 +623,7 @@ def compare(
         retrieval=session_retrieval(options, settings.choice, settings.config),
         variants=all_variants(stream_mode),
         seeds=tuple(settings.choice.seed + k for k in range(repeat)),
-        approve=(lambda call, tool: "yes") if yes else deny_all,
+        yes=yes,
         traces=choose_trace_dir(trace_dir, no_trace, settings.config),
         stamp=trace_stamp(),
     )

@@ -27,7 +27,6 @@ from toolcall_cli.cli.models import ModelChoice
 from toolcall_cli.cli.running import RunTrace, open_trace
 from toolcall_cli.cli.tracing import TraceDir
 from toolcall_cli.cli.variants import Variant
-from toolcall_cli.loop import Approver
 from toolcall_cli.models import ModelConfigError
 from toolcall_cli.render.base import one_line, visible
 from toolcall_cli.session import Session
@@ -58,7 +57,8 @@ class ComparePlan:
     """How each request's tools are chosen (--retrieve), as in `toolcall run`."""
     variants: tuple[Variant, ...]
     seeds: tuple[int, ...]
-    approve: Approver
+    yes: bool
+    """--yes: dangerous tools run (nobody is asked in a comparison; without it, declined)."""
     traces: TraceDir | None = None
     """Where each run's trace goes; None: nowhere."""
     stamp: str = ""
@@ -162,8 +162,7 @@ def make_session(
         registry=plan.registry,
         retrieval=plan.retrieval,
         limits=settings.limits,
-        approve=plan.approve,
-        policy=tool_policy(settings.options),
+        policy=dataclasses.replace(tool_policy(settings.options), yes=plan.yes),
     )
 
 

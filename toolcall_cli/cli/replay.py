@@ -190,7 +190,6 @@ def replay(
     """
     from toolcall_cli.cli.assemble import build_session
     from toolcall_cli.cli.tracing import choose_trace, start_trace
-    from toolcall_cli.loop import deny_all
 
     if which.startswith("--"):  # let through only for -N
         fail(f"no such option: {which} (see `toolcall replay --help`)")
@@ -205,8 +204,7 @@ def replay(
     assembled = build_session(
         options, system_prompt=own_prompt if isinstance(own_prompt, str) else None
     )
-    if not yes:
-        assembled.session.approve = deny_all  # nobody is there to be asked
+    assembled.session.answers = None  # nobody is there to be asked: --yes or declined
     try:
         target = choose_trace(trace, no_trace, assembled)
         run_trace = start_trace(target, "replay", assembled, replay_of=recording.path)

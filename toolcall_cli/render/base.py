@@ -14,6 +14,7 @@ import jiter
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAsked,
     CallFromResult,
     Event,
     FedBack,
@@ -27,6 +28,7 @@ from toolcall_cli.events import (
     PlaceholdersFilled,
     RunFinished,
     RunStarted,
+    StepPaused,
     TimelineEntry,
     ToolFinished,
     ToolsChosen,
@@ -74,6 +76,9 @@ RunEvent = (
     | RunFinished
 )
 """The run's start, its notices, and how it ends."""
+Waiting = ApprovalAsked | StepPaused
+"""The run waits for the consumer's answer: the consumer asks the user (with the view suspended),
+so no view shows these."""
 
 
 # C0 controls except tab and newline, DEL and C1 controls: a model or a tool could send an

@@ -50,6 +50,7 @@ from toolcall_cli.render.base import (
     RunStats,
     ToolEvent,
     TurnEvent,
+    Waiting,
     answer_label,
     assert_never,
     chosen_line,
@@ -186,6 +187,8 @@ class LiveRenderer:
             return self._apply_tool(event)
         if isinstance(event, RunEvent):
             return self._run_block(event)
+        if isinstance(event, Waiting):
+            return []
         assert_never(event)
 
     def _apply_parsed(self, event: ParserEvent) -> list[RenderableType]:

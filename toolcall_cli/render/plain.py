@@ -38,6 +38,7 @@ from toolcall_cli.render.base import (
     RunStats,
     ToolEvent,
     TurnEvent,
+    Waiting,
     answer_label,
     assert_never,
     chosen_line,
@@ -107,6 +108,8 @@ class PlainRenderer:
             return self._tool_lines(event)
         if isinstance(event, RunEvent):
             return _run_lines(event, self._stats)
+        if isinstance(event, Waiting):
+            return []
         assert_never(event)
 
     def _parser_lines(self, event: ParserEvent) -> list[str]:
