@@ -186,7 +186,7 @@ class LiveRenderer:
         if isinstance(event, ToolEvent):
             return self._apply_tool(event)
         if isinstance(event, RunEvent):
-            return self._run_block(event)
+            return self._apply_run(event)
         if isinstance(event, Waiting):
             return []
         assert_never(event)
@@ -243,7 +243,7 @@ class LiveRenderer:
             case _:
                 assert_never(event)
 
-    def _run_block(self, event: RunEvent) -> list[RenderableType]:
+    def _apply_run(self, event: RunEvent) -> list[RenderableType]:
         match event:
             case RunStarted():
                 return [self._header(event)]
