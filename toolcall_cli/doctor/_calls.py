@@ -92,11 +92,8 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
         content = str(result.get("content", ""))
         if kind == _FROM_RESULT:
             continue  # see calls_from_results
-        problems = problems_of(result)
         if kind == "unknown_tool":
-            meant = next((p.closest for p in problems if p.closest), "")
-            close = difflib.get_close_matches(name, tools, n=1)
-            intended = meant or (close[0] if close else None)
+            intended = meant_tool(name, problems_of(result), tools)
             hint = f" (meant `{intended}`?)" if intended else ""
             message = f"{call.get('id')}: unknown tool `{name}`{hint}, in {shown(call)}"
             yield Finding.at(
@@ -108,7 +105,7 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
                 tool=intended,
             )
         elif kind == "invalid_arguments":
-            why = reasons(problems) or first_line(content)
+            why = reasons(problems_of(result)) or first_line(content)
             message = f"{call.get('id')}: invalid arguments in {shown(call)}: {why}"
             recovered = fixed_later(run, record, name)
             yield Finding.at(record, kind, message, fixable=True, recovered=recovered, tool=name)
@@ -153,6 +150,14 @@ def _what_became_of(run: RunRecords, after: Record, call_id: Any) -> str:
                 return "not run: the user declined it"
             return f"not run ({result.get('error_kind')})"
     return "no result recorded"
+
+
+def meant_tool(name: str, problems: list[Problem], tools: list[str]) -> str | None:
+    """The tool a call to an unknown one meant: the closest the engine named, else the
+    closest of the run's tools."""
+    named = next((p.closest for p in problems if p.closest), "")
+    close = difflib.get_close_matches(name, tools, n=1)
+    return named or (close[0] if close else None)
 
 
 def problems_of(result: dict[str, Any]) -> list[Problem]:
