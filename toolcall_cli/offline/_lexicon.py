@@ -1,7 +1,6 @@
-"""The offline model's world knowledge: a small bilingual lexicon, a gazetteer and unit names.
-
-Pure data plus lookups; the model reads tools and results through these words, never by tool name.
-"""
+"""What the offline model knows of the world: a small bilingual lexicon, a gazetteer, units,
+currencies and numerals. Pure data; tools and results are read through these words, never by a
+tool's name."""
 
 from __future__ import annotations
 
@@ -10,45 +9,39 @@ from dataclasses import dataclass
 
 
 def words(text: str) -> tuple[str, ...]:
-    """A word list written as one string, so the tables below stay readable."""
     return tuple(text.split())
 
 
-# Concept -> the words (English, lowercase) and phrases (Chinese) that evoke it. A word may evoke
-# several concepts: "temperature" is both about the weather and about units of heat.
 CONCEPTS: dict[str, tuple[str, ...]] = {
     "weather": words(
         "weather forecast rain rainy raining sunny cloudy snow snowing windy storm humidity "
         "umbrella wear coat jacket shorts sleeves sweater temperature temperatures hot cold warm "
-        "hotter hottest warmer warmest colder coldest cooler coolest chilly chillier "
-        "天气 气象 预报 下雨 雨 晴 阴 下雪 雪 刮风 湿度 带伞 雨伞 穿 短袖 外套 衣服 毛衣 "
-        "温度 气温 冷 热 暖和"
+        "hotter hottest warmer warmest colder coldest cooler coolest chilly chillier 天气 气象 "
+        "预报 下雨 雨 晴 阴 下雪 雪 刮风 湿度 带伞 雨伞 穿 短袖 外套 衣服 毛衣 温度 气温 冷 热 暖和"
     ),
     "temperature": words("temperature temperatures celsius fahrenheit 温度 气温 摄氏 华氏"),
     "math": words(
-        "calculate calculator calculation math arithmetic expression compute evaluate sum "
-        "plus minus times multiply multiplied divide divided product formula equation 计算 "
-        "算一下 算算 等于 加上 减去 乘以 除以 乘 除 算式 表达式 数学 次方 平方 立方 平方根 根号 "
-        "百分之"
+        "calculate calculator calculation math arithmetic expression compute evaluate sum plus "
+        "minus times multiply multiplied divide divided product formula equation 计算 算一下 "
+        "算算 等于 加上 减去 乘以 除以 乘 除 算式 表达式 数学 次方 平方 立方 平方根 根号 百分之"
     ),
     "time": words("time clock hour timezone timezones zone 时间 几点 时区 钟点 几时"),
     "date": words("date day today tomorrow yesterday 日期 今天 明天 昨天 后天"),
     "unit": words(
-        "convert conversion converter unit units celsius fahrenheit km kilometer kilometers "
-        "mile miles pound pounds kilogram kilograms inch inches feet foot meter meters 换算 "
-        "转换 单位 华氏 摄氏 公里 英里 公斤 千克 磅 英寸 英尺 厘米"
+        "convert conversion converter unit units celsius fahrenheit km kilometer kilometers mile "
+        "miles pound pounds kilogram kilograms inch inches feet foot meter meters 换算 转换 单位 "
+        "华氏 摄氏 公里 英里 公斤 千克 磅 英寸 英尺 厘米"
     ),
     "stock": words(
-        "stock stocks share shares ticker equity market nasdaq nyse "
-        "股票 股价 个股 股市 行情 美股 港股 代码"
+        "stock stocks share shares ticker equity market nasdaq nyse 股票 股价 个股 股市 行情 美股 港股 代码"
     ),
     "price": words("price prices cost quote worth 价格 多少钱 价钱 报价 股价"),
     "search": words("search google web internet 搜索 搜一下 网上 上网"),
     "news": words("news headline headlines 新闻 头条 资讯"),
     "translate": words("translate translation translator 翻译 译成 英文 中文"),
     "currency": words(
-        "currency currencies exchange rate usd eur cny rmb dollar dollars euro yuan 汇率 美元 "
-        "欧元 人民币 日元 兑换"
+        "currency currencies exchange rate usd eur cny rmb dollar dollars euro yuan 汇率 美元 欧元 "
+        "人民币 日元 兑换"
     ),
     "file": words("file files directory folder path 文件 目录 文件夹"),
     "email": words("email mail send inbox 邮件 邮箱 发送"),
@@ -56,34 +49,32 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "distance": words("distance far route 距离 多远 路线"),
 }
 
-# Words that carry no topic: a tool named get_weather is about weather, not about "get".
 NOISE_WORDS = frozenset(
     words(
-        "a about also an and any are as at be by call calls can check could current did do "
-        "does e eg etc fetch find for from function functions g get give given here how i "
-        "if in into is it its just latest like look lookup many me much my name names now "
-        "number of on only or our out please query s should show some string tell than that "
-        "the then there this to today tool toolcall tools up use used using value values was "
-        "we what what's whats when where which who whom why will with would you your"
+        "a about also an and any are as at be by call calls can check could current did do does "
+        "e eg etc fetch find for from function functions g get give given here how i if in into "
+        "is it its just latest like look lookup many me much my name names now number of on "
+        "only or our out please query s should show some string tell than that the then there "
+        "this to today tool toolcall tools up use used using value values was we what what's "
+        "whats when where which who whom why will with would you your"
     )
 )
+"""Words with no topic: a tool named get_weather is about weather, not about "get"."""
 
-# Which of a day's measures a question means: its high or its low (else the current one). The
-# English words are also those of result fields (`high_c`, `min_temp`).
 EXTREMES: dict[str, tuple[str, ...]] = {
     "high": words("high highest max maximum 最高气温 最高温度 最高温 最高 高温"),
     "low": words("low lowest min minimum 最低气温 最低温度 最低温 最低 低温"),
 }
+"""Which of a day's measures a question means; the English words name result fields too."""
 
-# Chinese function words, stripped before looking for unknown place names.
-CJK_FUNCTION_WORDS: tuple[str, ...] = words(
-    "请问 请帮我 帮我 帮忙 麻烦 查一下 查询 查查 看一下 看看 告诉我 一下 现在 今天 "
-    "明天 后天 昨天 今日 明日 天气 气温 温度 怎么样 如何 多少度 多少 分别 适合 可以 "
-    "能不能 需要 要不要 是不是 是否 会不会 下雨 短袖 外套 衣服 穿 带伞 吗 呢 吧 啊 "
-    "的 和 与 跟 及 以及 还有 是 在 有 会 都 也 我 你 他 她 它 们 这 那 哪 里 个 几 "
-    "点 钟 时间 时候 几点 华氏 摄氏 度 用 换算 转换 成 为 给 把 从 到 比较 热 冷 晴 "
-    "雨 雪 阴 风 怎样 呀 么 什么 情况 谢谢 多谢 感谢 你好 您好 好的 再见 那么 换成 改成"
+CJK_FUNCTION_WORDS = words(
+    "请问 请帮我 帮我 帮忙 麻烦 查一下 查询 查查 看一下 看看 告诉我 一下 现在 今天 明天 后天 昨天 今日 "
+    "明日 天气 气温 温度 怎么样 如何 多少度 多少 分别 适合 可以 能不能 需要 要不要 是不是 是否 会不会 "
+    "下雨 短袖 外套 衣服 穿 带伞 吗 呢 吧 啊 的 和 与 跟 及 以及 还有 是 在 有 会 都 也 我 你 他 她 "
+    "它 们 这 那 哪 里 个 几 点 钟 时间 时候 几点 华氏 摄氏 度 用 换算 转换 成 为 给 把 从 到 比较 "
+    "热 冷 晴 雨 雪 阴 风 怎样 呀 么 什么 情况 谢谢 多谢 感谢 你好 您好 好的 再见 那么 换成 改成"
 )
+"""Chinese words that are never a place, stripped before looking for unknown place names."""
 
 CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -94,15 +85,12 @@ def has_cjk(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Place:
-    """A well-known place, in both languages, with its IANA timezone."""
-
     zh: str
     en: str
     timezone: str
     aliases: tuple[str, ...] = ()
 
 
-# The gazetteer: each IANA zone with the places in it, `中文 English alias...` ("_" for a space).
 _GAZETTEER = (
     "Asia/Shanghai: 北京 Beijing Peking, 上海 Shanghai, 广州 Guangzhou Canton, 深圳 Shenzhen, "
     "杭州 Hangzhou, 成都 Chengdu, 重庆 Chongqing, 武汉 Wuhan, 西安 Xi'an Xian, 南京 Nanjing, "
@@ -122,24 +110,19 @@ _GAZETTEER = (
     "America/Argentina/Buenos_Aires: 布宜诺斯艾利斯 Buenos_Aires; "
     "Australia/Sydney: 悉尼 Sydney; Australia/Melbourne: 墨尔本 Melbourne"
 )
-PLACES: tuple[Place, ...] = tuple(
+"""Each IANA zone with its places, `中文 English alias...` ("_" for a space)."""
+PLACES = tuple(
     Place(zh, en.replace("_", " "), zone, tuple(a.replace("_", " ") for a in aliases))
     for zone, places in (group.split(": ") for group in _GAZETTEER.split("; "))
     for zh, en, *aliases in (place.split() for place in places.split(", "))
 )
+_BY_NAME = {n.casefold(): p for p in PLACES for n in (p.zh, p.en, *p.aliases)}
 
 
 def place_named(name: str) -> Place | None:
-    """The gazetteer entry for a name in either language, ignoring case."""
-    folded = name.strip().casefold()
-    for place in PLACES:
-        names = (place.zh, place.en, *place.aliases)
-        if folded in {n.casefold() for n in names}:
-            return place
-    return None
+    return _BY_NAME.get(name.strip().casefold())
 
 
-# Canonical unit -> how people write it. The first spelling is the canonical one.
 UNITS: dict[str, tuple[str, ...]] = {
     "celsius": ("celsius", "centigrade", "°c", "℃", "摄氏度", "摄氏", "c"),
     "fahrenheit": ("fahrenheit", "°f", "℉", "华氏度", "华氏", "f"),
@@ -156,129 +139,31 @@ UNITS: dict[str, tuple[str, ...]] = {
     "l": ("l", "liter", "liters", "litre", "litres"),
     "gallon": ("gallon", "gallons", "加仑"),
 }
+"""Canonical unit -> how people write it."""
+AMBIGUOUS_UNITS = frozenset(words("in m g l mi c f"))
+"""Spellings that are a unit only right after a number ("5 m"), never alone ("in")."""
+DIMENSIONS = {
+    unit: dimension
+    for dimension, units in (
+        ("temperature", "celsius fahrenheit kelvin"),
+        ("length", "km mile m cm ft inch"),
+        ("mass", "kg lb g"),
+        ("volume", "l gallon"),
+    )
+    for unit in units.split()
+}
 
-# Units that cannot be told from ordinary words when written alone in English ("in", "m", "g").
-AMBIGUOUS_UNIT_WORDS = frozenset({"in", "m", "g", "l", "mi", "c", "f"})
-
-# Enum values people express with other words ("明天" for "tomorrow").
 ENUM_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "today": ("today", "今天", "今日", "now", "现在", "tonight", "今晚"),
-    "tomorrow": ("tomorrow", "明天", "明日", "明早", "明晚"),
-    "yesterday": ("yesterday", "昨天", "昨日"),
-    "celsius": UNITS["celsius"],
-    "fahrenheit": UNITS["fahrenheit"],
-    "metric": ("metric", "公制", "摄氏"),
-    "imperial": ("imperial", "英制", "华氏"),
-    "zh": ("chinese", "中文", "汉语"),
-    "en": ("english", "英文", "英语"),
+    "today": words("today 今天 今日 now 现在 tonight 今晚"),
+    "tomorrow": words("tomorrow 明天 明日 明早 明晚"),
+    "yesterday": words("yesterday 昨天 昨日"),
+    "metric": words("metric 公制 摄氏"),
+    "imperial": words("imperial 英制 华氏"),
+    "zh": words("chinese 中文 汉语"),
+    "en": words("english 英文 英语"),
 }
+"""Enum values people say in other words ("明天" for "tomorrow")."""
 
-# Well-known companies people name instead of their ticker.
-TICKERS: dict[str, str] = dict(
-    pair.split("=")
-    for pair in words(
-        "苹果=AAPL apple=AAPL 微软=MSFT microsoft=MSFT 谷歌=GOOGL google=GOOGL 亚马逊=AMZN "
-        "amazon=AMZN 特斯拉=TSLA tesla=TSLA 英伟达=NVDA nvidia=NVDA 阿里巴巴=BABA alibaba=BABA "
-        "腾讯=0700.HK tencent=0700.HK meta=META 脸书=META 奈飞=NFLX netflix=NFLX"
-    )
-)
-
-DAY_NAMES_ZH = {"today": "今天", "tomorrow": "明天", "yesterday": "昨天"}
-
-CLOTHING_WORDS = words(
-    "短袖 穿 外套 衣服 毛衣 羽绒服 wear coat jacket shorts t-shirt sleeve sweater dress"
-)
-
-RAIN_WORDS = words("带伞 雨伞 下雨 雨 umbrella rain raining rainy")
-
-# Words that ask which of several places is hotter or colder.
-HOTTER_WORDS = words(
-    "hotter hottest warmer warmest 更热 最热 更暖 最暖 热一些 热一点 暖和一些 暖和一点 比较热"
-)
-COLDER_WORDS = words(
-    "colder coldest cooler coolest chillier chilliest 更冷 最冷 更凉 最凉 冷一些 冷一点 "
-    "凉快一些 比较冷"
-)
-
-GREETINGS = ("你好", "您好", "嗨", "哈喽", "hello", "hi", "hey", "good morning", "good evening")
-THANKS = ("谢谢", "多谢", "感谢", "thanks", "thank you", "thx")
-
-# --- arithmetic ---------------------------------------------------------------------------------
-
-# Functions and constants a calculator commonly knows; a calculate-like tool's description may
-# name more, and those count too.
-MATH_FUNCTIONS = frozenset(
-    words(
-        "sqrt cbrt sin cos tan asin acos atan sinh cosh tanh log ln log10 log2 exp abs round "
-        "floor ceil factorial hypot degrees radians min max pow"
-    )
-)
-MATH_CONSTANTS = frozenset(words("pi e tau"))
-
-CJK_DIGITS: dict[str, int] = dict(
-    zip("〇零一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True)
-)
-CJK_SMALL_UNITS: dict[str, int] = {"十": 10, "百": 100, "千": 1000}
-CJK_LARGE_UNITS: dict[str, int] = {"万": 10_000, "亿": 100_000_000}
-
-ENGLISH_NUMBERS: dict[str, int] = {
-    word: value
-    for value, word in enumerate(
-        words(
-            "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-            "fourteen fifteen sixteen seventeen eighteen nineteen"
-        )
-    )
-} | {
-    word: 10 * i
-    for i, word in enumerate(words("twenty thirty forty fifty sixty seventy eighty ninety"), 2)
-}
-ENGLISH_SCALES: dict[str, int] = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
-
-
-def cjk_number(numeral: str) -> int | None:
-    """二 → 2, 三百一十二 → 312, 一万二千 → 12000, 二〇二四 → 2024; None if it is not one."""
-    if all(c in CJK_DIGITS for c in numeral):
-        return int("".join(str(CJK_DIGITS[c]) for c in numeral))
-    total = section = digit = 0
-    for char in numeral:
-        if char in CJK_DIGITS:
-            digit = CJK_DIGITS[char]
-        elif char in CJK_SMALL_UNITS:
-            section += (digit or 1) * CJK_SMALL_UNITS[char]
-            digit = 0
-        elif char in CJK_LARGE_UNITS:
-            total += (section + digit) * CJK_LARGE_UNITS[char]
-            section = digit = 0
-        else:
-            return None
-    return total + section + digit
-
-
-def english_number(phrase: str) -> int | None:
-    """ "three hundred and twelve" → 312, "twenty-five" → 25; None if it is not one."""
-    total = current = 0
-    seen = False
-    for word in re.split(r"[\s\-]+", phrase.lower().strip()):
-        if word == "and" and seen:
-            continue
-        if word in ENGLISH_NUMBERS:
-            current += ENGLISH_NUMBERS[word]
-        elif word == "hundred":
-            current = (current or 1) * 100
-        elif word in ENGLISH_SCALES:
-            total += (current or 1) * ENGLISH_SCALES[word]
-            current = 0
-        else:
-            return None
-        seen = True
-    return total + current if seen else None
-
-
-# --- money --------------------------------------------------------------------------------------
-
-# ISO 4217 code -> how people name the currency. Longer names win where they overlap
-# ("hong kong dollar" is HKD, not USD).
 CURRENCIES: dict[str, tuple[str, ...]] = {
     "USD": ("usd", "us dollar", "us dollars", "dollar", "dollars", "美元", "美金", "$"),
     "EUR": ("eur", "euro", "euros", "欧元", "€"),
@@ -294,15 +179,38 @@ CURRENCIES: dict[str, tuple[str, ...]] = {
     "INR": ("inr", "rupee", "rupees", "卢比"),
     "RUB": ("rub", "ruble", "rubles", "rouble", "roubles", "卢布"),
 }
-
-# Words that ask for a conversion between currencies, beyond naming two of them.
 EXCHANGE_WORDS = ("exchange rate", "exchange rates", "forex", "汇率", "兑换", "换汇", "外汇")
 
-# Result fields that are noise in an answer.
-QUIET_FIELDS = frozenset(words("note notes source disclaimer timestamp updated as_of"))
+TICKERS = dict(
+    pair.split("=")
+    for pair in words(
+        "苹果=AAPL apple=AAPL 微软=MSFT microsoft=MSFT 谷歌=GOOGL google=GOOGL 亚马逊=AMZN "
+        "amazon=AMZN 特斯拉=TSLA tesla=TSLA 英伟达=NVDA nvidia=NVDA 阿里巴巴=BABA alibaba=BABA "
+        "腾讯=0700.HK tencent=0700.HK meta=META 脸书=META 奈飞=NFLX netflix=NFLX"
+    )
+)
+NOT_TICKERS = frozenset(
+    words(
+        "I A OK US USA UK EU UTC GMT AI CEO PM AM API JSON HTTP NYC TV ID KM MI KG LB CM FT F C RMB"
+    )
+) | frozenset(CURRENCIES)
 
-# Result fields and what to call them in an answer (English, Chinese).
-FIELD_LABELS: dict[str, tuple[str, str]] = {
+DAY_NAMES_ZH = {"today": "今天", "tomorrow": "明天", "yesterday": "昨天"}
+CLOTHING_WORDS = words(
+    "短袖 穿 外套 衣服 毛衣 羽绒服 wear coat jacket shorts t-shirt sleeve sweater dress"
+)
+RAIN_WORDS = words("带伞 雨伞 下雨 雨 umbrella rain raining rainy")
+HOTTER_WORDS = words(
+    "hotter hottest warmer warmest 更热 最热 更暖 最暖 热一些 热一点 暖和一些 暖和一点 比较热"
+)
+COLDER_WORDS = words(
+    "colder coldest cooler coolest chillier chilliest 更冷 最冷 更凉 最凉 冷一些 冷一点 凉快一些 比较冷"
+)
+GREETINGS = ("你好", "您好", "嗨", "哈喽", "hello", "hi", "hey", "good morning", "good evening")
+THANKS = ("谢谢", "多谢", "感谢", "thanks", "thank you", "thx")
+QUIET_FIELDS = frozenset(words("note notes source disclaimer timestamp updated as_of"))
+"""Result fields that are noise in an answer."""
+FIELD_LABELS = {
     field: (english.replace("_", " "), chinese)
     for field, english, chinese in (
         entry.split(":")
@@ -314,3 +222,70 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
         )
     )
 }
+"""Result fields and what to call them in an answer (English, Chinese)."""
+
+MATH_FUNCTIONS = frozenset(
+    words(
+        "sqrt cbrt sin cos tan asin acos atan sinh cosh tanh log ln log10 log2 exp abs round "
+        "floor ceil factorial hypot degrees radians min max pow"
+    )
+)
+MATH_CONSTANTS = frozenset(words("pi e tau"))
+CJK_DIGITS = dict(
+    zip("〇零一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True)
+)
+CJK_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000}
+ENGLISH_NUMBERS = {
+    w: v
+    for v, w in enumerate(
+        words(
+            "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+            "fourteen fifteen sixteen seventeen eighteen nineteen"
+        )
+    )
+} | {
+    w: 10 * i
+    for i, w in enumerate(words("twenty thirty forty fifty sixty seventy eighty ninety"), 2)
+}
+ENGLISH_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+LARGEST_NUMBER = 10**15
+"""Numerals past this are no number here (a run of 二 must not make an integer too long)."""
+
+
+def cjk_number(numeral: str) -> int | None:
+    """二 → 2, 三百一十二 → 312, 一万二千 → 12000, 二〇二四 → 2024; None if it is not one."""
+    if all(c in CJK_DIGITS for c in numeral):
+        return int("".join(str(CJK_DIGITS[c]) for c in numeral)) if len(numeral) <= 15 else None
+    total = section = digit = 0
+    for char in numeral:
+        if char in CJK_DIGITS:
+            digit = CJK_DIGITS[char]
+        elif CJK_UNITS.get(char, 0) >= 10_000:
+            total += (section + digit) * CJK_UNITS[char]
+            section = digit = 0
+        elif char in CJK_UNITS:
+            section += (digit or 1) * CJK_UNITS[char]
+            digit = 0
+        else:
+            return None
+        if total > LARGEST_NUMBER:
+            return None
+    return total + section + digit
+
+
+def english_number(phrase: str) -> int | None:
+    """ "three hundred and twelve" → 312, "twenty-five" → 25; None if it is not one."""
+    total = current = 0
+    parts = [w for w in re.split(r"[\s\-]+", phrase.lower().strip()) if w != "and"]
+    for word in parts:
+        if word in ENGLISH_NUMBERS:
+            current += ENGLISH_NUMBERS[word]
+        elif word == "hundred":
+            current = (current or 1) * 100
+        elif word in ENGLISH_SCALES:
+            total, current = total + (current or 1) * ENGLISH_SCALES[word], 0
+        else:
+            return None
+        if total + current > LARGEST_NUMBER:
+            return None
+    return total + current if parts else None
