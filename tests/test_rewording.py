@@ -8,8 +8,10 @@ every sentence is reworded (the same information, other words); it fails when ev
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -236,6 +238,32 @@ def fragments(templates: dict[str, str]) -> set[str]:
         if not piece.startswith("{")
     }
     return {piece for piece in pieces if len(piece) >= 12}
+
+
+def strings_in(path: Path) -> str:
+    """Every string a module's code holds (its docstrings aside), lowercase."""
+    tree = ast.parse(path.read_text())
+    documented = [n.body[0] for n in ast.walk(tree) if isinstance(n, DOCUMENTED) and n.body]
+    docstrings = {id(d.value) for d in documented if isinstance(d, ast.Expr)}
+    found = [
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docstrings
+    ]
+    return "\n".join(s.lower() for s in found if isinstance(s, str))
+
+
+DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+OWN_WORDS = ("did you mean", "unknown tool", "must be one of", "is not allowed", "timed out")
+
+
+def test_neither_model_looks_for_toolcalls_own_words() -> None:
+    """The offline model, the partner and the reader they share hold no piece of toolcall's
+    sentences: they read what an error names (tools, parameters, values, types), not its words."""
+    package = Path(feedback.__file__).parent
+    modules = [*sorted((package / "offline").glob("*.py")), package / "models" / "partner.py"]
+    for path in [*modules, package / "wire" / "reading.py"]:
+        strings = strings_in(path)
+        pieces = [*(p.lower() for p in fragments(TEMPLATES)), *OWN_WORDS]
+        assert [p for p in pieces if p in strings] == [], path.name
 
 
 def test_a_problem_reworded_keeps_what_it_names() -> None:

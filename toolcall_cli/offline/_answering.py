@@ -1,124 +1,77 @@
-"""Answers, in the question's language: from results, each a sentence stating the values read
-(a report on a place from the words of its keys, with advice and a comparison drawn from it; a
-conversion; a time; a calculation; any other record), never pasting a result's text; what
-failed, honestly; and without tools: greetings, thanks, what tool use is, the question back
-when a value is missing, saying so when no tool fits."""
+"""Answers in the question's language: the values results hold, stated (never their text
+pasted), what failed, honestly; without tools, what tool use is, thanks, hello, or the
+question back."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
-from toolcall_cli.offline._planning import fix_call, named
-from toolcall_cli.offline._reading import (
-    PLACE_WORDS,
-    Reading,
-    description_of,
-    field_extreme,
-    is_number,
-    mentions,
-    properties,
-    required,
-    split_identifier,
-    unit_of_field,
-)
-from toolcall_cli.offline._request import Exchange, read_json
+from toolcall_cli.offline import _reading as rd
+from toolcall_cli.offline._planning import fix_call
+from toolcall_cli.wire.reading import Exchange, named, read_json
 
-_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}")
-_WHEN = frozenset(lx.words("day date when"))
+Tools = Sequence[ToolSpec]
 _SIGNS = {"celsius": "°C", "fahrenheit": "°F"}
+_WEAR = (
+    (25.0, "适合穿短袖。", "short sleeves are fine."),
+    (20.0, "白天可以穿短袖，早晚偏凉，带件薄外套。", "short sleeves by day, a jacket for later."),
+    (12.0, "不太适合穿短袖，建议长袖加外套。", "it's too cool for short sleeves: wear a jacket."),
+    (-math.inf, "天冷，不适合短袖，请穿厚外套。", "it's cold: no short sleeves, wear a warm coat."),
+)
+"""What to wear when the day's high (°C) is at least so much."""
 
 
-def final_answer(
-    reading: Reading, turns: Sequence[Sequence[Exchange]], tools: Sequence[ToolSpec]
-) -> str:
-    exchanges = answerable(reading, turns, tools)
-    lines = [line for e in exchanges for line in described(e, reading, exchanges, tools)]
-    if not lines:
-        return "我没能得到任何结果。" if reading.zh else "I could not get any result."
-    verdict = comparison(reading, exchanges)
-    return "\n".join([*lines, verdict] if verdict else lines)
-
-
-def answerable(
-    reading: Reading, turns: Sequence[Sequence[Exchange]], tools: Sequence[ToolSpec]
-) -> list[Exchange]:
-    """Each result once, and the failures no later call retried or made good."""
-    kept: list[Exchange] = []
+def final_answer(reading: rd.Reading, turns: Sequence[Sequence[Exchange]], tools: Tools) -> str:
+    """Each result once, and each failure no later call retried or made good."""
+    said: list[Exchange] = []
     for t, turn in enumerate(turns):
         later = [e for u in turns[t + 1 :] for e in u]
-        for exchange in turn:
-            if exchange.failed and made_good(exchange, later, reading, tools):
-                continue
-            if not exchange.failed and any(exchange.call == k.call for k in kept):
-                continue
-            kept.append(exchange)
-    return kept
+        for e in turn:
+            done = e.call in [s.call for s in said]
+            said += [] if (made_good(e, later, reading, tools) if e.failed else done) else [e]
+    lines = [line for e in said for line in described(e, reading, said, tools)]
+    return "\n".join(lines) or lx.phrase("nothing", reading.zh)
 
 
-def made_good(
-    failed: Exchange, later: Sequence[Exchange], reading: Reading, tools: Sequence[ToolSpec]
-) -> bool:
-    """A later call retried the failed one, or did what it was for: the same tool (or the one
-    its error named) with the value it was given."""
-    ok = [e for e in later if not e.failed]
+def made_good(failed: Exchange, later: list[Exchange], reading: rd.Reading, tools: Tools) -> bool:
+    """A later call retried the failed one, or the same tool (or the one it meant) worked."""
+    done = [e.call.name for e in later if not e.failed]
     if failed.unparsed or failed.call.skipped:
-        return any(failed.unparsed or e.call.name == failed.call.name for e in ok)
+        return bool(done) and (failed.unparsed or failed.call.name in done)
     fixed = fix_call(failed, reading, tools)
-    if fixed is not None and any(e.call == fixed for e in later):
-        return True
     names = {failed.call.name, fixed.name if fixed else ""}
-    given = [v for v in failed.call.arguments.values() if isinstance(v, str)][:1]
-    return any(
-        e.call.name in names and all(v in e.call.arguments.values() for v in given) for e in ok
-    )
+    return any(e.call == fixed for e in later) or bool(names & set(done))
 
 
-def described(
-    exchange: Exchange, reading: Reading, others: Sequence[Exchange], tools: Sequence[ToolSpec]
-) -> list[str]:
-    if exchange.failed:
-        return failure_lines(exchange, reading, tools)
-    data = stated_values(result_data(exchange.result or ""))
-    report = read_report(data, reading.zh)
-    if report is not None:
-        return [report_line(report, reading)]
-    if isinstance(data, dict) and is_conversion(data):
-        return [converted_extreme(data, reading, others) + conversion_line(data)]
-    if isinstance(data, dict) and any(
-        isinstance(v, str) and _DATE_TIME.search(v) for v in data.values()
-    ):
-        return [clock_line(data, reading)]
-    asked = [v for v in exchange.call.arguments.values() if v in reading.expressions]
-    if asked and (is_number(data) or isinstance(data, str)):
-        return [expression_line(str(asked[0]), data)]
-    return [generic_line(exchange.call.name, data, reading)]
+def described(e: Exchange, reading: rd.Reading, said: list[Exchange], tools: Tools) -> list[str]:
+    if e.failed:
+        return failure(e, reading, tools)
+    data = values_of(e.result or "")
+    kinds = (report_line, conversion_line, expression_line)
+    line = next((line for kind in kinds if (line := kind(data, reading, said, e))), "")
+    return [line or record(e.call.name, data, reading.zh)]
 
 
-def result_data(result: str) -> Any:
-    """A result as data: its JSON (the JSON before a note after it too), else its text."""
+def values_of(result: str) -> Any:
+    """A result's values (its JSON, a note after it aside), each string stated, never pasted."""
     data = read_json(result, result)
     if isinstance(data, str) and data.lstrip()[:1] in ("{", "["):
-        try:
-            return json.JSONDecoder().raw_decode(data.lstrip())[0]
-        except (ValueError, RecursionError):
-            return data
-    return data
-
-
-# --- stating, never pasting --------------------------------------------------------------------
+        with contextlib.suppress(ValueError, RecursionError):
+            data = json.JSONDecoder().raw_decode(data.lstrip())[0]
+    return stated_values(data)
 
 
 def stated(text: str, limit: int = 200) -> str:
-    """Words read from a result as an answer states them: up to the first tag or JSON, on one
-    line, at most `limit` characters. Pasted whole, a result's text would say as the model's
-    own words whatever it held (a `<tool_call>` a web page planted, say)."""
+    """Words from a result as an answer states them: to the first tag or JSON, on one line, at
+    most `limit` characters. Pasted whole, a result would say as the model's own words
+    whatever it held (a `<tool_call>` a web page planted, say)."""
     flat = " ".join(text[: limit * 4].split())
     markup = re.search(r"[<{]", flat)
     plain = flat[: markup.start()].rstrip() if markup else flat
@@ -128,495 +81,195 @@ def stated(text: str, limit: int = 200) -> str:
 
 
 def stated_values(value: Any, depth: int = 0) -> Any:
-    """A decoded result with every string in it stated: the values read, not the text."""
     if isinstance(value, str):
         return stated(value)
     if isinstance(value, (dict, list)) and depth >= 16:
         return "…"
     if isinstance(value, dict):
         return {stated(str(k)): stated_values(v, depth + 1) for k, v in list(value.items())[:64]}
-    if isinstance(value, list):
-        return [stated_values(v, depth + 1) for v in value[:64]]
-    return value
-
-
-def short_number(value: float) -> str:
-    """Two decimals (154.3235835 → 154.32); three significant digits below 1."""
-    if not math.isfinite(value) or value.is_integer():
-        return str(int(value)) if math.isfinite(value) else str(value)
-    return f"{value:.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.3g}"
+    return [stated_values(v, depth + 1) for v in value[:64]] if isinstance(value, list) else value
 
 
 def shown(value: Any) -> str:
-    if isinstance(value, float):
-        return short_number(value)
+    """A number as an answer shows it: 154.3235835 → 154.32, 0.0123456 → 0.0123."""
     if isinstance(value, str):
-        return re.sub(
-            r"(?<![\d.])(-?\d+\.\d{3,})(?![\d.])", lambda m: short_number(float(m[1])), value
-        )
-    return str(value)
-
-
-# --- what a result says -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Report:
-    """What a result says of a place, in the answer's language."""
-
-    place: str
-    day: str
-    description: str
-    descriptions: tuple[str, ...]
-    unit: str
-    value: float | None = None
-    high: float | None = None
-    low: float | None = None
-
-    @property
-    def sign(self) -> str:
-        return _SIGNS.get(self.unit, f" {self.unit}")
+        return re.sub(r"(?<![\d.])(-?\d+\.\d{3,})(?![\d.])", lambda m: shown(float(m[1])), value)
+    if not isinstance(value, float) or not math.isfinite(value) or value.is_integer():
+        return str(int(value) if isinstance(value, float) and value.is_integer() else value)
+    return f"{value:.2f}".rstrip("0").rstrip(".") if abs(value) >= 1 else f"{value:.3g}"
 
 
 def words_of(key: Any) -> set[str]:
-    return set(split_identifier(str(key)))
-
-
-def read_report(data: Any, zh: bool) -> Report | None:
-    """A record naming a place, describing it in words and measuring it in a known unit
-    (`{"city": ..., "condition": ..., "temp_c": ...}`); None for any other."""
-    if not isinstance(data, dict):
-        return None
-    texts = {k: v for k, v in data.items() if isinstance(v, str) and v}
-    place = next((k for k in texts if words_of(k) & PLACE_WORDS), None)
-    described = next((k for k in texts if is_description(k, data)), None)
-    numbers: dict[str, float] = {}
-    unit = None
-    for key, value in data.items():
-        found = unit_of_field(str(key))
-        if found and is_number(value) and unit in (None, found):
-            unit = found
-            numbers.setdefault(field_extreme(str(key)) or "value", value)
-    if place is None or described is None or unit is None:
-        return None
-    day = next((v for k, v in texts.items() if words_of(k) & _WHEN), "")
-    variants = (described, f"{described}_zh", f"{described}_en")
-    return Report(
-        place_name(localized(data, place, zh), zh),
-        day,
-        localized(data, described, zh),
-        tuple(texts[k] for k in variants if k in texts),
-        unit,
-        **numbers,
-    )
-
-
-def is_description(key: str, data: dict[str, Any]) -> bool:
-    """Words of what something is like ("Sunny"): not a place, a day, a note, a translation of
-    another field, nor a reading with numbers ("SE 26 km/h")."""
-    return (
-        not re.search(r"\d", data[key])
-        and not words_of(key) & (PLACE_WORDS | _WHEN)
-        and key.lower() not in lx.QUIET_FIELDS
-        and not (key[-3:] in ("_zh", "_en") and key[:-3] in data)
-    )
+    return set(rd.split_identifier(str(key)))
 
 
 def localized(data: dict[str, Any], key: str, zh: bool) -> str:
-    """A field in the answer's language: `key_zh` / `key_en`, or `key` in that language."""
+    """A field in the answer's language: `key_zh` / `key_en`, or `key` when in it."""
     plain = str(data.get(key) or "")
     same = plain if lx.has_cjk(plain) == zh else None
-    options = (
-        [data.get(f"{key}_zh"), same, data.get(f"{key}_en")]
-        if zh
-        else [data.get(f"{key}_en"), same]
-    )
-    return next((str(o) for o in options if o), plain)
+    options = [data.get(f"{key}_zh"), same, data.get(f"{key}_en")]
+    return next((str(o) for o in (options if zh else options[:0:-1]) if o), plain)
 
 
-def place_name(name: str, zh: bool) -> str:
-    place = lx.place_named(name)
-    return name if place is None or lx.has_cjk(name) == zh else place.zh if zh else place.en
-
-
-def report_line(report: Report, reading: Reading) -> str:
-    """ "北京今天：晴，10°C（3~12°C）。" / "Paris today: Sunny, 11°C (5–17°C)." and advice."""
-    value, high, low = (
-        None if n is None else shown(n) for n in (report.value, report.high, report.low)
-    )
-    sign, advice = report.sign, clothing_advice(report, reading)
-    if reading.zh:
-        span = f"（{low}~{high}{sign}）" if high is not None and low is not None else ""
-        number = f"，{value}{sign}{span}" if value is not None else ""
-        return f"{report.place}{lx.DAY_NAMES_ZH.get(report.day, report.day)}：{report.description}{number}。{advice}"
-    span = f" ({low}–{high}{sign})" if high is not None and low is not None else ""
-    number = f", {value}{sign}{span}" if value is not None else ""
-    return (
-        f"{f'{report.place} {report.day}'.strip()}: {report.description}{number}. {advice}".rstrip()
-    )
-
-
-_CLOTHING = (
-    (25.0, "适合穿短袖。", "short sleeves are fine."),
-    (
-        20.0,
-        "白天可以穿短袖，早晚偏凉，带件薄外套。",
-        "short sleeves work by day; take a light jacket for later.",
-    ),
-    (12.0, "不太适合穿短袖，建议长袖加外套。", "it's too cool for short sleeves: wear a jacket."),
-    (-math.inf, "天冷，不适合短袖，请穿厚外套。", "it's cold: no short sleeves, wear a warm coat."),
-)
-"""What to wear when the day's high (°C) is at least so much."""
-
-
-def clothing_advice(report: Report, reading: Reading) -> str:
-    """Advice drawn only from the report (the day's warmest, rain), when the question asks."""
-    said: list[tuple[str, str]] = []
-    warmest = report.high if report.high is not None else report.value
-    if (
-        mentions(reading.text, lx.CLOTHING_WORDS)
-        and report.unit == "celsius"
-        and warmest is not None
-    ):
-        least, zh, en = next(row for row in _CLOTHING if warmest >= row[0])
-        only_zh, only_en = ("只有", " only") if least < 20 else ("", "")
-        said.append(
-            (f"最高{only_zh} {warmest:g}°C，{zh}", f"With a high of{only_en} {warmest:g}°C, {en}")
-        )
-    rainy = any(s in text.lower() for text in report.descriptions for s in ("雨", "rain", "shower"))
-    asks_rain = mentions(reading.text, lx.RAIN_WORDS)
-    if rainy and (said or asks_rain):
-        said.append(("有雨，记得带伞。", "Rain is expected, so take an umbrella."))
-    elif asks_rain:
-        said.append(
-            ("预报没有雨，可以不带伞。", "No rain in the forecast; you can leave the umbrella.")
-        )
-    return "".join(zh for zh, _ in said) if reading.zh else " ".join(en for _, en in said)
-
-
-def comparison(reading: Reading, exchanges: Sequence[Exchange]) -> str | None:
-    """Which place is hotter (or colder), when the question asks and the reports can tell:
-    "深圳更热（最高 28°C，广州 25°C）。" """
-    text = reading.text
-    colder = mentions(text, lx.COLDER_WORDS) or re.search(
-        r"哪.{0,6}?(?:冷|凉)|比.{1,10}?(?:冷|凉)", text
-    )
-    hotter = mentions(text, lx.HOTTER_WORDS) or re.search(
-        r"哪.{0,6}?(?:热|暖)|比.{1,10}?(?:热|暖)", text
-    )
-    reports = [
-        r
-        for e in exchanges
-        if not e.failed
-        and (r := read_report(stated_values(result_data(e.result or "")), reading.zh))
-    ]
-    if (
-        not (colder or hotter)
-        or len({r.sign for r in reports}) != 1
-        or any(r.unit not in _SIGNS for r in reports)
-    ):
+def report(data: Any, zh: bool) -> dict[str, Any] | None:
+    """A place's report: a record naming it, in words and numbers (`city, condition, temp_c`)."""
+    data = data if isinstance(data, dict) else {}
+    texts = {str(k): v for k, v in data.items() if isinstance(v, str) and v}
+    place = next((k for k in texts if words_of(k) & rd.PLACE_WORDS), None)
+    about = next((k for k in texts if is_description(k, texts)), None)
+    found: dict[str, Any] = {}
+    for key, value in data.items():
+        unit = rd.unit_of_field(str(key))
+        if unit and rd.is_number(value) and found.get("unit", unit) == unit:
+            found = {"unit": unit, rd.field_extreme(str(key)) or "value": value, **found}
+    if place is None or about is None or "unit" not in found:
         return None
-    for by_high in (True, False):
-        values = [
-            (r.place, v) for r in reports if (v := r.high if by_high else r.value) is not None
-        ]
-        if len(values) == len(reports) and len({p for p, _ in values}) == len(values) >= 2:
-            return verdict(reading, bool(hotter and not colder), by_high, reports[0].sign, values)
-    return None
+    name, words = localized(texts, place, zh), [v for k, v in texts.items() if k.startswith(about)]
+    known = lx.place_named(name)
+    found["place"] = name if not known or lx.has_cjk(name) == zh else known.zh if zh else known.en
+    found["day"] = next((v for k, v in texts.items() if words_of(k) & {"day", "date", "when"}), "")
+    found["rain"] = any(w in v.lower() for v in words for w in ("雨", "rain"))
+    return found | {"about": localized(texts, about, zh)}
 
 
-def verdict(
-    reading: Reading, hotter: bool, by_high: bool, sign: str, values: list[tuple[str, float]]
-) -> str:
-    ranked = sorted(values, key=lambda pv: pv[1], reverse=hotter)
-    best = f"{shown(ranked[0][1])}{sign}"
-    winners = [p for p, v in ranked if v == ranked[0][1]]
-    rest = [f"{p} {shown(v)}{sign}" for p, v in ranked if v != ranked[0][1]]
+def is_description(key: str, texts: dict[str, str]) -> bool:
+    """Words of what it is like ("Sunny"): no place, day, note, translation, nor "SE 26 km/h"."""
+    translated = key[-3:] in ("_zh", "_en") and key[:-3] in texts
+    other = words_of(key) & (rd.PLACE_WORDS | {"day", "date", "when"}) or key in lx.WORDS["quiet"]
+    return not (re.search(r"\d", texts[key]) or other or translated)
+
+
+def report_line(data: Any, reading: rd.Reading, *_: Any) -> str:
+    """ "北京今天：晴，10°C（3~12°C）。" / "Paris today: Sunny, 11°C (5–17°C)." and advice."""
+    found = report(data, reading.zh)
+    if found is None:
+        return ""
+    sign = _SIGNS.get(found["unit"], f" {found['unit']}")
+    value, high, low = (shown(found[k]) if k in found else None for k in ("value", "high", "low"))
+    span = high is not None and low is not None
+    place, day, about, tip = found["place"], found["day"], found["about"], advice(found, reading)
     if reading.zh:
-        word, label = ("热" if hotter else "冷"), ("最高" if by_high else "气温")
-        if not rest:
-            return f"{'和'.join(winners)}一样{word}（{label}都是 {best}）。"
-        return f"{'和'.join(winners)}{'更' if len(ranked) == 2 else '最'}{word}（{label} {best}，{'，'.join(rest)}）。"
-    asked = [w for w in lx.HOTTER_WORDS + lx.COLDER_WORDS if w.isascii() and w in reading.words]
-    word, label, names = (
-        (asked[0] if asked else "hotter" if hotter else "colder"),
-        ("high" if by_high else "temperature"),
-        " and ".join(winners),
-    )
-    if not rest:
-        plain = {"hott": "hot", "warm": "warm", "cold": "cold", "cool": "cool", "chill": "chilly"}
-        return f"{names} are equally {next((v for k, v in plain.items() if word.startswith(k)), word)} ({label} {best} each)."
-    if len(ranked) > 2:
-        word = "the " + (word.removesuffix("er") + "est" if word.endswith("er") else word)
-    return (
-        f"{names} {'are' if len(winners) > 1 else 'is'} {word} ({label} {best}; {', '.join(rest)})."
-    )
+        number = f"，{value}{sign}" + (f"（{low}~{high}{sign}）" if span else "") if value else ""
+        return f"{place}{lx.DAYS_ZH.get(day, day)}：{about}{number}。{tip}"
+    number = f", {value}{sign}" + (f" ({low}–{high}{sign})" if span else "") if value else ""
+    return f"{f'{place} {day}'.strip()}: {about}{number}. {tip}".rstrip()
 
 
-def first_key(data: dict[str, Any], names: str, kind: type | tuple[type, ...]) -> str | None:
-    lowered = {str(k).lower(): k for k in data}
-    return next(
-        (
-            lowered[n]
-            for n in names.split()
-            if n in lowered
-            and isinstance(data[lowered[n]], kind)
-            and not isinstance(data[lowered[n]], bool)
-        ),
-        None,
-    )
+def advice(found: dict[str, Any], reading: rd.Reading) -> str:
+    """What to wear, drawn only from the report (the day's warmest, rain), when asked."""
+    high = found.get("high", found.get("value"))
+    asked = rd.mentions(reading.text, lx.WORDS["clothing"])
+    if not asked or found["unit"] != "celsius" or high is None:
+        return ""
+    least, zh, en = next(row for row in _WEAR if high >= row[0])
+    only = ("只有", " only") if least < 20 else ("", "")
+    rain = ("有雨，记得带伞。", " It may rain: take an umbrella.") if found["rain"] else ("", "")
+    if reading.zh:
+        return f"最高{only[0]} {high:g}°C，{zh}{rain[0]}"
+    return f"With a high of{only[1]} {high:g}°C, {en}{rain[1]}"
 
 
-def is_conversion(data: dict[str, Any]) -> bool:
-    """A result converting one quantity into another: units, currencies."""
-    return isinstance(data.get("text"), str) or (
-        first_key(data, "to_unit to_currency to target", str) is not None
-        and first_key(data, "result converted output", (int, float)) is not None
-    )
+def field(data: dict[str, Any], names: str, kind: type | tuple[type, ...] = (int, float)) -> Any:
+    lowered = {str(k).lower(): v for k, v in data.items()}
+    found = (lowered[n] for n in names.split() if n in lowered)
+    return next((v for v in found if isinstance(v, kind) and not isinstance(v, bool)), None)
 
 
-def conversion_line(data: dict[str, Any]) -> str:
+def conversion_line(data: Any, reading: rd.Reading, said: list[Exchange], *_: Any) -> str:
+    """ "18 °C = 64.4 °F", after the high or low it converted, when asked ("北京的最高气温：")."""
+    data = data if isinstance(data, dict) else {}
+    value, output = field(data, "value amount quantity"), field(data, "result converted output")
+    target, source = (field(data, f"{w}_unit {w}_currency {w}", str) for w in ("to", "from"))
     if isinstance(data.get("text"), str) and data["text"]:
-        return shown(data["text"])
-    value = data.get(first_key(data, "value amount quantity", (int, float)) or "", "?")
-    source = f"{shown(value)} {data.get(first_key(data, 'from_unit from_currency from source', str) or '', '')}"
-    output = data[first_key(data, "result converted output", (int, float)) or ""]
-    return f"{source.strip()} = {shown(output)} {data[first_key(data, 'to_unit to_currency to target', str) or '']}"
+        line = shown(data["text"])
+    elif output is not None and target is not None:
+        line = f"{shown(value)} {source or ''}".strip() + f" = {shown(output)} {target}"
+    else:
+        return ""
+    results = [values_of(e.result or "") for e in said if not e.failed]
+    for found in (r for data in results if (r := report(data, reading.zh))):
+        for x in (x for x in reading.extremes if value is not None and found.get(x) == value):
+            day = lx.DAYS_ZH.get(found["day"], found["day"]) if reading.zh else found["day"]
+            word, place = {"high": "最高", "low": "最低"}[x], found["place"]
+            label = lx.phrase("extreme", reading.zh, place=place, day=day, word=word, extreme=x)
+            return label.replace("  ", " ") + line
+    return line
 
 
-def converted_extreme(data: dict[str, Any], reading: Reading, others: Sequence[Exchange]) -> str:
-    """What a conversion converted, when it is the high or low asked about: "北京明天的最高气温："."""
-    value = data.get(first_key(data, "value amount quantity", (int, float)) or "")
-    results = [stated_values(result_data(e.result or "")) for e in others if not e.failed]
-    for report in (r for data in results if (r := read_report(data, reading.zh))):
-        for extreme in (
-            e for e in reading.extremes if value is not None and getattr(report, e) == value
-        ):
-            if reading.zh:
-                word = {"high": "最高", "low": "最低"}[extreme] + (
-                    "气温" if report.unit in _SIGNS else "值"
-                )
-                return f"{report.place}{lx.DAY_NAMES_ZH.get(report.day, report.day)}的{word}："
-            return f"{report.place}'s {extreme} {report.day}: ".replace("  ", " ")
-    return ""
-
-
-def clock_line(data: dict[str, Any], reading: Reading) -> str:
-    """ "Asia/Tokyo 现在是 2025-01-02 11:04（星期四，+09:00）", from the fields' names alone."""
-    moments = [k for k, v in data.items() if isinstance(v, str) and _DATE_TIME.search(v)]
-    moment = data[next((k for k in moments if "time" in words_of(k)), moments[0])]
-    zone = next(
-        (
-            v
-            for k, v in data.items()
-            if words_of(k) & {"timezone", "zone", "tz"} and isinstance(v, str)
-        ),
-        "",
-    )
-    weekday = next(
-        (k for k in data if "weekday" in words_of(k) and not k.endswith(("_zh", "_en"))), None
-    )
-    offset = next(
-        (v for k, v in data.items() if "offset" in words_of(k) and isinstance(v, str)), None
-    )
-    details = [d for d in (localized(data, weekday, reading.zh) if weekday else "", offset) if d]
-    if reading.zh:
-        extra = f"（{'，'.join(details)}）" if details else ""
-        return f"{zone} 现在是 {moment}{extra}".strip()
-    extra = f" ({', '.join(details)})" if details else ""
-    return f"{zone}: {moment}{extra}".lstrip(": ")
-
-
-def expression_line(expression: str, value: Any) -> str:
+def expression_line(data: Any, reading: rd.Reading, said: Any, e: Exchange) -> str:
     """ "12*5+3 = 63"; a rounded result says so: "10/3 ≈ 3.33"."""
-    number = read_json(value, value) if isinstance(value, str) else value
-    if isinstance(number, float):
-        text = short_number(number)
-        return f"{expression} {'=' if float(text) == number else '≈'} {text}"
-    return f"{expression} = {value}"
+    asked = [v for v in e.call.arguments.values() if v in reading.expressions]
+    if not asked or not (rd.is_number(data) or isinstance(data, str)):
+        return ""
+    exact = not isinstance(data, float) or float(shown(data)) == data
+    return f"{asked[0]} {'=' if exact else '≈'} {shown(data) if isinstance(data, float) else data}"
 
 
-def generic_line(name: str, data: Any, reading: Reading) -> str:
-    """A result of a tool the model has no words for, as a short sentence."""
-    zh = reading.zh
-    if isinstance(data, dict):
-        return record_sentence(name, data, zh)
-    if isinstance(data, list):
-        items = ("、" if zh else ", ").join(shown(item) for item in data[:8]) + (
-            "…" if len(data) > 8 else ""
-        )
-        return (
-            f"{name} 返回了 {len(data)} 项：{items}。"
-            if zh
-            else f"{name} returned {len(data)} item(s): {items}."
-        )
-    if isinstance(data, str):
-        return f"{name} 返回：“{data}”" if zh else f'{name} returned "{data}".'
-    value = shown(data) if is_number(data) else json.dumps(data)
-    return f"{name} 的结果是 {value}。" if zh else f"{name} returned {value}."
+def record(name: str, data: Any, zh: bool) -> str:
+    """Any other result, a few of its values stated: "lookup_stock: price 154.32, currency USD"."""
+    listed = data if isinstance(data, list) else [data]
+    items = data.items() if isinstance(data, dict) else (("", v) for v in listed)
+    facts = [(str(k), v) for k, v in items if type(v) in (str, int, float)]
+    quiet = lx.WORDS["quiet"]
+    kept = [f"{k.replace('_', ' ')} {shown(v)}".strip() for k, v in facts if k not in quiet][:6]
+    return f"{name}：{'，'.join(kept)}。" if zh else f"{name}: {', '.join(kept)}."
 
 
-def record_sentence(name: str, data: dict[str, Any], zh: bool) -> str:
-    """ "The price of AAPL is 190.5 USD.", from the keys alone: what it is about, its main
-    number and that number's unit, then a few other fields (yes/no flags left out)."""
-    scalars = {
-        str(k): v
-        for k, v in data.items()
-        if isinstance(v, (str, int, float)) and not isinstance(v, bool)
-    }
-    subject_key = first_key(
-        scalars, "symbol ticker name title city location country query id code", str
-    )
-    unit_key = first_key(scalars, "currency unit units to_currency to_unit to target", str)
-    main_key = first_key(scalars, " ".join(lx.FIELD_LABELS), (int, float)) or next(
-        (k for k, v in scalars.items() if is_number(v)), None
-    )
-    extras = [
-        (k, v)
-        for k, v in scalars.items()
-        if k not in (subject_key, unit_key, main_key) and k.lower() not in lx.QUIET_FIELDS
-    ][:4]
-    subject = str(scalars[subject_key]) if subject_key else ""
-    if main_key is None:
-        joiner, word, nothing = (
-            ("，", " 为 ", "没有内容") if zh else (", ", " is ", "nothing returned")
-        )
-        parts = joiner.join(f"{k.replace('_', ' ')}{word}{shown(v)}" for k, v in extras)
-        return f"{subject or name}{'：' if zh else ': '}{parts or nothing}{'。' if zh else '.'}"
-    english, chinese = lx.FIELD_LABELS.get(main_key.lower(), (main_key.replace("_", " "),) * 2)
-    value = f"{shown(scalars[main_key])}{f' {scalars[unit_key]}' if unit_key else ''}"
-    pairs = [f"{k.replace('_', ' ')}: {shown(v)}" for k, v in extras]
-    if zh:
-        detail = f"（{'，'.join(pairs)}）" if pairs else ""
-        return f"{f'{subject} 的' if subject else f'{name} 返回的'}{chinese}是 {value}{detail}。"
-    detail = f" ({', '.join(pairs)})" if pairs else ""
-    return f"{f'The {english} of {subject}' if subject else f'The {english} from {name}'} is {value}{detail}."
-
-
-# --- what failed --------------------------------------------------------------------------------
-
-
-def failure_lines(exchange: Exchange, reading: Reading, tools: Sequence[ToolSpec]) -> list[str]:
+def failure(e: Exchange, reading: rd.Reading, tools: Tools) -> list[str]:
     """What failed, its error stated line by line, and what to tell me to try again."""
-    name = exchange.call.name or "?"
-    if exchange.call.skipped:  # why what it waited for failed is said on that call's line
-        waited = "、".join(exchange.call.depends_on) or "?"
-        if reading.zh:
-            return [f"{name} 没有运行：它依赖的调用（{waited}）失败了。"]
-        return [f"{name} did not run: the call it depends on ({waited}) failed."]
-    error = exchange.result or "no result"
+    name, zh = e.call.name or "?", reading.zh
+    if e.call.skipped:  # why what it waited for failed is said on that call's line
+        return [lx.phrase("skipped", zh, name=name, waited="、".join(e.call.depends_on) or "?")]
+    head, items = error_lines(e.result or "no result")
+    spec = next((t for t in tools if t.name == e.call.name), ToolSpec(name, "", {}))
+    needed = [p for p in rd.required(spec) if p not in e.call.arguments]
+    missing = [p for p in needed if named(e.result or "", p)]
+    ask = lx.phrase("tell", zh, names=("、" if zh else ", ").join(missing)) if missing else ""
+    failed = lx.phrase("failed", zh, name=name, why=head.rstrip(":：" if items else ".。"))
+    end = ("：" if zh else ":") if items else ("。" if zh else ". ")
+    first = f"{failed}{end}{'' if items else ask}".rstrip()
+    return [first, *(f"  - {item}" for item in items), *([ask] if items and ask else [])]
+
+
+def error_lines(error: str) -> tuple[str, list[str]]:
+    """An error's first line and its listed items, stated (an error is a tool's text too)."""
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
     head = re.sub(r"^error:?\s*", "", lines[0] if lines else "", flags=re.I) or "unknown error"
-    items = [f"  - {stated(line.lstrip('- '), 160)}" for line in lines[1:] if line.startswith("-")]
-    spec = next((t for t in tools if t.name == exchange.call.name), None)
-    missing = [
-        p
-        for p in (required(spec) if spec else [])
-        if p not in exchange.call.arguments and named(error, p)
-    ]
-    head = stated(head, 160)
-    if reading.zh:
-        ask = f"请告诉我 {'、'.join(missing)}，我再试一次。" if missing else ""
-        failed = f"抱歉，{name} 调用失败：{head.rstrip(':：' if items else '.。')}"
-        lines = [f"{failed}：", *items] if items else [f"{failed}。{ask}"]
-    else:
-        ask = f"Tell me the {', '.join(missing)} and I'll try again." if missing else ""
-        failed = f"Sorry, {name} failed: {head.rstrip(':' if items else '.')}"
-        lines = [f"{failed}:", *items] if items else [f"{failed}. {ask}".rstrip()]
-    return [*lines, ask] if items and ask else lines
+    return stated(head, 160), [stated(line[1:].strip(), 160) for line in lines if line[0] == "-"]
 
 
-def short_error(error: str) -> str:
-    """An error on one line, stated: its first line and its items."""
-    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    head = re.sub(r"^error:?\s*", "", lines[0] if lines else "", flags=re.I)
-    items = [line.lstrip("- ") for line in lines[1:] if line.startswith("-")]
-    return stated(f"{head} {'; '.join(items)}".strip(), 160)
-
-
-# --- without tools -------------------------------------------------------------------------------
-
-_TOPICS = (
-    (
-        ("toolcall",),
-        "toolcall 是一个终端程序，把大模型的工具调用过程逐步展示出来：发送问题和工具定义、解析模型发出的调用、"
-        "校验并运行本地工具、把结果回传给模型，直到模型给出最终回答。",
-        "toolcall is a terminal program that shows LLM tool use step by step: it sends the question "
-        "and tool definitions, parses the calls the model emits, validates and runs local tools, feeds "
-        "the results back, and loops until the model answers.",
-    ),
-    (
-        (
-            "tool use",
-            "function calling",
-            "function call",
-            "tool call",
-            "工具调用",
-            "函数调用",
-            "工具使用",
-        ),
-        "工具调用（tool use / function calling）是指：模型拿到一组工具的名字、描述和参数 schema，需要时不直接"
-        "回答，而是输出一个结构化的调用（工具名 + JSON 参数）；程序执行这个工具，把结果作为消息回传，模型再根据"
-        "结果继续调用或给出最终回答。模型的输出不可全信，所以每一步都要校验。",
-        "Tool use (function calling) means the model is given tools — names, descriptions and JSON "
-        "Schema parameters — and, instead of answering directly, emits a structured call (a tool name "
-        "plus JSON arguments). The program runs the tool, sends the result back as a message, and the "
-        "model either calls again or gives its final answer. A model's output can't be trusted "
-        "blindly, so every step is validated.",
-    ),
+_TOOL_USE = (
+    "工具调用（function calling）：模型拿到工具的名字、描述和参数 schema，需要时不直接回答，"
+    "而是输出一个结构化的调用（工具名 + JSON 参数）；程序运行这个工具，把结果作为消息回传，"
+    "模型再继续调用或给出最终回答。模型的输出不可全信，所以每一步都要校验。",
+    "Tool use (function calling) means the model is given tools — names, descriptions and JSON "
+    "Schema parameters — and, instead of answering directly, emits a structured call (a tool name "
+    "plus JSON arguments). The program runs the tool and sends the result back, and the model "
+    "calls again or answers. A model's output can't be trusted blindly: every step is checked.",
 )
 
 
-def direct_answer(reading: Reading, tools: Sequence[ToolSpec]) -> str:
-    zh = reading.zh
-    topic = next(
-        (
-            zh_text if zh else en
-            for phrases, zh_text, en in _TOPICS
-            if mentions(reading.text, phrases)
-        ),
-        None,
-    )
-    if topic:
-        return topic
-    if mentions(reading.text, lx.THANKS):
-        return "不客气！还有什么可以帮你的吗？" if zh else "You're welcome!"
-    if mentions(reading.text, lx.GREETINGS):
-        head = "你好！我可以用这些工具帮你：" if zh else "Hello! I can help with these tools:"
-        return f"{head}\n{abilities(tools, zh)}" if tools else head.rstrip("：:") + "。"
-    if zh:
-        head = "这个问题我的工具帮不上忙，我也不想猜。我能做的是："
-    else:
-        head = "None of my tools fits that question, and I'd rather not guess. They can do this:"
-    return f"{head}\n{abilities(tools, zh)}" if tools else head.split("，")[0].split(",")[0] + "."
+def direct_answer(reading: rd.Reading, tools: Tools, money: bool = False) -> str:
+    """What tool use is, you're welcome, or hello; else that no tool fits, and what they do."""
+    text, zh = reading.text, reading.zh
+    if rd.mentions(text, lx.WORDS["tool_use"]) and not money:
+        return _TOOL_USE[0 if zh else 1]
+    if rd.mentions(text, lx.WORDS["thanks"]) and not money:
+        return lx.phrase("thanks", zh)
+    hello = rd.mentions(text, lx.WORDS["greetings"]) and not money
+    head = lx.phrase("money" if money else "hello" if hello else "none", zh)
+    listed = [f"- {t.name}: {first_line(t.description) or '(no description)'}" for t in tools]
+    end = "。" if zh else "."
+    return "\n".join([head, *listed]) if tools else re.split(r"[，,:：]", head)[0] + end
 
 
-def no_currency_tool(reading: Reading, tools: Sequence[ToolSpec]) -> str:
-    """Say so, rather than misuse a unit converter or a calculator without exchange rates."""
-    if reading.zh:
-        head = "我的工具都不能换算货币，也查不到汇率，我不想乱猜。"
-        return f"{head}我能做的是：\n{abilities(tools, True)}" if tools else head
-    head = "None of my tools converts currencies or knows exchange rates, and I'd rather not guess."
-    return f"{head} They can do this:\n{abilities(tools, False)}" if tools else head
-
-
-def ask_for(spec: ToolSpec, missing: Sequence[str], reading: Reading) -> str:
+def ask_for(spec: ToolSpec, missing: Sequence[str], reading: rd.Reading) -> str:
     """The question back, when a tool fits but the question gives none of what it requires."""
-    props = properties(spec)
-    described = []
+    needs, zh = [], reading.zh
     for name in missing:
-        detail = first_line(description_of(props.get(name, {}))).rstrip(".。 ")
-        described.append(
-            name if not detail else f"{name}（{detail}）" if reading.zh else f"{name} ({detail})"
-        )
-    if reading.zh:
-        return f"我可以用 {spec.name} 来回答，但还需要你告诉我：{'、'.join(described)}。"
-    return f"I can answer that with {spec.name}, but I need the {', '.join(described)}. Could you tell me?"
-
-
-def abilities(tools: Sequence[ToolSpec], zh: bool) -> str:
-    empty = "（无描述）" if zh else "(no description)"
-    return "\n".join(f"- {t.name}: {first_line(t.description) or empty}" for t in tools)
+        about = first_line(rd.description_of(rd.properties(spec).get(name, {}))).rstrip(".。 ")
+        needs.append(name + ((f"（{about}）" if zh else f" ({about})") if about else ""))
+    return lx.phrase("ask", zh, tool=spec.name, needs=("、" if zh else ", ").join(needs))
 
 
 def first_line(text: str) -> str:

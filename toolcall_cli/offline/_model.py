@@ -1,6 +1,5 @@
-"""The offline model: it reads any strategy's request, decides what to say, and writes it in that
-strategy's wire format exactly as an OpenAI-compatible server would. Faults plug in between
-deciding and writing."""
+"""The offline model: it reads any strategy's request, decides, and writes the reply in that
+strategy's wire format as an OpenAI-compatible server would (carelessly, where a fault says)."""
 
 from __future__ import annotations
 
@@ -12,44 +11,16 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from toolcall_cli.offline._answering import (
-    ask_for,
-    direct_answer,
-    final_answer,
-    no_currency_tool,
-    short_error,
-)
-from toolcall_cli.offline._faults import FaultBase, FaultContext
-from toolcall_cli.offline._planning import (
-    asks_currency_conversion,
-    chained_calls,
-    context_calls,
-    conversion_calls,
-    fix_call,
-    handles_currencies,
-    make_plan,
-    pending_calls,
-    retry_allowed,
-)
-from toolcall_cli.offline._reading import Reading, read_question
-from toolcall_cli.offline._request import (
-    DEPENDS_KEY,
-    ID_KEY,
-    RESERVED_DEPENDS,
-    RESERVED_ID,
-    Call,
-    CallFormat,
-    Conversation,
-    Decision,
-    read_conversation,
-)
+from toolcall_cli.offline import _answering as say
+from toolcall_cli.offline import _lexicon as lx
+from toolcall_cli.offline import _planning as plan
+from toolcall_cli.offline import _reading as rd
+from toolcall_cli.offline._faults import Context, Decision, Fault
 from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wire import reading as rq
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
-MAX_TURNS = 8
-"""Turns of calls for one question; then it answers with what it has."""
-_SAMPLING = ("temperature", "top_p", "seed", "max_tokens")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_TURNS = 8  # turns of calls for one question; then it answers with what it has
 
 
 class OfflineModel:
@@ -57,160 +28,161 @@ class OfflineModel:
 
     name = "offline"
 
-    def __init__(self, seed: int = 0, faults: Sequence[FaultBase] = ()) -> None:
-        self.seed = seed
-        self.faults = tuple(faults)
+    def __init__(self, seed: int = 0, faults: Sequence[Fault] = ()) -> None:
+        self.seed, self.faults = seed, tuple(faults)
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = request.body
-        # Sampling changes nothing here (the seed is the model's own): it leaves the draws alone.
-        key = digest(self.seed, {k: v for k, v in body.items() if k not in _SAMPLING})
-        conversation = read_conversation(body)
-        context = FaultContext(conversation, bool(body.get("stream")), key)
+        # Sampling changes nothing here (the seed is the model's own): the draws stay as they are.
+        sampling = ("temperature", "top_p", "seed", "max_tokens")
+        key = digest(self.seed, {k: v for k, v in body.items() if k not in sampling})
+        conversation = rq.read_conversation(body)
+        context = Context(conversation, bool(body.get("stream")), key)
         decision = decide(conversation)
         for fault in self.faults:
             decision = fault.alter_decision(decision, context)
         # Ids unique in the conversation; an answer through final_answer needs one too.
-        position = len(body.get("messages") or [])
-        ids = [
-            f"call_{digest(self.seed, conversation.question, position, i)[:24]}"
-            for i in range(max(len(decision.calls), 1))
-        ]
-        output = written(decision, conversation.format, ids)
-        for fault in self.faults:
-            output = fault.alter_output(output, context)
+        at, count = len(body.get("messages") or []), len(decision.calls) or 1
+        ids = [f"call_{digest(self.seed, conversation.question, at, i)[:24]}" for i in range(count)]
+        output = written(decision, conversation.format, ids, context)
         yield from respond(body, output, response_id=f"chatcmpl-{key[:24]}", rng=random.Random(key))
 
 
-def decide(conversation: Conversation) -> Decision:
+def decide(conversation: rq.Conversation) -> Decision:
     """The calls still needed, or the answer."""
     tools, turns = conversation.tools, conversation.turns
-    reading = read_question(conversation.question, tools)
+    reading = rd.read_question(conversation.question, tools)
     if not turns:
         return first_step(reading, conversation)
-    history = [e for turn in turns for e in turn]
-    if len(turns) < MAX_TURNS:
-        last = turns[-1]
-        failed = [e for e in last if e.failed and not e.unparsed and not e.call.skipped]
-        retries = [
-            f for e in failed if (f := fix_call(e, reading, tools)) and retry_allowed(f, e, history)
-        ]
-        if retries:
-            return Decision(tuple(retries), retry_lead_in(last, reading))
-        more = pending_calls(reading, tools, history) or conversion_calls(reading, tools, history)
-        if more:
-            unread = any(e.unparsed for e in last)  # calls that could not be read go again, whole
-            return Decision(
-                tuple(more),
-                retry_lead_in(last, reading) if unread else lead_in(more, reading, True),
-            )
-    return Decision(text=final_answer(reading, turns, tools))
+    history, last = [e for turn in turns for e in turn], turns[-1]
+    if len(turns) >= MAX_TURNS:
+        return Decision(text=say.final_answer(reading, turns, tools))
+    failed = [e for e in last if e.failed and not e.unparsed and not e.call.skipped]
+    fixes = [(plan.fix_call(e, reading, tools), e) for e in failed]
+    retries = tuple(f for f, e in fixes if f and plan.retry_allowed(f, e, history, tools))
+    more = retries or plan.pending_calls(reading, tools, history)
+    more = more or plan.conversion_calls(reading, tools, history)
+    if not more:
+        return Decision(text=say.final_answer(reading, turns, tools))
+    if retries or any(e.unparsed for e in last):  # put right, or made again whole: say why
+        failure = next(e for e in last if e.failed)
+        head, items = say.error_lines(failure.result or "")
+        reason = say.stated(f"{head} {'; '.join(items)}".strip(), 160)
+        lead_in = lx.phrase("retry", reading.zh, name=failure.call.name, reason=reason)
+        return Decision(tuple(more), lead_in)
+    return Decision(tuple(more), lx.phrase("next", reading.zh, tools=tool_list(more)))
 
 
-def first_step(reading: Reading, conversation: Conversation) -> Decision:
-    """The question's own calls; else what the chat makes of it; else a partial attempt; else
-    ask for what the tool needs; else answer without tools."""
-    tools = conversation.tools
-    if asks_currency_conversion(reading) and not any(handles_currencies(t) for t in tools):
-        return Decision(text=no_currency_tool(reading, tools))
-    plan = make_plan(reading, tools)
-    if plan.calls and plan.complete:
-        chain = chained_calls(plan.calls, reading, tools) if conversation.format.dag else ()
-        if chain:
-            firsts = tool_list([c for c in chain if not c.depends_on])
-            seconds = tool_list([c for c in chain if c.depends_on])
-            if reading.zh:
-                return Decision(chain, f"好的，我调用 {firsts}，并把它的结果直接交给 {seconds}。")
-            return Decision(
-                chain, f"Let me call {firsts} and pass its result straight to {seconds}."
-            )
-        return Decision(plan.calls, lead_in(plan.calls, reading))
-    calls = tuple(context_calls(reading, tools, conversation.earlier)) or plan.calls
-    if calls:
-        return Decision(calls, lead_in(calls, reading))
-    if plan.wanted is not None:
-        return Decision(text=ask_for(plan.wanted.spec, plan.wanted.missing, reading))
-    return Decision(text=direct_answer(reading, tools))
+def first_step(reading: rd.Reading, conversation: rq.Conversation) -> Decision:
+    """The question's calls (some, when it lacks a value), or the question back, or words."""
+    tools, zh = conversation.tools, reading.zh
+    if plan.asks_currency_conversion(reading) and not any(map(plan.handles_currencies, tools)):
+        return Decision(text=say.direct_answer(reading, tools, money=True))
+    planned = plan.make_plan(reading, tools)
+    dag = conversation.format.dag and planned.complete
+    chain = plan.chained_calls(planned.calls, reading, tools) if dag else ()
+    if chain:
+        firsts, seconds = (tool_list([c for c in chain if bool(c.depends_on) == w]) for w in (0, 1))
+        return Decision(chain, lx.phrase("chain", zh, firsts=firsts, seconds=seconds))
+    if planned.calls:
+        return Decision(planned.calls, lx.phrase("lead", zh, tools=tool_list(planned.calls)))
+    if planned.wanted is not None:
+        return Decision(text=say.ask_for(*planned.wanted, reading))
+    return Decision(text=say.direct_answer(reading, tools))
 
 
-def tool_list(calls: Sequence[Call]) -> str:
-    return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in Counter(c.name for c in calls).items())
+def tool_list(calls: Sequence[rq.Call]) -> str:
+    counted = Counter(c.name for c in calls).items()
+    return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counted)
 
 
-def lead_in(calls: Sequence[Call], reading: Reading, follow_up: bool = False) -> str:
-    tools = tool_list(calls)
-    if follow_up:
-        return f"拿到结果了，接下来调用 {tools}。" if reading.zh else f"Got that. Next, {tools}."
-    return (
-        f"好的，我先调用 {tools} 获取需要的信息。"
-        if reading.zh
-        else f"Let me call {tools} to find out."
-    )
-
-
-def retry_lead_in(turn: Sequence[Any], reading: Reading) -> str:
-    failed = next(e for e in turn if e.failed)
-    reason = short_error(failed.result or "")
-    if reading.zh:
-        return f"上一次调用 {failed.call.name} 出错了（{reason}），我修正后重试。"
-    return f"The call to {failed.call.name} failed ({reason}); let me fix it and try again."
-
-
-def written(decision: Decision, fmt: CallFormat, ids: Sequence[str]) -> AssistantOutput:
-    """The decision in the request's wire shape: text with tags, native calls, or JSON."""
+def written(
+    decision: Decision, fmt: rq.CallFormat, ids: Sequence[str], c: Context
+) -> AssistantOutput:
+    """The decision in the request's shape (tags, native calls, JSON), as careless as told."""
+    quirks, answer = decision.quirks, json.dumps({"answer": decision.text}, ensure_ascii=False)
+    if not decision.calls and fmt.answer_tool:
+        return AssistantOutput(None, (WireCall(ids[0], fmt.answer_tool, answer),), "tool_calls")
     if not decision.calls:
-        if fmt.shape == "json":
-            return AssistantOutput(json.dumps({"answer": decision.text}, ensure_ascii=False))
-        if fmt.answer_tool:
-            answer = json.dumps({"answer": decision.text}, ensure_ascii=False)
-            return AssistantOutput(None, (WireCall(ids[0], fmt.answer_tool, answer),), "tool_calls")
-        return AssistantOutput(decision.text)
-    payloads = [written_json(call_fields(c, fmt), decision.style) for c in decision.calls]
-    if fmt.shape == "native":
-        calls = tuple(
-            WireCall(i, c.name, p) for i, c, p in zip(ids, decision.calls, payloads, strict=True)
-        )
-        return AssistantOutput(None, calls, "tool_calls")
-    if fmt.shape == "json":
-        return AssistantOutput(payloads[0])  # this mode carries one call a reply
-    return AssistantOutput("\n".join([decision.text, *map(fmt.tagged, payloads)]).lstrip("\n"))
+        return AssistantOutput(answer if fmt.shape == "json" else decision.text)
+    payloads = [written_json(call_fields(call, fmt), quirks) for call in decision.calls]
+    cut, rng = "truncated" in quirks, random.Random(f"{c.key}:truncated")
+    if "broken_batch" in quirks:
+        payloads[-1] = broken(payloads[-1], fmt.shape == "native")
+    if fmt.shape != "text":
+        payloads[-1] = cut_inside(payloads[-1], 0, rng) if cut else payloads[-1]
+        finish = "length" if cut else "tool_calls" if fmt.shape == "native" else "stop"
+        if fmt.shape == "json":  # this mode carries one call a reply
+            return AssistantOutput(payloads[0], finish_reason=finish)
+        names = [call.name for call in decision.calls]
+        return AssistantOutput(None, tuple(map(WireCall, ids, names, payloads)), finish)
+    opening, close, fenced = fmt.open_tag, fmt.close_tag, "code_fence" in quirks
+    tagged = [f"```json\n{p}\n```" if fenced else opening + p + close for p in payloads]
+    if "missing_close_tag" in quirks:
+        tagged[-1] = tagged[-1].removesuffix(close)
+    if cut:
+        tagged[-1] = cut_inside(opening + payloads[-1], len(opening), rng)
+    content = "\n".join([decision.text, *tagged]).lstrip("\n")
+    if "prose_around" in quirks:  # after a cut there is no more to say
+        prose = lx.phrase("prose", c.zh, call=content)
+        content = prose.rsplit("\n\n", 1)[0] if cut else prose
+    splits = tag_cuts(content, fmt, random.Random(f"{c.key}:split_tags"))
+    cuts = splits if "split_tags" in quirks else ()
+    return AssistantOutput(content, finish_reason="length" if cut else "stop", cuts=cuts)
 
 
-def call_fields(call: Call, fmt: CallFormat) -> dict[str, Any]:
-    """A call's JSON: its arguments (native), or its name and arguments as the prompt's
-    example writes them; with --dag, its own name and what it waits for beside them (text)
-    or among them, as the reserved arguments (native)."""
+def broken(payload: str, native: bool) -> str:
+    """JSON broken beyond repair: no braces (native), a bare quote in a value (`"上"海"`)."""
+    values = list(re.finditer(r'"((?:[^"\\]|\\.)*)"(?!\s*:)', payload))
+    if native or not values:
+        return payload.strip()[1:-1] if native else payload + '"'
+    middle = values[-1].start(1) + max(1, len(values[-1][1]) // 2)
+    return f'{payload[:middle]}"{payload[middle:]}'
+
+
+def cut_inside(text: str, start: int, rng: random.Random) -> str:
+    """`text` cut strictly inside text[start:], keeping at least a character of it."""
+    return text[:start] if len(text) - start < 2 else text[: rng.randint(start + 1, len(text) - 1)]
+
+
+def tag_cuts(content: str, fmt: rq.CallFormat, rng: random.Random) -> tuple[int, ...]:
+    """Where stream chunks end inside the tags: after `<` (`</`), mid-name, before `>`."""
+    cuts = []
+    for tag in (fmt.open_tag, fmt.close_tag):
+        slash = int(tag.startswith("</"))
+        offsets = sorted({1, 1 + slash, len(tag) // 2 + slash, len(tag) - 1})
+        for found in re.finditer(re.escape(tag), content):
+            cuts += [found.start() + o for o in rng.sample(offsets, rng.randint(1, len(offsets)))]
+    return tuple(sorted(set(cuts)))
+
+
+def call_fields(call: rq.Call, fmt: rq.CallFormat) -> dict[str, Any]:
+    """A call's JSON: its arguments (native), or its name and arguments as the prompt writes
+    them; with --dag, its own name and what it waits for among them (native: the reserved
+    arguments) or beside them (text)."""
     native = fmt.shape == "native"
     fields = dict(call.arguments) if native else {"name": call.name, "arguments": call.arguments}
-    if fmt.dag:
-        id_key, depends_key = (RESERVED_ID, RESERVED_DEPENDS) if native else (ID_KEY, DEPENDS_KEY)
-        if call.ref:
-            fields = {**fields, id_key: call.ref} if native else {id_key: call.ref, **fields}
-        if call.depends_on:
-            fields[depends_key] = list(call.depends_on)
-    return fields
+    ref, waits = (rq.RESERVED_ID, rq.RESERVED_DEPENDS) if native else (rq.ID_KEY, rq.DEPENDS_KEY)
+    if fmt.dag and call.ref:
+        fields = {**fields, ref: call.ref} if native else {ref: call.ref, **fields}
+    return fields | ({waits: list(call.depends_on)} if fmt.dag and call.depends_on else {})
 
 
-def written_json(value: Any, style: frozenset[str] = frozenset()) -> str:
-    """JSON as the model writes it; with a style, as carelessly as models do."""
-    if isinstance(value, str) and "single_quotes" in style:
+def written_json(value: Any, quirks: frozenset[str] = frozenset()) -> str:
+    """JSON as written; with quirks as carelessly as models write it: `{'a': 1}`, `{a: 1,}`."""
+    if isinstance(value, str) and "single_quotes" in quirks:
         inner = json.dumps(value, ensure_ascii=False)[1:-1].replace('\\"', '"')
         return "'" + inner.replace("'", "\\'") + "'"
-    if not style or not isinstance(value, (dict, list)):
+    careless = quirks & {"single_quotes", "unquoted_keys", "trailing_comma"}
+    if not careless or not isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        items = [written_json(item, style) for item in value]
-    else:
-        bare = "unquoted_keys" in style
-        keys = [str(k) for k in value]
-        keys = [k if bare and _IDENTIFIER.fullmatch(k) else written_json(k, style) for k in keys]
-        items = [
-            f"{k}: {written_json(v, style)}" for k, v in zip(keys, value.values(), strict=True)
-        ]
-    ends, comma = (
-        ("{}" if isinstance(value, dict) else "[]"),
-        ("," if items and "trailing_comma" in style else ""),
-    )
+    items = [written_json(item, quirks) for item in value] if isinstance(value, list) else []
+    for key, item in value.items() if isinstance(value, dict) else ():
+        bare = "unquoted_keys" in quirks and re.fullmatch(r"[A-Za-z_]\w*", str(key), re.A)
+        name = key if bare else written_json(str(key), quirks)
+        items.append(f"{name}: {written_json(item, quirks)}")
+    comma = "," if items and "trailing_comma" in quirks else ""
+    ends = "[]" if isinstance(value, list) else "{}"
     return f"{ends[0]}{', '.join(items)}{comma}{ends[1]}"
 
 
