@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolcall_cli.models import _conversation as rq
 from toolcall_cli.wire import ModelRequest
-from toolcall_cli.wire import reading as rq
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
 _PAIR = re.compile(r'"(\w+)"\s*:\s*("(?:[^"\\]|\\.)*"?|-?\d+(?:\.\d+)?|true|false|null)')

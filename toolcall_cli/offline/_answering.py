@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.models._conversation import Exchange, named, read_json
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline import _reading as rd
 from toolcall_cli.offline._planning import fix_call
-from toolcall_cli.wire.reading import Exchange, named, read_json
 
 Tools = Sequence[ToolSpec]
 _SIGNS = {"celsius": "°C", "fahrenheit": "°F"}

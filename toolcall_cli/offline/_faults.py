@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.models import _conversation as rq
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline import _reading as rd
-from toolcall_cli.wire import reading as rq
 
 ABOUT = {
     "no_tool": "硬答: answers from 'memory' without calling the tool it needs (undetectable)",

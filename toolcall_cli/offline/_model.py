@@ -11,13 +11,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from toolcall_cli.models import _conversation as rq
 from toolcall_cli.offline import _answering as say
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline import _planning as plan
 from toolcall_cli.offline import _reading as rd
 from toolcall_cli.offline._faults import Context, Decision, Fault
 from toolcall_cli.wire import ModelRequest
-from toolcall_cli.wire import reading as rq
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
 MAX_TURNS = 8  # turns of calls for one question; then it answers with what it has

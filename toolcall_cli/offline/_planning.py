@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.models import _conversation as rq
+from toolcall_cli.models._conversation import Call, Exchange, read_json
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline import _reading as rd
-from toolcall_cli.wire import reading as rq
-from toolcall_cli.wire.reading import Call, Exchange, read_json
 
 Tools = Sequence[ToolSpec]
 History = Sequence[Exchange]

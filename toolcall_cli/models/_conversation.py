@@ -1,9 +1,9 @@
-"""The chat-completions request as a model reads it, the mirror of the wire writer beside it:
-the shape and call format asked for, the tools offered (native `tools`, a JSON schema's
+"""The chat-completions request as a model on the other end reads it (wire/completions writes its
+reply): the shape and call format asked for, the tools offered (native `tools`, a JSON schema's
 branches, or a text prompt's `# Tools` section), the question, and the calls made since with
-what came back; and an error, for what it names. The offline model and the test partner read
-requests through it. It reads as much as a model's context would hold, each character a
-bounded number of times."""
+what came back; and an error, for what it names. The two demo models, offline/ and the test
+partner (models/partner.py), read requests through it, so neither knows more than this reads.
+It reads as much as a model's context would hold, each character a bounded number of times."""
 
 from __future__ import annotations
 
