@@ -260,7 +260,7 @@ def test_neither_model_looks_for_toolcalls_own_words() -> None:
     sentences: they read what an error names (tools, parameters, values, types), not its words."""
     package = Path(feedback.__file__).parent
     modules = [*sorted((package / "offline").glob("*.py")), package / "models" / "partner.py"]
-    for path in [*modules, package / "wire" / "reading.py"]:
+    for path in [*modules, package / "models" / "_conversation.py"]:
         strings = strings_in(path)
         pieces = [*(p.lower() for p in fragments(TEMPLATES)), *OWN_WORDS]
         assert [p for p in pieces if p in strings] == [], path.name
