@@ -379,10 +379,10 @@ class InterruptedOnSecondRequest:
 def test_ctrl_c_ends_the_replay_and_its_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.cli import assemble
+    from toolcall_cli.app import model_choice
 
     recorded = record(tmp_path, SUM)
-    monkeypatch.setattr(assemble, "get_model", lambda choice: InterruptedOnSecondRequest())
+    monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())
     done = replay(tmp_path, str(recorded))
     assert done.returncode == 130 and done.stdout == ""
     assert done.stderr.endswith("toolcall: interrupted\n")

@@ -362,9 +362,9 @@ class InterruptedOnSecondRequest:
 def test_ctrl_c_mid_run_leaves_a_valid_trace_ending_interrupted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.cli import assemble
+    from toolcall_cli.app import model_choice
 
-    monkeypatch.setattr(assemble, "get_model", lambda choice: InterruptedOnSecondRequest())
+    monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())
     done = toolcall("run", "What's 12*5+3?", "--quiet", cwd=tmp_path)
     assert done.returncode == 130
     trace = read_trace(only_trace())
@@ -605,9 +605,9 @@ def test_trace_show_exports_a_page(tmp_path: Path, kind: str) -> None:
 def test_trace_show_of_a_run_cut_short_says_where_it_ended(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.cli import assemble
+    from toolcall_cli.app import model_choice
 
-    monkeypatch.setattr(assemble, "get_model", lambda choice: InterruptedOnSecondRequest())
+    monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())
     toolcall("run", "What's 12*5+3?", "--quiet", cwd=tmp_path)
     done = toolcall("trace", "show", "--plain", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

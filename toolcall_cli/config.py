@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import typer
-
+from toolcall_cli.private_files import app_dir
 from toolcall_cli.tools.mcp_spec import McpSpecError, ServerSpec, server_from_table
 from toolcall_cli.wire import Sampling
 
@@ -92,7 +91,7 @@ def config_path(environ: Mapping[str, str] = os.environ) -> Path:
     override = environ.get("TOOLCALL_CONFIG")
     if override:
         return Path(override)
-    return Path(typer.get_app_dir("toolcall")) / "config.toml"
+    return app_dir() / "config.toml"
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,7 @@
 """`toolcall replay TRACE`: the recorded questions asked again (every turn of a chat, in order, in
 one session), quietly, then a diff of what the model did then and now, per iteration; exit 0
 when they match and 5 when they differ, so a replay is a regression check after a model
-upgrade or a prompt change.
-
-What the replay runs with: the flags given, and where none is given, what the recording was
-made with (its header's settings: model, profile, strategy and modes, prompt style, --dag,
-sampling and seed, the offline model's faults, the limits, the tool policy, a --system-prompt's
-text), so a bare `toolcall replay T` reproduces the run. What a trace never holds comes from
-the environment and the config file as for any run: the API key, a base URL the recording
-masked, the connection timeouts. The tools are those configured now.
+upgrade or a prompt change. What the replay runs with is app/replaying.py's business.
 """
 
 from __future__ import annotations
@@ -21,162 +14,46 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from toolcall_cli import strictjson
+from toolcall_cli.app.options import SessionOptions
+from toolcall_cli.cli._options import PanelledCommand, TraceFile, with_groups
 from toolcall_cli.cli.entry import (
     EXIT_DIFFERENT,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     app,
     fail,
-)
-from toolcall_cli.cli.options import (
-    Allow,
-    AllowOpt,
-    ApiKeyOpt,
-    BaseUrlOpt,
-    CallsPerReplyOpt,
-    ConnectTimeoutOpt,
-    ContextWindowOpt,
-    DagOpt,
-    EmbedModelOpt,
-    EmbedUrlOpt,
-    FailedRoundsOpt,
-    FaultRateOpt,
-    FaultsOpt,
-    HistoryRoundsOpt,
-    IsolateOpt,
-    LineBytesOpt,
-    MaxIterOpt,
-    MaxParallelOpt,
-    MaxTokensOpt,
-    McpOpt,
-    ModelOpt,
-    NoDefaultToolsOpt,
-    NoFinalAnswerOpt,
-    NoTraceOpt,
-    ProfileOpt,
-    PromptStyle,
-    PromptStyleOpt,
-    ReadTimeoutOpt,
-    RepeatedRoundsOpt,
-    ReplyCharsOpt,
-    RequestTimeoutOpt,
-    ResponseBytesOpt,
-    ResultCharsOpt,
-    RetrieveOpt,
-    RetrieveOverOpt,
-    RetrieverOpt,
-    RunTimeoutOpt,
-    SchemaMode,
-    SchemaModeOpt,
-    ScriptOpt,
-    SeedOpt,
-    SessionOptions,
-    StrategyName,
-    StrategyOpt,
-    StreamMode,
-    StreamModeOpt,
-    SystemPromptOpt,
-    TemperatureOpt,
-    ToolsOpt,
-    ToolTimeoutOpt,
-    TopPOpt,
-    TraceOpt,
-    UnaskedYesOpt,
+    warn,
 )
 
 if TYPE_CHECKING:
-    from toolcall_cli.cli.assemble import Assembled
+    from toolcall_cli.app.build import Assembled
     from toolcall_cli.cli.running import RunTrace
     from toolcall_cli.events import Event
     from toolcall_cli.trace import Trace
     from toolcall_cli.trace.diff import ReplayDiff
 
-RECORDED_CHOICES: dict[str, Callable[[Any], Any]] = {
-    "strategy": StrategyName,
-    "schema_mode": SchemaMode,
-    "stream_mode": StreamMode,
-    "prompt_style": PromptStyle,
-    "allow": Allow,
-}
-"""Settings a header records as the value of a flag with a closed set of choices."""
-RECORDED_LIMITS = (
-    "max_iterations",
-    "tool_timeout",
-    "run_timeout",
-    "max_result_chars",
-    "history_rounds",
-    "max_failed_rounds",
-    "max_repeated_rounds",
-    "max_calls_per_reply",
-    "max_reply_chars",
-    "max_response_bytes",
-    "max_line_bytes",
-    "request_timeout",
-)
-"""The header's limits that have a flag of the same name (`run_timeout` is `--timeout`)."""
+TraceArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="TRACE",
+        help="The recorded run: a trace id (or the start of one), a trace file, or -N for the "
+        "Nth latest.",
+    ),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="The comparison as one JSON object, for machines.")
+]
 
 
-@app.command(context_settings={"ignore_unknown_options": True})
+@app.command(cls=PanelledCommand, context_settings={"ignore_unknown_options": True})
+@with_groups
 def replay(
     ctx: typer.Context,
-    which: Annotated[
-        str,
-        typer.Argument(
-            metavar="TRACE",
-            help="The recorded run: a trace id (or the start of one), a trace file, or -N for "
-            "the Nth latest.",
-        ),
-    ],
-    strategy: StrategyOpt = None,
-    schema_mode: SchemaModeOpt = None,
-    stream_mode: StreamModeOpt = StreamMode.tags,
-    model: ModelOpt = None,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    read_timeout: ReadTimeoutOpt = 120.0,
-    script: ScriptOpt = None,
-    seed: SeedOpt = None,
-    temperature: TemperatureOpt = None,
-    top_p: TopPOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    prompt_style: PromptStyleOpt = PromptStyle.full,
-    faults: FaultsOpt = None,
-    fault_rate: FaultRateOpt = 1.0,
-    tools: ToolsOpt = None,
-    no_default_tools: NoDefaultToolsOpt = False,
-    mcp: McpOpt = None,
-    max_iterations: MaxIterOpt = None,
-    tool_timeout: ToolTimeoutOpt = None,
-    run_timeout: RunTimeoutOpt = None,
-    max_result_chars: ResultCharsOpt = None,
-    history_rounds: HistoryRoundsOpt = None,
-    max_failed_rounds: FailedRoundsOpt = None,
-    max_repeated_rounds: RepeatedRoundsOpt = None,
-    max_calls_per_reply: CallsPerReplyOpt = None,
-    max_reply_chars: ReplyCharsOpt = None,
-    max_response_bytes: ResponseBytesOpt = None,
-    max_line_bytes: LineBytesOpt = None,
-    request_timeout: RequestTimeoutOpt = None,
-    context_window: ContextWindowOpt = None,
-    retrieve: RetrieveOpt = None,
-    retrieve_over: RetrieveOverOpt = None,
-    retriever: RetrieverOpt = None,
-    embed_url: EmbedUrlOpt = None,
-    embed_model: EmbedModelOpt = None,
-    yes: UnaskedYesOpt = False,
-    dag: DagOpt = False,
-    allow: AllowOpt = Allow.write,
-    max_parallel: MaxParallelOpt = 4,
-    isolate_tools: IsolateOpt = False,
-    no_final_answer: NoFinalAnswerOpt = False,
-    system_prompt: SystemPromptOpt = None,
-    trace: TraceOpt = None,
-    no_trace: NoTraceOpt = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="The comparison as one JSON object, for machines.")
-    ] = False,
+    which: TraceArg,
+    *,
+    options: SessionOptions,
+    trace: TraceFile,
+    as_json: JsonOpt = False,
 ) -> None:
     """Ask a recorded run's questions again and show what changed, iteration by iteration.
 
@@ -188,7 +65,13 @@ def replay(
     per iteration, then iterations, stop reason, tokens (shown, never compared) and the answer.
     Exit 0 when the replay matches the recording, 5 when it differs, 2 on a usage error.
     """
-    from toolcall_cli.cli.assemble import build_session
+    from toolcall_cli.app.build import build_session
+    from toolcall_cli.app.replaying import (
+        recorded_settings,
+        recorded_system_prompt,
+        replay_options,
+    )
+    from toolcall_cli.approval import approver
     from toolcall_cli.cli.tracing import choose_trace, start_trace
     from toolcall_cli.loop import deny_all
 
@@ -196,19 +79,15 @@ def replay(
         fail(f"no such option: {which} (see `toolcall replay --help`)")
     recording = load_recording(which)
     questions = recorded_questions(recording)
-    flags = {**ctx.params, "pace": None}
-    given = {name for name in flags if was_given(ctx, name)}
+    given = {name for name in options.flat() if was_given(ctx, name)}
     settings = recorded_settings(recording)
-    flags = with_recorded(flags, given, settings, recording.path)
-    options = SessionOptions.from_flags(flags, mode="quiet")
-    own_prompt = settings.get("system_prompt") if "system_prompt" not in given else None
-    assembled = build_session(
-        options, system_prompt=own_prompt if isinstance(own_prompt, str) else None
-    )
-    if not yes:
-        assembled.session.approve = deny_all  # nobody is there to be asked
+    options = replay_options(options, given, settings, recording.path)
+    own_prompt = recorded_system_prompt(settings, given)
+    # Nobody is there to be asked: without --yes, dangerous tools are declined.
+    approve = approver(True) if options.running.yes else deny_all
+    assembled = build_session(options, system_prompt=own_prompt, approve=approve, warn=warn)
     try:
-        target = choose_trace(trace, no_trace, assembled)
+        target = choose_trace(trace, assembled)
         run_trace = start_trace(target, "replay", assembled, replay_of=recording.path)
         try:
             replayed, ends = ask_again(assembled, questions, run_trace)
@@ -217,7 +96,7 @@ def replay(
     finally:
         assembled.session.close()
     diff = compared(recording, replayed, ends, assembled)
-    show(diff, recording, assembled, options, run_trace.path, as_json)
+    show(diff, recording, assembled, run_trace.path, as_json)
     raise typer.Exit(0 if diff.same else EXIT_DIFFERENT)
 
 
@@ -250,99 +129,6 @@ def recorded_questions(recording: Trace) -> list[str]:
     if not questions:
         fail(f"{recording.path} records no question to ask again")
     return questions
-
-
-def recorded_settings(recording: Trace) -> dict[str, Any]:
-    """The header's settings; for a trace written before it had one, what its first run says."""
-    if recording.header is not None:
-        settings = recording.header.get("settings")
-        return dict(settings) if isinstance(settings, dict) else {}
-    started = next((r for r in recording.records if r["kind"] == "run_started"), {})
-    return {key: started[key] for key in ("model", "strategy") if key in started}
-
-
-def with_recorded(
-    flags: Mapping[str, Any], given: set[str], settings: Mapping[str, Any], path: Path
-) -> dict[str, Any]:
-    """The flags, with each one the user did not give taken from the recording where it says."""
-    from toolcall_cli.models import LOCAL_MODELS
-
-    chosen = dict(flags)
-    for name, value in recorded_flags(settings).items():
-        if name not in given:
-            chosen[name] = value
-    model = chosen.get("model")
-    # What the recording said of its own model does not carry over to another one: the
-    # offline model's faults, a server's URL.
-    if model != "offline" and "faults" not in given:
-        chosen["faults"] = flags.get("faults")
-    if model in LOCAL_MODELS and "base_url" not in given:
-        chosen["base_url"] = flags.get("base_url")
-    if given & {"base_url", "profile"}:  # another endpoint: none of the recorded one's settings
-        chosen["base_url"], chosen["profile"] = flags.get("base_url"), flags.get("profile")
-    if model == "scripted" and "script" not in given:
-        chosen["script"] = path  # the trace's own replies, played back as they were sent
-    return chosen
-
-
-def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """What the recording was made with, as the flags that would choose it."""
-    chosen: dict[str, Any] = {}
-    model = settings.get("model")
-    if isinstance(model, str) and model:
-        chosen["model"] = model
-    if isinstance(settings.get("profile"), str):
-        chosen["profile"] = settings["profile"]
-    url = settings.get("base_url")
-    # A masked URL would not reach the server; the configuration supplies that one.
-    if isinstance(url, str) and "****" not in url:
-        chosen["base_url"] = url
-    for name, choice in RECORDED_CHOICES.items():
-        with contextlib.suppress(ValueError):
-            if isinstance(settings.get(name), str):
-                chosen[name] = choice(settings[name])
-    sampling = settings.get("sampling")
-    if isinstance(sampling, dict):
-        chosen.update({k: sampling[k] for k in ("temperature", "top_p", "seed", "max_tokens")
-                       if k in sampling})  # fmt: skip
-    if isinstance(settings.get("dag"), bool):
-        chosen["dag"] = settings["dag"]
-    if isinstance(settings.get("faults"), list):
-        chosen["faults"] = ",".join(map(str, settings["faults"])) or None
-    for name in ("fault_rate", "max_parallel"):
-        if isinstance(settings.get(name), (int, float)) and not isinstance(settings[name], bool):
-            chosen[name] = settings[name]
-    chosen.update(recorded_limits(settings.get("limits")))
-    chosen.update(recorded_retrieval(settings.get("retrieval")))
-    return chosen
-
-
-def recorded_retrieval(retrieval: Any) -> dict[str, Any]:
-    """--retrieve and --retrieve-over as recorded: the same tools are then chosen again. The
-    ranker is not carried over: an embed ranker's endpoint and model are not recorded."""
-    if not isinstance(retrieval, dict):
-        return {}
-    return {
-        name: retrieval[name]
-        for name in ("retrieve", "retrieve_over")
-        if isinstance(retrieval.get(name), int) and not isinstance(retrieval[name], bool)
-    }
-
-
-def recorded_limits(limits: Any) -> dict[str, Any]:
-    if not isinstance(limits, dict):
-        return {}
-    chosen = {name: limits[name] for name in RECORDED_LIMITS if limits.get(name) is not None}
-    if "max_repeated_rounds" not in limits and isinstance(limits.get("max_iterations"), int):
-        # Recorded before repeats had their own limit: they counted only as failed rounds. A
-        # limit past the run's iterations replays the run as the engine of the day ran it.
-        chosen["max_repeated_rounds"] = limits["max_iterations"] + 1
-    if limits.get("last_answer") is False:
-        chosen["no_final_answer"] = True
-    window = limits.get("context_window")
-    if isinstance(window, dict) and window.get("source") == "--context-window":
-        chosen["context_window"] = window.get("tokens")
-    return chosen
 
 
 def ask_again(
@@ -448,18 +234,18 @@ def show(
     diff: ReplayDiff,
     recording: Trace,
     assembled: Assembled,
-    options: SessionOptions,
     replay_trace: Path | None,
     as_json: bool,
 ) -> None:
-    from toolcall_cli.cli.assemble import strategy_label
+    from toolcall_cli.app.build import strategy_label
+    from toolcall_cli.app.replaying import recorded_settings
     from toolcall_cli.cli.running import pipe_console
 
     session = assembled.session
     settings = recorded_settings(recording)
     now = {
         "model": session.model.name,
-        "strategy": strategy_label(session.strategy, options),
+        "strategy": strategy_label(session.strategy, assembled.options),
     }
     then = {
         "model": str(settings.get("model", "?")),

@@ -3,14 +3,10 @@ choose it for `run` (`schema json` is `--strategy schema --schema-mode json`).""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from toolcall_cli.cli.assemble import pick_strategy
-from toolcall_cli.cli.options import SchemaMode, SessionOptions, StrategyName, StreamMode
-from toolcall_cli.strategies.base import Strategy
-from toolcall_cli.wire import Sampling
+from toolcall_cli.app.options import SchemaMode, SessionOptions, StrategyName, StreamMode
 
 
 @dataclass(frozen=True)
@@ -40,16 +36,11 @@ class Variant:
     def options(self, options: SessionOptions) -> SessionOptions:
         """`options` with this variant's strategy and modes; the rest (prompt style, --dag) as
         given."""
-        return dataclasses.replace(
-            options,
+        return options.replace(
             strategy=self.strategy,
             schema_mode=self.schema_mode or SchemaMode.tools,
-            stream_mode=self.stream_mode or options.stream_mode,
+            stream_mode=self.stream_mode or options.prompting.stream_mode,
         )
-
-    def make_strategy(self, options: SessionOptions, sampling: Sampling) -> Strategy:
-        """This variant's strategy with the rest of the options as given."""
-        return pick_strategy(self.strategy.value, self.options(options), sampling)
 
 
 def all_variants(stream_mode: StreamMode) -> tuple[Variant, ...]:
