@@ -297,6 +297,31 @@ def prompt(
         session.close()
 
 
+RepeatOpt = Annotated[
+    int,
+    typer.Option(
+        "--repeat",
+        min=1,
+        max=1000,
+        help="Run each strategy N times, one seed each, and show rates per strategy.",
+    ),
+]
+CompareJsonOpt = Annotated[
+    bool, typer.Option("--json", help="Every run and the rates per strategy, as JSON.")
+]
+TraceDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--trace-dir",
+        exists=True,
+        file_okay=False,
+        dir_okay=True,
+        help="Write each run's trace into this directory (one file per strategy and seed) "
+        "instead of the trace directory (`toolcall trace list`).",
+    ),
+]
+
+
 @app.command(cls=PanelledCommand)
 @with_groups
 def compare(
@@ -304,29 +329,9 @@ def compare(
     *,
     # It runs every strategy: no choosing one.
     options: Annotated[SessionOptions, Without("strategy", "schema_mode")],
-    repeat: Annotated[
-        int,
-        typer.Option(
-            "--repeat",
-            min=1,
-            max=1000,
-            help="Run each strategy N times, one seed each, and show rates per strategy.",
-        ),
-    ] = 1,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Every run and the rates per strategy, as JSON.")
-    ] = False,
-    trace_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--trace-dir",
-            exists=True,
-            file_okay=False,
-            dir_okay=True,
-            help="Write each run's trace into this directory (one file per strategy and seed) "
-            "instead of the trace directory (`toolcall trace list`).",
-        ),
-    ] = None,
+    repeat: RepeatOpt = 1,
+    as_json: CompareJsonOpt = False,
+    trace_dir: TraceDirOpt = None,
     trace: Annotated[TraceFile, Without("trace")],
 ) -> None:
     """Answer one question under every strategy, quietly, and compare them in one table.

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
     from toolcall_cli.cli.running import RunTrace
     from toolcall_cli.events import Event
+    from toolcall_cli.tools.registry import ToolRegistry
     from toolcall_cli.trace import Trace
     from toolcall_cli.trace.diff import ReplayDiff
 
@@ -205,22 +206,35 @@ def compared(
 def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
     """What is worth knowing beside the diff: questions not asked again, tools that changed."""
     from toolcall_cli.trace import runs
-    from toolcall_cli.trace.writer import plugin_hashes
 
     refused = sum(1 for run in runs(recording) if run[0]["kind"] != "run_started")
     if refused:
         yield f"{refused} refused question(s) not asked again: the trace does not hold their text"
     header = recording.header or {}
+    registry = assembled.session.registry
+    if header:
+        yield from tools_differ(header, set(registry.names()))
+    yield from files_changed(header, registry)
+
+
+def tools_differ(header: Mapping[str, Any], now: set[str]) -> Iterator[str]:
+    """The tools the recording had and the replay has not, and the other way round."""
     then = {t.get("name") for t in header.get("tools") or [] if isinstance(t, dict)}
-    now = set(assembled.session.registry.names())
-    if header and then != now:
-        gone, new = sorted(map(str, then - now)), sorted(now - then)
-        parts = ([f"gone: {', '.join(gone)}"] if gone else []) + (
-            [f"new: {', '.join(new)}"] if new else []
-        )
-        yield f"the tools differ from the recording's ({'; '.join(parts)})"
+    if then == now:
+        return
+    gone, new = sorted(map(str, then - now)), sorted(now - then)
+    parts = ([f"gone: {', '.join(gone)}"] if gone else []) + (
+        [f"new: {', '.join(new)}"] if new else []
+    )
+    yield f"the tools differ from the recording's ({'; '.join(parts)})"
+
+
+def files_changed(header: Mapping[str, Any], registry: ToolRegistry) -> Iterator[str]:
+    """The plugin files whose text is not what the recording's was."""
+    from toolcall_cli.trace.writer import plugin_hashes
+
     recorded_hashes = header.get("plugins") or {}
-    current = plugin_hashes(tool.source for tool in assembled.session.registry)
+    current = plugin_hashes(tool.source for tool in registry)
     changed = sorted(
         Path(source).name
         for source, digest in current.items()
