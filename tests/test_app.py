@@ -147,7 +147,8 @@ def test_what_cannot_be_built_is_an_app_error_with_its_kind(tmp_path: Path) -> N
 def test_the_command_line_says_an_app_error_as_one_line_and_its_exit_code(tmp_path: Path) -> None:
     done = toolcall("run", "hi", "--script", str(tmp_path / "replies.json"), cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr == "toolcall: error: --script is for --model scripted (the model is offline)\n"
+    expected = "toolcall: error: --script is for --model scripted (the model is offline)\n"
+    assert done.stderr == expected
 
 
 def test_options_are_changed_by_name_whatever_their_group() -> None:
