@@ -153,8 +153,8 @@ def test_the_command_line_says_an_app_error_as_one_line_and_its_exit_code(tmp_pa
 
 def test_options_are_changed_by_name_whatever_their_group() -> None:
     options = SessionOptions.of(strategy=StrategyName.schema, mcp=("srv",), max_iterations=2)
-    assert options.choice.strategy is StrategyName.schema
-    assert options.sources.mcp == ("srv",)
+    assert options.strategy.strategy is StrategyName.schema
+    assert options.tools.mcp == ("srv",)
     assert options.limits.max_iterations == 2
     assert options.flat()["max_iterations"] == 2
     with pytest.raises(TypeError, match="no session option named bogus"):

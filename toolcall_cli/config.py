@@ -12,16 +12,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolcall_cli.private_files import app_dir
-from toolcall_cli.tools.mcp_spec import McpSpecError, ServerSpec, server_from_table
 from toolcall_cli.wire import Sampling
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+if TYPE_CHECKING:
+    from toolcall_cli.tools.mcp_spec import ServerSpec
 
 
 class ConfigError(ValueError):
@@ -181,6 +178,11 @@ def limit_problem(key: str, value: Any) -> str | None:
 def load_config(path: Path) -> FileConfig:
     if not path.exists():
         return FileConfig(path=path)
+    # Here, not at the top: most runs have no config file, and start-up is worth the wait.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -220,6 +222,8 @@ def load_config(path: Path) -> FileConfig:
 
 def mcp_servers_from(table: Any, path: Path) -> tuple[ServerSpec, ...]:
     """`[mcp.servers.NAME]` tables, each with `command` (`args`, `env`) or `url`."""
+    from toolcall_cli.tools.mcp_spec import McpSpecError, server_from_table
+
     if not isinstance(table, dict) or set(table) - {"servers"}:
         raise ConfigError(f"config {path}: [mcp] takes only [mcp.servers.NAME] tables")
     servers = table.get("servers", {})

@@ -1,7 +1,7 @@
 """The drill's topics: the interviewer's follow-up questions (seed 001 §5.2, with the pitfalls of
 §6), each with the live demonstration that shows it and the points a strong answer covers.
 
-Content only, in both languages; `toolcall drill` (cli/drill_commands.py) asks and runs them.
+Content only, in both languages; `toolcall drill` (cli/drilling.py) asks and runs them.
 """
 
 from __future__ import annotations

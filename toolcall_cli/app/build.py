@@ -37,13 +37,13 @@ from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.session import Session
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
-from toolcall_cli.tools.mcp_spec import McpSpecError, ServerSpec, named_apart, server_from_flag
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.wire import Sampling, WireFormat
 
 if TYPE_CHECKING:
     # asyncio and the rest: imported only when a server is configured.
     from toolcall_cli.tools.mcp_servers import McpServers
+    from toolcall_cli.tools.mcp_spec import ServerSpec
 
 Warn = Callable[[str], None]
 """Where a problem that does not stop the session is told: one line each."""
@@ -91,6 +91,10 @@ def load_plugins(extra: tuple[Path, ...], no_default_tools: bool, warn: Warn) ->
 
 def mcp_specs(flags: tuple[str, ...], config: FileConfig) -> list[ServerSpec]:
     """The MCP servers to start: the config file's, then each --mcp; names kept apart."""
+    if not flags and not config.mcp_servers:
+        return []
+    from toolcall_cli.tools.mcp_spec import McpSpecError, named_apart, server_from_flag
+
     try:
         given = [server_from_flag(text) for text in flags]
     except McpSpecError as error:
@@ -129,11 +133,11 @@ def add_mcp_tools(
 
 def load_toolbox(settings: Settings, warn: Warn = print_warning) -> Toolbox:
     """The plugins of the tools.d directories and the MCP servers' tools, in one registry."""
-    sources, limits = settings.options.sources, settings.limits
-    plugins = load_plugins(sources.tools, sources.no_default_tools, warn)
+    tools, limits = settings.options.tools, settings.limits
+    plugins = load_plugins(tools.tools, tools.no_default_tools, warn)
     servers = add_mcp_tools(
         plugins.registry,
-        sources.mcp,
+        tools.mcp,
         settings.config,
         warn,
         limits.tool_timeout,
@@ -144,12 +148,12 @@ def load_toolbox(settings: Settings, warn: Warn = print_warning) -> Toolbox:
 
 def tool_policy(options: SessionOptions) -> ToolPolicy:
     """How the session runs tools: --allow, --max-parallel, --isolate-tools, --dag."""
-    running = options.running
+    tools = options.tools
     return ToolPolicy(
-        allow=running.allow.value,
-        max_parallel=running.max_parallel,
-        isolate_all=running.isolate_tools,
-        dag=options.prompting.dag,
+        allow=tools.allow.value,
+        max_parallel=tools.max_parallel,
+        isolate_all=tools.isolate_tools,
+        dag=options.strategy.dag,
     )
 
 
@@ -193,14 +197,14 @@ def with_measured(settings: Settings, model: Model) -> Measured:
     not the measured one, keeps the session from asking (a window from a profile, then, means
     no probe at all)."""
     options, choice, name = settings.options, settings.choice, settings.strategy_name
-    asks = not choice.strategy_given or (name, options.choice.schema_mode) == measured_strategy()
+    asks = not choice.strategy_given or (name, options.strategy.schema_mode) == measured_strategy()
     measured = measured_default(model) if asks else None
     notes: tuple[str, ...] = ()
     if measured is not None and not choice.strategy_given:
         name = measured.strategy
         options = options.replace(schema_mode=measured.schema_mode)
         notes = (measured.note,)
-    if measured is not None and not measured.fits(name, options.choice.schema_mode):
+    if measured is not None and not measured.fits(name, options.strategy.schema_mode):
         measured = None  # its sampling and retrieval were measured with its strategy only
     sampling, sampling_note = measured_sampling(settings.sampling, measured)
     strategy = pick_strategy(name, options, sampling, settings.system_prompt)
@@ -239,7 +243,7 @@ def build_session(
         policy=tool_policy(options),
         registry=toolbox.registry,
         limits=settings.limits,
-        approve=approve if approve is not None else unasked(options.running.yes),
+        approve=approve if approve is not None else unasked(options.tools.yes),
         notes=measured.notes,
         mcp=toolbox.servers,
     )
@@ -280,7 +284,7 @@ def variant_session(
         registry=toolbox.registry,
         retrieval=retrieval,
         limits=settings.limits,
-        approve=approve if approve is not None else unasked(options.running.yes),
+        approve=approve if approve is not None else unasked(options.tools.yes),
         policy=tool_policy(options),
     )
     traced = traced_settings(options, choice, session, sampling, settings.system_prompt)
@@ -320,9 +324,9 @@ def check_recording_format(
 def strategy_label(strategy: Strategy, options: SessionOptions) -> str:
     """`schema tools`, `stream native`, `regex`: the strategy named as compare names it."""
     if strategy.name == "schema":
-        return f"schema {(options.choice.schema_mode or SchemaMode.tools).value}"
+        return f"schema {(options.strategy.schema_mode or SchemaMode.tools).value}"
     if strategy.name == "stream":
-        return f"stream {options.prompting.stream_mode.value}"
+        return f"stream {options.strategy.stream_mode.value}"
     return strategy.name
 
 
@@ -336,26 +340,26 @@ def traced_settings(
     """What a trace's header says the session was run with (see the trace format)."""
     from toolcall_cli.keys import display_url
 
-    prompting, running = options.prompting, options.running
+    strategy, tools = options.strategy, options.tools
     return {
         "model": choice.name,
         "strategy": session.strategy.name,
-        "schema_mode": (options.choice.schema_mode or SchemaMode.tools).value,
-        "stream_mode": prompting.stream_mode.value,
+        "schema_mode": (options.strategy.schema_mode or SchemaMode.tools).value,
+        "stream_mode": strategy.stream_mode.value,
         "base_url": display_url(choice.base_url) if choice.base_url else None,
         "profile": choice.profile,
         "limits": dataclasses.asdict(session.limits),
         "sampling": sampling.fields(),
         "system_prompt": system_prompt,
-        "dag": prompting.dag,
-        "prompt_style": prompting.prompt_style.value,
+        "dag": strategy.dag,
+        "prompt_style": strategy.prompt_style.value,
         # What the local models were asked to do, so a replay can ask the same.
         "seed": choice.seed,
         "faults": list(choice.faults),
         "fault_rate": choice.fault_rate,
         "script": str(choice.script) if choice.script else None,
-        "allow": running.allow.value,
-        "max_parallel": running.max_parallel,
+        "allow": tools.allow.value,
+        "max_parallel": tools.max_parallel,
         "retrieval": retrieval_record(session.retrieval),
         **mcp_settings(session),
     }
@@ -420,7 +424,7 @@ def every_first_request(
         retrieval = session_retrieval(settings)
         model = model_for(settings.choice, settings.options)
         bodies = []
-        for variant in all_variants(settings.options.prompting.stream_mode):
+        for variant in all_variants(settings.options.strategy.stream_mode):
             assembled = variant_session(
                 settings, toolbox, variant, retrieval=retrieval, model=model
             )

@@ -1,16 +1,17 @@
 """What a session can be asked for, in groups: each option declared once, with the flag that
 sets it on the command line and what it means. The command line reads these declarations and
-makes its flags from them; the rest of the program reads the values."""
+makes its flags from them; the rest of the program reads the values.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: the command line reads each field's type, and
+an annotation that is already a type costs nothing to read at start-up.
+"""
 
 import dataclasses
-import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
 from toolcall_cli.config import LIMIT_SETTINGS, MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 from toolcall_cli.limits import Limits
@@ -52,18 +53,25 @@ class Retriever(str, Enum):
 
 class Flag:
     """How an option is given on the command line: its names (the long one first), what it
-    means, and the bounds of a number. It sits in the option's annotation, where the command
-    line reads it (`Annotated[int, Flag("--max-parallel", help=...)]`)."""
+    means, and the bounds of a number."""
 
     __slots__ = ("help", "max", "min", "names")
 
     def __init__(
-        self, *names: str, help: str, min: float | None = None, max: float | None = None
+        self, names: tuple[str, ...], help: str, min: float | None, max: float | None
     ) -> None:
         self.names = names
         self.help = help
         self.min = min
         self.max = max
+
+
+def option(
+    default: Any, *names: str, help: str, min: float | None = None, max: float | None = None
+) -> Any:
+    """A field of an option group: its default, and the flag that sets it (which the command
+    line reads from the field's metadata)."""
+    return field(default=default, metadata={"flag": Flag(names, help, min, max)})
 
 
 DEFAULT_LIMITS = Limits()
@@ -79,58 +87,41 @@ def limit_minimum(key: str) -> float:
 
 
 @dataclass(frozen=True)
-class StrategyChoice:
-    """Which strategy; compare, which runs every one, has no use for it."""
+class StrategyOptions:
+    """Which strategy, and how it writes its requests."""
 
     PANEL: ClassVar[str] = "Strategy"
-    strategy: Annotated[
-        StrategyName | None,
-        Flag("--strategy", "-s", help="How tools go on the wire: regex (default), schema, stream."),
-    ] = None
-    schema_mode: Annotated[
-        SchemaMode | None,
-        Flag(
-            "--schema-mode",
-            help="schema: native `tools` (default; a profile may choose another), `json` "
-            "structured output, or `required` (a call is required; the answer is a final_answer "
-            "tool call).",
-        ),
-    ] = None
+    strategy: StrategyName | None = option(
+        None, "--strategy", "-s", help="How tools go on the wire: regex (default), schema, stream."
+    )
+    schema_mode: SchemaMode | None = option(
+        None,
+        "--schema-mode",
+        help="schema: native `tools` (default; a profile may choose another), `json` "
+        "structured output, or `required` (a call is required; the answer is a final_answer "
+        "tool call).",
+    )
     """None: the profile's, else `tools`."""
-
-
-@dataclass(frozen=True)
-class Prompting:
-    """How a strategy writes its requests."""
-
-    PANEL: ClassVar[str] = "Strategy"
-    stream_mode: Annotated[
-        StreamMode,
-        Flag("--stream-mode", help="stream: tagged text, or native tool_calls deltas."),
-    ] = StreamMode.tags
-    prompt_style: Annotated[
-        PromptStyle,
-        Flag(
-            "--prompt-style",
-            help="The system prompt: full (default), compact (short, for small models) or examples "
-            "(compact plus a worked example). Native modes: compact/examples add a short hint.",
-        ),
-    ] = PromptStyle.full
-    system_prompt: Annotated[
-        Path | None,
-        Flag(
-            "--system-prompt",
-            help="Send this file's text as the system prompt instead of the strategy's (requests "
-            "that offer tools).",
-        ),
-    ] = None
-    dag: Annotated[
-        bool,
-        Flag(
-            "--dag",
-            help="Let one call of a reply wait for another and use its result ({{id.field}}).",
-        ),
-    ] = False
+    stream_mode: StreamMode = option(
+        StreamMode.tags, "--stream-mode", help="stream: tagged text, or native tool_calls deltas."
+    )
+    prompt_style: PromptStyle = option(
+        PromptStyle.full,
+        "--prompt-style",
+        help="The system prompt: full (default), compact (short, for small models) or examples "
+        "(compact plus a worked example). Native modes: compact/examples add a short hint.",
+    )
+    system_prompt: Path | None = option(
+        None,
+        "--system-prompt",
+        help="Send this file's text as the system prompt instead of the strategy's (requests "
+        "that offer tools).",
+    )
+    dag: bool = option(
+        False,
+        "--dag",
+        help="Let one call of a reply wait for another and use its result ({{id.field}}).",
+    )
 
 
 @dataclass(frozen=True)
@@ -138,44 +129,35 @@ class Endpoint:
     """Which model, and where it answers."""
 
     PANEL: ClassVar[str] = "Model and endpoint"
-    model: Annotated[
-        str | None,
-        Flag(
-            "--model",
-            "-m",
-            help="offline (default), scripted, or a model name at --base-url.",
-        ),
-    ] = None
-    profile: Annotated[
-        str | None,
-        Flag("--profile", "-p", help="A named endpoint: openai, deepseek, qwen, ollama, ..."),
-    ] = None
-    base_url: Annotated[
-        str | None,
-        Flag("--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"),
-    ] = None
-    api_key: Annotated[
-        str | None,
-        Flag("--api-key", help="API key (better: the profile's key variable)."),
-    ] = None
-    connect_timeout: Annotated[
-        float,
-        Flag("--connect-timeout", min=0.1, help="Seconds to wait for a connection."),
-    ] = 10.0
-    read_timeout: Annotated[
-        float,
-        Flag("--read-timeout", min=0.1, help="Seconds to wait for the model to answer."),
-    ] = 120.0
-    context_window: Annotated[
-        int | None,
-        Flag(
-            "--context-window",
-            min=MIN_CONTEXT_WINDOW,
-            max=MAX_CONTEXT_WINDOW,
-            help="The model's context window in tokens; each request is fitted into it "
-            "(default: the profile's context_window, else asked of the server).",
-        ),
-    ] = None
+    model: str | None = option(
+        None,
+        "--model",
+        "-m",
+        help="offline (default), scripted, or a model name at --base-url.",
+    )
+    profile: str | None = option(
+        None, "--profile", "-p", help="A named endpoint: openai, deepseek, qwen, ollama, ..."
+    )
+    base_url: str | None = option(
+        None, "--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"
+    )
+    api_key: str | None = option(
+        None, "--api-key", help="API key (better: the profile's key variable)."
+    )
+    connect_timeout: float = option(
+        10.0, "--connect-timeout", min=0.1, help="Seconds to wait for a connection."
+    )
+    read_timeout: float = option(
+        120.0, "--read-timeout", min=0.1, help="Seconds to wait for the model to answer."
+    )
+    context_window: int | None = option(
+        None,
+        "--context-window",
+        min=MIN_CONTEXT_WINDOW,
+        max=MAX_CONTEXT_WINDOW,
+        help="The model's context window in tokens; each request is fitted into it "
+        "(default: the profile's context_window, else asked of the server).",
+    )
 
 
 @dataclass(frozen=True)
@@ -183,39 +165,31 @@ class LocalModel:
     """The models that run in this process: the offline model's faults, a script, the pace."""
 
     PANEL: ClassVar[str] = "Offline and scripted models"
-    script: Annotated[
-        Path | None,
-        Flag(
-            "--script",
-            help="Replies for --model scripted: a JSON list or JSONL of replies, or a trace, whose "
-            "recorded replies play back as they were sent.",
-        ),
-    ] = None
-    faults: Annotated[
-        str | None,
-        Flag(
-            "--faults",
-            help="Make the offline model misbehave: KIND[,KIND...] (toolcall faults).",
-        ),
-    ] = None
-    fault_rate: Annotated[
-        float,
-        Flag(
-            "--fault-rate",
-            min=0.0,
-            max=1.0,
-            help="Chance a fault fires where it can (0..1).",
-        ),
-    ] = 1.0
-    pace: Annotated[
-        float | None,
-        Flag(
-            "--pace",
-            min=0.0,
-            help="Seconds between streamed chunks of the offline/scripted model "
-            "(default: 0.02 in the live view, else 0).",
-        ),
-    ] = None
+    script: Path | None = option(
+        None,
+        "--script",
+        help="Replies for --model scripted: a JSON list or JSONL of replies, or a trace, whose "
+        "recorded replies play back as they were sent.",
+    )
+    faults: str | None = option(
+        None,
+        "--faults",
+        help="Make the offline model misbehave: KIND[,KIND...] (toolcall faults).",
+    )
+    fault_rate: float = option(
+        1.0,
+        "--fault-rate",
+        min=0.0,
+        max=1.0,
+        help="Chance a fault fires where it can (0..1).",
+    )
+    pace: float | None = option(
+        None,
+        "--pace",
+        min=0.0,
+        help="Seconds between streamed chunks of the offline/scripted model "
+        "(default: 0.02 in the live view, else 0).",
+    )
 
     @property
     def fault_names(self) -> tuple[str, ...]:
@@ -230,88 +204,61 @@ def fault_names(faults: str | None) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class SamplingOptions:
     PANEL: ClassVar[str] = "Sampling"
-    seed: Annotated[
-        int | None,
-        Flag(
-            "--seed",
-            help="Sampling seed: sent to the server as `seed`, and seeds the offline model "
-            "(default: the configured seed, else 0; compare --repeat: run k gets seed+k).",
-        ),
-    ] = None
-    temperature: Annotated[
-        float | None,
-        Flag("--temperature", help="Sampling temperature, 0..2 (default: the server's)."),
-    ] = None
-    top_p: Annotated[
-        float | None,
-        Flag("--top-p", help="Nucleus sampling, above 0 and at most 1 (default: the server's)."),
-    ] = None
-    max_tokens: Annotated[
-        int | None,
-        Flag(
-            "--max-tokens",
-            help="The most tokens one reply may hold, sent as `max_tokens` (default: the "
-            "server's).",
-        ),
-    ] = None
+    seed: int | None = option(
+        None,
+        "--seed",
+        help="Sampling seed: sent to the server as `seed`, and seeds the offline model "
+        "(default: the configured seed, else 0; compare --repeat: run k gets seed+k).",
+    )
+    temperature: float | None = option(
+        None, "--temperature", help="Sampling temperature, 0..2 (default: the server's)."
+    )
+    top_p: float | None = option(
+        None, "--top-p", help="Nucleus sampling, above 0 and at most 1 (default: the server's)."
+    )
+    max_tokens: int | None = option(
+        None,
+        "--max-tokens",
+        help="The most tokens one reply may hold, sent as `max_tokens` (default: the server's).",
+    )
 
 
 @dataclass(frozen=True)
-class ToolSources:
-    """Where the tools come from."""
+class ToolOptions:
+    """Where the tools come from, how they run, and which may."""
 
     PANEL: ClassVar[str] = "Tools"
-    tools: Annotated[
-        tuple[Path, ...],
-        Flag("--tools", help="Another tools.d directory (repeatable)."),
-    ] = ()
-    no_default_tools: Annotated[
-        bool,
-        Flag("--no-default-tools", help="Leave the bundled tools out."),
-    ] = False
-    mcp: Annotated[
-        tuple[str, ...],
-        Flag(
-            "--mcp",
-            help="An MCP server to start and use the tools of: 'COMMAND ARGS' (repeatable; config: "
-            "[mcp.servers.NAME]).",
-        ),
-    ] = ()
+    tools: tuple[Path, ...] = option((), "--tools", help="Another tools.d directory (repeatable).")
+    no_default_tools: bool = option(
+        False, "--no-default-tools", help="Leave the bundled tools out."
+    )
+    mcp: tuple[str, ...] = option(
+        (),
+        "--mcp",
+        help="An MCP server to start and use the tools of: 'COMMAND ARGS' (repeatable; config: "
+        "[mcp.servers.NAME]).",
+    )
     """MCP server command lines, as given."""
-
-
-@dataclass(frozen=True)
-class ToolRunning:
-    """How tools run, and which may."""
-
-    PANEL: ClassVar[str] = "Tools"
-    allow: Annotated[
-        Allow,
-        Flag(
-            "--allow",
-            help="The most a tool may do: read, write (default) or admin (its @tool says).",
-        ),
-    ] = Allow.write
-    max_parallel: Annotated[
-        int,
-        Flag("--max-parallel", min=1, max=64, help="Tool calls run at once (default 4)."),
-    ] = 4
-    isolate_tools: Annotated[
-        bool,
-        Flag(
-            "--isolate-tools",
-            help="Run every plugin tool in a worker process, killed at its timeout.",
-        ),
-    ] = False
-    yes: Annotated[
-        bool,
-        Flag(
-            "--yes",
-            "-y",
-            help="Run dangerous tools without asking (compare and replay ask nobody: without it "
-            "they are declined).",
-        ),
-    ] = False
+    allow: Allow = option(
+        Allow.write,
+        "--allow",
+        help="The most a tool may do: read, write (default) or admin (its @tool says).",
+    )
+    max_parallel: int = option(
+        4, "--max-parallel", min=1, max=64, help="Tool calls run at once (default 4)."
+    )
+    isolate_tools: bool = option(
+        False,
+        "--isolate-tools",
+        help="Run every plugin tool in a worker process, killed at its timeout.",
+    )
+    yes: bool = option(
+        False,
+        "--yes",
+        "-y",
+        help="Run dangerous tools without asking (compare and replay ask nobody: without it "
+        "they are declined).",
+    )
 
 
 @dataclass(frozen=True)
@@ -319,42 +266,32 @@ class RetrievalOptions:
     """Which tools each request carries when there are many."""
 
     PANEL: ClassVar[str] = "Retrieval"
-    retrieve: Annotated[
-        int | None,
-        Flag(
-            "--retrieve",
-            min=0,
-            help="Send each request at most K tools: the best ranked for the question, plus a "
-            "search_tools tool for the rest (default: 6 past --retrieve-over tools; 0: off).",
-        ),
-    ] = None
-    retrieve_over: Annotated[
-        int | None,
-        Flag(
-            "--retrieve-over",
-            min=0,
-            help="Past this many tools, retrieval comes on by itself (default 20).",
-        ),
-    ] = None
-    retriever: Annotated[
-        Retriever | None,
-        Flag(
-            "--retriever",
-            help="How tools are ranked: lexical (BM25, default) or embed (an /embeddings "
-            "endpoint).",
-        ),
-    ] = None
-    embed_url: Annotated[
-        str | None,
-        Flag(
-            "--embed-url",
-            help="The OpenAI-compatible API root for embeddings (default: --base-url).",
-        ),
-    ] = None
-    embed_model: Annotated[
-        str | None,
-        Flag("--embed-model", help="The embedding model's name (--retriever embed)."),
-    ] = None
+    retrieve: int | None = option(
+        None,
+        "--retrieve",
+        min=0,
+        help="Send each request at most K tools: the best ranked for the question, plus a "
+        "search_tools tool for the rest (default: 6 past --retrieve-over tools; 0: off).",
+    )
+    retrieve_over: int | None = option(
+        None,
+        "--retrieve-over",
+        min=0,
+        help="Past this many tools, retrieval comes on by itself (default 20).",
+    )
+    retriever: Retriever | None = option(
+        None,
+        "--retriever",
+        help="How tools are ranked: lexical (BM25, default) or embed (an /embeddings endpoint).",
+    )
+    embed_url: str | None = option(
+        None,
+        "--embed-url",
+        help="The OpenAI-compatible API root for embeddings (default: --base-url).",
+    )
+    embed_model: str | None = option(
+        None, "--embed-model", help="The embedding model's name (--retriever embed)."
+    )
 
     def by_key(self) -> dict[str, Any]:
         """The flags by `[retrieval]` key; None where not given."""
@@ -363,10 +300,11 @@ class RetrievalOptions:
         return chosen
 
 
-def limit(key: str, help: str) -> Flag:
-    """A limit's flag, bounded below as the config file's [limits] are."""
+def limit(key: str, help: str) -> Any:
+    """A limit's option: not given (None) by default, bounded below as the config file's
+    [limits] are."""
     kind = LIMIT_SETTINGS[key].kind
-    return Flag("--" + key.replace("_", "-"), min=kind(limit_minimum(key)), help=help)
+    return option(None, "--" + key.replace("_", "-"), min=kind(limit_minimum(key)), help=help)
 
 
 @dataclass(frozen=True)
@@ -374,100 +312,65 @@ class LimitOptions:
     """The run's limits: None where not given (the config file or Limits decides)."""
 
     PANEL: ClassVar[str] = "Limits"
-    max_iterations: Annotated[
-        int | None,
-        limit(
-            "max_iterations",
-            f"Stop after this many model requests (default {DEFAULT_LIMITS.max_iterations}).",
-        ),
-    ] = None
-    tool_timeout: Annotated[
-        float | None,
-        limit(
-            "tool_timeout",
-            f"Default per-tool timeout in seconds (default {DEFAULT_LIMITS.tool_timeout:g}).",
-        ),
-    ] = None
-    run_timeout: Annotated[float | None, limit("timeout", "Seconds for the whole run.")] = None
-    max_result_chars: Annotated[
-        int | None,
-        limit(
-            "max_result_chars",
-            "Cut longer tool results before feeding back "
-            f"(default {DEFAULT_LIMITS.max_result_chars:,}).",
-        ),
-    ] = None
-    history_rounds: Annotated[
-        int | None,
-        limit(
-            "history_rounds",
-            "Tool rounds sent in full; older ones are summarised "
-            f"(default {DEFAULT_LIMITS.history_rounds}).",
-        ),
-    ] = None
-    max_failed_rounds: Annotated[
-        int | None,
-        limit(
-            "max_failed_rounds",
-            "Rounds in a row without progress before the model must answer without tools "
-            f"(default {DEFAULT_LIMITS.max_failed_rounds}).",
-        ),
-    ] = None
-    max_repeated_rounds: Annotated[
-        int | None,
-        limit(
-            "max_repeated_rounds",
-            "Rounds in a row that only repeat earlier calls before the model must answer "
-            f"without tools (default {DEFAULT_LIMITS.max_repeated_rounds}).",
-        ),
-    ] = None
-    max_calls_per_reply: Annotated[
-        int | None,
-        limit(
-            "max_calls_per_reply",
-            "Run at most this many calls of one reply; the rest are dropped with one note to "
-            "the model, so a runaway reply cannot flood the next request "
-            f"(default {DEFAULT_LIMITS.max_calls_per_reply}).",
-        ),
-    ] = None
-    max_reply_chars: Annotated[
-        int | None,
-        limit(
-            "max_reply_chars",
-            "Stop a reply (text, reasoning and call arguments) longer than this "
-            f"(default {DEFAULT_LIMITS.max_reply_chars:,}).",
-        ),
-    ] = None
-    max_response_bytes: Annotated[
-        int | None,
-        limit(
-            "max_response_bytes",
-            "Stop an HTTP answer larger than this after decompression "
-            f"(default {DEFAULT_LIMITS.max_response_bytes:,}).",
-        ),
-    ] = None
-    max_line_bytes: Annotated[
-        int | None,
-        limit(
-            "max_line_bytes",
-            f"Stop a streamed line longer than this (default {DEFAULT_LIMITS.max_line_bytes:,}).",
-        ),
-    ] = None
-    request_timeout: Annotated[
-        float | None,
-        limit(
-            "request_timeout",
-            "Seconds one model request may take in all, however the server trickles "
-            f"(default {DEFAULT_LIMITS.request_timeout:g}).",
-        ),
-    ] = None
-    no_final_answer: Annotated[
-        bool,
-        Flag(
-            "--no-final-answer",
-            help="At the iteration limit, stop without one last request for an answer.",
-        ),
-    ] = False
+    max_iterations: int | None = limit(
+        "max_iterations",
+        f"Stop after this many model requests (default {DEFAULT_LIMITS.max_iterations}).",
+    )
+    tool_timeout: float | None = limit(
+        "tool_timeout",
+        f"Default per-tool timeout in seconds (default {DEFAULT_LIMITS.tool_timeout:g}).",
+    )
+    run_timeout: float | None = limit("timeout", "Seconds for the whole run.")
+    max_result_chars: int | None = limit(
+        "max_result_chars",
+        "Cut longer tool results before feeding back "
+        f"(default {DEFAULT_LIMITS.max_result_chars:,}).",
+    )
+    history_rounds: int | None = limit(
+        "history_rounds",
+        "Tool rounds sent in full; older ones are summarised "
+        f"(default {DEFAULT_LIMITS.history_rounds}).",
+    )
+    max_failed_rounds: int | None = limit(
+        "max_failed_rounds",
+        "Rounds in a row without progress before the model must answer without tools "
+        f"(default {DEFAULT_LIMITS.max_failed_rounds}).",
+    )
+    max_repeated_rounds: int | None = limit(
+        "max_repeated_rounds",
+        "Rounds in a row that only repeat earlier calls before the model must answer "
+        f"without tools (default {DEFAULT_LIMITS.max_repeated_rounds}).",
+    )
+    max_calls_per_reply: int | None = limit(
+        "max_calls_per_reply",
+        "Run at most this many calls of one reply; the rest are dropped with one note to "
+        "the model, so a runaway reply cannot flood the next request "
+        f"(default {DEFAULT_LIMITS.max_calls_per_reply}).",
+    )
+    max_reply_chars: int | None = limit(
+        "max_reply_chars",
+        "Stop a reply (text, reasoning and call arguments) longer than this "
+        f"(default {DEFAULT_LIMITS.max_reply_chars:,}).",
+    )
+    max_response_bytes: int | None = limit(
+        "max_response_bytes",
+        "Stop an HTTP answer larger than this after decompression "
+        f"(default {DEFAULT_LIMITS.max_response_bytes:,}).",
+    )
+    max_line_bytes: int | None = limit(
+        "max_line_bytes",
+        f"Stop a streamed line longer than this (default {DEFAULT_LIMITS.max_line_bytes:,}).",
+    )
+    request_timeout: float | None = limit(
+        "request_timeout",
+        "Seconds one model request may take in all, however the server trickles "
+        f"(default {DEFAULT_LIMITS.request_timeout:g}).",
+    )
+    no_final_answer: bool = option(
+        False,
+        "--no-final-answer",
+        help="At the iteration limit, stop without one last request for an answer.",
+    )
 
     def by_key(self) -> dict[str, Any]:
         """The limit flags by `[limits]` key; None where not given."""
@@ -482,13 +385,11 @@ LIMIT_FIELDS = {key: "run_timeout" if key == "timeout" else key for key in LIMIT
 class SessionOptions:
     """Everything a session can be asked for, by group. Each group's fields are its flags."""
 
-    choice: StrategyChoice = field(default_factory=StrategyChoice)
-    prompting: Prompting = field(default_factory=Prompting)
+    strategy: StrategyOptions = field(default_factory=StrategyOptions)
     endpoint: Endpoint = field(default_factory=Endpoint)
     local: LocalModel = field(default_factory=LocalModel)
     sampling: SamplingOptions = field(default_factory=SamplingOptions)
-    sources: ToolSources = field(default_factory=ToolSources)
-    running: ToolRunning = field(default_factory=ToolRunning)
+    tools: ToolOptions = field(default_factory=ToolOptions)
     retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
     limits: LimitOptions = field(default_factory=LimitOptions)
 
@@ -500,7 +401,7 @@ class SessionOptions:
         """Every option by its field name (each name is one flag's, whatever its group)."""
         return {name: value for group in self.groups() for name, value in values_of(group).items()}
 
-    def replace(self, **values: Any) -> SessionOptions:
+    def replace(self, **values: Any) -> "SessionOptions":
         """These options with the named ones changed, whatever group each is in."""
         unknown = set(values) - set(self.flat())
         if unknown:
@@ -514,11 +415,11 @@ class SessionOptions:
         return dataclasses.replace(self, **changed)
 
     @classmethod
-    def of(cls, **values: Any) -> SessionOptions:
+    def of(cls, **values: Any) -> "SessionOptions":
         """Options with the named ones set and the rest at their defaults."""
         return cls().replace(**values)
 
-    def paced(self, seconds: float) -> SessionOptions:
+    def paced(self, seconds: float) -> "SessionOptions":
         """With `seconds` between streamed chunks of the local models where no --pace chose."""
         return self if self.local.pace is not None else self.replace(pace=seconds)
 
@@ -528,11 +429,7 @@ def values_of(group: Any) -> dict[str, Any]:
     return {f.name: getattr(group, f.name) for f in dataclasses.fields(group)}
 
 
-def flags_of(group: type[Any]) -> dict[str, tuple[Any, Flag]]:
-    """An option group's fields by name: each one's type and its flag."""
-    hints = typing.get_type_hints(group, include_extras=True)
-    found = {}
+def flags_of(group: type) -> Iterator[tuple[str, Any, Flag, Any]]:
+    """An option group's fields: each one's name, type, flag and default."""
     for field_ in dataclasses.fields(group):
-        kind, *extras = typing.get_args(hints[field_.name])
-        found[field_.name] = (kind, next(e for e in extras if isinstance(e, Flag)))
-    return found
+        yield field_.name, field_.type, field_.metadata["flag"], field_.default

@@ -58,7 +58,7 @@ def limits_with(chosen: Mapping[str, int | float]) -> Limits:
 def resolved_settings(options: SessionOptions, config: FileConfig) -> Resolved:
     """The model, endpoint, strategy and sampling after flags > environment > config (a
     profile's, then [defaults]) > defaults."""
-    endpoint, choice, sampling = options.endpoint, options.choice, options.sampling
+    endpoint, choice, sampling = options.endpoint, options.strategy, options.sampling
     flags = {
         "model": endpoint.model,
         "profile": endpoint.profile,
@@ -154,12 +154,12 @@ def strategy_settings(
     options: SessionOptions, sampling: Sampling = NO_SAMPLING, system_prompt: str | None = None
 ) -> dict[str, Any]:
     """What get_strategy takes besides the name; the session keeps it for /strategy."""
-    prompting = options.prompting
+    strategy = options.strategy
     return {
-        "schema_mode": (options.choice.schema_mode or SchemaMode.tools).value,
-        "stream_mode": prompting.stream_mode.value,
-        "dag": prompting.dag,
-        "prompt_style": prompting.prompt_style.value,
+        "schema_mode": (strategy.schema_mode or SchemaMode.tools).value,
+        "stream_mode": strategy.stream_mode.value,
+        "dag": strategy.dag,
+        "prompt_style": strategy.prompt_style.value,
         "sampling": sampling,
         "system_prompt": system_prompt,
     }
@@ -219,8 +219,8 @@ def resolve_settings(
     config = config if config is not None else file_config()
     limits = session_limits(options, config)
     choice, resolved = model_choice(options, config, limits)
-    if options.prompting.system_prompt is not None:
-        system_prompt = read_system_prompt(options.prompting.system_prompt)
+    if options.strategy.system_prompt is not None:
+        system_prompt = read_system_prompt(options.strategy.system_prompt)
     return Settings(
         options=options.replace(schema_mode=SchemaMode(resolved.schema_mode)),
         choice=choice,

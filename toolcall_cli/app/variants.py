@@ -39,7 +39,7 @@ class Variant:
         return options.replace(
             strategy=self.strategy,
             schema_mode=self.schema_mode or SchemaMode.tools,
-            stream_mode=self.stream_mode or options.prompting.stream_mode,
+            stream_mode=self.stream_mode or options.strategy.stream_mode,
         )
 
 

@@ -7,8 +7,6 @@ typer reads a command's flags from `inspect.signature`, which returns `__signatu
 function has one: that is all the decorator changes.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import functools
 import inspect
@@ -22,7 +20,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 import typer
 from typer.core import TyperCommand
 
-from toolcall_cli.app.options import Flag, flags_of
+from toolcall_cli.app.options import Flag, flags_of, option
 
 try:  # typer >= 0.26 vendors click
     from typer._click import Context, HelpFormatter
@@ -39,6 +37,17 @@ class Without:
     def __init__(self, *names: str) -> None:
         self.names = frozenset(names)
 
+    def leaves_out(self, group: type) -> frozenset[str]:
+        return self.names
+
+
+class Only(Without):
+    """`Annotated[StrategyOptions, Only("strategy")]`: the command takes these flags of the
+    group alone; the others keep their defaults."""
+
+    def leaves_out(self, group: type) -> frozenset[str]:
+        return frozenset(name for name, *_ in flags_of(group)) - self.names
+
 
 # --- the command line's own groups ------------------------------------------------------------
 
@@ -53,11 +62,11 @@ class Output:
     """How `run` shows the run."""
 
     PANEL: ClassVar[str] = "Output"
-    quiet: Annotated[bool, Flag("--quiet", "-q", help="Print only the final answer.")] = False
-    as_json: Annotated[bool, Flag("--json", help="Print one JSON event per line.")] = False
-    show_request: Annotated[
-        bool, Flag("--show-request", help="Show each request body as sent (live view).")
-    ] = False
+    quiet: bool = option(False, "--quiet", "-q", help="Print only the final answer.")
+    as_json: bool = option(False, "--json", help="Print one JSON event per line.")
+    show_request: bool = option(
+        False, "--show-request", help="Show each request body as sent (live view)."
+    )
 
 
 @dataclass(frozen=True)
@@ -65,29 +74,22 @@ class Stepping:
     """A run for learning: paused at each step, with notes on each."""
 
     PANEL: ClassVar[str] = "Step by step"
-    step: Annotated[
-        bool,
-        Flag(
-            "--step",
-            help="Pause before each model request and each tool execution: Enter goes on, e "
-            "edits the call's arguments, s skips the call, q stops the run (needs a terminal).",
-        ),
-    ] = False
-    explain: Annotated[
-        bool,
-        Flag(
-            "--explain",
-            help="A short note at each step: which layer acted (protocol, execution, loop) and "
-            "why.",
-        ),
-    ] = False
-    lang: Annotated[
-        Language | None,
-        Flag(
-            "--lang",
-            help="The language of --explain's notes (default: the question's, zh or en).",
-        ),
-    ] = None
+    step: bool = option(
+        False,
+        "--step",
+        help="Pause before each model request and each tool execution: Enter goes on, e "
+        "edits the call's arguments, s skips the call, q stops the run (needs a terminal).",
+    )
+    explain: bool = option(
+        False,
+        "--explain",
+        help="A short note at each step: which layer acted (protocol, execution, loop) and why.",
+    )
+    lang: Language | None = option(
+        None,
+        "--lang",
+        help="The language of --explain's notes (default: the question's, zh or en).",
+    )
 
 
 @dataclass(frozen=True)
@@ -95,75 +97,86 @@ class TraceFile:
     """Where a run's trace goes."""
 
     PANEL: ClassVar[str] = "Trace"
-    trace: Annotated[
-        Path | None,
-        Flag(
-            "--trace",
-            help="Write the trace (every event as JSON lines) to this file instead of the trace "
-            "directory (`toolcall trace list`).",
-        ),
-    ] = None
-    no_trace: Annotated[
-        bool, Flag("--no-trace", help="Write no trace (config: trace = false in [defaults]).")
-    ] = False
+    trace: Path | None = option(
+        None,
+        "--trace",
+        help="Write the trace (every event as JSON lines) to this file instead of the trace "
+        "directory (`toolcall trace list`).",
+    )
+    no_trace: bool = option(
+        False, "--no-trace", help="Write no trace (config: trace = false in [defaults])."
+    )
 
 
 # --- groups as flags --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Grouped:
     """One parameter of a command that takes a group: where its flags come from."""
 
-    group: type[Any]
-    without: frozenset[str] = frozenset()
+    def __init__(self, group: type, without: frozenset[str] = frozenset()) -> None:
+        self.group = group
+        self.without = without
 
-    def leaves(self) -> Iterator[type[Any]]:
+    def leaves(self) -> Iterator[type]:
         """The groups whose fields are flags (SessionOptions is a group of groups)."""
         if hasattr(self.group, "PANEL"):
             yield self.group
             return
-        for part in typing.get_type_hints(self.group).values():
+        for part in parts_of(self.group).values():
             yield from Grouped(part).leaves()
 
     def parameters(self) -> Iterator[inspect.Parameter]:
         for group in self.leaves():
-            defaults = {f.name: f.default for f in dataclasses.fields(group)}
-            for name, (kind, flag) in flags_of(group).items():
-                if name not in self.without:
-                    yield flag_parameter(name, kind, flag, defaults[name], group.PANEL)
+            yield from flag_parameters(group, self.without)
 
     def build(self, given: Mapping[str, Any]) -> Any:
         """The group from the flags given."""
-        return self._build(self.group, given)
+        return built(self.group, given)
 
-    def _build(self, group: type[Any], given: Mapping[str, Any]) -> Any:
-        if not hasattr(group, "PANEL"):
-            parts = typing.get_type_hints(group)
-            return group(**{name: self._build(part, given) for name, part in parts.items()})
-        values = {}
-        for name, (kind, _) in flags_of(group).items():
-            if name in given:
-                values[name] = tuple(given[name] or ()) if is_tuple(kind) else given[name]
-        return group(**values)
+
+def built(group: type, given: Mapping[str, Any]) -> Any:
+    """`group` (or a group of groups) with the values `given` has for its fields."""
+    if not hasattr(group, "PANEL"):
+        return group(**{name: built(part, given) for name, part in parts_of(group).items()})
+    values = {}
+    for name, kind, _, _ in flags_of(group):
+        if name in given:
+            values[name] = tuple(given[name] or ()) if is_tuple(kind) else given[name]
+    return group(**values)
+
+
+@functools.cache
+def parts_of(composite: type) -> dict[str, type]:
+    """The groups a group of groups is made of, by field name."""
+    return typing.get_type_hints(composite)
 
 
 def is_tuple(kind: Any) -> bool:
     return typing.get_origin(kind) is tuple
 
 
+@functools.cache
+def flag_parameters(group: type, without: frozenset[str]) -> tuple[inspect.Parameter, ...]:
+    """A group's flags as typer parameters, made once for every command that takes them (typer
+    copies what it changes)."""
+    return tuple(
+        flag_parameter(name, kind, flag, default, vars(group)["PANEL"])
+        for name, kind, flag, default in flags_of(group)
+        if name not in without
+    )
+
+
 def flag_parameter(name: str, kind: Any, flag: Flag, default: Any, panel: str) -> inspect.Parameter:
-    """The typer parameter of one option. A repeatable option (a tuple) is a list to typer,
-    None when not given."""
+    """The typer parameter of one option, its OptionInfo as the default (typer's other way to
+    say it, which spares building an Annotated type per flag). A repeatable option (a tuple) is
+    a list to typer, None when not given."""
     if is_tuple(kind):
         kind, default = list[typing.get_args(kind)[0]] | None, None  # type: ignore[misc]
     info = typer.Option(
-        *flag.names, help=flag.help, min=flag.min, max=flag.max, rich_help_panel=panel
+        default, *flag.names, help=flag.help, min=flag.min, max=flag.max, rich_help_panel=panel
     )
-    annotation = Annotated[kind, info]
-    return inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
-    )
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
 def grouped(hint: Any) -> Grouped | None:
@@ -174,8 +187,8 @@ def grouped(hint: Any) -> Grouped | None:
         extras = tuple(rest)
     if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
         return None
-    without = [extra.names for extra in extras if isinstance(extra, Without)]
-    return Grouped(hint, without[0] if without else frozenset())
+    narrowed = next((extra for extra in extras if isinstance(extra, Without)), None)
+    return Grouped(hint, narrowed.leaves_out(hint) if narrowed else frozenset())
 
 
 def with_groups(command: Command) -> Command:

@@ -14,11 +14,12 @@ from toolcall_cli.app.options import (
     LIMIT_FIELDS,
     Endpoint,
     SessionOptions,
-    StrategyChoice,
     StrategyName,
-    ToolSources,
+    StrategyOptions,
+    ToolOptions,
 )
 from toolcall_cli.cli._options import (
+    Only,
     Output,
     PanelledCommand,
     Stepping,
@@ -101,7 +102,7 @@ def watched_session(options: SessionOptions, mode: RenderMode) -> Assembled:
     from toolcall_cli.approval import approver
 
     paced = options.paced(0.02 if mode == "live" else 0.0)
-    return build_session(paced, approve=approver(options.running.yes), warn=warn)
+    return build_session(paced, approve=approver(options.tools.yes), warn=warn)
 
 
 def explained(stepping: Stepping) -> Explain:
@@ -198,7 +199,7 @@ def chat_session(
 def tools_command(
     name: Annotated[str | None, typer.Argument(help="Show this tool's JSON Schema.")] = None,
     *,
-    sources: ToolSources,
+    sources: Annotated[ToolOptions, Without("allow", "max_parallel", "isolate_tools", "yes")],
     rank: Annotated[
         str | None,
         typer.Option(
@@ -283,7 +284,7 @@ def prompt(
     run` sends with the same flags (tools retrieved, system prompt, sampling and all)."""
     from toolcall_cli.app.build import build_session, first_request
 
-    if all_strategies and (options.choice.strategy or options.choice.schema_mode):
+    if all_strategies and (options.strategy.strategy or options.strategy.schema_mode):
         fail("--all shows every strategy: leave out --strategy and --schema-mode")
     if all_strategies:
         from toolcall_cli.cli.first_requests import print_first_requests
@@ -488,7 +489,7 @@ def config_path_command() -> None:
 def config_show(
     *,
     endpoint: Annotated[Endpoint, Without("connect_timeout", "read_timeout", "context_window")],
-    choice: Annotated[StrategyChoice, Without("schema_mode")],
+    choice: Annotated[StrategyOptions, Only("strategy")],
 ) -> None:
     """Show the settings a run would use and where each came from. Keys are masked."""
     from toolcall_cli.app.settings import resolved_settings
@@ -501,7 +502,7 @@ def config_show(
         _, limit_sources = resolve_limits({}, config)
     except ConfigError as error:
         fail(str(error))
-    resolved = resolved_settings(SessionOptions(choice=choice, endpoint=endpoint), config)
+    resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
     typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
     rows = [
         ("profile", resolved.profile),

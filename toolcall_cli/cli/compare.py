@@ -89,7 +89,7 @@ def compare_all(
             settings=settings,
             toolbox=toolbox,
             retrieval=session_retrieval(settings),
-            variants=all_variants(settings.options.prompting.stream_mode),
+            variants=all_variants(settings.options.strategy.stream_mode),
             seeds=tuple(settings.choice.seed + k for k in range(repeat)),
             traces=choose_trace_dir(trace_dir, no_trace, settings.config),
             stamp=trace_stamp(),

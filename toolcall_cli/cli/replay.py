@@ -85,7 +85,7 @@ def replay(
     options = replay_options(options, given, settings, recording.path)
     own_prompt = recorded_system_prompt(settings, given)
     # Nobody is there to be asked: without --yes, dangerous tools are declined.
-    approve = approver(True) if options.running.yes else deny_all
+    approve = approver(True) if options.tools.yes else deny_all
     assembled = build_session(options, system_prompt=own_prompt, approve=approve, warn=warn)
     try:
         target = choose_trace(trace, assembled)
