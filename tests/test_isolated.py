@@ -4,6 +4,7 @@ timeout and its process is gone; an os._exit is an error result and the run goes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -21,7 +22,7 @@ from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import load_tools
 from toolcall_cli.tools.registry import ToolRegistry
 
-# The hanging tools' timeout: long enough for a fresh interpreter to start and write its pid on
+# The hanging tools' timeout: long enough for a fresh interpreter to start and open its FIFO on
 # a busy machine, short enough for a quick test. A bound, not a timing assertion.
 PLUGIN = '''
 import os
@@ -33,20 +34,19 @@ from toolcall_cli import tool
 
 
 @tool(isolate=True, timeout=1.5)
-def hang(pidfile: str) -> str:
-    """Writes its pid, then never returns."""
-    with open(pidfile, "w") as f:
-        f.write(str(os.getpid()))
+def hang(fifo: str) -> str:
+    """Holds the FIFO open, then never returns."""
+    os.write(os.open(fifo, os.O_WRONLY), b"alive")
     time.sleep(3600)
     return "unreachable"
 
 
 @tool(isolate=True, timeout=1.5)
-def hang_with_child(pidfile: str) -> str:
-    """Starts a child that never ends, writes both pids, then never returns."""
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-    with open(pidfile, "w") as f:
-        f.write(f"{os.getpid()} {child.pid}")
+def hang_with_child(fifo: str) -> str:
+    """Starts a child that holds the FIFO open too and never ends, then never returns."""
+    writer = os.open(fifo, os.O_WRONLY)
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], pass_fds=(writer,))
+    os.write(writer, b"alive")
     time.sleep(3600)
     return "unreachable"
 
@@ -104,58 +104,69 @@ def answer(events: list[Event]) -> str:
     return final.text
 
 
-def gone(pid: int) -> bool:
-    """The process has ended: no such pid, or a zombie nobody has reaped yet (an orphan's
-    reaper here may be a container's init that never does)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state == "Z"
+class Held:
+    """A FIFO a tool holds open for writing. Once the tool has written to it, EOF on our end
+    means the tool's process, and every process that inherited the FIFO, has ended, wherever it
+    ran (a pid the tool could tell us would be its own namespace's, not ours)."""
 
+    def __init__(self, tmp_path: Path) -> None:
+        self.path = tmp_path / "held.fifo"
+        os.mkfifo(self.path)
+        self._reader = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        self.heard = b""
 
-def gone_soon(pid: int, within: float = 5.0) -> bool:
-    """A bound, not a timing assertion: a killed process may take a moment to be reaped."""
-    give_up = time.monotonic() + within
-    while not gone(pid):
-        if time.monotonic() > give_up:
-            return False
-        time.sleep(0.02)
-    return True
+    def started(self, within: float = 10.0) -> bool:
+        """The tool has written to it (a bound, not a timing assertion)."""
+        give_up = time.monotonic() + within
+        while not self.heard:
+            if time.monotonic() > give_up:
+                return False
+            with contextlib.suppress(BlockingIOError):
+                self.heard += os.read(self._reader, 64)
+            time.sleep(0.02)
+        return True
+
+    def released(self, within: float = 5.0) -> bool:
+        """Every writer has ended, having written "alive" first. A bound, not a timing
+        assertion: a killed process may take a moment to be gone."""
+        give_up = time.monotonic() + within
+        try:
+            while True:
+                try:
+                    read = os.read(self._reader, 64)
+                except BlockingIOError:  # a writer is still there
+                    if time.monotonic() > give_up:
+                        return False
+                    time.sleep(0.02)
+                    continue
+                if not read:
+                    assert self.heard == b"alive", f"the tool never started: {self.heard!r}"
+                    return True
+                self.heard += read
+        finally:
+            os.close(self._reader)
 
 
 def test_a_hung_isolated_tool_is_killed_at_its_timeout_and_its_process_is_gone(
     tmp_path: Path,
 ) -> None:
-    pidfile = tmp_path / "pid"
-    events = play([call("hang", pidfile=str(pidfile)), "it hung"], plugin_registry(tmp_path))
+    held = Held(tmp_path)
+    events = play([call("hang", fifo=str(held.path)), "it hung"], plugin_registry(tmp_path))
     (result,) = results(events)
     assert result.error_kind == "timeout"
     assert "`hang` timed out after 1.5 s; its process was killed" in result.content
-    worker = int(pidfile.read_text())
-    assert worker != os.getpid()
-    assert gone_soon(worker)
+    assert held.released()
     assert answer(events) == "it hung"
 
 
 def test_a_killed_isolated_tool_takes_the_processes_it_started_with_it(tmp_path: Path) -> None:
     """Killing only the worker would leave its children running for ever, unseen."""
-    pidfile = tmp_path / "pid"
+    held = Held(tmp_path)
     events = play(
-        [call("hang_with_child", pidfile=str(pidfile)), "it hung"], plugin_registry(tmp_path)
+        [call("hang_with_child", fifo=str(held.path)), "it hung"], plugin_registry(tmp_path)
     )
     assert results(events)[0].error_kind == "timeout"
-    worker, child = (int(p) for p in pidfile.read_text().split())
-    try:
-        assert gone_soon(worker)
-        assert gone_soon(child)
-    finally:
-        if not gone(child):
-            os.kill(child, 9)
+    assert held.released()
 
 
 def test_an_isolated_tool_that_calls_os_exit_is_an_error_and_the_run_goes_on(
@@ -176,15 +187,6 @@ def test_isolate_tools_runs_a_plugin_tool_in_another_process(tmp_path: Path) -> 
     assert int(alone.content) != os.getpid()
 
 
-def wait_for_pid(pidfile: Path, within: float = 10.0) -> int:
-    """The worker's pid once it has written it (a bound, not a timing assertion)."""
-    give_up = time.monotonic() + within
-    while not pidfile.exists() or not pidfile.read_text().strip():
-        assert time.monotonic() < give_up, "the worker never started"
-        time.sleep(0.02)
-    return int(pidfile.read_text().split()[0])
-
-
 LONG_HANG = PLUGIN.replace(
     "@tool(isolate=True, timeout=1.5)\ndef hang(", "@tool(isolate=True, timeout=600)\ndef hang("
 )
@@ -195,11 +197,11 @@ def test_the_runs_time_limit_kills_a_running_isolated_tool(tmp_path: Path) -> No
     folder.mkdir()
     (folder / "plugin.py").write_text(LONG_HANG, encoding="utf-8")
     registry = load_tools([folder]).registry
-    pidfile = tmp_path / "pid"
+    held = Held(tmp_path)
     events = list(
         run(
             "q",
-            model=ScriptedModel([call("hang", pidfile=str(pidfile))]),
+            model=ScriptedModel([call("hang", fifo=str(held.path))]),
             strategy=get_strategy("regex"),
             registry=registry,
             history=[],
@@ -208,7 +210,7 @@ def test_the_runs_time_limit_kills_a_running_isolated_tool(tmp_path: Path) -> No
     )
     (result,) = results(events)
     assert result.error_kind == "cancelled" and "time limit" in result.content
-    assert gone_soon(int(pidfile.read_text()))
+    assert held.released()
 
 
 class InterruptedWhileWriting:
@@ -217,13 +219,13 @@ class InterruptedWhileWriting:
 
     name = "interrupted"
 
-    def __init__(self, reply: str, pidfile: Path) -> None:
+    def __init__(self, reply: str, held: Held) -> None:
         self._inner = ScriptedModel([reply])
-        self._pidfile = pidfile
+        self._held = held
 
     def stream(self, request: Any) -> Iterator[dict[str, Any]]:
         yield from self._inner.stream(request)
-        wait_for_pid(self._pidfile)  # the tool started while the reply was still open
+        assert self._held.started()  # the tool started while the reply was still open
         raise KeyboardInterrupt
 
 
@@ -234,8 +236,8 @@ def test_ctrl_c_while_the_model_writes_kills_the_isolated_tool_it_started(tmp_pa
     folder.mkdir()
     (folder / "plugin.py").write_text(LONG_HANG, encoding="utf-8")
     registry = load_tools([folder]).registry
-    pidfile = tmp_path / "pid"
-    model = InterruptedWhileWriting(call("hang", pidfile=str(pidfile)), pidfile)
+    held = Held(tmp_path)
+    model = InterruptedWhileWriting(call("hang", fifo=str(held.path)), held)
     events = run(
         "q",
         model=model,
@@ -246,4 +248,4 @@ def test_ctrl_c_while_the_model_writes_kills_the_isolated_tool_it_started(tmp_pa
     )
     with pytest.raises(KeyboardInterrupt):
         list(events)
-    assert gone_soon(int(pidfile.read_text()))
+    assert held.released()

@@ -34,8 +34,9 @@ from typing import IO, Any
 
 from toolcall_cli.kata._battery import Case, Chat, Step, Verdict, clipped
 from toolcall_cli.kata._catalog import Kata, find_kata
-from toolcall_cli.kata._keeper import become_subreaper, shield, sweep_children
+from toolcall_cli.kata._keeper import shield
 from toolcall_cli.kata._values import Lines, Malformed, decode, encode, unpack
+from toolcall_cli.tools.sandbox import become_subreaper, sweep_children
 
 MAX_TIMEOUTS = 3
 GRACE_SECONDS = 3.0

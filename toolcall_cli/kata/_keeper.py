@@ -18,32 +18,25 @@ judge ends the sandbox by closing the keeper's stdin, or by ending (which closes
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import json
 import os
-import select
 import signal
 import sys
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-IGNORED_SIGNALS = (
-    "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM",
-    "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGVTALRM", "SIGPROF",
-)  # fmt: skip
-"""What the judge and the keeper ignore: the code under check must not end them."""
-
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
-PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 3, 4, 24
-PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
-LAST_CAPABILITY = 63
-NOBODY = 65534
-"""Who root is inside the user namespace: not uid 0 there, so it holds no capability."""
-SWEEP_SECONDS = 5.0
+from toolcall_cli.tools.sandbox import (
+    Containment,
+    apply_limits,
+    child_wakeup,
+    contain,
+    drop_privileges,
+    ignore_signals,
+    keep,
+    own_proc,
+    restore_signals,
+    set_dumpable,
+)
 
 OPEN_FILES = 128
 PROCESSES = 256
@@ -58,114 +51,10 @@ class Limits:
     cpu_seconds: int
 
 
-def libc() -> Any:
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def ignore_signals() -> None:
-    for name in IGNORED_SIGNALS:
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-
-
-def set_dumpable(dumpable: bool) -> bool:
-    """Not dumpable: a process of the same user cannot read or write this one's memory
-    (/proc/PID/mem), read its environment, nor trace it, without privileges the sandbox does
-    not hold. Returns whether it was dumpable before."""
-    if not sys.platform.startswith("linux"):
-        return False
-    call = libc().prctl
-    before = bool(call(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1)
-    call(PR_SET_DUMPABLE, int(dumpable), 0, 0, 0)
-    return before
-
-
-@contextlib.contextmanager
-def undumpable() -> Iterator[None]:
-    """The CLI out of the code's reach while a check runs (see set_dumpable)."""
-    before = set_dumpable(False)
-    try:
-        yield
-    finally:
-        if before:
-            set_dumpable(True)
-
-
 def shield() -> None:
     """For the judge: out of the code's reach, as far as this platform allows."""
     ignore_signals()
     set_dumpable(False)
-
-
-# --- the namespaces ---------------------------------------------------------------------------
-
-
-def enter_namespaces() -> str:
-    """User, PID, mount and (where it can) network namespaces for the keeper's next child,
-    where Linux allows unprivileged ones: "network" (all four), "host network" (no network
-    namespace) or "" (none). The keeper stays in the host's PID namespace, out of the code's
-    sight."""
-    if not sys.platform.startswith("linux"):
-        return ""
-    uid, gid = os.geteuid(), os.getegid()
-    kinds = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS
-    if libc().unshare(kinds | CLONE_NEWNET) == 0:
-        entered = "network"
-    elif libc().unshare(kinds) == 0:
-        entered = "host network"
-    else:
-        return ""
-    for name, text in (
-        ("setgroups", "deny"),
-        ("uid_map", f"{uid or NOBODY} {uid} 1"),
-        ("gid_map", f"{gid or NOBODY} {gid} 1"),
-    ):
-        try:
-            with open(f"/proc/self/{name}", "w", encoding="ascii") as map_file:
-                map_file.write(text)
-        except FileNotFoundError:  # an old kernel without setgroups: nothing to deny
-            pass
-    mount(None, "/", None, MS_REC | MS_PRIVATE)  # no mount here reaches the host
-    return entered
-
-
-def mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> bool:
-    call = libc().mount
-    call.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
-
-    def raw(text: str | None) -> bytes | None:
-        return None if text is None else text.encode()
-
-    return bool(call(raw(source), raw(target), raw(kind), flags, raw(data or None)) == 0)
-
-
-def own_proc() -> str:
-    """In the child, PID 1 of the new namespace: a /proc showing only the sandbox, else none
-    at all (the host's would show every process the code could reach through /proc/PID/mem)."""
-    plain = MS_NOSUID | MS_NODEV | MS_NOEXEC
-    if mount("proc", "/proc", "proc", plain):
-        return "own"
-    if mount("tmpfs", "/proc", "tmpfs", plain, "size=4k,mode=555"):
-        return "hidden"
-    return "host"
-
-
-def become_subreaper() -> bool:
-    """Orphans of our descendants become our children (Linux), for `sweep` to end."""
-    if not sys.platform.startswith("linux"):
-        return False
-    return bool(libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-
-
-def drop_privileges() -> None:
-    """In the child, before exec: no capability survives the exec (root included, so the
-    hard limits hold), and nothing it runs can gain one (setuid programs)."""
-    if not sys.platform.startswith("linux"):
-        return
-    call = libc().prctl
-    for capability in range(LAST_CAPABILITY + 1):
-        call(PR_CAPBSET_DROP, capability, 0, 0, 0)  # EINVAL past the last one: harmless
-    call(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
 # --- the limits -------------------------------------------------------------------------------
@@ -185,35 +74,13 @@ def hard_limits(limits: Limits, count_processes: bool) -> list[tuple[str, int, s
     return wanted
 
 
-def apply_limits(wanted: list[tuple[str, int, str]]) -> list[str]:
-    """Set each limit hard (never above a hard limit already there); what holds, as text."""
-    try:
-        import resource
-    except ImportError:
-        return []
-    held: list[str] = []
-    for name, value, text in wanted:
-        which = getattr(resource, name, None)
-        if which is None:
-            continue
-        _, hard = resource.getrlimit(which)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        try:
-            resource.setrlimit(which, (value, value))
-            held.append(text)
-        except (ValueError, OSError):
-            continue
-    return held
-
-
 # --- the keeper -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Sandbox:
     pid: int
-    containment: str
-    """namespace, subreaper or session."""
+    containment: Containment
     network: bool
     """In a namespace with no network of its own (only a loopback that is down)."""
     proc: str
@@ -224,10 +91,8 @@ class Sandbox:
 def start(command: list[str], channel_fd: int, limits: Limits, namespace: bool) -> Sandbox | str:
     """The code's process started in its sandbox, or why it could not start."""
     root = os.geteuid() == 0
-    entered = enter_namespaces() if namespace else ""
-    contained = bool(entered)
-    set_dumpable(False)  # after writing the id maps, which needs /proc/self to be ours
-    containment = "namespace" if contained else "subreaper" if become_subreaper() else "session"
+    containment, entered = contain(namespace=namespace, network=True)
+    contained = containment == "namespace"
     count_processes = contained and not root  # the kernel never counts root's
     wanted = hard_limits(limits, count_processes)
     told_read, told_write = os.pipe()
@@ -262,10 +127,7 @@ def child(
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)  # not the keeper's stdin: that pipe is how the judge ends us
         proc = own_proc() if contained else ""
-        for name in (*IGNORED_SIGNALS, "SIGCHLD"):
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-        signal.set_wakeup_fd(-1)
+        restore_signals()
         if hasattr(signal, "SIGXFSZ"):  # past the file size, a write fails; no signal kills
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         held = apply_limits(wanted)
@@ -303,87 +165,6 @@ def describe(sandbox: Sandbox) -> str:
     )
 
 
-def keep(sandbox: Sandbox, wakeup: int) -> int:
-    """Wait until the code's process ends, or until the judge closes our stdin (then end it);
-    then end whatever it left. Returns its exit code (negative: the signal that ended it)."""
-    stopping = False
-    while True:
-        ready, _, _ = select.select([wakeup] if stopping else [0, wakeup], [], [])
-        if wakeup in ready:
-            os.read(wakeup, 4096)
-        code = reap(sandbox.pid)
-        if code is not None:
-            break
-        if 0 in ready and not os.read(0, 4096):
-            stopping = True
-            kill(sandbox)
-    if sandbox.containment != "namespace":  # a namespace ended with its PID 1
-        kill(sandbox)  # what it left in its session
-        sweep(sandbox)
-    return code
-
-
-def reap(pid: int) -> int | None:
-    """Reap every child that has ended; the code's exit code once it is among them."""
-    code = None
-    while True:
-        try:
-            ended, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return code
-        if ended == 0:
-            return code
-        if ended == pid:
-            code = os.waitstatus_to_exitcode(status)
-
-
-def kill(sandbox: Sandbox) -> None:
-    try:
-        if sandbox.containment == "namespace":
-            os.kill(sandbox.pid, signal.SIGKILL)  # PID 1: the kernel ends the rest
-        else:
-            os.killpg(sandbox.pid, signal.SIGKILL)  # its session's first process group
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def sweep(sandbox: Sandbox) -> None:
-    if sandbox.containment == "subreaper":
-        sweep_children()
-
-
-def sweep_children() -> None:
-    """As a subreaper: kill and reap every process reparented to us, until none is left."""
-    if not os.path.isdir("/proc/self"):
-        return
-    deadline = time.monotonic() + SWEEP_SECONDS
-    while time.monotonic() < deadline:
-        for pid in children(os.getpid()):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                time.sleep(0.01)
-        except ChildProcessError:
-            return
-
-
-def children(parent: int) -> list[int]:
-    """The processes whose parent is `parent`, read from /proc."""
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 1 and int(fields[1]) == parent:
-            found.append(int(entry))
-    return found
-
-
 def tell(report: IO[str], **record: Any) -> None:
     report.write(json.dumps(record) + "\n")
     report.flush()
@@ -400,10 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     ignore_signals()
     os.set_inheritable(options.report_fd, False)  # the judge's, never the code's
     report = os.fdopen(options.report_fd, "w", encoding="utf-8")
-    wakeup_read, wakeup_write = os.pipe()
-    os.set_blocking(wakeup_write, False)
-    signal.set_wakeup_fd(wakeup_write)
-    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    wakeup = child_wakeup()
     command = [
         sys.executable, "-m", "toolcall_cli.kata._runner", "--channel-fd", str(options.channel_fd)
     ]  # fmt: skip
@@ -414,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
         tell(report, problem=sandbox)
         os._exit(0)
     tell(report, sandbox=describe(sandbox), limits=sandbox.limits, pid=sandbox.pid)
-    tell(report, ended=keep(sandbox, wakeup_read))
+    tell(report, ended=keep(sandbox.pid, sandbox.containment, 0, wakeup))
     os._exit(0)
 
 

@@ -23,8 +23,8 @@ from typing import IO, Any, Literal, get_args
 
 from toolcall_cli.kata._battery import SOURCES
 from toolcall_cli.kata._catalog import Kata
-from toolcall_cli.kata._keeper import undumpable
 from toolcall_cli.tools.isolated import kill_group
+from toolcall_cli.tools.sandbox import undumpable
 
 Outcome = Literal["pass", "fail", "raised", "timeout", "memory", "not run"]
 

@@ -3,30 +3,56 @@ there (os._exit, a crash, memory without end) ends as an error result while tool
 
 The worker is a fresh interpreter (`python -m toolcall_cli.tools.worker`), not a
 multiprocessing child: those re-run the program's main module and unpickle the call, and a
-plugin's function cannot be pickled. The worker gets the call as JSON on stdin, imports the
-plugin by its file path, and answers as JSON on a pipe of its own; everything it prints, and
-whatever its own subprocesses write, lands in a file kept as the call's output.
+plugin's function cannot be pickled. The worker gets the call as JSON on a pipe, and keeps the
+tool's process in a sandbox (see worker.py and sandbox.py): hard limits, no capabilities, and,
+where the machine allows, namespaces of its own, so that every process the tool starts ends
+with the call. The tool answers as JSON on a pipe of its own; everything it prints, and whatever
+its own subprocesses write, lands in a file kept as the call's output. The worker gets only the
+environment variables in PASSED_ENVIRONMENT and those the user names: no API key toolcall
+holds reaches a tool unless the user says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from toolcall_cli.tools.capture import CapturedOutput
 from toolcall_cli.tools.executor import _Outcome
 from toolcall_cli.tools.registry import Tool
+from toolcall_cli.tools.sandbox import hold_undumpable, release_undumpable
 
 MEMORY_LIMIT_BYTES = 2 << 30
-"""Address space a worker may use (where the platform can limit it): past it, allocations fail
-with MemoryError, so a runaway tool ends as an error result, not as the machine's memory."""
+"""Address space a call may use (a hard limit, where the platform has one): past it,
+allocations fail with MemoryError, so a runaway tool ends as an error result, not as the
+machine's memory."""
+ANSWER_BYTES = 64 << 20
+"""The most a tool's answer may hold: past it, the call is ended (the rest would only be
+toolcall's memory)."""
+NAMESPACES = True
+"""Run each call in namespaces of its own where the machine allows them (False: never, as on a
+machine without them)."""
+STOP_SECONDS = 5.0
+"""How long the worker has to end the tool's processes once told to, before it is killed."""
+PASSED_ENVIRONMENT = (
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+    "PYTHONPATH", "PYTHONHOME", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONDONTWRITEBYTECODE",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "SYSTEMROOT",
+)  # fmt: skip
+"""The environment an isolated tool gets, with the LC_* variables: an allow-list, so that no key
+(OPENAI_API_KEY, a profile's key_env, a cloud token) reaches a tool that is not trusted."""
+NAMED_ENVIRONMENT = "TOOLCALL_ISOLATED_ENV"
+"""Names more variables an isolated tool gets (`WEATHER_API_KEY,HTTPS_PROXY`): the user's
+choice, never a plugin's."""
 
 
 def start_isolated(
@@ -35,55 +61,85 @@ def start_isolated(
     output: CapturedOutput,
     report: Callable[[_Outcome], None],
 ) -> Callable[[], None]:
-    """Start the call in a worker; `report` gets its outcome. Returns what kills the worker."""
+    """Start the call in a worker; `report` gets its outcome. Returns what ends the call."""
+    request_read, request_write = os.pipe()
     answer_read, answer_write = os.pipe()
     printed = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the thread that waits
+    command = [
+        sys.executable, "-m", "toolcall_cli.tools.worker",
+        "--request-fd", str(request_read), "--answer-fd", str(answer_write),
+    ]  # fmt: skip
     try:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "toolcall_cli.tools.worker", str(answer_write)],
-            stdin=subprocess.PIPE,
+            command,
+            stdin=subprocess.PIPE,  # never written: closing it ends the call (see stop)
             stdout=printed,
             stderr=printed,
-            pass_fds=(answer_write,),
-            # A session (and process group) of its own: killing the call kills what the tool
-            # started too, and the terminal's Ctrl-C is toolcall's to handle, not the tool's.
+            pass_fds=(request_read, answer_write),
+            env=worker_environment(),
+            # A session (and process group) of its own: the terminal's Ctrl-C is toolcall's to
+            # handle, not the tool's.
             start_new_session=True,
         )
     except OSError as error:
-        os.close(answer_read)
-        os.close(answer_write)
+        for fd in (request_read, request_write, answer_read, answer_write):
+            os.close(fd)
         printed.close()
         outcome = _Outcome()
         outcome.failure = ("tool_error", f"the tool's worker process could not start: {error}")
         report(outcome)
         return lambda: None
-    os.close(answer_write)  # the worker holds its end: EOF on ours means it is gone
+    os.close(request_read)
+    os.close(answer_write)  # the worker holds its end: EOF on ours means the call is over
+    # Where the machine gives the tool no /proc of its own, it would see ours: our environment
+    # and memory hold the API key.
+    hold_undumpable()
     request: dict[str, Any] = {
         "target": target_of(tool),
         "arguments": arguments,
         "path": sys.path,
         "memory_limit": MEMORY_LIMIT_BYTES,
+        "namespaces": NAMESPACES,
     }
 
     def wait() -> None:
         outcome = _Outcome()
         try:
-            outcome = _converse(worker, request, answer_read, printed, output)
+            outcome = _converse(worker, request, request_write, answer_read, printed, output)
         finally:
+            release_undumpable()
             report(outcome)
 
     threading.Thread(target=wait, name=f"isolated:{tool.name}", daemon=True).start()
+    return lambda: stop(worker)
 
-    def kill() -> None:
+
+def worker_environment(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The allow-list's variables (see PASSED_ENVIRONMENT), and those the user names."""
+    named = set(re.split(r"[\s,]+", environ.get(NAMED_ENVIRONMENT, "")))
+    return {
+        name: value
+        for name, value in environ.items()
+        if name in PASSED_ENVIRONMENT or name.startswith("LC_") or name in named
+    }
+
+
+def stop(worker: subprocess.Popen[bytes]) -> None:
+    """End the call: closing the worker's stdin tells it to end the tool's process and every
+    process that one started; a worker that has not ended within STOP_SECONDS is killed."""
+    if worker.stdin is not None:
+        with contextlib.suppress(OSError):
+            worker.stdin.close()
+    try:
+        worker.wait(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:
         kill_group(worker)
         worker.wait()
 
-    return kill
-
 
 def kill_group(worker: subprocess.Popen[bytes]) -> None:
-    """Kill the worker and every process it started (its process group, where the platform
-    has them): a tool's own children would otherwise run on, orphaned, after its call ended."""
+    """Kill a process started in a session of its own, and the processes of its first group
+    (a child that called setsid() is not among them: only a sandbox's keeper reaches those)."""
     if hasattr(os, "killpg"):
         try:
             os.killpg(worker.pid, signal.SIGKILL)
@@ -107,25 +163,33 @@ def target_of(tool: Tool) -> list[str]:
 def _converse(
     worker: subprocess.Popen[bytes],
     request: dict[str, Any],
+    request_write: int,
     answer_read: int,
     printed: IO[bytes],
     output: CapturedOutput,
 ) -> _Outcome:
     outcome = _Outcome()
     try:
-        assert worker.stdin is not None
         try:
-            worker.stdin.write(json.dumps(request, ensure_ascii=False).encode())
-            worker.stdin.close()
+            with os.fdopen(request_write, "wb") as requests:
+                requests.write(json.dumps(request, ensure_ascii=False).encode())
         except OSError:  # it is already gone; its exit code will say how
             pass
-        with os.fdopen(answer_read, "rb") as answers:
-            answer = answers.read()  # until the worker ends (or is killed)
+        answer = read_answer(answer_read)
+        if answer is None:
+            stop(worker)
         worker.wait()
+        stop(worker)  # its stdin closed: nothing of ours stays open
         printed.seek(0)
         output.write(printed.read(output_limit()).decode("utf-8", errors="replace"))
     finally:
         printed.close()
+    if answer is None:
+        outcome.failure = (
+            "tool_error",
+            f"the tool's answer was over {ANSWER_BYTES >> 20} MiB; its process was killed",
+        )
+        return outcome
     try:
         message = json.loads(answer) if answer else None
     except ValueError:
@@ -138,6 +202,20 @@ def _converse(
         return outcome
     outcome.failure = ("tool_error", ended_without_result(worker.returncode))
     return outcome
+
+
+def read_answer(answer_read: int) -> bytes | None:
+    """What the tool wrote on its answer pipe, read until the tool's process and all it started
+    are gone (or killed); None once it passes ANSWER_BYTES."""
+    parts: list[bytes] = []
+    size = 0
+    with os.fdopen(answer_read, "rb", buffering=0) as answers:
+        while part := answers.read(1 << 16):
+            size += len(part)
+            if size > ANSWER_BYTES:
+                return None
+            parts.append(part)
+    return b"".join(parts)
 
 
 def output_limit() -> int:
