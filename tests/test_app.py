@@ -16,7 +16,7 @@ from many_tools import TOOLS, write_plugin
 
 from toolcall_cli.app.build import build_session
 from toolcall_cli.app.errors import AppError
-from toolcall_cli.app.options import SessionOptions, StrategyName
+from toolcall_cli.app.options import SessionOptions
 
 QUESTION = "What is the air quality in Beijing?"
 MORE_TOOLS = '''
@@ -152,8 +152,8 @@ def test_the_command_line_says_an_app_error_as_one_line_and_its_exit_code(tmp_pa
 
 
 def test_options_are_changed_by_name_whatever_their_group() -> None:
-    options = SessionOptions.of(strategy=StrategyName.schema, mcp=("srv",), max_iterations=2)
-    assert options.strategy.strategy is StrategyName.schema
+    options = SessionOptions.of(strategy="schema", mcp=("srv",), max_iterations=2)
+    assert options.strategy.strategy == "schema"
     assert options.tools.mcp == ("srv",)
     assert options.limits.max_iterations == 2
     assert options.flat()["max_iterations"] == 2

@@ -15,7 +15,7 @@ from in_process import toolcall
 from rich.console import Console
 
 from toolcall_cli.app.build import Toolbox
-from toolcall_cli.app.options import SessionOptions, StreamMode
+from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.app.settings import resolve_settings
 from toolcall_cli.app.variants import all_variants
 from toolcall_cli.cli.compare import ComparePlan, print_comparison, run_all
@@ -353,7 +353,7 @@ def test_the_answers_go_under_the_table_where_the_terminal_is_narrow(tmp_path: P
         settings=settings,
         toolbox=Toolbox(plugins.registry, plugins),
         retrieval=None,
-        variants=all_variants(StreamMode.tags),
+        variants=all_variants("tags"),
         seeds=(0,),
         approve=deny_all,
     )

@@ -18,7 +18,7 @@ from toolcall_cli.app.measured import (
     measured_strategy,
 )
 from toolcall_cli.app.model_choice import ModelChoice, make_model
-from toolcall_cli.app.options import DEFAULT_LIMITS, SchemaMode, SessionOptions
+from toolcall_cli.app.options import DEFAULT_LIMITS, SessionOptions
 from toolcall_cli.app.settings import (
     Settings,
     pick_strategy,
@@ -150,7 +150,7 @@ def tool_policy(options: SessionOptions) -> ToolPolicy:
     """How the session runs tools: --allow, --max-parallel, --isolate-tools, --dag."""
     tools = options.tools
     return ToolPolicy(
-        allow=tools.allow.value,
+        allow=tools.allow,
         max_parallel=tools.max_parallel,
         isolate_all=tools.isolate_tools,
         dag=options.strategy.dag,
@@ -276,7 +276,7 @@ def variant_session(
         choice = dataclasses.replace(choice, seed=seed)
         sampling = dataclasses.replace(sampling, seed=seed)
     options = variant.options(settings.options)
-    strategy = pick_strategy(variant.strategy.value, options, sampling, settings.system_prompt)
+    strategy = pick_strategy(variant.strategy, options, sampling, settings.system_prompt)
     session = Session(
         model=model if model is not None else model_for(choice, options),
         strategy=strategy,
@@ -324,9 +324,9 @@ def check_recording_format(
 def strategy_label(strategy: Strategy, options: SessionOptions) -> str:
     """`schema tools`, `stream native`, `regex`: the strategy named as compare names it."""
     if strategy.name == "schema":
-        return f"schema {(options.strategy.schema_mode or SchemaMode.tools).value}"
+        return f"schema {options.strategy.schema_mode or 'tools'}"
     if strategy.name == "stream":
-        return f"stream {options.strategy.stream_mode.value}"
+        return f"stream {options.strategy.stream_mode}"
     return strategy.name
 
 
@@ -344,21 +344,21 @@ def traced_settings(
     return {
         "model": choice.name,
         "strategy": session.strategy.name,
-        "schema_mode": (options.strategy.schema_mode or SchemaMode.tools).value,
-        "stream_mode": strategy.stream_mode.value,
+        "schema_mode": options.strategy.schema_mode or "tools",
+        "stream_mode": strategy.stream_mode,
         "base_url": display_url(choice.base_url) if choice.base_url else None,
         "profile": choice.profile,
         "limits": dataclasses.asdict(session.limits),
         "sampling": sampling.fields(),
         "system_prompt": system_prompt,
         "dag": strategy.dag,
-        "prompt_style": strategy.prompt_style.value,
+        "prompt_style": strategy.prompt_style,
         # What the local models were asked to do, so a replay can ask the same.
         "seed": choice.seed,
         "faults": list(choice.faults),
         "fault_rate": choice.fault_rate,
         "script": str(choice.script) if choice.script else None,
-        "allow": tools.allow.value,
+        "allow": tools.allow,
         "max_parallel": tools.max_parallel,
         "retrieval": retrieval_record(session.retrieval),
         **mcp_settings(session),

@@ -4,9 +4,10 @@ for a llama.cpp server, its strategy, temperature 0 and retrieval of the tools t
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass
 
-from toolcall_cli.app.options import SchemaMode
+from toolcall_cli.app.options import SchemaMode, one_of
 from toolcall_cli.choosing import Retrieval
 from toolcall_cli.config import BUILTIN_PROFILES
 from toolcall_cli.models.base import Model, server_kind_of
@@ -49,7 +50,9 @@ def measured_strategy() -> tuple[str, SchemaMode]:
     """The strategy and schema mode measured best for a llama.cpp server (the llamacpp
     profile's)."""
     profile = BUILTIN_PROFILES["llamacpp"]
-    return profile.strategy or "regex", SchemaMode(profile.schema_mode or "tools")
+    mode = profile.schema_mode or "tools"
+    assert one_of(SchemaMode, mode)  # a built-in profile's
+    return profile.strategy or "regex", typing.cast(SchemaMode, mode)
 
 
 def measured_default(model: Model) -> MeasuredDefault | None:
@@ -63,7 +66,7 @@ def measured_default(model: Model) -> MeasuredDefault | None:
         return None
     strategy, mode = measured_strategy()
     note = (
-        f"llama.cpp server: strategy {strategy} with --schema-mode {mode.value}, the measured "
+        f"llama.cpp server: strategy {strategy} with --schema-mode {mode}, the measured "
         "default for it (bench/RESULTS.md); --strategy chooses another"
     )
     return MeasuredDefault(strategy, mode, MEASURED_RETRIEVE, MEASURED_TEMPERATURE, note)

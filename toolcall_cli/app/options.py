@@ -7,48 +7,26 @@ an annotation that is already a type costs nothing to read at start-up.
 """
 
 import dataclasses
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from toolcall_cli.config import LIMIT_SETTINGS, MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW
 from toolcall_cli.limits import Limits
 
-
-class StrategyName(str, Enum):
-    regex = "regex"
-    schema = "schema"
-    stream = "stream"
-
-
-class SchemaMode(str, Enum):
-    tools = "tools"
-    json = "json"
-    required = "required"
+StrategyName = Literal["regex", "schema", "stream"]
+SchemaMode = Literal["tools", "json", "required"]
+StreamMode = Literal["tags", "native"]
+PromptStyle = Literal["full", "compact", "examples"]
+Allow = Literal["read", "write", "admin"]
+Retriever = Literal["lexical", "embed"]
 
 
-class StreamMode(str, Enum):
-    tags = "tags"
-    native = "native"
-
-
-class PromptStyle(str, Enum):
-    full = "full"
-    compact = "compact"
-    examples = "examples"
-
-
-class Allow(str, Enum):
-    read = "read"
-    write = "write"
-    admin = "admin"
-
-
-class Retriever(str, Enum):
-    lexical = "lexical"
-    embed = "embed"
+def one_of(kind: Any, value: Any) -> bool:
+    """Whether `value` is one of the choices of a Literal, such as SchemaMode."""
+    return value in typing.get_args(kind)
 
 
 class Flag:
@@ -103,10 +81,10 @@ class StrategyOptions:
     )
     """None: the profile's, else `tools`."""
     stream_mode: StreamMode = option(
-        StreamMode.tags, "--stream-mode", help="stream: tagged text, or native tool_calls deltas."
+        "tags", "--stream-mode", help="stream: tagged text, or native tool_calls deltas."
     )
     prompt_style: PromptStyle = option(
-        PromptStyle.full,
+        "full",
         "--prompt-style",
         help="The system prompt: full (default), compact (short, for small models) or examples "
         "(compact plus a worked example). Native modes: compact/examples add a short hint.",
@@ -240,7 +218,7 @@ class ToolOptions:
     )
     """MCP server command lines, as given."""
     allow: Allow = option(
-        Allow.write,
+        "write",
         "--allow",
         help="The most a tool may do: read, write (default) or admin (its @tool says).",
     )
@@ -295,9 +273,7 @@ class RetrievalOptions:
 
     def by_key(self) -> dict[str, Any]:
         """The flags by `[retrieval]` key; None where not given."""
-        chosen = values_of(self)
-        chosen["retriever"] = self.retriever.value if self.retriever else None
-        return chosen
+        return values_of(self)
 
 
 def limit(key: str, help: str) -> Any:

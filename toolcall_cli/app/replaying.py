@@ -10,8 +10,7 @@ configured now.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +22,14 @@ from toolcall_cli.app.options import (
     SessionOptions,
     StrategyName,
     StreamMode,
+    one_of,
 )
 from toolcall_cli.models import LOCAL_MODELS
 
 if TYPE_CHECKING:
     from toolcall_cli.trace import Trace
 
-RECORDED_CHOICES: dict[str, Callable[[Any], Any]] = {
+RECORDED_CHOICES: dict[str, Any] = {
     "strategy": StrategyName,
     "schema_mode": SchemaMode,
     "stream_mode": StreamMode,
@@ -107,12 +107,11 @@ def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 def recorded_choices(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The strategy, its modes and the prompt style, where the recording names a known one."""
-    chosen: dict[str, Any] = {}
-    for name, choice in RECORDED_CHOICES.items():
-        with contextlib.suppress(ValueError):
-            if isinstance(settings.get(name), str):
-                chosen[name] = choice(settings[name])
-    return chosen
+    return {
+        name: settings[name]
+        for name, kind in RECORDED_CHOICES.items()
+        if one_of(kind, settings.get(name))
+    }
 
 
 def is_number(settings: Mapping[str, Any], name: str) -> bool:

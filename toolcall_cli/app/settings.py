@@ -11,7 +11,7 @@ from typing import Any
 
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.app.model_choice import ModelChoice, check_base_url
-from toolcall_cli.app.options import DEFAULT_LIMITS, LIMIT_FIELDS, SchemaMode, SessionOptions
+from toolcall_cli.app.options import DEFAULT_LIMITS, LIMIT_FIELDS, SessionOptions
 from toolcall_cli.choosing import Retrieval
 from toolcall_cli.config import (
     ConfigError,
@@ -64,8 +64,8 @@ def resolved_settings(options: SessionOptions, config: FileConfig) -> Resolved:
         "profile": endpoint.profile,
         "base_url": endpoint.base_url,
         "api_key": endpoint.api_key,
-        "strategy": choice.strategy.value if choice.strategy else None,
-        "schema_mode": choice.schema_mode.value if choice.schema_mode else None,
+        "strategy": choice.strategy,
+        "schema_mode": choice.schema_mode,
         **dataclasses.asdict(sampling),
     }
     try:
@@ -156,10 +156,10 @@ def strategy_settings(
     """What get_strategy takes besides the name; the session keeps it for /strategy."""
     strategy = options.strategy
     return {
-        "schema_mode": (strategy.schema_mode or SchemaMode.tools).value,
-        "stream_mode": strategy.stream_mode.value,
+        "schema_mode": strategy.schema_mode or "tools",
+        "stream_mode": strategy.stream_mode,
         "dag": strategy.dag,
-        "prompt_style": strategy.prompt_style.value,
+        "prompt_style": strategy.prompt_style,
         "sampling": sampling,
         "system_prompt": system_prompt,
     }
@@ -222,7 +222,7 @@ def resolve_settings(
     if options.strategy.system_prompt is not None:
         system_prompt = read_system_prompt(options.strategy.system_prompt)
     return Settings(
-        options=options.replace(schema_mode=SchemaMode(resolved.schema_mode)),
+        options=options.replace(schema_mode=resolved.schema_mode),
         choice=choice,
         strategy_name=resolved.strategy,
         sampling=resolved.sampling,

@@ -3,6 +3,7 @@ choose it for `run` (`schema json` is `--strategy schema --schema-mode json`).""
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,15 +23,15 @@ class Variant:
     @property
     def label(self) -> str:
         mode = self.schema_mode or self.stream_mode
-        return f"{self.strategy.value} {mode.value}" if mode else self.strategy.value
+        return f"{self.strategy} {mode}" if mode else self.strategy
 
     def record(self) -> dict[str, Any]:
         """The variant as `--json` gives it."""
         return {
             "label": self.label,
-            "strategy": self.strategy.value,
-            "schema_mode": self.schema_mode.value if self.schema_mode else None,
-            "stream_mode": self.stream_mode.value if self.stream_mode else None,
+            "strategy": self.strategy,
+            "schema_mode": self.schema_mode,
+            "stream_mode": self.stream_mode,
         }
 
     def options(self, options: SessionOptions) -> SessionOptions:
@@ -38,7 +39,7 @@ class Variant:
         given."""
         return options.replace(
             strategy=self.strategy,
-            schema_mode=self.schema_mode or SchemaMode.tools,
+            schema_mode=self.schema_mode or "tools",
             stream_mode=self.stream_mode or options.strategy.stream_mode,
         )
 
@@ -46,7 +47,7 @@ class Variant:
 def all_variants(stream_mode: StreamMode) -> tuple[Variant, ...]:
     """regex, schema in each of its modes, and stream in the mode `--stream-mode` chose."""
     return (
-        Variant(StrategyName.regex),
-        *(Variant(StrategyName.schema, schema_mode=mode) for mode in SchemaMode),
-        Variant(StrategyName.stream, stream_mode=stream_mode),
+        Variant("regex"),
+        *(Variant("schema", schema_mode=mode) for mode in typing.get_args(SchemaMode)),
+        Variant("stream", stream_mode=stream_mode),
     )

@@ -13,9 +13,8 @@ import inspect
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import typer
 from typer.core import TyperCommand
@@ -52,9 +51,7 @@ class Only(Without):
 # --- the command line's own groups ------------------------------------------------------------
 
 
-class Language(str, Enum):
-    en = "en"
-    zh = "zh"
+Language = Literal["en", "zh"]
 
 
 @dataclass(frozen=True)

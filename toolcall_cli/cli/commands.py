@@ -108,7 +108,7 @@ def watched_session(options: SessionOptions, mode: RenderMode) -> Assembled:
 def explained(stepping: Stepping) -> Explain:
     from toolcall_cli.render.explain import Explain
 
-    return Explain(stepping.explain, stepping.lang.value if stepping.lang is not None else None)
+    return Explain(stepping.explain, stepping.lang)
 
 
 def step_flag(step: bool) -> Stepper | None:
@@ -364,7 +364,7 @@ def parse(
             help="regex: tagged text at once; stream: in chunks; schema: a native assistant "
             "message (or chat.completion) as JSON.",
         ),
-    ] = StrategyName.regex,
+    ] = "regex",
     chunk: Annotated[
         int | None, typer.Option("--chunk", min=1, help="stream: feed N characters at a time.")
     ] = None,
@@ -380,16 +380,16 @@ def parse(
     """
     from toolcall_cli.parsing import SseInputError, parse_message, parse_output, parse_sse
 
-    if strategy is not StrategyName.stream and (chunk or seed is not None):
+    if strategy != "stream" and (chunk or seed is not None):
         fail("--chunk and --seed feed the input in pieces: use them with --strategy stream")
     text = read_input(file)
-    if sse or strategy is StrategyName.schema:
+    if sse or strategy == "schema":
         try:
             result = parse_sse(text) if sse else parse_message(text)
         except SseInputError as error:
             fail(str(error))
     else:
-        if strategy is StrategyName.stream and chunk is None and seed is None:
+        if strategy == "stream" and chunk is None and seed is None:
             chunk = 1
         result = parse_output(text, chunk=chunk, seed=seed)
     typer.echo(strictjson.dumps(result, indent=2))

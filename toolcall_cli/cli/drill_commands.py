@@ -3,17 +3,12 @@ cli/drilling.py, imported when the command runs: its questions are many)."""
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
 
+from toolcall_cli.cli._options import Language
 from toolcall_cli.cli.entry import app, fail
-
-
-class DrillLang(str, Enum):
-    zh = "zh"
-    en = "en"
 
 
 @app.command()
@@ -22,7 +17,7 @@ def drill(
         str | None, typer.Option("--topic", help="Drill this topic only (see --list).")
     ] = None,
     lang: Annotated[
-        DrillLang | None,
+        Language | None,
         typer.Option("--lang", help="The questions' language (default: the locale's, else en)."),
     ] = None,
     list_topics: Annotated[bool, typer.Option("--list", help="List the topics.")] = False,
@@ -37,7 +32,7 @@ def drill(
     from toolcall_cli.cli.drilling import answer_input, locale_lang, run_drill
     from toolcall_cli.drill import TOPICS, Lang, UnknownTopic, find_topic
 
-    chosen: Lang = locale_lang() if lang is None else ("zh" if lang is DrillLang.zh else "en")
+    chosen: Lang = locale_lang() if lang is None else lang
     if list_topics:
         width = max(len(one.name) for one in TOPICS)
         for one in TOPICS:

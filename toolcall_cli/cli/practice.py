@@ -58,7 +58,7 @@ def eject(
     strategy: Annotated[
         StrategyName,
         typer.Option("--strategy", "-s", help="Which loop: regex (default), schema, stream."),
-    ] = StrategyName.regex,
+    ] = "regex",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write it to this new file instead.")
     ] = None,
@@ -68,7 +68,7 @@ def eject(
     OpenAI-compatible endpoint."""
     from toolcall_cli.eject import program
 
-    source = program(strategy.value)
+    source = program(strategy)
     if output is None:
         typer.echo(source, nl=False)
         return
@@ -79,4 +79,4 @@ def eject(
         fail(f"{output} already exists; choose another name or remove it first")
     except OSError as error:
         fail(f"cannot write {output}: {error.strerror or error}")
-    typer.echo(f"wrote {output} ({strategy.value}, {source.count(chr(10))} lines)", err=True)
+    typer.echo(f"wrote {output} ({strategy}, {source.count(chr(10))} lines)", err=True)
