@@ -204,12 +204,13 @@ def with_groups(command: Command) -> Command:
     names = [param.name for param in own + flags]
     if len(names) != len(set(names)):
         raise TypeError(f"{command.__name__}: two flags of the same name")
+    own_names = {param.name for param in own}
 
     @functools.wraps(command)
     def call(**given: Any) -> Any:
-        chosen = {name: given[name] for name in given if name in {p.name for p in own}}
-        built = {name: group.build(given) for name, group in groups.items()}
-        return command(**chosen, **built)
+        own_values = {name: value for name, value in given.items() if name in own_names}
+        group_values = {name: group.build(given) for name, group in groups.items()}
+        return command(**own_values, **group_values)
 
     signature = inspect.Signature(own + flags)
     call.__signature__ = signature  # type: ignore[attr-defined]
