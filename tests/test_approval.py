@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from answering import answering
 from in_process import toolcall
 
-from toolcall_cli.approval import Approval, approver, decision, question
-from toolcall_cli.events import Event, Notice, RunFinished, ToolFinished
-from toolcall_cli.loop import ToolPolicy, deny_all, run
+from toolcall_cli.approval import Approval, decision, question, terminal_answers
+from toolcall_cli.events import ApprovalAsked, Event, Notice, RunFinished, ToolFinished
+from toolcall_cli.loop import ToolPolicy, run
 from toolcall_cli.messages import Message, ToolCall
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
@@ -59,20 +59,18 @@ class Answers:
 
 
 def turn(
-    registry: ToolRegistry, replies: list[str], approve: Any, policy: ToolPolicy
+    registry: ToolRegistry, replies: list[str], approve: Approval | None, policy: ToolPolicy
 ) -> list[Event]:
     history: list[Message] = []
-    return list(
-        run(
-            "clean up",
-            model=ScriptedModel(replies),
-            strategy=get_strategy("regex"),
-            registry=registry,
-            history=history,
-            approve=approve,
-            policy=policy,
-        )
+    events = run(
+        "clean up",
+        model=ScriptedModel(replies),
+        strategy=get_strategy("regex"),
+        registry=registry,
+        history=history,
+        policy=policy,
     )
+    return list(answering(events, approve.decide if approve is not None else None))
 
 
 def results(events: list[Event]) -> list[str]:
@@ -132,7 +130,7 @@ def test_an_answer_that_is_no_choice_is_asked_again_then_taken_as_no(
 def test_without_anyone_to_ask_the_call_is_declined_and_the_run_says_why(
     registry: ToolRegistry,
 ) -> None:
-    events = turn(registry, [rm_call("a.txt"), "done"], deny_all, ToolPolicy())
+    events = turn(registry, [rm_call("a.txt"), "done"], None, ToolPolicy())
     (result,) = results(events)
     assert "not interactive" in result and "--yes" in result  # the model reads why
     notices = [e.message for e in events if isinstance(e, Notice)]
@@ -140,15 +138,18 @@ def test_without_anyone_to_ask_the_call_is_declined_and_the_run_says_why(
     assert next(e for e in events if isinstance(e, RunFinished)).stop_reason == "answered"
 
 
-def test_yes_flag_approves_and_no_terminal_declines() -> None:
-    call = ToolCall(id="c1", name="rm", arguments={"path": "x"})
-    assert approver(True)(call, None) == "yes"  # type: ignore[arg-type]
-    assert approver(False) is deny_all  # pytest's stdin is not a terminal
+def test_yes_runs_a_dangerous_tool_unasked_and_without_a_terminal_nobody_answers(
+    registry: ToolRegistry,
+) -> None:
+    events = turn(registry, [rm_call("a.txt"), "done"], None, ToolPolicy(yes=True))
+    assert results(events) == ["removed a.txt"]
+    assert not any(isinstance(e, ApprovalAsked) for e in events)  # --yes: never asked
+    assert terminal_answers() is None  # pytest's stdin is not a terminal
 
 
 def test_the_question_shows_a_huge_or_hostile_argument_safely() -> None:
     call = ToolCall(id="c1", name="rm", arguments={"path": "\x1b[2J" + "x" * 5000})
-    text = question(call, None)  # type: ignore[arg-type]
+    text = question(call)
     assert "\x1b" not in text and "\\u001b" in text
     assert len(text) < 600 and "chars)" in text
 

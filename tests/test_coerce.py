@@ -8,7 +8,7 @@ import pytest
 
 from toolcall_cli import tool
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.tools.executor import execute
+from toolcall_cli.tools.pool import execute
 from toolcall_cli.tools.registry import ToolRegistry
 
 

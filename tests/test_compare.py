@@ -21,7 +21,6 @@ from toolcall_cli.app.variants import all_variants
 from toolcall_cli.cli.compare import ComparePlan, print_comparison, run_all
 from toolcall_cli.cli.figures import RunTally
 from toolcall_cli.events import RunFinished, RunStarted, ToolStarted
-from toolcall_cli.loop import deny_all
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.tools.loader import load_tools, tool_dirs
 from toolcall_cli.trace import read_trace
@@ -355,7 +354,6 @@ def test_the_answers_go_under_the_table_where_the_terminal_is_narrow(tmp_path: P
         retrieval=None,
         variants=all_variants("tags"),
         seeds=(0,),
-        approve=deny_all,
     )
     runs = run_all(plan)
 

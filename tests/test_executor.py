@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from toolcall_cli import tool
 from toolcall_cli.messages import ToolCall, ToolSpec
-from toolcall_cli.tools.executor import execute, plainly_valid
+from toolcall_cli.tools.executor import plainly_valid
+from toolcall_cli.tools.pool import execute
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.tools.validation import schema_problem
 from toolcall_cli.tools.validation import validator as _validator_of

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from answering import answering
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAsked,
     Event,
     FedBack,
     FinalAnswer,
@@ -456,18 +458,20 @@ def test_dangerous_tool_runs_only_when_approved(tmp_path: Path) -> None:
     )
     asked: list[str] = []
 
-    def approve(call: Any, tool: Any) -> bool:
-        asked.append(call.arguments["path"])
+    def approve(asked_about: ApprovalAsked) -> bool:
+        asked.append(asked_about.call.arguments["path"])
         return True
 
     events = list(
-        run(
-            "q",
-            model=ScriptedModel([call("rm", path="a.txt"), "done"]),
-            strategy=get_strategy("regex"),
-            registry=registry,
-            history=[],
-            approve=approve,
+        answering(
+            run(
+                "q",
+                model=ScriptedModel([call("rm", path="a.txt"), "done"]),
+                strategy=get_strategy("regex"),
+                registry=registry,
+                history=[],
+            ),
+            approve,
         )
     )
     assert asked == ["a.txt"]

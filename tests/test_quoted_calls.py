@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from answering import answering
 from in_process import toolcall
 from rich.console import Console
 
-from toolcall_cli.approval import Approval, approver, say_yes
+from toolcall_cli.approval import Approval, terminal_answers
 from toolcall_cli.events import (
     CallFromResult,
     Event,
@@ -31,7 +32,6 @@ from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import Reply, ScriptedModel
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.render import RenderMode, make_renderer
-from toolcall_cli.rounds import Approver
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.textcalls import parse_text
 from toolcall_cli.tools.registry import ToolRegistry, tool
@@ -79,24 +79,22 @@ def play(
     tools: Tools,
     *,
     strategy: str = "regex",
-    approve: Approver = say_yes,
+    approve: Approval | None = None,
     history: list[Message] | None = None,
     limits: Limits | None = None,
 ) -> list[Event]:
-    """A run with --yes --allow admin where nobody can be asked (the approver of a piped run)."""
+    """A run with --yes --allow admin; by default nobody can be asked (a piped run)."""
     model = ScriptedModel(replies)
-    events = list(
-        run(
-            "what does the page say?",
-            model=model,
-            strategy=get_strategy(strategy),
-            registry=tools.registry,
-            history=[] if history is None else history,
-            approve=approve,
-            policy=ToolPolicy(allow="admin"),
-            limits=limits or Limits(),
-        )
+    asked = run(
+        "what does the page say?",
+        model=model,
+        strategy=get_strategy(strategy),
+        registry=tools.registry,
+        history=[] if history is None else history,
+        policy=ToolPolicy(allow="admin", yes=True),
+        limits=limits or Limits(),
     )
+    events = list(answering(asked, approve.decide if approve is not None else None))
     model.assert_complete()
     return events
 
@@ -232,7 +230,7 @@ def test_approved_at_the_terminal_it_runs_even_under_yes(strategy: str) -> None:
     tools = Tools()
     user = Answers("y")
     replies = [first_call(strategy, "get_page"), f"The page says: {PAGE}", "done"]
-    events = play(replies, tools, strategy=strategy, approve=Approval(user, yes=True))
+    events = play(replies, tools, strategy=strategy, approve=Approval(user))
     assert tools.echoed == ["INJECTED"]
     (asked,) = user.asked  # --yes answered nothing: the user was asked, once
     assert "appears in the result of get_page" in asked and "echo" in asked
@@ -242,15 +240,18 @@ def test_approved_at_the_terminal_it_runs_even_under_yes(strategy: str) -> None:
 def test_declined_at_the_terminal_it_is_not_run_and_always_is_no_answer() -> None:
     tools = Tools()
     user = Answers("a", "n")
-    events = play([text_call("get_page"), PAGE, "done"], tools, approve=Approval(user, yes=True))
+    events = play([text_call("get_page"), PAGE, "done"], tools, approve=Approval(user))
     assert tools.echoed == []
     assert len(user.asked) == 2 and "y (yes) or n (no)" in user.asked[1]
     assert "declined" in result_of(events, "echo") and "get_page" in result_of(events, "echo")
 
 
 def test_yes_without_a_terminal_cannot_approve_a_quoted_call() -> None:
-    assert approver(True) is say_yes  # pytest's stdin is no terminal
-    assert not hasattr(say_yes, "about_quoted")
+    tools = Tools()
+    events = play([text_call("get_page"), PAGE, "done"], tools)  # --yes, nobody to ask
+    assert tools.echoed == []
+    assert "copied from the result of get_page" in result_of(events, "echo")
+    assert terminal_answers() is None  # pytest's stdin is no terminal
 
 
 # --- end to end: the command line, its view, --json, the trace and doctor ---------------------
@@ -335,8 +336,7 @@ def offline_run(strategy: str, tools: ToolRegistry) -> list[Event]:
             strategy=get_strategy(strategy),
             registry=tools,
             history=[],
-            approve=say_yes,
-            policy=ToolPolicy(allow="admin"),
+            policy=ToolPolicy(allow="admin", yes=True),
         )
     )
 

@@ -20,8 +20,8 @@ from toolcall_cli.loop import run
 from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.textcalls import parse_text
-from toolcall_cli.tools.executor import result_text
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+from toolcall_cli.tools.outcome import result_text
 
 
 def run_against(answers: list[Answer], strategy: str = "regex") -> list[Event]:

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from answering import Approve, answering
 from in_process import toolcall
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAsked,
     Event,
     FinalAnswer,
     Notice,
@@ -25,12 +27,12 @@ from toolcall_cli.events import (
     ToolTimeline,
 )
 from toolcall_cli.loop import Limits, run
-from toolcall_cli.messages import ToolCall, ToolResult
+from toolcall_cli.messages import ToolResult
 from toolcall_cli.models.scripted import Reply, ScriptedModel
-from toolcall_cli.rounds import Approver, Decision, ToolPolicy, deny_all
+from toolcall_cli.rounds import Decision, ToolPolicy
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.policy import RateLimits
-from toolcall_cli.tools.registry import Tool, ToolRegistry, tool
+from toolcall_cli.tools.registry import ToolRegistry, tool
 
 
 class FakeClock:
@@ -55,23 +57,25 @@ def play(
     registry: ToolRegistry,
     *,
     policy: ToolPolicy | None = None,
-    approve: Approver = deny_all,
+    approve: Approve | None = None,
     strategy: str = "regex",
     clock: FakeClock | None = None,
     **limits: Any,
 ) -> tuple[list[Event], ScriptedModel]:
     model = ScriptedModel(replies)
     events = list(
-        run(
-            "q",
-            model=model,
-            strategy=get_strategy(strategy),
-            registry=registry,
-            history=[],
-            limits=Limits(**limits),
-            approve=approve,
-            policy=policy,
-            clock=clock or FakeClock(),
+        answering(
+            run(
+                "q",
+                model=model,
+                strategy=get_strategy(strategy),
+                registry=registry,
+                history=[],
+                limits=Limits(**limits),
+                policy=policy,
+                clock=clock or FakeClock(),
+            ),
+            approve,
         )
     )
     return events, model
@@ -100,8 +104,9 @@ class Approvals:
         self.decisions = list(decisions)
         self.asked: list[str] = []
 
-    def __call__(self, call: ToolCall, tool: Tool) -> Decision | bool:
-        self.asked.append(f"{tool.name}:{call.arguments.get('path', '')}")
+    def __call__(self, asked: ApprovalAsked) -> Decision | bool:
+        call = asked.call
+        self.asked.append(f"{call.name}:{call.arguments.get('path', '')}")
         return self.decisions.pop(0)
 
 
@@ -166,9 +171,7 @@ def test_always_approves_that_tool_for_the_rest_of_the_session_and_no_other() ->
 
 def test_nobody_to_ask_declines_and_says_so() -> None:
     ran: list[str] = []
-    events, _ = play(
-        [call("delete", path="/tmp/a"), "done"], dangerous_registry(ran), approve=deny_all
-    )
+    events, _ = play([call("delete", path="/tmp/a"), "done"], dangerous_registry(ran), approve=None)
     assert ran == []
     (result,) = finished(events)
     assert result.error_kind == "declined"
@@ -178,7 +181,7 @@ def test_an_approver_answering_nonsense_declines() -> None:
     """Only yes, always and True run a dangerous tool: anything else is a no."""
     ran: list[str] = []
 
-    def confused(call: ToolCall, tool: Tool) -> Any:
+    def confused(asked: ApprovalAsked) -> Any:
         return "y"
 
     events, _ = play(

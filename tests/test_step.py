@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from answering import answering
 from in_process import toolcall
 
 from toolcall_cli.events import (
@@ -90,16 +91,15 @@ QUESTION = "What's the weather in Tokyo and in Berlin?"
 def stepped(
     registry: ToolRegistry, typist: Typist, history: list[Message] | None = None
 ) -> list[Event]:
-    return list(
-        run(
-            QUESTION,
-            model=OfflineModel(),
-            strategy=get_strategy("regex"),
-            registry=registry,
-            history=[] if history is None else history,
-            step=typist.stepper(),
-        )
+    events = run(
+        QUESTION,
+        model=OfflineModel(),
+        strategy=get_strategy("regex"),
+        registry=registry,
+        history=[] if history is None else history,
+        stepping=True,
     )
+    return list(answering(events, stepper=typist.stepper()))
 
 
 def of(events: list[Event], kind: type[E]) -> list[E]:
@@ -175,9 +175,9 @@ def test_q_before_a_tool_stops_the_turn_and_the_chat_forgets_it(registry: ToolRe
         model=OfflineModel(),
         strategy=get_strategy("regex"),
         registry=registry,
-        step=Typist("", "q").stepper(),
+        stepping=True,
     )
-    events = list(session.ask(QUESTION))
+    events = list(answering(session.ask(QUESTION), stepper=Typist("", "q").stepper()))
     assert asked_cities(registry) == []
     assert of(events, RunFinished)[0].stop_reason == "interrupted"
     # calls without results would break the next turn's request

@@ -383,7 +383,7 @@ def test_a_crash_mid_run_is_recorded_then_told_in_one_line(
         raise RuntimeError("a bug in feeding back")
         yield  # a generator, as the real one is
 
-    monkeypatch.setattr(loop, "_feed_back", broken_feed_back)
+    monkeypatch.setattr(loop.Run, "feed_back", broken_feed_back)
     done = toolcall("run", "What's 12*5+3?", "--quiet", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "internal error: RuntimeError" in done.stderr

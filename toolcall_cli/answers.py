@@ -5,7 +5,7 @@ JSON text: none of that ends a run; it is fed back, saying what was wrong and wh
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from toolcall_cli.history import ENGINE_NOTE_PREFIX
@@ -56,6 +56,21 @@ _RESULT_TAG = re.compile(r"</?tool_result\b")
 """Results are what toolcall writes; a reply that starts as one is the model playing the engine."""
 
 
+@dataclass(frozen=True)
+class Conversation:
+    """What a reply is judged against: the run so far."""
+
+    question: str
+    tools: Collection[str]
+    call_ids: Collection[str]
+    notes: Sequence[str]
+    """What toolcall itself told the model (its instructions, the notes on results)."""
+    errors: Sequence[str] = ()
+    """The error results the model was given."""
+    unreadable: str | None = None
+    """Why content shaped like a call could not be read as one."""
+
+
 def judge(
     text: str,
     *,
@@ -67,42 +82,81 @@ def judge(
     errors: Sequence[str] = (),
 ) -> NotAnAnswer | None:
     """None when `text` is an answer; otherwise what it is instead."""
+    said = Conversation(question, tools, call_ids, notes, errors, unreadable)
     stripped = text.strip()
-    if not stripped:
-        return NotAnAnswer("the reply was empty")
-    if not words(_MARKUP.sub(" ", stripped)) or stripped in ("{}", "[]", "null"):
-        return NotAnAnswer("it holds no words: only marks or an empty value")
-    if _RESULT_TAG.match(stripped):
-        return NotAnAnswer("it is a tool result written by the model itself, not an answer")
-    if unreadable is not None or looks_like_call_json(stripped):
-        problem = f" ({unreadable.rstrip('.')})" if unreadable else ""
-        return NotAnAnswer(
-            f"it is a tool call written as JSON text, and it could not be read as a call{problem}"
-        )
-    bare = bare_word(stripped)
-    if bare in tools:
-        return NotAnAnswer(
-            f"it is only the name of the tool `{bare}`; to use it, call it with its arguments"
-        )
-    if bare in call_ids:
-        return NotAnAnswer(f"it is only `{bare}`, the id of an earlier call")
-    if (
-        stripped.startswith(ENGINE_NOTE_PREFIX)
-        or echoes_a_note(stripped, notes)
-        or said_again(stripped, notes)
-    ):
-        return NotAnAnswer("it repeats toolcall's note instead of answering")
-    if stripped.startswith("Error") and (
-        any(stripped in error for error in errors)
-        or said_again(stripped, errors)
-        or (errors and _ERROR_MARK.match(stripped))
-    ):
-        return NotAnAnswer("it repeats a tool's error instead of answering")
-    if echoes(stripped, question):
-        return NotAnAnswer("it repeats the question")
-    if repeats_the_sum(stripped, question):
-        return NotAnAnswer("it only repeats the numbers of the question, with no result")
+    for check in CHECKS:
+        why = check(stripped, said)
+        if why is not None:
+            return NotAnAnswer(why)
     return None
+
+
+def _empty(text: str, said: Conversation) -> str | None:
+    if not text:
+        return "the reply was empty"
+    if not words(_MARKUP.sub(" ", text)) or text in ("{}", "[]", "null"):
+        return "it holds no words: only marks or an empty value"
+    return None
+
+
+def _a_result(text: str, said: Conversation) -> str | None:
+    if _RESULT_TAG.match(text):
+        return "it is a tool result written by the model itself, not an answer"
+    return None
+
+
+def _a_call(text: str, said: Conversation) -> str | None:
+    if said.unreadable is None and not looks_like_call_json(text):
+        return None
+    problem = f" ({said.unreadable.rstrip('.')})" if said.unreadable else ""
+    return f"it is a tool call written as JSON text, and it could not be read as a call{problem}"
+
+
+def _a_name(text: str, said: Conversation) -> str | None:
+    bare = bare_word(text)
+    if bare in said.tools:
+        return f"it is only the name of the tool `{bare}`; to use it, call it with its arguments"
+    if bare in said.call_ids:
+        return f"it is only `{bare}`, the id of an earlier call"
+    return None
+
+
+def _a_note(text: str, said: Conversation) -> str | None:
+    notes = said.notes
+    if text.startswith(ENGINE_NOTE_PREFIX) or echoes_a_note(text, notes) or said_again(text, notes):
+        return "it repeats toolcall's note instead of answering"
+    return None
+
+
+def _an_error(text: str, said: Conversation) -> str | None:
+    errors = said.errors
+    if not text.startswith("Error"):
+        return None
+    if any(text in error for error in errors) or said_again(text, errors):
+        return "it repeats a tool's error instead of answering"
+    if errors and _ERROR_MARK.match(text):
+        return "it repeats a tool's error instead of answering"
+    return None
+
+
+def _the_question(text: str, said: Conversation) -> str | None:
+    if echoes(text, said.question):
+        return "it repeats the question"
+    if repeats_the_sum(text, said.question):
+        return "it only repeats the numbers of the question, with no result"
+    return None
+
+
+CHECKS: tuple[Callable[[str, Conversation], str | None], ...] = (
+    _empty,
+    _a_result,
+    _a_call,
+    _a_name,
+    _a_note,
+    _an_error,
+    _the_question,
+)
+"""What a reply may be instead of an answer, in the order they are looked for."""
 
 
 def bare_word(text: str) -> str:

@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 
 import typer
 
-from toolcall_cli.loop import Approver, Decision, deny_all
+from toolcall_cli.events import ApprovalAsked, StepPaused
+from toolcall_cli.loop import Decision
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.quoted import Quote
-from toolcall_cli.render.base import Renderer
-from toolcall_cli.tools.registry import Tool
+from toolcall_cli.stepping import TerminalStepper
 
 ANSWERS: dict[str, Decision] = {
     "y": "yes",
@@ -44,21 +42,21 @@ def decision(answer: str) -> Decision | None:
     return "no" if not text else ANSWERS.get(text)
 
 
-def question(call: ToolCall, tool: Tool) -> str:
+def question(call: ToolCall) -> str:
     return (
         f"Run dangerous tool {shown_call(call)}?\n"
         f"  [y]es / [n]o / [a]lways (yes to {shown_name(call)} for the rest of the session)"
     )
 
 
-def quoted_question(call: ToolCall, tool: Tool, quote: Quote) -> str:
+def quoted_question(asked: ApprovalAsked) -> str:
     """The question about a call copied from a tool result: it names the result, and offers no
     "always", since each such call is the result's text speaking, not the model."""
-    what = "dangerous tool " if tool.dangerous else ""
-    where = printable(f"{quote.result_name} {quote.result_id}"[:MAX_ARGUMENTS_SHOWN])
+    what = "dangerous tool " if asked.dangerous else ""
+    where = printable(f"{asked.result_name} {asked.result_id}"[:MAX_ARGUMENTS_SHOWN])
     return (
         f"⚠ This call appears in the result of {where}: a tool's text may have written it "
-        f"(prompt injection).\nRun {what}{shown_call(call)}?\n  [y]es / [n]o"
+        f"(prompt injection).\nRun {what}{shown_call(asked.call)}?\n  [y]es / [n]o"
     )
 
 
@@ -88,32 +86,23 @@ def _ask_on_terminal(text: str) -> str:
 
 
 class Approval:
-    """Asks on the terminal. The current renderer's live view is suspended while it asks, or
-    the prompt would be drawn over; `renderer` is set by whoever renders the run.
-
-    `yes` (--yes): dangerous tools run without asking; a call copied from a tool result is
-    still asked about, since --yes cannot know that a result planted it."""
+    """Answers the run's ApprovalAsked at the terminal. (--yes never reaches here for a
+    dangerous tool: the loop runs it unasked. A call copied from a tool result is always asked
+    about, since --yes cannot know that a result planted it.)"""
 
     ATTEMPTS = 3
     """An answer that is none of the choices is asked again, then taken as no."""
 
-    def __init__(self, ask: Ask = _ask_on_terminal, *, yes: bool = False) -> None:
-        self.renderer: Renderer | None = None
+    def __init__(self, ask: Ask = _ask_on_terminal) -> None:
         self._ask = ask
-        self._yes = yes
 
-    def __call__(self, call: ToolCall, tool: Tool) -> Decision:
-        if self._yes:
-            return "yes"
-        with self._terminal():
-            return self._decide(question(call, tool), always=True)
+    def answer(self, asked: ApprovalAsked) -> None:
+        asked.answer(self.decide(asked))
 
-    def about_quoted(self, call: ToolCall, tool: Tool, quote: Quote) -> Decision:
-        with self._terminal():
-            return self._decide(quoted_question(call, tool, quote), always=False)
-
-    def _terminal(self) -> AbstractContextManager[None]:
-        return nullcontext() if self.renderer is None else self.renderer.suspended()
+    def decide(self, asked: ApprovalAsked) -> Decision:
+        if asked.offers_always:
+            return self._decide(question(asked.call), always=True)
+        return self._decide(quoted_question(asked), always=False)
 
     def _decide(self, text: str, *, always: bool) -> Decision:
         choices = "y (yes), n (no) or a (always)" if always else "y (yes) or n (no)"
@@ -125,22 +114,25 @@ class Approval:
         return "no"
 
 
-def say_yes(call: ToolCall, tool: Tool) -> Decision:
-    """--yes where nobody can be asked: dangerous tools run; a call copied from a tool result
-    is refused (this approver cannot ask about one)."""
-    return "yes"
+class TerminalAnswers:
+    """Answers what a run asks at the terminal: approvals, and --step's pauses."""
+
+    def __init__(self, approval: Approval | None, stepper: TerminalStepper | None) -> None:
+        self.approval = approval
+        self.stepper = stepper
+
+    def answer(self, event: ApprovalAsked | StepPaused) -> None:
+        if isinstance(event, ApprovalAsked):
+            if self.approval is not None:
+                self.approval.answer(event)
+        elif self.stepper is not None:
+            self.stepper.answer(event)
 
 
-def approver(yes: bool) -> Approver:
-    """--yes approves dangerous tools; without a terminal to ask on, they are declined at once,
-    and the run says so (it never waits for an answer that cannot come). A call copied from a
-    tool result is asked about on a terminal, --yes or not, and refused without one."""
-    if not sys.stdin.isatty():
-        return say_yes if yes else deny_all
-    return Approval(yes=yes)
-
-
-def attach(approve: Approver, renderer: Renderer) -> None:
-    """Let an interactive approver suspend this renderer while it asks."""
-    if isinstance(approve, Approval):
-        approve.renderer = renderer
+def terminal_answers(stepper: TerminalStepper | None = None) -> TerminalAnswers | None:
+    """Who answers at this terminal: approval when stdin is one (otherwise nobody can be asked,
+    and what is asked is declined at once, never waited for), and --step's stepper."""
+    approval = Approval() if sys.stdin.isatty() else None
+    if approval is None and stepper is None:
+        return None
+    return TerminalAnswers(approval, stepper)

@@ -135,7 +135,23 @@ class Choosing:
         self.notices.clear()
         query = [(question, 1.0), (previous_turn(earlier), LATEST_TURN_WEIGHT)]
         scored, ranker = self._ranking(query, specs, events)
-        budget = self.budget or len(specs)
+        chosen, found = self._picked(scored, self.budget or len(specs))
+        self.sent = {tool.name for tool in chosen}
+        by_name = {spec.name: spec for spec in [*specs, SEARCH_SPEC]}
+        events.append(
+            ToolsChosen(
+                iteration=iteration,
+                total=len(specs),
+                sent=tuple(chosen),
+                ranker=ranker,
+                added=tuple(found),
+            )
+        )
+        return [by_name[tool.name] for tool in chosen], events
+
+    def _picked(self, scored: list[Scored], budget: int) -> tuple[list[ChosenTool], list[str]]:
+        """The tools within `budget`: first those the model found with search_tools, then
+        those it called, then the best ranked; search_tools last. And the ones it found."""
         slots = budget - 1 if self.searching else budget
         with self._lock:
             found = [name for name in self.found if name in self._tools][:slots]
@@ -149,18 +165,7 @@ class Choosing:
         chosen += [ChosenTool(s.name, s.score) for s in rest]
         if self.searching:
             chosen.append(ChosenTool(SEARCH_TOOLS, None))
-        self.sent = {tool.name for tool in chosen}
-        by_name = {spec.name: spec for spec in [*specs, SEARCH_SPEC]}
-        events.append(
-            ToolsChosen(
-                iteration=iteration,
-                total=len(specs),
-                sent=tuple(chosen),
-                ranker=ranker,
-                added=tuple(found),
-            )
-        )
-        return [by_name[tool.name] for tool in chosen], events
+        return chosen, found
 
     def _ranking(
         self, query: Query, specs: list[ToolSpec], events: list[Event]

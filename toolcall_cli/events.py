@@ -143,6 +143,72 @@ class CallFromResult:
     name and arguments, can be read out of the result, written another way."""
 
 
+UNRECORDED = {"recorded": False}
+"""Field metadata: the field is the consumer's answer slot, never part of an event's record."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalAsked:
+    """A call waits for the user's yes before it runs: its tool is dangerous, or the call was
+    copied from a tool result. The loop asks and never answers itself: the consumer answers
+    with `answer()` before it takes the next event (pydantic-ai hands such deferred calls back
+    to its caller the same way). A call nobody answers is declined, and the model told why."""
+
+    kind: Literal["approval_asked"] = "approval_asked"
+    call: ToolCall
+    reason: Literal["dangerous", "from_result"]
+    dangerous: bool = True
+    """Whether the tool is a dangerous one (a call from a result may be of any tool)."""
+    result_name: str = ""
+    """from_result: the tool whose result holds the call."""
+    result_id: str = ""
+    """from_result: the id of the call that result answered."""
+    _answers: list[Any] = field(
+        default_factory=list, compare=False, repr=False, metadata=UNRECORDED
+    )
+
+    @property
+    def offers_always(self) -> bool:
+        """Whether "always" (yes to this tool for the rest of the session) may be answered: not
+        for a call a result planted, which is approved one call at a time."""
+        return self.reason == "dangerous"
+
+    def answer(self, decision: Any) -> None:
+        """ "yes", "no", "always", True/False, or a Declined saying why nobody said yes."""
+        self._answers[:] = [decision]
+
+    @property
+    def answered(self) -> Any:
+        """The answer given, or None."""
+        return self._answers[0] if self._answers else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepPaused:
+    """--step: the run waits before a model request or a tool execution. The consumer answers
+    with `answer()`: "go", "quit", and before a tool also "skip" or the edited arguments (a
+    dict). Unanswered, the run goes on. Edited arguments that do not fit the tool's schema
+    bring the same pause again, with `problem` saying why and `draft` holding them."""
+
+    kind: Literal["step_paused"] = "step_paused"
+    before: Literal["request", "tool"]
+    iteration: int
+    request: dict[str, Any] | None = None
+    call: ToolCall | None = None
+    problem: str | None = None
+    draft: dict[str, Any] | None = None
+    _answers: list[Any] = field(
+        default_factory=list, compare=False, repr=False, metadata=UNRECORDED
+    )
+
+    def answer(self, action: Any) -> None:
+        self._answers[:] = [action]
+
+    @property
+    def answered(self) -> Any:
+        return self._answers[0] if self._answers else None
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolFinished:
     kind: Literal["tool_finished"] = "tool_finished"
@@ -289,6 +355,8 @@ Event = (
     | ToolStarted
     | PlaceholdersFilled
     | CallFromResult
+    | ApprovalAsked
+    | StepPaused
     | ToolFinished
     | ToolTimeline
     | FedBack
@@ -303,6 +371,11 @@ Event = (
 
 
 def event_record(event: Event) -> dict[str, Any]:
-    """An event as plain data, `kind` first: one `--json` line, or one trace record."""
+    """An event as plain data, `kind` first: one `--json` line, or one trace record. A
+    consumer's answer slot is not part of it."""
     data = dataclasses.asdict(event)
+    for unrecorded in (
+        f.name for f in dataclasses.fields(event) if not f.metadata.get("recorded", True)
+    ):
+        data.pop(unrecorded)
     return {"kind": data.pop("kind"), **data}

@@ -18,15 +18,13 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from toolcall_cli.approval import attach
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
 from toolcall_cli.private_files import PathProblem, open_private
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.render.explain import Explain
-from toolcall_cli.session import Session
-from toolcall_cli.stepping import attach as attach_stepper
+from toolcall_cli.session import Session, answered
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
 from toolcall_cli.tools.loader import is_plugin_name
 from toolcall_cli.tools.reload import ToolReloader
@@ -286,12 +284,11 @@ class Repl:
 
     def ask(self, question: str) -> None:
         shown = make_renderer(self._mode)
-        attach(self.session.approve, shown)
-        attach_stepper(self.session.step, shown)
         renderer = self._explain.wrap(shown)
         progress = RunProgress()
         try:
-            for event in self.session.ask(question):
+            asked = self.session.ask(question)
+            for event in answered(asked, self.session.answers, shown.suspended):
                 progress.add(event)
                 if isinstance(event, RunFinished):
                     for end in self._script_ends(final=False):

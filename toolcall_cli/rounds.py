@@ -11,21 +11,25 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Collection, Generator, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from toolcall_cli.events import (
+    ApprovalAsked,
     CallFromResult,
     Event,
     Notice,
+    ParseError,
     PlaceholdersFilled,
+    StepPaused,
     TimelineEntry,
     ToolFinished,
     ToolStarted,
     ToolTimeline,
 )
 from toolcall_cli.history import ENGINE_NOTE_PREFIX as ENGINE_NOTE
+from toolcall_cli.limits import Limits
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.quoted import Quote, ResultQuotes
 from toolcall_cli.tools.dag import Graph, GraphProblem, Unresolved, build_graph, placeholders
@@ -36,6 +40,8 @@ from toolcall_cli.tools.pool import Finished, Job, ToolPool
 from toolcall_cli.tools.registry import Permission, Tool, ToolRegistry
 
 Decision = Literal["yes", "no", "always"]
+"""An answer to ApprovalAsked: yes, no, or always (this tool, for the rest of the session).
+True and False mean yes and no."""
 
 
 @dataclass(frozen=True)
@@ -43,22 +49,6 @@ class Declined:
     """No, and why nobody said yes: the view shows it and the model reads it."""
 
     why: str
-
-
-Approver = Callable[[ToolCall, Tool], "Decision | bool | Declined"]
-"""Asked before a dangerous tool runs: yes, no, or always (for this tool, the rest of the
-session). True and False mean yes and no."""
-
-
-@runtime_checkable
-class AsksTheUser(Protocol):
-    """An approver with a person behind it, who can be asked about a call copied from a tool
-    result. Only such an approver lets one run: --yes answers for the user about dangerous
-    tools, but it cannot know that a result planted the call."""
-
-    def about_quoted(
-        self, call: ToolCall, tool: Tool, quote: Quote
-    ) -> Decision | bool | Declined: ...
 
 
 @dataclass(frozen=True)
@@ -69,25 +59,12 @@ class Edited:
 
 
 StepAction = Literal["go", "skip", "quit"] | Edited
-"""What the user chose at a pause before a tool runs."""
-
-Check = Callable[[dict[str, Any]], "str | None"]
-"""Validates edited arguments as the model's are validated: None when they fit the tool's
-schema, else why not."""
+"""An answer to StepPaused before a tool runs."""
 
 
 class StepQuit(BaseException):
     """The user stopped the run at a pause (--step, `q`). A BaseException, as Ctrl-C is: the
     loop turns a model's or parser's Exception into a failed reply, and this is no failure."""
-
-
-class Stepper(Protocol):
-    """Pauses the run before each model request and each tool execution (--step). The pause
-    is the loop's, like approval: the renderers only show what it decided."""
-
-    def before_request(self, iteration: int, body: dict[str, Any]) -> Literal["go", "quit"]: ...
-
-    def before_tool(self, call: ToolCall, tool: Tool, check: Check) -> StepAction: ...
 
 
 SKIPPED_BY_USER = "skipped by the user. Answer without it."
@@ -120,6 +97,9 @@ class ToolPolicy:
 
     allow: Permission = "write"
     """The highest permission a tool may need: read < write < admin (--allow)."""
+    yes: bool = False
+    """--yes: dangerous tools run without asking. Not a call copied from a tool result: that
+    one is always asked about."""
     max_parallel: int = 4
     isolate_all: bool = False
     """Run every plugin tool in a worker process (--isolate-tools)."""
@@ -128,12 +108,6 @@ class ToolPolicy:
     rate_limits: RateLimits = field(default_factory=RateLimits)
     always: set[str] = field(default_factory=set)
     """Dangerous tools the user approved for the rest of the session."""
-
-
-def deny_all(call: ToolCall, tool: Tool) -> Declined:
-    """The approver when nobody can be asked (non-interactive runs without --yes): it declines
-    at once, never waits for an answer that cannot come, and says why."""
-    return NOBODY_TO_ASK
 
 
 def call_key(call: ToolCall) -> tuple[str, str]:
@@ -160,42 +134,40 @@ class Round:
         registry: ToolRegistry,
         cache: dict[tuple[str, str], ToolResult],
         policy: ToolPolicy,
-        approve: Approver,
-        tool_timeout: float,
-        max_result_chars: int,
+        limits: Limits,
         withdrawn: bool = False,
         whole_reply: bool = False,
         clock: Callable[[], float] = time.monotonic,
-        max_calls: int | None = None,
         earlier_ids: Collection[str] = (),
-        step: Stepper | None = None,
+        stepping: bool = False,
+        iteration: int = 1,
         quotes: ResultQuotes | None = None,
         run_time_left: Callable[[], float | None] = lambda: None,
     ) -> None:
         self._registry = registry
+        self._cache = cache
+        self._policy = policy
+        self._tool_timeout = limits.tool_timeout
+        self._max_result_chars = limits.max_result_chars
+        self._max_calls = limits.max_calls_per_reply
+        """Calls past this many are not run (--max-calls-per-reply): a runaway reply of a
+        hundred calls would run them all and flood the next request with their results."""
+        self._withdrawn = withdrawn
+        self.streaming = not whole_reply
+        """Calls start as they arrive. Otherwise the reply is complete before its calls are
+        added: with --dag nothing of it starts before its graph is checked, so a bad graph runs
+        none of its calls. A streamed reply starts calls without dependencies as they arrive."""
+        self._clock = clock
+        self._earlier_ids = earlier_ids
+        """Ids of the run's earlier calls: a model copies one as a tool name."""
+        self._stepping = stepping
+        self._iteration = iteration
         self._quotes = quotes or ResultQuotes()
         """The conversation's tool results, read for calls: a call taken from one needs the
         user's approval."""
         self._run_time_left = run_time_left
         """Seconds left under the run's time limit (None without one): checking a call's
         arguments gets no more than that, nor more than its tool timeout."""
-        self._step = step
-        self._cache = cache
-        self._policy = policy
-        self._approve = approve
-        self._tool_timeout = tool_timeout
-        self._max_result_chars = max_result_chars
-        self._withdrawn = withdrawn
-        self._whole_reply = whole_reply
-        """The reply is complete before its calls are added (a strategy that does not stream):
-        with --dag nothing of it starts before its graph is checked, so a bad graph runs none of
-        its calls. A streamed reply starts calls without dependencies as they arrive."""
-        self._clock = clock
-        self._max_calls = max_calls
-        """Calls past this many are not run (--max-calls-per-reply): a runaway reply of a
-        hundred calls would run them all and flood the next request with their results."""
-        self._earlier_ids = earlier_ids
-        """Ids of the run's earlier calls: a model copies one as a tool name."""
         self._pool = ToolPool(max_parallel=policy.max_parallel, clock=clock)
         self._began = clock()
         self._entries: dict[str, _Entry] = {}
@@ -220,7 +192,7 @@ class Round:
             self.dropped.append(call)
             return
         self._entries[call.id] = _Entry(call)
-        if self._policy.dag and (self._whole_reply or call.depends_on or _has_placeholders(call)):
+        if self._policy.dag and (not self.streaming or call.depends_on or _has_placeholders(call)):
             self._held.append(call.id)  # it waits: the reply's graph is known at its end
             return
         yield from self._start(call)
@@ -276,6 +248,15 @@ class Round:
 
     def unanswered(self) -> list[ToolCall]:
         return [e.call for e in self._entries.values() if e.result is None]
+
+    def all_results(self, errors: Sequence[ParseError]) -> list[ToolResult]:
+        """Every call's result once the round is over: the calls still running when the run's
+        time ran out, and the calls that could not be parsed, answered as failed."""
+        unfinished = [
+            refused(c, "timeout", "the run's time limit was reached before this tool finished.")
+            for c in self.unanswered()
+        ]
+        return [*self.results, *unfinished, *(parse_error_result(e) for e in errors)]
 
     def timeline(self) -> ToolTimeline:
         entries = tuple(
@@ -353,29 +334,41 @@ class Round:
 
     def _stepped(self, call: ToolCall) -> Generator[Event, None, ToolCall | None]:
         """With --step, the pause before a known tool runs: the call to run (its arguments
-        perhaps edited by the user), or None when the user skipped it (it is answered so)."""
-        tool = self._registry.get(call.name)
-        if self._step is None or tool is None:
+        perhaps edited by the user), or None when the user skipped it (it is answered so).
+        Edited arguments are checked as the model's are; if they do not fit, the pause comes
+        again, saying why."""
+        if not self._stepping or self._registry.get(call.name) is None:
             return call
-
-        def check(arguments: dict[str, Any]) -> str | None:
-            edited = replace(call, arguments=arguments)
-            prepared = prepare(edited, self._registry, time_limit=self._check_time(call))
-            return prepared.content if isinstance(prepared, ToolResult) else None
-
-        action = self._step.before_tool(call, tool, check)
-        if action == "quit":
-            raise StepQuit
-        if action == "skip":
-            yield from self._answer(call, refused(call, "skipped_by_user", SKIPPED_BY_USER))
-            return None
-        if isinstance(action, Edited):
-            call = replace(call, arguments=action.arguments)
-            yield Notice(
-                message=f"{call.name}: the user edited its arguments to "
-                f"{json.dumps(action.arguments, ensure_ascii=False)}"
+        problem, draft = None, None
+        while True:
+            pause = StepPaused(
+                before="tool", iteration=self._iteration, call=call, problem=problem, draft=draft
             )
-        return call
+            yield pause
+            action = pause.answered or "go"
+            if action == "quit":
+                raise StepQuit
+            if action == "skip":
+                yield from self._answer(call, refused(call, "skipped_by_user", SKIPPED_BY_USER))
+                return None
+            if not isinstance(action, Edited):
+                return call
+            problem, draft = self._edit_problem(call, action.arguments), action.arguments
+            if problem is None:
+                yield Notice(
+                    message=f"{call.name}: the user edited its arguments to "
+                    f"{json.dumps(action.arguments, ensure_ascii=False)}"
+                )
+                return replace(call, arguments=action.arguments)
+
+    def _edit_problem(self, call: ToolCall, arguments: dict[str, Any]) -> str | None:
+        """Why arguments the user wrote cannot run, said as the model would be told; None when
+        they can."""
+        edited = replace(call, arguments=arguments)
+        prepared = prepare(edited, self._registry, time_limit=self._check_time(call))
+        if not isinstance(prepared, ToolResult):
+            return None
+        return prepared.content.removeprefix("Error: ")
 
     def _follow(self, call: ToolCall, first_id: str) -> Iterator[Event]:
         """An identical call earlier in this reply (same tool, canonically equal arguments) runs
@@ -489,7 +482,7 @@ class Round:
                 result_id=quote.result_id,
                 verbatim=quote.verbatim,
             )
-            refusal = self._approve_quoted(call, tool, quote)
+            refusal = yield from self._approve_quoted(call, tool, quote)
         else:
             refusal = yield from self._approve_dangerous(call, tool)
         if refusal is not None:
@@ -503,9 +496,12 @@ class Round:
     def _approve_dangerous(
         self, call: ToolCall, tool: Tool
     ) -> Generator[Event, None, ToolResult | None]:
-        if not tool.dangerous or tool.name in self._policy.always:
+        """A dangerous tool runs after a yes: --yes, "always" earlier, or the consumer's answer."""
+        if not tool.dangerous or self._policy.yes or tool.name in self._policy.always:
             return None
-        decision = self._approve(call, tool)
+        asked = ApprovalAsked(call=call, reason="dangerous")
+        yield asked
+        decision = asked.answered if asked.answered is not None else NOBODY_TO_ASK
         if decision == "always":
             self._policy.always.add(tool.name)
         elif isinstance(decision, Declined):
@@ -517,17 +513,23 @@ class Round:
             )
         return None
 
-    def _approve_quoted(self, call: ToolCall, tool: Tool, quote: Quote) -> ToolResult | None:
+    def _approve_quoted(
+        self, call: ToolCall, tool: Tool, quote: Quote
+    ) -> Generator[Event, None, ToolResult | None]:
         """A call taken from a tool result runs only if a person says yes to it, whatever
         --yes says; a yes covers this call only (no "always")."""
-        approve = self._approve
-        if isinstance(approve, AsksTheUser):
-            decision = approve.about_quoted(call, tool, quote)
-        else:
-            decision = nobody_to_ask_about(quote)
+        asked = ApprovalAsked(
+            call=call,
+            reason="from_result",
+            dangerous=tool.dangerous,
+            result_name=quote.result_name,
+            result_id=quote.result_id,
+        )
+        yield asked
+        decision = asked.answered if asked.answered is not None else nobody_to_ask_about(quote)
         if isinstance(decision, Declined):
             return refused(call, "from_result", f"{decision.why}. Answer without it.")
-        if decision is True or decision in ("yes", "always"):
+        if decision is True or decision == "yes":
             return None
         return refused(
             call,
@@ -698,4 +700,15 @@ def cut(result: ToolResult, limit: int) -> ToolResult:
 def refused(call: ToolCall, kind: str, message: str) -> ToolResult:
     return ToolResult(
         call_id=call.id, name=call.name, content=f"Error: {message}", ok=False, error_kind=kind
+    )
+
+
+def parse_error_result(error: ParseError) -> ToolResult:
+    """A call that could not be parsed is answered like a failed call, so the model can fix it."""
+    return ToolResult(
+        call_id=error.call_id,
+        name="",
+        content=f"Error: {error.message}",
+        ok=False,
+        error_kind="parse_error",
     )

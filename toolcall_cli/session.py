@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolcall_cli.choosing import Retrieval
-from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
-from toolcall_cli.loop import Approver, Limits, Stepper, ToolPolicy, deny_all, run
+from toolcall_cli.events import ApprovalAsked, Event, Notice, RunFinished, RunStarted, StepPaused
+from toolcall_cli.loop import Limits, ToolPolicy, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.base import Model
 from toolcall_cli.strategies import get_strategy
@@ -20,15 +21,37 @@ if TYPE_CHECKING:
     from toolcall_cli.tools.mcp_servers import McpServers
 
 
+class Answers(Protocol):
+    """Who answers what a run asks (approval, --step): the terminal in `run` and `chat`; nobody
+    in `compare`, `replay` and `serve`, where what is asked goes unanswered (declined)."""
+
+    def answer(self, event: ApprovalAsked | StepPaused) -> None: ...
+
+
+def answered(
+    events: Iterator[Event],
+    answers: Answers | None,
+    suspended: Callable[[], AbstractContextManager[None]] = nullcontext,
+) -> Iterator[Event]:
+    """`events`, with each question of the run answered by `answers` once the consumer has
+    taken (and shown) it, inside `suspended()` (a live view must not draw over the prompt)."""
+    for event in events:
+        yield event
+        if answers is not None and isinstance(event, (ApprovalAsked, StepPaused)):
+            with suspended():
+                answers.answer(event)
+
+
 @dataclass
 class Session:
     model: Model
     strategy: Strategy
     registry: ToolRegistry
     limits: Limits = field(default_factory=Limits)
-    approve: Approver = deny_all
-    step: Stepper | None = None
-    """--step: the pauses before each model request and tool execution."""
+    answers: Answers | None = None
+    """Who answers what a run asks (approval, --step); None: nobody can be asked."""
+    stepping: bool = False
+    """--step: the run pauses before each model request and tool execution."""
     policy: ToolPolicy = field(default_factory=ToolPolicy)
     """How tools run, and what the session remembers of approvals and rate limits."""
     history: list[Message] = field(default_factory=list)
@@ -59,9 +82,8 @@ class Session:
                 registry=self.registry,
                 history=self.history,
                 limits=self.limits,
-                approve=self.approve,
                 policy=self.policy,
-                step=self.step,
+                stepping=self.stepping,
                 retrieval=self.retrieval,
             ):
                 finished = isinstance(event, RunFinished) and event.stop_reason not in (

@@ -10,16 +10,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Literal
 
 import typer
 
-from toolcall_cli.loop import Edited, StepAction, Stepper
+from toolcall_cli.events import StepPaused
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.render.base import Renderer, compact_json, one_line, visible
-from toolcall_cli.rounds import Check
-from toolcall_cli.tools.registry import Tool
+from toolcall_cli.render.base import compact_json, one_line, visible
+from toolcall_cli.rounds import Edited, StepAction
 from toolcall_cli.wire.tokens import request_tokens
 
 Ask = Callable[[str, str], "str | None"]
@@ -80,80 +78,88 @@ def call_preview(call: ToolCall) -> str:
 
 
 class TerminalStepper:
-    """Asks at each pause. The renderer's live view is suspended while it asks, or the prompt
-    would be drawn over; `renderer` is set by whoever renders the run (see attach)."""
+    """Answers the run's StepPaused at the terminal."""
 
     def __init__(self, ask: Ask = _ask_on_terminal, say: Say = _say_on_terminal) -> None:
-        self.renderer: Renderer | None = None
         self._ask = ask
         self._say = say
 
+    def answer(self, pause: StepPaused) -> None:
+        if pause.before == "request":
+            pause.answer(self.before_request(pause.iteration, pause.request or {}))
+        elif pause.call is not None:
+            pause.answer(self.before_tool(pause.call, pause.problem, pause.draft))
+
     def before_request(self, iteration: int, body: dict[str, Any]) -> Literal["go", "quit"]:
-        with self._suspended():
-            self._say(request_preview(iteration, body))
-            self._say(REQUEST_CHOICES)
-            while True:
-                answer = self._ask("step> ", "")
-                if answer is None or answer.strip().lower() == "q":
-                    return "quit"
-                if not answer.strip():
-                    return "go"
-                self._say(NOT_A_CHOICE)
+        self._say(request_preview(iteration, body))
+        self._say(REQUEST_CHOICES)
+        while True:
+            answer = self._ask("step> ", "")
+            if answer is None or answer.strip().lower() == "q":
+                return "quit"
+            if not answer.strip():
+                return "go"
+            self._say(NOT_A_CHOICE)
 
-    def before_tool(self, call: ToolCall, tool: Tool, check: Check) -> StepAction:
-        with self._suspended():
+    def before_tool(
+        self, call: ToolCall, problem: str | None = None, draft: dict[str, Any] | None = None
+    ) -> StepAction:
+        """The user's choice. `problem`: the arguments they wrote last (`draft`) did not fit
+        the tool, so they edit again, or go back to the choices."""
+        if problem is not None:
+            self._say(f"  not run: {problem}")
+            self._say("  Edit again (Ctrl-D: back to the choices)")
+            edited = self._edit(json.dumps(draft or call.arguments, ensure_ascii=False))
+            if edited is not None:
+                return edited
+        else:
             self._say(call_preview(call))
-            self._say(TOOL_CHOICES)
-            while True:
-                answer = self._ask("step> ", "")
-                choice = "q" if answer is None else answer.strip().lower()
-                if choice == "":
-                    return "go"
-                if choice == "s":
-                    return "skip"
-                if choice == "q":
-                    return "quit"
-                if choice == "e":
-                    edited = self._edit(call, check)
-                    if edited is not None:
-                        return edited
-                    self._say(TOOL_CHOICES)
-                    continue
-                self._say(NOT_A_CHOICE)
+        self._say(TOOL_CHOICES)
+        while True:
+            answer = self._ask("step> ", "")
+            choice = "q" if answer is None else answer.strip().lower()
+            if choice == "":
+                return "go"
+            if choice == "s":
+                return "skip"
+            if choice == "q":
+                return "quit"
+            if choice == "e":
+                edited = self._edit(json.dumps(call.arguments, ensure_ascii=False))
+                if edited is not None:
+                    return edited
+                self._say(TOOL_CHOICES)
+                continue
+            self._say(NOT_A_CHOICE)
 
-    def _edit(self, call: ToolCall, check: Check) -> Edited | None:
-        """The arguments as the user rewrote them, once they fit the tool's schema; None when
-        the user gave up (Ctrl-D), back to the choices."""
-        text = json.dumps(call.arguments, ensure_ascii=False)
+    def _edit(self, text: str) -> Edited | None:
+        """The arguments as the user rewrote them, once they are a JSON object (the loop checks
+        them against the tool's schema); None when the user gave up (Ctrl-D)."""
         while True:
             answer = self._ask("arguments> ", text)
             if answer is None:
                 return None
             text = answer
-            problem = edit_problem(text, check)
+            problem = edit_problem(text)
             if problem is None:
                 return Edited(json.loads(text))
             self._say(f"  not run: {problem}")
             self._say("  Edit again (Ctrl-D: back to the choices)")
 
-    def _suspended(self) -> AbstractContextManager[None]:
-        return nullcontext() if self.renderer is None else self.renderer.suspended()
 
-
-def edit_problem(text: str, check: Check) -> str | None:
-    """Why the edited arguments cannot run: not JSON, not an object, or not what the tool's
-    schema asks (said as the model would be told); None when they can."""
+def edit_problem(text: str) -> str | None:
+    """Why the edited text cannot be arguments: not JSON, or not an object; None when it can
+    (whether they fit the tool's schema, the loop says)."""
     try:
         arguments = json.loads(text)
     except json.JSONDecodeError as error:
         return f"that is not JSON ({error.msg} at column {error.colno})"
     if not isinstance(arguments, dict):
         return 'the arguments must be a JSON object, like {"city": "Paris"}'
-    problem = check(arguments)
-    return None if problem is None else problem.removeprefix("Error: ")
+    return None
 
 
-def stepper(step: bool) -> Stepper | None:
+def stepper(step: bool) -> TerminalStepper | None:
     """The stepper --step asks for; a usage error in one line when nobody can answer it."""
     if not step:
         return None
@@ -166,9 +172,3 @@ class NotInteractive(Exception):
     """--step with stdin that is no terminal: no one could answer at the pauses."""
 
     MESSAGE = "--step pauses for your answers and needs an interactive terminal on stdin"
-
-
-def attach(step: Stepper | None, renderer: Renderer) -> None:
-    """Let an interactive stepper suspend this renderer while it asks."""
-    if isinstance(step, TerminalStepper):
-        step.renderer = renderer

@@ -29,15 +29,15 @@ from toolcall_cli.app.settings import (
 from toolcall_cli.app.variants import Variant, all_variants
 from toolcall_cli.choosing import Retrieval
 from toolcall_cli.config import FileConfig
-from toolcall_cli.loop import Approver, Decision, ToolPolicy, deny_all
-from toolcall_cli.messages import ToolCall, user
+from toolcall_cli.loop import ToolPolicy
+from toolcall_cli.messages import user
 from toolcall_cli.models import ModelConfigError
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import scripted_model
-from toolcall_cli.session import Session
+from toolcall_cli.session import Answers, Session
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
-from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import Sampling, WireFormat
 
 if TYPE_CHECKING:
@@ -51,15 +51,6 @@ Warn = Callable[[str], None]
 
 def print_warning(message: str) -> None:
     print(f"toolcall: warning: {message}", file=sys.stderr, flush=True)
-
-
-def say_yes(call: ToolCall, tool: Tool) -> Decision:
-    return "yes"
-
-
-def unasked(yes: bool) -> Approver:
-    """Where nobody is asked: --yes runs dangerous tools, and without it they are declined."""
-    return say_yes if yes else deny_all
 
 
 # --- tools ------------------------------------------------------------------------------------
@@ -147,10 +138,11 @@ def load_toolbox(settings: Settings, warn: Warn = print_warning) -> Toolbox:
 
 
 def tool_policy(options: SessionOptions) -> ToolPolicy:
-    """How the session runs tools: --allow, --max-parallel, --isolate-tools, --dag."""
+    """How the session runs tools: --allow, --yes, --max-parallel, --isolate-tools, --dag."""
     tools = options.tools
     return ToolPolicy(
         allow=tools.allow,
+        yes=tools.yes,
         max_parallel=tools.max_parallel,
         isolate_all=tools.isolate_tools,
         dag=options.strategy.dag,
@@ -218,13 +210,13 @@ def build_session(
     options: SessionOptions,
     *,
     system_prompt: str | None = None,
-    approve: Approver | None = None,
+    answers: Answers | None = None,
     warn: Warn = print_warning,
 ) -> Assembled:
     """The session the options call for; AppError when it cannot be built. `system_prompt`:
     the text that replaces the strategy's system prompt where --system-prompt names no file
-    (replay's recorded one). `approve`: who decides on dangerous tools (default: nobody is
-    asked, see `unasked`)."""
+    (replay's recorded one). `answers`: who answers what a run asks (approval, --step); None:
+    nobody can be asked, and a dangerous tool runs only with --yes."""
     settings = resolve_settings(options, system_prompt)
     model = model_for(settings.choice, settings.options)
     measured = with_measured(settings, model)
@@ -243,7 +235,7 @@ def build_session(
         policy=tool_policy(options),
         registry=toolbox.registry,
         limits=settings.limits,
-        approve=approve if approve is not None else unasked(options.tools.yes),
+        answers=answers,
         notes=measured.notes,
         mcp=toolbox.servers,
     )
@@ -265,7 +257,6 @@ def variant_session(
     *,
     seed: int | None = None,
     retrieval: Retrieval | None = None,
-    approve: Approver | None = None,
     model: Model | None = None,
 ) -> Assembled:
     """A session of one strategy of those compared (compare, prompt --all), on tools loaded
@@ -284,7 +275,6 @@ def variant_session(
         registry=toolbox.registry,
         retrieval=retrieval,
         limits=settings.limits,
-        approve=approve if approve is not None else unasked(options.tools.yes),
         policy=tool_policy(options),
     )
     traced = traced_settings(options, choice, session, sampling, settings.system_prompt)

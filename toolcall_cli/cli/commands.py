@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
     from toolcall_cli.cli.running import RunTrace
     from toolcall_cli.config import FileConfig
-    from toolcall_cli.loop import Stepper
     from toolcall_cli.render import RenderMode
     from toolcall_cli.render.explain import Explain
+    from toolcall_cli.stepping import TerminalStepper
     from toolcall_cli.tools.registry import ToolRegistry
 
 
@@ -60,10 +60,8 @@ def run(
     if not question.strip():
         fail("the question is empty")
     mode = output_mode(output.quiet, output.as_json)
-    pauses = step_flag(stepping.step)
-    assembled = watched_session(options, mode)
+    assembled = watched_session(options, mode, step_flag(stepping.step))
     session = assembled.session
-    session.step = pauses
     try:
         target = choose_trace(trace, assembled)
         run_trace = start_trace(target, "run", assembled)
@@ -71,11 +69,10 @@ def run(
             session.ask(question),
             mode,
             run_trace,
-            session.approve,
+            session.answers,
             output.show_request,
             scripted_model(session.model),
             explain=explained(stepping),
-            step=session.step,
         )
     finally:
         session.close()
@@ -94,15 +91,19 @@ def output_mode(quiet: bool, as_json: bool) -> RenderMode:
     return "live" if sys.stdout.isatty() else "plain"
 
 
-def watched_session(options: SessionOptions, mode: RenderMode) -> Assembled:
-    """The session of a run or a chat someone may be watching: dangerous tools are asked
-    about on the terminal (unless --yes), and the local models' streams are paced for the
-    live view."""
+def watched_session(
+    options: SessionOptions, mode: RenderMode, pauses: TerminalStepper | None
+) -> Assembled:
+    """The session of a run or a chat someone may be watching: what the run asks (approval,
+    --step's pauses) is answered on the terminal, and the local models' streams are paced for
+    the live view."""
     from toolcall_cli.app.build import build_session
-    from toolcall_cli.approval import approver
+    from toolcall_cli.approval import terminal_answers
 
     paced = options.paced(0.02 if mode == "live" else 0.0)
-    return build_session(paced, approve=approver(options.tools.yes), warn=warn)
+    assembled = build_session(paced, answers=terminal_answers(pauses), warn=warn)
+    assembled.session.stepping = pauses is not None
+    return assembled
 
 
 def explained(stepping: Stepping) -> Explain:
@@ -111,7 +112,7 @@ def explained(stepping: Stepping) -> Explain:
     return Explain(stepping.explain, stepping.lang)
 
 
-def step_flag(step: bool) -> Stepper | None:
+def step_flag(step: bool) -> TerminalStepper | None:
     """--step's stepper; one line and exit 2 when stdin is no terminal to answer on."""
     from toolcall_cli.stepping import NotInteractive, stepper
 
@@ -136,9 +137,7 @@ def chat(
     from toolcall_cli.cli.tracing import choose_trace, start_trace
 
     mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
-    pauses = step_flag(stepping.step)
-    assembled = watched_session(options, mode)
-    assembled.session.step = pauses
+    assembled = watched_session(options, mode, step_flag(stepping.step))
     try:
         target = choose_trace(trace, assembled)
         run_trace = start_trace(target, "chat", assembled)

@@ -29,7 +29,6 @@ from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.cli.figures import RunFigures, RunTally, StrategyRates, rates
 from toolcall_cli.cli.running import RunTrace, open_trace, pipe_console
 from toolcall_cli.cli.tracing import TraceDir, choose_trace_dir
-from toolcall_cli.loop import Approver
 from toolcall_cli.render.base import one_line, visible
 from toolcall_cli.trace import RunProgress, TraceWriteError, trace_header
 from toolcall_cli.trace.writer import session_secrets
@@ -57,8 +56,6 @@ class ComparePlan:
     """How each request's tools are chosen (--retrieve), as in `toolcall run`."""
     variants: tuple[Variant, ...]
     seeds: tuple[int, ...]
-    approve: Approver | None = None
-    """Who decides on dangerous tools; None: nobody is asked (see app.build.unasked)."""
     traces: TraceDir | None = None
     """Where each run's trace goes; None: nowhere."""
     stamp: str = ""
@@ -152,7 +149,6 @@ def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
         variant,
         seed=seed,
         retrieval=plan.retrieval,
-        approve=plan.approve,
     )
     session = assembled.session
     run_trace = start_run_trace(plan, variant, seed, assembled)

@@ -72,9 +72,7 @@ def replay(
         recorded_system_prompt,
         replay_options,
     )
-    from toolcall_cli.approval import approver
     from toolcall_cli.cli.tracing import choose_trace, start_trace
-    from toolcall_cli.loop import deny_all
 
     if which.startswith("--"):  # let through only for -N
         fail(f"no such option: {which} (see `toolcall replay --help`)")
@@ -84,9 +82,8 @@ def replay(
     settings = recorded_settings(recording)
     options = replay_options(options, given, settings, recording.path)
     own_prompt = recorded_system_prompt(settings, given)
-    # Nobody is there to be asked: without --yes, dangerous tools are declined.
-    approve = approver(True) if options.tools.yes else deny_all
-    assembled = build_session(options, system_prompt=own_prompt, approve=approve, warn=warn)
+    # Nobody is there to be asked: dangerous tools run with --yes, and are declined without.
+    assembled = build_session(options, system_prompt=own_prompt, warn=warn)
     try:
         target = choose_trace(trace, assembled)
         run_trace = start_trace(target, "replay", assembled, replay_of=recording.path)

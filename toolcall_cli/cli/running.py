@@ -28,11 +28,11 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from toolcall_cli.events import Event, RunFinished
-    from toolcall_cli.loop import Approver, Stepper
     from toolcall_cli.models.scripted import ScriptedModel, ScriptEnd
     from toolcall_cli.render import RenderMode
     from toolcall_cli.render.base import Renderer
     from toolcall_cli.render.explain import Explain
+    from toolcall_cli.session import Answers
     from toolcall_cli.trace import RunProgress, TraceWriter
     from toolcall_cli.trace.writer import InterruptReason
 
@@ -185,22 +185,21 @@ def render_run(
     events: Iterator[Event],
     mode: RenderMode,
     trace: Path | RunTrace | None = None,
-    approve: Approver | None = None,
+    answers: Answers | None = None,
     show_request: bool = False,
     script: ScriptedModel | None = None,
     *,
     explain: Explain | None = None,
-    step: Stepper | None = None,
 ) -> int:
     """Render a run's events, trace them, and return the exit code the run's end calls for.
     `trace` is an open trace (see open_trace), or a file to open as one. `script`: the run's
     scripted model, whose script not lining up with the run is told before the run's end.
-    `explain`: notes after the steps (--explain); `step`: the run's pauses (--step), which
-    suspend the view while they ask."""
+    `answers`: who answers what the run asks (approval, --step), with the view suspended while
+    they ask; `explain`: notes after the steps (--explain)."""
     from toolcall_cli.render.explain import Explain
 
     run_trace = trace if isinstance(trace, RunTrace) else open_trace(trace)
-    shown = Shown(approve, show_request, script, explain or Explain(), step)
+    shown = Shown(answers, show_request, script, explain or Explain())
     try:
         with renderer_stdout(mode) as stdout:
             return _render(events, mode, run_trace, stdout, shown)
@@ -234,11 +233,10 @@ def script_mismatch_code(code: int) -> int:
 class Shown:
     """How a run is shown, and who may take the terminal from the view while it runs."""
 
-    approve: Approver | None
+    answers: Answers | None
     show_request: bool
     script: ScriptedModel | None
     explain: Explain
-    step: Stepper | None
 
 
 def _render(
@@ -248,15 +246,12 @@ def _render(
     stdout: IO[str] | None,
     shown: Shown,
 ) -> int:
-    from toolcall_cli.approval import attach
     from toolcall_cli.render import make_renderer
-    from toolcall_cli.stepping import attach as attach_stepper
+    from toolcall_cli.session import answered
     from toolcall_cli.trace import RunProgress, TraceWriteError
 
     renderer = make_renderer(mode, stdout, show_request=shown.show_request)
-    if shown.approve is not None:
-        attach(shown.approve, renderer)
-    attach_stepper(shown.step, renderer)
+    events = answered(events, shown.answers, renderer.suspended)
     renderer = shown.explain.wrap(renderer)
     script = shown.script
     progress = RunProgress()

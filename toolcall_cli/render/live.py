@@ -20,6 +20,7 @@ from rich.text import Text
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAsked,
     CallForming,
     CallFromResult,
     Event,
@@ -36,6 +37,7 @@ from toolcall_cli.events import (
     ReasoningDelta,
     RunFinished,
     RunStarted,
+    StepPaused,
     TextDelta,
     ToolCallParsed,
     ToolFinished,
@@ -184,8 +186,8 @@ class LiveRenderer:
                 self._current().text.append(event.text)
             case ReasoningDelta():
                 self._current().reasoning.append(event.text)
-            case ModelChunk():
-                pass
+            case ModelChunk() | ApprovalAsked() | StepPaused():
+                pass  # what the run asks is asked by the consumer, with the view suspended
             case CallForming():
                 self._on_forming(event)
             case ToolCallParsed():

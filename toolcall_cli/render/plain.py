@@ -8,6 +8,7 @@ from typing import IO
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAsked,
     CallForming,
     CallFromResult,
     Event,
@@ -24,6 +25,7 @@ from toolcall_cli.events import (
     ReasoningDelta,
     RunFinished,
     RunStarted,
+    StepPaused,
     TextDelta,
     ToolCallParsed,
     ToolFinished,
@@ -98,6 +100,8 @@ class PlainRenderer:
         match event:
             case TextDelta() | ReasoningDelta() | CallForming() | ToolStarted() | ModelChunk():
                 return []
+            case ApprovalAsked() | StepPaused():
+                return []  # asked by the consumer, on stderr
             case RunStarted():
                 return _header(event)
             case IterationStarted():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -30,6 +30,11 @@ class Reply:
     from_answer_tool: bool = False
     """`text` is the argument of the answer tool (`--schema-mode required`): the model's answer,
     never read again for calls, whatever it looks like."""
+    calls_from_content: bool = False
+    """The calls were written as JSON text in the content of a native reply, and read from it
+    (as vLLM and Ollama do for several model families)."""
+    unreadable: str | None = None
+    """Why content shaped like a call could not be read as one (then it is no answer either)."""
 
 
 class ReplyParser(Protocol):
@@ -59,7 +64,11 @@ class Strategy(Protocol):
         self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
     ) -> ModelRequest: ...
 
-    def parser(self, call_id_prefix: str) -> ReplyParser: ...
+    def parser(self, call_id_prefix: str, tools: Collection[str] = ()) -> ReplyParser:
+        """A parser for one reply; its calls get ids starting with `call_id_prefix`. `tools`
+        are the names the request offered (a bare `{"name": ...}` in content is read as a call
+        only when it names one)."""
+        ...
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """Messages in this strategy's wire format (what the model will actually see)."""

@@ -9,12 +9,13 @@ read this way: tool results are never parsed for calls.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from toolcall_cli.events import ParserEvent, ToolCallParsed
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.strategies.base import Reply
+from toolcall_cli.strategies.base import Reply, ReplyParser
 from toolcall_cli.strategies.prompt import CALL_OPEN
 from toolcall_cli.strategies.textcalls import parse_text
 
@@ -29,8 +30,31 @@ class ContentCalls:
     reply: Reply
     """The reply, with the calls read from its content as its own calls (when any were)."""
     read: bool = False
-    unreadable: str | None = None
-    """Why content that is shaped like a call could not be read as one."""
+
+
+class ContentCallReader:
+    """A native reply parser that also reads the calls a model wrote in its content, once the
+    reply is complete: they come out of `close()` as parsed calls, like any other."""
+
+    def __init__(self, parser: ReplyParser, call_id_prefix: str, tools: Collection[str]) -> None:
+        self._parser = parser
+        self._prefix = call_id_prefix
+        self._tools = tools
+        self._reply: Reply | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> Sequence[ParserEvent]:
+        return self._parser.feed(chunk)
+
+    def close(self) -> Sequence[ParserEvent]:
+        events = list(self._parser.close())
+        content = read_content_calls(self._parser.reply(), self._prefix, self._tools)
+        self._reply = content.reply
+        if content.read:
+            events += [ToolCallParsed(call=call) for call in content.reply.calls]
+        return events
+
+    def reply(self) -> Reply:
+        return self._reply if self._reply is not None else self._parser.reply()
 
 
 def read_content_calls(reply: Reply, call_id_prefix: str, known: Collection[str]) -> ContentCalls:
@@ -53,9 +77,10 @@ def read_content_calls(reply: Reply, call_id_prefix: str, known: Collection[str]
         calls = (bare,) if bare is not None else ()
     if calls:
         prose = parsed.text.strip() if tagged else ""
-        return ContentCalls(as_native_calls(reply, calls, prose), read=True)
+        native = as_native_calls(reply, calls, prose)
+        return ContentCalls(replace(native, calls_from_content=True), read=True)
     if parsed.errors and not parsed.text.strip():
-        return ContentCalls(reply, unreadable=parsed.errors[0].message)
+        return ContentCalls(replace(reply, unreadable=parsed.errors[0].message))
     return ContentCalls(reply)
 
 

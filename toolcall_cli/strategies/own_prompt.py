@@ -3,7 +3,7 @@ prompt change on the same questions (and replay a trace with it)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from toolcall_cli.messages import Message, ToolSpec
@@ -42,8 +42,8 @@ class OwnSystemPrompt:
             return [own, *messages[1:]]
         return [own, *messages]
 
-    def parser(self, call_id_prefix: str) -> ReplyParser:
-        return self._strategy.parser(call_id_prefix)
+    def parser(self, call_id_prefix: str, tools: Collection[str] = ()) -> ReplyParser:
+        return self._strategy.parser(call_id_prefix, tools)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         return self._strategy.to_wire(messages)

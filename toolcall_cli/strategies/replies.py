@@ -118,21 +118,28 @@ def checked_choices(chunk: dict[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(choices, list):
         raise malformed("`choices` is not a list")
     for choice in choices:
-        if not isinstance(choice, dict):
-            raise malformed("a choice is not an object")
-        part = choice.get("message") or choice.get("delta") or {}
-        if not isinstance(part, dict):
-            raise malformed("`message`/`delta` is not an object")
-        content = part.get("content")
-        if content is not None and not isinstance(content, str):
-            raise malformed("`content` is not a string")
-        finish = choice.get("finish_reason")
-        if finish is not None and not (isinstance(finish, str) and len(finish) <= 64):
-            raise malformed("`finish_reason` is not a short string")
-        tool_calls = part.get("tool_calls")
-        if tool_calls is not None and not isinstance(tool_calls, list):
-            raise malformed("`tool_calls` is not a list")
-        for entry in tool_calls or []:
-            if not isinstance(entry, dict) or not isinstance(entry.get("function") or {}, dict):
-                raise malformed("a tool call (or its `function`) is not an object")
+        _check_choice(choice)
     return choices
+
+
+def _check_choice(choice: Any) -> None:
+    if not isinstance(choice, dict):
+        raise malformed("a choice is not an object")
+    part = choice.get("message") or choice.get("delta") or {}
+    if not isinstance(part, dict):
+        raise malformed("`message`/`delta` is not an object")
+    content = part.get("content")
+    if content is not None and not isinstance(content, str):
+        raise malformed("`content` is not a string")
+    finish = choice.get("finish_reason")
+    if finish is not None and not (isinstance(finish, str) and len(finish) <= 64):
+        raise malformed("`finish_reason` is not a short string")
+    _check_tool_calls(part.get("tool_calls"))
+
+
+def _check_tool_calls(tool_calls: Any) -> None:
+    if tool_calls is not None and not isinstance(tool_calls, list):
+        raise malformed("`tool_calls` is not a list")
+    for entry in tool_calls or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("function") or {}, dict):
+            raise malformed("a tool call (or its `function`) is not an object")

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
 from toolcall_cli.events import ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
-from toolcall_cli.strategies.base import Reply
+from toolcall_cli.strategies.base import Reply, ReplyParser
+from toolcall_cli.strategies.content_calls import ContentCallReader
 from toolcall_cli.strategies.dependencies import with_reserved
 from toolcall_cli.strategies.native import NativeCallAssembler
 from toolcall_cli.strategies.prompt import LIVE_DATA_RULE, NATIVE_HINT, PromptStyle
@@ -373,12 +374,15 @@ class SchemaStrategy:
             shown = [spec for spec in shown if spec.name != FINAL_ANSWER] + [FINAL_ANSWER_SPEC]
         return [spec.to_openai() for spec in shown]
 
-    def parser(self, call_id_prefix: str) -> NativeReplyParser | StructuredReplyParser:
+    def parser(self, call_id_prefix: str, tools: Collection[str] = ()) -> ReplyParser:
         if self.mode == "json":
             return StructuredReplyParser(call_id_prefix)
-        if self.mode == "required":
-            return AnswerToolReplyParser(call_id_prefix, dag=self.dag)
-        return NativeReplyParser(call_id_prefix, dag=self.dag)
+        native = (
+            AnswerToolReplyParser(call_id_prefix, dag=self.dag)
+            if self.mode == "required"
+            else NativeReplyParser(call_id_prefix, dag=self.dag)
+        )
+        return ContentCallReader(native, call_id_prefix, tools)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         if self.mode == "json":

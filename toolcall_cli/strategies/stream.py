@@ -7,10 +7,12 @@ Two wire variants: `tags` (the text protocol, parsed incrementally) and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
 from toolcall_cli.messages import Message, ToolSpec
+from toolcall_cli.strategies.base import ReplyParser
+from toolcall_cli.strategies.content_calls import ContentCallReader
 from toolcall_cli.strategies.prompt import PromptStyle
 from toolcall_cli.strategies.schema import NativeReplyParser, SchemaStrategy
 from toolcall_cli.strategies.text_protocol import TextProtocolStrategy, TextReplyParser
@@ -48,9 +50,10 @@ class StreamStrategy:
         body["stream_options"] = {"include_usage": True}
         return ModelRequest(body)
 
-    def parser(self, call_id_prefix: str) -> TextReplyParser | NativeReplyParser:
+    def parser(self, call_id_prefix: str, tools: Collection[str] = ()) -> ReplyParser:
         if self.mode == "native":
-            return NativeReplyParser(call_id_prefix, dag=self.dag)
+            native = NativeReplyParser(call_id_prefix, dag=self.dag)
+            return ContentCallReader(native, call_id_prefix, tools)
         return TextReplyParser(call_id_prefix)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ The reply is parsed once it has fully arrived. The stream strategy uses the same
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from toolcall_cli.events import ParserEvent
@@ -77,7 +77,7 @@ class TextProtocolStrategy:
         messages = [{"role": "system", "content": prompt}, *self.to_wire(history)]
         return ModelRequest(self.sampling.on({"model": model, "messages": messages}))
 
-    def parser(self, call_id_prefix: str) -> TextReplyParser:
+    def parser(self, call_id_prefix: str, tools: Collection[str] = ()) -> TextReplyParser:
         return TextReplyParser(call_id_prefix)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:

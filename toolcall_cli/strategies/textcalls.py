@@ -207,28 +207,10 @@ class CallTextParser:
         """Consume one chunk; return the events that resolved with it."""
         # Fast paths first: nearly every chunk is plain prose or the inside of a string, and at
         # one character per chunk the general machinery would cost more than the parsing.
-        stops = self._hot_stops
-        if stops is not None:
-            if len(text) == 1:
-                if text not in stops:  # with stops "" (after a backslash) any character is taken
-                    self._hot_append(text)
-                    if not stops:
-                        self._hot_stops = self._hot_string_stops
-                    left = self._hot_left - 1
-                    self._hot_left = left
-                    if left:
-                        return _NOTHING
-                    self._cool()
-                    return self._call_progress()
-                if text == "\\":
-                    self._hot_append(text)
-                    self._hot_stops = ""
-                    self._hot_left -= 1
-                    if self._hot_left:
-                        return _NOTHING
-                    self._cool()
-                    return self._call_progress()
-            self._cool()
+        if self._hot_stops is not None:
+            hot = self._feed_hot(text)
+            if hot is not None:
+                return hot
         if self._held:
             if self._state == "call":
                 if self._hold_close_tag(text):
@@ -241,15 +223,42 @@ class CallTextParser:
                 self._text_parts.append(text)
                 return [self._delta_cache.get(text) or self._text_delta(text)]
         elif self._state == "call":
-            call = self._call
-            assert call is not None
-            if self._feed_call_char(call, text) if len(text) == 1 else self._feed_call_run(text):
-                if call.length >= call.forming_at:
-                    return self._call_progress()
-                if call.quote:
-                    self._arm()
-                return _NOTHING
+            taken = self._feed_call(text)
+            if taken is not None:
+                return taken
         return self._feed_slow(text)
+
+    def _feed_hot(self, text: str) -> Sequence[ParserEvent] | None:
+        """One character inside a plain string of a call, taken without the state machine;
+        None when the chunk needs it (and the hot path is left)."""
+        stops = self._hot_stops
+        assert stops is not None
+        if len(text) == 1 and (text not in stops or text == "\\"):
+            self._hot_append(text)
+            if text == "\\" and stops:
+                self._hot_stops = ""  # the next character is escaped, whatever it is
+            elif not stops:
+                self._hot_stops = self._hot_string_stops
+            self._hot_left -= 1
+            if self._hot_left:
+                return _NOTHING
+            self._cool()
+            return self._call_progress()
+        self._cool()
+        return None
+
+    def _feed_call(self, text: str) -> Sequence[ParserEvent] | None:
+        """A chunk inside a call's JSON, taken without the state machine; None when it needs
+        the general scan."""
+        call = self._call
+        assert call is not None
+        if not (self._feed_call_char(call, text) if len(text) == 1 else self._feed_call_run(text)):
+            return None
+        if call.length >= call.forming_at:
+            return self._call_progress()
+        if call.quote:
+            self._arm()
+        return _NOTHING
 
     def _hold_close_tag(self, text: str) -> bool:
         """Keep holding a partial close tag that the chunk extends but does not complete."""
@@ -334,48 +343,58 @@ class CallTextParser:
 
     def _feed_call_char(self, call: _PendingCall, c: str) -> bool:
         """The one-character version of _scan, for everything but `<` and a value's end."""
-        quote = call.quote
-        if quote:
-            if call.capturing:
-                call.captured.append(c)
-            if call.escape:
-                call.escape = False
-            elif c == "\\":
-                call.escape = True
-            elif c == quote:
-                call.quote = ""
-                call.prev = quote
-                if call.capturing:
-                    call.captured.pop()
-                    call.capturing = False
-                    self._string_closed(call, "".join(call.captured), quote)
+        if call.quote:
+            self._char_in_string(call, c)
         elif c not in _JSON_STRUCT_CHARS:
             if not c.isspace():
                 call.prev = "x"
-        elif c == '"' or (c == "'" and call.prev in _QUOTE_OPENERS):
+        elif c in "}]":
+            if call.depth <= 1:
+                return False  # the value may be complete: the general scan decides
+            call.depth -= 1
+            call.prev = c
+        elif c == "<" or not self._structure(call, c, call.length + 1):
+            return False  # maybe the close tag, which needs look-ahead
+        call.pieces.append(c)
+        call.length += 1
+        return True
+
+    def _char_in_string(self, call: _PendingCall, c: str) -> None:
+        quote = call.quote
+        if call.capturing:
+            call.captured.append(c)
+        if call.escape:
+            call.escape = False
+        elif c == "\\":
+            call.escape = True
+        elif c == quote:
+            call.quote = ""
+            call.prev = quote
+            if call.capturing:
+                call.captured.pop()
+                call.capturing = False
+                self._string_closed(call, "".join(call.captured), quote)
+
+    def _structure(self, call: _PendingCall, c: str, offset: int) -> bool:
+        """A JSON character outside strings that opens a string, opens a container or
+        separates, at `offset` in the call's text; False for any other."""
+        if c == '"' or (c == "'" and call.prev in _QUOTE_OPENERS):
             call.quote = c
             call.stops = c + "\\"
             if call.depth == 1:
                 call.capturing = True
                 call.captured = []
-        elif c == "{" or c == "[":
+        elif c in "{[":
             call.depth += 1
-            call.prev = c
-        elif c == "}" or c == "]":
-            if call.depth <= 1:
-                return False  # the value may be complete: the general scan decides
-            call.depth -= 1
             call.prev = c
         elif c == ":" or c == ",":
             if call.depth == 1:
-                self._key_or_comma(call, c, call.length + 1)
+                self._key_or_comma(call, c, offset)
             call.prev = c
-        elif c == "'":
+        elif c == "'":  # a `'` that cannot open a string here ("it's")
             call.prev = "x"
-        else:  # `<`: maybe the close tag, which needs look-ahead
+        else:
             return False
-        call.pieces.append(c)
-        call.length += 1
         return True
 
     def _text_delta(self, text: str) -> TextDelta:
@@ -588,36 +607,27 @@ class CallTextParser:
             if m is None:
                 return _MORE, n
             c, i = buf[stop], stop + 1
-            if c == '"' or (c == "'" and call.prev in _QUOTE_OPENERS):
-                call.quote = c
-                call.stops = c + "\\"
-                if call.depth == 1:
-                    call.capturing = True
-                    call.captured = []
-            elif c in "{[":
-                call.depth += 1
-                call.prev = c
-            elif c in "}]":
+            if c in "}]":
                 call.depth = max(call.depth - 1, 0)
                 call.prev = c
-                if call.depth == 0:
-                    call.complete = True
-                    if call.value_end < 0:
-                        call.value_end = base + i
-                    if not call.tagged:
-                        return _END, i
-            elif c == ":" or c == ",":
-                if call.depth == 1:
-                    self._key_or_comma(call, c, base + i)
-                call.prev = c
+                if call.depth == 0 and self._value_ended(call, base + i):
+                    return _END, i
             elif c == "<":
                 outcome = self._angle_in_call(call, buf, stop, final)
                 if outcome != _MORE:
                     return outcome, stop + len(call.close) if outcome == _END else stop
                 call.prev = "x"
-            else:  # a `'` that cannot open a string here ("it's")
-                call.prev = "x"
+            else:
+                self._structure(call, c, base + i)
         return _MORE, n
+
+    def _value_ended(self, call: _PendingCall, offset: int) -> bool:
+        """The call's JSON value is complete at `offset`; True when that ends the call (a bare
+        one has no close tag to wait for)."""
+        call.complete = True
+        if call.value_end < 0:
+            call.value_end = offset
+        return not call.tagged
 
     def _scan_string(self, call: _PendingCall, buf: str, i: int, quote: str) -> int:
         n = len(buf)

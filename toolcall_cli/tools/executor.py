@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -83,25 +82,6 @@ def unchecked_text(found: Tool, time_limit: float) -> str:
         f"{limit} (a pattern in the schema, say, takes too long on them), so it is not run. "
         "Send shorter or simpler values."
     )
-
-
-def execute(call: ToolCall, registry: ToolRegistry, *, default_timeout: float = 10.0) -> ToolResult:
-    """Run one call now and return its result (for tests and embedding; a run goes through the
-    loop's pool). Errors come back as results, never as exceptions."""
-    from toolcall_cli.tools.pool import Job, ToolPool  # the pool runs what this module checks
-
-    started = time.perf_counter()
-    found = registry.get(call.name)
-    timeout = (found.timeout if found is not None else None) or default_timeout
-    prepared = prepare(call, registry, time_limit=timeout)
-    if isinstance(prepared, ToolResult):
-        return replace(prepared, duration=time.perf_counter() - started)
-    pool = ToolPool(max_parallel=1)
-    tool = prepared.tool
-    pool.submit(Job(call, tool, prepared.arguments, timeout, tool.isolate, prepared.coerced))
-    finished = pool.wait()
-    assert finished is not None  # one job, always answered: done, failed or timed out
-    return finished.result
 
 
 def error_result(call: ToolCall, kind: str, message: str) -> ToolResult:
@@ -480,66 +460,3 @@ def describe_schema(schema: Any) -> str:
 
 def describe_types(kinds: str | list[str]) -> str:
     return kinds if isinstance(kinds, str) else " or ".join(kinds)
-
-
-# --- running ----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Outcome:
-    """What the tool's thread produced: the result's text, or why there is none."""
-
-    text: str = ""
-    failure: tuple[str, str] | None = None
-    """(error kind, message) when the tool raised or its result could not become text."""
-
-
-def run_in_thread(found: Tool, arguments: dict[str, Any], outcome: _Outcome) -> None:
-    """Run the tool and turn its value (or exception) into text, all in the tool's thread: both
-    run the tool's own code (`__str__`, `default=str`), which may fail in any way or hang, and
-    only this thread is bounded by the timeout and safe to let anything escape from."""
-    try:
-        value = found.func(**arguments)
-    except BaseException as error:  # even SystemExit must not end the run
-        outcome.failure = ("tool_error", exception_text(error))
-        return
-    try:
-        outcome.text = result_text(value)
-    except BaseException as error:
-        outcome.failure = ("tool_error", unserialisable_text(error))
-
-
-def exception_text(error: BaseException) -> str:
-    """`ValueError: <message>`: the message is how the tool tells the model what to fix."""
-    try:
-        message = str(error)
-    except BaseException:  # a hostile __str__; the type name still says what happened
-        message = "(its message could not be read)"
-    return f"{type(error).__name__}: {message}" if message else type(error).__name__
-
-
-def unserialisable_text(error: BaseException) -> str:
-    """Why a returned value could not become the text the model reads."""
-    if isinstance(error, RecursionError):
-        return "the result is nested too deeply to be turned into JSON; return a flatter value."
-    return f"the result could not be turned into text: {exception_text(error)}"
-
-
-def result_text(value: object) -> str:
-    """What the model reads: strings as they are, everything else as JSON (None → "null")."""
-    # default=str: a date or a set is better shown as text than refused.
-    text = value if isinstance(value, str) else _json_text_of(value)
-    # Lone surrogates (from bytes decoded with surrogateescape) cannot be sent as UTF-8. The
-    # unbound str.encode also makes a plain str of a str subclass, whatever it overrides.
-    return str.encode(text, "utf-8", "replace").decode("utf-8")
-
-
-def _json_text_of(value: object) -> str:
-    """A returned value as strict JSON: an Infinity or NaN in it becomes a string, with a note
-    saying so (JSON has neither, and the model must not be taught otherwise)."""
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
-    except ValueError as error:
-        if "float" not in str(error):  # a circular structure, say: not ours to mend
-            raise
-        return strictjson.dumps(value)

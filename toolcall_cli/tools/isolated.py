@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from toolcall_cli.tools.capture import CapturedOutput
-from toolcall_cli.tools.executor import _Outcome
+from toolcall_cli.tools.outcome import Outcome
 from toolcall_cli.tools.registry import Tool
 from toolcall_cli.tools.sandbox import hold_undumpable, release_undumpable
 
@@ -59,7 +59,7 @@ def start_isolated(
     tool: Tool,
     arguments: dict[str, Any],
     output: CapturedOutput,
-    report: Callable[[_Outcome], None],
+    report: Callable[[Outcome], None],
 ) -> Callable[[], None]:
     """Start the call in a worker; `report` gets its outcome. Returns what ends the call."""
     request_read, request_write = os.pipe()
@@ -85,7 +85,7 @@ def start_isolated(
         for fd in (request_read, request_write, answer_read, answer_write):
             os.close(fd)
         printed.close()
-        outcome = _Outcome()
+        outcome = Outcome()
         outcome.failure = ("tool_error", f"the tool's worker process could not start: {error}")
         report(outcome)
         return lambda: None
@@ -103,7 +103,7 @@ def start_isolated(
     }
 
     def wait() -> None:
-        outcome = _Outcome()
+        outcome = Outcome()
         try:
             outcome = _converse(worker, request, request_write, answer_read, printed, output)
         finally:
@@ -167,8 +167,8 @@ def _converse(
     answer_read: int,
     printed: IO[bytes],
     output: CapturedOutput,
-) -> _Outcome:
-    outcome = _Outcome()
+) -> Outcome:
+    outcome = Outcome()
     try:
         try:
             with os.fdopen(request_write, "wb") as requests:

@@ -25,8 +25,9 @@ from typing import Any
 
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.tools.capture import CapturedOutput, captured
-from toolcall_cli.tools.executor import _Outcome, error_result, run_in_thread
-from toolcall_cli.tools.registry import Tool
+from toolcall_cli.tools.executor import error_result, prepare
+from toolcall_cli.tools.outcome import Outcome, run_in_thread
+from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 Clock = Callable[[], float]
 
@@ -71,7 +72,7 @@ class ToolPool:
         self._clock = clock
         self._waiting: deque[Job] = deque()
         self._running: dict[str, _Running] = {}
-        self._inbox: queue.Queue[tuple[str, _Outcome]] = queue.Queue()
+        self._inbox: queue.Queue[tuple[str, Outcome]] = queue.Queue()
 
     @property
     def pending(self) -> int:
@@ -171,13 +172,13 @@ class ToolPool:
         else:
             start_thread(job.tool, job.arguments, running.output, report)
 
-    def _reporter(self, call_id: str) -> Callable[[_Outcome], None]:
-        def report(outcome: _Outcome) -> None:
+    def _reporter(self, call_id: str) -> Callable[[Outcome], None]:
+        def report(outcome: Outcome) -> None:
             self._inbox.put((call_id, outcome))
 
         return report
 
-    def _finish(self, call_id: str, outcome: _Outcome) -> Finished | None:
+    def _finish(self, call_id: str, outcome: Outcome) -> Finished | None:
         running = self._running.pop(call_id, None)
         if running is None:
             return None  # a late report from a call that timed out or was cancelled
@@ -216,7 +217,7 @@ def start_thread(
     tool: Tool,
     arguments: dict[str, Any],
     output: CapturedOutput,
-    report: Callable[[_Outcome], None],
+    report: Callable[[Outcome], None],
 ) -> None:
     """Run a tool in a daemon thread (one per call), reporting its outcome when it returns.
 
@@ -224,7 +225,7 @@ def start_thread(
     tool would keep the process alive."""
 
     def target() -> None:
-        outcome = _Outcome()
+        outcome = Outcome()
         try:
             with captured(output):
                 run_in_thread(tool, arguments, outcome)
@@ -232,3 +233,20 @@ def start_thread(
             report(outcome)
 
     threading.Thread(target=target, name=f"tool:{tool.name}", daemon=True).start()
+
+
+def execute(call: ToolCall, registry: ToolRegistry, *, default_timeout: float = 10.0) -> ToolResult:
+    """Run one call now and return its result (for tests and embedding; a run goes through the
+    loop's round). Errors come back as results, never as exceptions."""
+    started = time.perf_counter()
+    found = registry.get(call.name)
+    timeout = (found.timeout if found is not None else None) or default_timeout
+    prepared = prepare(call, registry, time_limit=timeout)
+    if isinstance(prepared, ToolResult):
+        return replace(prepared, duration=time.perf_counter() - started)
+    pool = ToolPool(max_parallel=1)
+    tool = prepared.tool
+    pool.submit(Job(call, tool, prepared.arguments, timeout, tool.isolate, prepared.coerced))
+    finished = pool.wait()
+    assert finished is not None  # one job, always answered: done, failed or timed out
+    return finished.result
