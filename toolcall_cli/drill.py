@@ -1,5 +1,5 @@
-"""The drill's topics: the interviewer's follow-up questions (seed 001 §5.2, with the pitfalls of
-§6), each with the live demonstration that shows it and the points a strong answer covers.
+"""The drill's topics: an interviewer's follow-up questions on tool use, and its pitfalls, each
+with the live demonstration that shows it and the points a strong answer covers.
 
 Content only, in both languages; `toolcall drill` (cli/drilling.py) asks and runs them.
 """
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 Lang = Literal["zh", "en"]
-LANGS: tuple[Lang, ...] = ("zh", "en")
 
 
 @dataclass(frozen=True)

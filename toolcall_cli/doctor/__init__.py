@@ -1,4 +1,4 @@
-"""`toolcall doctor`: the troubleshooting checklist of seed 001 §6.6 walked over a recorded run.
+"""`toolcall doctor`: a troubleshooting checklist walked over a recorded run.
 
 1. should a tool have been called while the model answered directly (硬答)?
 2. were the tool names and arguments valid, and how was each error recovered?

@@ -1,7 +1,7 @@
 """The most likely cause of a run's problems, and the fix to try first.
 
 Broken feedback (step 3) goes first: a model that does not get its results back gets everything
-after wrong (seed 001 §6.6: most problems are there, not in the model). Otherwise the earliest
+after wrong (most problems are there, not in the model). Otherwise the earliest
 mistake of steps 1 and 2 is the cause, since what follows is usually its consequence; step 4's
 findings (a limit, tools withdrawn) are the cause only when nothing came before them.
 """

@@ -160,26 +160,11 @@ def _next_request(
 ) -> Iterator[Finding]:
     """The results fed back must be in the next request, each with its call (native)."""
     following = _request(run, iteration + 1)
-    if following is None or not ids:
+    if following is None or not ids or _summarised(run, fed, following):
         return
-    between = [r for r in run.records if fed.event < r.event < following.event]
-    if any(r.kind in ("answer_without_tools", "limit_reached") for r in between) or any(
-        _SUMMARISED in str(r.data.get("message", "")) for r in between if r.kind == "notice"
-    ):
-        return  # the rounds go as a summary now: no call ids to pair
-    messages = [
-        m
-        for m in (following.data.get("request") or {}).get("messages") or []
-        if isinstance(m, dict)
-    ]
+    messages = _messages(following)
     answered = Counter(_fed_ids(messages))
-    asked = {
-        str(call.get("id"))
-        for m in messages
-        if m.get("role") == "assistant"
-        for call in m.get("tool_calls") or []
-        if isinstance(call, dict)
-    }
+    asked = _asked_ids(messages)
     native = any(m.get("role") == "tool" for m in messages)
     for call_id in ids:
         if answered[call_id] == 0:
@@ -191,3 +176,29 @@ def _next_request(
                 "no assistant tool call with that id"
             )
             yield Finding.at(following, "unpaired", message)
+
+
+def _summarised(run: RunRecords, fed: Record, following: Record) -> bool:
+    """Whether the rounds went as a summary before the next request (tools withdrawn, the
+    limit reached, history summarised): then it holds no call ids to pair."""
+    between = [r for r in run.records if fed.event < r.event < following.event]
+    if any(r.kind in ("answer_without_tools", "limit_reached") for r in between):
+        return True
+    notices = (str(r.data.get("message", "")) for r in between if r.kind == "notice")
+    return any(_SUMMARISED in notice for notice in notices)
+
+
+def _messages(request: Record) -> list[dict[str, Any]]:
+    sent = (request.data.get("request") or {}).get("messages") or []
+    return [m for m in sent if isinstance(m, dict)]
+
+
+def _asked_ids(messages: list[dict[str, Any]]) -> set[str]:
+    """The call ids the assistant messages carry (native tool calls)."""
+    return {
+        str(call.get("id"))
+        for m in messages
+        if m.get("role") == "assistant"
+        for call in m.get("tool_calls") or []
+        if isinstance(call, dict)
+    }

@@ -62,7 +62,7 @@ KATAS: tuple[Kata, ...] = (
     Kata(
         "loop",
         "loop",
-        "the agent loop (seed 001, scheme three)",
+        "the agent loop",
         "agent_loop(chat, tools, question, max_iterations) -> str | None",
         "call, run, feed back, stop: against a model that misbehaves on purpose",
         ("agent_loop",),

@@ -159,26 +159,38 @@ def refusal(messages: Any) -> str | None:
         return "messages must be a non-empty list"
     waiting: set[str] = set()  # call ids of the last assistant message not yet answered
     for n, message in enumerate(messages):
-        role = message.get("role") if isinstance(message, dict) else None
-        if role not in ROLES:
-            return f"messages[{n}] has no valid role (one of {', '.join(ROLES)})"
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id not in waiting:
-                return (
-                    f"messages[{n}] answers tool_call_id {call_id!r}, which no call before it has"
-                )
-            if not isinstance(message.get("content"), str):
-                return f"messages[{n}]: a tool message's content must be a string"
-            waiting.discard(call_id)
-            continue
-        if waiting:
-            return f"messages[{n}]: the calls {sorted(waiting)} have no tool message before it"
-        if role == "assistant":
-            calls = message.get("tool_calls") or []
-            waiting = {str(c.get("id")) for c in calls if isinstance(c, dict)}
-        elif not isinstance(message.get("content"), str):
-            return f"messages[{n}]: a {role} message's content must be a string"
+        if problem := _message_refusal(n, message, waiting):
+            return problem
+        waiting = _waiting_after(message, waiting)
     if waiting:
         return f"the calls {sorted(waiting)} of the last reply have no tool message"
     return None
+
+
+def _message_refusal(n: int, message: Any, waiting: set[str]) -> str | None:
+    """What is wrong with messages[n], given the calls still waiting for their tool message."""
+    role = message.get("role") if isinstance(message, dict) else None
+    if role not in ROLES:
+        return f"messages[{n}] has no valid role (one of {', '.join(ROLES)})"
+    if role == "tool":
+        call_id = message.get("tool_call_id")
+        if call_id not in waiting:
+            return f"messages[{n}] answers tool_call_id {call_id!r}, which no call before it has"
+        if not isinstance(message.get("content"), str):
+            return f"messages[{n}]: a tool message's content must be a string"
+        return None
+    if waiting:
+        return f"messages[{n}]: the calls {sorted(waiting)} have no tool message before it"
+    if role != "assistant" and not isinstance(message.get("content"), str):
+        return f"messages[{n}]: a {role} message's content must be a string"
+    return None
+
+
+def _waiting_after(message: dict[str, Any], waiting: set[str]) -> set[str]:
+    """The call ids still waiting for a tool message once `message` is in."""
+    if message["role"] == "tool":
+        return waiting - {message["tool_call_id"]}
+    if message["role"] == "assistant":
+        calls = message.get("tool_calls") or []
+        return {str(c.get("id")) for c in calls if isinstance(c, dict)}
+    return waiting

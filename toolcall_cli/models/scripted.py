@@ -226,6 +226,15 @@ def message_problem(message: dict[str, Any]) -> str | None:
 def call_problem(call: Any, key: str) -> str | None:
     if not isinstance(call, dict):
         return f"`{key}` must be an object (a call), got {json_type(call)}"
+    if problem := envelope_problem(call, key):
+        return problem
+    if "function" in call:
+        return function_problem(call["function"], f"{key}.function")
+    return name_problem(call, key)  # a flat call: `name` and `arguments` beside the id
+
+
+def envelope_problem(call: dict[str, Any], key: str) -> str | None:
+    """The call's own keys: `function` or the flat `name`/`arguments` (not both), id, type."""
     flat = next((k for k in FUNCTION_KEYS if k in call), None)
     if "function" in call and flat:
         return (
@@ -238,14 +247,16 @@ def call_problem(call: Any, key: str) -> str | None:
         return f"`{key}.id` must be a string, got {json_type(call['id'])}"
     if call.get("type", "function") != "function":
         return f'`{key}.type` must be "function", got {json.dumps(call["type"])}'
-    function, where = call, key
-    if "function" in call:
-        function, where = call["function"], f"{key}.function"
-        if not isinstance(function, dict):
-            return f"`{where}` must be an object, got {json_type(function)}"
-        problem = unknown_key(function, FUNCTION_KEYS, where)
-        if problem:
-            return problem
+    return None
+
+
+def function_problem(function: Any, where: str) -> str | None:
+    if not isinstance(function, dict):
+        return f"`{where}` must be an object, got {json_type(function)}"
+    return unknown_key(function, FUNCTION_KEYS, where) or name_problem(function, where)
+
+
+def name_problem(function: dict[str, Any], where: str) -> str | None:
     if "name" not in function:
         return f'`{where}.name` is missing (a string; "" plays a call without a name)'
     if not isinstance(function["name"], str):

@@ -14,15 +14,26 @@ import jiter
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAsked,
     CallFromResult,
     Event,
+    FedBack,
     FinalAnswer,
+    IterationStarted,
+    LimitReached,
+    ModelChunk,
+    ModelFailed,
     ModelReplied,
+    Notice,
     PlaceholdersFilled,
     RunFinished,
     RunStarted,
+    StepPaused,
     TimelineEntry,
+    ToolFinished,
     ToolsChosen,
+    ToolStarted,
+    ToolTimeline,
 )
 
 
@@ -47,6 +58,27 @@ def nothing_to_suspend() -> Iterator[None]:
 def assert_never(value: NoReturn) -> NoReturn:
     """`typing.assert_never`, which Python 3.10 lacks: mypy proves every event kind is handled."""
     raise AssertionError(f"unhandled event: {value!r}")
+
+
+# The groups a renderer handles the event kinds in (with the parser's, events.ParserEvent): one
+# method per group, each ending in assert_never, so mypy proves every kind is handled.
+TurnEvent = IterationStarted | ModelChunk | ModelReplied | ToolsChosen | FedBack
+"""An iteration's request, the model's reply, and what goes back to the model."""
+ToolEvent = ToolStarted | PlaceholdersFilled | CallFromResult | ToolFinished | ToolTimeline
+"""A round of tool calls as it runs."""
+RunEvent = (
+    RunStarted
+    | Notice
+    | AnswerWithoutTools
+    | FinalAnswer
+    | LimitReached
+    | ModelFailed
+    | RunFinished
+)
+"""The run's start, its notices, and how it ends."""
+Waiting = ApprovalAsked | StepPaused
+"""The run waits for the consumer's answer: the consumer asks the user (with the view suspended),
+so no view shows these."""
 
 
 # C0 controls except tab and newline, DEL and C1 controls: a model or a tool could send an
@@ -315,16 +347,17 @@ def timeline_lines(entries: Sequence[TimelineEntry]) -> list[str]:
     labels = [(shown_name(e.name)[:24], (e.ref or "")[:8] + _waits(e, refs)) for e in entries]
     name_width = max(len(n) for n, _ in labels)
     ref_width = max(len(r) for _, r in labels)
-    lines = []
-    for entry, (name, ref) in zip(entries, labels, strict=True):
-        bar = _bar(entry.started, entry.ended, end)
-        span = (
-            f"{entry.started:.2f}-{entry.ended:.2f}s"
-            if entry.started is not None and entry.ended is not None
-            else "not run"
-        )
-        lines.append(f"{name:<{name_width}}  {ref:<{ref_width}}  {bar}  {span} {entry.outcome}")
-    return lines
+    return [
+        f"{name:<{name_width}}  {ref:<{ref_width}}  {_bar(entry.started, entry.ended, end)}  "
+        f"{_span(entry)} {entry.outcome}"
+        for entry, (name, ref) in zip(entries, labels, strict=True)
+    ]
+
+
+def _span(entry: TimelineEntry) -> str:
+    if entry.started is None or entry.ended is None:
+        return "not run"
+    return f"{entry.started:.2f}-{entry.ended:.2f}s"
 
 
 def _waits(entry: TimelineEntry, refs: dict[str, str]) -> str:

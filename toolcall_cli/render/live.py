@@ -20,7 +20,6 @@ from rich.text import Text
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
-    ApprovalAsked,
     CallForming,
     CallFromResult,
     Event,
@@ -33,11 +32,11 @@ from toolcall_cli.events import (
     ModelReplied,
     Notice,
     ParseError,
+    ParserEvent,
     PlaceholdersFilled,
     ReasoningDelta,
     RunFinished,
     RunStarted,
-    StepPaused,
     TextDelta,
     ToolCallParsed,
     ToolFinished,
@@ -47,7 +46,11 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    RunEvent,
     RunStats,
+    ToolEvent,
+    TurnEvent,
+    Waiting,
     answer_label,
     assert_never,
     chosen_line,
@@ -176,18 +179,25 @@ class LiveRenderer:
 
     def _apply(self, event: Event) -> list[RenderableType]:
         """Update the live state for `event`; return what to print above the live region."""
+        if isinstance(event, ParserEvent):
+            return self._apply_parsed(event)
+        if isinstance(event, TurnEvent):
+            return self._apply_turn(event)
+        if isinstance(event, ToolEvent):
+            return self._apply_tool(event)
+        if isinstance(event, RunEvent):
+            return self._apply_run(event)
+        if isinstance(event, Waiting):
+            return []
+        assert_never(event)
+
+    def _apply_parsed(self, event: ParserEvent) -> list[RenderableType]:
+        """Deltas grow the live region; a finished call (or one that failed to parse) is a step."""
         match event:
-            case RunStarted():
-                return [self._header(event)]
-            case IterationStarted():
-                self._turn = _Turn(iteration=event.iteration, since=self._clock())
-                return self._iteration_heading(event)
             case TextDelta():
                 self._current().text.append(event.text)
             case ReasoningDelta():
                 self._current().reasoning.append(event.text)
-            case ModelChunk() | ApprovalAsked() | StepPaused():
-                pass  # what the run asks is asked by the consumer, with the view suspended
             case CallForming():
                 self._on_forming(event)
             case ToolCallParsed():
@@ -196,10 +206,31 @@ class LiveRenderer:
             case ParseError():
                 self._current().drop_forming()
                 return self._step(self._parse_error_block(event))
+            case _:
+                assert_never(event)
+        return []
+
+    def _apply_turn(self, event: TurnEvent) -> list[RenderableType]:
+        match event:
+            case IterationStarted():
+                self._turn = _Turn(iteration=event.iteration, since=self._clock())
+                return self._iteration_heading(event)
+            case ModelChunk():
+                return []  # for the trace; the parser's deltas show what it held
             case ModelReplied():
                 return self._on_replied(event)
+            case ToolsChosen():
+                return [Text("tools: " + chosen_line(event), style="blue")]
+            case FedBack():
+                return [self._fed_back_block(event)]
+            case _:
+                assert_never(event)
+
+    def _apply_tool(self, event: ToolEvent) -> list[RenderableType]:
+        match event:
             case ToolStarted():
                 self._on_tool_started(event.call)
+                return []
             case PlaceholdersFilled():
                 return self._step(Text(filled_line(event), style="magenta"))
             case CallFromResult():
@@ -208,16 +239,14 @@ class LiveRenderer:
                 self._current().running.pop(event.call.id, None)
                 return self._step(self._result_block(event.call, event.result))
             case ToolTimeline():
-                shown = timeline_lines(event.entries)
-                if not shown:
-                    return []
-                rows = [Text("timeline", style="cyan")]
-                rows += [Text("    " + visible(line), style="dim", no_wrap=True) for line in shown]
-                return [Group(*rows)]
-            case ToolsChosen():
-                return [Text("tools: " + chosen_line(event), style="blue")]
-            case FedBack():
-                return [self._fed_back_block(event)]
+                return _timeline_block(event)
+            case _:
+                assert_never(event)
+
+    def _apply_run(self, event: RunEvent) -> list[RenderableType]:
+        match event:
+            case RunStarted():
+                return [self._header(event)]
             case Notice():
                 return [_notice_line(event)]
             case FinalAnswer():
@@ -234,7 +263,6 @@ class LiveRenderer:
                 return [self._footer(event)]
             case _:
                 assert_never(event)
-        return []
 
     def _current(self) -> _Turn:
         if self._turn is None:  # events outside an iteration: show them rather than fail
@@ -473,6 +501,15 @@ def _forming_text(event: CallForming) -> Text:
     shown = partial_arguments(event.arguments_text)[-120:]
     label.append(visible(one_line(shown, 120)), style="dim")
     return label
+
+
+def _timeline_block(event: ToolTimeline) -> list[RenderableType]:
+    shown = timeline_lines(event.entries)
+    if not shown:
+        return []
+    rows = [Text("timeline", style="cyan")]
+    rows += [Text("    " + visible(line), style="dim", no_wrap=True) for line in shown]
+    return [Group(*rows)]
 
 
 def _model_cut_note(result: ToolResult) -> str:

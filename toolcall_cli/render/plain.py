@@ -8,7 +8,6 @@ from typing import IO
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
-    ApprovalAsked,
     CallForming,
     CallFromResult,
     Event,
@@ -21,11 +20,11 @@ from toolcall_cli.events import (
     ModelReplied,
     Notice,
     ParseError,
+    ParserEvent,
     PlaceholdersFilled,
     ReasoningDelta,
     RunFinished,
     RunStarted,
-    StepPaused,
     TextDelta,
     ToolCallParsed,
     ToolFinished,
@@ -35,7 +34,11 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    RunEvent,
     RunStats,
+    ToolEvent,
+    TurnEvent,
+    Waiting,
     answer_label,
     assert_never,
     chosen_line,
@@ -97,26 +100,48 @@ class PlainRenderer:
         return nothing_to_suspend()
 
     def _lines(self, event: Event) -> list[str]:
+        if isinstance(event, ParserEvent):
+            return self._parser_lines(event)
+        if isinstance(event, TurnEvent):
+            return self._turn_lines(event)
+        if isinstance(event, ToolEvent):
+            return self._tool_lines(event)
+        if isinstance(event, RunEvent):
+            return _run_lines(event, self._stats)
+        if isinstance(event, Waiting):
+            return []
+        assert_never(event)
+
+    def _parser_lines(self, event: ParserEvent) -> list[str]:
         match event:
-            case TextDelta() | ReasoningDelta() | CallForming() | ToolStarted() | ModelChunk():
-                return []
-            case ApprovalAsked() | StepPaused():
-                return []  # asked by the consumer, on stderr
-            case RunStarted():
-                return _header(event)
-            case IterationStarted():
-                summary = request_summary(event.request)
-                lines = [f"== iteration {event.iteration} ==", f"request: {summary}"]
-                if self._show_request:
-                    body = json.dumps(event.request, ensure_ascii=False, indent=2, default=repr)
-                    lines += [indent(line) for line in visible(body).split("\n")]
-                return lines
-            case ModelReplied():
-                return _reply(event, self._raw_limits)
+            case TextDelta() | ReasoningDelta() | CallForming():
+                return []  # the whole reply shows once it has arrived
             case ToolCallParsed():
                 return _call(event.call)
             case ParseError():
                 return self._parse_error(event)
+            case _:
+                assert_never(event)
+
+    def _turn_lines(self, event: TurnEvent) -> list[str]:
+        match event:
+            case IterationStarted():
+                return self._iteration(event)
+            case ModelChunk():
+                return []  # for the trace; the parser's events show what it held
+            case ModelReplied():
+                return _reply(event, self._raw_limits)
+            case ToolsChosen():
+                return [chosen_line(event)]
+            case FedBack():
+                return ["fed back:", *(indent(message_preview(m, 200)) for m in event.messages)]
+            case _:
+                assert_never(event)
+
+    def _tool_lines(self, event: ToolEvent) -> list[str]:
+        match event:
+            case ToolStarted():
+                return []  # its result says all there is
             case PlaceholdersFilled():
                 return [filled_line(event)]
             case CallFromResult():
@@ -126,25 +151,16 @@ class PlainRenderer:
             case ToolTimeline():
                 shown = timeline_lines(event.entries)
                 return ["timeline:", *(indent(visible(line)) for line in shown)] if shown else []
-            case ToolsChosen():
-                return [chosen_line(event)]
-            case FedBack():
-                return ["fed back:", *(indent(message_preview(m, 200)) for m in event.messages)]
-            case Notice():
-                return [f"{event.level}: {visible(event.message)}"]
-            case FinalAnswer():
-                return _labelled(answer_label(event), event.text)
-            case AnswerWithoutTools():
-                head = withdrawn_title(event)
-                return [f"{head}: {visible(event.message)}"]
-            case LimitReached():
-                return [f"limit reached ({event.limit}): {visible(event.message)}"]
-            case ModelFailed():
-                return [f"model failed ({event.error_kind}): {visible(event.message)}"]
-            case RunFinished():
-                return ["-- " + ", ".join(footer_parts(event, self._stats))]
             case _:
                 assert_never(event)
+
+    def _iteration(self, event: IterationStarted) -> list[str]:
+        summary = request_summary(event.request)
+        lines = [f"== iteration {event.iteration} ==", f"request: {summary}"]
+        if self._show_request:
+            body = json.dumps(event.request, ensure_ascii=False, indent=2, default=repr)
+            lines += [indent(line) for line in visible(body).split("\n")]
+        return lines
 
     def _parse_error(self, error: ParseError) -> list[str]:
         lines = [f"error parse_error {shown_name(error.call_id)}: {visible(error.message)}"]
@@ -198,6 +214,26 @@ class QuietRenderer:
 
     def suspended(self) -> AbstractContextManager[None]:
         return nothing_to_suspend()
+
+
+def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:
+    match event:
+        case RunStarted():
+            return _header(event)
+        case Notice():
+            return [f"{event.level}: {visible(event.message)}"]
+        case FinalAnswer():
+            return _labelled(answer_label(event), event.text)
+        case AnswerWithoutTools():
+            return [f"{withdrawn_title(event)}: {visible(event.message)}"]
+        case LimitReached():
+            return [f"limit reached ({event.limit}): {visible(event.message)}"]
+        case ModelFailed():
+            return [f"model failed ({event.error_kind}): {visible(event.message)}"]
+        case RunFinished():
+            return ["-- " + ", ".join(footer_parts(event, stats))]
+        case _:
+            assert_never(event)
 
 
 def _header(event: RunStarted) -> list[str]:

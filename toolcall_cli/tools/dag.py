@@ -46,25 +46,8 @@ class Graph:
 
     waits_for: Mapping[str, tuple[str, ...]]
     """Call id → the call ids it waits for, in the order the model wrote them."""
-    references: Mapping[str, tuple[Reference, ...]]
-    """Call id → the placeholders in its arguments."""
     by_ref: Mapping[str, str]
     """The model's id of a call → the call id."""
-
-    def ready(self, call_id: str, done: set[str]) -> bool:
-        return all(dep in done for dep in self.waits_for.get(call_id, ()))
-
-    def dependants(self, call_id: str) -> list[str]:
-        """Every call that waits for `call_id`, directly or not."""
-        found: list[str] = []
-        frontier = [call_id]
-        while frontier:
-            current = frontier.pop()
-            for other, deps in self.waits_for.items():
-                if current in deps and other not in found:
-                    found.append(other)
-                    frontier.append(other)
-        return found
 
 
 def placeholders(value: Any) -> Iterator[tuple[str, str]]:
@@ -105,46 +88,62 @@ def read_reference(text: str, inside: str) -> Reference:
 def build_graph(calls: Sequence[ToolCall]) -> Graph:
     """The graph of a reply's calls; raises GraphProblem naming everything that is wrong."""
     problems: list[str] = []
+    by_ref = _by_ref(calls, problems)
+    waits_for: dict[str, tuple[str, ...]] = {}
+    for call in calls:
+        wanted = [*call.depends_on, *(r.ref for r in _references(call, problems))]
+        waits_for[call.id] = _waits_for(call, wanted, by_ref, problems)
+    cycle = _cycle(waits_for)
+    if cycle:
+        names = {call.id: call.name for call in calls}
+        shown = " → ".join(_ref_or_name(calls, c, names) for c in [*cycle, cycle[0]])
+        problems.append(f"the calls wait for each other in a circle: {shown}")
+    if problems:
+        raise GraphProblem("; ".join(dict.fromkeys(problems)))
+    return Graph(waits_for=waits_for, by_ref=by_ref)
+
+
+def _by_ref(calls: Sequence[ToolCall], problems: list[str]) -> dict[str, str]:
+    """The model's ids for its calls, each to the call it names (the first, if repeated)."""
     by_ref: dict[str, str] = {}
-    names = {call.id: call.name for call in calls}
     for call in calls:
         if call.ref is None:
             continue
         if call.ref in by_ref:
             problems.append(f"two calls have the id `{call.ref}`; each id must be unique")
         by_ref.setdefault(call.ref, call.id)
-    references: dict[str, tuple[Reference, ...]] = {}
-    waits_for: dict[str, tuple[str, ...]] = {}
-    for call in calls:
-        found: list[Reference] = []
-        for text, inside in placeholders(call.arguments):
-            try:
-                found.append(read_reference(text, inside))
-            except GraphProblem as problem:
-                problems.append(f"`{call.name}` ({_who(call)}): {problem}")
-        references[call.id] = tuple(found)
-        wanted = [*call.depends_on, *(r.ref for r in found)]
-        deps: list[str] = []
-        for ref in wanted:
-            target = by_ref.get(ref)
-            if target is None:
-                known = ", ".join(f"`{r}`" for r in by_ref) or "none"
-                problems.append(
-                    f"`{call.name}` ({_who(call)}) waits for `{ref}`, but no call of this reply "
-                    f"has that id (ids: {known})"
-                )
-            elif target == call.id:
-                problems.append(f"`{call.name}` ({_who(call)}) waits for itself")
-            elif target not in deps:
-                deps.append(target)
-        waits_for[call.id] = tuple(deps)
-    cycle = _cycle(waits_for)
-    if cycle:
-        shown = " → ".join(_ref_or_name(calls, c, names) for c in [*cycle, cycle[0]])
-        problems.append(f"the calls wait for each other in a circle: {shown}")
-    if problems:
-        raise GraphProblem("; ".join(dict.fromkeys(problems)))
-    return Graph(waits_for=waits_for, references=references, by_ref=by_ref)
+    return by_ref
+
+
+def _references(call: ToolCall, problems: list[str]) -> tuple[Reference, ...]:
+    """The placeholders in the call's arguments that read as references."""
+    found: list[Reference] = []
+    for text, inside in placeholders(call.arguments):
+        try:
+            found.append(read_reference(text, inside))
+        except GraphProblem as problem:
+            problems.append(f"`{call.name}` ({_who(call)}): {problem}")
+    return tuple(found)
+
+
+def _waits_for(
+    call: ToolCall, wanted: list[str], by_ref: Mapping[str, str], problems: list[str]
+) -> tuple[str, ...]:
+    """The calls (by call id) that `call` waits for, from the model's ids it names."""
+    deps: list[str] = []
+    for ref in wanted:
+        target = by_ref.get(ref)
+        if target is None:
+            known = ", ".join(f"`{r}`" for r in by_ref) or "none"
+            problems.append(
+                f"`{call.name}` ({_who(call)}) waits for `{ref}`, but no call of this reply "
+                f"has that id (ids: {known})"
+            )
+        elif target == call.id:
+            problems.append(f"`{call.name}` ({_who(call)}) waits for itself")
+        elif target not in deps:
+            deps.append(target)
+    return tuple(deps)
 
 
 def _who(call: ToolCall) -> str:

@@ -326,19 +326,30 @@ def _plain(schema: Any) -> bool:
         return True
     if not isinstance(schema, dict) or not schema.keys() <= _CHECKED | _DESCRIPTIVE:
         return False
+    return _plain_keywords(schema) and _plain_parts(schema)
+
+
+def _plain_keywords(schema: dict[str, Any]) -> bool:
+    """The schema's own keywords have the shapes the fast path reads."""
     names = _type_names(schema)
-    properties = schema.get("properties", {})
     required = schema.get("required", [])
-    options = schema.get("anyOf", [True])
     return (
         isinstance(names, list)
         and all(name in _TYPE_CHECKS for name in names)
         and isinstance(schema.get("enum", []), list)
-        and isinstance(properties, dict)
-        and all(_plain(sub) for sub in properties.values())
         and isinstance(required, list)
         and all(isinstance(name, str) for name in required)
         and isinstance(schema.get("additionalProperties", True), bool)
+    )
+
+
+def _plain_parts(schema: dict[str, Any]) -> bool:
+    """Its properties, items and options are plain too."""
+    properties = schema.get("properties", {})
+    options = schema.get("anyOf", [True])
+    return (
+        isinstance(properties, dict)
+        and all(_plain(sub) for sub in properties.values())
         and _plain(schema.get("items", True))
         and isinstance(options, list)
         and bool(options)

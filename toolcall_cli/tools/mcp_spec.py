@@ -157,6 +157,14 @@ def safe_name(text: str) -> str:
 
 def server_from_table(name: str, table: Any) -> ServerSpec:
     """A `[mcp.servers.NAME]` table: `command` (with `args` and `env`) or `url`."""
+    table = _checked_table(name, table)
+    if table.get("url") is not None:
+        return _url_server(name, table)
+    return _command_server(name, table)
+
+
+def _checked_table(name: str, table: Any) -> dict[str, Any]:
+    """The table, once its keys and the server's name are ones a server can be started from."""
     if not isinstance(table, dict):
         raise McpSpecError("must be a table with command or url")
     unknown = sorted(set(table) - set(SERVER_KEYS))
@@ -164,19 +172,26 @@ def server_from_table(name: str, table: Any) -> ServerSpec:
         raise McpSpecError(
             f"has unknown key(s) {', '.join(unknown)}; it takes {', '.join(SERVER_KEYS)}"
         )
-    command, url = table.get("command"), table.get("url")
-    if (command is None) == (url is None):
+    if (table.get("command") is None) == (table.get("url") is None):
         raise McpSpecError("needs either command (a stdio server) or url (streamable HTTP)")
     if not TOOL_NAME.fullmatch(name) or PREFIX_SEPARATOR in name:
         raise McpSpecError(
             "its name must be 1-64 letters, digits, _ or - (no `__`): it prefixes tool names"
         )
-    if url is not None:
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise McpSpecError(f"url must be an http:// or https:// URL, not {url!r}")
-        if "args" in table or "env" in table:
-            raise McpSpecError("args and env go with command; a url server takes neither")
-        return ServerSpec(name=name, url=url)
+    return table
+
+
+def _url_server(name: str, table: dict[str, Any]) -> ServerSpec:
+    url = table["url"]
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise McpSpecError(f"url must be an http:// or https:// URL, not {url!r}")
+    if "args" in table or "env" in table:
+        raise McpSpecError("args and env go with command; a url server takes neither")
+    return ServerSpec(name=name, url=url)
+
+
+def _command_server(name: str, table: dict[str, Any]) -> ServerSpec:
+    command = table["command"]
     if not isinstance(command, str) or not command.strip():
         raise McpSpecError("command must be a non-empty string")
     args = table.get("args", [])

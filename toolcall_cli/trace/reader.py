@@ -200,13 +200,9 @@ def _kind_of(line: str) -> str | None:
 
 def _summary(path: Path, records: list[Record], when: str) -> TraceSummary:
     header = records[0] if records and records[0]["kind"] == HEADER_KIND else {}
-    settings = header.get("settings") or {}
     started = [r for r in records if r["kind"] == "run_started"]
     finished = [r for r in records if r["kind"] == "run_finished"]
     first = started[0] if started else {}
-    stop = finished[-1].get("stop_reason", "?") if finished else "unfinished"
-    if any(r["kind"] == "interrupted" for r in records):
-        stop = "interrupted"
     return TraceSummary(
         id=path.stem,
         path=path,
@@ -214,12 +210,26 @@ def _summary(path: Path, records: list[Record], when: str) -> TraceSummary:
         command=str(header.get("command") or ""),
         question=str(first.get("question") or ""),
         questions=len(started),
-        model=str(first.get("model") or settings.get("model") or ""),
-        strategy=str(first.get("strategy") or settings.get("strategy") or ""),
+        model=_setting("model", first, header),
+        strategy=_setting("strategy", first, header),
         iterations=sum(_number(r.get("iterations")) for r in finished),
-        stop_reason=str(stop),
+        stop_reason=_stop_reason(records, finished),
         tokens=sum(tokens_of(r.get("usage")) for r in finished),
     )
+
+
+def _setting(key: str, first: Record, header: Record) -> str:
+    """What the first question ran with; else what the header's settings say (a trace cut
+    before any question started)."""
+    settings = header.get("settings") or {}
+    return str(first.get(key) or settings.get(key) or "")
+
+
+def _stop_reason(records: list[Record], finished: list[Record]) -> str:
+    """Why the trace ended: an interruption, else how its last question finished."""
+    if any(r["kind"] == "interrupted" for r in records):
+        return "interrupted"
+    return str(finished[-1].get("stop_reason", "?")) if finished else "unfinished"
 
 
 def tokens_of(usage: Any) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 INTEGER = re.compile(r"[+-]?\d+")
@@ -121,18 +122,26 @@ def coerce(value: Any, schema: dict[str, Any]) -> Any:
     kind = schema.get("type")
     if kind == "array":
         return coerce_array(value, schema.get("items", {}))
-    if kind == "integer" and not isinstance(value, bool):
-        number = as_number(value)
-        if isinstance(number, float) and number.is_integer():
-            return int(number)
-        return number if isinstance(number, int) else value  # 2.5 stays 2.5, "2.5" stays "2.5"
-    if kind == "number" and not isinstance(value, bool):
-        return as_number(value)
-    if kind == "boolean" and isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    return value
+    if isinstance(value, bool):
+        return value  # True is not 1, nor "True"
+    scalar = SCALARS.get(kind) if isinstance(kind, str) else None
+    return scalar(value) if scalar else value
+
+
+def coerce_integer(value: Any) -> Any:
+    number = as_number(value)
+    if isinstance(number, float) and number.is_integer():
+        return int(number)
+    return number if isinstance(number, int) else value  # 2.5 stays 2.5, "2.5" stays "2.5"
+
+
+def coerce_boolean(value: Any) -> Any:
+    word = value.strip().lower() if isinstance(value, str) else None
+    return word == "true" if word in ("true", "false") else value
+
+
+def coerce_string(value: Any) -> Any:
+    return str(value) if isinstance(value, (int, float)) else value
 
 
 def as_number(value: Any) -> Any:
@@ -168,6 +177,14 @@ def coerce_array(value: Any, items: dict[str, Any]) -> Any:
         value = decoded if isinstance(decoded, list) else value
     values = value if isinstance(value, list) else [value]
     return [coerce(item, items) for item in values] if items else values
+
+
+SCALARS: dict[str, Callable[[Any], Any]] = {
+    "integer": coerce_integer,
+    "number": as_number,
+    "boolean": coerce_boolean,
+    "string": coerce_string,
+}
 
 
 # --- checking: the keywords the tools use -------------------------------------------------------
