@@ -44,6 +44,7 @@ from toolcall_cli.history import (
     windowed,
 )
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
+from toolcall_cli.limits import question_too_long
 from toolcall_cli.messages import Message, ToolCall, ToolResult, ToolSpec, tool_message, user
 from toolcall_cli.models.base import (
     Model,
@@ -262,13 +263,10 @@ def run(
     chooses the tools each request carries when there are many (--retrieve)."""
     state = RunState(limits, clock, policy or ToolPolicy(), approve, step)
     state.question, state.first_message = question, len(history)
-    if len(question) > limits.max_question_chars:
+    refused = question_too_long(question, limits)
+    if refused is not None:
         # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
-        yield Notice(
-            level="error",
-            message=f"the question is {len(question):,} characters; "
-            f"the limit is {limits.max_question_chars:,}",
-        )
+        yield Notice(level="error", message=refused)
         yield state.finished("input_rejected")
         return
     yield RunStarted(

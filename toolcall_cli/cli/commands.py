@@ -578,6 +578,7 @@ def compare(
     from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.cli.tracing import choose_trace_dir
     from toolcall_cli.cli.variants import all_variants
+    from toolcall_cli.limits import question_too_long
     from toolcall_cli.loop import deny_all
 
     if not question.strip():
@@ -613,6 +614,9 @@ def compare(
     if settings.choice.name == "scripted":
         # A script is one strategy's replies in that strategy's wire format.
         fail("compare runs every strategy, and a script is replies for one: use `toolcall run`")
+    refused = question_too_long(question, settings.limits)
+    if refused is not None:  # said once, and the code `run` exits with, not a row per strategy
+        fail(refused)
     plan = ComparePlan(
         question=question,
         settings=settings,
