@@ -85,6 +85,22 @@ def test_ten_thousand_calls_in_one_turn() -> None:
 
 TOOLS_SECTION = "# Tools\n## get_weather\nGet the weather for a city\nParameters:\n"
 ASKED: Any = {"role": "user", "content": "Weather in Paris?"}
+IN_FAHRENHEIT: Any = {"role": "user", "content": "Weather in Paris in °F?"}
+CONVERTER: Any = {
+    "type": "function",
+    "function": {
+        "name": "convert_units",
+        "description": "Convert a value between units",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "value": {"type": "number"},
+                "from_unit": {"type": "string"},
+                "to_unit": {"type": "string"},
+            },
+        },
+    },
+}
 CALLED: Any = {"role": "assistant", "content": None, "tool_calls": [call("c1", {"city": "P"})]}
 
 
@@ -95,8 +111,8 @@ def answered(content: str) -> Any:
 @pytest.mark.parametrize(
     "messages",
     [
-        pytest.param([{"role": "user", "content": "1" * 60_000}], id="a run of digits"),
-        pytest.param([{"role": "user", "content": "北京" * 20_000}], id="place names"),
+        pytest.param([{"role": "user", "content": "1" * 60_000}], id="digits"),
+        pytest.param([{"role": "user", "content": "北京" * 20_000}], id="place-names"),
         pytest.param([{"role": "user", "content": "5 km " * 15_000}], id="units"),
         pytest.param(
             [
@@ -106,15 +122,15 @@ def answered(content: str) -> Any:
                 },
                 ASKED,
             ],
-            id="a parameter line",
+            id="parameter-line",
         ),
         pytest.param(
             [ASKED, {"role": "assistant", "content": "<tool_call>" + "1{" * 10_000}],
-            id="broken JSON in a call",
+            id="broken-json",
         ),
         pytest.param(
             [ASKED, {"role": "assistant", "content": "```json\n{" * 20_000}],
-            id="fences never closed",
+            id="open-fences",
         ),
         pytest.param(
             [
@@ -122,19 +138,19 @@ def answered(content: str) -> Any:
                 {"role": "assistant", "content": "<tool_call>{}</tool_call>"},
                 {"role": "user", "content": '<tool_result id="x" name="y">' * 20_000},
             ],
-            id="results never closed",
+            id="open-results",
         ),
-        pytest.param([ASKED, CALLED, answered("1" * 200_000)], id="a result of digits"),
+        pytest.param([IN_FAHRENHEIT, CALLED, answered("1" * 200_000)], id="result-digits"),
         pytest.param(
             [ASKED, CALLED, answered("Error: 'x' " + "is not one of [" * 20_000)],
-            id="an error never closed",
+            id="open-error",
         ),
     ],
 )
 def test_a_long_hostile_message_is_read_in_time(messages: list[dict[str, Any]]) -> None:
     """Text that made the model's work grow with the square of its length, each where the model
     reads it."""
-    answered_in_time({"model": "m", "messages": messages, "tools": [WEATHER]})
+    answered_in_time({"model": "m", "messages": messages, "tools": [WEATHER, CONVERTER]})
 
 
 def test_many_tools_with_many_enum_values_and_a_long_question() -> None:
