@@ -51,6 +51,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.history import ENGINE_NOTE_PREFIX
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
+from toolcall_cli.limits import question_too_long
 from toolcall_cli.messages import Message, ToolResult, tool_message, user
 from toolcall_cli.models.base import Model
 from toolcall_cli.quoted import ResultQuotes
@@ -180,13 +181,10 @@ class Run:
     # --- the loop -------------------------------------------------------------------------------
 
     def events(self) -> Iterator[Event]:
-        if len(self.question) > self.limits.max_question_chars:
+        refused = question_too_long(self.question, self.limits)
+        if refused is not None:
             # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
-            yield Notice(
-                level="error",
-                message=f"the question is {len(self.question):,} characters; "
-                f"the limit is {self.limits.max_question_chars:,}",
-            )
+            yield Notice(level="error", message=refused)
             yield self.finished("input_rejected")
             return
         yield self.run_started()

@@ -29,6 +29,7 @@ from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.cli.figures import RunFigures, RunTally, StrategyRates, rates
 from toolcall_cli.cli.running import RunTrace, open_trace, pipe_console
 from toolcall_cli.cli.tracing import TraceDir, choose_trace_dir
+from toolcall_cli.limits import question_too_long
 from toolcall_cli.render.base import one_line, visible
 from toolcall_cli.trace import RunProgress, TraceWriteError, trace_header
 from toolcall_cli.trace.writer import session_secrets
@@ -79,6 +80,9 @@ def compare_all(
     if settings.choice.name == "scripted":
         # A script is one strategy's replies in that strategy's wire format.
         fail("compare runs every strategy, and a script is replies for one: use `toolcall run`")
+    refused = question_too_long(question, settings.limits)
+    if refused is not None:  # said once, and the code `run` exits with, not a row per strategy
+        fail(refused)
     toolbox = load_toolbox(settings, warn)
     try:
         plan = ComparePlan(

@@ -24,17 +24,20 @@ _ENGLISH_NUMBER_RE = re.compile(
     rf"\b(?:{_ENGLISH_NUMBER_WORD})(?:(?:\s+and\s+|\s+|-)(?:{_ENGLISH_NUMBER_WORD}))*\b", re.I
 )
 _NUM = r"\d+(?:\.\d+)?"
+# A pattern that starts with a number starts only where a number does: tried from inside a long
+# run of digits as well, it would read the run once for every digit in it.
+_FROM_NUM = rf"(?<!\d)({_NUM})"
 
 # Rewrites that turn words into arithmetic, applied in order once numbers are digits.
 _PHRASES: tuple[tuple[str, str], ...] = (
     (rf"百分之({_NUM})", r"\1%"),
-    (rf"({_NUM})的({_NUM})\s*%", r"\1*\2/100"),
-    (rf"({_NUM})\s*(?:%|percent|per cent)\s*of\s*", r"\1/100*"),
+    (rf"{_FROM_NUM}的({_NUM})\s*%", r"\1*\2/100"),
+    (rf"{_FROM_NUM}\s*(?:%|percent|per cent)\s*of\s*", r"\1/100*"),
     (rf"(?:the\s+)?square\s+root\s+of\s*({_NUM})", r"sqrt(\1)"),
-    (rf"({_NUM})\s*的?平方根", r"sqrt(\1)"),
+    (rf"{_FROM_NUM}\s*的?平方根", r"sqrt(\1)"),
     (rf"根号\s*({_NUM})", r"sqrt(\1)"),
     (rf"的\s*({_NUM})\s*次方", r"**\1"),
-    (rf"\s*to\s+the\s+({_NUM})(?:st|nd|rd|th)?\s+power", r"**\1"),
+    (rf"(?<!\s)\s*to\s+the\s+({_NUM})(?:st|nd|rd|th)?\s+power", r"**\1"),
 )
 
 # Operator words count only right after an operand: "7 times 8" is arithmetic, "what times"
@@ -79,7 +82,7 @@ _CHAIN_OPERATORS: tuple[tuple[str, str], ...] = (
     (r"立方", "**3"),
     *((re.escape(word), symbol) for word, symbol in _OPERATOR_WORDS if word != "^"),
 )
-_PERCENT_RE = re.compile(rf"({_NUM})\s*%(?!\s*[\d(A-Za-z])")
+_PERCENT_RE = re.compile(rf"{_FROM_NUM}\s*%(?!\s*[\d(A-Za-z])")
 _DATE_RE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
 
 
@@ -98,8 +101,8 @@ _NUMBER_FOLLOWERS = lx.words("的 次方 平方 立方 乘 除 加 减 等于 �
 
 def is_cjk_number(match: re.Match[str]) -> bool:
     """A numeral run that reads as a number: at the end, or followed by arithmetic words."""
-    rest = match.string[match.end() :]
-    return not rest or not lx.has_cjk(rest[0]) or rest.startswith(_NUMBER_FOLLOWERS)
+    text, end = match.string, match.end()
+    return end == len(text) or not lx.has_cjk(text[end]) or text.startswith(_NUMBER_FOLLOWERS, end)
 
 
 def without_separators(text: str) -> str:
@@ -142,10 +145,28 @@ def chained_operators(text: str) -> str:
 def percent_value(match: re.Match[str]) -> str:
     """ "15%*80" and "80*15%" are percentages; "17 % 5" is a remainder and "5% tax" is no
     arithmetic at all."""
-    before = match.string[: match.start()].rstrip()
-    after = match.string[match.end() :].lstrip()
-    in_arithmetic = before.endswith(("+", "-", "*", "/")) or after.startswith(("+", "-", "*", "/"))
+    before = char_before(match.string, match.start())
+    after = char_after(match.string, match.end())
+    in_arithmetic = before in _OPERATORS or after in _OPERATORS
     return f"{match.group(1)}/100" if in_arithmetic else match.group()
+
+
+_OPERATORS = ("+", "-", "*", "/")
+
+
+def char_before(text: str, position: int) -> str:
+    """The last character before `position` that is not a space ("" if none). Reads back over
+    the spaces only, not the whole text before."""
+    while position > 0 and text[position - 1].isspace():
+        position -= 1
+    return text[position - 1] if position > 0 else ""
+
+
+def char_after(text: str, position: int) -> str:
+    """The first character from `position` on that is not a space ("" if none)."""
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return text[position] if position < len(text) else ""
 
 
 def as_digits(read: Callable[[str], int | None]) -> Callable[[re.Match[str]], str]:
@@ -156,12 +177,19 @@ def as_digits(read: Callable[[str], int | None]) -> Callable[[re.Match[str]], st
 def math_functions(tools: Sequence[ToolSpec]) -> frozenset[str]:
     """Function names an expression may use: the common ones, and any that a tool taking an
     expression names in its description (sqrt, hypot, ...)."""
-    named: set[str] = set()
+    named: dict[str, None] = {}
     for spec in tools:
         if "expression" in param_roles(spec):
             texts = [spec.description, *map(description_of, properties(spec).values())]
-            named |= {w for t in texts for w in re.findall(r"\b[a-z][a-z0-9_]*(?=\b)", t)}
-    return lx.MATH_FUNCTIONS | named
+            named |= dict.fromkeys(w for t in texts for w in _NAME_RE.findall(t))
+    return lx.MATH_FUNCTIONS | frozenset(list(named)[:MAX_NAMED_FUNCTIONS])
+
+
+_NAME_RE = re.compile(r"\b[a-z][a-z0-9_]{0,31}\b")
+MAX_NAMED_FUNCTIONS = 200
+"""The words of a description taken as function names, at most. Every name is tried at every
+position of the question, so a description of thousands of words would make the reading of a
+question cost their product; a real one names a few dozen."""
 
 
 def expression_pattern(functions: frozenset[str]) -> re.Pattern[str]:
@@ -186,22 +214,50 @@ def find_expressions(text: str, functions: frozenset[str] = lx.MATH_FUNCTIONS) -
     return tuple(dict.fromkeys(found))
 
 
+_LEADING_JUNK = frozenset(f"+*/%,){_CHAIN_MARK}")
+_TRAILING_JUNK = frozenset(f"+-*/%,({_CHAIN_MARK}")
+
+
 def trim_expression(expression: str) -> str:
-    """Drop what a sentence left at either end: dangling operators, stray parentheses."""
-    previous = None
-    while previous != expression:
-        previous = expression
-        expression = expression.lstrip(f"+*/%,){_CHAIN_MARK}").rstrip(f"+-*/%,({_CHAIN_MARK}")
-        expression = balance_parentheses(expression)
-    return expression
+    """Drop what a sentence left at either end: dangling operators, and parentheses that open
+    (at the start) or close (at the end) more than the expression closes or opens."""
+    # Moves two ends inward, keeping the counts of parentheses between them: cutting a character
+    # at a time and counting again would read a long expression once per character it drops.
+    start, end = 0, len(expression)
+    opened, closed = expression.count("("), expression.count(")")
+    changed = True
+    while changed:
+        changed = False
+        while start < end and expression[start] in _LEADING_JUNK:
+            closed -= expression[start] == ")"
+            start, changed = start + 1, True
+        while start < end and expression[end - 1] in _TRAILING_JUNK:
+            opened -= expression[end - 1] == "("
+            end, changed = end - 1, True
+        while start < end and expression[start] == "(" and opened > closed:
+            opened, start, changed = opened - 1, start + 1, True
+        while start < end and expression[end - 1] == ")" and closed > opened:
+            closed, end, changed = closed - 1, end - 1, True
+    return expression[start:end]
 
 
 def apply_chains(expression: str) -> str:
     """ "(3+4)*5↪/7" → "((3+4)*5)/7": each chained operator applies to all that came before."""
-    done, *steps = expression.split(_CHAIN_MARK)
+    first, *steps = expression.split(_CHAIN_MARK)
+    if not steps:
+        return first
+    # Built as pieces, with the parentheses that wrap everything so far counted: a new string
+    # per step would copy a long chain once per step.
+    pieces, wraps = [first], 0
+    needs = needs_parentheses(first)
     for step in steps:
-        done = f"({done}){step}" if needs_parentheses(done) else f"{done}{step}"
-    return done
+        if needs:
+            wraps += 1
+            pieces.append(")")
+        pieces.append(step)
+        # An operator after what came before makes it an operation: no need to parse it again.
+        needs = step.startswith(_OPERATORS) or needs_parentheses("(" * wraps + "".join(pieces))
+    return "(" * wraps + "".join(pieces)
 
 
 def needs_parentheses(expression: str) -> bool:
@@ -224,15 +280,6 @@ def top_level_parts(expression: str) -> list[str]:
     return [*parts, expression[start:]]
 
 
-def balance_parentheses(expression: str) -> str:
-    """Drop stray parentheses a sentence left at either end of an expression."""
-    while expression.startswith("(") and expression.count("(") > expression.count(")"):
-        expression = expression[1:]
-    while expression.endswith(")") and expression.count(")") > expression.count("("):
-        expression = expression[:-1]
-    return expression
-
-
 _ARITHMETIC_NODES = (
     ast.Expression,
     ast.BinOp,
@@ -253,10 +300,11 @@ def is_arithmetic(expression: str, functions: frozenset[str]) -> bool:
     except (SyntaxError, ValueError, RecursionError):
         return False
     nodes = list(ast.walk(tree))
+    names = functions | lx.MATH_CONSTANTS
     for node in nodes:
         if not isinstance(node, _ARITHMETIC_NODES):
             return False
-        if isinstance(node, ast.Name) and node.id not in functions | lx.MATH_CONSTANTS:
+        if isinstance(node, ast.Name) and node.id not in names:
             return False
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
             return False

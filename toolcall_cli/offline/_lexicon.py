@@ -129,14 +129,17 @@ PLACES: tuple[Place, ...] = tuple(
 )
 
 
+# Reversed, so that where two entries share a name the first one wins.
+_PLACES_BY_NAME: dict[str, Place] = {
+    name.casefold(): place
+    for place in reversed(PLACES)
+    for name in (place.zh, place.en, *place.aliases)
+}
+
+
 def place_named(name: str) -> Place | None:
     """The gazetteer entry for a name in either language, ignoring case."""
-    folded = name.strip().casefold()
-    for place in PLACES:
-        names = (place.zh, place.en, *place.aliases)
-        if folded in {n.casefold() for n in names}:
-            return place
-    return None
+    return _PLACES_BY_NAME.get(name.strip().casefold())
 
 
 # Canonical unit -> how people write it. The first spelling is the canonical one.
@@ -234,11 +237,16 @@ ENGLISH_NUMBERS: dict[str, int] = {
     for i, word in enumerate(words("twenty thirty forty fifty sixty seventy eighty ninety"), 2)
 }
 ENGLISH_SCALES: dict[str, int] = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+MAX_NUMBER = 10**15
+"""Far above any number a question means. Numerals past it are no number: a run of "hundred"
+or of 二 would otherwise grow an integer of thousands of digits, too long to write out."""
 
 
 def cjk_number(numeral: str) -> int | None:
     """二 → 2, 三百一十二 → 312, 一万二千 → 12000, 二〇二四 → 2024; None if it is not one."""
     if all(c in CJK_DIGITS for c in numeral):
+        if len(numeral) >= len(str(MAX_NUMBER)):
+            return None
         return int("".join(str(CJK_DIGITS[c]) for c in numeral))
     total = section = digit = 0
     for char in numeral:
@@ -252,7 +260,8 @@ def cjk_number(numeral: str) -> int | None:
             section = digit = 0
         else:
             return None
-    return total + section + digit
+    value = total + section + digit
+    return value if value <= MAX_NUMBER else None
 
 
 def english_number(phrase: str) -> int | None:
@@ -270,6 +279,8 @@ def english_number(phrase: str) -> int | None:
             total += (current or 1) * ENGLISH_SCALES[word]
             current = 0
         else:
+            return None
+        if total + current > MAX_NUMBER:
             return None
         seen = True
     return total + current if seen else None

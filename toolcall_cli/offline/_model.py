@@ -26,7 +26,7 @@ from toolcall_cli.offline._planner import (
     pending_calls,
 )
 from toolcall_cli.offline._question import Reading, read_question
-from toolcall_cli.offline._recovery import fix_call, retry_allowed, retry_lead_in
+from toolcall_cli.offline._recovery import failed_calls, fix_call, retry_allowed, retry_lead_in
 from toolcall_cli.offline._request import (
     DEPENDS_KEY,
     ID_KEY,
@@ -39,6 +39,7 @@ from toolcall_cli.offline._request import (
     PlannedCall,
     Shape,
     read_conversation,
+    repair_budget,
     replies_since_question,
 )
 from toolcall_cli.wire import ModelRequest
@@ -56,6 +57,7 @@ def decide(conversation: Conversation) -> Decision:
         return first_step(reading, conversation)
     history = [e for turn in conversation.turns for e in turn]
     if len(conversation.turns) < _MAX_TURNS:
+        failures = failed_calls(history)
         retries = [
             fixed
             for e in conversation.turns[-1]
@@ -63,7 +65,7 @@ def decide(conversation: Conversation) -> Decision:
             and not e.unparsed
             and not e.call.skipped
             and (fixed := fix_call(e, reading, tools))
-            and retry_allowed(fixed, e, history)
+            and retry_allowed(fixed, e, failures)
         ]
         if retries:
             return Decision(tuple(retries), retry_lead_in(conversation.turns[-1], reading))
@@ -204,7 +206,12 @@ class OfflineModel:
         # Sampling settings change nothing here (the model is deterministic, seeded on its
         # construction), so they leave the digest, and with it every draw, as it was.
         key = digest(self.seed, {k: v for k, v in body.items() if k not in _SAMPLING_FIELDS})
-        rng = random.Random(key)
+        with repair_budget():  # not across the yields below: they run in the caller's context
+            output = self.answer(body, key)
+        yield from respond(body, output, response_id=f"chatcmpl-{key[:24]}", rng=random.Random(key))
+
+    def answer(self, body: dict[str, Any], key: str) -> AssistantOutput:
+        """The reply to a request, faults and all, before it is cut into the wire's shape."""
         conversation = read_conversation(body)
         context = FaultContext(
             conversation, replies_since_question(body), bool(body.get("stream")), key
@@ -217,7 +224,7 @@ class OfflineModel:
         output = write_output(decision, conversation.format, call_ids)
         for fault in self.faults:
             output = fault.alter_output(output, context)
-        yield from respond(body, output, response_id=f"chatcmpl-{key[:24]}", rng=rng)
+        return output
 
     def call_ids(self, body: dict[str, Any], conversation: Conversation, count: int) -> list[str]:
         """Ids unique within a conversation: from the seed, the question and the history length."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
@@ -76,36 +78,68 @@ def gazetteer_spans(text: str) -> list[tuple[int, str]]:
             flags = 0 if lx.has_cjk(name) else re.IGNORECASE
             found += [(m.start(), m.group()) for m in re.finditer(pattern, text, flags)]
     # "New York" also contains "York"-like shorter hits elsewhere; keep the longest at a spot.
-    return [s for s in found if not any(covers(o, s) for o in found if o != s)]
+    covered = covered_spans(found)
+    return [s for s in found if (s[0], s[0] + len(s[1])) not in covered]
 
 
-def covers(outer: tuple[int, str], inner: tuple[int, str]) -> bool:
-    start, name = outer
-    return start <= inner[0] and inner[0] + len(inner[1]) <= start + len(name) and outer != inner
+def covered_spans(found: Sequence[tuple[int, str]]) -> set[tuple[int, int]]:
+    """The (start, end) of each span that lies inside another: one sweep in order of start,
+    longest first, so many names cost no more than sorting them."""
+    spans = sorted({(start, start + len(name)) for start, name in found}, key=by_start_longest)
+    covered: set[tuple[int, int]] = set()
+    furthest = -1
+    for start, end in spans:
+        if end <= furthest:  # an earlier span starts no later and ends no sooner
+            covered.add((start, end))
+        furthest = max(furthest, end)
+    return covered
+
+
+def by_start_longest(span: tuple[int, int]) -> tuple[int, int]:
+    return span[0], -span[1]
 
 
 def unknown_english_places(
     text: str, known: list[tuple[int, str]], terms: frozenset[str] = frozenset()
 ) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
+    overlaps = overlap_finder(known)
     for match in _CAPITALISED_RE.finditer(text):
         words = [w for w in re.split(r"[ -]", match.group()) if not is_common_word(w, terms)]
-        if (
-            not words
-            or any(match.start() < s + len(n) and s < match.end() for s, n in known)
-            or is_leading_verb(text, match)
-        ):
+        if not words or overlaps(*match.span()) or is_leading_verb(text, match):
             continue
         name = " ".join(words)
         found.append((match.start() + match.group().find(words[0]), name))
     return found
 
 
+def overlap_finder(known: Sequence[tuple[int, str]]) -> Callable[[int, int], bool]:
+    """Whether a span (start, end) overlaps any known one: a binary search over the known spans
+    in order of start, with the furthest end reached so far, rather than a scan of them all."""
+    spans = sorted((start, start + len(name)) for start, name in known)
+    starts = [start for start, _ in spans]
+    furthest = list(itertools.accumulate((end for _, end in spans), max))
+
+    def overlaps(start: int, end: int) -> bool:
+        before = bisect.bisect_left(starts, end)  # the known spans that start before `end`
+        return before > 0 and furthest[before - 1] > start
+
+    return overlaps
+
+
+_SENTENCE_ENDS = ".!?。！？;；"
+_FOLLOWING_WORD_RE = re.compile(r"\s+([a-z']+)")
+
+
 def is_leading_verb(text: str, match: re.Match[str]) -> bool:
     """A capitalised word opening a sentence and followed by an object is an imperative verb:
     "Echo the text ...", "Translate this ..."."""
-    opens_sentence = re.search(r"(?:^|[.!?。！？;；]\s*)$", text[: match.start()]) is not None
-    following = re.match(r"\s+([a-z']+)", text[match.end() :])
+    # Looks back over the spaces before the word only: each run of them belongs to one word.
+    before = match.start()
+    while before > 0 and text[before - 1].isspace():
+        before -= 1
+    opens_sentence = before == 0 or text[before - 1] in _SENTENCE_ENDS
+    following = _FOLLOWING_WORD_RE.match(text, match.end())
     return (
         opens_sentence
         and " " not in match.group()

@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline._question import Reading, read_question
-from toolcall_cli.offline._request import EarlierQuestion, Exchange, PlannedCall, decode, same_call
+from toolcall_cli.offline._request import (
+    EarlierQuestion,
+    Exchange,
+    PlannedCall,
+    call_key,
+    decode,
+    frozen,
+)
 from toolcall_cli.offline._words import (
     ParamRole,
     canonical_unit,
@@ -22,13 +30,14 @@ from toolcall_cli.offline._words import (
     english_words,
     enum_values,
     field_extreme,
+    first_spelled,
     is_number,
+    lowercase,
     mentions,
     param_role,
     param_roles,
     properties,
     required,
-    spelling_positions,
     split_identifier,
     unit_of_field,
 )
@@ -138,7 +147,7 @@ def context_calls(
 
 _ELLIPSIS_RE = re.compile(
     r"^\s*(?:and|what about|how about|also|same for|now|那么?|还有|换成|改成)(?![a-z])"
-    r"|呢\s*[?？。.!！]*\s*$",
+    r"|呢[\s?？。.!！]*$",
     re.I,
 )
 
@@ -172,20 +181,42 @@ def ellipsis_calls(
     return distinct(calls)
 
 
-def attempted(
-    item: PlannedCall, history: Sequence[Exchange], plan_items: Sequence[PlannedCall]
-) -> bool:
-    """Whether some earlier call stands for this planned one (maybe in a corrected form)."""
-    siblings = sum(1 for p in plan_items if p.name == item.name)
-    for exchange in history:
+class Attempts:
+    """The calls made so far (those read back whole), kept so that whether one stands for a
+    planned call is found without going through them all for each planned call."""
+
+    def __init__(self, history: Iterable[Exchange] = ()) -> None:
+        self._made: Counter[str] = Counter()  # calls made, by tool
+        self._calls: set[Hashable] = set()
+        self._values: set[tuple[str, str, Hashable]] = set()  # (tool, argument, value)
+        self._given: Counter[tuple[str, str]] = Counter()  # calls with the argument not None
+        for exchange in history:
+            self.add(exchange)
+
+    def add(self, exchange: Exchange) -> None:
+        if exchange.unparsed:
+            return
         call = exchange.call
-        if call.name != item.name or exchange.unparsed:
-            continue
-        if call.arguments == item.arguments or siblings == 1:
+        self._made[call.name] += 1
+        self._calls.add(call_key(call))
+        for name, value in call.arguments.items():
+            self._values.add((call.name, name, frozen(value)))
+            self._given[call.name, name] += value is not None
+
+    def stand_for(self, item: PlannedCall, siblings: int) -> bool:
+        """Whether some call made stands for this planned one (maybe in a corrected form): one
+        to the same tool when the plan has no other call to it, else one with the same
+        arguments, or with the same value where this call differs from its siblings."""
+        if not self._made[item.name]:
+            return False
+        if siblings == 1 or call_key(item) in self._calls:
             return True
-        if item.key and call.arguments.get(item.key[0]) == item.key[1]:
-            return True
-    return False
+        if item.key is None:
+            return False
+        name, value = item.key
+        if value is None:  # a call without that argument reads as None there too
+            return self._made[item.name] > self._given[item.name, name]
+        return (item.name, name, frozen(value)) in self._values
 
 
 def pending_calls(
@@ -194,7 +225,8 @@ def pending_calls(
     planned = make_plan(reading, tools)
     # A partial attempt is made once, in the first turn, and never again.
     items = planned.calls if planned.complete else ()
-    return [item for item in items if not attempted(item, history, items)]
+    made, siblings = Attempts(history), Counter(item.name for item in items)
+    return [item for item in items if not made.stand_for(item, siblings[item.name])]
 
 
 _DIMENSIONS = {
@@ -218,6 +250,11 @@ class Measure:
     """The result field it is read from (`high_c`); "" when read from text."""
 
 
+_MEASURE_RE = re.compile(r"(?<!\d)(-?\d+(?:\.\d+)?)\s*(°C|°F|℃|℉|km|kg|lb)")
+"""A number with its unit in a result's text; it starts where a number does (tried inside a long
+run of digits as well, it would read the run once per digit)."""
+
+
 def measures_in(result: str) -> list[Measure]:
     """Numbers with a known unit in a result: dict fields like temp_c, or text like "18°C"."""
     data = decode(result)
@@ -228,7 +265,7 @@ def measures_in(result: str) -> list[Measure]:
             if unit and is_number(value):
                 found.append(Measure(value, unit, str(key)))
     elif isinstance(data, str):
-        for number, word in re.findall(r"(-?\d+(?:\.\d+)?)\s*(°C|°F|℃|℉|km|kg|lb)", data):
+        for number, word in _MEASURE_RE.findall(data):
             unit = canonical_unit(word)
             if unit:
                 found.append(Measure(float(number), unit))
@@ -278,8 +315,10 @@ def meant(measures: Sequence[Measure], unit: str, extremes: Sequence[str]) -> li
 def distinct(calls: Sequence[PlannedCall], made: Sequence[PlannedCall] = ()) -> list[PlannedCall]:
     """The calls without repeats, leaving out any already made."""
     fresh: list[PlannedCall] = []
+    seen = {call_key(call) for call in made}
     for call in calls:
-        if not any(same_call(call, other) for other in [*made, *fresh]):
+        if call_key(call) not in seen:
+            seen.add(call_key(call))
             fresh.append(call)
     return fresh
 
@@ -390,7 +429,17 @@ def fill_tool(spec: ToolSpec, reading: Reading) -> Filling:
 
 
 def fill_values(spec: ToolSpec, reading: Reading) -> dict[str, list[Any]]:
-    """Every value the question gives for each parameter (several cities give several)."""
+    """Every value the question gives for each parameter (several cities give several). Once
+    per tool and question: each failed call to a tool asks it again."""
+    cached = reading.memo.get(("values", id(spec)))
+    if cached is not None and cached[0] is spec:
+        return cached[1]  # type: ignore[no-any-return]
+    values = question_values(spec, reading)
+    reading.memo["values", id(spec)] = (spec, values)
+    return values
+
+
+def question_values(spec: ToolSpec, reading: Reading) -> dict[str, list[Any]]:
     values: dict[str, list[Any]] = {}
     # Numbers inside an expression belong to it, not to numeric parameters.
     takes_expression = "expression" in param_roles(spec)
@@ -448,12 +497,13 @@ def as_number(value: float, schema: dict[str, Any]) -> int | float:
 def enum_match(options: list[Any], reading: Reading) -> list[Any]:
     """The option the question names, directly or through a synonym (明天 → "tomorrow")."""
     hits: list[tuple[int, Any]] = []
-    lowered = reading.text.lower()
+    lowered = lowercase(reading.text)
     for option in options:
         spellings = {str(option).lower(), *lx.ENUM_SYNONYMS.get(str(option).lower(), ())}
         spellings |= set(lx.UNITS.get(canonical_unit(str(option)) or "", ()))
         spellings |= set(lx.CURRENCIES.get(str(option).upper(), ()))
-        positions = [p for s in spellings for p in spelling_positions(lowered, s.lower()) if s]
+        firsts = [first_spelled(lowered, s.lower()) for s in spellings if s]
+        positions = [p for p in firsts if p is not None]
         if positions:
             hits.append((min(positions), option))
     return [option for _, option in sorted(hits, key=lambda h: h[0])][:1]
@@ -485,7 +535,7 @@ def place_form(name: str, description: str, wants_zone: bool) -> str:
 
 
 _QUOTED_TEXT_RE = re.compile(
-    r"(?<![A-Za-z])'([^']+)'(?![A-Za-z])|\"([^\"]+)\"|“([^”]+)”|「([^」]+)」"
+    r"(?<![A-Za-z])'([^']+)'(?![A-Za-z])|\"([^\"]+)\"|“([^“”]+)”|「([^「」]+)」"
 )
 
 
@@ -505,7 +555,7 @@ def direction(role: ParamRole, spans: Sequence[tuple[int, str]], text: str) -> s
     source is the one right after a number ("How many pounds is 70 kg?": kg), else the first;
     a target is the last other one. One alone is the source only when a number comes before it."""
     names = [name for _, name in spans]
-    numbered = [i for i, (at, _) in enumerate(spans) if re.search(r"\d\s*$", text[:at])]
+    numbered = [i for i, (at, _) in enumerate(spans) if number_before(text, at)]
     if not names or role in ("unit", "currency"):
         return names[0] if names else None
     source_wanted = role.endswith("_from")
@@ -515,6 +565,14 @@ def direction(role: ParamRole, spans: Sequence[tuple[int, str]], text: str) -> s
     if source_wanted:
         return names[source]
     return next(names[i] for i in range(len(names) - 1, -1, -1) if i != source)
+
+
+def number_before(text: str, position: int) -> bool:
+    """Whether a number ends right before `position`, spaces apart ("70 kg"). Reads back over
+    the spaces only, not the whole text before."""
+    while position > 0 and text[position - 1].isspace():
+        position -= 1
+    return position > 0 and text[position - 1].isdecimal()
 
 
 def tool_unit(unit: str, schema: dict[str, Any]) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import _lexicon as lx
@@ -48,6 +49,8 @@ class Reading:
     extremes: tuple[str, ...] = ()
     """Which of a day's measures the question means ("high", "low"), in the order asked; none
     means the current one."""
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What has been worked out from this reading, for work asked for again and again."""
 
 
 def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
@@ -104,11 +107,17 @@ def spelled(
     where spellings overlap; `taken` holds (start, end, name) spans found before."""
     lowered = text.lower()
     spans = list(taken)
+    # Which characters a span already holds: a new span is checked over its own length, not
+    # against every span found before it.
+    held = bytearray(len(lowered) + 1)
+    for start, end, _ in spans:
+        held[start:end] = b"\x01" * (end - start)
     for spelling, name in sorted(
         ((s, n) for n, ss in table.items() for s in ss), key=lambda p: -len(p[0])
     ):
         for start in spelling_positions(lowered, spelling):
             end = start + len(spelling)
-            if not any(start < e and s < end for s, e, _ in spans):
+            if not any(held[start:end]):
                 spans.append((start, end, name))
+                held[start:end] = b"\x01" * (end - start)
     return tuple(sorted((start, name) for start, _, name in spans))

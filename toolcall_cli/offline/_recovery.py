@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.offline._planner import attempted, enum_match, fill_tool, make_plan
+from toolcall_cli.offline._planner import Attempts, enum_match, fill_tool, make_plan
 from toolcall_cli.offline._question import Reading
-from toolcall_cli.offline._request import Exchange, PlannedCall, same_call
-from toolcall_cli.offline._words import (
-    canonical_unit,
-    enum_values,
-    properties,
-    required,
-    stated,
-)
+from toolcall_cli.offline._request import Exchange, PlannedCall, call_key, same_call
+from toolcall_cli.offline._words import canonical_unit, enum_values, properties, required, stated
 
-_QUOTED = r"[`'\"“‘]([^`'\"”’]+)[`'\"”’]"
+# What is quoted holds no quote mark of either kind: an opening mark that is never closed then
+# reads up to the next mark only, not to the end of the text once per mark.
+_QUOTED = r"[`'\"“‘]([^`'\"“”‘’]+)[`'\"”’]"
 _SUGGESTION_RE = re.compile(
     rf"(?:did you mean|你是不是想|是否是|您是否要找)[:：]?\s*{_QUOTED}", re.I
 )
@@ -31,7 +28,7 @@ _MISSING_RE = re.compile(
 _UNEXPECTED_RE = re.compile(
     rf"unexpected argument\s*{_QUOTED}|{_QUOTED} was unexpected|unknown argument\s*{_QUOTED}", re.I
 )
-_ENUM_RE = re.compile(rf"{_QUOTED} must be one of ([^;\n]+)|is not one of \[([^\]]+)\]", re.I)
+_ENUM_RE = re.compile(rf"{_QUOTED} must be one of ([^;\n]+)|is not one of \[([^\[\]]+)\]", re.I)
 
 _TRANSIENT_RE = re.compile(r"timed out|timeout|temporar|try again|rate limit|unavailable", re.I)
 
@@ -62,8 +59,22 @@ def renamed_tool(name: str, error: str, known: list[str]) -> str | None:
         return suggestion.group(1)
     listed = _AVAILABLE_RE.search(error)
     candidates = [t.strip(" .`'\"") for t in listed.group(1).split(",")] if listed else known
-    close = difflib.get_close_matches(name, [c for c in candidates if c in known], n=1, cutoff=0.5)
+    close = close_matches(name, [c for c in candidates if c in known], n=1, cutoff=0.5)
     return close[0] if close else None
+
+
+CLOSE_CHARS = 64
+"""The characters of each name or value that are compared for closeness: difflib's time grows
+with the product of two lengths, and a text longer than this is no misspelt name."""
+
+
+def close_matches(word: str, candidates: Sequence[str], n: int, cutoff: float) -> list[str]:
+    """difflib.get_close_matches on the first CLOSE_CHARS characters of each."""
+    cut: dict[str, str] = {}
+    for candidate in candidates:
+        cut.setdefault(candidate[:CLOSE_CHARS], candidate)
+    found = difflib.get_close_matches(word[:CLOSE_CHARS], list(cut), n=n, cutoff=cutoff)
+    return [cut[match] for match in found]
 
 
 def apply_suggestion(arguments: dict[str, Any], error: str, spec: ToolSpec) -> dict[str, Any]:
@@ -73,13 +84,17 @@ def apply_suggestion(arguments: dict[str, Any], error: str, spec: ToolSpec) -> d
         return arguments
     suggestion = match.group(1)
     strings = {k: v for k, v in arguments.items() if isinstance(v, str)}
-    named = [k for k, v in strings.items() if v and v in error[: match.start()]]
+    before = error[: match.start()]
+    named = [k for k, v in strings.items() if v and v in before]
     target = named[0] if named else closest_key(strings, suggestion)
     return {**arguments, target: suggestion} if target else arguments
 
 
 def closest_key(strings: dict[str, str], suggestion: str) -> str | None:
-    ratios = {k: difflib.SequenceMatcher(None, v, suggestion).ratio() for k, v in strings.items()}
+    cut = suggestion[:CLOSE_CHARS]
+    ratios = {
+        k: difflib.SequenceMatcher(None, v[:CLOSE_CHARS], cut).ratio() for k, v in strings.items()
+    }
     return max(ratios, key=ratios.__getitem__, default=None)
 
 
@@ -92,7 +107,7 @@ def drop_unexpected(arguments: dict[str, Any], error: str, spec: ToolSpec) -> di
         if wrong not in fixed:
             continue
         value = fixed.pop(wrong)
-        close = difflib.get_close_matches(wrong, [e for e in expected if e not in fixed], 1, 0.5)
+        close = close_matches(wrong, [e for e in expected if e not in fixed], 1, 0.5)
         if close:
             fixed[close[0]] = value
     return fixed
@@ -129,7 +144,7 @@ def same_unit_option(value: Any, options: list[Any]) -> list[Any]:
 
 def closest_option(value: Any, options: list[Any]) -> list[Any]:
     texts = [str(o) for o in options]
-    close = difflib.get_close_matches(str(value), texts, n=1, cutoff=0.0)
+    close = close_matches(str(value), texts, n=1, cutoff=0.0)
     return [options[texts.index(close[0])]] if close else []
 
 
@@ -152,12 +167,18 @@ def add_missing(
     return {**arguments, **{n: source.arguments[n] for n in absent if n in source.arguments}}
 
 
-def retry_allowed(fixed: PlannedCall, failed: Exchange, history: Sequence[Exchange]) -> bool:
-    """Never send a call that already failed, except one identical retry of a transient error."""
-    same = [e for e in history if e.failed and same_call(e.call, fixed)]
+def retry_allowed(fixed: PlannedCall, failed: Exchange, failures: Counter[Hashable]) -> bool:
+    """Never send a call that already failed, except one identical retry of a transient error.
+    `failures` counts the failed calls of the conversation by call_key."""
+    same = failures[call_key(fixed)]
     if not same_call(fixed, failed.call):
         return not same
-    return bool(_TRANSIENT_RE.search(failed.result or "")) and len(same) < 2
+    return bool(_TRANSIENT_RE.search(failed.result or "")) and same < 2
+
+
+def failed_calls(history: Iterable[Exchange]) -> Counter[Hashable]:
+    """How often each call failed, by call_key, for retry_allowed."""
+    return Counter(call_key(e.call) for e in history if e.failed)
 
 
 def answerable(
@@ -165,17 +186,25 @@ def answerable(
 ) -> list[Exchange]:
     """Successful results once each, plus the failures no later retry made good."""
     retried = retried_failures(reading, turns, tools)
-    keep: list[Exchange] = []
+    # The last turn in which any tool, and each tool, was called successfully: whether a later
+    # turn made a call good is then a look-up, not a pass over the turns after it.
+    last_ok, last_ok_of = -1, dict[str, int]()
     for t, turn in enumerate(turns):
-        later_ok = [e for later in turns[t + 1 :] for e in later if not e.failed]
+        for exchange in turn:
+            if not exchange.failed:
+                last_ok = last_ok_of[exchange.call.name] = t
+    keep: list[Exchange] = []
+    kept: set[Hashable] = set()
+    for t, turn in enumerate(turns):
         for i, exchange in enumerate(turn):
-            if (t, i) in retried or (exchange.unparsed and later_ok):
+            if (t, i) in retried or (exchange.unparsed and last_ok > t):
                 continue
-            if exchange.call.skipped and any(e.call.name == exchange.call.name for e in later_ok):
+            if exchange.call.skipped and last_ok_of.get(exchange.call.name, -1) > t:
                 continue  # it waited for a call that failed, and was made once that one worked
-            if not exchange.failed and any(same_call(exchange.call, k.call) for k in keep):
+            if not exchange.failed and call_key(exchange.call) in kept:
                 continue
             keep.append(exchange)
+            kept.add(call_key(exchange.call))
     return keep
 
 
@@ -186,14 +215,17 @@ def retried_failures(
     derives from the failure (so the lineage is recomputed, not remembered), made in the next
     turn or, when that retry failed too, succeeding later."""
     retried: set[tuple[int, int]] = set()
-    items = make_plan(reading, tools).calls
-    for t in range(1, len(turns)):
-        later_ok = [e for turn in turns[t:] for e in turn if not e.failed]
+    siblings = Counter(call.name for call in make_plan(reading, tools).calls)
+    later_ok = Attempts()  # the successful calls of turn t and after, going back from the last
+    for t in range(len(turns) - 1, 0, -1):
+        for exchange in turns[t]:
+            if not exchange.failed:
+                later_ok.add(exchange)
+        next_turn = {call_key(e.call) for e in turns[t]}
         for i, failed in enumerate(turns[t - 1]):
             fixed = fix_call(failed, reading, tools) if failed.failed else None
             if fixed and (
-                any(same_call(fixed, later.call) for later in turns[t])
-                or attempted(fixed, later_ok, items)
+                call_key(fixed) in next_turn or later_ok.stand_for(fixed, siblings[fixed.name])
             ):
                 retried.add((t - 1, i))
     return retried

@@ -4,9 +4,15 @@ before it; and what the model decides from them."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
+from collections.abc import Hashable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Literal
 
 from toolcall_cli.messages import ToolSpec
@@ -19,6 +25,22 @@ from toolcall_cli.offline._words import properties
 ID_KEY, DEPENDS_KEY = "id", "depends_on"
 RESERVED_ID, RESERVED_DEPENDS = "_id", "_depends_on"
 _PLACEHOLDER_RE = re.compile(r"\{\{(?P<ref>[\w-]+)\.(?P<field>\w+)\}\}")
+
+# How much of a request the model reads. A request can hold far more than a conversation of a
+# model's needs: past these, the rest is not read, so that what a request costs grows with its
+# length only (each is many times what the engine itself sends).
+MAX_CALLS_READ = 64
+"""Calls of one turn (the engine runs 8 of a reply at most)."""
+MAX_ARGUMENTS = 64
+"""Arguments of one call."""
+MAX_ARGUMENT_DEPTH = 32
+"""Levels of arrays and objects in a call's arguments."""
+MAX_PROPERTIES = 128
+"""Parameters of one tool."""
+MAX_ENUM_VALUES = 1000
+"""Enum values in all the tools of a request, as OpenAI's structured outputs allow."""
+MAX_ANY_OF = 64
+"""Options of one parameter's `anyOf`."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +78,12 @@ class Exchange:
     call: PlannedCall
     result: str | None
 
-    @property
+    # Cached: each is asked again and again of every exchange, and reads the whole result.
+    @cached_property
     def failed(self) -> bool:
-        return self.result is None or self.result.lstrip().lower().startswith("error")
+        return self.result is None or self.result.lstrip()[:5].lower() == "error"
 
-    @property
+    @cached_property
     def unparsed(self) -> bool:
         """The call never ran because its text could not be parsed (cut off, broken JSON):
         what was read back of it is not what the model meant, so it is made again in full."""
@@ -135,6 +158,22 @@ def same_call(a: PlannedCall, b: PlannedCall) -> bool:
     return a.name == b.name and a.arguments == b.arguments
 
 
+def call_key(call: PlannedCall) -> Hashable:
+    """What tells calls apart, as a set member: two calls have the same key when same_call
+    says they are the same, so a set finds a call among many without comparing each."""
+    return (call.name, frozen(call.arguments))
+
+
+def frozen(value: Any) -> Hashable:
+    """A JSON value as a set member, equal to another where the values are equal (1 == 1.0): an
+    object as the frozenset of its items, an array as the tuple of its items."""
+    if isinstance(value, dict):
+        return frozenset((key, frozen(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return tuple(frozen(item) for item in value)
+    return value  # type: ignore[no-any-return]
+
+
 def request_shape(body: dict[str, Any]) -> Shape:
     if isinstance(body.get("tools"), list):
         return "native"
@@ -157,11 +196,27 @@ def call_format(body: dict[str, Any]) -> CallFormat:
     if shape == "native":
         dag = any(RESERVED_ID in properties(t) for t in native_tools(body))
     else:
-        examples = re.findall(re.escape(tags[0]) + r"(.*?)" + re.escape(tags[1]), prompt, re.S)
+        examples = between(prompt, *tags)
         dag = shape == "text" and any(
             isinstance(e, dict) and ID_KEY in e and DEPENDS_KEY in e for e in map(decode, examples)
         )
     return CallFormat(shape, *tags, dag, required_answer_tool(body))
+
+
+def between(text: str, open_tag: str, close_tag: str) -> list[str]:
+    """The text inside each pair of tags, each open tag closed by the first close tag after it
+    (as the regex `OPEN(.*?)CLOSE` finds them). By hand: as that regex, many open tags never
+    closed would cost the square of the text's length."""
+    found: list[str] = []
+    position = text.find(open_tag)
+    while position >= 0:
+        start = position + len(open_tag)
+        end = text.find(close_tag, start)
+        if end < 0:  # nor is any later open tag closed
+            break
+        found.append(text[start:end])
+        position = text.find(open_tag, end + len(close_tag))
+    return found
 
 
 ANSWER_TOOL = "final_answer"
@@ -188,11 +243,48 @@ def message_text(message: dict[str, Any]) -> str:
 def read_tools(body: dict[str, Any], fmt: CallFormat) -> tuple[ToolSpec, ...]:
     prompt_tools = tools_from_prompt(system_text(body))
     if fmt.shape == "native":
-        return tuple(without_reserved(t) if fmt.dag else t for t in native_tools(body))
+        return as_read(without_reserved(t) if fmt.dag else t for t in native_tools(body))
     if fmt.shape == "json":
         described = {t.name: t.description for t in prompt_tools}
-        return tools_from_schema(body.get("response_format", {}), described)
-    return prompt_tools
+        return as_read(tools_from_schema(body.get("response_format", {}), described))
+    return as_read(prompt_tools)
+
+
+def as_read(tools: Iterable[ToolSpec]) -> tuple[ToolSpec, ...]:
+    """The tools as the model reads them: each with its first MAX_PROPERTIES parameters, the
+    enums of all of them holding MAX_ENUM_VALUES values at most."""
+    left = MAX_ENUM_VALUES
+    read: list[ToolSpec] = []
+    for spec in tools:
+        props = spec.parameters.get("properties")
+        if not isinstance(props, dict):
+            read.append(spec)
+            continue
+        kept: dict[str, Any] = {}
+        for name, schema in itertools.islice(props.items(), MAX_PROPERTIES):
+            kept[name], left = enum_as_read(schema, left)
+        read.append(ToolSpec(spec.name, spec.description, {**spec.parameters, "properties": kept}))
+    return tuple(read)
+
+
+def enum_as_read(schema: Any, left: int) -> tuple[Any, int]:
+    """A parameter's schema with no more than `left` enum values (in `enum`, or in the options
+    of its `anyOf`, of which it keeps MAX_ANY_OF), and how many are left after it."""
+    if not isinstance(schema, dict):
+        return schema, left
+    if isinstance(schema.get("enum"), list):
+        values = schema["enum"][:left]
+        return {**schema, "enum": values}, left - len(values)
+    options = schema.get("anyOf")
+    if not isinstance(options, list):
+        return schema, left
+    kept = []
+    for option in options[:MAX_ANY_OF]:
+        if isinstance(option, dict) and isinstance(option.get("enum"), list):
+            option = {**option, "enum": option["enum"][:left]}
+            left -= len(option["enum"])
+        kept.append(option)
+    return {**schema, "anyOf": kept}, left
 
 
 def without_reserved(spec: ToolSpec) -> ToolSpec:
@@ -239,10 +331,69 @@ def member(value: Any, key: str) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-_PARAM_RE = re.compile(
-    r"^- (?P<name>[^:\s]+): (?P<type>.*?) \((?P<need>required|optional)"
-    r"(?:, default (?P<default>.*?))?\)(?: — (?P<description>.*))?$"
-)
+@dataclass(frozen=True)
+class ParameterLine:
+    """One `- name: type (required, default 3) — description` line of a prompt's tool."""
+
+    name: str
+    type: str
+    need: str
+    default: str | None
+    description: str | None
+
+
+_NEEDS = (" (required", " (optional")
+_DEFAULT_MARK = ", default "
+_DESCRIPTION_MARK = " — "
+
+
+def parameter_line(line: str) -> ParameterLine | None:
+    """The line read as the regex `^- NAME: TYPE \\((required|optional)(, default DEFAULT)?\\)
+    ( — DESCRIPTION)?$` reads it, with the shortest TYPE and DEFAULT that fit; None when it is no
+    such line. By hand: as that regex, with its two lazy parts, a long line of many "(required"
+    costs the square of its length."""
+    if not line.startswith("- "):
+        return None
+    colon = 2
+    while colon < len(line) and line[colon] != ":" and not line[colon].isspace():
+        colon += 1
+    if colon == 2 or not line.startswith(": ", colon):
+        return None
+    type_start = colon + 2
+    # Where a `)` may close the parentheses: the line ends after it, or a description follows.
+    closings = [
+        i
+        for i, char in enumerate(line)
+        if char == ")" and (i + 1 == len(line) or line.startswith(_DESCRIPTION_MARK, i + 1))
+    ]
+    for need_at in need_positions(line, type_start):
+        after = need_at + len(_NEEDS[0])
+        default_start = after + len(_DEFAULT_MARK)
+        has_default = line.startswith(_DEFAULT_MARK, after)
+        first = bisect.bisect_left(closings, default_start if has_default else after)
+        if first == len(closings) or (not has_default and closings[first] != after):
+            continue
+        close = closings[first]
+        described = close + 1 < len(line)
+        return ParameterLine(
+            name=line[2:colon],
+            type=line[type_start:need_at],
+            need=line[need_at + 2 : after],
+            default=line[default_start:close] if has_default else None,
+            description=line[close + 1 + len(_DESCRIPTION_MARK) :] if described else None,
+        )
+    return None
+
+
+def need_positions(line: str, start: int) -> list[int]:
+    """Where " (required" or " (optional" begins, from `start` on, in order."""
+    positions: list[int] = []
+    for need in _NEEDS:
+        at = line.find(need, start)
+        while at >= 0:
+            positions.append(at)
+            at = line.find(need, at + 1)
+    return sorted(positions)
 
 
 def tools_from_prompt(text: str) -> tuple[ToolSpec, ...]:
@@ -259,27 +410,43 @@ def tool_from_section(section: str) -> ToolSpec:
     description, _, params = rest.partition("\nParameters:")
     if not params and rest.startswith("Parameters:"):
         description, params = "", rest[len("Parameters:") :]
-    found = [m for line in params.strip().splitlines() if (m := _PARAM_RE.match(line.strip()))]
-    props = {m["name"]: parameter_schema(m) for m in found}
-    required = [m["name"] for m in found if m["need"] == "required"]
+    found = [p for line in params.strip().splitlines() if (p := parameter_line(line.strip()))]
+    props = {p.name: parameter_schema(p) for p in found}
+    required = [p.name for p in found if p.need == "required"]
     parameters: dict[str, Any] = {"type": "object", "properties": props, "required": required}
     description = "" if description.strip() == "(no description)" else description.strip()
     return ToolSpec(name.strip(), description, parameters)
 
 
-def parameter_schema(found: re.Match[str]) -> dict[str, Any]:
-    schema = type_schema(found["type"].strip())
-    if found["default"] is not None:
-        schema["default"] = decode(found["default"])
-    if found["description"]:
-        schema["description"] = found["description"].strip()
+def parameter_schema(found: ParameterLine) -> dict[str, Any]:
+    schema = type_schema(found.type.strip())
+    if found.default is not None:
+        schema["default"] = decode(found.default)
+    if found.description:
+        schema["description"] = found.description.strip()
     return schema
+
+
+_ARRAY_OF = "array of "
+MAX_ARRAY_DEPTH = 8
+"""Arrays of arrays read, at most; deeper, the type is read as any."""
 
 
 def type_schema(kind: str) -> dict[str, Any]:
     """The schema behind a prompt's type words: `integer`, `"a" | "b"`, `array of string`."""
-    if kind.startswith("array of "):
-        return {"type": "array", "items": type_schema(kind[len("array of ") :])}
+    start = depth = 0
+    while kind.startswith(_ARRAY_OF, start):
+        start, depth = start + len(_ARRAY_OF), depth + 1
+    if depth > MAX_ARRAY_DEPTH:
+        return {}
+    schema = item_schema(kind[start:])
+    for _ in range(depth):
+        schema = {"type": "array", "items": schema}
+    return schema
+
+
+def item_schema(kind: str) -> dict[str, Any]:
+    """A type that is no array: a name, or literals and types joined by " | "."""
     parts = [p.strip() for p in kind.split(" | ")]
     if len(parts) > 1 or kind.startswith('"'):
         literals = [decode(p) for p in parts]
@@ -294,7 +461,7 @@ def type_schema(kind: str) -> dict[str, Any]:
 # ("[toolcall] Answer now without tools"). Neither is a question.
 _SUMMARY_MARK = "[context summary]"
 _ENGINE_NOTE_MARK = "[toolcall]"
-_COMPACTED_RE = re.compile(re.escape(_SUMMARY_MARK) + r" (\d+) earlier tool round")
+_COMPACTED_RE = re.compile(re.escape(_SUMMARY_MARK) + r" (\d{1,6}) earlier tool round")
 
 
 def replies_since_question(body: dict[str, Any]) -> int:
@@ -332,7 +499,33 @@ def earlier_questions(
     )
 
 
-_RESULT_RE = re.compile(r'<tool_result id="(.*?)" name="(.*?)">\n?(.*?)\n?</tool_result>', re.S)
+_RESULT_OPEN, _RESULT_NAME, _RESULT_CLOSE = '<tool_result id="', '" name="', "</tool_result>"
+
+
+def tagged_results(text: str) -> list[tuple[str, str, str]]:
+    """(id, name, content) of each `<tool_result id="ID" name="NAME">CONTENT</tool_result>`, as
+    the regex with lazy ID, NAME and CONTENT finds them (a newline just inside either tag is
+    not content). By hand: as that regex, many open tags never closed would cost the square of
+    the text's length."""
+    found: list[tuple[str, str, str]] = []
+    position = text.find(_RESULT_OPEN)
+    while position >= 0:  # each part not found now is not found after a later tag either
+        id_start = position + len(_RESULT_OPEN)
+        id_end = text.find(_RESULT_NAME, id_start)
+        if id_end < 0:
+            break
+        name_start = id_end + len(_RESULT_NAME)
+        name_end = text.find('">', name_start)
+        if name_end < 0:
+            break
+        start = name_end + 2 + text.startswith("\n", name_end + 2)
+        close = text.find(_RESULT_CLOSE, start)
+        if close < 0:
+            break
+        end = close - 1 if close > start and text[close - 1] == "\n" else close
+        found.append((text[id_start:id_end], text[name_start:name_end], text[start:end]))
+        position = text.find(_RESULT_OPEN, close + len(_RESULT_CLOSE))
+    return found
 
 
 def is_result_message(message: dict[str, Any]) -> bool:
@@ -376,6 +569,8 @@ class _Turn:
         by_id = [i for i in open_calls if call_id and self.calls[i][0] == call_id]
         by_name = [i for i in open_calls if self.calls[i][1].name == name]
         candidates = by_id or by_name or open_calls
+        if not candidates and len(self.calls) >= MAX_CALLS_READ:
+            return  # past what the model reads of a turn
         if not candidates:  # a result for a call we could not read back: keep it, unnamed args
             self.calls.append((call_id, PlannedCall(name, {})))
             candidates = [len(self.calls) - 1]
@@ -419,12 +614,45 @@ def read_turns(messages: list[dict[str, Any]], fmt: CallFormat) -> tuple[tuple[E
                 message_text(message),
             )
         elif is_result_message(message) and turns:
-            for call_id, name, content in _RESULT_RE.findall(message_text(message)):
+            for call_id, name, content in tagged_results(message_text(message)):
                 turns[-1].attach(call_id, name, content)
     return tuple(turn.exchanges(fmt) for turn in turns if turn.calls)
 
 
-_FENCED_RE = re.compile(r"```(?:json)?\s*\n(\{.*?\})\s*\n```", re.S)
+_FENCE = "```"
+
+
+def fenced_objects(text: str) -> list[str]:
+    r"""The `{...}` of each ```json block, as the regex (re.S)
+        ```(?:json)?\s*\n(\{.*?\})\s*\n```
+    finds them: a fence, maybe `json`, spaces ending in a newline, then an object up to the first
+    `}` that spaces ending in a newline and a fence follow. By hand: as that regex, many fences
+    never closed would cost the square of the text's length."""
+    found: list[str] = []
+    fence = text.find(_FENCE)
+    while fence >= 0:
+        after = fence + len(_FENCE)
+        brace = newline_then(text, after + 4 if text.startswith("json", after) else after, "{")
+        if brace < 0:
+            fence = text.find(_FENCE, fence + 1)
+            continue
+        close = text.find("}", brace)
+        while close >= 0 and newline_then(text, close + 1, _FENCE) < 0:
+            close = text.find("}", close + 1)
+        if close < 0:  # nor can any later block close
+            break
+        found.append(text[brace : close + 1])
+        fence = text.find(_FENCE, newline_then(text, close + 1, _FENCE) + len(_FENCE))
+    return found
+
+
+def newline_then(text: str, start: int, mark: str) -> int:
+    """Where `mark` begins, if from `start` only spaces that end in a newline come before it;
+    else -1."""
+    end = start
+    while end < len(text) and text[end].isspace():
+        end += 1
+    return end if end > start and text[end - 1] == "\n" and text.startswith(mark, end) else -1
 
 
 def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str, PlannedCall]]:
@@ -432,11 +660,13 @@ def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str,
     # beside them (text).
     if isinstance(message.get("tool_calls"), list):
         dag = fmt.dag and fmt.shape == "native"
-        return [native_call(c, dag) for c in message["tool_calls"] if isinstance(c, dict)]
+        calls = [c for c in message["tool_calls"] if isinstance(c, dict)][:MAX_CALLS_READ]
+        return [native_call(c, dag) for c in calls]
     text = message_text(message)
     segments = [part.split(fmt.close_tag, 1)[0] for part in text.split(fmt.open_tag)[1:]]
     if not segments:  # calls it wrote as ```json blocks, as chat-tuned models do
-        segments = _FENCED_RE.findall(text)
+        segments = fenced_objects(text)
+    segments = segments[:MAX_CALLS_READ]
     read = map(read_object, [text] if fmt.shape == "json" else segments)
     dag = fmt.dag and fmt.shape == "text"
     return [("", call_from_payload(p, dag, garbled=g)) for p, g in read if p and "name" in p]
@@ -495,24 +725,77 @@ def as_run(call: PlannedCall, results: dict[str, str]) -> PlannedCall:
 
 
 def as_arguments(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
+    """A call's arguments as the model reads them: its first MAX_ARGUMENTS, and none at all when
+    they nest deeper than MAX_ARGUMENT_DEPTH (they are no arguments a tool of its takes)."""
+    if not isinstance(value, dict) or nested_deeper(value, MAX_ARGUMENT_DEPTH):
+        return {}
+    return dict(itertools.islice(value.items(), MAX_ARGUMENTS))
+
+
+def nested_deeper(value: Any, depth: int) -> bool:
+    """Whether arrays and objects nest more than `depth` levels deep in `value` (iteratively:
+    a recursion would fail on what it is meant to find)."""
+    level: list[Any] = [value]
+    for _ in range(depth + 1):
+        level = [
+            item
+            for container in level
+            for item in (container.values() if isinstance(container, dict) else container)
+            if isinstance(item, (dict, list))
+        ]
+        if not level:
+            return False
+    return True
 
 
 def decode(content: str) -> Any:
     """A JSON value, or the text itself when it is not JSON."""
     try:
         return json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser follows
         return content
+
+
+REPAIR_BUDGET = 800
+"""Characters of broken JSON that one request may have repaired. json-repair's time grows with
+the square of some text (1,600 characters of "1{" take it a second); what the model's own faults
+write comes to a few hundred characters a request. Past the budget broken JSON is unreadable,
+as a cut-off call is."""
+
+_repair_left: ContextVar[int | None] = ContextVar("repair_left", default=None)
+
+
+@contextmanager
+def repair_budget() -> Iterator[None]:
+    """Reading one request: the repairs it may have are counted (outside, they are not)."""
+    token = _repair_left.set(REPAIR_BUDGET)
+    try:
+        yield
+    finally:
+        _repair_left.reset(token)
 
 
 def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:
     """A JSON object from text, and whether it had to be repaired (our own faults included):
     what a repair reads is a guess at what was meant."""
     try:
-        value, repaired = json.loads(text), False
-    except ValueError:
-        import json_repair  # only for broken JSON (a fault's); most requests hold none
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return repaired_object(text), True
+    return (value if isinstance(value, dict) else None), False
 
-        value, repaired = (json_repair.loads(text) if text.strip() else None), True
-    return (value if isinstance(value, dict) else None), repaired
+
+def repaired_object(text: str) -> dict[str, Any] | None:
+    """What json-repair reads in broken JSON, within the request's budget."""
+    left = _repair_left.get()
+    if not text.strip() or (left is not None and len(text) > left):
+        return None
+    if left is not None:
+        _repair_left.set(left - len(text))
+    import json_repair  # only for broken JSON (a fault's); most requests hold none
+
+    try:
+        value = json_repair.loads(text)
+    except (ValueError, RecursionError):  # nested past what json-repair follows
+        return None
+    return value if isinstance(value, dict) else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from functools import lru_cache
 from typing import Any, Literal
 
 from toolcall_cli.messages import ToolSpec
@@ -13,8 +15,10 @@ from toolcall_cli.offline import _lexicon as lx
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
 
-def english_words(text: str) -> set[str]:
-    """Lowercase English words plus their singular forms ("units" also gives "unit")."""
+@lru_cache(maxsize=64)
+def english_words(text: str) -> frozenset[str]:
+    """Lowercase English words plus their singular forms ("units" also gives "unit"). Cached:
+    the question is read for words many times in a request, once per result for one."""
     found: set[str] = set()
     for raw in _WORD_RE.findall(text):
         word = raw.lower().removesuffix("'s").strip("'-")
@@ -23,7 +27,13 @@ def english_words(text: str) -> set[str]:
         found.add(word)
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             found.add(word[:-1])
-    return found
+    return frozenset(found)
+
+
+@lru_cache(maxsize=64)
+def lowercase(text: str) -> str:
+    """`text.lower()`, once per text: the question is lowered many times in a request."""
+    return text.lower()
 
 
 def split_identifier(name: str) -> list[str]:
@@ -32,14 +42,30 @@ def split_identifier(name: str) -> list[str]:
     return [part.lower() for part in re.split(r"[^A-Za-z0-9]+", spaced) if part]
 
 
-def concepts_in(text: str, words: set[str]) -> Iterable[str]:
-    for concept, terms in lx.CONCEPTS.items():
-        if any(term in text if lx.has_cjk(term) else term in words for term in terms):
+# Each concept's terms, split once: Chinese ones are looked for in the text, English ones among
+# its words.
+_CONCEPT_TERMS = {
+    concept: (
+        tuple(t for t in terms if lx.has_cjk(t)),
+        frozenset(t for t in terms if not lx.has_cjk(t)),
+    )
+    for concept, terms in lx.CONCEPTS.items()
+}
+
+
+def concepts_in(text: str, words: AbstractSet[str]) -> Iterable[str]:
+    for concept, (chinese, english) in _CONCEPT_TERMS.items():
+        if any(term in text for term in chinese) or not english.isdisjoint(words):
             yield concept
 
 
 def mentions(text: str, phrases: Iterable[str]) -> bool:
-    lowered = text.lower()
+    return mentions_any(text, tuple(phrases))
+
+
+@lru_cache(maxsize=256)
+def mentions_any(text: str, phrases: tuple[str, ...]) -> bool:
+    lowered = lowercase(text)
     words = english_words(text)
     return any(
         phrase in lowered if lx.has_cjk(phrase) or " " in phrase else phrase in words
@@ -47,7 +73,17 @@ def mentions(text: str, phrases: Iterable[str]) -> bool:
     )
 
 
+@lru_cache(maxsize=4096)
+def first_spelled(lowered: str, spelling: str) -> int | None:
+    """Where `lowered` first spells `spelling` (as spelling_positions finds it), or None.
+    Cached: a request may ask the same of its question for every tool that offers it."""
+    positions = spelling_positions(lowered, spelling)
+    return positions[0] if positions else None
+
+
 def spelling_positions(lowered: str, spelling: str) -> list[int]:
+    if spelling not in lowered:  # most are not there: a plain search says so soonest
+        return []
     if lx.has_cjk(spelling) or not spelling[0].isalpha():
         return [m.start() for m in re.finditer(re.escape(spelling), lowered)]
     # A bare "in" or "m" is a unit only right after a number ("5 m", "12 in").
@@ -243,7 +279,8 @@ def description_role(words: set[str]) -> ParamRole:
 def enum_values(schema: dict[str, Any]) -> list[Any]:
     if isinstance(schema.get("enum"), list):
         return list(schema["enum"])
-    for option in schema.get("anyOf", []) or []:
+    options = schema.get("anyOf")
+    for option in options if isinstance(options, list) else []:
         if isinstance(option, dict) and isinstance(option.get("enum"), list):
             return list(option["enum"])
     return []

@@ -86,11 +86,18 @@ _ARITHMETIC: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
 }
 
 
+def in_one_line(first: str, then: str) -> re.Pattern[str]:
+    """`first`, then `then` later in the same line (either case): as `first.*then`, but tried
+    from the first `first` of each line only (a lookahead, once matched, is not tried again).
+    As `first.*then`, each `first` would read the rest of its line again."""
+    return re.compile(rf"^(?=([^\n]*?{re.escape(first)}))\1[^\n]*{re.escape(then)}", re.I | re.M)
+
+
 def invented_number(expression: str, rng: random.Random) -> int | float:
     """Mental arithmetic gone slightly wrong: the value plus a slip (never evaluated with eval)."""
     try:
         value = arithmetic(ast.parse(expression, mode="eval").body)
-    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
         return rng.randint(2, 999)
     slipped = value + rng.choice((-3, -2, -1, 1, 2, 10))
     return int(slipped) if float(slipped).is_integer() else round(slipped, 2)
@@ -143,7 +150,7 @@ class WrongParam(FaultBase):
 
     kind = "wrong_param"
     about = "uses a wrong argument name (City, ciity or weather_city instead of city)"
-    reported_as = re.compile(r"unexpected argument .*did you mean", re.I)
+    reported_as = in_one_line("unexpected argument ", "did you mean")
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
         found = next(((i, c) for i, c in enumerate(decision.calls) if c.arguments), None)
@@ -214,7 +221,7 @@ class ExtraArg(FaultBase):
 
     kind = "extra_arg"
     about = "adds an argument the tool does not take"
-    reported_as = re.compile(r"unexpected argument .*remove it", re.I)
+    reported_as = in_one_line("unexpected argument ", "remove it")
 
     def alter_decision(self, decision: Decision, context: FaultContext) -> Decision:
         if not self.fires(context, bool(decision.calls)):
