@@ -285,6 +285,20 @@ Event = (
 
 
 def event_record(event: Event) -> dict[str, Any]:
-    """An event as plain data, `kind` first: one `--json` line, or one trace record."""
-    data = dataclasses.asdict(event)
+    """An event as plain data, `kind` first: one `--json` line, or one trace record.
+
+    Only the events' own dataclasses are unpacked. The JSON values an event carries (a delta, a
+    request body, a call's arguments) are passed on as they are, never walked: one nested
+    hundreds deep broke `dataclasses.asdict`, which recurses into every list and dict. The
+    writers bound the depth they write (strictjson)."""
+    data = _plain(event)
     return {"kind": data.pop("kind"), **data}
+
+
+def _plain(value: Any) -> Any:
+    # Recursion through the events' own types only: dataclasses and the tuples that hold them.
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    return value

@@ -65,7 +65,7 @@ from toolcall_cli.rounds import (
 from toolcall_cli.strategies.base import Reply, Strategy
 from toolcall_cli.strategies.content_calls import read_content_calls
 from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
-from toolcall_cli.strategies.replies import reply_chars
+from toolcall_cli.strategies.replies import check_depth, reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ContextWindow, ModelError, ModelRequest
 from toolcall_cli.wire.tokens import request_tokens
@@ -580,6 +580,7 @@ def _reply_and_round(
             if NOTICE_KEY in chunk:
                 yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
                 continue
+            check_depth(chunk)  # before any part of it is recorded or parsed
             if request.streaming:
                 yield model_chunk(iteration, chunk)
             size += reply_chars(chunk)
