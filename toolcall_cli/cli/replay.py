@@ -5,10 +5,11 @@ upgrade or a prompt change.
 
 What the replay runs with: the flags given, and where none is given, what the recording was
 made with (its header's settings: model, profile, strategy and modes, prompt style, --dag,
-sampling and seed, the offline model's faults, the limits, the tool policy, a --system-prompt's
-text), so a bare `toolcall replay T` reproduces the run. What a trace never holds comes from
-the environment and the config file as for any run: the API key, a base URL the recording
-masked, the connection timeouts. The tools are those configured now.
+sampling and seed, the offline model's faults, the limits, a --system-prompt's text), so a bare
+`toolcall replay T` reproduces the run. Nothing read from a trace grants a permission: a shared
+trace is anybody's text. What a tool may do (--allow, --yes), which tools and tool servers there
+are, where the conversation and the tools' results are sent (the base URL) and the API key come
+from the replaying user's own flags, environment and config file, as for any run.
 """
 
 from __future__ import annotations
@@ -96,9 +97,9 @@ RECORDED_CHOICES: dict[str, Callable[[Any], Any]] = {
     "schema_mode": SchemaMode,
     "stream_mode": StreamMode,
     "prompt_style": PromptStyle,
-    "allow": Allow,
 }
-"""Settings a header records as the value of a flag with a closed set of choices."""
+"""Settings a header records as the value of a flag with a closed set of choices. Not `allow`:
+a trace never raises what a tool may do."""
 RECORDED_LIMITS = (
     "max_iterations",
     "tool_timeout",
@@ -114,6 +115,7 @@ RECORDED_LIMITS = (
     "request_timeout",
 )
 """The header's limits that have a flag of the same name (`run_timeout` is `--timeout`)."""
+MAX_SHOWN_URL = 200
 
 
 @app.command(context_settings={"ignore_unknown_options": True})
@@ -265,21 +267,17 @@ def with_recorded(
     flags: Mapping[str, Any], given: set[str], settings: Mapping[str, Any], path: Path
 ) -> dict[str, Any]:
     """The flags, with each one the user did not give taken from the recording where it says."""
-    from toolcall_cli.models import LOCAL_MODELS
-
     chosen = dict(flags)
     for name, value in recorded_flags(settings).items():
         if name not in given:
             chosen[name] = value
     model = chosen.get("model")
     # What the recording said of its own model does not carry over to another one: the
-    # offline model's faults, a server's URL.
+    # offline model's faults.
     if model != "offline" and "faults" not in given:
         chosen["faults"] = flags.get("faults")
-    if model in LOCAL_MODELS and "base_url" not in given:
-        chosen["base_url"] = flags.get("base_url")
-    if given & {"base_url", "profile"}:  # another endpoint: none of the recorded one's settings
-        chosen["base_url"], chosen["profile"] = flags.get("base_url"), flags.get("profile")
+    if "base_url" in given:  # another endpoint: not the recorded one's profile
+        chosen["profile"] = flags.get("profile")
     if model == "scripted" and "script" not in given:
         chosen["script"] = path  # the trace's own replies, played back as they were sent
     return chosen
@@ -292,11 +290,10 @@ def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(model, str) and model:
         chosen["model"] = model
     if isinstance(settings.get("profile"), str):
+        # A profile is the user's own (its URL and key are in their config and environment):
+        # the trace only names which.
         chosen["profile"] = settings["profile"]
-    url = settings.get("base_url")
-    # A masked URL would not reach the server; the configuration supplies that one.
-    if isinstance(url, str) and "****" not in url:
-        chosen["base_url"] = url
+    # Never the base URL: whoever answers there drives the user's tools and reads their results.
     for name, choice in RECORDED_CHOICES.items():
         with contextlib.suppress(ValueError):
             if isinstance(settings.get(name), str):
@@ -424,6 +421,7 @@ def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
     refused = sum(1 for run in runs(recording) if run[0]["kind"] != "run_started")
     if refused:
         yield f"{refused} refused question(s) not asked again: the trace does not hold their text"
+    yield from not_taken(recorded_settings(recording), assembled.settings)
     header = recording.header or {}
     then = {t.get("name") for t in header.get("tools") or [] if isinstance(t, dict)}
     now = set(assembled.session.registry.names())
@@ -442,6 +440,23 @@ def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
     )
     if changed:
         yield f"tool files changed since the recording: {', '.join(changed)}"
+
+
+def not_taken(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> Iterator[str]:
+    """What the recording was allowed or sent to that the replay took from the user instead."""
+    allow = recorded.get("allow")
+    if allow in {level.value for level in Allow} and allow != now.get("allow"):
+        yield (
+            f"recorded with --allow {allow}, replayed with --allow {now.get('allow')}: "
+            "a trace never grants a permission"
+        )
+    url = recorded.get("base_url")
+    if isinstance(url, str) and url != now.get("base_url"):
+        shown = f" {url}" if url.isprintable() and len(url) <= MAX_SHOWN_URL else ""
+        yield (
+            f"recorded against the endpoint{shown}, which is not asked: the base URL comes from "
+            "your flags and config, never from a trace"
+        )
 
 
 def show(
