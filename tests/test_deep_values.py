@@ -20,7 +20,6 @@ from toolcall_cli.events import (
     IterationStarted,
     ModelChunk,
     ModelFailed,
-    ModelReplied,
     ToolCallParsed,
 )
 from toolcall_cli.loop import Limits, run
@@ -178,7 +177,6 @@ def deep_events(depth: int) -> list[Event]:
         ModelChunk(iteration=1, delta={"x": nested(depth)}, usage=nested(depth)),
         ToolCallParsed(call=call),
         FedBack(iteration=1, messages=({"role": "tool", "x": nested(depth)},)),
-        ModelReplied(iteration=1, raw="", text="", usage={"x": nested(depth)}),
     ]
 
 
