@@ -15,6 +15,7 @@ from the replaying user's own flags, environment and config file, as for any run
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -83,6 +84,13 @@ from toolcall_cli.cli.options import (
     TopPOpt,
     TraceOpt,
     UnaskedYesOpt,
+)
+from toolcall_cli.config import (
+    SAMPLING_KEYS,
+    context_window_problem,
+    limit_problem,
+    retrieval_problem,
+    sampling_problem,
 )
 
 if TYPE_CHECKING:
@@ -202,6 +210,7 @@ def replay(
     given = {name for name in flags if was_given(ctx, name)}
     settings = recorded_settings(recording)
     flags = with_recorded(flags, given, settings, recording.path)
+    check_recorded(flags, given, recording)
     options = SessionOptions.from_flags(flags, mode="quiet")
     own_prompt = settings.get("system_prompt") if "system_prompt" not in given else None
     assembled = build_session(
@@ -281,6 +290,54 @@ def with_recorded(
     if model == "scripted" and "script" not in given:
         chosen["script"] = path  # the trace's own replies, played back as they were sent
     return chosen
+
+
+def check_recorded(flags: Mapping[str, Any], given: set[str], recording: Trace) -> None:
+    """Each value taken from the recording checked as its flag would be (a trace may have been
+    edited): one line naming the trace's header when one cannot be used."""
+    for name, problem_of in RECORDED_CHECKS.items():
+        value = flags.get(name)
+        problem = None if name in given or value is None else problem_of(value)
+        if problem:
+            flag = "--timeout" if name == "run_timeout" else "--" + name.replace("_", "-")
+            fail(
+                f"{recording.path} line {recording.header_line}: the recorded {flag} {problem}; "
+                f"give {flag} to replay it with another"
+            )
+
+
+def _between(low: float, high: float) -> Callable[[Any], str | None]:
+    def problem(value: Any) -> str | None:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        within = number and low <= value <= high
+        return None if within else f"must be from {low:g} to {high:g}, not {value!r}"
+
+    return problem
+
+
+def _faults_problem(names: str) -> str | None:
+    from toolcall_cli.offline import UnknownFault, make_faults
+
+    try:
+        make_faults([names])
+    except UnknownFault as error:
+        return f"names an {error}"
+    return None
+
+
+RECORDED_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    **{
+        name: functools.partial(limit_problem, "timeout" if name == "run_timeout" else name)
+        for name in RECORDED_LIMITS
+    },
+    **{name: functools.partial(sampling_problem, name) for name in SAMPLING_KEYS},
+    **{name: functools.partial(retrieval_problem, name) for name in ("retrieve", "retrieve_over")},
+    "context_window": context_window_problem,
+    "max_parallel": _between(1, 64),
+    "fault_rate": _between(0, 1),
+    "faults": lambda names: _faults_problem(str(names)),
+}
+"""How each value taken from a recording is checked: as its flag, or the config file, checks it."""
 
 
 def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
