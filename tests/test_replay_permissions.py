@@ -111,12 +111,12 @@ def test_a_recording_made_with_allow_admin_replays_with_the_user_s_own_allow(
 
 
 def test_a_trace_never_chooses_where_a_replay_is_sent(tmp_path: Path) -> None:
-    call = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+    call = '<tool_call>{"name": "calculate", "arguments": {"expression": "2+2"}}</tool_call>'
     with FakeOpenAI() as theirs, FakeOpenAI() as ours:
         theirs.answers += [Answer(json_body=completion(call)), Answer(json_body=completion("ok"))]
         trace = tmp_path / "shared.jsonl"
         done = toolcall(
-            "run", "What time is it?", "-m", "qwen-test", "--base-url", theirs.base_url,
+            "run", "What's 2+2?", "-m", "qwen-test", "--base-url", theirs.base_url,
             "--trace", str(trace), "-q", cwd=tmp_path,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
@@ -138,3 +138,14 @@ def test_a_trace_never_chooses_where_a_replay_is_sent(tmp_path: Path) -> None:
         "comes from your flags and config, never from a trace"
     ]
     assert (read_trace(trace).header or {})["settings"]["base_url"] == theirs.base_url
+
+
+def test_a_trace_never_chooses_whose_key_a_replay_spends(tmp_path: Path) -> None:
+    admin_tool(tmp_path)
+    trace = recorded_reboot(tmp_path)
+    # The user has a DeepSeek key for other work; the trace names DeepSeek's built-in profile.
+    with_settings(trace, model="deepseek-chat", profile="deepseek")
+    env = {"DEEPSEEK_API_KEY": "sk-deepseek-SECRET-1234"}
+    done = toolcall("replay", str(trace), "--no-trace", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "model 'deepseek-chat' needs an endpoint" in done.stderr

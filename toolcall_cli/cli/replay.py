@@ -4,12 +4,12 @@ when they match and 5 when they differ, so a replay is a regression check after 
 upgrade or a prompt change.
 
 What the replay runs with: the flags given, and where none is given, what the recording was
-made with (its header's settings: model, profile, strategy and modes, prompt style, --dag,
-sampling and seed, the offline model's faults, the limits, a --system-prompt's text), so a bare
-`toolcall replay T` reproduces the run. Nothing read from a trace grants a permission: a shared
-trace is anybody's text. What a tool may do (--allow, --yes), which tools and tool servers there
-are, where the conversation and the tools' results are sent (the base URL) and the API key come
-from the replaying user's own flags, environment and config file, as for any run.
+made with (its header's settings: model, strategy and modes, prompt style, --dag, sampling and
+seed, the offline model's faults, the limits, a --system-prompt's text), so a bare `toolcall
+replay T` reproduces the run. Nothing read from a trace grants a permission: a shared trace is
+anybody's text. What a tool may do (--allow, --yes), which tools and tool servers there are,
+where the conversation and the tools' results are sent (the base URL or profile) and the API
+key come from the replaying user's own flags, environment and config file, as for any run.
 """
 
 from __future__ import annotations
@@ -285,8 +285,6 @@ def with_recorded(
     # offline model's faults.
     if model != "offline" and "faults" not in given:
         chosen["faults"] = flags.get("faults")
-    if "base_url" in given:  # another endpoint: not the recorded one's profile
-        chosen["profile"] = flags.get("profile")
     if model == "scripted" and "script" not in given:
         chosen["script"] = path  # the trace's own replies, played back as they were sent
     return chosen
@@ -346,11 +344,8 @@ def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
     model = settings.get("model")
     if isinstance(model, str) and model:
         chosen["model"] = model
-    if isinstance(settings.get("profile"), str):
-        # A profile is the user's own (its URL and key are in their config and environment):
-        # the trace only names which.
-        chosen["profile"] = settings["profile"]
-    # Never the base URL: whoever answers there drives the user's tools and reads their results.
+    # Never the endpoint (the base URL or a profile): whoever answers there drives the user's
+    # tools and reads their results, and a profile would spend whichever key it names.
     for name, choice in RECORDED_CHOICES.items():
         with contextlib.suppress(ValueError):
             if isinstance(settings.get(name), str):
@@ -507,12 +502,18 @@ def not_taken(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> Iterator[s
             f"recorded with --allow {allow}, replayed with --allow {now.get('allow')}: "
             "a trace never grants a permission"
         )
-    url = recorded.get("base_url")
+    url, profile = recorded.get("base_url"), recorded.get("profile")
     if isinstance(url, str) and url != now.get("base_url"):
         shown = f" {url}" if url.isprintable() and len(url) <= MAX_SHOWN_URL else ""
         yield (
             f"recorded against the endpoint{shown}, which is not asked: the base URL comes from "
             "your flags and config, never from a trace"
+        )
+    elif isinstance(profile, str) and profile != now.get("profile"):
+        shown = f" {profile}" if profile.isprintable() and len(profile) <= MAX_SHOWN_URL else ""
+        yield (
+            f"recorded with the profile{shown}, which is not used: the endpoint comes from your "
+            "flags and config, never from a trace"
         )
 
 
