@@ -132,6 +132,20 @@ def test_an_iteration_out_of_order_is_refused_before_anything_counts_to_it(
         )
 
 
+def test_a_line_nested_deeper_than_toolcall_writes_is_one_line(tmp_path: Path) -> None:
+    # Readers walk what they read (doctor reads every description in a tool's schema): nothing
+    # deeper than the writer's bound reaches them.
+    trace = recorded(tmp_path, "t", "run", "What's 12*5+3?", "-q")
+    deep: Any = "x"
+    for _ in range(300):
+        deep = {"a": deep}
+    line = edited(trace, "trace_header", lambda record: record["tools"][0].update(parameters=deep))
+    one_line_error(
+        toolcall("doctor", str(trace), cwd=tmp_path),
+        f"line {line} is nested more deeply than toolcall writes",
+    )
+
+
 def test_a_number_too_long_for_python_is_one_line(tmp_path: Path) -> None:
     trace = recorded(tmp_path, "t", "run", "What's 12*5+3?", "-q")
     with trace.open("a", encoding="utf-8") as stream:

@@ -147,7 +147,7 @@ def _record(line: Line, path: Path, max_line_bytes: int) -> Record:
         raise TraceError(f"{where} is nested too deeply to read") from None
     if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
         raise TraceError(f"{where} is not a record (a JSON object with a `kind`)")
-    if nesting_depth(record, DEEPEST + 2) > DEEPEST + 1:  # the writer's bound, under its record
+    if nesting_depth(record, DEEPEST + 1) > DEEPEST:  # what the writer bounds every line to
         raise TraceError(f"{where} is nested more deeply than toolcall writes")
     if record["kind"] == HEADER_KIND:
         _check_header(record, path, line.number)  # a newer version is named as such, first
