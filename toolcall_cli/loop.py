@@ -59,7 +59,7 @@ from toolcall_cli.requests import RequestFitter
 from toolcall_cli.rounds import Decision, Declined, Edited, Round, StepQuit, ToolPolicy
 from toolcall_cli.strategies.base import Reply, ReplyParser, Strategy
 from toolcall_cli.strategies.echo import assistant_message, first_calls
-from toolcall_cli.strategies.replies import reply_chars
+from toolcall_cli.strategies.replies import check_depth, reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
 
@@ -427,6 +427,7 @@ class Run:
                 if NOTICE_KEY in chunk:
                     yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
                     continue
+                check_depth(chunk)  # before any part of it is recorded or parsed
                 if request.streaming:
                     yield model_chunk(self.iterations, chunk)
                 reading.size += reply_chars(chunk)

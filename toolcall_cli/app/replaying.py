@@ -1,22 +1,25 @@
 """What a replay runs with: the options given, and where one is not given, what the recording was
-made with (its header's settings: model, profile, strategy and modes, prompt style, --dag,
-sampling and seed, the offline model's faults, the limits, a --system-prompt's text), so a bare
-`toolcall replay T` reproduces the run.
+made with (its header's settings: model, strategy and modes, prompt style, --dag, sampling and
+seed, the offline model's faults, the limits, a --system-prompt's text), so a bare
+`toolcall replay T` reproduces the run. Each value taken from the recording is checked as its
+flag would be: a trace may have been edited.
 
-What a trace never holds comes from the environment and the config file as for any run: the
-API key, a base URL the recording masked, the connection timeouts. The tools are those
-configured now.
+Nothing read from a trace grants a permission: a shared trace is anybody's text. What a tool may
+do (--allow, --yes), which tools and tool servers there are, where the conversation and the
+tools' results are sent (the base URL or profile) and the API key come from the replaying
+user's own flags, environment and config file, as for any run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolcall_cli.app.errors import AppError
 from toolcall_cli.app.options import (
     LIMIT_FIELDS,
-    Allow,
     PromptStyle,
     SchemaMode,
     SessionOptions,
@@ -24,7 +27,12 @@ from toolcall_cli.app.options import (
     StreamMode,
     one_of,
 )
-from toolcall_cli.models import LOCAL_MODELS
+from toolcall_cli.config import (
+    context_window_problem,
+    limit_problem,
+    retrieval_problem,
+    sampling_problem,
+)
 
 if TYPE_CHECKING:
     from toolcall_cli.trace import Trace
@@ -34,9 +42,9 @@ RECORDED_CHOICES: dict[str, Any] = {
     "schema_mode": SchemaMode,
     "stream_mode": StreamMode,
     "prompt_style": PromptStyle,
-    "allow": Allow,
 }
-"""Settings a header records as the value of a flag with a closed set of choices."""
+"""Settings a header records as the value of a flag with a closed set of choices. Not `allow`:
+a trace never raises what a tool may do."""
 RECORDED_LIMITS = tuple(LIMIT_FIELDS.values())
 """The header's limits that have a flag of the same name (`run_timeout` is `--timeout`)."""
 RECORDED_NUMBERS = ("fault_rate", "max_parallel")
@@ -53,21 +61,23 @@ def recorded_settings(recording: Trace) -> dict[str, Any]:
 
 
 def replay_options(
-    options: SessionOptions, given: set[str], settings: Mapping[str, Any], path: Path
+    options: SessionOptions,
+    given: set[str],
+    settings: Mapping[str, Any],
+    path: Path,
+    header_line: int | None = None,
 ) -> SessionOptions:
     """The options, with each one the user did not give taken from the recording where it
-    says. `given`: the options the user gave, by field name; `path`: the recording's file."""
+    says. `given`: the options the user gave, by field name; `path`: the recording's file, and
+    `header_line` the line of its header (for the error when a recorded value is no good)."""
     flags = options.flat()
     chosen = {name: value for name, value in recorded_flags(settings).items() if name not in given}
     model = chosen.get("model", flags["model"])
     # What the recording said of its own model does not carry over to another one: the
-    # offline model's faults, a server's URL.
+    # offline model's faults.
     if model != "offline" and "faults" not in given:
         chosen.pop("faults", None)
-    if model in LOCAL_MODELS or "profile" in given:
-        chosen.pop("base_url", None)
-    if "base_url" in given:  # another endpoint: none of the recorded one's settings
-        chosen.pop("profile", None)
+    check_recorded(chosen, path, header_line)
     if model == "scripted" and "script" not in given:
         chosen["script"] = path  # the trace's own replies, played back as they were sent
     return options.replace(**chosen)
@@ -85,12 +95,8 @@ def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
     model = settings.get("model")
     if isinstance(model, str) and model:
         chosen["model"] = model
-    if isinstance(settings.get("profile"), str):
-        chosen["profile"] = settings["profile"]
-    url = settings.get("base_url")
-    # A masked URL would not reach the server; the configuration supplies that one.
-    if isinstance(url, str) and "****" not in url:
-        chosen["base_url"] = url
+    # Never the endpoint (the base URL or a profile): whoever answers there drives the user's
+    # tools and reads their results, and a profile would spend whichever key it names.
     chosen.update(recorded_choices(settings))
     sampling = settings.get("sampling")
     if isinstance(sampling, dict):
@@ -145,3 +151,51 @@ def recorded_limits(limits: Any) -> dict[str, Any]:
     if isinstance(window, dict) and window.get("source") == "--context-window":
         chosen["context_window"] = window.get("tokens")
     return chosen
+
+
+def check_recorded(chosen: Mapping[str, Any], path: Path, header_line: int | None) -> None:
+    """Each value taken from the recording checked as its flag would be (a trace may have been
+    edited): an AppError naming the trace's header line when one cannot be used."""
+    for name, problem_of in RECORDED_CHECKS.items():
+        value = chosen.get(name)
+        problem = None if value is None else problem_of(value)
+        if problem:
+            flag = "--timeout" if name == "run_timeout" else "--" + name.replace("_", "-")
+            where = f"{path} line {header_line}" if header_line is not None else str(path)
+            raise AppError(
+                f"{where}: the recorded {flag} {problem}; give {flag} to replay it with another"
+            )
+
+
+def _between(low: float, high: float) -> Callable[[Any], str | None]:
+    def problem(value: Any) -> str | None:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        within = number and low <= value <= high
+        return None if within else f"must be from {low:g} to {high:g}, not {value!r}"
+
+    return problem
+
+
+def _faults_problem(names: Any) -> str | None:
+    from toolcall_cli.offline import UnknownFault, make_faults
+
+    try:
+        make_faults([str(names)])
+    except UnknownFault as error:
+        return f"names an {error}"
+    return None
+
+
+RECORDED_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    **{
+        name: functools.partial(limit_problem, "timeout" if name == "run_timeout" else name)
+        for name in RECORDED_LIMITS
+    },
+    **{name: functools.partial(sampling_problem, name) for name in SAMPLING_KEYS},
+    **{name: functools.partial(retrieval_problem, name) for name in ("retrieve", "retrieve_over")},
+    "context_window": context_window_problem,
+    "max_parallel": _between(1, 64),
+    "fault_rate": _between(0, 1),
+    "faults": _faults_problem,
+}
+"""How each value taken from a recording is checked: as its flag, or the config file, checks it."""

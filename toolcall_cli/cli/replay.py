@@ -1,7 +1,8 @@
 """`toolcall replay TRACE`: the recorded questions asked again (every turn of a chat, in order, in
 one session), quietly, then a diff of what the model did then and now, per iteration; exit 0
 when they match and 5 when they differ, so a replay is a regression check after a model
-upgrade or a prompt change. What the replay runs with is app/replaying.py's business.
+upgrade or a prompt change. What the replay runs with is app/replaying.py's business: nothing
+read from a trace grants a permission.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ TraceArg = Annotated[
         "Nth latest.",
     ),
 ]
+MAX_SHOWN_URL = 200
+"""A recorded endpoint or profile longer than this is not shown in the remarks."""
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="The comparison as one JSON object, for machines.")
 ]
@@ -80,7 +83,7 @@ def replay(
     questions = recorded_questions(recording)
     given = {name for name in options.flat() if was_given(ctx, name)}
     settings = recorded_settings(recording)
-    options = replay_options(options, given, settings, recording.path)
+    options = replay_options(options, given, settings, recording.path, recording.header_line)
     own_prompt = recorded_system_prompt(settings, given)
     # Nobody is there to be asked: dangerous tools run with --yes, and are declined without.
     assembled = build_session(options, system_prompt=own_prompt, warn=warn)
@@ -202,6 +205,7 @@ def compared(
 
 def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
     """What is worth knowing beside the diff: questions not asked again, tools that changed."""
+    from toolcall_cli.app.replaying import recorded_settings
     from toolcall_cli.trace import runs
 
     refused = sum(1 for run in runs(recording) if run[0]["kind"] != "run_started")
@@ -212,6 +216,30 @@ def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
     if header:
         yield from tools_differ(header, set(registry.names()))
     yield from files_changed(header, registry)
+    yield from not_taken(recorded_settings(recording), assembled.settings)
+
+
+def not_taken(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> Iterator[str]:
+    """What the recording was allowed or sent to that the replay took from the user instead."""
+    allow = recorded.get("allow")
+    if allow in ("read", "write", "admin") and allow != now.get("allow"):
+        yield (
+            f"recorded with --allow {allow}, replayed with --allow {now.get('allow')}: "
+            "a trace never grants a permission"
+        )
+    url, profile = recorded.get("base_url"), recorded.get("profile")
+    if isinstance(url, str) and url != now.get("base_url"):
+        shown = f" {url}" if url.isprintable() and len(url) <= MAX_SHOWN_URL else ""
+        yield (
+            f"recorded against the endpoint{shown}, which is not asked: the base URL comes from "
+            "your flags and config, never from a trace"
+        )
+    elif isinstance(profile, str) and profile != now.get("profile"):
+        shown = f" {profile}" if profile.isprintable() and len(profile) <= MAX_SHOWN_URL else ""
+        yield (
+            f"recorded with the profile{shown}, which is not used: the endpoint comes from your "
+            "flags and config, never from a trace"
+        )
 
 
 def tools_differ(header: Mapping[str, Any], now: set[str]) -> Iterator[str]:

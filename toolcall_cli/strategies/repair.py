@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from toolcall_cli.strictjson import nesting_depth
+
 MAX_DEPTH = 64
 """Deepest nesting accepted in a model's JSON. Real arguments are a few levels deep; a value
 nested hundreds deep breaks every recursive consumer (serialisers, validators, renderers)."""
@@ -138,23 +140,6 @@ def all_finite(value: Any) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return True
-
-
-def nesting_depth(value: Any, stop: int) -> int:
-    """How deeply lists and objects nest in `value` (a scalar is 0), counted without recursion
-    and no further than `stop`."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest >= stop:
-                return deepest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth) for child in children)
-    return deepest
 
 
 # --- comparing a repair with the text it came from -----------------------------------------------

@@ -103,6 +103,9 @@ class TraceWriter:
             self._stream.close()
 
     def _line(self, record: dict[str, Any]) -> None:
+        # Every line passes here, so nothing nested past what a reader can take back reaches
+        # the file, and the masking below never recurses deeper than that.
+        record = strictjson.within_depth(record)
         if self._mask:
             record = masked(record, self._mask)
         try:
