@@ -280,7 +280,8 @@ def _fields_checker(cls: Any) -> Check:
             _required(field),
         )
         for field in dataclasses.fields(cls)
-        if field.init and field.name != "kind"
+        # A field a trace never holds (an event's answer slot) is not looked for in one.
+        if field.init and field.name != "kind" and field.metadata.get("recorded", True)
     ]
 
     def check(value: Any, where: str) -> Any:
