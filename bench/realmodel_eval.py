@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import contextlib
 import dataclasses
 import datetime
 import importlib.util
@@ -31,7 +32,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ PEERS_VENV = BENCH / ".venv-peers"
 DEFAULT_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
 DEFAULT_REPORT = BENCH / "results" / "realmodel_30questions.md"
 DEFAULT_SEEDS = (11, 22)
+NOW_VARIABLE = "TOOLCALL_NOW"  # get_time's fixed instant (tools.d/clock.py)
 SMOLAGENTS_MAX_STEPS = 5
 
 # system name -> the toolcall flags that select it (None: the smolagents peer)
@@ -110,13 +112,12 @@ def _lookup(path: str, bound: dict[str, Any]) -> Any:
 
 
 def _resolve(value: Any, bound: dict[str, Any]) -> Any:
-    if isinstance(value, str) and value.startswith("$"):
-        text = value[1:]
-        if re.fullmatch(r"[\w.]+", text):
-            return _lookup(text, bound)
-        # "$u.result*4": an expression over earlier results, for calculate
-        return re.sub(r"\$?([a-z]\w*\.\w+)", lambda m: repr(_lookup(m.group(1), bound)), text)
-    return value
+    """`$w.high_c` -> that value; `($w.high_c+$w.low_c)/2` -> an expression over results."""
+    if not isinstance(value, str) or "$" not in value:
+        return value
+    if re.fullmatch(r"\$[\w.]+", value):
+        return _lookup(value[1:], bound)
+    return re.sub(r"\$([a-z]\w*(?:\.\w+)?)", lambda m: repr(_lookup(m.group(1), bound)), value)
 
 
 @dataclass(frozen=True)
@@ -127,18 +128,45 @@ class Expected:
     """One of these must appear in the answer (case-insensitive)."""
     abs_tol: float
     rel_tol: float
+    times: tuple[tuple[int, int], ...] = ()
+    """Clock times (hour, minute), each to appear in the answer in a 24- or 12-hour form."""
 
     def describe(self) -> str:
+        if self.times:
+            return " and ".join(f"{h:02d}:{m:02d}" for h, m in self.times)
         if self.texts:
             return " or ".join(self.texts)
         return " and ".join(f"{n:g}" for n in self.numbers)
 
 
-def expected_answer(question: dict[str, Any], tools: dict[str, Callable[..., Any]]) -> Expected:
+@contextlib.contextmanager
+def fixed_now(now: str | None) -> Iterator[None]:
+    """get_time reads the bench's fixed instant (questions.json's "now"), as every system's does."""
+    before = os.environ.get(NOW_VARIABLE)
+    if now is not None:
+        os.environ[NOW_VARIABLE] = now
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(NOW_VARIABLE, None)
+        else:
+            os.environ[NOW_VARIABLE] = before
+
+
+def _clock(text: str) -> tuple[int, int]:
+    hour, minute = text.split(":")[:2]
+    return int(hour), int(minute)
+
+
+def expected_answer(
+    question: dict[str, Any], tools: dict[str, Callable[..., Any]], now: str | None = None
+) -> Expected:
     bound: dict[str, Any] = {}
-    for step in question["truth"]:
-        args = {k: _resolve(v, bound) for k, v in step["args"].items()}
-        bound[step["as"]] = tools[step["tool"]](**args)
+    with fixed_now(now):
+        for step in question["truth"]:
+            args = {k: _resolve(v, bound) for k, v in step["args"].items()}
+            bound[step["as"]] = tools[step["tool"]](**args)
     expect = question["expect"]
     tol = question.get("tol", {})
     return Expected(
@@ -149,6 +177,7 @@ def expected_answer(question: dict[str, Any], tools: dict[str, Callable[..., Any
         ),
         abs_tol=float(tol.get("abs", 0.01)),
         rel_tol=float(tol.get("rel", 0.01)),
+        times=tuple(_clock(str(_lookup(p, bound))) for p in expect.get("times", ())),
     )
 
 
@@ -725,7 +754,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     questions = [by_id[i] for i in chosen_ids]
     systems = select(list(SYSTEMS), args.systems, "system")
     tools = load_tool_functions([bundled_tools_dir(), BENCH_TOOLS])
-    expected = {q["id"]: expected_answer(q, tools) for q in questions}
+    expected = {q["id"]: expected_answer(q, tools, data.get("now")) for q in questions}
 
     records: list[dict[str, Any]] = []
     if (args.resume or args.report_only) and args.records.exists():
@@ -834,7 +863,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def expected_all(data: dict[str, Any], tools: dict[str, Callable[..., Any]]) -> dict[str, Expected]:
-    return {q["id"]: expected_answer(q, tools) for q in data["questions"]}
+    return {q["id"]: expected_answer(q, tools, data.get("now")) for q in data["questions"]}
 
 
 if __name__ == "__main__":
