@@ -4,13 +4,13 @@
     python bench/eval/make_split.py --check  # exits 1 if split.json is not what the rule gives
 
 The rule, written into split.json too: questions are grouped by category (the first tool their
-answer needs) and by whether they need more than one call. Within each group the ids are
-taken one language at a time, shuffled by random.Random(f"{SEED}:{group}:{lang}"), and dealt
-one by one to the two halves in turn, starting with the half that has fewer of that group so
-far, then fewer of that language, then fewer in all (held-out on a tie). So every category's single- and multi-call questions, in
-both languages, are split as evenly as the counts allow, and nobody chose which question went
-where. The split is fixed before anything is tuned: defaults and thresholds are chosen on the
-tuning half only, and the held-out half is the headline.
+answer needs) and by whether they need more than one call. Within each group the ids are taken
+one language at a time, shuffled by random.Random(f"{SEED}:{group}:{lang}"), and dealt one by
+one to the two halves in turn, starting with the half that has fewer of that group so far, then
+fewer of that language, then fewer in all (held-out on a tie). So every category's single- and
+multi-call questions, in both languages, are split as evenly as the counts allow, and nobody
+chose which question went where. The split is fixed before anything is tuned: defaults and
+thresholds are chosen on the tuning half only, and the held-out half is the headline.
 """
 
 from __future__ import annotations
@@ -110,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     text = json.dumps(wanted, ensure_ascii=False, indent=1) + "\n"
     if args.check:
         same = SPLIT.exists() and SPLIT.read_text(encoding="utf-8") == text
-        print("make_split: split.json follows the rule" if same else "make_split: split.json differs")
+        print(
+            "make_split: split.json follows the rule" if same else "make_split: split.json differs"
+        )
         return 0 if same else 1
     if SPLIT.exists():
         # A new question must not move an old one from the half it was fixed in.
