@@ -20,6 +20,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import datetime
+import functools
 import importlib.util
 import json
 import math
@@ -576,6 +577,7 @@ def run_peer(
         "model": args.model,
         "max_steps": PEER_MAX_STEPS,
         "tool_dirs": [str(bundled_tools_dir()), str(BENCH_TOOLS)],
+        "tools": toolcall_tool_specs(),
         "sampling": {
             k: v
             for k, v in (
@@ -622,6 +624,18 @@ def run_peer(
         "replies": out.get("replies", []),
         "sent": out.get("sent", {}),
     }
+
+
+@functools.lru_cache(maxsize=1)
+def toolcall_tool_specs() -> list[dict[str, Any]]:
+    """Every tool as toolcall's registry describes it to a model: the peers get the same."""
+    from toolcall_cli.tools.registry import Tool
+
+    functions = load_tool_functions([bundled_tools_dir(), BENCH_TOOLS])
+    specs = [Tool.from_function(f).spec for f in functions.values()]
+    return [
+        {"name": s.name, "description": s.description, "parameters": s.parameters} for s in specs
+    ]
 
 
 def bundled_tools_dir() -> Path:

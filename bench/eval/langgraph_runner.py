@@ -54,7 +54,10 @@ def main() -> None:
         max_retries=0,
         **job["sampling"],
     )
-    tools = [_as_structured_tool(s, log) for s in peer_tools.tool_specs(job["tool_dirs"])]
+    tools = [
+        _as_structured_tool(s, log)
+        for s in peer_tools.tool_specs(job["tool_dirs"], job.get("tools"))
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agent = create_react_agent(model, tools)

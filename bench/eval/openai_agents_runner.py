@@ -57,7 +57,10 @@ async def _run(job: dict[str, Any], log: Log) -> Any:
         instructions="You are a helpful assistant.",
         model=OpenAIChatCompletionsModel(model=job["model"], openai_client=client),
         model_settings=settings,
-        tools=[_as_function_tool(s, log) for s in peer_tools.tool_specs(job["tool_dirs"])],
+        tools=[
+            _as_function_tool(s, log)
+            for s in peer_tools.tool_specs(job["tool_dirs"], job.get("tools"))
+        ],
     )
     return await Runner.run(agent, job["question"], max_turns=job["max_steps"])
 

@@ -91,9 +91,18 @@ class ToolSpec:
     function: Callable[..., Any]
 
 
-def tool_specs(dirs: list[str]) -> list[ToolSpec]:
+def tool_specs(dirs: list[str], given: list[dict[str, Any]] | None = None) -> list[ToolSpec]:
+    """The tools, described as toolcall describes them to a model when `given` (the job's
+    "tools": name, description, parameters from toolcall's own registry); otherwise read here
+    from each function's signature and docstring the same way."""
+    functions = {func.__name__: func for func in load_functions(dirs)}
+    if given:
+        return [
+            ToolSpec(t["name"], t["description"], t["parameters"], functions[t["name"]])
+            for t in given
+        ]
     specs = []
-    for func in load_functions(dirs):
+    for func in functions.values():
         doc = inspect.getdoc(func) or func.__name__
         hints = typing.get_type_hints(func)
         docs = arg_docs(doc)

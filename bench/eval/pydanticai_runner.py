@@ -38,7 +38,9 @@ def main() -> None:
     )
     model = OpenAIChatModel(job["model"], provider=provider)
     settings = ModelSettings(max_retries=0, **job["sampling"])  # type: ignore[typeddict-item]
-    tools = [_as_pydantic_tool(s, log) for s in peer_tools.tool_specs(job["tool_dirs"])]
+    tools = [
+        _as_pydantic_tool(s, log) for s in peer_tools.tool_specs(job["tool_dirs"], job.get("tools"))
+    ]
     agent = Agent(model, tools=tools, model_settings=settings)
     started = time.monotonic()
     try:

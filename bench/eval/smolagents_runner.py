@@ -49,7 +49,10 @@ def main() -> None:
     from smolagents import OpenAIServerModel, ToolCallingAgent
 
     log = Log()
-    tools = [_as_smolagents_tool(s, log) for s in peer_tools.tool_specs(job["tool_dirs"])]
+    tools = [
+        _as_smolagents_tool(s, log)
+        for s in peer_tools.tool_specs(job["tool_dirs"], job.get("tools"))
+    ]
     model = OpenAIServerModel(
         model_id=job["model"],
         api_base=job["base_url"],
