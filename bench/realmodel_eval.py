@@ -155,6 +155,8 @@ class Expected:
     rel_tol: float
     times: tuple[tuple[int, int], ...] = ()
     """Clock times (hour, minute), each to appear in the answer in a 24- or 12-hour form."""
+    explicit_tol: bool = True
+    """The question sets its tolerance; otherwise a figure must round as the answer wrote it."""
 
     def describe(self) -> str:
         if self.times:
@@ -203,6 +205,7 @@ def expected_answer(
         abs_tol=float(tol.get("abs", 0.01)),
         rel_tol=float(tol.get("rel", 0.01)),
         times=tuple(_clock(str(_lookup(p, bound))) for p in expect.get("times", ())),
+        explicit_tol="tol" in question,
     )
 
 
@@ -228,17 +231,28 @@ _SCALES = {
 
 def figures_in(text: str) -> list[tuple[float, ...]]:
     """Every number in an answer, each with its readings: "1.2 亿" gives (1.2, 120000000)."""
-    found: list[tuple[float, ...]] = []
+    return [tuple(value for value, _ in figure) for figure in _readings(text)]
+
+
+def _readings(text: str) -> list[tuple[tuple[float, float], ...]]:
+    """Each number's readings as (value, half a unit of its last written digit): "41.8" is
+    (41.8, 0.05), "1.2 亿" also (120000000, 5000000)."""
+    found: list[tuple[tuple[float, float], ...]] = []
     for match in _NUMBER.finditer(text):
         first = match.start("neg") if match.group("neg") else match.start("num")
         before = text[max(0, first - 1) : first]
         if before == "_" or (before.isalnum() and before.isascii()):  # "call_1_0", "H2O"
             continue
-        value = float(match.group("num").replace(",", ""))
+        written = match.group("num").replace(",", "")
+        value = float(written)
         if match.group("neg"):
             value = -value
+        half = 0.5 * 10.0 ** -len(written.partition(".")[2])
         scale = (match.group("scale") or "").lower()
-        found.append((value, value * _SCALES[scale]) if scale in _SCALES else (value,))
+        if scale in _SCALES:
+            found.append(((value, half), (value * _SCALES[scale], half * _SCALES[scale])))
+        else:
+            found.append(((value, half),))
     return found
 
 
@@ -249,17 +263,18 @@ def numbers_in(text: str) -> list[float]:
 
 _CLOCK = re.compile(
     r"(?P<before>上午|早上|凌晨|中午|下午|晚上|傍晚)?\s*(?P<h>\d{1,2})\s*(?::|：|点|時|时)\s*"
-    r"(?P<m>\d{1,2})?\s*(?:分)?\s*(?P<after>[ap]\.?\s?m\.?)?",
+    r"(?:(?P<m>\d{1,2})|(?P<half>半))?\s*(?:分)?\s*(?P<after>[ap]\.?\s?m\.?)?",
     re.I,
 )
 _AFTERNOON = ("下午", "晚上", "傍晚")
 
 
 def times_in(text: str) -> set[tuple[int, int]]:
-    """Clock times in an answer, in 24-hour form: "2:30 PM", "14:30", "下午2点30分", "三点" no."""
+    """Clock times in an answer, 24-hour: "2:30 PM", "14:30", "下午2点30分", "3点半"."""
     found: set[tuple[int, int]] = set()
     for match in _CLOCK.finditer(text):
-        hour, minute = int(match.group("h")), int(match.group("m") or 0)
+        hour = int(match.group("h"))
+        minute = 30 if match.group("half") else int(match.group("m") or 0)
         after = (match.group("after") or "").lower().replace(".", "").replace(" ", "")
         if after == "pm" or match.group("before") in _AFTERNOON:
             hour = hour + 12 if hour < 12 else hour
@@ -278,8 +293,12 @@ def _folded(text: str) -> str:
     return _WEEKDAY_ZH.sub(lambda m: "星期" + m.group(1).replace("天", "日"), text).casefold()
 
 
-def _close(value: float, want: float, expected: Expected) -> bool:
-    return math.isclose(value, want, rel_tol=expected.rel_tol, abs_tol=expected.abs_tol)
+def _close(value: float, half: float, want: float, expected: Expected) -> bool:
+    """Within the question's own tolerance, or else the expected figure rounded as the answer
+    wrote it: "41.84" or "42" for 41.8429, but not "443" for 444 (nor 1% off, as "443" is)."""
+    if expected.explicit_tol:
+        return math.isclose(value, want, rel_tol=expected.rel_tol, abs_tol=expected.abs_tol)
+    return abs(value - want) <= half * (1 + 1e-9) + 1e-9
 
 
 def is_correct(answer: str, expected: Expected) -> bool:
@@ -288,8 +307,11 @@ def is_correct(answer: str, expected: Expected) -> bool:
     if expected.texts:
         folded = _folded(answer)
         return any(_folded(t) in folded for t in expected.texts)
-    values = numbers_in(answer)
-    return all(any(_close(v, want, expected) for v in values) for want in expected.numbers)
+    readings = [reading for figure in _readings(answer) for reading in figure]
+    return all(
+        any(_close(value, half, want, expected) for value, half in readings)
+        for want in expected.numbers
+    )
 
 
 _ENGINE_NOTES = (
