@@ -334,8 +334,10 @@ _ENGINE_NOTES = (
     "the result you already had",
     "result you already have from this run",
     "error: unknown tool",
-    # a peer's own words at its step limit, returned as its answer
+    # a peer's own words, returned as its answer: LangGraph's at its step limit; smolagents'
+    # note on an empty reply, which the model then gave as its final answer
     "need more steps to process this request",
+    "did not contain any json blob",
 )
 
 

@@ -380,12 +380,18 @@ def engine_overhead(quick: bool) -> tuple[Section, float]:
     return section, worst
 
 
+# realmodel_eval.py's peers (each also as NAME-t0): their runs are not toolcall's model calls.
+PEER_SYSTEMS = ("smolagents", "pydanticai", "openai-agents", "langgraph")
+
+
 def typical_model_call() -> float:
     records = [json.loads(line) for line in REALMODEL_RECORDS.read_text().splitlines() if line]
     per_call = [
         r["wall"] / r["iterations"]
         for r in records
-        if r["system"] != "smolagents" and r.get("iterations") and r.get("wall")
+        if r["system"].removesuffix("-t0") not in PEER_SYSTEMS
+        and r.get("iterations")
+        and r.get("wall")
     ]
     return median(per_call) if per_call else 0.0
 

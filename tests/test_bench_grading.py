@@ -221,6 +221,11 @@ def test_a_city_answer_matches_in_either_language() -> None:
         ('{"result": 126} (the same call 2 times)', "echoed engine note"),
         # LangGraph's prebuilt agent at its step limit returns this, normally
         ("Sorry, need more steps to process this request.", "echoed engine note"),
+        (
+            "Sorry, the tool call did not contain any JSON blob. Please try a completely "
+            "different approach.",
+            "echoed engine note",
+        ),
     ],
 )
 def test_non_answers_are_told_apart(answer: str, kind: str | None) -> None:
