@@ -156,7 +156,7 @@ class Log:
                 sent = json.loads(request.content or b"{}")
             except ValueError:
                 sent = {}
-            keys = ("temperature", "seed", "max_tokens", "max_completion_tokens", "top_p")
+            keys = ("temperature", "seed", "max_tokens", "max_completion_tokens", "tool_choice")
             self.sent = {k: sent[k] for k in keys if k in sent}
             self.sent["tools"] = len(sent.get("tools") or [])
         try:
