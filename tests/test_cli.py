@@ -466,28 +466,3 @@ def test_a_megabyte_tool_name_is_cut_on_screen_saying_how_much(tmp_path: Path) -
     assert "(1,500,000 chars in full)" in done.stdout  # the call's name, cut
     assert "chars in full)" in done.stdout.split("model output:")[1]  # the raw reply, cut
     assert "unknown tool" in done.stdout
-
-
-def test_run_and_chat_declare_a_flag_for_every_session_option() -> None:
-    import dataclasses
-    import inspect
-
-    from toolcall_cli.cli import commands
-    from toolcall_cli.cli.options import SessionOptions
-
-    options = {f.name for f in dataclasses.fields(SessionOptions)}
-    for command in (commands.run, commands.chat):
-        assert options - set(inspect.signature(command).parameters) == set(), command.__name__
-
-
-def test_a_session_option_without_its_flag_is_an_error_not_a_silent_default() -> None:
-    import dataclasses
-
-    from toolcall_cli.cli.options import SessionOptions
-
-    flags = {f.name: f.default for f in dataclasses.fields(SessionOptions)}
-    flags["tools"] = flags["faults"] = None
-    SessionOptions.from_flags(flags, mode="plain")  # all there: fine
-    del flags["max_iterations"]  # as if the flag had been renamed in a command's signature
-    with pytest.raises(TypeError, match="max_iterations"):
-        SessionOptions.from_flags(flags, mode="plain")

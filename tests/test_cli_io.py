@@ -22,7 +22,8 @@ from in_process import Finished, toolcall
 from typer.testing import CliRunner
 
 from toolcall_cli import cli
-from toolcall_cli.cli import assemble, entry
+from toolcall_cli.app import model_choice
+from toolcall_cli.cli import entry
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.wire import ModelRequest
 
@@ -231,7 +232,7 @@ def test_ctrl_c_with_json_ends_stdout_and_the_trace_with_the_same_event(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = InterruptedOnSecondRequest()
-    monkeypatch.setattr(assemble, "get_model", lambda choice: model)
+    monkeypatch.setattr(model_choice, "get_model", lambda choice: model)
     trace = tmp_path / "trace.jsonl"
     result = CliRunner().invoke(cli.app, ["run", "What's 12*5+3?", "--json", "--trace", str(trace)])
     assert result.exit_code == 130

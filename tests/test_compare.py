@@ -14,11 +14,12 @@ from fake_openai import Answer, FakeOpenAI
 from in_process import toolcall
 from rich.console import Console
 
-from toolcall_cli.cli.assemble import resolve_settings
+from toolcall_cli.app.build import Toolbox
+from toolcall_cli.app.options import SessionOptions
+from toolcall_cli.app.settings import resolve_settings
+from toolcall_cli.app.variants import all_variants
 from toolcall_cli.cli.compare import ComparePlan, print_comparison, run_all
 from toolcall_cli.cli.figures import RunTally
-from toolcall_cli.cli.options import SessionOptions, StreamMode
-from toolcall_cli.cli.variants import all_variants
 from toolcall_cli.events import RunFinished, RunStarted, ToolStarted
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.tools.loader import load_tools, tool_dirs
@@ -345,15 +346,14 @@ def test_compare_usage_errors_exit_2(tmp_path: Path, args: list[str], needle: st
 
 def test_the_answers_go_under_the_table_where_the_terminal_is_narrow(tmp_path: Path) -> None:
     settings = resolve_settings(SessionOptions())
-    registry = load_tools(tool_dirs([], include_bundled=True, cwd=tmp_path)).registry
+    plugins = load_tools(tool_dirs([], include_bundled=True, cwd=tmp_path))
     plan = ComparePlan(
         question=ARITHMETIC,
         settings=settings,
-        registry=registry,
+        toolbox=Toolbox(plugins.registry, plugins),
         retrieval=None,
-        variants=all_variants(StreamMode.tags),
+        variants=all_variants("tags"),
         seeds=(0,),
-        yes=False,
     )
     runs = run_all(plan)
 

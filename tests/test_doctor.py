@@ -524,9 +524,9 @@ class InterruptedWhileAnswering:
 
 
 def test_a_v1_trace_ended_by_ctrl_c(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolcall_cli.cli import assemble
+    from toolcall_cli.app import model_choice
 
-    monkeypatch.setattr(assemble, "get_model", lambda choice: InterruptedWhileAnswering())
+    monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedWhileAnswering())
     trace = tmp_path / "trace.jsonl"
     done = toolcall("run", WEATHER, "--trace", str(trace), "-q", cwd=tmp_path)
     assert done.returncode == 130

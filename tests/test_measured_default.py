@@ -13,7 +13,7 @@ import pytest
 from fake_openai import Answer, FakeOpenAI, completion
 from in_process import toolcall
 
-from toolcall_cli.cli.models import probe_timeout
+from toolcall_cli.app.model_choice import probe_timeout
 
 LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
 

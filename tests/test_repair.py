@@ -363,3 +363,28 @@ def test_json_repairs_own_test_inputs_are_either_refused_or_keep_the_data() -> N
             assert _canonical_value(loaded.value) == _canonical_text(case["input"]), case
     # Both sides are exercised: plenty of real repairs pass, plenty of guesses are refused.
     assert accepted >= 30 and refused >= 60
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "1{" * 4000,  # no comma or colon at all: 8 KB of this took json-repair five seconds
+        '{"a"' * 2000,
+        "[{" * 2000,
+        "{a}," * 600,
+    ],
+)
+def test_broken_json_with_many_brackets_is_never_handed_to_the_repairer(
+    broken: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """json-repair's time grows with the square of a broken value's brackets and separators:
+    past a few hundred the text is refused before the repairer sees it, so a hostile model
+    cannot hold the run's thread."""
+    import json_repair
+
+    def never(*args: object, **kwargs: object) -> object:
+        raise AssertionError("json-repair was asked to repair it")
+
+    monkeypatch.setattr(json_repair, "loads", never)
+    with pytest.raises(JsonProblem, match="too large to repair"):
+        load_json(broken)

@@ -296,7 +296,8 @@ def test_a_served_run_replayed_against_its_server(tmp_path: Path) -> None:
             Answer(json_body=completion(CALL, usage=more)),
             Answer(json_body=completion("It is 63.", usage=more)),
         ]
-        code, data = replay_json(tmp_path, str(recorded))
+        # The endpoint is the user's to give: a trace never chooses where a replay is sent.
+        code, data = replay_json(tmp_path, str(recorded), "--base-url", server.base_url)
         assert len(server.requests) == 4 and server.requests[2]["model"] == "qwen-test"
     assert code == 5 and differing(data) == [(None, "answer")]
     assert data["replayed"]["model"] == "qwen-test"
@@ -317,8 +318,11 @@ def test_another_model_at_the_recorded_endpoint_or_another_endpoint(tmp_path: Pa
             "run", SUM, "--model", "qwen-test", "--base-url", first.base_url,
             "--trace", str(recorded), "-q", cwd=tmp_path,
         )  # fmt: skip
-        first.answers += answers()  # --model alone: the recorded endpoint, another model
-        code, _ = replay_json(tmp_path, str(recorded), "--model", "qwen-next", "--no-trace")
+        first.answers += answers()  # --model: the endpoint given, another model
+        code, _ = replay_json(
+            tmp_path, str(recorded), "--model", "qwen-next", "--base-url", first.base_url,
+            "--no-trace",
+        )  # fmt: skip
         assert code == 0 and [r["model"] for r in first.requests[2:]] == ["qwen-next"] * 2
         second.answers += answers()  # --base-url: that endpoint, none of the recorded one's
         code, data = replay_json(tmp_path, str(recorded), "--base-url", second.base_url)
@@ -379,10 +383,10 @@ class InterruptedOnSecondRequest:
 def test_ctrl_c_ends_the_replay_and_its_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.cli import assemble
+    from toolcall_cli.app import model_choice
 
     recorded = record(tmp_path, SUM)
-    monkeypatch.setattr(assemble, "get_model", lambda choice: InterruptedOnSecondRequest())
+    monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())
     done = replay(tmp_path, str(recorded))
     assert done.returncode == 130 and done.stdout == ""
     assert done.stderr.endswith("toolcall: interrupted\n")

@@ -165,30 +165,35 @@ def test_line_separators_inside_a_record_do_not_split_it(tmp_path: Path) -> None
     assert [record["message"] for record in trace.records] == [question] and not trace.cut
 
 
+STARTED = '{"kind": "run_started", "question": "q", "model": "m", "strategy": "regex", "tools": []}'
+FINISHED = '{"kind": "run_finished", "stop_reason": "answered", "iterations": 1, "tool_calls": 0, '\
+    '"elapsed": 0.1}'  # fmt: skip
+
+
 def test_the_number_of_a_line_cut_mid_write_is_kept(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    path.write_text('{"kind": "run_started"}\n\n{"kind": "notice", "mess', "utf-8")
+    path.write_text(STARTED + '\n\n{"kind": "notice", "mess', "utf-8")
     trace = read_trace(path)
     assert trace.cut and trace.cut_line == 3 and len(trace.records) == 1
 
 
 def test_a_line_nested_too_deeply_is_an_error_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    path.write_text('{"kind": "run_started"}\n' + "[" * 100_000 + "\n", "utf-8")
+    path.write_text(STARTED + "\n" + "[" * 100_000 + "\n", "utf-8")
     with pytest.raises(TraceError, match="line 2 is nested too deeply"):
         read_trace(path)
 
 
 def test_a_broken_line_inside_a_trace_is_an_error_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    path.write_text('{"kind": "run_started"}\nnot json\n{"kind": "run_finished"}\n', "utf-8")
+    path.write_text(f"{STARTED}\nnot json\n{FINISHED}\n", "utf-8")
     with pytest.raises(TraceError, match="line 2 is not JSON"):
         read_trace(path)
 
 
 def test_a_trace_from_before_the_header_reads_as_version_0(tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl"
-    path.write_text('{"kind": "run_started", "question": "q"}\n{"kind": "run_finished"}\n', "utf-8")
+    path.write_text(f"{STARTED}\n{FINISHED}\n", "utf-8")
     trace = read_trace(path)
     assert trace.header is None and trace.version == 0 and len(trace.records) == 2
 
@@ -202,14 +207,15 @@ def test_a_newer_format_is_refused_by_name(tmp_path: Path) -> None:
 
 def test_a_chat_trace_splits_into_its_runs(tmp_path: Path) -> None:
     path = tmp_path / "chat.jsonl"
+    started, finished = json.loads(STARTED), json.loads(FINISHED)
     lines = [
         {"kind": "trace_header", "format": "toolcall-trace", "version": 1},
-        {"kind": "run_started", "question": "a"},
-        {"kind": "run_finished", "stop_reason": "answered"},
+        {**started, "question": "a"},
+        finished,
         {"kind": "notice", "message": "refused"},
-        {"kind": "run_finished", "stop_reason": "input_rejected"},
-        {"kind": "run_started", "question": "b"},
-        {"kind": "run_finished", "stop_reason": "interrupted"},
+        {**finished, "stop_reason": "input_rejected"},
+        {**started, "question": "b"},
+        {**finished, "stop_reason": "interrupted"},
         {"kind": "interrupted", "reason": "ctrl-c"},
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
@@ -362,9 +368,9 @@ class InterruptedOnSecondRequest:
 def test_ctrl_c_mid_run_leaves_a_valid_trace_ending_interrupted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.cli import assemble
+    from toolcall_cli.app import model_choice
 
-    monkeypatch.setattr(assemble, "get_model", lambda choice: InterruptedOnSecondRequest())
+    monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())
     done = toolcall("run", "What's 12*5+3?", "--quiet", cwd=tmp_path)
     assert done.returncode == 130
     trace = read_trace(only_trace())
@@ -605,9 +611,9 @@ def test_trace_show_exports_a_page(tmp_path: Path, kind: str) -> None:
 def test_trace_show_of_a_run_cut_short_says_where_it_ended(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.cli import assemble
+    from toolcall_cli.app import model_choice
 
-    monkeypatch.setattr(assemble, "get_model", lambda choice: InterruptedOnSecondRequest())
+    monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())
     toolcall("run", "What's 12*5+3?", "--quiet", cwd=tmp_path)
     done = toolcall("trace", "show", "--plain", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

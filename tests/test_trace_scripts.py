@@ -286,7 +286,8 @@ def test_a_recorded_reply_refuses_a_request_that_streams_otherwise() -> None:
     [
         ('{"kind": "trace_header", "format": "toolcall-trace", "version": 1}\n',
          "recorded no model reply to play"),
-        ('{"kind": "run_started", "question": "q"}\nnot json\n', "line 2 is not JSON"),
+        ('{"kind": "run_started", "question": "q", "model": "m", "strategy": "regex", '
+         '"tools": []}\nnot json\n', "line 2 is not JSON"),
     ],
 )  # fmt: skip
 def test_a_trace_that_cannot_be_played_is_a_usage_error(

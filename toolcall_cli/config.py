@@ -12,17 +12,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from toolcall_cli.tools.mcp_spec import McpSpecError, ServerSpec, server_from_table
+from toolcall_cli.private_files import app_dir
 from toolcall_cli.wire import Sampling
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+if TYPE_CHECKING:
+    from toolcall_cli.tools.mcp_spec import ServerSpec
 
 
 class ConfigError(ValueError):
@@ -92,7 +88,7 @@ def config_path(environ: Mapping[str, str] = os.environ) -> Path:
     override = environ.get("TOOLCALL_CONFIG")
     if override:
         return Path(override)
-    return Path(typer.get_app_dir("toolcall")) / "config.toml"
+    return app_dir() / "config.toml"
 
 
 @dataclass(frozen=True)
@@ -182,6 +178,11 @@ def limit_problem(key: str, value: Any) -> str | None:
 def load_config(path: Path) -> FileConfig:
     if not path.exists():
         return FileConfig(path=path)
+    # Here, not at the top: most runs have no config file, and start-up is worth the wait.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -221,6 +222,8 @@ def load_config(path: Path) -> FileConfig:
 
 def mcp_servers_from(table: Any, path: Path) -> tuple[ServerSpec, ...]:
     """`[mcp.servers.NAME]` tables, each with `command` (`args`, `env`) or `url`."""
+    from toolcall_cli.tools.mcp_spec import McpSpecError, server_from_table
+
     if not isinstance(table, dict) or set(table) - {"servers"}:
         raise ConfigError(f"config {path}: [mcp] takes only [mcp.servers.NAME] tables")
     servers = table.get("servers", {})
@@ -366,32 +369,33 @@ def profile_from(name: str, table: Any, path: Path) -> Profile:
             f"{sorted([*PROFILE_KEYS, *SAMPLING_KEYS])} "
             "(keys go in environment variables, named by key_env)"
         )
+    problem = profile_problem(table)
+    if problem:
+        raise ConfigError(f"{where}{problem}")
+    chosen = {k: table[k] for k in (*PROFILE_KEYS, *SAMPLING_KEYS) if k in table}
+    return Profile(name=name, context_window=table.get("context_window"), **chosen)
+
+
+def profile_problem(table: dict[str, Any]) -> str | None:
+    """What is wrong with a profile's values, as the rest of a sentence that names it."""
     for key in SAMPLING_KEYS:
         problem = sampling_problem(key, table.get(key))
         if problem:
-            raise ConfigError(f"{where}: {key} {problem}")
+            return f": {key} {problem}"
     for key in PROFILE_KEYS:
         value = table.get(key)
         if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{where}: {key} must be a string, not {type(value).__name__}")
+            return f": {key} must be a string, not {type(value).__name__}"
     if table.get("strategy", STRATEGIES[0]) not in STRATEGIES:
-        raise ConfigError(
-            f"{where}: unknown strategy {table['strategy']!r}; choose one of "
-            f"{', '.join(STRATEGIES)}"
-        )
+        return f": unknown strategy {table['strategy']!r}; choose one of {', '.join(STRATEGIES)}"
     key_env = table.get("key_env")
     if key_env is not None and not ENV_NAME.fullmatch(key_env):
-        raise ConfigError(
-            f"{where}: key_env must name an environment variable (like MY_API_KEY), "
-            "not hold the key itself"
+        return (
+            ": key_env must name an environment variable (like MY_API_KEY), not hold the key itself"
         )
     window = table.get("context_window")
-    if window is not None:
-        problem = context_window_problem(window)
-        if problem:
-            raise ConfigError(f"{where}: context_window {problem}")
-    chosen = {k: table[k] for k in (*PROFILE_KEYS, *SAMPLING_KEYS) if k in table}
-    return Profile(name=name, context_window=window, **chosen)
+    problem = context_window_problem(window) if window is not None else None
+    return f": context_window {problem}" if problem else None
 
 
 def context_window_problem(value: Any) -> str | None:
@@ -408,20 +412,22 @@ def sampling_problem(key: str, value: Any) -> str | None:
     """Why `value` cannot be the sampling setting `key` (None if it can, or is not set)."""
     if value is None:
         return None
-    if key == "seed":
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
-            return f"must be a whole number from 0 to 2**63-1, not {value!r}"
-        return None
-    if key == "max_tokens":
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOKENS:
-            return f"must be a whole number from 1 to {MAX_TOKENS:,}, not {value!r}"
-        return None
+    if key in WHOLE_NUMBER_KEYS:
+        return whole_number_problem(key, value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return f"must be a number, not {value!r}"
     if key == "temperature" and not 0 <= value <= 2:
         return f"must be from 0 to 2, not {value!r}"
     if key == "top_p" and not 0 < value <= 1:
         return f"must be above 0 and at most 1, not {value!r}"
+    return None
+
+
+def whole_number_problem(key: str, value: Any) -> str | None:
+    """Why `value` cannot be the seed or max_tokens (None if it can)."""
+    low, high, shown = (0, SEED_MAX, "2**63-1") if key == "seed" else (1, MAX_TOKENS, None)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        return f"must be a whole number from {low} to {shown or f'{high:,}'}, not {value!r}"
     return None
 
 

@@ -372,10 +372,24 @@ Event = (
 
 def event_record(event: Event) -> dict[str, Any]:
     """An event as plain data, `kind` first: one `--json` line, or one trace record. A
-    consumer's answer slot is not part of it."""
-    data = dataclasses.asdict(event)
-    for unrecorded in (
-        f.name for f in dataclasses.fields(event) if not f.metadata.get("recorded", True)
-    ):
-        data.pop(unrecorded)
+    consumer's answer slot is not part of it.
+
+    Only the events' own dataclasses are unpacked. The JSON values an event carries (a delta, a
+    request body, a call's arguments) are passed on as they are, never walked: one nested
+    hundreds deep broke `dataclasses.asdict`, which recurses into every list and dict. The
+    writers bound the depth they write (strictjson)."""
+    data = _plain(event)
     return {"kind": data.pop("kind"), **data}
+
+
+def _plain(value: Any) -> Any:
+    # Recursion through the events' own types only: dataclasses and the tuples that hold them.
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.metadata.get("recorded", True)
+        }
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    return value

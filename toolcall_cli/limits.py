@@ -56,3 +56,12 @@ class Limits:
     context_window: ContextWindow | None = None
     """The model's context window as the user gave it (--context-window, a profile); None asks
     the model, which may not know (then requests are not fitted)."""
+
+
+def question_too_long(question: str, limits: Limits) -> str | None:
+    """Why a question is refused before anything is sent or shown, if it is: its length."""
+    if len(question) <= limits.max_question_chars:
+        return None
+    return (
+        f"the question is {len(question):,} characters; the limit is {limits.max_question_chars:,}"
+    )

@@ -51,6 +51,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.feedback import note
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
+from toolcall_cli.limits import question_too_long
 from toolcall_cli.messages import Message, ToolResult, tool_message, user
 from toolcall_cli.models.base import Model
 from toolcall_cli.quoted import ResultQuotes
@@ -58,7 +59,7 @@ from toolcall_cli.requests import RequestFitter
 from toolcall_cli.rounds import Decision, Declined, Edited, Round, StepQuit, ToolPolicy
 from toolcall_cli.strategies.base import Reply, ReplyParser, Strategy
 from toolcall_cli.strategies.echo import assistant_message, first_calls
-from toolcall_cli.strategies.replies import reply_chars
+from toolcall_cli.strategies.replies import check_depth, reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
 
@@ -163,13 +164,10 @@ class Run:
     # --- the loop -------------------------------------------------------------------------------
 
     def events(self) -> Iterator[Event]:
-        if len(self.question) > self.limits.max_question_chars:
+        refused = question_too_long(self.question, self.limits)
+        if refused is not None:
             # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
-            yield Notice(
-                level="error",
-                message=f"the question is {len(self.question):,} characters; "
-                f"the limit is {self.limits.max_question_chars:,}",
-            )
+            yield Notice(level="error", message=refused)
             yield self.finished("input_rejected")
             return
         yield self.run_started()
@@ -412,6 +410,7 @@ class Run:
                 if NOTICE_KEY in chunk:
                     yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
                     continue
+                check_depth(chunk)  # before any part of it is recorded or parsed
                 if request.streaming:
                     yield model_chunk(self.iterations, chunk)
                 reading.size += reply_chars(chunk)

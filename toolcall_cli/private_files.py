@@ -1,10 +1,12 @@
 """The files toolcall writes at a path the user gives (a trace, the chat history): owner-only,
-and a path that cannot work is one clear sentence before anything runs."""
+and a path that cannot work is one clear sentence before anything runs. And where toolcall's
+own directory of the user's is (the config file, the user's tools.d)."""
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 OWNER_ONLY = 0o600
@@ -70,3 +72,15 @@ def why(path: Path, error: OSError) -> str:
     if isinstance(error, PermissionError):
         return "permission denied"
     return error.strerror or str(error)
+
+
+def app_dir() -> Path:
+    """toolcall's directory for the user's settings, where click (and so typer's get_app_dir)
+    puts an app's: $XDG_CONFIG_HOME/toolcall (~/.config/toolcall) on Linux, ~/Library/Application
+    Support/toolcall on macOS, %APPDATA%\\toolcall on Windows. Worked out here, not asked of
+    typer: building a session must not need the command line's library."""
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or os.path.expanduser("~")) / "toolcall"
+    if sys.platform == "darwin":
+        return Path(os.path.expanduser("~/Library/Application Support")) / "toolcall"
+    return Path(os.environ.get("XDG_CONFIG_HOME", os.path.expanduser("~/.config"))) / "toolcall"

@@ -23,6 +23,7 @@ from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
 from toolcall_cli.private_files import PathProblem, open_private
 from toolcall_cli.render import RenderMode, make_renderer
+from toolcall_cli.render.base import one_line, visible
 from toolcall_cli.render.explain import Explain
 from toolcall_cli.session import Session, answered
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
@@ -61,6 +62,8 @@ def default_history_file() -> Path:
 HISTORY_READ_LIMIT = 4 * 1024 * 1024
 """Bytes of the history file read at start (its end): years of typed questions, and a bound
 on a path that names something else (a big log file)."""
+ECHO_CHARS = 60
+"""How much of a piped question too long to ask the transcript shows."""
 
 
 class ChatHistory(FileHistory):
@@ -252,6 +255,12 @@ class Repl:
         if not line:
             raise EOFError
         line = line.rstrip("\r\n")
+        if len(line) > self.session.limits.max_question_chars:
+            # The run refuses it as too long: the transcript says what came, not all of it, and
+            # the history does not keep it.
+            shown = visible(one_line(line, ECHO_CHARS))
+            self.say(f"you> {shown} ({len(line):,} characters)")
+            return line
         self.say(f"you> {line}")  # the transcript shows what was asked, as on a terminal
         if line.strip() and not line.startswith("/"):
             self._history.append_string(line)

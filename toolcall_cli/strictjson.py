@@ -19,20 +19,29 @@ from typing import Any
 
 NOTES_KEY = "json_notes"
 """Added to an object whose values had to change to be JSON, one line per change."""
-_DEEPEST = 200
+DEEPEST = 200
+"""Lists and objects nested deeper than this are written as a marker, never walked: a value
+nested hundreds deep breaks every recursive writer (Python's json, the trace's masking) and no
+JSON reader here can take it back. A model's reply is refused long before (the loop takes
+replies up to 100 levels deep), so only a value from elsewhere (a tool server's schema) can
+reach this."""
+TOO_DEEP = f"(nested more than {DEEPEST} levels deep: not written)"
+_SHOWN_PATH = 80
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:
     """`value` as strict JSON (UTF-8 text kept as is, a lone surrogate as its escape). Non-finite
-    numbers become the strings "NaN", "Infinity" and "-Infinity", and an object at the top gets
-    a `json_notes` list saying where; anything else JSON cannot hold is written as its repr."""
+    numbers become the strings "NaN", "Infinity" and "-Infinity", a list or object nested past
+    DEEPEST becomes TOO_DEEP, and an object at the top gets a `json_notes` list saying where;
+    anything else JSON cannot hold is written as its repr."""
+    value = within_depth(value)
     try:
         text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, default=repr)
     except ValueError:  # a non-finite float somewhere (or a circular structure)
         notes: list[str] = []
         clean = _finite(value, "", notes, 0)
         if isinstance(clean, dict) and notes:
-            clean = {**clean, NOTES_KEY: notes}
+            clean = {**clean, NOTES_KEY: [*_notes_of(clean), *notes]}
         text = json.dumps(clean, ensure_ascii=False, indent=indent, allow_nan=False, default=repr)
     return escape_surrogates(text)
 
@@ -71,19 +80,70 @@ def _escape_unencodable(error: UnicodeError) -> tuple[str, int]:
 codecs.register_error(STREAM_ERRORS, _escape_unencodable)
 
 
+def within_depth(value: Any) -> Any:
+    """`value` itself when no list or object in it nests deeper than DEEPEST; otherwise a copy in
+    which each one that does is the string TOO_DEEP, with a `json_notes` line saying where when
+    the top is an object. The depth is measured without recursion, so any value can be passed."""
+    if nesting_depth(value, DEEPEST + 1) <= DEEPEST:
+        return value
+    notes: list[str] = []
+    clean = _cut(value, "", notes, 0)
+    if isinstance(clean, dict):
+        clean = {**clean, NOTES_KEY: [*_notes_of(clean), *notes]}
+    return clean
+
+
+def nesting_depth(value: Any, stop: int) -> int:
+    """How deeply lists and objects nest in `value` (a scalar is 0), counted without recursion
+    and no further than `stop`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest >= stop:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth) for child in children)
+    return deepest
+
+
+def _cut(value: Any, path: str, notes: list[str], depth: int) -> Any:
+    # Recursion no deeper than DEEPEST: the value is known to be nested past it.
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    if depth >= DEEPEST:
+        notes.append(f"{_shown(path)}: nested more than {DEEPEST} levels deep; not written")
+        return TOO_DEEP
+    if isinstance(value, dict):
+        return {k: _cut(v, _join(path, str(k)), notes, depth + 1) for k, v in value.items()}
+    return [_cut(v, f"{path}[{i}]", notes, depth + 1) for i, v in enumerate(value)]
+
+
 def _finite(value: Any, path: str, notes: list[str], depth: int) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
         notes.append(f"{path or 'the value'}: {text} is not JSON; written as the string {text!r}")
         return text
-    if depth >= _DEEPEST and isinstance(value, (dict, list, tuple)):
-        notes.append(f"{path}: nested too deeply; written as text")
-        return repr(value)[:1000]
+    if depth >= DEEPEST and isinstance(value, (dict, list, tuple)):
+        return TOO_DEEP  # within_depth already cut it; only a circular structure gets here
     if isinstance(value, dict):
         return {k: _finite(v, _join(path, str(k)), notes, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_finite(v, f"{path}[{i}]", notes, depth + 1) for i, v in enumerate(value)]
     return value
+
+
+def _notes_of(value: dict[Any, Any]) -> list[Any]:
+    notes = value.get(NOTES_KEY)
+    return notes if isinstance(notes, list) else []
+
+
+def _shown(path: str) -> str:
+    """A path cut to a readable length: a value this deep has a path hundreds of keys long."""
+    return path if len(path) <= _SHOWN_PATH else f"{path[: _SHOWN_PATH - 1]}…"
 
 
 def _join(path: str, key: str) -> str:

@@ -1,9 +1,11 @@
-"""The `toolcall` command: parse flags, assemble a session, pick a renderer. No loop logic here.
+"""The `toolcall` command: parse flags, have app/ build the session, pick a renderer. No
+assembly and no loop logic here.
 
-One job a module: `entry` (the typer app, exit codes, `main`), `options` (the flags), `assemble`
-(a session from the options), `running` (rendering a run), `tracing` (which trace a run
+One job a module: `entry` (the typer app, exit codes, `main`), `_options` (the option groups as
+flags, panel by panel in `--help`), `running` (rendering a run), `tracing` (which trace a run
 writes), `commands` (each command), `trace_commands` (`trace list` and `trace show`), `replay`,
-`kata_commands` (`kata list`, `new`, `check` and `solution`), `drill_commands` (`drill`),
+`kata_commands` (`kata list`, `new`, `check` and `solution`), `drill_commands` (`drill`; the
+drill itself is `drilling`),
 `practice` (`serve` and `eject`).
 """
 

@@ -10,171 +10,69 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolcall_cli import strictjson
-from toolcall_cli.cli.entry import EXIT_PROBLEMS, EXIT_USAGE, app, config_app, fail
-from toolcall_cli.cli.options import (
+from toolcall_cli.app.options import (
     LIMIT_FIELDS,
-    Allow,
-    AllowOpt,
-    ApiKeyOpt,
-    BaseUrlOpt,
-    CallsPerReplyOpt,
-    ConnectTimeoutOpt,
-    ContextWindowOpt,
-    DagOpt,
-    EmbedModelOpt,
-    EmbedUrlOpt,
-    ExplainOpt,
-    FailedRoundsOpt,
-    FaultRateOpt,
-    FaultsOpt,
-    HistoryRoundsOpt,
-    IsolateOpt,
-    JsonOpt,
-    LangOpt,
-    LineBytesOpt,
-    MaxIterOpt,
-    MaxParallelOpt,
-    MaxTokensOpt,
-    McpOpt,
-    ModelOpt,
-    NoDefaultToolsOpt,
-    NoFinalAnswerOpt,
-    NoTraceOpt,
-    PaceOpt,
-    ProfileOpt,
-    PromptStyle,
-    PromptStyleOpt,
-    QuietOpt,
-    ReadTimeoutOpt,
-    RepeatedRoundsOpt,
-    ReplyCharsOpt,
-    RequestTimeoutOpt,
-    ResponseBytesOpt,
-    ResultCharsOpt,
-    RetrieveOpt,
-    RetrieveOverOpt,
-    RetrieverOpt,
-    RunTimeoutOpt,
-    SchemaModeOpt,
-    ScriptOpt,
-    SeedOpt,
+    Endpoint,
     SessionOptions,
-    ShowRequestOpt,
-    StepOpt,
     StrategyName,
-    StrategyOpt,
-    StreamMode,
-    StreamModeOpt,
-    SystemPromptOpt,
-    TemperatureOpt,
-    ToolsOpt,
-    ToolTimeoutOpt,
-    TopPOpt,
-    TraceOpt,
-    UnaskedYesOpt,
-    YesOpt,
-    fault_names,
+    StrategyOptions,
+    ToolOptions,
 )
+from toolcall_cli.cli._options import (
+    Only,
+    Output,
+    PanelledCommand,
+    Stepping,
+    TraceFile,
+    Without,
+    with_groups,
+)
+from toolcall_cli.cli.entry import EXIT_PROBLEMS, EXIT_USAGE, app, config_app, fail, warn
 
 if TYPE_CHECKING:
-    from toolcall_cli.cli.assemble import Assembled
+    from toolcall_cli.app.build import Assembled
     from toolcall_cli.cli.running import RunTrace
+    from toolcall_cli.config import FileConfig
     from toolcall_cli.render import RenderMode
     from toolcall_cli.render.explain import Explain
     from toolcall_cli.stepping import TerminalStepper
     from toolcall_cli.tools.registry import ToolRegistry
-    from toolcall_cli.wire import Sampling
 
 
 # --- commands ---------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=PanelledCommand)
+@with_groups
 def run(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
-    strategy: StrategyOpt = None,
-    schema_mode: SchemaModeOpt = None,
-    stream_mode: StreamModeOpt = StreamMode.tags,
-    model: ModelOpt = None,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    read_timeout: ReadTimeoutOpt = 120.0,
-    script: ScriptOpt = None,
-    seed: SeedOpt = None,
-    temperature: TemperatureOpt = None,
-    top_p: TopPOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    prompt_style: PromptStyleOpt = PromptStyle.full,
-    faults: FaultsOpt = None,
-    fault_rate: FaultRateOpt = 1.0,
-    tools: ToolsOpt = None,
-    no_default_tools: NoDefaultToolsOpt = False,
-    mcp: McpOpt = None,
-    max_iterations: MaxIterOpt = None,
-    tool_timeout: ToolTimeoutOpt = None,
-    run_timeout: RunTimeoutOpt = None,
-    max_result_chars: ResultCharsOpt = None,
-    history_rounds: HistoryRoundsOpt = None,
-    max_failed_rounds: FailedRoundsOpt = None,
-    max_repeated_rounds: RepeatedRoundsOpt = None,
-    max_calls_per_reply: CallsPerReplyOpt = None,
-    max_reply_chars: ReplyCharsOpt = None,
-    max_response_bytes: ResponseBytesOpt = None,
-    max_line_bytes: LineBytesOpt = None,
-    request_timeout: RequestTimeoutOpt = None,
-    context_window: ContextWindowOpt = None,
-    retrieve: RetrieveOpt = None,
-    retrieve_over: RetrieveOverOpt = None,
-    retriever: RetrieverOpt = None,
-    embed_url: EmbedUrlOpt = None,
-    embed_model: EmbedModelOpt = None,
-    quiet: QuietOpt = False,
-    as_json: JsonOpt = False,
-    yes: YesOpt = False,
-    trace: TraceOpt = None,
-    no_trace: NoTraceOpt = False,
-    system_prompt: SystemPromptOpt = None,
-    show_request: ShowRequestOpt = False,
-    pace: PaceOpt = None,
-    dag: DagOpt = False,
-    allow: AllowOpt = Allow.write,
-    max_parallel: MaxParallelOpt = 4,
-    isolate_tools: IsolateOpt = False,
-    no_final_answer: NoFinalAnswerOpt = False,
-    step: StepOpt = False,
-    explain: ExplainOpt = False,
-    lang: LangOpt = None,
+    *,
+    options: SessionOptions,
+    output: Output,
+    trace: TraceFile,
+    stepping: Stepping,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
-    from toolcall_cli.approval import terminal_answers
-    from toolcall_cli.cli.assemble import build_session, output_mode
     from toolcall_cli.cli.running import render_run, show_trace_path
     from toolcall_cli.cli.tracing import choose_trace, start_trace
     from toolcall_cli.models.scripted import scripted_model
-    from toolcall_cli.render.explain import Explain
 
     if not question.strip():
         fail("the question is empty")
-    mode = output_mode(quiet, as_json)
-    pauses = step_flag(step)
-    assembled = build_session(SessionOptions.from_flags(locals(), mode=mode))
+    mode = output_mode(output.quiet, output.as_json)
+    assembled = watched_session(options, mode, step_flag(stepping.step))
     session = assembled.session
-    if pauses is not None:
-        session.stepping, session.answers = True, terminal_answers(pauses)
     try:
-        target = choose_trace(trace, no_trace, assembled)
+        target = choose_trace(trace, assembled)
         run_trace = start_trace(target, "run", assembled)
-        played = scripted_model(session.model)
         code = render_run(
             session.ask(question),
             mode,
             run_trace,
             session.answers,
-            show_request,
-            played,
-            explain=Explain(explain, lang.value if lang is not None else None),
+            output.show_request,
+            scripted_model(session.model),
+            explain=explained(stepping),
         )
     finally:
         session.close()
@@ -183,83 +81,69 @@ def run(
     raise typer.Exit(code)
 
 
-@app.command()
+def output_mode(quiet: bool, as_json: bool) -> RenderMode:
+    if quiet and as_json:
+        fail("--quiet and --json cannot be used together")
+    if as_json:
+        return "json"
+    if quiet:
+        return "quiet"
+    return "live" if sys.stdout.isatty() else "plain"
+
+
+def watched_session(
+    options: SessionOptions, mode: RenderMode, pauses: TerminalStepper | None
+) -> Assembled:
+    """The session of a run or a chat someone may be watching: what the run asks (approval,
+    --step's pauses) is answered on the terminal, and the local models' streams are paced for
+    the live view."""
+    from toolcall_cli.app.build import build_session
+    from toolcall_cli.approval import terminal_answers
+
+    paced = options.paced(0.02 if mode == "live" else 0.0)
+    assembled = build_session(paced, answers=terminal_answers(pauses), warn=warn)
+    assembled.session.stepping = pauses is not None
+    return assembled
+
+
+def explained(stepping: Stepping) -> Explain:
+    from toolcall_cli.render.explain import Explain
+
+    return Explain(stepping.explain, stepping.lang)
+
+
+def step_flag(step: bool) -> TerminalStepper | None:
+    """--step's stepper; one line and exit 2 when stdin is no terminal to answer on."""
+    from toolcall_cli.stepping import NotInteractive, stepper
+
+    try:
+        return stepper(step)
+    except NotInteractive:
+        fail(NotInteractive.MESSAGE)
+
+
+@app.command(cls=PanelledCommand)
+@with_groups
 def chat(
-    strategy: StrategyOpt = None,
-    schema_mode: SchemaModeOpt = None,
-    stream_mode: StreamModeOpt = StreamMode.tags,
-    model: ModelOpt = None,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    read_timeout: ReadTimeoutOpt = 120.0,
-    script: ScriptOpt = None,
-    seed: SeedOpt = None,
-    temperature: TemperatureOpt = None,
-    top_p: TopPOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    prompt_style: PromptStyleOpt = PromptStyle.full,
-    faults: FaultsOpt = None,
-    fault_rate: FaultRateOpt = 1.0,
-    tools: ToolsOpt = None,
-    no_default_tools: NoDefaultToolsOpt = False,
-    mcp: McpOpt = None,
-    max_iterations: MaxIterOpt = None,
-    tool_timeout: ToolTimeoutOpt = None,
-    run_timeout: RunTimeoutOpt = None,
-    max_result_chars: ResultCharsOpt = None,
-    history_rounds: HistoryRoundsOpt = None,
-    max_failed_rounds: FailedRoundsOpt = None,
-    max_repeated_rounds: RepeatedRoundsOpt = None,
-    max_calls_per_reply: CallsPerReplyOpt = None,
-    max_reply_chars: ReplyCharsOpt = None,
-    max_response_bytes: ResponseBytesOpt = None,
-    max_line_bytes: LineBytesOpt = None,
-    request_timeout: RequestTimeoutOpt = None,
-    context_window: ContextWindowOpt = None,
-    retrieve: RetrieveOpt = None,
-    retrieve_over: RetrieveOverOpt = None,
-    retriever: RetrieverOpt = None,
-    embed_url: EmbedUrlOpt = None,
-    embed_model: EmbedModelOpt = None,
-    yes: YesOpt = False,
-    pace: PaceOpt = None,
-    dag: DagOpt = False,
-    allow: AllowOpt = Allow.write,
-    max_parallel: MaxParallelOpt = 4,
-    isolate_tools: IsolateOpt = False,
-    no_final_answer: NoFinalAnswerOpt = False,
+    *,
+    options: SessionOptions,
     history_file: Annotated[
         Path | None, typer.Option("--history-file", help="Where the input history is kept.")
     ] = None,
-    trace: TraceOpt = None,
-    no_trace: NoTraceOpt = False,
-    system_prompt: SystemPromptOpt = None,
-    step: StepOpt = False,
-    explain: ExplainOpt = False,
-    lang: LangOpt = None,
+    trace: TraceFile,
+    stepping: Stepping,
 ) -> None:
     """A conversation that keeps its memory between questions (/help for commands)."""
-    from toolcall_cli.approval import terminal_answers
-    from toolcall_cli.cli.assemble import build_session
     from toolcall_cli.cli.tracing import choose_trace, start_trace
-    from toolcall_cli.render.explain import Explain
 
     mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
-    options = SessionOptions.from_flags(locals(), mode=mode)
-    pauses = step_flag(step)
-    assembled = build_session(options)
-    if pauses is not None:
-        assembled.session.stepping = True
-        assembled.session.answers = terminal_answers(pauses)
-    shown = Explain(explain, lang.value if lang is not None else None)
+    assembled = watched_session(options, mode, step_flag(stepping.step))
     try:
-        target = choose_trace(trace, no_trace, assembled)
+        target = choose_trace(trace, assembled)
         run_trace = start_trace(target, "chat", assembled)
         try:
             code = chat_session(
-                assembled, options, run_trace, history_file, mode, target.default, shown
+                assembled, run_trace, history_file, mode, target.default, explained(stepping)
             )
         finally:
             run_trace.close()
@@ -270,34 +154,27 @@ def chat(
 
 def chat_session(
     assembled: Assembled,
-    options: SessionOptions,
     run_trace: RunTrace,
     history_file: Path | None,
     mode: RenderMode,
     show_path: bool,
-    shown: Explain | None = None,
+    shown: Explain,
 ) -> int:
     """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
     or by a bug, its trace ends with an `interrupted` line."""
-    from toolcall_cli.cli.assemble import make_model
     from toolcall_cli.cli.running import script_mismatch_code, show_trace_path
-    from toolcall_cli.models.base import Model
     from toolcall_cli.private_files import PathProblem
-    from toolcall_cli.render.explain import Explain
     from toolcall_cli.repl import Repl, default_history_file
     from toolcall_cli.tools.reload import ToolReloader
-
-    def switch_model(name: str) -> Model:
-        return make_model(dataclasses.replace(assembled.choice, name=name), options.pace)
 
     try:
         # The history file is checked here, so a path that cannot work stops the chat unstarted.
         repl = Repl(
             assembled.session,
             history_file=history_file or default_history_file(),
-            make_model=switch_model,
+            make_model=assembled.model_named,
             trace=run_trace.writer,
-            explain=shown or Explain(),
+            explain=shown,
             reloader=ToolReloader(assembled.plugins) if assembled.plugins else None,
         )
     except PathProblem as error:
@@ -314,6 +191,39 @@ def chat_session(
         if not isinstance(error, typer.Exit):
             run_trace.cut_short("crash", f"{type(error).__name__}: {error}", None)
         raise
+
+
+@app.command("tools", cls=PanelledCommand)
+@with_groups
+def tools_command(
+    name: Annotated[str | None, typer.Argument(help="Show this tool's JSON Schema.")] = None,
+    *,
+    sources: Annotated[ToolOptions, Without("allow", "max_parallel", "isolate_tools", "yes")],
+    rank: Annotated[
+        str | None,
+        typer.Option(
+            "--rank",
+            help="Rank the tools for this question (lexical BM25), best first, with scores: "
+            "what --retrieve would send, and why.",
+        ),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="With --rank: how many to show.")] = 10,
+) -> None:
+    """List the loaded tools and their sources (a plugin file, or `mcp:SERVER`), or print one
+    tool's JSON Schema."""
+    from toolcall_cli.app.build import add_mcp_tools, load_plugins
+    from toolcall_cli.app.settings import file_config
+
+    registry = load_plugins(sources.tools, sources.no_default_tools, warn).registry
+    servers = add_mcp_tools(registry, sources.mcp, file_config(), warn)
+    try:
+        if rank is not None:
+            print_ranking(rank, registry, top)
+        else:
+            show_tools(registry, name)
+    finally:
+        if servers is not None:
+            servers.close()
 
 
 def print_ranking(question: str, registry: ToolRegistry, top: int) -> None:
@@ -336,48 +246,6 @@ def print_ranking(question: str, registry: ToolRegistry, top: int) -> None:
         )
 
 
-def step_flag(step: bool) -> TerminalStepper | None:
-    """--step's stepper; one line and exit 2 when stdin is no terminal to answer on."""
-    from toolcall_cli.stepping import NotInteractive, stepper
-
-    try:
-        return stepper(step)
-    except NotInteractive:
-        fail(NotInteractive.MESSAGE)
-
-
-@app.command("tools")
-def tools_command(
-    name: Annotated[str | None, typer.Argument(help="Show this tool's JSON Schema.")] = None,
-    tools: ToolsOpt = None,
-    no_default_tools: NoDefaultToolsOpt = False,
-    rank: Annotated[
-        str | None,
-        typer.Option(
-            "--rank",
-            help="Rank the tools for this question (lexical BM25), best first, with scores: "
-            "what --retrieve would send, and why.",
-        ),
-    ] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="With --rank: how many to show.")] = 10,
-    mcp: McpOpt = None,
-) -> None:
-    """List the loaded tools and their sources (a plugin file, or `mcp:SERVER`), or print one
-    tool's JSON Schema."""
-    from toolcall_cli.cli.assemble import add_mcp_tools, file_config, limits_with, load_registry
-
-    registry = load_registry(tuple(tools or ()), no_default_tools)
-    servers = add_mcp_tools(registry, tuple(mcp or ()), file_config(), limits_with({}).tool_timeout)
-    try:
-        if rank is not None:
-            print_ranking(rank, registry, top)
-        else:
-            show_tools(registry, name)
-    finally:
-        if servers is not None:
-            servers.close()
-
-
 def show_tools(registry: ToolRegistry, name: str | None) -> None:
     if name is not None:
         found = registry.get(name)
@@ -392,24 +260,12 @@ def show_tools(registry: ToolRegistry, name: str | None) -> None:
     print_tool_table(list(registry), pipe_console())
 
 
-@app.command()
+@app.command(cls=PanelledCommand)
+@with_groups
 def prompt(
     question: Annotated[str, typer.Argument(help="The question the request would carry.")],
-    strategy: StrategyOpt = None,
-    schema_mode: SchemaModeOpt = None,
-    stream_mode: StreamModeOpt = StreamMode.tags,
-    model: ModelOpt = None,
-    profile: ProfileOpt = None,
-    tools: ToolsOpt = None,
-    no_default_tools: NoDefaultToolsOpt = False,
-    mcp: McpOpt = None,
-    dag: DagOpt = False,
-    prompt_style: PromptStyleOpt = PromptStyle.full,
-    temperature: TemperatureOpt = None,
-    top_p: TopPOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    seed: SeedOpt = None,
-    system_prompt: SystemPromptOpt = None,
+    *,
+    options: SessionOptions,
     all_strategies: Annotated[
         bool,
         typer.Option(
@@ -423,143 +279,60 @@ def prompt(
         bool, typer.Option("--json", help="With --all: the requests and their sizes as JSON.")
     ] = False,
 ) -> None:
-    """Print the exact first request the model would receive, as JSON."""
-    from toolcall_cli.cli.assemble import (
-        add_mcp_tools,
-        file_config,
-        limits_with,
-        load_registry,
-        model_choice,
-        pick_strategy,
-        read_system_prompt,
-    )
-    from toolcall_cli.messages import user
+    """Print the exact first request the model would receive, as JSON: the request `toolcall
+    run` sends with the same flags (tools retrieved, system prompt, sampling and all)."""
+    from toolcall_cli.app.build import build_session, first_request
 
-    if all_strategies and (strategy or schema_mode):
+    if all_strategies and (options.strategy.strategy or options.strategy.schema_mode):
         fail("--all shows every strategy: leave out --strategy and --schema-mode")
-    options = SessionOptions(
-        strategy=strategy,
-        schema_mode=schema_mode,
-        stream_mode=stream_mode,
-        model=model,
-        profile=profile,
-        dag=dag,
-        prompt_style=prompt_style,
-        temperature=temperature,
-        top_p=top_p,
-        max_tokens=max_tokens,
-        seed=seed,
-    )
-    choice, strategy_name, sampling, schema_mode = model_choice(options)
-    options = dataclasses.replace(options, schema_mode=schema_mode)
-    registry = load_registry(tuple(tools or ()), no_default_tools)
-    servers = add_mcp_tools(registry, tuple(mcp or ()), file_config(), limits_with({}).tool_timeout)
-    try:
-        own_prompt = read_system_prompt(system_prompt)
-        if all_strategies:
-            print_first_requests(question, options, choice.name, sampling, registry, as_json)
-            return
-        request = pick_strategy(strategy_name, options, sampling, own_prompt).build_request(
-            [user(question)], registry.specs(), choice.name
-        )
-        typer.echo(strictjson.dumps(request.body, indent=2))
-    finally:
-        if servers is not None:
-            servers.close()
+    if all_strategies:
+        from toolcall_cli.cli.first_requests import print_first_requests
 
-
-def print_first_requests(
-    question: str,
-    options: SessionOptions,
-    model_name: str,
-    sampling: Sampling,
-    registry: ToolRegistry,
-    as_json: bool,
-) -> None:
-    from toolcall_cli.cli.first_requests import FirstRequest, print_side_by_side
-    from toolcall_cli.cli.running import pipe_console
-    from toolcall_cli.cli.variants import all_variants
-    from toolcall_cli.messages import user
-
-    requests = [
-        FirstRequest(
-            variant,
-            variant.make_strategy(options, sampling)
-            .build_request([user(question)], registry.specs(), model_name)
-            .body,
-        )
-        for variant in all_variants(options.stream_mode)
-    ]
-    if as_json:
-        shown = {
-            "question": question,
-            "model": model_name,
-            "requests": [r.record() for r in requests],
-        }
-        typer.echo(strictjson.dumps(shown, indent=2))
+        print_first_requests(question, options, as_json)
         return
-    print_side_by_side(requests, pipe_console())
+    session = build_session(options, warn=warn).session
+    try:
+        typer.echo(strictjson.dumps(first_request(session, question), indent=2))
+    finally:
+        session.close()
 
 
-@app.command()
+RepeatOpt = Annotated[
+    int,
+    typer.Option(
+        "--repeat",
+        min=1,
+        max=1000,
+        help="Run each strategy N times, one seed each, and show rates per strategy.",
+    ),
+]
+CompareJsonOpt = Annotated[
+    bool, typer.Option("--json", help="Every run and the rates per strategy, as JSON.")
+]
+TraceDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--trace-dir",
+        exists=True,
+        file_okay=False,
+        dir_okay=True,
+        help="Write each run's trace into this directory (one file per strategy and seed) "
+        "instead of the trace directory (`toolcall trace list`).",
+    ),
+]
+
+
+@app.command(cls=PanelledCommand)
+@with_groups
 def compare(
     question: Annotated[str, typer.Argument(help="The question every strategy answers.")],
-    model: ModelOpt = None,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    read_timeout: ReadTimeoutOpt = 120.0,
-    seed: Annotated[
-        int | None,
-        typer.Option(
-            "--seed",
-            help="The first run's seed (default: the configured seed, else 0); run k of "
-            "--repeat gets seed+k, sent to the server and seeding the offline model.",
-        ),
-    ] = None,
-    repeat: Annotated[
-        int,
-        typer.Option(
-            "--repeat",
-            min=1,
-            max=1000,
-            help="Run each strategy N times, one seed each, and show rates per strategy.",
-        ),
-    ] = 1,
-    temperature: TemperatureOpt = None,
-    top_p: TopPOpt = None,
-    prompt_style: PromptStyleOpt = PromptStyle.full,
-    stream_mode: StreamModeOpt = StreamMode.tags,
-    faults: FaultsOpt = None,
-    fault_rate: FaultRateOpt = 1.0,
-    tools: ToolsOpt = None,
-    no_default_tools: NoDefaultToolsOpt = False,
-    max_iterations: MaxIterOpt = None,
-    tool_timeout: ToolTimeoutOpt = None,
-    run_timeout: RunTimeoutOpt = None,
-    context_window: ContextWindowOpt = None,
-    retrieve: RetrieveOpt = None,
-    retrieve_over: RetrieveOverOpt = None,
-    retriever: RetrieverOpt = None,
-    embed_url: EmbedUrlOpt = None,
-    embed_model: EmbedModelOpt = None,
-    yes: UnaskedYesOpt = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Every run and the rates per strategy, as JSON.")
-    ] = False,
-    trace_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--trace-dir",
-            exists=True,
-            file_okay=False,
-            dir_okay=True,
-            help="Write each run's trace into this directory (one file per strategy and seed) "
-            "instead of the trace directory (`toolcall trace list`).",
-        ),
-    ] = None,
-    no_trace: NoTraceOpt = False,
+    *,
+    # It runs every strategy: no choosing one.
+    options: Annotated[SessionOptions, Without("strategy", "schema_mode")],
+    repeat: RepeatOpt = 1,
+    as_json: CompareJsonOpt = False,
+    trace_dir: TraceDirOpt = None,
+    trace: Annotated[TraceFile, Without("trace")],
 ) -> None:
     """Answer one question under every strategy, quietly, and compare them in one table.
 
@@ -570,69 +343,11 @@ def compare(
     Each run writes a trace, as `toolcall run` does (--trace-dir, --no-trace).
     Exit 0 when it ran, whatever each strategy did; 2 on a usage error.
     """
-    from toolcall_cli.cli.assemble import load_registry, resolve_settings, session_retrieval
-    from toolcall_cli.cli.compare import (
-        ComparePlan,
-        compare_record,
-        print_comparison,
-        progress_line,
-        run_all,
-        trace_stamp,
-    )
-    from toolcall_cli.cli.running import pipe_console
-    from toolcall_cli.cli.tracing import choose_trace_dir
-    from toolcall_cli.cli.variants import all_variants
+    from toolcall_cli.cli.compare import compare_all
 
     if not question.strip():
         fail("the question is empty")
-    options = SessionOptions(
-        model=model,
-        profile=profile,
-        base_url=base_url,
-        api_key=api_key,
-        connect_timeout=connect_timeout,
-        read_timeout=read_timeout,
-        seed=seed,
-        temperature=temperature,
-        top_p=top_p,
-        prompt_style=prompt_style,
-        stream_mode=stream_mode,
-        faults=fault_names(faults),
-        fault_rate=fault_rate,
-        tools=tuple(tools or ()),
-        no_default_tools=no_default_tools,
-        max_iterations=max_iterations,
-        tool_timeout=tool_timeout,
-        run_timeout=run_timeout,
-        context_window=context_window,
-        retrieve=retrieve,
-        retrieve_over=retrieve_over,
-        retriever=retriever,
-        embed_url=embed_url,
-        embed_model=embed_model,
-        yes=yes,
-    )
-    settings = resolve_settings(options)
-    if settings.choice.name == "scripted":
-        # A script is one strategy's replies in that strategy's wire format.
-        fail("compare runs every strategy, and a script is replies for one: use `toolcall run`")
-    plan = ComparePlan(
-        question=question,
-        settings=settings,
-        registry=load_registry(options.tools, options.no_default_tools),
-        retrieval=session_retrieval(options, settings.choice, settings.config),
-        variants=all_variants(stream_mode),
-        seeds=tuple(settings.choice.seed + k for k in range(repeat)),
-        yes=yes,
-        traces=choose_trace_dir(trace_dir, no_trace, settings.config),
-        stamp=trace_stamp(),
-    )
-    with progress_line(plan) as starting:
-        runs = run_all(plan, starting)
-    if as_json:
-        typer.echo(strictjson.dumps(compare_record(plan, runs), indent=2))
-    else:
-        print_comparison(plan, runs, pipe_console())
+    compare_all(question, options, repeat, as_json, trace_dir, trace.no_trace)
 
 
 @app.command()
@@ -648,7 +363,7 @@ def parse(
             help="regex: tagged text at once; stream: in chunks; schema: a native assistant "
             "message (or chat.completion) as JSON.",
         ),
-    ] = StrategyName.regex,
+    ] = "regex",
     chunk: Annotated[
         int | None, typer.Option("--chunk", min=1, help="stream: feed N characters at a time.")
     ] = None,
@@ -664,16 +379,16 @@ def parse(
     """
     from toolcall_cli.parsing import SseInputError, parse_message, parse_output, parse_sse
 
-    if strategy is not StrategyName.stream and (chunk or seed is not None):
+    if strategy != "stream" and (chunk or seed is not None):
         fail("--chunk and --seed feed the input in pieces: use them with --strategy stream")
     text = read_input(file)
-    if sse or strategy is StrategyName.schema:
+    if sse or strategy == "schema":
         try:
             result = parse_sse(text) if sse else parse_message(text)
         except SseInputError as error:
             fail(str(error))
     else:
-        if strategy is StrategyName.stream and chunk is None and seed is None:
+        if strategy == "stream" and chunk is None and seed is None:
             chunk = 1
         result = parse_output(text, chunk=chunk, seed=seed)
     typer.echo(strictjson.dumps(result, indent=2))
@@ -768,42 +483,25 @@ def config_path_command() -> None:
     typer.echo(str(config_path()))
 
 
-@config_app.command("show")
+@config_app.command("show", cls=PanelledCommand)
+@with_groups
 def config_show(
-    model: ModelOpt = None,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    strategy: StrategyOpt = None,
+    *,
+    endpoint: Annotated[Endpoint, Without("connect_timeout", "read_timeout", "context_window")],
+    choice: Annotated[StrategyOptions, Only("strategy")],
 ) -> None:
     """Show the settings a run would use and where each came from. Keys are masked."""
-    from toolcall_cli.cli.assemble import limits_with
-    from toolcall_cli.config import (
-        ConfigError,
-        config_path,
-        load_config,
-        mask,
-        resolve,
-        resolve_limits,
-    )
+    from toolcall_cli.app.settings import resolved_settings
+    from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve_limits
     from toolcall_cli.keys import display_url
 
     path = config_path()
     try:
         config = load_config(path)
         _, limit_sources = resolve_limits({}, config)
-        resolved = resolve(
-            flags={
-                "model": model,
-                "profile": profile,
-                "base_url": base_url,
-                "api_key": api_key,
-                "strategy": strategy.value if strategy else None,
-            },
-            config=config,
-        )
     except ConfigError as error:
         fail(str(error))
+    resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
     typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
     rows = [
         ("profile", resolved.profile),
@@ -819,13 +517,23 @@ def config_show(
         typer.echo(f"{key:<9} {value if value is not None else '(not set)'}  [{source}]")
     if resolved.key_note:
         typer.echo(f"          (no key sent: {resolved.key_note})")
+    show_limits(config.limits, limit_sources)
+    show_profiles_and_traces(config)
+
+
+def show_limits(configured: dict[str, int | float], sources: dict[str, str]) -> None:
+    from toolcall_cli.app.settings import limits_with
+
     typer.echo("limits:")
-    limits = limits_with(config.limits)
+    limits = limits_with(configured)
     width = max(map(len, LIMIT_FIELDS))
     for key, name in LIMIT_FIELDS.items():
         value = getattr(limits, name)
         shown = "(none)" if value is None else f"{value:g}" if isinstance(value, float) else value
-        typer.echo(f"  {key:<{width}} {shown}  [{limit_sources[key]}]")
+        typer.echo(f"  {key:<{width}} {shown}  [{sources[key]}]")
+
+
+def show_profiles_and_traces(config: FileConfig) -> None:
     from toolcall_cli.config import BUILTIN_PROFILES
     from toolcall_cli.trace.files import trace_dir
 

@@ -5,7 +5,6 @@ strategy over the seeds S, S+1, ... S+N-1."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -13,27 +12,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich import box
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from toolcall_cli import strictjson
+from toolcall_cli.app.build import Assembled, Toolbox, load_toolbox, variant_session
+from toolcall_cli.app.options import SessionOptions
+from toolcall_cli.app.settings import Settings, resolve_settings, session_retrieval
+from toolcall_cli.app.variants import Variant, all_variants
 from toolcall_cli.choosing import Retrieval
-from toolcall_cli.cli.assemble import Settings, make_model, tool_policy, traced_settings
 from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.cli.figures import RunFigures, RunTally, StrategyRates, rates
-from toolcall_cli.cli.models import ModelChoice
-from toolcall_cli.cli.running import RunTrace, open_trace
-from toolcall_cli.cli.tracing import TraceDir
-from toolcall_cli.cli.variants import Variant
-from toolcall_cli.models import ModelConfigError
+from toolcall_cli.cli.running import RunTrace, open_trace, pipe_console
+from toolcall_cli.cli.tracing import TraceDir, choose_trace_dir
+from toolcall_cli.limits import question_too_long
 from toolcall_cli.render.base import one_line, visible
-from toolcall_cli.session import Session
-from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.trace import RunProgress, TraceWriteError, trace_header
 from toolcall_cli.trace.writer import session_secrets
-from toolcall_cli.wire import Sampling
 
 RECOVERED_MEANS = (
     "recovered: parse and tool errors in a run that went on to answer "
@@ -52,13 +51,12 @@ class ComparePlan:
 
     question: str
     settings: Settings
-    registry: ToolRegistry
+    toolbox: Toolbox
+    """The tools, loaded once for every run (plugins and MCP servers)."""
     retrieval: Retrieval | None
     """How each request's tools are chosen (--retrieve), as in `toolcall run`."""
     variants: tuple[Variant, ...]
     seeds: tuple[int, ...]
-    yes: bool
-    """--yes: dangerous tools run (nobody is asked in a comparison; without it, declined)."""
     traces: TraceDir | None = None
     """Where each run's trace goes; None: nowhere."""
     stamp: str = ""
@@ -67,6 +65,44 @@ class ComparePlan:
     @property
     def runs(self) -> int:
         return len(self.variants) * len(self.seeds)
+
+
+def compare_all(
+    question: str,
+    options: SessionOptions,
+    repeat: int,
+    as_json: bool,
+    trace_dir: Path | None,
+    no_trace: bool,
+) -> None:
+    """`toolcall compare`: every strategy answers, once per seed; then the table (or JSON)."""
+    settings = resolve_settings(options)
+    if settings.choice.name == "scripted":
+        # A script is one strategy's replies in that strategy's wire format.
+        fail("compare runs every strategy, and a script is replies for one: use `toolcall run`")
+    refused = question_too_long(question, settings.limits)
+    if refused is not None:  # said once, and the code `run` exits with, not a row per strategy
+        fail(refused)
+    toolbox = load_toolbox(settings, warn)
+    try:
+        plan = ComparePlan(
+            question=question,
+            settings=settings,
+            toolbox=toolbox,
+            retrieval=session_retrieval(settings),
+            variants=all_variants(settings.options.strategy.stream_mode),
+            seeds=tuple(settings.choice.seed + k for k in range(repeat)),
+            traces=choose_trace_dir(trace_dir, no_trace, settings.config),
+            stamp=trace_stamp(),
+        )
+        with progress_line(plan) as starting:
+            runs = run_all(plan, starting)
+    finally:
+        toolbox.close()
+    if as_json:
+        typer.echo(strictjson.dumps(compare_record(plan, runs), indent=2))
+    else:
+        print_comparison(plan, runs, pipe_console())
 
 
 def trace_path(plan: ComparePlan, variant: Variant, seed: int) -> Path | None:
@@ -111,9 +147,15 @@ def run_all(
 def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
     """One run, traced as `toolcall run` traces (a header, then every event; a run cut short
     ends with its final event and an `interrupted` line)."""
-    choice, sampling = seeded(plan, seed)
-    session = make_session(plan, variant, choice, sampling)
-    run_trace = start_run_trace(plan, variant, seed, session, choice, sampling)
+    assembled = variant_session(
+        plan.settings,
+        plan.toolbox,
+        variant,
+        seed=seed,
+        retrieval=plan.retrieval,
+    )
+    session = assembled.session
+    run_trace = start_run_trace(plan, variant, seed, assembled)
     tally = RunTally(variant.label, seed, str(run_trace.path) if run_trace.path else None)
     progress = RunProgress()
     try:
@@ -136,52 +178,16 @@ def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
     return tally.figures()
 
 
-def seeded(plan: ComparePlan, seed: int) -> tuple[ModelChoice, Sampling]:
-    """The model choice and sampling of one run: both carry its seed (the offline model's
-    faults and choices, a server's `seed`)."""
-    settings = plan.settings
-    return (
-        dataclasses.replace(settings.choice, seed=seed),
-        dataclasses.replace(settings.sampling, seed=seed),
-    )
-
-
-def make_session(
-    plan: ComparePlan, variant: Variant, choice: ModelChoice, sampling: Sampling
-) -> Session:
-    """A fresh session for one run: its own model, and its own memory of approvals and rate
-    limits."""
-    settings = plan.settings
-    try:
-        model = make_model(choice, pace=0.0)
-    except ModelConfigError as error:
-        fail(str(error))
-    return Session(
-        model=model,
-        strategy=variant.make_strategy(settings.options, sampling),
-        registry=plan.registry,
-        retrieval=plan.retrieval,
-        limits=settings.limits,
-        policy=dataclasses.replace(tool_policy(settings.options), yes=plan.yes),
-    )
-
-
 def start_run_trace(
-    plan: ComparePlan,
-    variant: Variant,
-    seed: int,
-    session: Session,
-    choice: ModelChoice,
-    sampling: Sampling,
+    plan: ComparePlan, variant: Variant, seed: int, assembled: Assembled
 ) -> RunTrace:
     """One run's trace, its header written as `toolcall run` writes it (the settings of this
     strategy and seed), with the session's credentials masked in every record."""
     path = trace_path(plan, variant, seed)
     if path is None:
         return RunTrace()
-    options = variant.options(plan.settings.options)
-    settings = traced_settings(options, choice, session, sampling, None)
-    header = trace_header("compare", settings, plan.registry)
+    header = trace_header("compare", assembled.settings, plan.toolbox.registry)
+    choice = assembled.choice
     secrets = session_secrets(choice.api_key, choice.base_url)
     where = plan.traces
     return open_trace(path, header, secrets, asked=where is not None and not where.default)

@@ -73,27 +73,31 @@ class ToolcallGroup(TyperGroup):
     def resolve_command(
         self, ctx: ClickContext, args: list[str]
     ) -> tuple[str | None, Any, list[str]]:
-        from toolcall_cli.cli.coercion import pass_plain_values
+        from toolcall_cli.cli._plain_values import pass_plain_values
 
         name, command, rest = super().resolve_command(ctx, args)
         # The command's context will take its help option's names from this one unless it
         # names its own, so its parameters, --help included, are known here.
         if command is not None and "help_option_names" not in command.context_settings:
-            pass_plain_values(command.get_params(ctx))  # spares a run pydantic (coercion.py)
+            pass_plain_values(command.get_params(ctx))  # spares a run pydantic (_plain_values.py)
         return name, command, rest
 
     def get_params(self, ctx: ClickContext) -> list[Any]:
-        from toolcall_cli.cli.coercion import pass_plain_values
+        from toolcall_cli.cli._plain_values import pass_plain_values
 
         params = super().get_params(ctx)
         pass_plain_values(params)  # the group's own: --version, --help
         return params
 
     def invoke(self, ctx: ClickContext) -> Any:
+        from toolcall_cli.app.errors import AppError
+
         try:
             return super().invoke(ctx)
         except BrokenPipeError as error:
             raise OutputClosed from error
+        except AppError as error:  # assembly said no: its one line, and the kind's exit code
+            fail(error.message, EXIT_USAGE if error.kind == "usage" else EXIT_FAILURE)
 
 
 app = typer.Typer(
@@ -112,7 +116,7 @@ config_app = typer.Typer(
 
 def show_version(value: bool) -> None:
     if value:
-        from toolcall_cli import __version__
+        from toolcall_cli.version import __version__
 
         typer.echo(f"toolcall {__version__}")
         raise typer.Exit(0)

@@ -8,12 +8,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import typer
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from toolcall_cli.cli.variants import Variant
+from toolcall_cli import strictjson
+from toolcall_cli.app.build import every_first_request
+from toolcall_cli.app.options import SessionOptions
+from toolcall_cli.app.variants import Variant
+from toolcall_cli.cli.entry import warn
 from toolcall_cli.render.base import visible
 from toolcall_cli.wire.tokens import as_json, estimate_tokens, request_tokens
 
@@ -81,6 +86,23 @@ def json_size(value: Any) -> Size:
         return Size(0, 0)
     text = as_json(value)
     return Size(len(text), estimate_tokens(text))
+
+
+def print_first_requests(question: str, options: SessionOptions, as_json: bool) -> None:
+    """`toolcall prompt --all`: the sizes and the requests side by side (or as JSON)."""
+    from toolcall_cli.cli.running import pipe_console
+
+    model_name, bodies = every_first_request(options, question, warn)
+    requests = [FirstRequest(variant, body) for variant, body in bodies]
+    if as_json:
+        shown = {
+            "question": question,
+            "model": model_name,
+            "requests": [r.record() for r in requests],
+        }
+        typer.echo(strictjson.dumps(shown, indent=2))
+        return
+    print_side_by_side(requests, pipe_console())
 
 
 def print_side_by_side(requests: Sequence[FirstRequest], console: Console) -> None:

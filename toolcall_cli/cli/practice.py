@@ -8,31 +8,36 @@ from typing import Annotated
 
 import typer
 
+from toolcall_cli.app.options import LocalModel, StrategyName
+from toolcall_cli.cli._options import PanelledCommand, Without, with_groups
 from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_USAGE, app, fail
-from toolcall_cli.cli.options import FaultRateOpt, FaultsOpt, StrategyName, fault_names
 
 DEFAULT_PORT = 8765
 """Clear of the ports local model servers take (vLLM 8000, llama-server 8080, Ollama 11434)."""
 
 
-@app.command()
+PortOpt = Annotated[
+    int, typer.Option("--port", min=0, max=65535, help="The port (0: any free one, printed).")
+]
+HostOpt = Annotated[
+    str, typer.Option("--host", help="The address to listen on (default: this machine only).")
+]
+ServeSeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--seed", help="Seeds the offline model's choices and faults (a request's own `seed` wins)."
+    ),
+]
+
+
+@app.command(cls=PanelledCommand)
+@with_groups
 def serve(
-    port: Annotated[
-        int,
-        typer.Option("--port", min=0, max=65535, help="The port (0: any free one, printed)."),
-    ] = DEFAULT_PORT,
-    host: Annotated[
-        str, typer.Option("--host", help="The address to listen on (default: this machine only).")
-    ] = "127.0.0.1",
-    faults: FaultsOpt = None,
-    fault_rate: FaultRateOpt = 1.0,
-    seed: Annotated[
-        int,
-        typer.Option(
-            "--seed",
-            help="Seeds the offline model's choices and faults (a request's own `seed` wins).",
-        ),
-    ] = 0,
+    *,
+    port: PortOpt = DEFAULT_PORT,
+    host: HostOpt = "127.0.0.1",
+    local: Annotated[LocalModel, Without("script", "pace")],
+    seed: ServeSeedOpt = 0,
 ) -> None:
     """Serve the offline model, faults included, as an OpenAI-compatible HTTP server: POST
     /v1/chat/completions (streamed or not; tools, tool_choice, response_format) and GET
@@ -41,7 +46,7 @@ def serve(
     from toolcall_cli.serve import ServeError, ServeSettings
     from toolcall_cli.serve import serve as serve_forever
 
-    settings = ServeSettings(seed=seed, faults=fault_names(faults), fault_rate=fault_rate)
+    settings = ServeSettings(seed=seed, faults=local.fault_names, fault_rate=local.fault_rate)
     try:
         serve_forever(settings, host, port, pipe_console())
     except ServeError as error:
@@ -53,7 +58,7 @@ def eject(
     strategy: Annotated[
         StrategyName,
         typer.Option("--strategy", "-s", help="Which loop: regex (default), schema, stream."),
-    ] = StrategyName.regex,
+    ] = "regex",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write it to this new file instead.")
     ] = None,
@@ -63,7 +68,7 @@ def eject(
     OpenAI-compatible endpoint."""
     from toolcall_cli.eject import program
 
-    source = program(strategy.value)
+    source = program(strategy)
     if output is None:
         typer.echo(source, nl=False)
         return
@@ -74,4 +79,4 @@ def eject(
         fail(f"{output} already exists; choose another name or remove it first")
     except OSError as error:
         fail(f"cannot write {output}: {error.strerror or error}")
-    typer.echo(f"wrote {output} ({strategy.value}, {source.count(chr(10))} lines)", err=True)
+    typer.echo(f"wrote {output} ({strategy}, {source.count(chr(10))} lines)", err=True)

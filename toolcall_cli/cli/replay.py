@@ -1,14 +1,8 @@
 """`toolcall replay TRACE`: the recorded questions asked again (every turn of a chat, in order, in
 one session), quietly, then a diff of what the model did then and now, per iteration; exit 0
 when they match and 5 when they differ, so a replay is a regression check after a model
-upgrade or a prompt change.
-
-What the replay runs with: the flags given, and where none is given, what the recording was
-made with (its header's settings: model, profile, strategy and modes, prompt style, --dag,
-sampling and seed, the offline model's faults, the limits, the tool policy, a --system-prompt's
-text), so a bare `toolcall replay T` reproduces the run. What a trace never holds comes from
-the environment and the config file as for any run: the API key, a base URL the recording
-masked, the connection timeouts. The tools are those configured now.
+upgrade or a prompt change. What the replay runs with is app/replaying.py's business: nothing
+read from a trace grants a permission.
 """
 
 from __future__ import annotations
@@ -21,162 +15,49 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from toolcall_cli import strictjson
+from toolcall_cli.app.options import SessionOptions
+from toolcall_cli.cli._options import PanelledCommand, TraceFile, with_groups
 from toolcall_cli.cli.entry import (
     EXIT_DIFFERENT,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     app,
     fail,
-)
-from toolcall_cli.cli.options import (
-    Allow,
-    AllowOpt,
-    ApiKeyOpt,
-    BaseUrlOpt,
-    CallsPerReplyOpt,
-    ConnectTimeoutOpt,
-    ContextWindowOpt,
-    DagOpt,
-    EmbedModelOpt,
-    EmbedUrlOpt,
-    FailedRoundsOpt,
-    FaultRateOpt,
-    FaultsOpt,
-    HistoryRoundsOpt,
-    IsolateOpt,
-    LineBytesOpt,
-    MaxIterOpt,
-    MaxParallelOpt,
-    MaxTokensOpt,
-    McpOpt,
-    ModelOpt,
-    NoDefaultToolsOpt,
-    NoFinalAnswerOpt,
-    NoTraceOpt,
-    ProfileOpt,
-    PromptStyle,
-    PromptStyleOpt,
-    ReadTimeoutOpt,
-    RepeatedRoundsOpt,
-    ReplyCharsOpt,
-    RequestTimeoutOpt,
-    ResponseBytesOpt,
-    ResultCharsOpt,
-    RetrieveOpt,
-    RetrieveOverOpt,
-    RetrieverOpt,
-    RunTimeoutOpt,
-    SchemaMode,
-    SchemaModeOpt,
-    ScriptOpt,
-    SeedOpt,
-    SessionOptions,
-    StrategyName,
-    StrategyOpt,
-    StreamMode,
-    StreamModeOpt,
-    SystemPromptOpt,
-    TemperatureOpt,
-    ToolsOpt,
-    ToolTimeoutOpt,
-    TopPOpt,
-    TraceOpt,
-    UnaskedYesOpt,
+    warn,
 )
 
 if TYPE_CHECKING:
-    from toolcall_cli.cli.assemble import Assembled
+    from toolcall_cli.app.build import Assembled
     from toolcall_cli.cli.running import RunTrace
     from toolcall_cli.events import Event
+    from toolcall_cli.tools.registry import ToolRegistry
     from toolcall_cli.trace import Trace
     from toolcall_cli.trace.diff import ReplayDiff
 
-RECORDED_CHOICES: dict[str, Callable[[Any], Any]] = {
-    "strategy": StrategyName,
-    "schema_mode": SchemaMode,
-    "stream_mode": StreamMode,
-    "prompt_style": PromptStyle,
-    "allow": Allow,
-}
-"""Settings a header records as the value of a flag with a closed set of choices."""
-RECORDED_LIMITS = (
-    "max_iterations",
-    "tool_timeout",
-    "run_timeout",
-    "max_result_chars",
-    "history_rounds",
-    "max_failed_rounds",
-    "max_repeated_rounds",
-    "max_calls_per_reply",
-    "max_reply_chars",
-    "max_response_bytes",
-    "max_line_bytes",
-    "request_timeout",
-)
-"""The header's limits that have a flag of the same name (`run_timeout` is `--timeout`)."""
+TraceArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="TRACE",
+        help="The recorded run: a trace id (or the start of one), a trace file, or -N for the "
+        "Nth latest.",
+    ),
+]
+MAX_SHOWN_URL = 200
+"""A recorded endpoint or profile longer than this is not shown in the remarks."""
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="The comparison as one JSON object, for machines.")
+]
 
 
-@app.command(context_settings={"ignore_unknown_options": True})
+@app.command(cls=PanelledCommand, context_settings={"ignore_unknown_options": True})
+@with_groups
 def replay(
     ctx: typer.Context,
-    which: Annotated[
-        str,
-        typer.Argument(
-            metavar="TRACE",
-            help="The recorded run: a trace id (or the start of one), a trace file, or -N for "
-            "the Nth latest.",
-        ),
-    ],
-    strategy: StrategyOpt = None,
-    schema_mode: SchemaModeOpt = None,
-    stream_mode: StreamModeOpt = StreamMode.tags,
-    model: ModelOpt = None,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key: ApiKeyOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    read_timeout: ReadTimeoutOpt = 120.0,
-    script: ScriptOpt = None,
-    seed: SeedOpt = None,
-    temperature: TemperatureOpt = None,
-    top_p: TopPOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    prompt_style: PromptStyleOpt = PromptStyle.full,
-    faults: FaultsOpt = None,
-    fault_rate: FaultRateOpt = 1.0,
-    tools: ToolsOpt = None,
-    no_default_tools: NoDefaultToolsOpt = False,
-    mcp: McpOpt = None,
-    max_iterations: MaxIterOpt = None,
-    tool_timeout: ToolTimeoutOpt = None,
-    run_timeout: RunTimeoutOpt = None,
-    max_result_chars: ResultCharsOpt = None,
-    history_rounds: HistoryRoundsOpt = None,
-    max_failed_rounds: FailedRoundsOpt = None,
-    max_repeated_rounds: RepeatedRoundsOpt = None,
-    max_calls_per_reply: CallsPerReplyOpt = None,
-    max_reply_chars: ReplyCharsOpt = None,
-    max_response_bytes: ResponseBytesOpt = None,
-    max_line_bytes: LineBytesOpt = None,
-    request_timeout: RequestTimeoutOpt = None,
-    context_window: ContextWindowOpt = None,
-    retrieve: RetrieveOpt = None,
-    retrieve_over: RetrieveOverOpt = None,
-    retriever: RetrieverOpt = None,
-    embed_url: EmbedUrlOpt = None,
-    embed_model: EmbedModelOpt = None,
-    yes: UnaskedYesOpt = False,
-    dag: DagOpt = False,
-    allow: AllowOpt = Allow.write,
-    max_parallel: MaxParallelOpt = 4,
-    isolate_tools: IsolateOpt = False,
-    no_final_answer: NoFinalAnswerOpt = False,
-    system_prompt: SystemPromptOpt = None,
-    trace: TraceOpt = None,
-    no_trace: NoTraceOpt = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="The comparison as one JSON object, for machines.")
-    ] = False,
+    which: TraceArg,
+    *,
+    options: SessionOptions,
+    trace: TraceFile,
+    as_json: JsonOpt = False,
 ) -> None:
     """Ask a recorded run's questions again and show what changed, iteration by iteration.
 
@@ -188,25 +69,26 @@ def replay(
     per iteration, then iterations, stop reason, tokens (shown, never compared) and the answer.
     Exit 0 when the replay matches the recording, 5 when it differs, 2 on a usage error.
     """
-    from toolcall_cli.cli.assemble import build_session
+    from toolcall_cli.app.build import build_session
+    from toolcall_cli.app.replaying import (
+        recorded_settings,
+        recorded_system_prompt,
+        replay_options,
+    )
     from toolcall_cli.cli.tracing import choose_trace, start_trace
 
     if which.startswith("--"):  # let through only for -N
         fail(f"no such option: {which} (see `toolcall replay --help`)")
     recording = load_recording(which)
     questions = recorded_questions(recording)
-    flags = {**ctx.params, "pace": None}
-    given = {name for name in flags if was_given(ctx, name)}
+    given = {name for name in options.flat() if was_given(ctx, name)}
     settings = recorded_settings(recording)
-    flags = with_recorded(flags, given, settings, recording.path)
-    options = SessionOptions.from_flags(flags, mode="quiet")
-    own_prompt = settings.get("system_prompt") if "system_prompt" not in given else None
-    assembled = build_session(
-        options, system_prompt=own_prompt if isinstance(own_prompt, str) else None
-    )
-    assembled.session.answers = None  # nobody is there to be asked: --yes or declined
+    options = replay_options(options, given, settings, recording.path, recording.header_line)
+    own_prompt = recorded_system_prompt(settings, given)
+    # Nobody is there to be asked: dangerous tools run with --yes, and are declined without.
+    assembled = build_session(options, system_prompt=own_prompt, warn=warn)
     try:
-        target = choose_trace(trace, no_trace, assembled)
+        target = choose_trace(trace, assembled)
         run_trace = start_trace(target, "replay", assembled, replay_of=recording.path)
         try:
             replayed, ends = ask_again(assembled, questions, run_trace)
@@ -215,7 +97,7 @@ def replay(
     finally:
         assembled.session.close()
     diff = compared(recording, replayed, ends, assembled)
-    show(diff, recording, assembled, options, run_trace.path, as_json)
+    show(diff, recording, assembled, run_trace.path, as_json)
     raise typer.Exit(0 if diff.same else EXIT_DIFFERENT)
 
 
@@ -248,99 +130,6 @@ def recorded_questions(recording: Trace) -> list[str]:
     if not questions:
         fail(f"{recording.path} records no question to ask again")
     return questions
-
-
-def recorded_settings(recording: Trace) -> dict[str, Any]:
-    """The header's settings; for a trace written before it had one, what its first run says."""
-    if recording.header is not None:
-        settings = recording.header.get("settings")
-        return dict(settings) if isinstance(settings, dict) else {}
-    started = next((r for r in recording.records if r["kind"] == "run_started"), {})
-    return {key: started[key] for key in ("model", "strategy") if key in started}
-
-
-def with_recorded(
-    flags: Mapping[str, Any], given: set[str], settings: Mapping[str, Any], path: Path
-) -> dict[str, Any]:
-    """The flags, with each one the user did not give taken from the recording where it says."""
-    from toolcall_cli.models import LOCAL_MODELS
-
-    chosen = dict(flags)
-    for name, value in recorded_flags(settings).items():
-        if name not in given:
-            chosen[name] = value
-    model = chosen.get("model")
-    # What the recording said of its own model does not carry over to another one: the
-    # offline model's faults, a server's URL.
-    if model != "offline" and "faults" not in given:
-        chosen["faults"] = flags.get("faults")
-    if model in LOCAL_MODELS and "base_url" not in given:
-        chosen["base_url"] = flags.get("base_url")
-    if given & {"base_url", "profile"}:  # another endpoint: none of the recorded one's settings
-        chosen["base_url"], chosen["profile"] = flags.get("base_url"), flags.get("profile")
-    if model == "scripted" and "script" not in given:
-        chosen["script"] = path  # the trace's own replies, played back as they were sent
-    return chosen
-
-
-def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """What the recording was made with, as the flags that would choose it."""
-    chosen: dict[str, Any] = {}
-    model = settings.get("model")
-    if isinstance(model, str) and model:
-        chosen["model"] = model
-    if isinstance(settings.get("profile"), str):
-        chosen["profile"] = settings["profile"]
-    url = settings.get("base_url")
-    # A masked URL would not reach the server; the configuration supplies that one.
-    if isinstance(url, str) and "****" not in url:
-        chosen["base_url"] = url
-    for name, choice in RECORDED_CHOICES.items():
-        with contextlib.suppress(ValueError):
-            if isinstance(settings.get(name), str):
-                chosen[name] = choice(settings[name])
-    sampling = settings.get("sampling")
-    if isinstance(sampling, dict):
-        chosen.update({k: sampling[k] for k in ("temperature", "top_p", "seed", "max_tokens")
-                       if k in sampling})  # fmt: skip
-    if isinstance(settings.get("dag"), bool):
-        chosen["dag"] = settings["dag"]
-    if isinstance(settings.get("faults"), list):
-        chosen["faults"] = ",".join(map(str, settings["faults"])) or None
-    for name in ("fault_rate", "max_parallel"):
-        if isinstance(settings.get(name), (int, float)) and not isinstance(settings[name], bool):
-            chosen[name] = settings[name]
-    chosen.update(recorded_limits(settings.get("limits")))
-    chosen.update(recorded_retrieval(settings.get("retrieval")))
-    return chosen
-
-
-def recorded_retrieval(retrieval: Any) -> dict[str, Any]:
-    """--retrieve and --retrieve-over as recorded: the same tools are then chosen again. The
-    ranker is not carried over: an embed ranker's endpoint and model are not recorded."""
-    if not isinstance(retrieval, dict):
-        return {}
-    return {
-        name: retrieval[name]
-        for name in ("retrieve", "retrieve_over")
-        if isinstance(retrieval.get(name), int) and not isinstance(retrieval[name], bool)
-    }
-
-
-def recorded_limits(limits: Any) -> dict[str, Any]:
-    if not isinstance(limits, dict):
-        return {}
-    chosen = {name: limits[name] for name in RECORDED_LIMITS if limits.get(name) is not None}
-    if "max_repeated_rounds" not in limits and isinstance(limits.get("max_iterations"), int):
-        # Recorded before repeats had their own limit: they counted only as failed rounds. A
-        # limit past the run's iterations replays the run as the engine of the day ran it.
-        chosen["max_repeated_rounds"] = limits["max_iterations"] + 1
-    if limits.get("last_answer") is False:
-        chosen["no_final_answer"] = True
-    window = limits.get("context_window")
-    if isinstance(window, dict) and window.get("source") == "--context-window":
-        chosen["context_window"] = window.get("tokens")
-    return chosen
 
 
 def ask_again(
@@ -416,23 +205,61 @@ def compared(
 
 def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
     """What is worth knowing beside the diff: questions not asked again, tools that changed."""
+    from toolcall_cli.app.replaying import recorded_settings
     from toolcall_cli.trace import runs
-    from toolcall_cli.trace.writer import plugin_hashes
 
     refused = sum(1 for run in runs(recording) if run[0]["kind"] != "run_started")
     if refused:
         yield f"{refused} refused question(s) not asked again: the trace does not hold their text"
     header = recording.header or {}
-    then = {t.get("name") for t in header.get("tools") or [] if isinstance(t, dict)}
-    now = set(assembled.session.registry.names())
-    if header and then != now:
-        gone, new = sorted(map(str, then - now)), sorted(now - then)
-        parts = ([f"gone: {', '.join(gone)}"] if gone else []) + (
-            [f"new: {', '.join(new)}"] if new else []
+    registry = assembled.session.registry
+    if header:
+        yield from tools_differ(header, set(registry.names()))
+    yield from files_changed(header, registry)
+    yield from not_taken(recorded_settings(recording), assembled.settings)
+
+
+def not_taken(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> Iterator[str]:
+    """What the recording was allowed or sent to that the replay took from the user instead."""
+    allow = recorded.get("allow")
+    if allow in ("read", "write", "admin") and allow != now.get("allow"):
+        yield (
+            f"recorded with --allow {allow}, replayed with --allow {now.get('allow')}: "
+            "a trace never grants a permission"
         )
-        yield f"the tools differ from the recording's ({'; '.join(parts)})"
+    url, profile = recorded.get("base_url"), recorded.get("profile")
+    if isinstance(url, str) and url != now.get("base_url"):
+        shown = f" {url}" if url.isprintable() and len(url) <= MAX_SHOWN_URL else ""
+        yield (
+            f"recorded against the endpoint{shown}, which is not asked: the base URL comes from "
+            "your flags and config, never from a trace"
+        )
+    elif isinstance(profile, str) and profile != now.get("profile"):
+        shown = f" {profile}" if profile.isprintable() and len(profile) <= MAX_SHOWN_URL else ""
+        yield (
+            f"recorded with the profile{shown}, which is not used: the endpoint comes from your "
+            "flags and config, never from a trace"
+        )
+
+
+def tools_differ(header: Mapping[str, Any], now: set[str]) -> Iterator[str]:
+    """The tools the recording had and the replay has not, and the other way round."""
+    then = {t.get("name") for t in header.get("tools") or [] if isinstance(t, dict)}
+    if then == now:
+        return
+    gone, new = sorted(map(str, then - now)), sorted(now - then)
+    parts = ([f"gone: {', '.join(gone)}"] if gone else []) + (
+        [f"new: {', '.join(new)}"] if new else []
+    )
+    yield f"the tools differ from the recording's ({'; '.join(parts)})"
+
+
+def files_changed(header: Mapping[str, Any], registry: ToolRegistry) -> Iterator[str]:
+    """The plugin files whose text is not what the recording's was."""
+    from toolcall_cli.trace.writer import plugin_hashes
+
     recorded_hashes = header.get("plugins") or {}
-    current = plugin_hashes(tool.source for tool in assembled.session.registry)
+    current = plugin_hashes(tool.source for tool in registry)
     changed = sorted(
         Path(source).name
         for source, digest in current.items()
@@ -446,18 +273,18 @@ def show(
     diff: ReplayDiff,
     recording: Trace,
     assembled: Assembled,
-    options: SessionOptions,
     replay_trace: Path | None,
     as_json: bool,
 ) -> None:
-    from toolcall_cli.cli.assemble import strategy_label
+    from toolcall_cli.app.build import strategy_label
+    from toolcall_cli.app.replaying import recorded_settings
     from toolcall_cli.cli.running import pipe_console
 
     session = assembled.session
     settings = recorded_settings(recording)
     now = {
         "model": session.model.name,
-        "strategy": strategy_label(session.strategy, options),
+        "strategy": strategy_label(session.strategy, assembled.options),
     }
     then = {
         "model": str(settings.get("model", "?")),

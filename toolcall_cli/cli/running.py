@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from toolcall_cli.render.base import Renderer
     from toolcall_cli.render.explain import Explain
     from toolcall_cli.session import Answers
-    from toolcall_cli.trace import TraceWriter
+    from toolcall_cli.trace import RunProgress, TraceWriter
     from toolcall_cli.trace.writer import InterruptReason
 
 
@@ -246,31 +246,20 @@ def _render(
     stdout: IO[str] | None,
     shown: Shown,
 ) -> int:
-    from toolcall_cli.events import RunFinished
     from toolcall_cli.render import make_renderer
     from toolcall_cli.session import answered
     from toolcall_cli.trace import RunProgress, TraceWriteError
 
-    script = shown.script
     renderer = make_renderer(mode, stdout, show_request=shown.show_request)
     events = answered(events, shown.answers, renderer.suspended)
     renderer = shown.explain.wrap(renderer)
+    script = shown.script
     progress = RunProgress()
     code = EXIT_FAILURE
     mismatch = False
     try:
         try:
-            for event in events:
-                progress.add(event)
-                if isinstance(event, RunFinished) and script is not None:
-                    ends = script.ends(final=True)
-                    mismatch = tell_script_ends(ends, mode, run_trace, renderer) or mismatch
-                run_trace.write(event)  # first: the trace keeps an event stdout broke on
-                renderer.handle(event)
-                if mode != "live":
-                    report_stop(event)
-                if isinstance(event, RunFinished):
-                    code = EXIT_BY_STOP[event.stop_reason]
+            code, mismatch = _show_events(events, mode, run_trace, renderer, script, progress)
         except KeyboardInterrupt:
             # One final event for both, so a program reading --json learns what the trace says.
             final = progress.interrupted()
@@ -296,3 +285,30 @@ def _render(
     if code == EXIT_INTERRUPTED:
         typer.echo("toolcall: interrupted", err=True)
     return script_mismatch_code(code) if mismatch else code
+
+
+def _show_events(
+    events: Iterator[Event],
+    mode: RenderMode,
+    run_trace: RunTrace,
+    renderer: Renderer,
+    script: ScriptedModel | None,
+    progress: RunProgress,
+) -> tuple[int, bool]:
+    """Each event to the trace, then the view; the exit code the run's end calls for, and
+    whether the script (if any) did not line up with the run."""
+    from toolcall_cli.events import RunFinished
+
+    code, mismatch = EXIT_FAILURE, False
+    for event in events:
+        progress.add(event)
+        if isinstance(event, RunFinished) and script is not None:
+            ends = script.ends(final=True)
+            mismatch = tell_script_ends(ends, mode, run_trace, renderer) or mismatch
+        run_trace.write(event)  # first: the trace keeps an event stdout broke on
+        renderer.handle(event)
+        if mode != "live":
+            report_stop(event)
+        if isinstance(event, RunFinished):
+            code = EXIT_BY_STOP[event.stop_reason]
+    return code, mismatch

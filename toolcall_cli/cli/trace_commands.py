@@ -14,7 +14,6 @@ import typer
 
 from toolcall_cli import strictjson
 from toolcall_cli.cli.entry import fail, trace_app
-from toolcall_cli.cli.options import JsonOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +27,9 @@ SHOWN_WIDTH = 110
 
 
 @trace_app.command("list")
-def trace_list(as_json: JsonOpt = False) -> None:
+def trace_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")] = False,
+) -> None:
     """The traces in the trace directory, newest first: when, question, model, strategy,
     iterations, how the run stopped, and tokens."""
     from toolcall_cli.cli.running import pipe_console

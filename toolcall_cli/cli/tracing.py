@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolcall_cli.cli.assemble import Assembled
 from toolcall_cli.cli.entry import fail, warn
 from toolcall_cli.cli.running import RunTrace, open_trace
-from toolcall_cli.config import FileConfig
 
 if TYPE_CHECKING:
+    from toolcall_cli.app.build import Assembled
+    from toolcall_cli.cli._options import TraceFile
+    from toolcall_cli.config import FileConfig
     from toolcall_cli.trace.writer import Command
 
 
@@ -26,12 +27,12 @@ class TraceChoice:
     """In the trace directory, where the user did not say: then its path is shown once."""
 
 
-def choose_trace(flag: Path | None, no_trace: bool, assembled: Assembled) -> TraceChoice:
-    if flag is not None and no_trace:
+def choose_trace(flags: TraceFile, assembled: Assembled) -> TraceChoice:
+    if flags.trace is not None and flags.no_trace:
         fail("--trace and --no-trace cannot be used together")
-    if flag is not None:
-        return TraceChoice(flag)
-    if no_trace or not assembled.config.trace:
+    if flags.trace is not None:
+        return TraceChoice(flags.trace)
+    if flags.no_trace or not assembled.config.trace:
         return TraceChoice(None)
     from toolcall_cli.trace.files import new_trace_path, prune, trace_dir
 

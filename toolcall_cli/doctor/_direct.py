@@ -195,13 +195,22 @@ def _from_native(request: dict[str, Any]) -> dict[str, str]:
 
 
 def _from_json_schema(request: dict[str, Any]) -> dict[str, str]:
-    schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    schema = _at(request, "response_format", "json_schema", "schema")
+    branches = schema.get("anyOf")
     texts = {}
-    for branch in schema.get("anyOf") or []:
-        name = (((branch or {}).get("properties") or {}).get("name") or {}).get("const")
+    for branch in branches if isinstance(branches, list) else []:
+        name = _at(branch, "properties", "name").get("const")
         if isinstance(name, str):
             texts[name] = " ".join([name, *_descriptions(branch)])
     return texts
+
+
+def _at(value: Any, *keys: str) -> dict[str, Any]:
+    """The object at `keys` down from `value`; empty where the way is not objects (a trace is
+    anybody's file)."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else {}
 
 
 def _from_system_prompt(request: dict[str, Any], known: Iterable[str]) -> dict[str, str]:

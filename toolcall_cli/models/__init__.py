@@ -1,5 +1,5 @@
 """Models: the scripted replay model and OpenAI-compatible endpoints (the embedded offline model
-is a package of its own). Which one a run gets is decided by the CLI (cli/models.py)."""
+is a package of its own). Which one a run gets is decided by app/model_choice.py."""
 
 from __future__ import annotations
 

@@ -219,7 +219,10 @@ class _Turn:
 
     def attach(self, call_id: str, name: str, content: str) -> None:
         """A result goes to its call: by id, else the first open call of its name, else the
-        first open call; one for no call read back gets a call of its own, unread."""
+        first open call; one for no call read back gets a call of its own, unread. Past
+        READ_CALLS results a turn reads no more (10,000 of them took minutes)."""
+        if len(self.results) >= READ_CALLS:
+            return
         waiting = [i for i in range(len(self.calls)) if i not in self.results]
         by_id = [i for i in waiting if call_id and self.calls[i][0] == call_id]
         by_name = [i for i in waiting if self.calls[i][1].name == name]

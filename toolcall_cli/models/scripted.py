@@ -171,7 +171,7 @@ def parse_script(text: str) -> list[Reply]:
 def load_json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
-    except json.JSONDecodeError as error:
+    except ValueError as error:  # also a number of 4,300 digits, which Python will not read
         raise ValueError(f"{where} is not JSON: {error}") from None
     except RecursionError:
         raise ValueError(f"{where} is nested too deeply") from None

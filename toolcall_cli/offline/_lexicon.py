@@ -3,6 +3,7 @@ units, currencies and phrases. Tools and results are read through these words, n
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -94,6 +95,7 @@ DAYS_ZH = {"today": "今天", "tomorrow": "明天", "yesterday": "昨天"}
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
+@functools.lru_cache(maxsize=4096)  # asked of the same terms for every tool and parameter
 def has_cjk(text: str) -> bool:
     return CJK.search(text) is not None
 

@@ -43,6 +43,8 @@ def concepts_of(text: str, words: set[str] | None = None) -> set[str]:
 
 def positions(lowered: str, spelling: str) -> list[int]:
     """Where a spelling stands as a word of its own; "in" or "m" only after a number."""
+    if spelling not in lowered:  # most are not: a plain search is far cheaper than the regex
+        return []
     if lx.has_cjk(spelling) or not spelling[0].isalpha():
         return [m.start() for m in re.finditer(re.escape(spelling), lowered)]
     before = r"(?<=\d)\s*" if spelling in lx.LONE_UNITS else r"(?<![a-z])"

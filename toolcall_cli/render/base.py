@@ -369,10 +369,18 @@ def _waits(entry: TimelineEntry, refs: dict[str, str]) -> str:
 def _bar(started: float | None, ended: float | None, end: float) -> str:
     cells = ["·"] * TIMELINE_WIDTH
     if started is not None and ended is not None:
-        first = min(int(started / end * TIMELINE_WIDTH), TIMELINE_WIDTH - 1)
-        last = max(min(int(ended / end * TIMELINE_WIDTH), TIMELINE_WIDTH), first + 1)
+        first = min(_cell(started, end), TIMELINE_WIDTH - 1)
+        last = max(_cell(ended, end), first + 1)
         cells[first:last] = ["█"] * (last - first)
     return "".join(cells)
+
+
+def _cell(seconds: float, end: float) -> int:
+    """Where `seconds` falls on the axis, 0 to TIMELINE_WIDTH, whatever the time: one drawn from
+    a trace may be negative, huge or not a number."""
+    share = seconds / end
+    share = min(max(share, 0.0), 1.0) if share == share else 0.0  # NaN is not equal to itself
+    return int(share * TIMELINE_WIDTH)
 
 
 def chosen_line(event: ToolsChosen) -> str:

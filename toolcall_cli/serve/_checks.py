@@ -4,16 +4,20 @@ loop meets here the same 400 it would meet there (a tool result without its call
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
+
+from toolcall_cli.wire.tokens import request_tokens
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 TOOL_CHOICES = ("none", "auto", "required")
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """OpenAI's rule for a function name."""
+MAX_MESSAGES = 2048
+MAX_TOOLS = 128
+"""The most messages and tools one request may hold, as OpenAI allows."""
 
 
 class Refused(Exception):
@@ -48,19 +52,9 @@ def bad(message: str, param: str | None = None, code: str | None = "invalid_valu
     return Refused(400, message, param=param, code=code)
 
 
-def read_body(raw: bytes) -> dict[str, Any]:
-    """The request body as a JSON object."""
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise bad("could not parse the JSON body of the request", code=None) from None
-    if not isinstance(body, dict):
-        raise bad("the request body must be a JSON object", code=None)
-    return body
-
-
 def check_request(body: dict[str, Any]) -> None:
-    """Refuse a body OpenAI would refuse, naming the first parameter at fault."""
+    """Refuse a body OpenAI would refuse, naming the first parameter at fault; and one longer
+    than the model's context window, as any model's server does."""
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise bad("you must provide a model parameter", "model", "missing_required_parameter")
@@ -69,8 +63,133 @@ def check_request(body: dict[str, Any]) -> None:
     check_tool_choice(body, names)
     check_response_format(body.get("response_format"))
     check_stream(body)
+    check_sampling(body)
     if body.get("n") not in (None, 1):
         raise bad("this server writes one choice: 'n' must be 1", "n")
+    check_window(body)
+
+
+CONTEXT_TOKENS = 32_768
+"""The served model's context window, in tokens as toolcall estimates them (wire.tokens): what
+bounds the work one request can ask of the offline model."""
+
+
+def check_window(body: dict[str, Any]) -> None:
+    tokens = request_tokens(body)
+    if tokens > CONTEXT_TOKENS:
+        raise bad(
+            f"This model's maximum context length is {CONTEXT_TOKENS} tokens. However, your "
+            f"messages resulted in {tokens} tokens. Please reduce the length of the messages.",
+            "messages",
+            "context_length_exceeded",
+        )
+
+
+# What OpenAI accepts of each sampling parameter: a number within a range, a whole number within
+# a range, true or false, text. `None` (JSON null) is accepted for each, as OpenAI accepts it.
+_DECIMALS = {
+    "temperature": (0.0, 2.0),
+    "top_p": (0.0, 1.0),
+    "presence_penalty": (-2.0, 2.0),
+    "frequency_penalty": (-2.0, 2.0),
+}
+_INTEGERS: dict[str, tuple[int, int | None]] = {
+    "max_tokens": (1, None),
+    "max_completion_tokens": (1, None),
+    "n": (1, 128),
+    "top_logprobs": (0, 20),
+    "seed": (-(2**63), 2**63 - 1),
+}
+_BOOLEANS = ("logprobs", "parallel_tool_calls", "store")
+_STRINGS = ("user",)
+MAX_STOP = 4
+"""Stop sequences OpenAI takes at most."""
+
+
+def check_sampling(body: dict[str, Any]) -> None:
+    """Each sampling parameter is of its type and within its range, as OpenAI checks them."""
+    for name, (low, high) in _DECIMALS.items():
+        value = body.get(name)
+        if value is not None:
+            check_range(name, value, low, high, "decimal")
+    for name, (low_int, high_int) in _INTEGERS.items():
+        value = body.get(name)
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool)):
+            raise invalid_type(name, "an integer", value)
+        if value is not None:
+            check_range(name, value, low_int, high_int, "integer")
+    for name in _BOOLEANS:
+        if body.get(name) is not None and not isinstance(body[name], bool):
+            raise invalid_type(name, "a boolean", body[name])
+    for name in _STRINGS:
+        if body.get(name) is not None and not isinstance(body[name], str):
+            raise invalid_type(name, "a string", body[name])
+    check_stop(body.get("stop"))
+
+
+def check_range(name: str, value: Any, low: float, high: float | None, kind: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise invalid_type(name, f"a {kind}", value)
+    if value < low:
+        raise bad(
+            f"Invalid '{name}': {kind} below minimum value. Expected a value >= {number(low)}, "
+            f"but got {number(value)} instead.",
+            name,
+            f"{kind}_below_min_value",
+        )
+    if high is not None and value > high:
+        raise bad(
+            f"Invalid '{name}': {kind} above maximum value. Expected a value <= {number(high)}, "
+            f"but got {number(value)} instead.",
+            name,
+            f"{kind}_above_max_value",
+        )
+
+
+def number(value: float) -> str:
+    """2.0 as 2, 0.7 as 0.7, a whole number as all its digits."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def check_stop(stop: Any) -> None:
+    if stop is None or isinstance(stop, str):
+        return
+    if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
+        raise invalid_type("stop", "a string or an array of strings", stop)
+    if len(stop) > MAX_STOP:
+        raise too_long("stop", MAX_STOP, len(stop))
+
+
+def invalid_type(name: str, expected: str, value: Any) -> Refused:
+    return bad(
+        f"Invalid type for '{name}': expected {expected}, but got {json_type(value)} instead.",
+        name,
+        "invalid_type",
+    )
+
+
+def json_type(value: Any) -> str:
+    """What a value is, in JSON's words, as OpenAI's errors name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def too_long(name: str, most: int, length: int) -> Refused:
+    return bad(
+        f"Invalid '{name}': array too long. Expected an array with maximum length {most}, but "
+        f"got an array with length {length} instead.",
+        name,
+        "array_above_max_length",
+    )
 
 
 def check_messages(messages: Any) -> None:
@@ -80,6 +199,8 @@ def check_messages(messages: Any) -> None:
         )
     if not isinstance(messages, list) or not messages:
         raise bad("'messages' must be a non-empty array of message objects.", "messages")
+    if len(messages) > MAX_MESSAGES:
+        raise too_long("messages", MAX_MESSAGES, len(messages))
     for index, message in enumerate(messages):
         where = f"messages[{index}]"
         if not isinstance(message, dict):
@@ -168,6 +289,8 @@ def check_tools(tools: Any) -> list[str]:
         return []
     if not isinstance(tools, list):
         raise bad("'tools' must be an array.", "tools")
+    if len(tools) > MAX_TOOLS:
+        raise too_long("tools", MAX_TOOLS, len(tools))
     names: list[str] = []
     for index, tool in enumerate(tools):
         where = f"tools[{index}]"

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import select
+import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -23,11 +26,22 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolcall_cli.serve._answering import MODEL_ID, Answer, Answerer
-from toolcall_cli.serve._checks import Refused, check_request, read_body
+from toolcall_cli.serve._body import read_body
+from toolcall_cli.serve._checks import Refused, check_request
 from toolcall_cli.wire.completions import CREATED
 
-MAX_BODY_BYTES = 16 * 1024 * 1024
-"""The largest request body read: a long chat is far smaller; a runaway loop is not."""
+MAX_BODY_BYTES = 1024 * 1024
+"""The largest request body read: a request that fills the model's context window (CONTEXT_TOKENS)
+is a few hundred KB even written with every character escaped; a runaway loop is more."""
+BACKLOG = 1024
+"""Connections the kernel holds while the server is busy accepting: 200 clients at once must
+not find it full (with 5, the socketserver default, the kernel dropped their connections and
+each tried again after 1, 3, 7, 15 s ...). The kernel may cap it (net.core.somaxconn)."""
+WORK_SLOTS = 4
+"""Requests read, parsed and answered at once. The model holds the interpreter while it works,
+so more at once would only share the same time; it bounds the memory that parsed bodies take
+when many clients come together. Writing the answer out is not counted: a slow reader holds
+no slot."""
 IDLE_SECONDS = 120
 """An idle keep-alive connection is closed after this long."""
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -62,12 +76,14 @@ class ServeServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     """Ctrl-C must not wait for a client's idle keep-alive connection to end."""
+    request_queue_size = BACKLOG
 
     def __init__(self, address: tuple[str, int], answerer: Answerer, log: ExchangeLog) -> None:
         super().__init__(address, _Handler)
         self.answerer = answerer
         self.log = log
         self.numbers = itertools.count(1)
+        self.work = threading.BoundedSemaphore(WORK_SLOTS)
 
     @property
     def url(self) -> str:
@@ -147,9 +163,14 @@ class _Handler(BaseHTTPRequestHandler):
             exchange.status = self._send_json(200, models_answer(path))
         elif path in CHAT_PATHS:
             self._allow("POST")
-            exchange.body = body = read_body(self._read_body())
-            check_request(body)
-            exchange.answer = answer = self.server.answerer.answer(body)
+            raw = self._read_body()
+            with self.server.work:
+                # A client that gave up while its request waited for a slot gets no work done.
+                if client_gone(self.connection):
+                    raise ConnectionResetError("the client hung up")
+                exchange.body = body = read_body(raw)
+                check_request(body)
+                exchange.answer = answer = self.server.answerer.answer(body)
             exchange.status = self._send_answer(answer, streaming=bool(body.get("stream")))
         else:
             message = f"Invalid URL ({self.command} {path}): there is no such path here"
@@ -181,7 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(
         self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
     ) -> int:
-        data = json.dumps(payload, ensure_ascii=False).encode()
+        data = json_bytes(payload)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -203,10 +224,44 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         for chunk in chunks:
-            self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+            # Stops as soon as the client has gone, not when a write first fails to reach it.
+            if client_gone(self.connection):
+                raise ConnectionResetError("the client hung up")
+            self.wfile.write(b"data: " + json_bytes(chunk) + b"\n\n")
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+
+def json_bytes(value: Any) -> bytes:
+    """JSON in UTF-8, characters as they are; with \\u escapes where text holds what UTF-8
+    cannot write (a lone surrogate), so that no answer fails to be written."""
+    try:
+        return json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(value).encode()
+
+
+def client_gone(connection: socket.socket) -> bool:
+    """Whether the client has closed its end of the connection: it reads as ended, found
+    without waiting and without taking anything it sent. (A client that only shuts its sending
+    side, as `nc -N` does, reads as gone too; HTTP clients do not do that.)"""
+    try:
+        if not readable_now(connection):
+            return False
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):  # reset, or closed already
+        return True
+
+
+def readable_now(connection: socket.socket) -> bool:
+    """Whether a read would not wait: poll where there is one (select has a limit on the
+    numbers of the sockets it can watch, which 200 clients can pass)."""
+    if not hasattr(select, "poll"):  # Windows
+        return bool(select.select([connection], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(connection, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def models_answer(path: str) -> dict[str, Any]:

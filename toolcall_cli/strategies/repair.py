@@ -20,14 +20,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from toolcall_cli.strictjson import nesting_depth
+
 MAX_DEPTH = 64
 """Deepest nesting accepted in a model's JSON. Real arguments are a few levels deep; a value
 nested hundreds deep breaks every recursive consumer (serialisers, validators, renderers)."""
 
 MAX_REPAIR_CHARS = 64 * 1024
-MAX_REPAIR_SEPARATORS = 1000
-"""Commas and colons in broken JSON that json-repair is still asked to fix: a few hundred
-milliseconds at most."""
+MAX_REPAIR_MARKS = 500
+"""Commas, colons and opening brackets in broken JSON that json-repair is still asked to fix.
+Its time grows with the square of these, whatever the text around them: 2 KB of `{a},{a},...`
+or 4 KB of `{"a"{"a"...` took a second, 20 KB of either over ten. At 500 the worst of many
+shapes tried took under half a second; a real call's arguments hold a few dozen."""
+
+_REPAIR_MARKS = ",:{["
 
 _CLOSERS = frozenset("}]")
 _BRACKETS = frozenset("{}[]")
@@ -80,9 +86,9 @@ def _refuse_constant(name: str) -> float:
 
 
 def _repaired(text: str) -> Any:
-    if len(text) > MAX_REPAIR_CHARS or text.count(",") + text.count(":") > MAX_REPAIR_SEPARATORS:
-        # json-repair's time grows with the square of a broken object's size (12 KB of
-        # `{a: b, a: b, ...}` takes over a second): past this, strict JSON is the only way in.
+    if len(text) > MAX_REPAIR_CHARS or sum(map(text.count, _REPAIR_MARKS)) > MAX_REPAIR_MARKS:
+        # Past this, strict JSON is the only way in: a hostile model must not spend the run's
+        # time (the loop parses on its own thread) in json-repair.
         raise JsonProblem("it is not valid JSON, and it is too large to repair; send strict JSON")
     import json_repair  # only once strict parsing failed: most replies never need it
 
@@ -134,23 +140,6 @@ def all_finite(value: Any) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return True
-
-
-def nesting_depth(value: Any, stop: int) -> int:
-    """How deeply lists and objects nest in `value` (a scalar is 0), counted without recursion
-    and no further than `stop`."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest >= stop:
-                return deepest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth) for child in children)
-    return deepest
 
 
 # --- comparing a repair with the text it came from -----------------------------------------------

@@ -9,7 +9,14 @@ from typing import Any
 from toolcall_cli.events import ParserEvent, ReasoningDelta
 from toolcall_cli.messages import Message
 from toolcall_cli.strategies.prompt import tool_result_block
+from toolcall_cli.strictjson import nesting_depth
 from toolcall_cli.wire import ModelError
+
+MAX_REPLY_DEPTH = 100
+"""Deepest nesting taken in one completion or chunk, from any model. A real one is under ten
+levels deep, and arguments sent as an object add at most repair.MAX_DEPTH; a delta nested 500
+deep once broke the trace writer. Past this, the model has failed before anything reads or
+records the reply."""
 
 
 def usage_counts(usage: dict[str, Any]) -> dict[str, int]:
@@ -98,6 +105,13 @@ def reply_chars(chunk: dict[str, Any]) -> int:
             if isinstance(function, dict):
                 total += _text_length(function, ("name", "arguments"))
     return total
+
+
+def check_depth(chunk: dict[str, Any]) -> None:
+    """Raise the model's failure for a completion or chunk nested past MAX_REPLY_DEPTH (measured
+    without recursion, so any depth can be measured)."""
+    if nesting_depth(chunk, MAX_REPLY_DEPTH + 1) > MAX_REPLY_DEPTH:
+        raise malformed(f"it is nested more than {MAX_REPLY_DEPTH} levels deep")
 
 
 def _text_length(holder: dict[str, Any], keys: tuple[str, ...]) -> int:

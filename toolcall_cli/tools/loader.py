@@ -73,9 +73,9 @@ def bundled_tools_dir() -> Path:
 
 def user_tools_dir() -> Path:
     """The per-user tools directory, e.g. ~/.config/toolcall/tools.d on Linux."""
-    import typer  # imported here: only the CLI needs it, and it is slow to import
+    from toolcall_cli.private_files import app_dir
 
-    return Path(typer.get_app_dir("toolcall")) / "tools.d"
+    return app_dir() / "tools.d"
 
 
 def tool_dirs(extra: Sequence[Path], *, include_bundled: bool, cwd: Path) -> list[Path]:

@@ -4,7 +4,6 @@ go through the same renderers as a live one."""
 from __future__ import annotations
 
 import dataclasses
-import typing
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -12,13 +11,9 @@ from toolcall_cli.events import ChosenTool, Event, Notice, TimelineEntry
 from toolcall_cli.feedback import Problem, problem_from_record
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.trace.reader import Record, Trace, TraceError
+from toolcall_cli.trace.shapes import EVENT_TYPES
 
 T = TypeVar("T")
-
-EVENT_TYPES: dict[str, type[Any]] = {
-    cls.__dataclass_fields__["kind"].default: cls for cls in typing.get_args(Event)
-}
-"""Each event kind's class, by the `kind` its records carry."""
 
 
 def _call(value: Any) -> ToolCall:

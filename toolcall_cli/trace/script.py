@@ -11,7 +11,7 @@ from typing import Any
 
 from toolcall_cli.loop import judged_by_the_loop
 from toolcall_cli.models.scripted import RecordedReply, Recording, ScriptedModel
-from toolcall_cli.trace.reader import Record, Trace, TraceError, read_trace
+from toolcall_cli.trace.reader import Record, Trace, TraceError, lines_of, read_trace
 from toolcall_cli.wire import WireFormat
 
 REFUSED_AS_TOO_LONG = "the server said the request was too long (as recorded)"
@@ -24,13 +24,18 @@ def is_trace(path: Path) -> bool:
     (a JSON object with a `kind`), which no script line can be. False when it cannot be read
     (loading it as a script then says why)."""
     try:
-        with path.open(encoding="utf-8", errors="replace") as stream:
-            first = next((line for line in stream if line.strip()), "")
+        with path.open("rb") as stream:
+            lines = lines_of(stream)
+            first = next((line for line in lines if line.text is None or line.text.strip()), None)
     except OSError:
         return False
+    if first is None:
+        return False
+    if first.text is None:
+        return True  # longer than any trace's line: reading it as a trace says so in a line
     try:
-        value = json.loads(first)
-    except (json.JSONDecodeError, RecursionError):
+        value = json.loads(first.text)
+    except (ValueError, RecursionError):  # ValueError: also a number of 4,300 digits
         return False
     return isinstance(value, dict) and isinstance(value.get("kind"), str)
 
@@ -40,10 +45,11 @@ def script_from_trace(path: Path) -> ScriptedModel:
     file that is no trace, or one that recorded no reply."""
     trace = read_trace(path)
     played = recorded_replies(trace)
+    wire = recorded_wire(trace)
     if not played:
         raise TraceError(f"{path} recorded no model reply to play")
-    wire = recorded_wire(trace)
-    assert wire is not None  # a reply is always after a request
+    if wire is None:  # replies after requests that were not recorded: an edited trace
+        raise TraceError(f"{path} recorded no request its replies answered")
     recording = Recording(path=path, wire=wire, strategy=recorded_strategy(trace))
     return ScriptedModel(played, recording=recording)
 
@@ -219,7 +225,7 @@ def _message(replied: Record, native: bool | None) -> dict[str, Any]:
 def _json_message(raw: str) -> dict[str, Any] | None:
     try:
         value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: also a number of 4,300 digits
         return None
     if isinstance(value, dict) and value.get("role") == "assistant":
         return value

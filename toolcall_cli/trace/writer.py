@@ -12,12 +12,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from toolcall_cli import __version__, strictjson
+from toolcall_cli import strictjson
 from toolcall_cli.events import Event, event_record
 from toolcall_cli.keys import SecretMask, url_secrets
 from toolcall_cli.models.scripted import ScriptEnd
 from toolcall_cli.private_files import open_private
 from toolcall_cli.tools.registry import Tool
+from toolcall_cli.version import __version__
 
 FORMAT = "toolcall-trace"
 VERSION = 1
@@ -103,6 +104,9 @@ class TraceWriter:
             self._stream.close()
 
     def _line(self, record: dict[str, Any]) -> None:
+        # Every line passes here, so nothing nested past what a reader can take back reaches
+        # the file, and the masking below never recurses deeper than that.
+        record = strictjson.within_depth(record)
         if self._mask:
             record = masked(record, self._mask)
         try:

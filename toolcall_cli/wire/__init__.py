@@ -34,7 +34,7 @@ class Sampling:
 
     No default is chosen here on purpose: llama-server samples at 0.8 when told nothing, and the
     tool-use default is set where the bench measured it, for the kind of server it was measured
-    on (cli.assemble.MEASURED_TEMPERATURE, for a llama.cpp server), not guessed for all."""
+    on (app.measured.MEASURED_TEMPERATURE, for a llama.cpp server), not guessed for all."""
 
     temperature: float | None = None
     top_p: float | None = None

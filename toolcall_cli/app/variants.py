@@ -3,14 +3,11 @@ choose it for `run` (`schema json` is `--strategy schema --schema-mode json`).""
 
 from __future__ import annotations
 
-import dataclasses
+import typing
 from dataclasses import dataclass
 from typing import Any
 
-from toolcall_cli.cli.assemble import pick_strategy
-from toolcall_cli.cli.options import SchemaMode, SessionOptions, StrategyName, StreamMode
-from toolcall_cli.strategies.base import Strategy
-from toolcall_cli.wire import Sampling
+from toolcall_cli.app.options import SchemaMode, SessionOptions, StrategyName, StreamMode
 
 
 @dataclass(frozen=True)
@@ -26,36 +23,31 @@ class Variant:
     @property
     def label(self) -> str:
         mode = self.schema_mode or self.stream_mode
-        return f"{self.strategy.value} {mode.value}" if mode else self.strategy.value
+        return f"{self.strategy} {mode}" if mode else self.strategy
 
     def record(self) -> dict[str, Any]:
         """The variant as `--json` gives it."""
         return {
             "label": self.label,
-            "strategy": self.strategy.value,
-            "schema_mode": self.schema_mode.value if self.schema_mode else None,
-            "stream_mode": self.stream_mode.value if self.stream_mode else None,
+            "strategy": self.strategy,
+            "schema_mode": self.schema_mode,
+            "stream_mode": self.stream_mode,
         }
 
     def options(self, options: SessionOptions) -> SessionOptions:
         """`options` with this variant's strategy and modes; the rest (prompt style, --dag) as
         given."""
-        return dataclasses.replace(
-            options,
+        return options.replace(
             strategy=self.strategy,
-            schema_mode=self.schema_mode or SchemaMode.tools,
-            stream_mode=self.stream_mode or options.stream_mode,
+            schema_mode=self.schema_mode or "tools",
+            stream_mode=self.stream_mode or options.strategy.stream_mode,
         )
-
-    def make_strategy(self, options: SessionOptions, sampling: Sampling) -> Strategy:
-        """This variant's strategy with the rest of the options as given."""
-        return pick_strategy(self.strategy.value, self.options(options), sampling)
 
 
 def all_variants(stream_mode: StreamMode) -> tuple[Variant, ...]:
     """regex, schema in each of its modes, and stream in the mode `--stream-mode` chose."""
     return (
-        Variant(StrategyName.regex),
-        *(Variant(StrategyName.schema, schema_mode=mode) for mode in SchemaMode),
-        Variant(StrategyName.stream, stream_mode=stream_mode),
+        Variant("regex"),
+        *(Variant("schema", schema_mode=mode) for mode in typing.get_args(SchemaMode)),
+        Variant("stream", stream_mode=stream_mode),
     )

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolcall_cli.keys import base_url_problem, display_url, key_problem
-from toolcall_cli.models import ModelConfigError
+from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
 from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT, Model
+from toolcall_cli.models.paced import PacedModel
 from toolcall_cli.models.scripted import load_script
 from toolcall_cli.wire import ContextWindow
 
@@ -41,13 +42,21 @@ class ModelChoice:
     """The profile the endpoint came from, if any (recorded in traces)."""
     strategy_given: bool = True
     """False when no flag, variable, profile or config chose the strategy or the schema mode:
-    then a server whose best strategy the bench measured may have it (cli/assemble.py)."""
+    then a server whose best strategy the bench measured may have it (app/measured.py)."""
 
     def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
         shown = None
         if self.base_url is not None:
             shown = display_url(self.base_url)
         return f"ModelChoice(name={self.name!r}, base_url={shown!r})"
+
+
+def make_model(choice: ModelChoice, pace: float | None = None) -> Model:
+    """The model a choice names; local models' streams are paced for the live view."""
+    model = get_model(choice)
+    if pace and choice.name in LOCAL_MODELS:
+        return PacedModel(model, pace)
+    return model
 
 
 def get_model(choice: ModelChoice) -> Model:

@@ -3,7 +3,7 @@
 typer (0.2x) converts every parameter's value, defaults included, through a pydantic
 TypeAdapter built on first use: loading pydantic and building the adapters costs a run about
 90 ms, more than the loop, the offline model and the tools together. Most values a run sees are
-already what their parameter wants: the question (text), an enum default, a number default
+already what their parameter wants: the question (text), a choice's default, a number default
 within its bounds. Those are passed through as they are, which is what typer's adapter returns
 for them; every other value (text for a number or a choice, a path, a list, a custom parser, a
 value out of bounds) goes to typer's own conversion, so its results and error messages are
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,8 @@ def is_plain(value: Any, annotation: Any, info: Any) -> bool:
         )
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return isinstance(value, annotation)  # a member is its own choice
+    if typing.get_origin(annotation) is typing.Literal:
+        return type(value) is str and value in typing.get_args(annotation)  # one of the choices
     return False
 
 

@@ -1,0 +1,427 @@
+"""A session from the options: the settings resolved, the model made, the tools loaded (plugins
+and MCP servers), the strategy picked, and what a trace's header records of it all."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolcall_cli.app.errors import AppError
+from toolcall_cli.app.measured import (
+    measured_default,
+    measured_retrieval,
+    measured_sampling,
+    measured_strategy,
+)
+from toolcall_cli.app.model_choice import ModelChoice, make_model
+from toolcall_cli.app.options import DEFAULT_LIMITS, SessionOptions
+from toolcall_cli.app.settings import (
+    Settings,
+    pick_strategy,
+    resolve_settings,
+    session_retrieval,
+    strategy_settings,
+)
+from toolcall_cli.app.variants import Variant, all_variants
+from toolcall_cli.choosing import Retrieval
+from toolcall_cli.config import FileConfig
+from toolcall_cli.loop import ToolPolicy
+from toolcall_cli.messages import user
+from toolcall_cli.models import ModelConfigError
+from toolcall_cli.models.base import Model
+from toolcall_cli.models.scripted import scripted_model
+from toolcall_cli.session import Answers, Session
+from toolcall_cli.strategies.base import Strategy
+from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
+from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.wire import Sampling, WireFormat
+
+if TYPE_CHECKING:
+    # asyncio and the rest: imported only when a server is configured.
+    from toolcall_cli.tools.mcp_servers import McpServers
+    from toolcall_cli.tools.mcp_spec import ServerSpec
+
+Warn = Callable[[str], None]
+"""Where a problem that does not stop the session is told: one line each."""
+
+
+def print_warning(message: str) -> None:
+    print(f"toolcall: warning: {message}", file=sys.stderr, flush=True)
+
+
+# --- tools ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Toolbox:
+    """The session's tools: the plugins' and the MCP servers'."""
+
+    registry: ToolRegistry
+    plugins: LoadResult
+    """The plugin files the tools came from (chat's hot reload starts from them)."""
+    servers: McpServers | None = None
+
+    def close(self) -> None:
+        if self.servers is not None:
+            self.servers.close()
+
+
+def load_plugins(extra: tuple[Path, ...], no_default_tools: bool, warn: Warn) -> LoadResult:
+    """The tools of the tools.d directories, with the files they came from; each problem is
+    told as one warning line."""
+    dirs = tool_dirs(list(extra), include_bundled=not no_default_tools, cwd=Path.cwd())
+    loaded = load_tools(dirs, explicit=list(extra))
+    for problem in loaded.problems:
+        warn(problem)
+    return loaded
+
+
+def mcp_specs(flags: tuple[str, ...], config: FileConfig) -> list[ServerSpec]:
+    """The MCP servers to start: the config file's, then each --mcp; names kept apart."""
+    if not flags and not config.mcp_servers:
+        return []
+    from toolcall_cli.tools.mcp_spec import McpSpecError, named_apart, server_from_flag
+
+    try:
+        given = [server_from_flag(text) for text in flags]
+    except McpSpecError as error:
+        raise AppError(str(error)) from None
+    return named_apart([*config.mcp_servers, *given])
+
+
+def add_mcp_tools(
+    registry: ToolRegistry,
+    flags: tuple[str, ...],
+    config: FileConfig,
+    warn: Warn,
+    call_timeout: float = DEFAULT_LIMITS.tool_timeout,
+    max_result_chars: int = DEFAULT_LIMITS.max_result_chars,
+) -> McpServers | None:
+    """Start the MCP servers (none: nothing is imported or started) and add their tools to
+    `registry`; a server that cannot be used is one warning line, and the rest go on. A message
+    from a server is read as far as `max_result_chars` needs (and a little more)."""
+    specs = mcp_specs(flags, config)
+    if not specs:
+        return None
+    from toolcall_cli.tools.mcp_servers import start_servers
+    from toolcall_cli.tools.mcp_spec import start_timeout
+
+    servers, problems = start_servers(
+        specs,
+        registry,
+        call_timeout=call_timeout,
+        start_timeout=start_timeout(),
+        max_result_chars=max_result_chars,
+    )
+    for problem in problems:
+        warn(problem)
+    return servers
+
+
+def load_toolbox(settings: Settings, warn: Warn = print_warning) -> Toolbox:
+    """The plugins of the tools.d directories and the MCP servers' tools, in one registry."""
+    tools, limits = settings.options.tools, settings.limits
+    plugins = load_plugins(tools.tools, tools.no_default_tools, warn)
+    servers = add_mcp_tools(
+        plugins.registry,
+        tools.mcp,
+        settings.config,
+        warn,
+        limits.tool_timeout,
+        limits.max_result_chars,
+    )
+    return Toolbox(plugins.registry, plugins, servers)
+
+
+def tool_policy(options: SessionOptions) -> ToolPolicy:
+    """How the session runs tools: --allow, --yes, --max-parallel, --isolate-tools, --dag."""
+    tools = options.tools
+    return ToolPolicy(
+        allow=tools.allow,
+        yes=tools.yes,
+        max_parallel=tools.max_parallel,
+        isolate_all=tools.isolate_tools,
+        dag=options.strategy.dag,
+    )
+
+
+# --- the session ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """A session, with what it was built from that a command still needs."""
+
+    session: Session
+    choice: ModelChoice
+    """The model choice (chat's /model starts from it)."""
+    config: FileConfig
+    settings: dict[str, Any]
+    """The resolved settings as a trace's header records them: no key, the URL masked."""
+    options: SessionOptions
+    """The options the session was built from, with what was resolved for them."""
+    plugins: LoadResult | None = None
+    """The plugin files the session's tools came from (chat's hot reload starts from them)."""
+
+    def model_named(self, name: str) -> Model:
+        """Another model for this session (chat's /model); ModelConfigError when it cannot be."""
+        return make_model(dataclasses.replace(self.choice, name=name), self.options.local.pace)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The session's strategy, sampling and retrieval once what the bench measured for its
+    server has been applied where the user chose nothing, and the notes that say so."""
+
+    strategy: Strategy
+    options: SessionOptions
+    sampling: Sampling
+    retrieval: Retrieval
+    notes: tuple[str, ...]
+
+
+def with_measured(settings: Settings, model: Model) -> Measured:
+    """The server is asked what it is only when the answer could matter: a strategy chosen, and
+    not the measured one, keeps the session from asking (a window from a profile, then, means
+    no probe at all)."""
+    options, choice, name = settings.options, settings.choice, settings.strategy_name
+    asks = not choice.strategy_given or (name, options.strategy.schema_mode) == measured_strategy()
+    measured = measured_default(model) if asks else None
+    notes: tuple[str, ...] = ()
+    if measured is not None and not choice.strategy_given:
+        name = measured.strategy
+        options = options.replace(schema_mode=measured.schema_mode)
+        notes = (measured.note,)
+    if measured is not None and not measured.fits(name, options.strategy.schema_mode):
+        measured = None  # its sampling and retrieval were measured with its strategy only
+    sampling, sampling_note = measured_sampling(settings.sampling, measured)
+    strategy = pick_strategy(name, options, sampling, settings.system_prompt)
+    chosen = dataclasses.replace(settings, options=options)
+    retrieval, retrieval_note = measured_retrieval(session_retrieval(chosen), measured)
+    more = tuple(note for note in (sampling_note, retrieval_note) if note)
+    return Measured(strategy, options, sampling, retrieval, notes + more)
+
+
+def build_session(
+    options: SessionOptions,
+    *,
+    system_prompt: str | None = None,
+    answers: Answers | None = None,
+    warn: Warn = print_warning,
+) -> Assembled:
+    """The session the options call for; AppError when it cannot be built. `system_prompt`:
+    the text that replaces the strategy's system prompt where --system-prompt names no file
+    (replay's recorded one). `answers`: who answers what a run asks (approval, --step); None:
+    nobody can be asked, and a dangerous tool runs only with --yes."""
+    settings = resolve_settings(options, system_prompt)
+    model = model_for(settings.choice, settings.options)
+    measured = with_measured(settings, model)
+    options, sampling, strategy = measured.options, measured.sampling, measured.strategy
+    toolbox = load_toolbox(settings, warn)
+    try:
+        check_recording_format(model, strategy, toolbox.registry, options)
+    except BaseException:
+        toolbox.close()
+        raise
+    session = Session(
+        retrieval=measured.retrieval,
+        model=model,
+        strategy=strategy,
+        strategy_settings=strategy_settings(options, sampling, settings.system_prompt),
+        policy=tool_policy(options),
+        registry=toolbox.registry,
+        limits=settings.limits,
+        answers=answers,
+        notes=measured.notes,
+        mcp=toolbox.servers,
+    )
+    traced = traced_settings(options, settings.choice, session, sampling, settings.system_prompt)
+    return Assembled(
+        session=session,
+        choice=settings.choice,
+        config=settings.config,
+        settings=traced,
+        options=options,
+        plugins=toolbox.plugins,
+    )
+
+
+def variant_session(
+    settings: Settings,
+    toolbox: Toolbox,
+    variant: Variant,
+    *,
+    seed: int | None = None,
+    retrieval: Retrieval | None = None,
+    model: Model | None = None,
+) -> Assembled:
+    """A session of one strategy of those compared (compare, prompt --all), on tools loaded
+    once for all of them: its own model (unless one is given), seeded with `seed`, and its own
+    memory of approvals and rate limits. Closing it leaves the toolbox's servers running."""
+    choice, sampling = settings.choice, settings.sampling
+    if seed is not None:
+        choice = dataclasses.replace(choice, seed=seed)
+        sampling = dataclasses.replace(sampling, seed=seed)
+    options = variant.options(settings.options)
+    strategy = pick_strategy(variant.strategy, options, sampling, settings.system_prompt)
+    session = Session(
+        model=model if model is not None else model_for(choice, options),
+        strategy=strategy,
+        strategy_settings=strategy_settings(options, sampling, settings.system_prompt),
+        registry=toolbox.registry,
+        retrieval=retrieval,
+        limits=settings.limits,
+        policy=tool_policy(options),
+    )
+    traced = traced_settings(options, choice, session, sampling, settings.system_prompt)
+    if toolbox.servers is not None:
+        traced["mcp_servers"] = [spec.traced() for spec in toolbox.servers.specs]
+    return Assembled(session, choice, settings.config, traced, options, toolbox.plugins)
+
+
+def model_for(choice: ModelChoice, options: SessionOptions) -> Model:
+    try:
+        return make_model(choice, options.local.pace)
+    except ModelConfigError as error:
+        raise AppError(str(error)) from None
+
+
+def check_recording_format(
+    model: Model, strategy: Strategy, registry: ToolRegistry, options: SessionOptions
+) -> None:
+    """A trace played as a script can answer only requests in the format it was recorded in:
+    a strategy that asks for another is one line and a usage error before anything runs,
+    rather than replies its parser cannot read."""
+    script = scripted_model(model)
+    recording = script.recording if script is not None else None
+    if recording is None:
+        return
+    first = strategy.build_request([user("?")], registry.specs(), model.name).body
+    asked = WireFormat.of(first)
+    if asked != recording.wire:
+        raise AppError(
+            f"the trace {recording.path} cannot be played back under strategy "
+            f"{strategy_label(strategy, options)}: its replies came as "
+            f"{recording.wire.describe()}, and this strategy asks for {asked.describe()} "
+            f"(recorded with {recording.strategy})"
+        )
+
+
+def strategy_label(strategy: Strategy, options: SessionOptions) -> str:
+    """`schema tools`, `stream native`, `regex`: the strategy named as compare names it."""
+    if strategy.name == "schema":
+        return f"schema {options.strategy.schema_mode or 'tools'}"
+    if strategy.name == "stream":
+        return f"stream {options.strategy.stream_mode}"
+    return strategy.name
+
+
+def traced_settings(
+    options: SessionOptions,
+    choice: ModelChoice,
+    session: Session,
+    sampling: Sampling,
+    system_prompt: str | None,
+) -> dict[str, Any]:
+    """What a trace's header says the session was run with (see the trace format)."""
+    from toolcall_cli.keys import display_url
+
+    strategy, tools = options.strategy, options.tools
+    return {
+        "model": choice.name,
+        "strategy": session.strategy.name,
+        "schema_mode": options.strategy.schema_mode or "tools",
+        "stream_mode": strategy.stream_mode,
+        "base_url": display_url(choice.base_url) if choice.base_url else None,
+        "profile": choice.profile,
+        "limits": dataclasses.asdict(session.limits),
+        "sampling": sampling.fields(),
+        "system_prompt": system_prompt,
+        "dag": strategy.dag,
+        "prompt_style": strategy.prompt_style,
+        # What the local models were asked to do, so a replay can ask the same.
+        "seed": choice.seed,
+        "faults": list(choice.faults),
+        "fault_rate": choice.fault_rate,
+        "script": str(choice.script) if choice.script else None,
+        "allow": tools.allow,
+        "max_parallel": tools.max_parallel,
+        "retrieval": retrieval_record(session.retrieval),
+        **mcp_settings(session),
+    }
+
+
+def retrieval_record(retrieval: Retrieval | None) -> dict[str, Any] | None:
+    """How tools were chosen, for the trace's header."""
+    if retrieval is None:
+        return None
+    return {
+        "retrieve": retrieval.k,
+        "retrieve_over": retrieval.over,
+        "ranker": retrieval.ranker.name,
+    }
+
+
+def mcp_settings(session: Session) -> dict[str, Any]:
+    """The MCP servers a trace's header records (command or URL; env values masked), when the
+    session has any: a header without them reads as before."""
+    if session.mcp is None:
+        return {}
+    return {"mcp_servers": [spec.traced() for spec in session.mcp.specs]}
+
+
+# --- the first request ------------------------------------------------------------------------
+
+
+def first_request(session: Session, question: str) -> dict[str, Any]:
+    """The body of the first request a run of `question` sends, exactly: the session's own loop
+    builds it (tools retrieved, history windowed, fitted to the context window), and the run is
+    stopped before the model is asked. AppError when the run refuses the question."""
+    from toolcall_cli.events import IterationStarted, Notice, RunFinished
+
+    events: Iterator[Any] = session.ask(question)
+    refusal = "the run sends no request"
+    try:
+        for event in events:
+            if isinstance(event, IterationStarted):
+                body: dict[str, Any] = event.request
+                return body
+            if isinstance(event, Notice) and event.level == "error":
+                refusal = event.message
+            if isinstance(event, RunFinished):
+                break
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    raise AppError(refusal)
+
+
+def every_first_request(
+    options: SessionOptions, question: str, warn: Warn = print_warning
+) -> tuple[str, list[tuple[Variant, dict[str, Any]]]]:
+    """The model's name, and the first request of each strategy as a run with that strategy
+    would send it (prompt --all): the tools loaded and retrieved alike for all, one model that
+    is asked nothing."""
+    settings = resolve_settings(options)
+    toolbox = load_toolbox(settings, warn)
+    model: Model | None = None
+    try:
+        retrieval = session_retrieval(settings)
+        model = model_for(settings.choice, settings.options)
+        bodies = []
+        for variant in all_variants(settings.options.strategy.stream_mode):
+            assembled = variant_session(
+                settings, toolbox, variant, retrieval=retrieval, model=model
+            )
+            bodies.append((variant, first_request(assembled.session, question)))
+        return model.name, bodies
+    finally:
+        close = getattr(model, "close", None)  # an HTTP model's connections
+        if callable(close):
+            close()
+        toolbox.close()
