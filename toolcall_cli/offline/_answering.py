@@ -226,7 +226,12 @@ def failure(e: Exchange, reading: rd.Reading, tools: Tools) -> list[str]:
     missing = [p for p in needed if named(e.result or "", p)]
     ask = lx.phrase("tell", zh, names=("、" if zh else ", ").join(missing)) if missing else ""
     failed = lx.phrase("failed", zh, name=name, why=head.rstrip(":：" if items else ".。"))
-    end = ("：" if zh else ":") if items else ("。" if zh else ". ")
+    if items:
+        end = "：" if zh else ":"
+    elif head.endswith(("?", "？", "!", "！")):  # "… Did you mean 'X'?" takes no full stop
+        end = "" if zh else " "
+    else:
+        end = "。" if zh else ". "
     first = f"{failed}{end}{'' if items else ask}".rstrip()
     return [first, *(f"  - {item}" for item in items), *([ask] if items and ask else [])]
 
