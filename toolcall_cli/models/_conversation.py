@@ -200,6 +200,13 @@ def read_parameter(line: str) -> tuple[str, dict[str, Any], bool] | None:
     if not line.startswith("- ") or not colon or " " in name or at < 0:
         return None
     kind, tail = rest[:at], rest[at + len(need) + 2 :]
+    schema, tail = parameter_schema(kind, tail)
+    return (name, schema, need == "required") if tail.startswith(")") else None
+
+
+def parameter_schema(kind: str, tail: str) -> tuple[dict[str, Any], str]:
+    """A parameter's schema from its type (`string`, `"a" | "b"`, `any`) and what follows it
+    (`, default x) — description`), and what is left unread of that."""
     options = kind.split(" | ")
     schema: dict[str, Any] = {"type": kind} if kind != "any" else {}
     if all(o.startswith('"') for o in options):
@@ -209,7 +216,7 @@ def read_parameter(line: str) -> tuple[str, dict[str, Any], bool] | None:
         schema["default"], tail = read_json(tail[10:end], tail[10:end]), tail[end:]
     if tail.startswith(") — "):
         schema["description"] = tail[4:]
-    return (name, schema, need == "required") if tail.startswith(")") else None
+    return schema, tail
 
 
 @dataclass
@@ -286,25 +293,29 @@ def assistant_calls(message: dict[str, Any], fmt: CallFormat) -> list[tuple[str,
         return [
             (str(e.get("id") or ""), native_call(member(e, "function"), fmt.dag)) for e in entries
         ]
-    text = text_of(message)
-    pieces = [p.split(fmt.close_tag, 1)[0] for p in text.split(fmt.open_tag)[1:]]
+    calls = [text_call(piece, fmt.dag) for piece in call_texts(text_of(message), fmt)]
+    return [("", c) for c in calls if c.name or c.written is not None]
+
+
+def call_texts(text: str, fmt: CallFormat) -> list[str]:
+    """The text of each call a reply writes: in its tags, else in ```json fences."""
+    if fmt.shape == "json":
+        return [text]
+    tagged = [p.split(fmt.close_tag, 1)[0] for p in text.split(fmt.open_tag)[1:]]
     fenced = [p.removeprefix("json").strip() for p in text.split("```")[1::2]]
-    pieces = [text] if fmt.shape == "json" else pieces or [p for p in fenced if p[:1] == "{"]
-    calls = []
-    for piece in pieces[:READ_CALLS]:
-        payload, repaired = read_object(piece)
-        arguments = (payload or {}).get("arguments", (payload or {}).get("parameters"))
-        arguments = read_object(arguments)[0] if isinstance(arguments, str) else arguments
-        links = payload if fmt.dag else {}
-        written = piece if repaired else None
-        name = str((payload or {}).get("name") or "")
-        calls.append(
-            (
-                "",
-                linked(Call(name, as_dict(arguments), written=written), links, ID_KEY, DEPENDS_KEY),
-            )
-        )
-    return [(i, c) for i, c in calls if c.name or c.written is not None]
+    return (tagged or [p for p in fenced if p[:1] == "{"])[:READ_CALLS]
+
+
+def text_call(piece: str, dag: bool) -> Call:
+    """A call written as `{"name": .., "arguments": {..}}` (or "parameters", as some write it)."""
+    payload, repaired = read_object(piece)
+    found = payload or {}
+    arguments = found.get("arguments", found.get("parameters"))
+    arguments = read_object(arguments)[0] if isinstance(arguments, str) else arguments
+    call = Call(
+        str(found.get("name") or ""), as_dict(arguments), written=piece if repaired else None
+    )
+    return linked(call, found if dag else {}, ID_KEY, DEPENDS_KEY)
 
 
 def native_call(function: dict[str, Any], dag: bool) -> Call:
@@ -385,25 +396,44 @@ def repaired(call: Call, error: str, tools: Sequence[ToolSpec], supply: Supply) 
     if spec is None:
         meant = closest(call.name, [t.name for t in tools if named(error, t.name)])
         return replace(call, name=meant) if meant else None
+    return replace(call, arguments=repaired_arguments(call.arguments, error, spec, supply))
+
+
+def repaired_arguments(
+    arguments: dict[str, Any], error: str, spec: ToolSpec, supply: Supply
+) -> dict[str, Any]:
+    """A known tool's arguments put right from what the error names (see repaired)."""
     props = member(spec.parameters, "properties")
     needed = [n for n in spec.parameters.get("required") or [] if isinstance(n, str)]
     pointed = [p for p in props if named(error, p)]
+    arguments = moved(requoted(arguments, error), error, props, needed, pointed)
+    lacking = [p for p in needed if p in pointed and p not in arguments]
+    supplied = {name: supply(name, member(props, name)) for name in lacking}
+    arguments |= {n: v for n, v in supplied.items() if v is not None}
+    return {n: fit(v, member(props, n), error) if n in pointed else v for n, v in arguments.items()}
+
+
+def requoted(arguments: dict[str, Any], error: str) -> dict[str, Any]:
+    """Each value the error quotes beside another so alike it was meant, made that one."""
     quoted = [a or b for a, b in re.findall(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"", error[:2000])]
-    alike = [q for q in quoted if q not in call.arguments.values()]
-    arguments = {
-        n: closest(v, alike, 0.8) or v if v in quoted else v for n, v in call.arguments.items()
-    }
-    for wrong in [a for a in call.arguments if a not in props and named(error, a)]:
+    alike = [q for q in quoted if q not in arguments.values()]
+    return {n: closest(v, alike, 0.8) or v if v in quoted else v for n, v in arguments.items()}
+
+
+def moved(
+    arguments: dict[str, Any],
+    error: str,
+    props: dict[str, Any],
+    needed: list[str],
+    pointed: list[str],
+) -> dict[str, Any]:
+    """Each argument the error names that the tool does not take, moved to the parameter it
+    names that was meant (a required one the call lacks, else one alike), or left out."""
+    for wrong in [a for a in list(arguments) if a not in props and named(error, a)]:
         value, free = arguments.pop(wrong), [p for p in pointed if p not in arguments]
         meant = closest(wrong, [p for p in free if p in needed]) or closest(wrong, free, 0.5)
         arguments |= {meant: value} if meant else {}
-    for name in (p for p in needed if p in pointed and p not in arguments):
-        value = supply(name, member(props, name))
-        arguments |= {name: value} if value is not None else {}
-    fitted = {
-        n: fit(v, member(props, n), error) if n in pointed else v for n, v in arguments.items()
-    }
-    return replace(call, arguments=fitted)
+    return arguments
 
 
 def fit(value: Any, schema: dict[str, Any], error: str) -> Any:
@@ -415,14 +445,19 @@ def fit(value: Any, schema: dict[str, Any], error: str) -> Any:
         return next(o for o in listed if str(o) == closest(str(value), list(map(str, listed))))
     if kind not in TYPES or TYPES[kind](value) or not named(error, kind):
         return value
-    number = re.search(r"-?\d+(?:\.\d+)?", str(value)) if kind in ("number", "integer") else None
-    if number:
-        return (
-            int(float(number[0]))
-            if kind == "integer" or float(number[0]).is_integer()
-            else float(number[0])
-        )
+    if kind in ("number", "integer"):
+        number = number_in(value, kind)
+        return value if number is None else number
     return str(value) if kind == "string" else value
+
+
+def number_in(value: Any, kind: str) -> int | float | None:
+    """The number a value writes ("12 km" → 12), whole where the type or the number is."""
+    found = re.search(r"-?\d+(?:\.\d+)?", str(value))
+    if not found:
+        return None
+    number = float(found[0])
+    return int(number) if kind == "integer" or number.is_integer() else number
 
 
 def named(text: str, word: str) -> bool:

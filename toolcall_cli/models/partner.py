@@ -60,13 +60,15 @@ class Partner:
         fixes = [repaired(e, seen) for e in failed]
         if failed and all(f is not None and f not in made for f in fixes):
             return [PartnerCall(f.name, f.arguments) for f in fixes if f is not None]
-        done = [
-            f"{e.call.name}: {(e.result or '').strip()}"
-            for t in seen.turns
-            for e in t
-            if not e.failed
-        ]
-        return "\n".join([*done, *(f"I could not make {e.call.name} work." for e in failed)])
+        return answer(seen, failed)
+
+
+def answer(seen: rq.Conversation, failed: list[rq.Exchange]) -> str:
+    """Each result as it came, and each call still failing said so."""
+    done = [
+        f"{e.call.name}: {(e.result or '').strip()}" for t in seen.turns for e in t if not e.failed
+    ]
+    return "\n".join([*done, *(f"I could not make {e.call.name} work." for e in failed)])
 
 
 def repaired(made: rq.Exchange, seen: rq.Conversation) -> rq.Call | None:

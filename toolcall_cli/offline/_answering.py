@@ -117,19 +117,35 @@ def report(data: Any, zh: bool) -> dict[str, Any] | None:
     texts = {str(k): v for k, v in data.items() if isinstance(v, str) and v}
     place = next((k for k in texts if words_of(k) & rd.PLACE_WORDS), None)
     about = next((k for k in texts if is_description(k, texts)), None)
+    found = measures(data)
+    if place is None or about is None or "unit" not in found:
+        return None
+    place_name = place_in(localized(texts, place, zh), zh)
+    about_text = localized(texts, about, zh)
+    return found | {"place": place_name, "about": about_text, **day_of(texts, about)}
+
+
+def day_of(texts: dict[str, str], about: str) -> dict[str, Any]:
+    """Which day a report is for, and whether its words (`condition`, `condition_en`) say rain."""
+    day = next((v for k, v in texts.items() if words_of(k) & {"day", "date", "when"}), "")
+    words = [v.lower() for k, v in texts.items() if k.startswith(about)]
+    return {"day": day, "rain": any(w in v for v in words for w in ("雨", "rain"))}
+
+
+def measures(data: dict[str, Any]) -> dict[str, Any]:
+    """The numbers of a report in one unit: its value, high and low (`temp_c`, `high_c`)."""
     found: dict[str, Any] = {}
     for key, value in data.items():
         unit = rd.unit_of_field(str(key))
         if unit and rd.is_number(value) and found.get("unit", unit) == unit:
             found = {"unit": unit, rd.field_extreme(str(key)) or "value": value, **found}
-    if place is None or about is None or "unit" not in found:
-        return None
-    name, words = localized(texts, place, zh), [v for k, v in texts.items() if k.startswith(about)]
+    return found
+
+
+def place_in(name: str, zh: bool) -> str:
+    """A place as the answer's language writes it, when the gazetteer knows it."""
     known = lx.place_named(name)
-    found["place"] = name if not known or lx.has_cjk(name) == zh else known.zh if zh else known.en
-    found["day"] = next((v for k, v in texts.items() if words_of(k) & {"day", "date", "when"}), "")
-    found["rain"] = any(w in v.lower() for v in words for w in ("雨", "rain"))
-    return found | {"about": localized(texts, about, zh)}
+    return name if not known or lx.has_cjk(name) == zh else known.zh if zh else known.en
 
 
 def is_description(key: str, texts: dict[str, str]) -> bool:
@@ -186,14 +202,19 @@ def conversion_line(data: Any, reading: rd.Reading, said: list[Exchange], *_: An
         line = f"{shown(value)} {source or ''}".strip() + f" = {shown(output)} {target}"
     else:
         return ""
+    return extreme_label(value, reading, said) + line
+
+
+def extreme_label(value: Any, reading: rd.Reading, said: list[Exchange]) -> str:
+    """ "北京明天的最高气温：" when the value converted is a high or low a report gave."""
     results = [values_of(e.result or "") for e in said if not e.failed]
     for found in (r for data in results if (r := report(data, reading.zh))):
         for x in (x for x in reading.extremes if value is not None and found.get(x) == value):
             day = lx.DAYS_ZH.get(found["day"], found["day"]) if reading.zh else found["day"]
             word, place = {"high": "最高", "low": "最低"}[x], found["place"]
             label = lx.phrase("extreme", reading.zh, place=place, day=day, word=word, extreme=x)
-            return label.replace("  ", " ") + line
-    return line
+            return label.replace("  ", " ")
+    return ""
 
 
 def expression_line(data: Any, reading: rd.Reading, said: Any, e: Exchange) -> str:
@@ -221,19 +242,25 @@ def failure(e: Exchange, reading: rd.Reading, tools: Tools) -> list[str]:
     if e.call.skipped:  # why what it waited for failed is said on that call's line
         return [lx.phrase("skipped", zh, name=name, waited="、".join(e.call.depends_on) or "?")]
     head, items = error_lines(e.result or "no result")
-    spec = next((t for t in tools if t.name == e.call.name), ToolSpec(name, "", {}))
-    needed = [p for p in rd.required(spec) if p not in e.call.arguments]
-    missing = [p for p in needed if named(e.result or "", p)]
-    ask = lx.phrase("tell", zh, names=("、" if zh else ", ").join(missing)) if missing else ""
+    ask = ask_back(e, zh, tools)
     failed = lx.phrase("failed", zh, name=name, why=head.rstrip(":：" if items else ".。"))
     if items:
-        end = "：" if zh else ":"
-    elif head.endswith(("?", "？", "!", "！")):  # "… Did you mean 'X'?" takes no full stop
-        end = "" if zh else " "
-    else:
-        end = "。" if zh else ". "
-    first = f"{failed}{end}{'' if items else ask}".rstrip()
-    return [first, *(f"  - {item}" for item in items), *([ask] if items and ask else [])]
+        return [
+            failed + ("：" if zh else ":"),
+            *(f"  - {item}" for item in items),
+            *([ask] if ask else []),
+        ]
+    closed = head.endswith(("?", "？", "!", "！"))  # "… Did you mean 'X'?" takes no full stop
+    end = "" if closed and zh else " " if closed else "。" if zh else ". "
+    return [f"{failed}{end}{ask}".rstrip()]
+
+
+def ask_back(e: Exchange, zh: bool, tools: Tools) -> str:
+    """What to tell me to try again: the required values the error names and the call lacked."""
+    spec = next((t for t in tools if t.name == e.call.name), ToolSpec(e.call.name, "", {}))
+    needed = [p for p in rd.required(spec) if p not in e.call.arguments]
+    missing = [p for p in needed if named(e.result or "", p)]
+    return lx.phrase("tell", zh, names=("、" if zh else ", ").join(missing)) if missing else ""
 
 
 def error_lines(error: str) -> tuple[str, list[str]]:

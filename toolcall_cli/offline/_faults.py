@@ -180,14 +180,19 @@ def wrong_param(fault: Fault, decision: Decision, c: Context) -> Decision:
         return decision
     (index, call), rng = found, fault.rng(c)
     name = [*taken(call, c), *call.arguments][0]
-    words = rd.split_identifier(name) or [name]
-    joined = words[0] + "".join(w.title() for w in words[1:]) if len(words) > 1 else name.title()
-    at, topic = rng.randrange(len(name)) if name else 0, rd.split_identifier(call.name)[-1:]
     allowed = set(rd.properties(c.tool(call.name))) or set(call.arguments)
-    tried = (joined, name[: at + 1] + name[at:], f"{''.join(topic) or 'x'}_{name}")
+    tried = misnamed(name, call.name, rng.randrange(len(name)) if name else 0)
     wrong = rng.choice([o for o in tried if o not in allowed] or [f"{name}_value"])
     renamed = {(wrong if k == name else k): v for k, v in call.arguments.items()}
     return changed(decision, index, arguments=renamed)
+
+
+def misnamed(name: str, tool: str, at: int) -> tuple[str, ...]:
+    """Names a careless model writes for `name`: run together, a letter doubled, topic first."""
+    words = rd.split_identifier(name) or [name]
+    joined = words[0] + "".join(w.title() for w in words[1:]) if len(words) > 1 else name.title()
+    topic = "".join(rd.split_identifier(tool)[-1:]) or "x"
+    return joined, name[: at + 1] + name[at:], f"{topic}_{name}"
 
 
 def missing_arg(fault: Fault, decision: Decision, c: Context) -> Decision:

@@ -57,20 +57,30 @@ def decide(conversation: rq.Conversation) -> Decision:
     history, last = [e for turn in turns for e in turn], turns[-1]
     if len(turns) >= MAX_TURNS:
         return Decision(text=say.final_answer(reading, turns, tools))
-    failed = [e for e in last if e.failed and not e.unparsed and not e.call.skipped]
-    fixes = [(plan.fix_call(e, reading, tools), e) for e in failed]
-    retries = tuple(f for f, e in fixes if f and plan.retry_allowed(f, e, history, tools))
+    retries = retried(last, reading, tools, history)
     more = retries or plan.pending_calls(reading, tools, history)
     more = more or plan.conversion_calls(reading, tools, history)
     if not more:
         return Decision(text=say.final_answer(reading, turns, tools))
     if retries or any(e.unparsed for e in last):  # put right, or made again whole: say why
-        failure = next(e for e in last if e.failed)
-        head, items = say.error_lines(failure.result or "")
-        reason = say.stated(f"{head} {'; '.join(items)}".strip(), 160)
-        lead_in = lx.phrase("retry", reading.zh, name=failure.call.name, reason=reason)
-        return Decision(tuple(more), lead_in)
+        return Decision(tuple(more), retry_lead_in(next(e for e in last if e.failed), reading.zh))
     return Decision(tuple(more), lx.phrase("next", reading.zh, tools=tool_list(more)))
+
+
+def retry_lead_in(failure: rq.Exchange, zh: bool) -> str:
+    """ "The call to x failed (why); let me fix it and try again." """
+    head, items = say.error_lines(failure.result or "")
+    reason = say.stated(f"{head} {'; '.join(items)}".strip(), 160)
+    return lx.phrase("retry", zh, name=failure.call.name, reason=reason)
+
+
+def retried(
+    last: Sequence[rq.Exchange], reading: rd.Reading, tools: plan.Tools, history: plan.History
+) -> tuple[rq.Call, ...]:
+    """Each failed call of the last turn put right from its error, when it may be tried again."""
+    failed = [e for e in last if e.failed and not e.unparsed and not e.call.skipped]
+    fixes = [(plan.fix_call(e, reading, tools), e) for e in failed]
+    return tuple(f for f, e in fixes if f and plan.retry_allowed(f, e, history, tools))
 
 
 def first_step(reading: rd.Reading, conversation: rq.Conversation) -> Decision:
@@ -116,6 +126,15 @@ def written(
             return AssistantOutput(payloads[0], finish_reason=finish)
         names = [call.name for call in decision.calls]
         return AssistantOutput(None, tuple(map(WireCall, ids, names, payloads)), finish)
+    return written_text(decision, fmt, payloads, c)
+
+
+def written_text(
+    decision: Decision, fmt: rq.CallFormat, payloads: list[str], c: Context
+) -> AssistantOutput:
+    """Calls in the text protocol: in the prompt's tags (or fences), with the faults' quirks."""
+    quirks, cut = decision.quirks, "truncated" in decision.quirks
+    rng = random.Random(f"{c.key}:truncated")
     opening, close, fenced = fmt.open_tag, fmt.close_tag, "code_fence" in quirks
     tagged = [f"```json\n{p}\n```" if fenced else opening + p + close for p in payloads]
     if "missing_close_tag" in quirks:

@@ -29,6 +29,16 @@ _BONUSES = (  # values of the question that a tool's parameters take
 
 def tool_score(spec: ToolSpec, reading: rd.Reading) -> float:
     """How clearly a tool is about the question: shared concepts and words, and values it takes."""
+    weights = tool_terms(spec)
+    asked = {f"c:{c}" for c in reading.concepts} | {f"w:{w}" for w in reading.words}
+    score = sum(w / 2 if k == "c:date" else w for k, w in weights.items() if k in asked)
+    roles = rd.roles_of(spec)
+    return score + sum(b for given, want, b in _BONUSES if getattr(reading, given) and roles & want)
+
+
+def tool_terms(spec: ToolSpec) -> dict[str, float]:
+    """The concepts (`c:`) and words (`w:`) a tool is about, weighed by where it says them:
+    its name, its description, a parameter's name and description."""
     texts = [(" ".join(rd.split_identifier(spec.name)), 3.0), (spec.description[:2000], 2.0)]
     texts += [(f"{n} {rd.description_of(s)}", 1.0) for n, s in rd.properties(spec).items()]
     weights: dict[str, float] = {}
@@ -36,10 +46,7 @@ def tool_score(spec: ToolSpec, reading: rd.Reading) -> float:
         words = {w for w in rd.english_words(text) if len(w) > 2 and w not in lx.WORDS["noise"]}
         for key in {*(f"c:{c}" for c in rd.concepts_of(text)), *(f"w:{w}" for w in words)}:
             weights[key] = max(weights.get(key, 0.0), weight)
-    asked = {f"c:{c}" for c in reading.concepts} | {f"w:{w}" for w in reading.words}
-    score = sum(w / 2 if k == "c:date" else w for k, w in weights.items() if k in asked)
-    roles = rd.roles_of(spec)
-    return score + sum(b for given, want, b in _BONUSES if getattr(reading, given) and roles & want)
+    return weights
 
 
 @dataclass(frozen=True)
@@ -197,14 +204,21 @@ def conversion_calls(reading: rd.Reading, tools: Tools, history: History) -> lis
     results = [
         measures(e.result or "") for e in history if not e.failed and e.call.name != tool.name
     ]
+    made = [e.call for e in history if e.call.name == tool.name and not e.unparsed]
+    wanted = conversions(tool, results, reading)
+    return [c for i, c in enumerate(wanted) if c not in made and c not in wanted[:i]]
+
+
+def conversions(tool: ToolSpec, results: list[list[Measure]], reading: rd.Reading) -> list[Call]:
+    """A conversion of each result's measure into each unit asked for that no result is in."""
     have = {unit for found in results for _, unit, _ in found}
-    calls = [e.call for e in history if e.call.name == tool.name and not e.unparsed]
-    made = len(calls)
-    for target in dict.fromkeys(u for _, u in reading.units if u not in have):
-        for found in results:
-            wanted = (conversion(tool, m, target) for m in meant(found, target, reading.extremes))
-            calls += [c for c in wanted if c not in calls]
-    return calls[made:]
+    targets = dict.fromkeys(u for _, u in reading.units if u not in have)
+    return [
+        conversion(tool, m, target)
+        for target in targets
+        for found in results
+        for m in meant(found, target, reading.extremes)
+    ]
 
 
 def meant(found: Sequence[Measure], unit: str, extremes: Sequence[str]) -> list[Measure]:
@@ -237,18 +251,22 @@ def chained_calls(calls: Sequence[Call], reading: rd.Reading, tools: Tools) -> t
     firsts, seconds = [], []
     for call in calls:
         spec = next((t for t in tools if t.name == call.name and t is not tool), None)
-        fields = re.findall(
-            r"(?<![\w.])[A-Za-z]+(?:_[A-Za-z0-9]+)+", spec.description if spec else ""
-        )
-        found = [(0, u, k) for k in dict.fromkeys(fields) if (u := rd.unit_of_field(k))]
-        wanted = [u for _, u in reading.units if u not in {m[1] for m in found}]
-        sources = [(t, m) for t in dict.fromkeys(wanted) for m in meant(found, t, reading.extremes)]
+        sources = convertible(spec.description if spec else "", reading)
         ref = fresh_ref(call.name, refs) if sources else None
         firsts.append(replace(call, ref=ref))
         for target, (_, unit, key) in sources:
             second = conversion(tool, ("{{" + f"{ref}.{key}" + "}}", unit, key), target)
             seconds.append(replace(second, ref=fresh_ref(tool.name, refs), depends_on=(str(ref),)))
     return (*firsts, *seconds) if seconds else ()
+
+
+def convertible(description: str, reading: rd.Reading) -> list[tuple[str, Measure]]:
+    """(unit wanted, field) for each field a tool's description says it returns (`high_c`)
+    that the question wants in another unit."""
+    fields = re.findall(r"(?<![\w.])[A-Za-z]+(?:_[A-Za-z0-9]+)+", description)
+    found = [(0, u, k) for k in dict.fromkeys(fields) if (u := rd.unit_of_field(k))]
+    wanted = [u for _, u in reading.units if u not in {m[1] for m in found}]
+    return [(t, m) for t in dict.fromkeys(wanted) for m in meant(found, t, reading.extremes)]
 
 
 def fresh_ref(tool: str, refs: list[str]) -> str:

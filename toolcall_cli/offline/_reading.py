@@ -192,15 +192,22 @@ def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
     named = {w for d in described for w in re.findall(r"\b[a-z][a-z0-9_]*\b", d)}  # gcd, lcm
     expressions = find_expressions(arithmetic, frozenset(lx.WORDS["math"]) | named)
     words, lowered = english_words(arithmetic), text.lower()
-    tickers = re.findall(r"(?<![A-Za-z0-9])[A-Z]{2,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])", text)
-    asked = {e: [p for s in ss for p in positions(lowered, s)] for e, ss in lx.EXTREMES.items()}
     concepts = frozenset(concepts_of(text, words) | ({"math"} if expressions else set()))
     numbers = tuple(float(n) for n in _NUMBER.findall(arithmetic))
-    tickers = [t for t in dict.fromkeys(tickers) if t not in lx.WORDS["not_tickers"]]
     units, money = (tuple((s, n) for s, _, n in spans(text, t)) for t in (lx.UNITS, lx.CURRENCIES))
-    order = tuple(sorted((e for e in asked if asked[e]), key=lambda e: min(asked[e])))
-    known = (frozenset(words), concepts, find_places(text), expressions, numbers, tuple(tickers))
-    return Reading(text, lx.has_cjk(text), *known, units, money, order)
+    known = (frozenset(words), concepts, find_places(text), expressions, numbers, tickers_in(text))
+    return Reading(text, lx.has_cjk(text), *known, units, money, extremes_asked(lowered))
+
+
+def tickers_in(text: str) -> tuple[str, ...]:
+    found = re.findall(r"(?<![A-Za-z0-9])[A-Z]{2,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])", text)
+    return tuple(t for t in dict.fromkeys(found) if t not in lx.WORDS["not_tickers"])
+
+
+def extremes_asked(lowered: str) -> tuple[str, ...]:
+    """The measures of a day a question asks for ("high", "low"), in the order it asks."""
+    asked = {e: [p for s in ss for p in positions(lowered, s)] for e, ss in lx.EXTREMES.items()}
+    return tuple(sorted((e for e in asked if asked[e]), key=lambda e: min(asked[e])))
 
 
 # --- what a parameter wants ------------------------------------------------------------------
@@ -221,17 +228,24 @@ PLACE_WORDS = frozenset(_ROLE_WORDS["place"])
 def param_role(name: str, schema: dict[str, Any]) -> str:
     """What kind of value a parameter wants, from its name, type and description: enum,
     number, timezone, place, symbol, expression, unit or currency (_from, _to), text, other."""
-    names, description = set(split_identifier(name)), description_of(schema)
-    chinese = {w for ws in _ROLE_WORDS.values() for w in ws if lx.has_cjk(w) and w in description}
-    words = names | english_words(description) | chinese
-    has = {role: bool(words & set(ws)) for role, ws in _ROLE_WORDS.items()}
-    if enum_values(schema) or schema.get("type") in ("number", "integer"):
-        return "enum" if enum_values(schema) else "number"
+    names = set(split_identifier(name))
+    if enum_values(schema):
+        return "enum"
+    if schema.get("type") in ("number", "integer"):
+        return "number"
     if names & {"timezone", "tz", "zone"}:
         return "timezone"
+    description = description_of(schema)
+    chinese = {w for ws in _ROLE_WORDS.values() for w in ws if lx.has_cjk(w) and w in description}
+    return worded_role(names, names | english_words(description) | chinese)
+
+
+def worded_role(names: set[str], words: set[str]) -> str:
+    """The role the parameter's name says, else its description (a vague name, `value`)."""
+    has = {role: bool(words & set(ws)) for role, ws in _ROLE_WORDS.items()}
     named = next((r for r in ("place", "symbol", "expression") if names & set(_ROLE_WORDS[r])), "")
     kind = "currency" if has["currency"] else "unit" if has["unit"] else ""
-    if named or not kind:  # a vague name (`value`) is read by its description
+    if named or not kind:
         texts = "text" if names & set(_ROLE_WORDS["text"]) else ""
         guess = next((r for r in ("place", "expression", "symbol", "text") if has[r]), "other")
         return named or texts or guess
