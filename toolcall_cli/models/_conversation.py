@@ -143,6 +143,28 @@ def member(value: Any, key: str) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
+def properties(spec: ToolSpec) -> dict[str, dict[str, Any]]:
+    """A tool's parameters (name → schema), as many as a model would read."""
+    props = spec.parameters.get("properties")
+    items = list(props.items())[:128] if isinstance(props, dict) else []
+    return {k: v for k, v in items if isinstance(v, dict)}
+
+
+def required(spec: ToolSpec) -> list[str]:
+    names = spec.parameters.get("required")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
+def enum_values(schema: dict[str, Any]) -> list[Any]:
+    """The values a parameter allows: its `enum`, or one in its `anyOf` branches."""
+    options = [schema, *(o for o in schema.get("anyOf") or [] if isinstance(o, dict))]
+    return next((list(o["enum"][:1000]) for o in options if isinstance(o.get("enum"), list)), [])
+
+
+def description_of(schema: dict[str, Any]) -> str:
+    return str(schema.get("description", ""))[:1000]
+
+
 def read_tools(body: dict[str, Any], fmt: CallFormat, messages: list[Any]) -> list[ToolSpec]:
     """The tools offered: `tools`, the prompt's `# Tools` section, or JSON mode's branches."""
     if fmt.shape == "native":
@@ -403,8 +425,7 @@ def repaired_arguments(
     arguments: dict[str, Any], error: str, spec: ToolSpec, supply: Supply
 ) -> dict[str, Any]:
     """A known tool's arguments put right from what the error names (see repaired)."""
-    props = member(spec.parameters, "properties")
-    needed = [n for n in spec.parameters.get("required") or [] if isinstance(n, str)]
+    props, needed = properties(spec), required(spec)
     pointed = [p for p in props if named(error, p)]
     arguments = moved(requoted(arguments, error), error, props, needed, pointed)
     lacking = [p for p in needed if p in pointed and p not in arguments]
@@ -423,7 +444,7 @@ def requoted(arguments: dict[str, Any], error: str) -> dict[str, Any]:
 def moved(
     arguments: dict[str, Any],
     error: str,
-    props: dict[str, Any],
+    props: dict[str, dict[str, Any]],
     needed: list[str],
     pointed: list[str],
 ) -> dict[str, Any]:
@@ -439,7 +460,7 @@ def moved(
 def fit(value: Any, schema: dict[str, Any], error: str) -> Any:
     """A value as the error says it must be: the allowed value it lists nearest to ours, or of
     the type it names (the number in a text, the text of a number)."""
-    listed = [o for o in schema.get("enum") or [] if named(error, str(o))]
+    listed = [o for o in enum_values(schema) if named(error, str(o))]
     kind = str(schema.get("type"))
     if listed and value not in listed:
         return next(o for o in listed if str(o) == closest(str(value), list(map(str, listed))))

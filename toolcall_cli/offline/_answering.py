@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.models import _conversation as rq
 from toolcall_cli.models._conversation import Exchange, named, read_json
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline import _reading as rd
@@ -120,9 +121,8 @@ def report(data: Any, zh: bool) -> dict[str, Any] | None:
     found = measures(data)
     if place is None or about is None or "unit" not in found:
         return None
-    place_name = place_in(localized(texts, place, zh), zh)
-    about_text = localized(texts, about, zh)
-    return found | {"place": place_name, "about": about_text, **day_of(texts, about)}
+    where = place_in(localized(texts, place, zh), zh)
+    return found | {"place": where, "about": localized(texts, about, zh)} | day_of(texts, about)
 
 
 def day_of(texts: dict[str, str], about: str) -> dict[str, Any]:
@@ -245,11 +245,8 @@ def failure(e: Exchange, reading: rd.Reading, tools: Tools) -> list[str]:
     ask = ask_back(e, zh, tools)
     failed = lx.phrase("failed", zh, name=name, why=head.rstrip(":：" if items else ".。"))
     if items:
-        return [
-            failed + ("：" if zh else ":"),
-            *(f"  - {item}" for item in items),
-            *([ask] if ask else []),
-        ]
+        listed = [f"  - {item}" for item in items]
+        return [failed + ("：" if zh else ":"), *listed, *([ask] if ask else [])]
     closed = head.endswith(("?", "？", "!", "！"))  # "… Did you mean 'X'?" takes no full stop
     end = "" if closed and zh else " " if closed else "。" if zh else ". "
     return [f"{failed}{end}{ask}".rstrip()]
@@ -258,7 +255,7 @@ def failure(e: Exchange, reading: rd.Reading, tools: Tools) -> list[str]:
 def ask_back(e: Exchange, zh: bool, tools: Tools) -> str:
     """What to tell me to try again: the required values the error names and the call lacked."""
     spec = next((t for t in tools if t.name == e.call.name), ToolSpec(e.call.name, "", {}))
-    needed = [p for p in rd.required(spec) if p not in e.call.arguments]
+    needed = [p for p in rq.required(spec) if p not in e.call.arguments]
     missing = [p for p in needed if named(e.result or "", p)]
     return lx.phrase("tell", zh, names=("、" if zh else ", ").join(missing)) if missing else ""
 
@@ -299,7 +296,7 @@ def ask_for(spec: ToolSpec, missing: Sequence[str], reading: rd.Reading) -> str:
     """The question back, when a tool fits but the question gives none of what it requires."""
     needs, zh = [], reading.zh
     for name in missing:
-        about = first_line(rd.description_of(rd.properties(spec).get(name, {}))).rstrip(".。 ")
+        about = first_line(rq.description_of(rq.properties(spec).get(name, {}))).rstrip(".。 ")
         needs.append(name + ((f"（{about}）" if zh else f" ({about})") if about else ""))
     return lx.phrase("ask", zh, tool=spec.name, needs=("、" if zh else ", ").join(needs))
 

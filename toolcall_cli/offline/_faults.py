@@ -91,13 +91,9 @@ class Fault:
         if not applicable or self.rate <= 0 or c.conversation.format.shape not in self.shapes:
             return False
         chance = random.Random(f"{c.key}:{self.kind}:fires").random()
-        made = SHOWS.get(self.kind)
-        shown = (
-            [any(e.failed and made(e, c) for e in t) for t in c.conversation.turns[-2:]]
-            if made
-            else []
-        )
-        if shown and shown[-1] and not (len(shown) > 1 and shown[0]):
+        made, turns = SHOWS.get(self.kind), c.conversation.turns[-2:]
+        shown = [any(e.failed and made(e, c) for e in t) for t in turns] if made else []
+        if shown[-1:] == [True] and shown[:-1] != [True]:  # shown last turn, not the one before
             return chance >= 0.8  # told of its mistake, it fixes it four times in five
         # An earlier reply could have carried it: it fires fresh only at its first chance.
         had = CHANCED[self.kind](c) if self.kind in CHANCED else c.conversation.replies > 0
@@ -118,7 +114,7 @@ def unlike(name: str, allowed: list[str]) -> bool:
 
 def odd_argument(e: rq.Exchange, c: Context, alike: bool) -> bool:
     """A call holds an argument its tool does not take: like one it does, or unlike any."""
-    allowed = list(rd.properties(c.tool(e.call.name)))
+    allowed = list(rq.properties(c.tool(e.call.name)))
     return any(
         a not in allowed and unlike(a, allowed) != alike for a in e.call.arguments if allowed
     )
@@ -127,12 +123,12 @@ def odd_argument(e: rq.Exchange, c: Context, alike: bool) -> bool:
 def taken(call: rq.Call, c: Context, kinds: tuple[str, ...] = ()) -> list[str]:
     """The call's required arguments, or those of the schema types `kinds`."""
     spec = c.tool(call.name)
-    names = [n for n, s in rd.properties(spec).items() if s.get("type") in kinds]
-    return [n for n in (names if kinds else rd.required(spec)) if n in call.arguments]
+    names = [n for n, s in rq.properties(spec).items() if s.get("type") in kinds]
+    return [n for n in (names if kinds else rq.required(spec)) if n in call.arguments]
 
 
 def lacks_required(e: rq.Exchange, c: Context) -> bool:
-    needed = rd.required(c.tool(e.call.name))
+    needed = rq.required(c.tool(e.call.name))
     return e.call.written is None and len(taken(e.call, c)) < len(needed)
 
 
@@ -149,7 +145,7 @@ def no_tool(fault: Fault, decision: Decision, c: Context) -> Decision:
 
 def invented(call: rq.Call, c: Context, rng: random.Random) -> str:
     spec = c.tool(call.name)
-    given = {rd.param_role(n, s): call.arguments.get(n) for n, s in rd.properties(spec).items()}
+    given = {rd.param_role(n, s): call.arguments.get(n) for n, s in rq.properties(spec).items()}
     about = " ".join(rd.split_identifier(call.name)) + f" {spec.description}"
     place, expression, guess = given.get("place"), given.get("expression"), rng.randint(16, 30)
     if place and "weather" in rd.concepts_of(about):
@@ -180,7 +176,7 @@ def wrong_param(fault: Fault, decision: Decision, c: Context) -> Decision:
         return decision
     (index, call), rng = found, fault.rng(c)
     name = [*taken(call, c), *call.arguments][0]
-    allowed = set(rd.properties(c.tool(call.name))) or set(call.arguments)
+    allowed = set(rq.properties(c.tool(call.name))) or set(call.arguments)
     tried = misnamed(name, call.name, rng.randrange(len(name)) if name else 0)
     wrong = rng.choice([o for o in tried if o not in allowed] or [f"{name}_value"])
     renamed = {(wrong if k == name else k): v for k, v in call.arguments.items()}
@@ -208,12 +204,9 @@ def extra_arg(fault: Fault, decision: Decision, c: Context) -> Decision:
     if not fault.fires(c, bool(decision.calls)):
         return decision
     call = decision.calls[0]
-    allowed = list(rd.properties(c.tool(call.name))) or list(call.arguments)
-    invented = [
-        (n, v)
-        for n, v in (("verbose", True), ("lang", "zh"), ("format", "json"))
-        if unlike(n, allowed)
-    ]
+    allowed = list(rq.properties(c.tool(call.name))) or list(call.arguments)
+    options = (("verbose", True), ("lang", "zh"), ("format", "json"))
+    invented = [(n, v) for n, v in options if unlike(n, allowed)]
     name, value = fault.rng(c).choice(invented or [("xtra", 1)])
     return changed(decision, 0, arguments={**call.arguments, name: value})
 

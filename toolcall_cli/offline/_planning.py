@@ -40,7 +40,7 @@ def tool_terms(spec: ToolSpec) -> dict[str, float]:
     """The concepts (`c:`) and words (`w:`) a tool is about, weighed by where it says them:
     its name, its description, a parameter's name and description."""
     texts = [(" ".join(rd.split_identifier(spec.name)), 3.0), (spec.description[:2000], 2.0)]
-    texts += [(f"{n} {rd.description_of(s)}", 1.0) for n, s in rd.properties(spec).items()]
+    texts += [(f"{n} {rq.description_of(s)}", 1.0) for n, s in rq.properties(spec).items()]
     weights: dict[str, float] = {}
     for text, weight in texts:
         words = {w for w in rd.english_words(text) if len(w) > 2 and w not in lx.WORDS["noise"]}
@@ -79,7 +79,7 @@ def make_plan(reading: rd.Reading, tools: Tools) -> Plan:
         return Plan(tuple(calls))
     # Nothing fully filled: the best tool with what it has (its error says what is missing),
     # never with none of what it requires.
-    attempt = () if len(lacking) == len(set(rd.required(best))) else tuple(first_calls)
+    attempt = () if len(lacking) == len(set(rq.required(best))) else tuple(first_calls)
     return Plan(attempt, complete=False, wanted=(best, lacking))
 
 
@@ -89,13 +89,13 @@ def filled(spec: ToolSpec, reading: rd.Reading) -> tuple[list[Call], tuple[str, 
     # Numbers inside an expression belong to it, not to numeric parameters.
     inside = reading.expressions and "expression" in rd.roles_of(spec)
     numbers = [] if inside else list(reading.numbers)
-    for name, schema in rd.properties(spec).items():
+    for name, schema in rq.properties(spec).items():
         found = param_values(rd.param_role(name, schema), schema, reading, numbers)
         values |= {name: found} if found else {}
     shared = {p: v[0] for p, v in values.items()}
     many = next((p for p, v in values.items() if len(v) > 1), None)
     calls = [Call(spec.name, {**shared, many: v}, (many, v)) for v in values[many]] if many else []
-    missing = tuple(n for n in rd.required(spec) if n not in values)
+    missing = tuple(n for n in rq.required(spec) if n not in values)
     return calls or [Call(spec.name, shared, next(iter(shared.items()), None))], missing
 
 
@@ -103,11 +103,11 @@ def param_values(
     role: str, schema: dict[str, Any], reading: rd.Reading, numbers: list[float]
 ) -> list[Any]:
     if role == "enum":
-        return enum_match(rd.enum_values(schema), reading)
+        return enum_match(rq.enum_values(schema), reading)
     if role == "number":
         return [as_number(numbers.pop(0), schema)] if numbers else []
     if role in ("place", "timezone"):
-        return place_values(role == "timezone", rd.description_of(schema).lower(), reading)
+        return place_values(role == "timezone", rq.description_of(schema).lower(), reading)
     if role.startswith(("unit", "currency")):
         spans = reading.units if role.startswith("unit") else reading.currencies
         found = direction(role, spans, reading.text)
@@ -128,7 +128,7 @@ def as_number(value: float, schema: dict[str, Any]) -> int | float:
 
 def in_schema(unit: str, schema: dict[str, Any]) -> str:
     """A unit as the tool writes it: its enum's member for it, else ours."""
-    options = [str(o) for o in rd.enum_values(schema) if rd.canonical_unit(str(o)) == unit]
+    options = [str(o) for o in rq.enum_values(schema) if rd.canonical_unit(str(o)) == unit]
     return (options or [unit])[0]
 
 
@@ -231,7 +231,7 @@ def meant(found: Sequence[Measure], unit: str, extremes: Sequence[str]) -> list[
 
 def conversion(tool: ToolSpec, source: Measure, target: str) -> Call:
     arguments: dict[str, Any] = {}
-    for name, schema in rd.properties(tool).items():
+    for name, schema in rq.properties(tool).items():
         role = rd.param_role(name, schema)
         if role == "number" and source[0] not in arguments.values():
             arguments[name] = source[0]
@@ -308,5 +308,5 @@ def retry_allowed(fixed: Call, failed: Exchange, history: History, tools: Tools)
     if fixed != failed.call:
         return not same
     spec = next((t for t in tools if t.name == fixed.name), ToolSpec("", "", {}))
-    words = [*map(str, fixed.arguments.values()), *fixed.arguments, *rd.properties(spec)]
+    words = [*map(str, fixed.arguments.values()), *fixed.arguments, *rq.properties(spec)]
     return len(same) < 2 and not any(rq.named(failed.result or "", w) for w in words)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.models._conversation import description_of, enum_values, properties
 from toolcall_cli.offline import _lexicon as lx
 
 Spans = tuple[tuple[int, str], ...]  # (where, what) of each thing a text names, in order
@@ -256,23 +257,3 @@ def worded_role(names: set[str], words: set[str]) -> str:
 
 def roles_of(spec: ToolSpec) -> set[str]:
     return {param_role(n, s) for n, s in properties(spec).items()}
-
-
-def description_of(schema: dict[str, Any]) -> str:
-    return str(schema.get("description", ""))[:1000]
-
-
-def enum_values(schema: dict[str, Any]) -> list[Any]:
-    options = [schema, *(o for o in schema.get("anyOf") or [] if isinstance(o, dict))]
-    return next((list(o["enum"][:1000]) for o in options if isinstance(o.get("enum"), list)), [])
-
-
-def properties(spec: ToolSpec) -> dict[str, dict[str, Any]]:
-    props = spec.parameters.get("properties")
-    items = list(props.items())[:128] if isinstance(props, dict) else []
-    return {k: v for k, v in items if isinstance(v, dict)}
-
-
-def required(spec: ToolSpec) -> list[str]:
-    names = spec.parameters.get("required")
-    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
