@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -398,10 +399,16 @@ def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:
 
 Supply = Callable[[str, dict[str, Any]], Any]
 """A value for a parameter (its name, its schema) from what the model knows, or None."""
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "number": is_number,
     "boolean": lambda v: isinstance(v, bool),
 }
 
@@ -475,10 +482,13 @@ def fit(value: Any, schema: dict[str, Any], error: str) -> Any:
 def number_in(value: Any, kind: str) -> int | float | None:
     """The number a value writes ("12 km" → 12), whole where the type or the number is."""
     found = re.search(r"-?\d+(?:\.\d+)?", str(value))
-    if not found:
-        return None
-    number = float(found[0])
-    return int(number) if kind == "integer" or number.is_integer() else number
+    return whole(float(found[0]), kind) if found else None
+
+
+def whole(number: float, kind: Any) -> int | float:
+    """A number as a whole one where its type (`integer`) or its value is: 12.0 → 12."""
+    fits = math.isfinite(number) and (kind == "integer" or number.is_integer())
+    return int(number) if fits else number
 
 
 def named(text: str, word: str) -> bool:

@@ -16,9 +16,8 @@ from toolcall_cli.models import _conversation as rq
 from toolcall_cli.models._conversation import Exchange, named, read_json
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline import _reading as rd
-from toolcall_cli.offline._planning import fix_call
+from toolcall_cli.offline._planning import Tools, fix_call, measures
 
-Tools = Sequence[ToolSpec]
 _SIGNS = {"celsius": "°C", "fahrenheit": "°F"}
 _WEAR = (
     (25.0, "适合穿短袖。", "short sleeves are fine."),
@@ -118,7 +117,7 @@ def report(data: Any, zh: bool) -> dict[str, Any] | None:
     texts = {str(k): v for k, v in data.items() if isinstance(v, str) and v}
     place = next((k for k in texts if words_of(k) & rd.PLACE_WORDS), None)
     about = next((k for k in texts if is_description(k, texts)), None)
-    found = measures(data)
+    found = numbers_of(data)
     if place is None or about is None or "unit" not in found:
         return None
     where = place_in(localized(texts, place, zh), zh)
@@ -132,14 +131,11 @@ def day_of(texts: dict[str, str], about: str) -> dict[str, Any]:
     return {"day": day, "rain": any(w in v for v in words for w in ("雨", "rain"))}
 
 
-def measures(data: dict[str, Any]) -> dict[str, Any]:
-    """The numbers of a report in one unit: its value, high and low (`temp_c`, `high_c`)."""
-    found: dict[str, Any] = {}
-    for key, value in data.items():
-        unit = rd.unit_of_field(str(key))
-        if unit and rd.is_number(value) and found.get("unit", unit) == unit:
-            found = {"unit": unit, rd.field_extreme(str(key)) or "value": value, **found}
-    return found
+def numbers_of(data: dict[str, Any]) -> dict[str, Any]:
+    """The numbers of a report in its first unit: its value, high and low (`temp_c`, `high_c`)."""
+    found = measures(data)
+    numbers = {rd.field_extreme(k) or "value": v for v, u, k in found[::-1] if u == found[0][1]}
+    return {"unit": found[0][1], **numbers} if found else {}
 
 
 def place_in(name: str, zh: bool) -> str:
@@ -220,7 +216,7 @@ def extreme_label(value: Any, reading: rd.Reading, said: list[Exchange]) -> str:
 def expression_line(data: Any, reading: rd.Reading, said: Any, e: Exchange) -> str:
     """ "12*5+3 = 63"; a rounded result says so: "10/3 ≈ 3.33"."""
     asked = [v for v in e.call.arguments.values() if v in reading.expressions]
-    if not asked or not (rd.is_number(data) or isinstance(data, str)):
+    if not asked or not (rq.is_number(data) or isinstance(data, str)):
         return ""
     exact = not isinstance(data, float) or float(shown(data)) == data
     return f"{asked[0]} {'=' if exact else '≈'} {shown(data) if isinstance(data, float) else data}"

@@ -133,8 +133,6 @@ def lacks_required(e: rq.Exchange, c: Context) -> bool:
 
 
 # --- what the model decides ----------------------------------------------------------------------
-
-
 def no_tool(fault: Fault, decision: Decision, c: Context) -> Decision:
     """硬答: a plausible invented answer instead of the calls it needs."""
     if not fault.fires(c, bool(decision.calls)):

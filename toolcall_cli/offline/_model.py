@@ -55,23 +55,18 @@ def decide(conversation: rq.Conversation) -> Decision:
     if not turns:
         return first_step(reading, conversation)
     history, last = [e for turn in turns for e in turn], turns[-1]
-    if len(turns) >= MAX_TURNS:
-        return Decision(text=say.final_answer(reading, turns, tools))
     retries = retried(last, reading, tools, history)
     more = retries or plan.pending_calls(reading, tools, history)
     more = more or plan.conversion_calls(reading, tools, history)
-    if not more:
+    if not more or len(turns) >= MAX_TURNS:
         return Decision(text=say.final_answer(reading, turns, tools))
     if retries or any(e.unparsed for e in last):  # put right, or made again whole: say why
-        return Decision(tuple(more), retry_lead_in(next(e for e in last if e.failed), reading.zh))
+        failure = next(e for e in last if e.failed)
+        head, items = say.error_lines(failure.result or "")
+        why = say.stated(f"{head} {'; '.join(items)}".strip(), 160)
+        lead = lx.phrase("retry", reading.zh, name=failure.call.name, reason=why)
+        return Decision(tuple(more), lead)
     return Decision(tuple(more), lx.phrase("next", reading.zh, tools=tool_list(more)))
-
-
-def retry_lead_in(failure: rq.Exchange, zh: bool) -> str:
-    """ "The call to x failed (why); let me fix it and try again." """
-    head, items = say.error_lines(failure.result or "")
-    reason = say.stated(f"{head} {'; '.join(items)}".strip(), 160)
-    return lx.phrase("retry", zh, name=failure.call.name, reason=reason)
 
 
 def retried(

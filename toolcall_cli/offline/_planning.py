@@ -3,7 +3,6 @@ a conversion of results the question asks for (with --dag, in the same reply); a
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -105,7 +104,7 @@ def param_values(
     if role == "enum":
         return enum_match(rq.enum_values(schema), reading)
     if role == "number":
-        return [as_number(numbers.pop(0), schema)] if numbers else []
+        return [rq.whole(numbers.pop(0), schema.get("type"))] if numbers else []
     if role in ("place", "timezone"):
         return place_values(role == "timezone", rq.description_of(schema).lower(), reading)
     if role.startswith(("unit", "currency")):
@@ -119,11 +118,6 @@ def param_values(
         gist = re.sub(r"^(please|请问|请|帮我)\s*", "", reading.text.strip(), flags=re.I)
         return [next(g for g in quoted[0] if g)] if quoted else [gist.rstrip("?？!！。. ")]
     return {"symbol": list(reading.tickers), "expression": list(reading.expressions)}.get(role, [])
-
-
-def as_number(value: float, schema: dict[str, Any]) -> int | float:
-    whole = math.isfinite(value) and (schema.get("type") == "integer" or value.is_integer())
-    return int(value) if whole else value
 
 
 def in_schema(unit: str, schema: dict[str, Any]) -> str:
@@ -166,8 +160,6 @@ def direction(role: str, spans: rd.Spans, text: str) -> str | None:
 
 
 # --- what is left once results come back -----------------------------------------------------
-
-
 def pending_calls(reading: rd.Reading, tools: Tools, history: History) -> list[Call]:
     """The question's calls no earlier call stands for (a partial attempt is made once)."""
     plan = make_plan(reading, tools)
@@ -183,13 +175,11 @@ def attempted(made: Call, item: Call, alone: set[str]) -> bool:
     return item.name in alone or made == item or made.arguments.get(key) == value
 
 
-def measures(result: str) -> list[Measure]:
-    """The measures in a result: fields like temp_c."""
-    data = read_json(result, result)
-    if isinstance(data, dict):
-        found = [(v, rd.unit_of_field(str(k)), str(k)) for k, v in data.items() if rd.is_number(v)]
-        return [(v, u, k) for v, u, k in found if u]
-    return []
+def measures(data: Any) -> list[Measure]:
+    """The measures in a result's fields, in order: `temp_c`, `high_f`, `distance_km`."""
+    fields = data.items() if isinstance(data, dict) else ()
+    found = [(v, rd.unit_of_field(str(k)), str(k)) for k, v in fields if rq.is_number(v)]
+    return [(v, u, k) for v, u, k in found if u]
 
 
 def converter(tools: Tools) -> ToolSpec | None:
@@ -201,11 +191,9 @@ def conversion_calls(reading: rd.Reading, tools: Tools, history: History) -> lis
     tool = converter(tools)
     if tool is None or not reading.units:
         return []
-    results = [
-        measures(e.result or "") for e in history if not e.failed and e.call.name != tool.name
-    ]
+    done = [read_json(e.result or "") for e in history if not e.failed and e.call.name != tool.name]
     made = [e.call for e in history if e.call.name == tool.name and not e.unparsed]
-    wanted = conversions(tool, results, reading)
+    wanted = conversions(tool, [measures(data) for data in done], reading)
     return [c for i, c in enumerate(wanted) if c not in made and c not in wanted[:i]]
 
 
@@ -213,12 +201,8 @@ def conversions(tool: ToolSpec, results: list[list[Measure]], reading: rd.Readin
     """A conversion of each result's measure into each unit asked for that no result is in."""
     have = {unit for found in results for _, unit, _ in found}
     targets = dict.fromkeys(u for _, u in reading.units if u not in have)
-    return [
-        conversion(tool, m, target)
-        for target in targets
-        for found in results
-        for m in meant(found, target, reading.extremes)
-    ]
+    pairs = [(t, m) for t in targets for r in results for m in meant(r, t, reading.extremes)]
+    return [conversion(tool, m, target) for target, m in pairs]
 
 
 def meant(found: Sequence[Measure], unit: str, extremes: Sequence[str]) -> list[Measure]:
@@ -290,8 +274,6 @@ def handles_currencies(spec: ToolSpec) -> bool:
 
 
 # --- putting a failed call right -----------------------------------------------------------
-
-
 def fix_call(exchange: Exchange, reading: rd.Reading, tools: Tools) -> Call | None:
     """The call put right from what its error names, a value it lacks from the question."""
     call, spec = exchange.call, next((t for t in tools if t.name == exchange.call.name), None)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.models._conversation import description_of, enum_values, properties
+from toolcall_cli.models._conversation import description_of, enum_values, is_number, properties
 from toolcall_cli.offline import _lexicon as lx
 
 Spans = tuple[tuple[int, str], ...]  # (where, what) of each thing a text names, in order
@@ -82,10 +82,6 @@ def field_extreme(key: str) -> str | None:
     """`high_c` the high, `min_temp` the low, `temp_c` neither (the value now)."""
     parts = set(split_identifier(key))
     return next((e for e, spellings in lx.EXTREMES.items() if parts & set(spellings)), None)
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # --- places -----------------------------------------------------------------------------------
@@ -167,8 +163,6 @@ def is_arithmetic(expression: str, functions: frozenset[str]) -> bool:
 
 
 # --- the question -------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Reading:
     """The question as the model understands it."""
@@ -196,13 +190,10 @@ def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
     concepts = frozenset(concepts_of(text, words) | ({"math"} if expressions else set()))
     numbers = tuple(float(n) for n in _NUMBER.findall(arithmetic))
     units, money = (tuple((s, n) for s, _, n in spans(text, t)) for t in (lx.UNITS, lx.CURRENCIES))
-    known = (frozenset(words), concepts, find_places(text), expressions, numbers, tickers_in(text))
+    tickers = re.findall(r"(?<![A-Za-z0-9])[A-Z]{2,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])", text)
+    tickers = [t for t in dict.fromkeys(tickers) if t not in lx.WORDS["not_tickers"]]
+    known = (frozenset(words), concepts, find_places(text), expressions, numbers, tuple(tickers))
     return Reading(text, lx.has_cjk(text), *known, units, money, extremes_asked(lowered))
-
-
-def tickers_in(text: str) -> tuple[str, ...]:
-    found = re.findall(r"(?<![A-Za-z0-9])[A-Z]{2,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])", text)
-    return tuple(t for t in dict.fromkeys(found) if t not in lx.WORDS["not_tickers"])
 
 
 def extremes_asked(lowered: str) -> tuple[str, ...]:
