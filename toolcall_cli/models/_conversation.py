@@ -395,6 +395,15 @@ def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:
     return (value if isinstance(value, dict) else None), repaired
 
 
+_QUOTED = re.compile(r"(?<![A-Za-z])'([^']+)'(?![A-Za-z])|\"([^\"]+)\"|“([^”]+)”|`([^`]+)`")
+
+
+def quoted(text: str) -> str | None:
+    """The first text a question quotes ("…", '…', “…”, `…`); an apostrophe in a word is none."""
+    found = _QUOTED.search(text)
+    return next(g for g in found.groups() if g) if found else None
+
+
 # --- reading an error, as any model would -------------------------------------------------------
 
 Supply = Callable[[str, dict[str, Any]], Any]

@@ -110,8 +110,7 @@ def from_question(question: str, schema: dict[str, Any]) -> Any:
     if schema.get("type") in ("number", "integer"):
         found = re.search(r"-?\d+(?:\.\d+)?", question)
         return json.loads(found.group()) if found else None
-    quoted = re.search(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”|`([^`]+)`", question)
-    return next(g for g in quoted.groups() if g) if quoted else None
+    return rq.quoted(question)
 
 
 def written(decided: list[PartnerCall] | str, fmt: rq.CallFormat, position: int) -> AssistantOutput:

@@ -1,6 +1,5 @@
-"""Answers in the question's language: the values results hold, stated (never their text
-pasted), what failed, honestly; without tools, what tool use is, thanks, hello, or the
-question back."""
+"""Answers in the question's language: the values results hold, stated (never pasted), what
+failed, honestly; without tools, what tool use is, thanks, hello, or the question back."""
 
 from __future__ import annotations
 
@@ -264,13 +263,12 @@ def error_lines(error: str) -> tuple[str, list[str]]:
 
 
 _TOOL_USE = (
-    "工具调用（function calling）：模型拿到工具的名字、描述和参数 schema，需要时不直接回答，"
-    "而是输出一个结构化的调用（工具名 + JSON 参数）；程序运行这个工具，把结果作为消息回传，"
-    "模型再继续调用或给出最终回答。模型的输出不可全信，所以每一步都要校验。",
-    "Tool use (function calling) means the model is given tools — names, descriptions and JSON "
-    "Schema parameters — and, instead of answering directly, emits a structured call (a tool name "
-    "plus JSON arguments). The program runs the tool and sends the result back, and the model "
-    "calls again or answers. A model's output can't be trusted blindly: every step is checked.",
+    "工具调用（function calling）：模型拿到工具的名字、描述和参数 schema，需要时输出结构化的"
+    "调用（工具名 + JSON 参数）；程序运行工具、回传结果，模型再调用或回答。每一步都要校验。",
+    "Tool use (function calling): given tools (names, descriptions, JSON Schema parameters), the "
+    "model may emit a structured call (a tool name and JSON arguments) instead of an answer; the "
+    "program runs the tool and sends the result back, and the model calls again or answers. A "
+    "model's output can't be trusted blindly: every step is checked.",
 )
 
 

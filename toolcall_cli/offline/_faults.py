@@ -17,7 +17,7 @@ from toolcall_cli.models import _conversation as rq
 from toolcall_cli.offline import _lexicon as lx
 from toolcall_cli.offline import _reading as rd
 
-ABOUT = {
+FAULT_KINDS = {
     "no_tool": "硬答: answers from 'memory' without calling the tool it needs (undetectable)",
     "unknown_tool": "calls a tool name that does not exist but is close to a real one",
     "wrong_param": "uses a wrong argument name (City, ciity or weather_city instead of city)",
@@ -35,7 +35,8 @@ ABOUT = {
     "truncated": "the reply is cut off inside a call (finish_reason length)",
     "split_tags": "streams chunks that split <tool_call> / </tool_call> tags on purpose",
 }
-"""Each kind, in the order they apply: what the model decides, then how it writes it."""
+"""Each kind (as `--faults` takes it) and what it does, in the order they apply: what the model
+decides, then how it writes it."""
 TEXT_ONLY = ("code_fence", "missing_close_tag", "prose_around", "split_tags")
 """Native calls and JSON mode have no tags to fence, drop or split (nor JSON mode a batch)."""
 TYPED = ("number", "integer", "boolean")
@@ -128,8 +129,7 @@ def taken(call: rq.Call, c: Context, kinds: tuple[str, ...] = ()) -> list[str]:
 
 
 def lacks_required(e: rq.Exchange, c: Context) -> bool:
-    needed = rq.required(c.tool(e.call.name))
-    return e.call.written is None and len(taken(e.call, c)) < len(needed)
+    return e.call.written is None and len(taken(e.call, c)) < len(rq.required(c.tool(e.call.name)))
 
 
 # --- what the model decides ----------------------------------------------------------------------
@@ -247,7 +247,7 @@ def quirk(fault: Fault, decision: Decision, c: Context) -> Decision:
 
 Change = Callable[[Fault, Decision, Context], Decision]
 _DECIDE = (no_tool, unknown_tool, wrong_param, missing_arg, extra_arg, wrong_type, repeat_call)
-DECIDING: dict[str, Change] = dict(zip(list(ABOUT)[:7], _DECIDE, strict=True))
+DECIDING: dict[str, Change] = dict(zip(list(FAULT_KINDS)[:7], _DECIDE, strict=True))
 """How each fault on what the model decides changes it; the others are quirks."""
 SHOWS: dict[str, Callable[[rq.Exchange, Context], bool]] = {
     "unknown_tool": lambda e, c: e.call.written is None and not c.knows(e.call.name),

@@ -8,9 +8,11 @@ import re
 from dataclasses import dataclass
 
 
-def table(text: str, between: str = " ") -> dict[str, tuple[str, ...]]:
+def table(text: str) -> dict[str, tuple[str, ...]]:
     """Entries `key: word word` on lines (or apart by ` ; `), a line starting with a space going
-    on with the one before; `~` in a word is a space."""
+    on with the one before; `~` in a word is a space. A table that writes `|` splits its
+    entries there (phrases, places), not at spaces."""
+    between = "|" if "|" in text else " "
     entries: dict[str, str] = {}
     key = ""
     for line in text.strip("\n").replace(" ; ", "\n").splitlines():
@@ -48,11 +50,10 @@ noise: a about also an and any are as at be by call calls can check could curren
  please query s should show some string tell than that the then there this to today tool
  toolcall tools up use used using value values was we what what's whats when where which who
  whom why will with would you your
-common: 请问 请帮我 帮我 帮忙 麻烦 查一下 查询 看一下 看看 告诉我 一下 现在 今天 明天 后天 昨天
- 今日 明日 天气 气温 温度 怎么样 如何 多少度 多少 分别 适合 可以 能不能 需要 是不是 是否
- 会不会 下雨 短袖 外套 衣服 穿 带伞 吗 呢 吧 啊 的 和 与 跟 及 以及 还有 是 在 有 会 都 也
- 我 你 他 她 它 们 这 那 哪 里 个 几 点 钟 时间 时候 几点 华氏 摄氏 度 用 换算 转换 成 为 给
- 把 从 到 比较 热 冷 晴 雨 雪 阴 风 怎样 呀 么 什么 情况 谢谢 多谢 感谢 你好 您好 好的
+common: 请问 请帮我 帮我 帮忙 麻烦 查一下 查询 看一下 看看 告诉我 一下 怎么样 如何 多少度 多少 分别
+ 适合 可以 能不能 需要 是不是 是否 会不会 吗 呢 吧 啊 的 和 与 跟 及 以及 还有 是 在 有 会 都 也 我
+ 你 他 她 它 们 这 那 哪 里 个 几 点 钟 时候 度 用 成 为 给 把 从 到 比较 风 怎样 呀 么 什么 情况
+ 谢谢 多谢 感谢 你好 您好 好的
 clothing: 短袖 穿 外套 衣服 毛衣 羽绒服 wear coat jacket shorts t-shirt sleeve sweater
 greetings: 你好 您好 嗨 哈喽 hello hi hey good~morning good~evening
 thanks: 谢谢 多谢 感谢 thanks thank~you thx
@@ -63,7 +64,8 @@ math: sqrt sin cos tan asin acos atan log ln log10 log2 exp abs round floor ceil
  degrees radians min max pow pi e tau
 not_tickers: I A OK US USA UK EU UTC GMT AI API JSON HTTP NYC ID KM KG RMB
 """)
-"""noise: no topic (get_weather is about weather, not "get"); common: Chinese, no place."""
+"""noise: no topic (get_weather is about weather, not "get"); common: Chinese, no place (as
+every table's words): what is left is read as a place name."""
 EXTREMES = table("""
 high: high highest max maximum 最高气温 最高温度 最高温 最高 高温 ; low: low lowest min minimum
  最低气温 最低温度 最低温 最低 低温
@@ -108,22 +110,19 @@ class Place:
     names: tuple[str, ...]
 
 
-_GAZETTEER = table(
-    """
-Asia/Shanghai: 北京 Beijing Peking, 上海 Shanghai, 广州 Guangzhou Canton, 深圳 Shenzhen,
- 杭州 Hangzhou, 成都 Chengdu, 重庆 Chongqing, 武汉 Wuhan, 西安 Xi'an Xian, 南京 Nanjing,
- 天津 Tianjin, 哈尔滨 Harbin
-Asia/Hong_Kong: 香港 Hong_Kong ; Asia/Taipei: 台北 Taipei ; Asia/Tokyo: 东京 Tokyo, 大阪 Osaka
+_GAZETTEER = table("""
+Asia/Shanghai: 北京 Beijing Peking | 上海 Shanghai | 广州 Guangzhou Canton | 深圳 Shenzhen |
+ 杭州 Hangzhou | 成都 Chengdu | 重庆 Chongqing | 武汉 Wuhan | 西安 Xi'an Xian | 南京 Nanjing |
+ 天津 Tianjin | 哈尔滨 Harbin
+Asia/Hong_Kong: 香港 Hong_Kong ; Asia/Taipei: 台北 Taipei ; Asia/Tokyo: 东京 Tokyo | 大阪 Osaka
 Asia/Seoul: 首尔 Seoul ; Asia/Singapore: 新加坡 Singapore ; Asia/Dubai: 迪拜 Dubai
-Asia/Kolkata: 孟买 Mumbai Bombay, 新德里 New_Delhi Delhi ; Europe/Moscow: 莫斯科 Moscow
+Asia/Kolkata: 孟买 Mumbai Bombay | 新德里 New_Delhi Delhi ; Europe/Moscow: 莫斯科 Moscow
 Europe/London: 伦敦 London ; Europe/Paris: 巴黎 Paris ; Europe/Berlin: 柏林 Berlin
 Europe/Madrid: 马德里 Madrid ; Europe/Rome: 罗马 Rome ; America/New_York: 纽约 New_York NYC
-America/Los_Angeles: 洛杉矶 Los_Angeles, 旧金山 San_Francisco, 西雅图 Seattle
+America/Los_Angeles: 洛杉矶 Los_Angeles | 旧金山 San_Francisco | 西雅图 Seattle
 America/Chicago: 芝加哥 Chicago ; America/Toronto: 多伦多 Toronto ; Australia/Sydney: 悉尼 Sydney
 America/Sao_Paulo: 圣保罗 São_Paulo
-""",
-    ",",
-)
+""")
 """Each IANA zone, and its places as `中文 English alias`."""
 PLACES = tuple(
     Place(names[0], names[1], zone, names)
@@ -137,8 +136,7 @@ def place_named(name: str) -> Place | None:
     return _BY_NAME.get(name.strip().casefold())
 
 
-PHRASES = table(
-    r"""
+PHRASES = table(r"""
 lead: 好的，我先调用 {tools} 获取需要的信息。| Let me call {tools} to find out.
 next: 拿到结果了，接下来调用 {tools}。| Got that. Next, {tools}.
 chain: 好的，我调用 {firsts}，并把它的结果直接交给 {seconds}。| Let me call {firsts} and
@@ -164,9 +162,7 @@ money: 我的工具都不能换算货币，也查不到汇率，我不想乱猜�
 weather: {place}晴，气温大约 {temp}°C。| {place}: sunny, about {temp}°C.
 guess: 据我所知，答案大约是 {guess}。| As far as I know, it is about {guess}.
 extreme: {place}{day}的{word}气温：| {place}'s {extreme} {day}:~
-""",
-    "|",
-)
+""")
 """What the model says, in Chinese and in English."""
 
 

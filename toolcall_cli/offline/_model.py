@@ -44,7 +44,7 @@ class OfflineModel:
         # Ids unique in the conversation; an answer through final_answer needs one too.
         at, count = len(body.get("messages") or []), len(decision.calls) or 1
         ids = [f"call_{digest(self.seed, conversation.question, at, i)[:24]}" for i in range(count)]
-        output = written(decision, conversation.format, ids, context)
+        output = written(decision, ids, context)
         yield from respond(body, output, response_id=f"chatcmpl-{key[:24]}", rng=random.Random(key))
 
 
@@ -55,7 +55,7 @@ def decide(conversation: rq.Conversation) -> Decision:
     if not turns:
         return first_step(reading, conversation)
     history, last = [e for turn in turns for e in turn], turns[-1]
-    retries = retried(last, reading, tools, history)
+    retries = retried(reading, conversation, history)
     more = retries or plan.pending_calls(reading, tools, history)
     more = more or plan.conversion_calls(reading, tools, history)
     if not more or len(turns) >= MAX_TURNS:
@@ -69,13 +69,11 @@ def decide(conversation: rq.Conversation) -> Decision:
     return Decision(tuple(more), lx.phrase("next", reading.zh, tools=tool_list(more)))
 
 
-def retried(
-    last: Sequence[rq.Exchange], reading: rd.Reading, tools: plan.Tools, history: plan.History
-) -> tuple[rq.Call, ...]:
+def retried(reading: rd.Reading, c: rq.Conversation, history: plan.History) -> tuple[rq.Call, ...]:
     """Each failed call of the last turn put right from its error, when it may be tried again."""
-    failed = [e for e in last if e.failed and not e.unparsed and not e.call.skipped]
-    fixes = [(plan.fix_call(e, reading, tools), e) for e in failed]
-    return tuple(f for f, e in fixes if f and plan.retry_allowed(f, e, history, tools))
+    failed = [e for e in c.turns[-1] if e.failed and not e.unparsed and not e.call.skipped]
+    fixes = [(plan.fix_call(e, reading, c.tools), e) for e in failed]
+    return tuple(f for f, e in fixes if f and plan.retry_allowed(f, e, history, c.tools))
 
 
 def first_step(reading: rd.Reading, conversation: rq.Conversation) -> Decision:
@@ -101,11 +99,10 @@ def tool_list(calls: Sequence[rq.Call]) -> str:
     return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counted)
 
 
-def written(
-    decision: Decision, fmt: rq.CallFormat, ids: Sequence[str], c: Context
-) -> AssistantOutput:
+def written(decision: Decision, ids: Sequence[str], c: Context) -> AssistantOutput:
     """The decision in the request's shape (tags, native calls, JSON), as careless as told."""
     quirks, answer = decision.quirks, json.dumps({"answer": decision.text}, ensure_ascii=False)
+    fmt = c.conversation.format
     if not decision.calls and fmt.answer_tool:
         return AssistantOutput(None, (WireCall(ids[0], fmt.answer_tool, answer),), "tool_calls")
     if not decision.calls:
@@ -121,14 +118,12 @@ def written(
             return AssistantOutput(payloads[0], finish_reason=finish)
         names = [call.name for call in decision.calls]
         return AssistantOutput(None, tuple(map(WireCall, ids, names, payloads)), finish)
-    return written_text(decision, fmt, payloads, c)
+    return written_text(decision, payloads, c)
 
 
-def written_text(
-    decision: Decision, fmt: rq.CallFormat, payloads: list[str], c: Context
-) -> AssistantOutput:
+def written_text(decision: Decision, payloads: list[str], c: Context) -> AssistantOutput:
     """Calls in the text protocol: in the prompt's tags (or fences), with the faults' quirks."""
-    quirks, cut = decision.quirks, "truncated" in decision.quirks
+    quirks, cut, fmt = decision.quirks, "truncated" in decision.quirks, c.conversation.format
     rng = random.Random(f"{c.key}:truncated")
     opening, close, fenced = fmt.open_tag, fmt.close_tag, "code_fence" in quirks
     tagged = [f"```json\n{p}\n```" if fenced else opening + p + close for p in payloads]

@@ -16,6 +16,7 @@ from toolcall_cli.offline import _reading as rd
 
 Tools = Sequence[ToolSpec]
 History = Sequence[Exchange]
+Schema = dict[str, Any]  # a parameter's JSON Schema
 Measure = tuple[Any, str, str]  # a number (or a placeholder for one), its unit, its field
 _BONUSES = (  # values of the question that a tool's parameters take
     ("expressions", {"expression"}, 3.0),
@@ -98,9 +99,7 @@ def filled(spec: ToolSpec, reading: rd.Reading) -> tuple[list[Call], tuple[str, 
     return calls or [Call(spec.name, shared, next(iter(shared.items()), None))], missing
 
 
-def param_values(
-    role: str, schema: dict[str, Any], reading: rd.Reading, numbers: list[float]
-) -> list[Any]:
+def param_values(role: str, schema: Schema, reading: rd.Reading, numbers: list[float]) -> list[Any]:
     if role == "enum":
         return enum_match(rq.enum_values(schema), reading)
     if role == "number":
@@ -111,16 +110,13 @@ def param_values(
         spans = reading.units if role.startswith("unit") else reading.currencies
         found = direction(role, spans, reading.text)
         return [in_schema(found, schema)] if found else []
-    if role == "text":
-        quoted = re.findall(
-            r"(?<![A-Za-z])'([^']+)'(?![A-Za-z])|\"([^\"]+)\"|“([^”]+)”", reading.text
-        )
+    if role == "text":  # what the question quotes, else the question itself
         gist = re.sub(r"^(please|请问|请|帮我)\s*", "", reading.text.strip(), flags=re.I)
-        return [next(g for g in quoted[0] if g)] if quoted else [gist.rstrip("?？!！。. ")]
+        return [rq.quoted(reading.text) or gist.rstrip("?？!！。. ")]
     return {"symbol": list(reading.tickers), "expression": list(reading.expressions)}.get(role, [])
 
 
-def in_schema(unit: str, schema: dict[str, Any]) -> str:
+def in_schema(unit: str, schema: Schema) -> str:
     """A unit as the tool writes it: its enum's member for it, else ours."""
     options = [str(o) for o in rq.enum_values(schema) if rd.canonical_unit(str(o)) == unit]
     return (options or [unit])[0]
@@ -278,8 +274,7 @@ def fix_call(exchange: Exchange, reading: rd.Reading, tools: Tools) -> Call | No
     """The call put right from what its error names, a value it lacks from the question."""
     call, spec = exchange.call, next((t for t in tools if t.name == exchange.call.name), None)
     fresh = filled(spec, reading)[0] if spec else []
-    own = [c for c in fresh if call.key and c.arguments.get(call.key[0]) == call.key[1]] or fresh
-    values = own[0].arguments if own else {}
+    values = fresh[0].arguments if fresh else {}
     return rq.repaired(call, exchange.result or "", tools, lambda name, _: values.get(name))
 
 

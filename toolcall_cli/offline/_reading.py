@@ -85,7 +85,6 @@ def field_extreme(key: str) -> str | None:
 
 
 # --- places -----------------------------------------------------------------------------------
-
 _TABLES = (lx.UNITS, lx.CURRENCIES, lx.SYNONYMS, lx.EXTREMES, lx.CONCEPTS)
 _COMMON = {s.lower() for table in _TABLES for spellings in table.values() for s in spellings}
 _COMMON |= {f"{day}day" for day in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")}
@@ -109,7 +108,6 @@ def find_places(text: str) -> tuple[str, ...]:
 
 
 # --- arithmetic ---------------------------------------------------------------------------------
-
 _N = r"(?<![\d.])\d+(?:\.\d+)?"
 _OPERATORS = (
     ("**", "to the power of|raised to|\\^"),
@@ -203,7 +201,6 @@ def extremes_asked(lowered: str) -> tuple[str, ...]:
 
 
 # --- what a parameter wants ------------------------------------------------------------------
-
 _ROLE_WORDS = lx.table("""
 place: city location place region country address town area destination 城市 地点 位置 地区
 symbol: symbol ticker 代码 股票代码
