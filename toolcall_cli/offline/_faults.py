@@ -58,14 +58,10 @@ class Context:
     streaming: bool
     key: str
     """The request's digest: each fault draws from its own RNG seeded with it."""
-
-    @property
-    def zh(self) -> bool:
-        return lx.has_cjk(self.conversation.question)
+    zh: bool  # the question is in Chinese: so is what the model says
 
     def tool(self, name: str) -> ToolSpec:
-        found = (t for t in self.conversation.tools if t.name == name)
-        return next(found, ToolSpec(name, "", {}))
+        return next((t for t in self.conversation.tools if t.name == name), ToolSpec(name, "", {}))
 
     def knows(self, name: str) -> bool:
         return any(t.name == name for t in self.conversation.tools)

@@ -37,7 +37,8 @@ class OfflineModel:
         sampling = ("temperature", "top_p", "seed", "max_tokens")
         key = digest(self.seed, {k: v for k, v in body.items() if k not in sampling})
         conversation = rq.read_conversation(body)
-        context = Context(conversation, bool(body.get("stream")), key)
+        streaming, zh = bool(body.get("stream")), lx.has_cjk(conversation.question)
+        context = Context(conversation, streaming, key, zh)
         decision = decide(conversation)
         for fault in self.faults:
             decision = fault.alter_decision(decision, context)

@@ -272,10 +272,9 @@ def handles_currencies(spec: ToolSpec) -> bool:
 # --- putting a failed call right -----------------------------------------------------------
 def fix_call(exchange: Exchange, reading: rd.Reading, tools: Tools) -> Call | None:
     """The call put right from what its error names, a value it lacks from the question."""
-    call, spec = exchange.call, next((t for t in tools if t.name == exchange.call.name), None)
-    fresh = filled(spec, reading)[0] if spec else []
-    values = fresh[0].arguments if fresh else {}
-    return rq.repaired(call, exchange.result or "", tools, lambda name, _: values.get(name))
+    spec = next((t for t in tools if t.name == exchange.call.name), None)
+    values = filled(spec, reading)[0][0].arguments if spec else {}  # its first call's values
+    return rq.repaired(exchange.call, exchange.result or "", tools, lambda n, _: values.get(n))
 
 
 def retry_allowed(fixed: Call, failed: Exchange, history: History, tools: Tools) -> bool:
