@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, best_match
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    SchemaError,
+    best_match,
+)
 
 from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, shown
 from toolcall_cli.kata._samples import named
@@ -165,14 +168,19 @@ SAMPLES: tuple[Sample, ...] = (
         (
             ("value as a string", {"value": "5", "from_unit": "km", "to_unit": "mi"}),
             ("a unit not allowed", {"value": 5, "from_unit": "ft", "to_unit": "mi"}),
-            ("a tag that is not a string", {"value": 5, "from_unit": "km", "to_unit": "mi",
-                                             "tags": [1]}),
+            (
+                "a tag that is not a string",
+                {"value": 5, "from_unit": "km", "to_unit": "mi", "tags": [1]},
+            ),
         ),
     ),
 )
 
 
-def schema_case(sample: Sample, aspect: str, judge: Callable[[Sample, dict[str, Any]], Verdict]) -> Case:
+Judge = Callable[[Sample, dict[str, Any]], Verdict]
+
+
+def schema_case(sample: Sample, aspect: str, judge: Judge) -> Case:
     def check(solution: Solution) -> Verdict:
         got = solution.call_on_samples("tool_schema", named(sample.name))
         return entry_problem(sample, got) or judge(sample, got["function"])
@@ -231,11 +239,13 @@ def required_and_defaults(sample: Sample, function: dict[str, Any]) -> Verdict:
 
 def descriptions(sample: Sample, function: dict[str, Any]) -> Verdict:
     if sample.summary not in str(function.get("description") or ""):
-        return Verdict(False, f"description: {shown(sample.summary)}", shown(function.get("description")))
+        return Verdict(
+            False, f"description: {shown(sample.summary)}", shown(function.get("description"))
+        )
     properties = function["parameters"].get("properties") or {}
     for name, text in sample.described.items():
-        said = properties.get(name) if isinstance(properties, dict) else None
-        found = said.get("description") if isinstance(said, dict) else None
+        schema = properties.get(name) if isinstance(properties, dict) else None
+        found = schema.get("description") if isinstance(schema, dict) else None
         if not isinstance(found, str) or text not in found:
             return Verdict(False, f"{name}: description {shown(text)}", shown(found))
     return Verdict(True)
@@ -296,8 +306,13 @@ BODIES: tuple[Body, ...] = (
         "after one call and its answer",
         "And tomorrow?",
         ("get_weather",),
-        ({"question": "What's the weather in Paris?", "rounds": [[WEATHER_PARIS]],
-          "answer": "21 °C in Paris."},),
+        (
+            {
+                "question": "What's the weather in Paris?",
+                "rounds": [[WEATHER_PARIS]],
+                "answer": "21 °C in Paris.",
+            },
+        ),
     ),
     Body(
         "history",
@@ -315,10 +330,22 @@ BODIES: tuple[Body, ...] = (
             {
                 "question": "Convert 5 km to miles",
                 "rounds": [
-                    [call("call_x", "convert_units", {"value": "5", "from_unit": "km"},
-                          "error: to_unit is required; value must be a number")],
-                    [call("call_y", "convert_units",
-                          {"value": 5, "from_unit": "km", "to_unit": "mi"}, "3.107")],
+                    [
+                        call(
+                            "call_x",
+                            "convert_units",
+                            {"value": "5", "from_unit": "km"},
+                            "error: to_unit is required; value must be a number",
+                        )
+                    ],
+                    [
+                        call(
+                            "call_y",
+                            "convert_units",
+                            {"value": 5, "from_unit": "km", "to_unit": "mi"},
+                            "3.107",
+                        )
+                    ],
                 ],
                 "answer": "5 km is about 3.1 miles.",
             },
@@ -365,10 +392,11 @@ def as_read(message: Any) -> Any:
         for c in message.get("tool_calls") or []:
             function = c.get("function") or {} if isinstance(c, dict) else {}
             try:
-                arguments = json.loads(function.get("arguments"))
+                arguments = json.loads(str(function.get("arguments")))
             except (TypeError, ValueError):
                 arguments = function.get("arguments")
-            calls.append([c.get("id") if isinstance(c, dict) else c, function.get("name"), arguments])
+            call_id = c.get("id") if isinstance(c, dict) else c
+            calls.append([call_id, function.get("name"), arguments])
         return {"role": "assistant", "content": message.get("content") or "", "calls": calls}
     return {k: message[k] for k in ("role", "content", "tool_call_id") if k in message}
 
@@ -395,7 +423,7 @@ def judge_body(body: Body, got: Any) -> Verdict | None:
         return Verdict(False, 'tool_choice: "auto"', shown(got.get("tool_choice", "left out")))
     sent = [as_read(m) for m in got["messages"] if m.get("role") not in ("system", "developer")]
     wanted = expected_messages(body)
-    for n, (expected, message) in enumerate(zip(wanted, sent)):
+    for n, (expected, message) in enumerate(zip(wanted, sent, strict=False)):
         if expected != message:
             return Verdict(False, f"message {n + 1}: {shown(expected)}", shown(message))
     if len(sent) != len(wanted):

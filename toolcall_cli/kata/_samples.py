@@ -8,7 +8,7 @@ Light to import: the process running the user's code loads it for every case."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, Optional  # noqa: UP035 - Optional is what the kata is about
+from typing import Any, Literal, Optional
 
 MARK = "sample function"
 

@@ -97,7 +97,7 @@ def example(functions: list[dict[str, Any]]) -> str:
     required = (first.get("parameters") or {}).get("required") or []
     samples = {"integer": 1, "number": 1.5, "boolean": True, "array": []}
     arguments = {
-        name: (properties[name].get("enum") or [samples.get(properties[name].get("type"), "...")])[0]
+        name: (properties[name].get("enum") or [samples.get(properties[name].get("type"), "")])[0]
         for name in required
         if name in properties
     }
