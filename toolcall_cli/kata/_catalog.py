@@ -69,6 +69,7 @@ KATAS: tuple[Kata, ...] = (
         "read <tool_call> blocks out of a whole reply, repairing what models get wrong",
         ("parse_tool_calls",),
         "toolcall_cli.kata._parse_kata",
+        ("strings", "broken JSON", "code fence"),
     ),
     Kata(
         "schema",
@@ -78,6 +79,7 @@ KATAS: tuple[Kata, ...] = (
         "the anyOf schema of a reply, then coercion and field errors for one call",
         ("build_schema", "validate_call"),
         "toolcall_cli.kata._schema_kata",
+        ("coercion", "range", "wrong arguments"),
     ),
     Kata(
         "stream",
@@ -87,6 +89,7 @@ KATAS: tuple[Kata, ...] = (
         "read calls while the reply streams in, keeping display text apart",
         ("StreamParser",),
         "toolcall_cli.kata._stream_kata",
+        ("strings", "broken JSON", "code fence", "long reply"),
     ),
     Kata(
         "loop",
@@ -98,6 +101,9 @@ KATAS: tuple[Kata, ...] = (
         "toolcall_cli.kata._loop_kata",
     ),
 )
+
+SHORT_LINES = 60
+"""The most lines a whiteboard-sized reference may have."""
 
 NAMES = tuple(kata.name for kata in KATAS)
 
