@@ -6,7 +6,7 @@ interview, where you name them; the schema, the whitelist and errors to act on a
 
 from typing import Any
 
-TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list}
+TYPES: dict[str, Any] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
 
 
 def closed(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
