@@ -358,8 +358,8 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     unknown = toolcall("kata", "new", "regex", cwd=tmp_path)
     assert unknown.returncode == 2
     assert (
-        unknown.stderr
-        == "toolcall: error: no kata named 'regex'; the katas: parse, schema, stream, loop\n"
+        unknown.stderr == "toolcall: error: no kata named 'regex'; the katas: "
+        "request, prompt, parse, schema, stream, loop\n"
     )
     missing = toolcall("kata", "check", "absent.py", cwd=tmp_path)
     assert missing.returncode == 2 and "cannot read absent.py" in missing.stderr

@@ -172,7 +172,15 @@ def test_the_interview_runs_out_of_time_grades_every_file_and_keeps_the_score(
     clock = Clock()
     # Enter checks the file: request after 5 min, parse after 10 more, the loop twice, and by
     # then 50 minutes have gone. Then one follow-up answered, two of its points marked.
-    script = [("", 5), ("", 10), ("", 20), ("", 15), ("an answer", 0), ("", 0), ("y", 0)]
+    script: list[tuple[str, float]] = [
+        ("", 5),
+        ("", 10),
+        ("", 20),
+        ("", 15),
+        ("an answer", 0),
+        ("", 0),
+        ("y", 0),
+    ]
     script.append(("y", 0))
     interview = Interview(work, Candidate(clock, script), clock=clock, rng=random.Random(1))
     scores = interview.run()
