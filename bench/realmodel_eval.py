@@ -17,8 +17,10 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import contextlib
 import dataclasses
 import datetime
+import functools
 import importlib.util
 import json
 import math
@@ -31,7 +33,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,9 +46,37 @@ PEERS_VENV = BENCH / ".venv-peers"
 DEFAULT_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
 DEFAULT_REPORT = BENCH / "results" / "realmodel_30questions.md"
 DEFAULT_SEEDS = (11, 22)
-SMOLAGENTS_MAX_STEPS = 5
+NOW_VARIABLE = "TOOLCALL_NOW"  # get_time's fixed instant (tools.d/clock.py)
+PEER_MAX_STEPS = 5
+"""Every peer's step cap: at most this many model calls, as toolcall's default iteration limit."""
+SMOLAGENTS_MAX_STEPS = PEER_MAX_STEPS
 
-# system name -> the toolcall flags that select it (None: the smolagents peer)
+
+@dataclass(frozen=True)
+class Peer:
+    """A framework beside toolcall: its runner in bench/eval (run in bench/.venv-peers)."""
+
+    runner: str
+    label: str
+    temperature: float | None = None
+    """None: the server's sampling (only the seed and max_tokens are sent)."""
+
+
+_PEER_KINDS = {
+    "smolagents": ("smolagents_runner.py", "smolagents ToolCallingAgent (max_steps {n})"),
+    "pydanticai": ("pydanticai_runner.py", "pydantic-ai Agent (request_limit {n})"),
+    "openai-agents": ("openai_agents_runner.py", "OpenAI Agents SDK (max_turns {n})"),
+    "langgraph": ("langgraph_runner.py", "LangGraph create_react_agent ({n} model calls)"),
+}
+PEERS: dict[str, Peer] = {}
+for _name, (_runner, _label) in _PEER_KINDS.items():
+    _shown = _label.format(n=PEER_MAX_STEPS)
+    PEERS[_name] = Peer(_runner, f"{_shown}, server's temperature")
+    PEERS[f"{_name}-t0"] = Peer(_runner, f"{_shown}, temperature 0", temperature=0.0)
+PEER_PACKAGES = ("smolagents", "openai", "pydantic-ai-slim[openai]", "openai-agents", "langgraph",
+                 "langchain-openai")  # fmt: skip
+
+# system name -> the toolcall flags that select it (None: a peer, in PEERS)
 SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "default": (),  # no strategy flag: what `toolcall run --base-url URL` picks for the server
     "regex": ("--strategy", "regex"),
@@ -58,8 +88,7 @@ SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "regex-compact": ("--strategy", "regex", "--prompt-style", "compact"),
     "regex-examples": ("--strategy", "regex", "--prompt-style", "examples"),
     "default-retrieve3": ("--retrieve", "3"),
-    "smolagents": None,
-    "smolagents-t0": None,  # the peer at temperature 0, toolcall's measured default there
+    **dict.fromkeys(PEERS),
 }
 SYSTEM_LABELS = {
     "default": "toolcall, no strategy chosen (the default for this server)",
@@ -72,9 +101,7 @@ SYSTEM_LABELS = {
     "regex-compact": "toolcall regex `--prompt-style compact`",
     "regex-examples": "toolcall regex `--prompt-style examples`",
     "default-retrieve3": "toolcall, no strategy chosen, `--retrieve 3`",
-    "smolagents": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS})",
-    "smolagents-t0": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS}), "
-    "temperature 0",
+    **{name: peer.label for name, peer in PEERS.items()},
 }
 
 # --- the tools' own answers ----------------------------------------------------------------------
@@ -110,13 +137,12 @@ def _lookup(path: str, bound: dict[str, Any]) -> Any:
 
 
 def _resolve(value: Any, bound: dict[str, Any]) -> Any:
-    if isinstance(value, str) and value.startswith("$"):
-        text = value[1:]
-        if re.fullmatch(r"[\w.]+", text):
-            return _lookup(text, bound)
-        # "$u.result*4": an expression over earlier results, for calculate
-        return re.sub(r"\$?([a-z]\w*\.\w+)", lambda m: repr(_lookup(m.group(1), bound)), text)
-    return value
+    """`$w.high_c` -> that value; `($w.high_c+$w.low_c)/2` -> an expression over results."""
+    if not isinstance(value, str) or "$" not in value:
+        return value
+    if re.fullmatch(r"\$[\w.]+", value):
+        return _lookup(value[1:], bound)
+    return re.sub(r"\$([a-z]\w*(?:\.\w+)?)", lambda m: repr(_lookup(m.group(1), bound)), value)
 
 
 @dataclass(frozen=True)
@@ -127,18 +153,47 @@ class Expected:
     """One of these must appear in the answer (case-insensitive)."""
     abs_tol: float
     rel_tol: float
+    times: tuple[tuple[int, int], ...] = ()
+    """Clock times (hour, minute), each to appear in the answer in a 24- or 12-hour form."""
+    explicit_tol: bool = True
+    """The question sets its tolerance; otherwise a figure must round as the answer wrote it."""
 
     def describe(self) -> str:
+        if self.times:
+            return " and ".join(f"{h:02d}:{m:02d}" for h, m in self.times)
         if self.texts:
             return " or ".join(self.texts)
         return " and ".join(f"{n:g}" for n in self.numbers)
 
 
-def expected_answer(question: dict[str, Any], tools: dict[str, Callable[..., Any]]) -> Expected:
+@contextlib.contextmanager
+def fixed_now(now: str | None) -> Iterator[None]:
+    """get_time reads the bench's fixed instant (questions.json's "now"), as every system's does."""
+    before = os.environ.get(NOW_VARIABLE)
+    if now is not None:
+        os.environ[NOW_VARIABLE] = now
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(NOW_VARIABLE, None)
+        else:
+            os.environ[NOW_VARIABLE] = before
+
+
+def _clock(text: str) -> tuple[int, int]:
+    hour, minute = text.split(":")[:2]
+    return int(hour), int(minute)
+
+
+def expected_answer(
+    question: dict[str, Any], tools: dict[str, Callable[..., Any]], now: str | None = None
+) -> Expected:
     bound: dict[str, Any] = {}
-    for step in question["truth"]:
-        args = {k: _resolve(v, bound) for k, v in step["args"].items()}
-        bound[step["as"]] = tools[step["tool"]](**args)
+    with fixed_now(now):
+        for step in question["truth"]:
+            args = {k: _resolve(v, bound) for k, v in step["args"].items()}
+            bound[step["as"]] = tools[step["tool"]](**args)
     expect = question["expect"]
     tol = question.get("tol", {})
     return Expected(
@@ -149,6 +204,8 @@ def expected_answer(question: dict[str, Any], tools: dict[str, Callable[..., Any
         ),
         abs_tol=float(tol.get("abs", 0.01)),
         rel_tol=float(tol.get("rel", 0.01)),
+        times=tuple(_clock(str(_lookup(p, bound))) for p in expect.get("times", ())),
+        explicit_tol="tol" in question,
     )
 
 
@@ -172,34 +229,89 @@ _SCALES = {
 }
 
 
-def numbers_in(text: str) -> list[float]:
-    """Every number in an answer, as written and scaled: "1.2 亿" gives 1.2 and 120000000."""
-    found: list[float] = []
+def figures_in(text: str) -> list[tuple[float, ...]]:
+    """Every number in an answer, each with its readings: "1.2 亿" gives (1.2, 120000000)."""
+    return [tuple(value for value, _ in figure) for figure in _readings(text)]
+
+
+def _readings(text: str) -> list[tuple[tuple[float, float], ...]]:
+    """Each number's readings as (value, half a unit of its last written digit): "41.8" is
+    (41.8, 0.05), "1.2 亿" also (120000000, 5000000)."""
+    found: list[tuple[tuple[float, float], ...]] = []
     for match in _NUMBER.finditer(text):
         first = match.start("neg") if match.group("neg") else match.start("num")
         before = text[max(0, first - 1) : first]
         if before == "_" or (before.isalnum() and before.isascii()):  # "call_1_0", "H2O"
             continue
-        value = float(match.group("num").replace(",", ""))
+        written = match.group("num").replace(",", "")
+        value = float(written)
         if match.group("neg"):
             value = -value
-        found.append(value)
+        half = 0.5 * 10.0 ** -len(written.partition(".")[2])
         scale = (match.group("scale") or "").lower()
         if scale in _SCALES:
-            found.append(value * _SCALES[scale])
+            found.append(((value, half), (value * _SCALES[scale], half * _SCALES[scale])))
+        else:
+            found.append(((value, half),))
     return found
 
 
-def _close(value: float, want: float, expected: Expected) -> bool:
-    return math.isclose(value, want, rel_tol=expected.rel_tol, abs_tol=expected.abs_tol)
+def numbers_in(text: str) -> list[float]:
+    """Every number in an answer, as written and scaled: "1.2 亿" gives 1.2 and 120000000."""
+    return [value for figure in figures_in(text) for value in figure]
+
+
+_CLOCK = re.compile(
+    r"(?P<before>上午|早上|凌晨|中午|下午|晚上|傍晚)?\s*(?P<h>\d{1,2})\s*(?::|：|点|時|时)\s*"
+    r"(?:(?P<m>\d{1,2})|(?P<half>半))?\s*(?:分)?\s*(?P<after>[ap]\.?\s?m\.?)?",
+    re.I,
+)
+_AFTERNOON = ("下午", "晚上", "傍晚")
+
+
+def times_in(text: str) -> set[tuple[int, int]]:
+    """Clock times in an answer, 24-hour: "2:30 PM", "14:30", "下午2点30分", "3点半"."""
+    found: set[tuple[int, int]] = set()
+    for match in _CLOCK.finditer(text):
+        hour = int(match.group("h"))
+        minute = 30 if match.group("half") else int(match.group("m") or 0)
+        after = (match.group("after") or "").lower().replace(".", "").replace(" ", "")
+        if after == "pm" or match.group("before") in _AFTERNOON:
+            hour = hour + 12 if hour < 12 else hour
+        elif (after == "am" or match.group("before") in ("凌晨", "早上", "上午")) and hour == 12:
+            hour = 0
+        if hour < 24 and minute < 60:
+            found.add((hour, minute))
+    return found
+
+
+_WEEKDAY_ZH = re.compile(r"(?:周|礼拜|禮拜|星期)([一二三四五六日天])")
+
+
+def _folded(text: str) -> str:
+    """Case folded, with 周五 / 礼拜五 / 星期天 written 星期五 / 星期日."""
+    return _WEEKDAY_ZH.sub(lambda m: "星期" + m.group(1).replace("天", "日"), text).casefold()
+
+
+def _close(value: float, half: float, want: float, expected: Expected) -> bool:
+    """Within the question's own tolerance, or else the expected figure rounded as the answer
+    wrote it: "41.84" or "42" for 41.8429, but not "443" for 444 (nor 1% off, as "443" is)."""
+    if expected.explicit_tol:
+        return math.isclose(value, want, rel_tol=expected.rel_tol, abs_tol=expected.abs_tol)
+    return abs(value - want) <= half * (1 + 1e-9) + 1e-9
 
 
 def is_correct(answer: str, expected: Expected) -> bool:
+    if expected.times:
+        return set(expected.times) <= times_in(answer)
     if expected.texts:
-        folded = answer.casefold()
-        return any(t.casefold() in folded for t in expected.texts)
-    values = numbers_in(answer)
-    return all(any(_close(v, want, expected) for v in values) for want in expected.numbers)
+        folded = _folded(answer)
+        return any(_folded(t) in folded for t in expected.texts)
+    readings = [reading for figure in _readings(answer) for reading in figure]
+    return all(
+        any(_close(value, half, want, expected) for value, half in readings)
+        for want in expected.numbers
+    )
 
 
 _ENGINE_NOTES = (
@@ -216,6 +328,16 @@ _ENGINE_NOTES = (
     "that was the last round",
     "answer with what you have",
     "<tool_result",
+    # issue 24's records: a note of the engine's own, repeated as the answer
+    "(the same call",
+    "a result you already have",
+    "the result you already had",
+    "result you already have from this run",
+    "error: unknown tool",
+    # a peer's own words, returned as its answer: LangGraph's at its step limit; smolagents'
+    # note on an empty reply, which the model then gave as its final answer
+    "need more steps to process this request",
+    "did not contain any json blob",
 )
 
 
@@ -245,7 +367,17 @@ def _literal(text: str) -> Any:
         return None
 
 
-def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
+def _holds_a_result(text: str, results: Iterable[str]) -> bool:
+    """The answer is, or holds, a tool result's raw text (a JSON object, not a bare number)."""
+    return any(
+        len(result) >= 20 and result.lstrip().startswith(("{", "[")) and result.strip() in text
+        for result in results
+    )
+
+
+def non_answer_kind(
+    answer: str, tool_names: Iterable[str], results: Iterable[str] = ()
+) -> str | None:
     """Why this text is not an answer at all, or None if it is one (right or wrong)."""
     text = answer.strip()
     if not text:
@@ -263,11 +395,47 @@ def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
     unfenced = re.sub(r"^```\w*\s*|\s*```$", "", text)
     # smolagents' own at-the-limit answer can be "Calling tools:\n[{'id': ..., 'function': ...}]"
     unfenced = re.sub(r"^Calling tools:\s*", "", unfenced)
-    if _call_shaped(_literal(unfenced)):
+    value = _literal(unfenced)
+    if _call_shaped(value):
         return "call-shaped"
     if re.match(r'^\s*\{\s*"name"\s*:\s*"\w+"\s*,\s*"(arguments|parameters)"', unfenced):
         return "call-shaped"  # a call cut short or with broken JSON
+    # A tool result handed back as it came (issue 24: raw get_weather JSON ended 0), or any
+    # bare JSON object: data for the model to read, not an answer for a person.
+    if _holds_a_result(text, results) or isinstance(value, dict):
+        return "echoed tool result"
     return None
+
+
+WRONG_KINDS = ("wrong number", "wrong tool", "no tool", "invented")
+"""Why a wrong answer was wrong, first match wins:
+- no tool: no tool was called, though every question needs one;
+- wrong tool: a tool the answer needs was never called;
+- invented: the answer states a figure found neither in the question nor in any tool result;
+- wrong number: the figures come from the question or the results, but are not the expected
+  ones (a wrong argument, the wrong field, a wrong name or city)."""
+
+
+def _grounded(figure: tuple[float, ...], sources: list[float]) -> bool:
+    return any(
+        math.isclose(value, source, rel_tol=0.01, abs_tol=0.06)
+        for value in figure
+        for source in sources
+    )
+
+
+def wrong_kind(record: dict[str, Any], question_text: str, needed: Iterable[str]) -> str:
+    called = set(record.get("called") or [])
+    if not called and not record.get("tool_calls"):
+        return "no tool"
+    if called and not set(needed) <= called:
+        return "wrong tool"
+    results = record.get("results")
+    if results is not None:
+        sources = numbers_in(question_text) + [n for r in results for n in numbers_in(str(r))]
+        if any(not _grounded(f, sources) for f in figures_in(str(record.get("answer") or ""))):
+            return "invented"
+    return "wrong number"
 
 
 # --- one run ------------------------------------------------------------------------------------
@@ -283,7 +451,9 @@ class Sampling:
         cap = f", max_tokens {self.max_tokens}" if self.max_tokens else ""
         if self.temperature is None and self.seed is None:
             return f"the server's default sampling (temperature 0.8, a new seed per request){cap}"
-        return f"temperature {self.temperature}, seed {self.seed}{cap}"
+        if self.temperature is None:
+            return f"the server's temperature (0.8), seed {self.seed}{cap}"
+        return f"temperature {self.temperature:g}, seed {self.seed}{cap}"
 
 
 def toolcall_command() -> list[str]:
@@ -308,7 +478,12 @@ def toolcall_sampling_flags() -> set[str]:
 
 
 def run_toolcall(
-    system: str, question: str, args: argparse.Namespace, sampling: Sampling, home: Path
+    system: str,
+    question: str,
+    args: argparse.Namespace,
+    sampling: Sampling,
+    home: Path,
+    now: str | None = None,
 ) -> dict[str, Any]:
     flags = SYSTEMS[system]
     assert flags is not None
@@ -336,6 +511,8 @@ def run_toolcall(
     command.append(question)
     # An empty config home: a user's own tools.d or profiles must not change what is measured.
     env = {**os.environ, "XDG_CONFIG_HOME": str(home), "HOME": str(home), "NO_COLOR": "1"}
+    if now:
+        env[NOW_VARIABLE] = now
     started = time.monotonic()
     try:
         done = subprocess.run(
@@ -370,6 +547,7 @@ def summarise_events(stdout: str) -> dict[str, Any]:
     replies: list[str] = []
     notices: list[str] = []
     names: list[str] = []
+    results: list[str] = []
     calls_per_reply: Counter[int] = Counter()
     iteration = 0
     for line in stdout.splitlines():
@@ -386,6 +564,8 @@ def summarise_events(stdout: str) -> dict[str, Any]:
         elif kind == "tool_call_parsed":
             calls_per_reply[iteration] += 1
             names.append(str(event["call"].get("name")))
+        elif kind == "tool_finished":
+            results.append(str((event.get("result") or {}).get("content", ""))[:400])
         elif kind == "final_answer":
             answer, best_effort = event.get("text", ""), bool(event.get("best_effort"))
         elif kind in ("notice", "answer_without_tools", "limit_reached", "model_failed"):
@@ -406,17 +586,22 @@ def summarise_events(stdout: str) -> dict[str, Any]:
         "replies": replies,
         "notices": notices,
         "called": names,
+        "results": results,
         "max_calls_in_reply": max(calls_per_reply.values(), default=0),
     }
 
 
-def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) -> dict[str, Any]:
+def run_peer(
+    system: str, question: str, args: argparse.Namespace, sampling: Sampling, now: str | None
+) -> dict[str, Any]:
+    peer = PEERS[system]
     job = {
         "question": question,
         "base_url": args.base_url,
         "model": args.model,
-        "max_steps": SMOLAGENTS_MAX_STEPS,
+        "max_steps": PEER_MAX_STEPS,
         "tool_dirs": [str(bundled_tools_dir()), str(BENCH_TOOLS)],
+        "tools": toolcall_tool_specs(),
         "sampling": {
             k: v
             for k, v in (
@@ -427,14 +612,16 @@ def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) 
             if v is not None
         },
     }
+    env = {**os.environ, **({NOW_VARIABLE: now} if now else {}), "PYTHONWARNINGS": "ignore"}
     started = time.monotonic()
     try:
         done = subprocess.run(
-            [str(PEERS_VENV / "bin" / "python"), str(EVAL / "smolagents_runner.py")],
+            [str(PEERS_VENV / "bin" / "python"), str(EVAL / peer.runner)],
             input=json.dumps(job),
             capture_output=True,
             text=True,
             timeout=args.timeout,
+            env=env,
             check=False,
         )
     except subprocess.TimeoutExpired:
@@ -445,7 +632,7 @@ def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) 
     except (IndexError, ValueError):
         tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
         return {"answer": None, "exit": done.returncode, "timeout": False, "error": tail[0][:300]}
-    failed = "error" in out
+    failed = bool(out.get("error"))
     return {
         "answer": None if failed else out.get("answer", ""),
         "exit": 1 if failed else 0,
@@ -455,9 +642,24 @@ def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) 
         "stop_reason": out.get("state", "error" if failed else ""),
         "iterations": out.get("steps", 0),
         "tool_calls": out.get("tool_calls", 0),
+        "called": out.get("called", []),
+        "results": out.get("results", []),
         "tokens": out.get("tokens") or 0,
         "replies": out.get("replies", []),
+        "sent": out.get("sent", {}),
     }
+
+
+@functools.lru_cache(maxsize=1)
+def toolcall_tool_specs() -> list[dict[str, Any]]:
+    """Every tool as toolcall's registry describes it to a model: the peers get the same."""
+    from toolcall_cli.tools.registry import Tool
+
+    functions = load_tool_functions([bundled_tools_dir(), BENCH_TOOLS])
+    specs = [Tool.from_function(f).spec for f in functions.values()]
+    return [
+        {"name": s.name, "description": s.description, "parameters": s.parameters} for s in specs
+    ]
 
 
 def bundled_tools_dir() -> Path:
@@ -466,16 +668,26 @@ def bundled_tools_dir() -> Path:
     return found()
 
 
-def classify(record: dict[str, Any], expected: Expected, tool_names: Iterable[str]) -> None:
-    """Sets outcome (correct | wrong | no answer), non_answer and ended_0_non_answer."""
+def classify(
+    record: dict[str, Any],
+    expected: Expected,
+    tool_names: Iterable[str],
+    question: dict[str, Any] | None = None,
+) -> None:
+    """Sets outcome (correct | wrong | no answer), wrong_kind, non_answer, ended_0_non_answer."""
     answer = record.get("answer")
-    kind = None if answer is None else non_answer_kind(answer, tool_names)
+    results = [str(r) for r in record.get("results") or []]
+    kind = None if answer is None else non_answer_kind(answer, tool_names, results)
     record["non_answer"] = kind
     record["ended_0_non_answer"] = record.get("exit") == 0 and (answer is None or kind is not None)
     if record.get("exit") != 0 or answer is None or kind is not None:
         record["outcome"] = "no answer"
     else:
         record["outcome"] = "correct" if is_correct(answer, expected) else "wrong"
+    record["wrong_kind"] = None
+    if record["outcome"] == "wrong" and question is not None:
+        needed = {step["tool"] for step in question["truth"]}
+        record["wrong_kind"] = wrong_kind(record, question["question"], needed)
     # toolcall's best-effort answer at the limit exits 3: not counted, but worth knowing
     record["best_effort_correct"] = bool(
         record.get("best_effort") and answer and kind is None and is_correct(answer, expected)
@@ -491,13 +703,61 @@ def _mean(values: list[float]) -> str:
     return f"{sum(values) / len(values):.1f}" if values else "–"
 
 
+HALVES = ("held-out", "tuning")
+HALF_TITLES = {
+    "held-out": "Held-out half (the headline: nothing is tuned on it)",
+    "tuning": "Tuning half (defaults and thresholds are chosen on it)",
+}
+TABLE_NOTE = (
+    "A run is *correct* when it ended 0 with the expected figure (or city, weekday, clock time) "
+    "in its answer; *no answer* when it exited non-zero, timed out, or ended with a non-answer "
+    "(empty, an echoed engine note or a framework's own give-up line, a bare tool name, "
+    "call-shaped JSON, a tool result handed back raw). *wrong* is split by kind: *number* (the "
+    "figures come from the question or the results but are not the expected ones), *tool* (a "
+    "tool the answer needs was never called), *no tool* (no tool called at all), *invented* (a "
+    "figure in the answer is in neither the question nor any result). *ended 0 with a "
+    "non-answer* counts the runs that still exited 0 (the framework returned normally). "
+    "*best-effort right* counts toolcall runs that exited 3 at the limit with a right "
+    "best-effort answer (counted as no answer). Iterations are model calls; tokens (prompt and "
+    "reply, every call) and wall time are means per run."
+)
+
+
+def system_table(records: list[dict[str, Any]], systems: list[str]) -> list[str]:
+    lines = [
+        "| system | runs | correct | wrong | wrong: number / tool / no tool / invented "
+        "| no answer | ended 0 with a non-answer | best-effort right | mean iterations "
+        "| mean tokens | mean wall time (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for system in systems:
+        mine = [r for r in records if r["system"] == system]
+        if not mine:
+            continue
+        count = Counter(r["outcome"] for r in mine)
+        kinds = Counter(r.get("wrong_kind") for r in mine if r["outcome"] == "wrong")
+        lines.append(
+            f"| {SYSTEM_LABELS[system]} | {len(mine)} | {count['correct']}/{len(mine)} "
+            f"| {count['wrong']} | {' / '.join(str(kinds[k]) for k in WRONG_KINDS)} "
+            f"| {count['no answer']} "
+            f"| {sum(1 for r in mine if r['ended_0_non_answer'])} "
+            f"| {sum(1 for r in mine if r.get('best_effort_correct'))} "
+            f"| {_mean([float(r.get('iterations') or 0) for r in mine])} "
+            f"| {_mean([float(r.get('tokens') or 0) for r in mine]).removesuffix('.0')} "
+            f"| {_mean([float(r.get('wall') or 0) for r in mine])} |"
+        )
+    return lines
+
+
 def render_report(
     records: list[dict[str, Any]],
     questions: list[dict[str, Any]],
     systems: list[str],
     expected: dict[str, Expected],
     meta: dict[str, str],
+    half_of: dict[str, str] | None = None,
 ) -> str:
+    half_of = half_of or {}
     lines = [
         "# Real-model evaluation",
         "",
@@ -508,35 +768,14 @@ def render_report(
         "",
     ]
     lines += [f"- {k}: {v}" for k, v in meta.items() if k != "label"]
-    lines += [
-        "",
-        "## Per system",
-        "",
-        "A run is *correct* when it ended 0 with the expected figure (or city) in its answer; "
-        "*no answer* when it exited non-zero, timed out, or ended with a non-answer (empty, an "
-        "echoed engine note, a bare tool name, call-shaped JSON). *ended 0 with a non-answer* "
-        "counts those that still exited 0 (the issue requires none). *best-effort right at the "
-        "limit* counts toolcall runs that exited 3 with a right best-effort answer (counted as "
-        "no answer). Tokens and wall time are means per run.",
-        "",
-        "| system | runs | correct | wrong | no answer | ended 0 with a non-answer "
-        "| best-effort right at the limit | mean iterations | mean tokens | mean wall time (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for system in systems:
-        mine = [r for r in records if r["system"] == system]
-        if not mine:
-            continue
-        count = Counter(r["outcome"] for r in mine)
-        lines.append(
-            f"| {SYSTEM_LABELS[system]} | {len(mine)} | {count['correct']}/{len(mine)} "
-            f"| {count['wrong']} | {count['no answer']} "
-            f"| {sum(1 for r in mine if r['ended_0_non_answer'])} "
-            f"| {sum(1 for r in mine if r.get('best_effort_correct'))} "
-            f"| {_mean([float(r.get('iterations') or 0) for r in mine])} "
-            f"| {_mean([float(r.get('tokens') or 0) for r in mine]).removesuffix('.0')} "
-            f"| {_mean([float(r.get('wall') or 0) for r in mine])} |"
-        )
+    lines += ["", "## Per system", "", TABLE_NOTE, ""]
+    halves = [h for h in HALVES if any(r.get("half") == h for r in records)]
+    for half in halves:
+        mine = [r for r in records if r.get("half") == half]
+        lines += [f"### {HALF_TITLES[half]}", "", *system_table(mine, systems), ""]
+    if len(halves) != 1:
+        lines += ["### All questions run" if halves else "### All", ""]
+        lines += [*system_table(records, systems), ""]
     lines += [
         "",
         "## Per question",
@@ -567,7 +806,10 @@ def render_report(
                 or " "
             )
         text = question["question"].replace("|", "\\|")
-        lines.append(f"| `{qid}` {text} | {expected[qid].describe()} | " + " | ".join(cells) + " |")
+        where = {"held-out": " (held-out)", "tuning": " (tuning)"}.get(half_of.get(qid, ""), "")
+        lines.append(
+            f"| `{qid}`{where} {text} | {expected[qid].describe()} | " + " | ".join(cells) + " |"
+        )
     lines += ["", "## How the runs ended", ""]
     lines += ["| system | exit codes | stop reasons | non-answers | most calls in one reply |"]
     lines += ["|---|---|---|---|---|"]
@@ -630,27 +872,43 @@ def server_answers(base_url: str) -> bool:
         return False
 
 
-def ensure_peers_venv() -> None:
-    python = PEERS_VENV / "bin" / "python"
-    if python.exists():
-        return
-    print(f"realmodel_eval: creating {PEERS_VENV.relative_to(ROOT)} (smolagents, openai)")
-    subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "smolagents", "openai"], check=True)
+def _distribution(package: str) -> str:
+    return package.split("[", 1)[0]
 
 
-def smolagents_version() -> str:
-    done = subprocess.run(
-        [
-            str(PEERS_VENV / "bin" / "python"),
-            "-c",
-            "import smolagents; print(smolagents.__version__)",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+def peer_versions() -> dict[str, str]:
+    """Each peer package's installed version in bench/.venv-peers ("" if missing)."""
+    names = [_distribution(p) for p in PEER_PACKAGES]
+    code = (
+        "import importlib.metadata as m, json, sys\n"
+        "def v(n):\n"
+        "    try: return m.version(n)\n"
+        "    except m.PackageNotFoundError: return ''\n"
+        "print(json.dumps({n: v(n) for n in sys.argv[1:]}))"
     )
-    return done.stdout.strip() or "?"
+    python = PEERS_VENV / "bin" / "python"
+    if not python.exists():
+        return dict.fromkeys(names, "")
+    done = subprocess.run(
+        [str(python), "-c", code, *names], capture_output=True, text=True, check=False
+    )
+    try:
+        found: dict[str, str] = json.loads(done.stdout)
+    except ValueError:
+        return dict.fromkeys(names, "")
+    return found
+
+
+def ensure_peers_venv() -> None:
+    """bench/.venv-peers with every peer framework: made or completed with pip, said in a line."""
+    python = PEERS_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
+    versions = peer_versions()
+    missing = [p for p in PEER_PACKAGES if not versions.get(_distribution(p))]
+    if missing:
+        print(f"realmodel_eval: installing {', '.join(missing)} in {PEERS_VENV.relative_to(ROOT)}")
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *missing], check=True)
 
 
 def select(items: list[str], wanted: str | None, what: str) -> list[str]:
@@ -708,6 +966,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--label", default="Real-model evaluation")
     parser.add_argument("--report-only", action="store_true", help="rewrite the report only")
     parser.add_argument("--notes", type=Path, help="a Markdown file appended to the report")
+    parser.add_argument(
+        "--half",
+        choices=(*HALVES, "all"),
+        default="all",
+        help="only this half of bench/eval/split.json; its questions are then asked in turn "
+        "by category, so a run cut short still covers every category",
+    )
+    parser.add_argument("--server-note", default="", help="how the server was started (report)")
     return parser.parse_args(argv)
 
 
@@ -723,16 +989,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen_ids = select([q["id"] for q in questions], args.questions, "question")
     by_id = {q["id"]: q for q in questions}
     questions = [by_id[i] for i in chosen_ids]
+    half_of = load_split()
+    if args.half != "all":
+        questions = by_category_in_turn([q for q in questions if half_of.get(q["id"]) == args.half])
+    now = data.get("now")
     systems = select(list(SYSTEMS), args.systems, "system")
     tools = load_tool_functions([bundled_tools_dir(), BENCH_TOOLS])
-    expected = {q["id"]: expected_answer(q, tools) for q in questions}
+    expected = {q["id"]: expected_answer(q, tools, data.get("now")) for q in questions}
 
     records: list[dict[str, Any]] = []
     if (args.resume or args.report_only) and args.records.exists():
         records = [json.loads(line) for line in args.records.read_text().splitlines() if line]
         for record in records:  # graded again: the grader may have learnt since they ran
             if record["qid"] in expected:
-                classify(record, expected[record["qid"]], tools)
+                record["half"] = half_of.get(record["qid"], "")
+                classify(record, expected[record["qid"]], tools, by_id[record["qid"]])
     if not args.report_only:
         if not server_answers(args.base_url):
             print(f"realmodel_eval: error: no server answers at {args.base_url}", file=sys.stderr)
@@ -767,13 +1038,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             def measure(number: int, seed: int, sampling: Sampling, question: dict[str, Any],
                         system: str) -> None:  # fmt: skip
-                if system == "smolagents-t0":
-                    at_zero = dataclasses.replace(sampling, temperature=0.0)
-                    record = run_smolagents(question["question"], args, at_zero)
-                elif system == "smolagents":
-                    record = run_smolagents(question["question"], args, sampling)
+                load = os.getloadavg()[0]
+                peer = PEERS.get(system)
+                if peer is not None and peer.temperature is not None:
+                    sampling = dataclasses.replace(sampling, temperature=peer.temperature)
+                if system in PEERS:
+                    record = run_peer(system, question["question"], args, sampling, now)
                 else:
-                    record = run_toolcall(system, question["question"], args, sampling, Path(home))
+                    record = run_toolcall(
+                        system, question["question"], args, sampling, Path(home), now
+                    )
                 record.update(
                     {
                         "pass": number,
@@ -782,9 +1056,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "qid": question["id"],
                         "system": system,
                         "jobs": args.jobs,
+                        "load1": round(load, 2),
+                        "half": half_of.get(question["id"], ""),
                     }
                 )
-                classify(record, expected[question["id"]], tools)
+                classify(record, expected[question["id"]], tools, question)
                 with written:
                     records.append(record)
                     with args.records.open("a", encoding="utf-8") as out:
@@ -811,7 +1087,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": f"`{args.model}` as named to the server",
         "server": server_facts(args.base_url) if args.base_url else "–",
         "toolcall commit measured": git_commit(),
-        "smolagents": smolagents_version(),
+        "peers (bench/.venv-peers)": ", ".join(
+            f"{k} {v or '?'}" for k, v in peer_versions().items()
+        ),
+        "server started as": args.server_note or "(not said: --server-note)",
+        "fixed instant get_time reads (TOOLCALL_NOW)": str(now),
+        "load average (1 min) at each run's start": _load_summary(records),
         "passes and seeds": ", ".join(
             sorted({f"pass {r['pass']}: seed {r['seed']}" for r in records})
         ),
@@ -825,7 +1106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({', '.join(sorted({q['lang'] for q in questions}))})",
     }
     shown = [s for s in SYSTEMS if any(r["system"] == s for r in records)]
-    report = render_report(records, data["questions"], shown, expected_all(data, tools), meta)
+    report = render_report(
+        records, data["questions"], shown, expected_all(data, tools), meta, half_of
+    )
     if args.notes:
         report += "\n" + args.notes.read_text(encoding="utf-8")
     args.report.write_text(report, encoding="utf-8")
@@ -833,8 +1116,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _load_summary(records: list[dict[str, Any]]) -> str:
+    loads = sorted(float(r["load1"]) for r in records if r.get("load1") is not None)
+    if not loads:
+        return "not recorded"
+    middle = loads[len(loads) // 2]
+    return f"median {middle:.1f}, from {loads[0]:.1f} to {loads[-1]:.1f} (2 cores)"
+
+
+def load_split(path: Path = EVAL / "split.json") -> dict[str, str]:
+    """question id -> its half, from the committed split (empty if there is none)."""
+    if not path.exists():
+        return {}
+    halves: dict[str, list[str]] = json.loads(path.read_text(encoding="utf-8"))["halves"]
+    return {qid: half for half, ids in halves.items() for qid in ids}
+
+
+def by_category_in_turn(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One question of each category (first tool) in turn, each category in its own order."""
+    queues: dict[str, list[dict[str, Any]]] = {}
+    for question in questions:
+        queues.setdefault(question["truth"][0]["tool"], []).append(question)
+    ordered: list[dict[str, Any]] = []
+    while any(queues.values()):
+        for queue in queues.values():
+            if queue:
+                ordered.append(queue.pop(0))
+    return ordered
+
+
 def expected_all(data: dict[str, Any], tools: dict[str, Callable[..., Any]]) -> dict[str, Expected]:
-    return {q["id"]: expected_answer(q, tools) for q in data["questions"]}
+    return {q["id"]: expected_answer(q, tools, data.get("now")) for q in data["questions"]}
 
 
 if __name__ == "__main__":
