@@ -103,7 +103,7 @@ class EvalRun:
             **self.key.record(),
             "category": self.category,
             **self.verdict.record(),
-            "calls": list(self.calls),
+            "made_calls": list(self.calls),
             **self.figures,
         }
 
@@ -129,7 +129,7 @@ class EvalRun:
             key,
             verdict,
             figures,
-            tuple(record.get("calls") or ()),
+            tuple(record.get("made_calls") or ()),
             str(record.get("category") or ""),
         )
 
