@@ -117,7 +117,7 @@ def bfcl_verdict(case: Case, *made: MadeCall) -> tuple[str, str | None]:
 
 
 def test_bfcl_files_are_read_with_their_possible_answers_beside_them() -> None:
-    (simple_0, simple_1, simple_2) = read_bfcl(BFCL / "BFCL_v3_simple.json")
+    (simple_0, _, simple_2) = read_bfcl(BFCL / "BFCL_v3_simple.json")
     assert simple_0.category == "simple"
     assert [spec.name for spec in simple_0.specs] == ["weather_get_current"]  # `.` is not a name
     assert simple_2.specs[0].parameters["properties"]["base"]["type"] == "number"  # float
@@ -172,8 +172,8 @@ def test_calls_only_format_bfcl_grades_the_projects_bfcl_cases_on_the_offline_mo
 ) -> None:
     for path in sorted(BFCL.glob("BFCL_v3_*.json")):
         out = tmp_path / path.stem
-        done = cli(tmp_path, "eval", str(path), "--format", "bfcl", "--calls-only", "--out", str(out),
-                        "--strategy", "regex,schema", "--json")  # fmt: skip
+        flags = ("--format", "bfcl", "--calls-only", "--strategy", "regex,schema", "--json")
+        done = cli(tmp_path, "eval", str(path), *flags, "--out", str(out))
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)
         assert report["calls_only"] is True
@@ -196,7 +196,8 @@ def write(tmp_path: Path, text: str, name: str = "cases.jsonl") -> Path:
     [
         ('{"id": "a", "question": "hi"}\n', "say what is right"),
         (
-            '{"id": "a", "question": "hi", "no_call": true}\n{"id": "a", "question": "x", "no_call": true}\n',
+            '{"id": "a", "question": "hi", "no_call": true}\n'
+            '{"id": "a", "question": "x", "no_call": true}\n',
             "also the id",
         ),
         ('{"question": "hi", "answer": {"regex": "("}}\n', "regex"),
@@ -211,7 +212,7 @@ def test_a_bad_case_file_is_one_line_naming_where_and_exit_2(
     tmp_path: Path, text: str, said: str
 ) -> None:
     path = write(tmp_path, text)
-    with pytest.raises(AppError, match="cases.jsonl"):
+    with pytest.raises(AppError, match=r"cases\.jsonl"):
         read_cases(path)
     done = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "out"))
     assert done.returncode == 2
@@ -251,7 +252,8 @@ def test_a_computed_answer_is_what_the_tools_return(tmp_path: Path) -> None:
                 "question": "北京明天最高气温是多少华氏度？",
                 "answer": {
                     "compute": [
-                        {"as": "w", "tool": "get_weather", "args": {"city": "北京", "day": "tomorrow"}},
+                        {"as": "w", "tool": "get_weather",
+                         "args": {"city": "北京", "day": "tomorrow"}},
                         {"as": "f", "tool": "convert_units",
                          "args": {"value": "$w.high_c", "from_unit": "°C", "to_unit": "°F"}},
                     ],
@@ -345,8 +347,8 @@ def test_an_interrupted_eval_resumes_where_it_stopped_with_no_case_run_twice(
     (out / "results.jsonl").write_text("\n".join(records[:10]) + "\n" + records[10][:30])
     kept = {json.loads(line)["trace"]: Path(json.loads(line)["trace"]).stat().st_mtime_ns
             for line in records[:10]}  # fmt: skip
-    again = cli(tmp_path, "eval", str(path), "--strategy", "regex,schema", "--out", str(out), "--json",
-                     "--resume")  # fmt: skip
+    flags = ("--strategy", "regex,schema", "--out", str(out), "--json")
+    again = cli(tmp_path, "eval", str(path), *flags, "--resume")
     assert again.returncode == 0, again.stderr
     assert "not a run record" in again.stderr
     report = json.loads(again.stdout)
