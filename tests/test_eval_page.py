@@ -76,13 +76,13 @@ def pixels(png: bytes) -> tuple[int, int, list[bytes]]:
         for x in range(stride):
             left = line[x - channels] if x >= channels else 0
             up, corner = previous[x], previous[x - channels] if x >= channels else 0
-            if kind == 1:
+            if rule == 1:
                 line[x] = (line[x] + left) & 255
-            elif kind == 2:
+            elif rule == 2:
                 line[x] = (line[x] + up) & 255
-            elif kind == 3:
+            elif rule == 3:
                 line[x] = (line[x] + (left + up) // 2) & 255
-            elif kind == 4:
+            elif rule == 4:
                 p = left + up - corner
                 near = min((abs(p - left), left), (abs(p - up), up), (abs(p - corner), corner))[1]
                 line[x] = (line[x] + near) & 255
