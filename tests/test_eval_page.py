@@ -69,7 +69,7 @@ def pixels(png: bytes) -> tuple[int, int, list[bytes]]:
     raw, stride, rows = zlib.decompress(data), width * channels, []
     previous = bytearray(stride)
     for y in range(height):
-        kind, line = (
+        rule, line = (
             raw[y * (stride + 1)],
             bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
         )
