@@ -45,6 +45,8 @@ NOW_VARIABLE = "TOOLCALL_NOW"
 """The instant the bundled get_time reads, when a case fixes one."""
 RESULTS = "results.jsonl"
 META = "eval.json"
+RESULT_KEPT = 400
+"""Characters of each tool result a run's record keeps."""
 NOT_RUN = "not run: toolcall eval --calls-only grades the calls and runs no tool"
 
 
@@ -97,6 +99,8 @@ class EvalRun:
     calls: tuple[str, ...] = ()
     """Each call the model wrote, as `name(arg=value, ...)`."""
     category: str = ""
+    results: tuple[str, ...] = ()
+    """The start of each tool result fed back (what grading an answer again needs)."""
 
     def record(self) -> dict[str, Any]:
         return {
@@ -104,6 +108,7 @@ class EvalRun:
             "category": self.category,
             **self.verdict.record(),
             "made_calls": list(self.calls),
+            "results": list(self.results),
             **self.figures,
         }
 
@@ -131,6 +136,7 @@ class EvalRun:
             figures,
             tuple(record.get("made_calls") or ()),
             str(record.get("category") or ""),
+            tuple(str(result) for result in record.get("results") or ()),
         )
 
     @property
@@ -381,7 +387,8 @@ class Runner:
             case, output, self.expected.get(case.id), names, calls_only=self.plan.calls_only
         )
         calls = tuple(call.describe() for call in output.calls)
-        run = EvalRun(key, verdict, figures.record(), calls, case.category)
+        results = tuple(result[:RESULT_KEPT] for result in output.results)
+        run = EvalRun(key, verdict, figures.record(), calls, case.category, results)
         self._append(run)
         return run
 
