@@ -1,4 +1,4 @@
-"""Right answers from a real model: toolcall's strategies beside the agent frameworks, graded by the tools.
+"""Right answers from a real model: toolcall beside agent frameworks, graded by the tools.
 
     python bench/realmodel_eval.py --base-url http://127.0.0.1:8181/v1      # the full run
     python bench/realmodel_eval.py --questions c-mul-add,w-beijing-now --systems regex --passes 1
