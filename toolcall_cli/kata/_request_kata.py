@@ -461,8 +461,7 @@ class LocalServe:
 
 
 def start_serve() -> str:
-    from toolcall_cli.serve._answering import Answerer, ServeSettings
-    from toolcall_cli.serve._http import ServeServer
+    from toolcall_cli.serve import Answerer, ServeServer, ServeSettings
 
     server = ServeServer(("127.0.0.1", 0), Answerer(ServeSettings()), lambda exchange: None)
     threading.Thread(target=server.serve_forever, daemon=True, name="serve").start()
