@@ -222,9 +222,14 @@ def expression_line(data: Any, reading: rd.Reading, said: Any, e: Exchange) -> s
 
 
 def record(name: str, data: Any, zh: bool) -> str:
-    """Any other result, a few of its values stated: "lookup_stock: price 154.32, currency USD"."""
-    listed = data if isinstance(data, list) else [data]
-    items = data.items() if isinstance(data, dict) else (("", v) for v in listed)
+    """Any other result, stated: a few of its values ("lookup_stock: price 154.32, currency
+    USD"), its text ('echo returned "hi".') or its value ("process_id returned 4242.")."""
+    if isinstance(data, str):
+        return f"{name} 返回：“{data}”" if zh else f'{name} returned "{data}".'
+    if not isinstance(data, (dict, list)):
+        value = shown(data) if rq.is_number(data) else json.dumps(data)
+        return f"{name} 的结果是 {value}。" if zh else f"{name} returned {value}."
+    items = data.items() if isinstance(data, dict) else (("", v) for v in data)
     facts = [(str(k), v) for k, v in items if type(v) in (str, int, float)]
     quiet = lx.WORDS["quiet"]
     kept = [f"{k.replace('_', ' ')} {shown(v)}".strip() for k, v in facts if k not in quiet][:6]

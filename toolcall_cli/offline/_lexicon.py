@@ -59,6 +59,8 @@ greetings: 你好 您好 嗨 哈喽 hello hi hey good~morning good~evening
 thanks: 谢谢 多谢 感谢 thanks thank~you thx
 exchange: exchange~rate exchange~rates forex 汇率 兑换 换汇 外汇
 tool_use: tool~use function~calling function~call tool~call 工具调用 函数调用
+refusal: user declined denied refused cancelled canceled skipped permission approval approve
+ withdrawn 用户 拒绝 取消 跳过 权限 批准
 quiet: note notes source disclaimer timestamp updated as_of
 math: sqrt sin cos tan asin acos atan log ln log10 log2 exp abs round floor ceil factorial hypot
  degrees radians min max pow pi e tau

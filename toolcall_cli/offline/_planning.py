@@ -29,10 +29,10 @@ _BONUSES = (  # values of the question that a tool's parameters take
 
 def tool_score(spec: ToolSpec, reading: rd.Reading) -> float:
     """How clearly a tool is about the question: shared concepts and words, and values it takes."""
-    weights = tool_terms(spec)
-    asked = {f"c:{c}" for c in reading.concepts} | {f"w:{w}" for w in reading.words}
+    weights, roles = tool_terms(spec), rd.roles_of(spec)
+    places = {w for place in reading.places for w in rd.english_words(place)}  # not a topic
+    asked = {f"c:{c}" for c in reading.concepts} | {f"w:{w}" for w in reading.words - places}
     score = sum(w / 2 if k == "c:date" else w for k, w in weights.items() if k in asked)
-    roles = rd.roles_of(spec)
     return score + sum(b for given, want, b in _BONUSES if getattr(reading, given) and roles & want)
 
 
@@ -61,7 +61,8 @@ class Plan:
 
 def make_plan(reading: rd.Reading, tools: Tools) -> Plan:
     """The calls the question needs now, one tool for each need (two clocks answer no two
-    questions). A tool lacking a value only another's result gives waits for a later turn."""
+    questions) but the tools as much about it as the best, which it cannot tell apart. A tool
+    lacking a value only another's result gives waits for a later turn."""
     scores = [tool_score(t, reading) for t in tools]
     ranked = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
     chosen = [(scores[i], tools[i], *filled(tools[i], reading)) for i in ranked if scores[i] >= 2]
@@ -69,12 +70,13 @@ def make_plan(reading: rd.Reading, tools: Tools) -> Plan:
         return Plan()
     top, best, first_calls, lacking = chosen[0]
     calls: list[Call] = []
-    needs: list[set[str]] = []
+    needs: list[tuple[set[str], float]] = []
     for score, spec, found, missing in chosen:
         about = f"{spec.name.replace('_', ' ')} {spec.description[:2000]}"
         need = rd.concepts_of(about) & reading.concepts
-        if not missing and (lacking or score >= top / 2) and not (need and need in needs):
-            calls, needs = [*calls, *found], [*needs, need]
+        met = any(need and need == n and score < s for n, s in needs)
+        if not missing and (lacking or score >= top / 2) and not met:
+            calls, needs = [*calls, *found], [*needs, (need, score)]
     if calls:
         return Plan(tuple(calls))
     # Nothing fully filled: the best tool with what it has (its error says what is missing),
@@ -279,10 +281,13 @@ def fix_call(exchange: Exchange, reading: rd.Reading, tools: Tools) -> Call | No
 
 def retry_allowed(fixed: Call, failed: Exchange, history: History, tools: Tools) -> bool:
     """Never a call that already failed; but the same call once more when its error names none
-    of its values nor its tool's parameters (it was not the call: a timeout, a busy service)."""
+    of its values nor its tool's parameters (it was not the call: a timeout, a busy service),
+    unless it says that someone or something refused it (the user, a permission)."""
     same = [e for e in history if e.failed and e.call == fixed]
     if fixed != failed.call:
         return not same
     spec = next((t for t in tools if t.name == fixed.name), ToolSpec("", "", {}))
     words = [*map(str, fixed.arguments.values()), *fixed.arguments, *rq.properties(spec)]
-    return len(same) < 2 and not any(rq.named(failed.result or "", w) for w in words)
+    told = failed.result or ""
+    refused = rd.mentions(told, lx.WORDS["refusal"])  # a person or a rule stopped it
+    return len(same) < 2 and not refused and not any(rq.named(told, w) for w in words)
