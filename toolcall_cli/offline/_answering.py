@@ -247,7 +247,7 @@ def failure(e: Exchange, reading: rd.Reading, tools: Tools) -> list[str]:
     if items:
         listed = [f"  - {item}" for item in items]
         return [failed + ("：" if zh else ":"), *listed, *([ask] if ask else [])]
-    closed = head.endswith(("?", "？", "!", "！"))  # "… Did you mean 'X'?" takes no full stop
+    closed = head.endswith(("?", "？", "!", "！"))  # an error asking "… 'X'?" takes no full stop
     end = "" if closed and zh else " " if closed else "。" if zh else ". "
     return [f"{failed}{end}{ask}".rstrip()]
 
@@ -270,10 +270,9 @@ def error_lines(error: str) -> tuple[str, list[str]]:
 _TOOL_USE = (
     "工具调用（function calling）：模型拿到工具的名字、描述和参数 schema，需要时输出结构化的"
     "调用（工具名 + JSON 参数）；程序运行工具、回传结果，模型再调用或回答。每一步都要校验。",
-    "Tool use (function calling): given tools (names, descriptions, JSON Schema parameters), the "
-    "model may emit a structured call (a tool name and JSON arguments) instead of an answer; the "
-    "program runs the tool and sends the result back, and the model calls again or answers. A "
-    "model's output can't be trusted blindly: every step is checked.",
+    "Tool use (function calling): given tools (names, descriptions, JSON Schema parameters), a "
+    "model may emit a call (a tool name and JSON arguments) instead of an answer; the program runs "
+    "it and sends the result back, and the model calls again or answers. Every step is checked.",
 )
 
 
@@ -293,10 +292,9 @@ def direct_answer(reading: rd.Reading, tools: Tools, money: bool = False) -> str
 
 def ask_for(spec: ToolSpec, missing: Sequence[str], reading: rd.Reading) -> str:
     """The question back, when a tool fits but the question gives none of what it requires."""
-    needs, zh = [], reading.zh
-    for name in missing:
-        about = first_line(rq.description_of(rq.properties(spec).get(name, {}))).rstrip(".。 ")
-        needs.append(name + ((f"（{about}）" if zh else f" ({about})") if about else ""))
+    zh, props = reading.zh, rq.properties(spec)
+    abouts = [(n, first_line(rq.description_of(props.get(n, {}))).rstrip(".。 ")) for n in missing]
+    needs = [n + ((f"（{a}）" if zh else f" ({a})") if a else "") for n, a in abouts]
     return lx.phrase("ask", zh, tool=spec.name, needs=("、" if zh else ", ").join(needs))
 
 

@@ -128,7 +128,6 @@ def lacks_required(e: rq.Exchange, c: Context) -> bool:
     return e.call.written is None and len(taken(e.call, c)) < len(rq.required(c.tool(e.call.name)))
 
 
-# --- what the model decides ----------------------------------------------------------------------
 def no_tool(fault: Fault, decision: Decision, c: Context) -> Decision:
     """硬答: a plausible invented answer instead of the calls it needs."""
     if not fault.fires(c, bool(decision.calls)):

@@ -167,9 +167,8 @@ def tag_cuts(content: str, fmt: rq.CallFormat, rng: random.Random) -> tuple[int,
 
 
 def call_fields(call: rq.Call, fmt: rq.CallFormat) -> dict[str, Any]:
-    """A call's JSON: its arguments (native), or its name and arguments as the prompt writes
-    them; with --dag, its own name and what it waits for among them (native: the reserved
-    arguments) or beside them (text)."""
+    """A call's JSON: its arguments (native), or its name and arguments as the prompt writes them;
+    with --dag, its name and what it waits for among them (native's reserved ones) or beside."""
     native = fmt.shape == "native"
     fields = dict(call.arguments) if native else {"name": call.name, "arguments": call.arguments}
     ref, waits = (rq.RESERVED_ID, rq.RESERVED_DEPENDS) if native else (rq.ID_KEY, rq.DEPENDS_KEY)

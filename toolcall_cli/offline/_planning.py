@@ -18,13 +18,11 @@ Tools = Sequence[ToolSpec]
 History = Sequence[Exchange]
 Schema = dict[str, Any]  # a parameter's JSON Schema
 Measure = tuple[Any, str, str]  # a number (or a placeholder for one), its unit, its field
-_BONUSES = (  # values of the question that a tool's parameters take
-    ("expressions", {"expression"}, 3.0),
-    ("tickers", {"symbol"}, 2.0),
-    ("units", {"unit_from", "unit_to", "unit"}, 1.0),
-    ("currencies", {"currency_from", "currency_to", "currency"}, 1.0),
-    ("places", {"place", "timezone"}, 0.5),
-)
+_BONUSES = lx.table("""
+expressions: 3 expression ; tickers: 2 symbol ; units: 1 unit_from unit_to unit
+currencies: 1 currency_from currency_to currency ; places: 0.5 place timezone
+""")
+"""What a question holds (a Reading's field) → what a tool gains that takes it, and its roles."""
 
 
 def tool_score(spec: ToolSpec, reading: rd.Reading) -> float:
@@ -33,7 +31,8 @@ def tool_score(spec: ToolSpec, reading: rd.Reading) -> float:
     places = {w for place in reading.places for w in rd.english_words(place)}  # not a topic
     asked = {f"c:{c}" for c in reading.concepts} | {f"w:{w}" for w in reading.words - places}
     score = sum(w / 2 if k == "c:date" else w for k, w in weights.items() if k in asked)
-    return score + sum(b for given, want, b in _BONUSES if getattr(reading, given) and roles & want)
+    gains = [float(b[0]) for k, b in _BONUSES.items() if getattr(reading, k) and roles & set(b[1:])]
+    return score + sum(gains)
 
 
 def tool_terms(spec: ToolSpec) -> dict[str, float]:
@@ -157,7 +156,6 @@ def direction(role: str, spans: rd.Spans, text: str) -> str | None:
     return names[source] if wants_source else [n for i, n in enumerate(names) if i != source][-1]
 
 
-# --- what is left once results come back -----------------------------------------------------
 def pending_calls(reading: rd.Reading, tools: Tools, history: History) -> list[Call]:
     """The question's calls no earlier call stands for (a partial attempt is made once)."""
     plan = make_plan(reading, tools)
@@ -223,9 +221,8 @@ def conversion(tool: ToolSpec, source: Measure, target: str) -> Call:
 
 
 def chained_calls(calls: Sequence[Call], reading: rd.Reading, tools: Tools) -> tuple[Call, ...]:
-    """With --dag, the question's calls and the conversions it asks of their results, in one
-    reply: the value a placeholder for the field the tool's description says it returns
-    (`high_c`). () when nothing chains."""
+    """With --dag, the question's calls and the conversions it asks of their results in one reply,
+    the value a placeholder for a field its description names (`high_c`); () when none chains."""
     tool = converter(tools)
     if tool is None or not reading.units:
         return ()
@@ -271,7 +268,6 @@ def handles_currencies(spec: ToolSpec) -> bool:
     return bool(money) or "currency" in rd.concepts_of(f"{spec.name} {spec.description}")
 
 
-# --- putting a failed call right -----------------------------------------------------------
 def fix_call(exchange: Exchange, reading: rd.Reading, tools: Tools) -> Call | None:
     """The call put right from what its error names, a value it lacks from the question."""
     spec = next((t for t in tools if t.name == exchange.call.name), None)

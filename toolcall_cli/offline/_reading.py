@@ -84,7 +84,6 @@ def field_extreme(key: str) -> str | None:
     return next((e for e, spellings in lx.EXTREMES.items() if parts & set(spellings)), None)
 
 
-# --- places -----------------------------------------------------------------------------------
 _TABLES = (lx.UNITS, lx.CURRENCIES, lx.SYNONYMS, lx.EXTREMES, lx.CONCEPTS)
 _COMMON = {s.lower() for table in _TABLES for spellings in table.values() for s in spellings}
 _COMMON |= {f"{day}day" for day in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")}
@@ -107,7 +106,6 @@ def find_places(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for _, name in sorted(found)))
 
 
-# --- arithmetic ---------------------------------------------------------------------------------
 _N = r"(?<![\d.])\d+(?:\.\d+)?"
 _OPERATORS = (
     ("**", "to the power of|raised to|\\^"),
@@ -160,7 +158,6 @@ def is_arithmetic(expression: str, functions: frozenset[str]) -> bool:
     return known and names and numbers and computes and any(c.isdigit() for c in expression)
 
 
-# --- the question -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Reading:
     """The question as the model understands it."""
@@ -200,7 +197,6 @@ def extremes_asked(lowered: str) -> tuple[str, ...]:
     return tuple(sorted((e for e in asked if asked[e]), key=lambda e: min(asked[e])))
 
 
-# --- what a parameter wants ------------------------------------------------------------------
 _ROLE_WORDS = lx.table("""
 place: city location place region country address town area destination 城市 地点 位置 地区
 symbol: symbol ticker 代码 股票代码
