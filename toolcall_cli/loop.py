@@ -28,7 +28,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors
+from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors, tool_results
 from toolcall_cli.choosing import Choosing, Retrieval
 from toolcall_cli.events import (
     AnswerWithoutTools,
@@ -479,6 +479,7 @@ class Run:
             notes=list(engine_notes(this_run)),
             unreadable=reply.unreadable,
             errors=list(tool_errors(this_run)),
+            results=list(tool_results(this_run)),
         )
 
     def count_progress(self, results: Sequence[ToolResult]) -> None:

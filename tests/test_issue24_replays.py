@@ -1,0 +1,174 @@
+"""Issue 24's failure kinds, each replayed by the scripted model as Qwen2.5-0.5B wrote it on
+llama-server with the bundled tools, and what the engine does about it now.
+
+Echoes: a tool result, toolcall's summary of earlier rounds, toolcall's note or its error
+handed back as the answer are fed back as no answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from test_loop import of
+
+from toolcall_cli.events import Event, FinalAnswer, Notice, RunFinished, ToolFinished
+from toolcall_cli.loop import Limits, run
+from toolcall_cli.messages import Message
+from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
+from toolcall_cli.tools.outcome import result_text
+
+BUNDLED = load_tools([bundled_tools_dir()]).registry
+
+
+def bundled(name: str, **arguments: Any) -> str:
+    """What a bundled tool gives for these arguments, as the model reads it."""
+    tool = BUNDLED.get(name)
+    assert tool is not None
+    return result_text(tool.func(**arguments))
+
+
+def native(name: str, call_id: str = "call_1", **arguments: Any) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+def play(
+    question: str, replies: list[Any], strategy: str = "schema", **limits: Any
+) -> tuple[list[Event], list[Message]]:
+    history: list[Message] = []
+    events = list(
+        run(
+            question,
+            model=ScriptedModel(replies),
+            strategy=get_strategy(strategy),
+            registry=BUNDLED,
+            history=history,
+            limits=Limits(**limits),
+        )
+    )
+    return events, history
+
+
+def told_not_an_answer(events: list[Event]) -> list[str]:
+    return [n.message for n in of(events, Notice) if "was not an answer" in n.message]
+
+
+# --- no echo for an answer ------------------------------------------------------------------
+
+
+def test_a_weather_result_echoed_as_the_answer_is_fed_back() -> None:
+    """Under schema, 5 runs ended 0 with a result's raw JSON as the answer."""
+    raw = bundled("get_weather", city="Tokyo")
+    replies = [native("get_weather", city="Tokyo"), raw, "Tokyo: 13 °C today."]
+    events, _ = play("What is the weather in Tokyo today?", replies)
+    (told,) = told_not_an_answer(events)
+    assert "hands back a tool result" in told
+    assert [a.text for a in of(events, FinalAnswer)] == ["Tokyo: 13 °C today."]
+
+
+def test_a_result_echoed_with_the_summarys_count_is_fed_back() -> None:
+    """One run's answer was a convert_units result with the summary's "(the same call 2
+    times)" after it."""
+    raw = bundled("convert_units", value=26, from_unit="mi", to_unit="km")
+    echoed = f"{raw} (the same call 2 times)"
+    replies = [native("convert_units", value=26, from_unit="mi", to_unit="km"), echoed, "41.84 km"]
+    events, _ = play("How many km is 26 miles?", replies)
+    assert len(told_not_an_answer(events)) == 1
+    assert [a.text for a in of(events, FinalAnswer)] == ["41.84 km"]
+
+
+def test_a_result_held_in_an_answer_without_its_note_is_fed_back() -> None:
+    fields = json.loads(bundled("get_weather", city="London"))
+    fields.pop("note")
+    held = f"Here it is: {json.dumps(fields, ensure_ascii=False)}"
+    replies = [native("get_weather", city="London"), held, "London is 9 °C."]
+    events, _ = play("How warm is London?", replies)
+    assert len(told_not_an_answer(events)) == 1
+
+
+def test_a_figure_taken_from_a_result_is_an_answer() -> None:
+    replies = [native("calculate", expression="123*47+19"), "5800"]
+    events, _ = play("What is 123*47+19?", replies)
+    assert told_not_an_answer(events) == []
+    assert [a.text for a in of(events, FinalAnswer)] == ["5800"]
+
+
+def test_an_engine_refusal_echoed_as_the_answer_is_fed_back() -> None:
+    """ "Answer: 126 is a result you already have from this run; answer the question with it…"
+    came back after calculate("126") was refused as a result handed back."""
+    replies = [
+        native("calculate", expression="(2^10-16)/8"),
+        native("calculate", "call_2", expression="126"),
+        "Answer: 126 is a result you already have from this run; answer the question with it",
+        "126",
+    ]
+    events, _ = play("What is (2^10 - 16) / 8?", replies)
+    (told,) = told_not_an_answer(events)
+    assert "note" in told
+    assert [a.text for a in of(events, FinalAnswer)] == ["126"]
+
+
+def test_an_unknown_tool_error_held_in_the_answer_is_fed_back() -> None:
+    """ "…, Error: unknown tool `sqrt(2)*100 rounded to 2 decimals`…" ended a run with 0."""
+    replies = [
+        native("sqrt(2)*100 rounded to 2 decimals"),
+        "The answer is, Error: unknown tool `sqrt(2)*100 rounded to 2 decimals`. Available",
+        "141.42",
+    ]
+    events, _ = play("What is sqrt(2)*100 rounded to 2 decimals?", replies)
+    assert len(told_not_an_answer(events)) == 1
+    assert [a.text for a in of(events, FinalAnswer)] == ["141.42"]
+
+
+def test_talk_of_toolcalls_note_is_fed_back() -> None:
+    """ "Based on the conversation, it appears that the toolcall has already returned the
+    result you already had." ended a run with 0 after a repeat withdrew the tools."""
+    replies = [
+        native("calculate", expression="2**10"),
+        native("calculate", "call_2", expression="2**10"),
+        "Based on the conversation, it appears that the toolcall has already returned the "
+        "result you already had.",
+        "1024",
+    ]
+    events, _ = play("What is 2 to the 10th?", replies)
+    (told,) = told_not_an_answer(events)
+    assert "toolcall's note" in told
+    assert [a.text for a in of(events, FinalAnswer)] == ["1024"]
+    assert of(events, RunFinished)[0].stop_reason == "answered"
+    assert of(events, ToolFinished)[1].result.cached
+
+
+def test_a_result_copied_cut_short_from_the_summary_is_fed_back() -> None:
+    """The summary of older rounds keeps a result's first 120 characters: copied from there,
+    with its count, the JSON does not even parse."""
+    raw = bundled("get_weather", city="Tokyo")
+    echoed = f"{raw[:120]}… (the same call 2 times)"
+    replies = [native("get_weather", city="Tokyo"), echoed, "Tokyo: 13 °C today."]
+    events, _ = play("What is the weather in Tokyo today?", replies)
+    assert len(told_not_an_answer(events)) == 1
+
+
+def test_an_answer_in_words_with_the_summarys_count_after_it_stands() -> None:
+    replies = [native("calculate", expression="12*5+3"), "12*5+3 = 63 (the same call 2 times)"]
+    events, _ = play("What's 12*5+3?", replies)
+    assert told_not_an_answer(events) == []
+
+
+def test_a_line_of_the_summary_handed_back_is_not_an_answer() -> None:
+    from toolcall_cli.answers import judge
+
+    reply = '- calculate({"expression": "12*5+3"}) -> 63'
+    verdict = judge(reply, question="What's 12*5+3?", tools=(), call_ids=(), notes=())
+    assert verdict is not None and "summary" in verdict.why
