@@ -12,7 +12,14 @@ from typing import Any
 
 from test_loop import of
 
-from toolcall_cli.events import Event, FinalAnswer, Notice, RunFinished, ToolFinished
+from toolcall_cli.events import (
+    AnswerWithoutTools,
+    Event,
+    FinalAnswer,
+    Notice,
+    RunFinished,
+    ToolFinished,
+)
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
@@ -160,10 +167,37 @@ def test_a_result_copied_cut_short_from_the_summary_is_fed_back() -> None:
     assert len(told_not_an_answer(events)) == 1
 
 
-def test_an_answer_in_words_with_the_summarys_count_after_it_stands() -> None:
-    replies = [native("calculate", expression="12*5+3"), "12*5+3 = 63 (the same call 2 times)"]
+def test_the_summarys_count_after_an_answer_is_fed_back() -> None:
+    replies = [
+        native("calculate", expression="12*5+3"),
+        "12*5+3 = 63 (the same call 2 times)",
+        "12*5+3 = 63",
+    ]
     events, _ = play("What's 12*5+3?", replies)
-    assert told_not_an_answer(events) == []
+    assert len(told_not_an_answer(events)) == 1
+
+
+def test_once_tools_are_withdrawn_the_summary_says_no_count_to_copy() -> None:
+    replies = [
+        native("calculate", expression="12*5+3"),
+        native("calculate", "call_2", expression="12*5+3"),
+        "63",
+    ]
+    model = ScriptedModel(replies)
+    events = list(
+        run(
+            "What's 12*5+3?",
+            model=model,
+            strategy=get_strategy("schema"),
+            registry=BUNDLED,
+            history=[],
+        )
+    )
+    assert of(events, AnswerWithoutTools)
+    # The last request: tools withdrawn, every round in the summary, each call once.
+    summary = json.dumps(model.requests[-1]["messages"], ensure_ascii=False)
+    assert "-> 63" in summary and "the same call" not in summary
+    assert [a.text for a in of(events, FinalAnswer)] == ["63"]
 
 
 def test_a_line_of_the_summary_handed_back_is_not_an_answer() -> None:
@@ -172,3 +206,65 @@ def test_a_line_of_the_summary_handed_back_is_not_an_answer() -> None:
     reply = '- calculate({"expression": "12*5+3"}) -> 63'
     verdict = judge(reply, question="What's 12*5+3?", tools=(), call_ids=(), notes=())
     assert verdict is not None and "summary" in verdict.why
+
+
+# --- failed repeats end sooner ----------------------------------------------------------------
+
+
+def test_a_failing_call_repeated_once_withdraws_the_tools() -> None:
+    """ "could not parse 'sqrt(2)*100 rounded to 2 decimals'" came back three times, then the
+    limit. Now the second identical failure withdraws the tools, as a repeat that succeeds
+    does."""
+    words = "sqrt(2)*100 rounded to 2 decimals"
+    replies = [
+        native("calculate", expression=words),
+        native("calculate", "call_2", expression=words),
+        "141.42",
+    ]
+    events, _ = play(f"What is {words}?", replies)
+    results = [f.result for f in of(events, ToolFinished)]
+    assert [r.ok for r in results] == [False, False]
+    assert "round(sqrt(2)*100, 2)" in results[0].content  # the form that works
+    (withdrawn,) = of(events, AnswerWithoutTools)
+    assert withdrawn.repeated and "failed again the same way" in withdrawn.message
+    assert [a.text for a in of(events, FinalAnswer)] == ["141.42"]
+    assert of(events, RunFinished)[0].iterations == 3
+
+
+def test_a_failed_call_sent_changed_is_no_repeat() -> None:
+    replies = [
+        native("calculate", expression="sqrt(2)*100 rounded to 2 decimals"),
+        native("calculate", "call_2", expression="round(sqrt(2)*100, 2)"),
+        "141.42",
+    ]
+    events, _ = play("What is sqrt(2)*100 rounded to 2 decimals?", replies)
+    assert of(events, AnswerWithoutTools) == []
+    assert [f.result.content for f in of(events, ToolFinished)][1] == "141.42"
+
+
+def test_a_call_whose_only_fault_is_an_extra_argument_runs_without_it() -> None:
+    """calculate(expression="sqrt(2)*100", round="2") was refused for `round` three times."""
+    replies = [native("calculate", expression="sqrt(2)*100", round="2"), "141.42"]
+    events, history = play("What is sqrt(2)*100 rounded to 2 decimals?", replies)
+    (finished,) = of(events, ToolFinished)
+    assert finished.result.ok
+    first_line, note = finished.result.content.split("\n", 1)
+    assert first_line == "141.421356237"
+    assert note.startswith("[toolcall] Ran without `round`: calculate does not take it")
+    assert "`round` left out: calculate does not take it" in finished.result.coerced
+    assert history[2].content == finished.result.content  # the model is told
+
+
+def test_get_time_with_an_extra_offset_runs_with_the_timezone_it_was_given() -> None:
+    replies = [native("get_time", timezone="UTC", timezone_offset="08:00"), "It is noon."]
+    events, _ = play("What time is it in UTC?", replies)
+    (finished,) = of(events, ToolFinished)
+    assert finished.result.ok and '"timezone": "UTC"' in finished.result.content
+    assert "Ran without `timezone_offset`" in finished.result.content
+
+
+def test_a_call_with_an_extra_argument_and_another_fault_is_refused_for_both() -> None:
+    replies = [native("convert_units", value="many", from_unit="mi", to_unit="km", x=1), "?"]
+    events, _ = play("How far?", replies)
+    (finished,) = of(events, ToolFinished)
+    assert not finished.result.ok and "`x`" in finished.result.content

@@ -229,7 +229,9 @@ def test_a_tool_can_declare_itself_not_cacheable(registry: ToolRegistry) -> None
 
 
 def test_failed_rounds_make_the_model_answer_without_tools(registry: ToolRegistry) -> None:
-    model = ScriptedModel([call("boom", x=1)] * 3 + ["I could not reach the backend."])
+    # Three different failing calls: the same one sent again would end sooner, as a repeat.
+    boom = [call("boom", x=n) for n in (1, 2, 3)]
+    model = ScriptedModel([*boom, "I could not reach the backend."])
     events = list(
         run(
             "q",

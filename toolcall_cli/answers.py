@@ -57,12 +57,12 @@ the error passed on in other words ("Error: The 'country' parameter must be a st
 _RESULT_TAG = re.compile(r"</?tool_result\b")
 """Results are what toolcall writes; a reply that starts as one is the model playing the engine."""
 _SUMMARY_MARKS = re.compile(
-    re.escape(SUMMARY_PREFIX) + r"|^\s*-\s*\w+\(\{.*\}\)\s*->", re.MULTILINE
+    re.escape(SUMMARY_PREFIX) + r"|^\s*-\s*\w+\(\{.*\}\)\s*->|\(the same call \d+ times\)",
+    re.MULTILINE,
 )
-"""What only toolcall's summary of earlier rounds writes: its heading, and its lines "-
-calculate({...}) -> 126". A reply holding one hands the summary back. (Its count, "(the same
-call 2 times)", after an answer in words leaves that answer standing; after a result's JSON it
-is the result handed back: see holds_a_result.)"""
+"""What only toolcall's summary of earlier rounds writes: its heading, its lines "-
+calculate({...}) -> 126" and its count "(the same call 2 times)". A reply holding one hands
+the summary back (seen under schema: a get_weather result and that count, as the answer)."""
 RESULT_HEAD_CHARS = 40
 """A reply that begins as a JSON result begins, for this many characters (spacing aside), is
 that result handed back, even cut short: the summary of older rounds keeps only a result's
@@ -72,10 +72,11 @@ ENGINE_NAME_ECHO_WORDS = 4
 is about the note, not the question: "Based on the conversation, it appears that the toolcall
 has already returned the result you already had." (Qwen2.5-0.5B, ending a run as an answer)."""
 _ENGINE_NAME = re.compile(r"\btoolcall\b|\btool call\b", re.IGNORECASE)
-_TOOL_EXCEPTION = re.compile(r"Error:\s*[A-Z]\w*(?:Error|Exception)\b")
-"""How a tool's own exception reads in its result ("Error: ValueError: unknown city…"): the
-tool's words. Any other error result is toolcall's own (an unknown tool, a repeat refused),
-and a reply holding its words repeats toolcall."""
+_INSTRUCTION = re.compile(r"\banswer (?:the question )?with\b", re.IGNORECASE)
+"""A refusal that tells the model to answer ("`126` is a result you already have from this
+run; answer the question with it…") is toolcall's instruction, as its notes are: a reply that
+says it back ("Answer: 126 is a result you already have from this run; …", from Qwen2.5-0.5B)
+is no answer."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,10 @@ def _a_note(text: str, said: Conversation) -> str | None:
 
 def _an_error(text: str, said: Conversation) -> str | None:
     errors = said.errors
+    marked = _ERROR_MARK.search(text)
+    if marked and not text.startswith("Error") and echoes_a_note(text[marked.end() :], errors):
+        # "…, Error: unknown tool `sqrt(2)*100 rounded to 2 decimals`…" ended a run with 0
+        return "it repeats a tool's error instead of answering"
     if not text.startswith("Error"):
         return None
     if any(text in error for error in errors) or said_again(text, errors):
@@ -336,11 +341,11 @@ def engine_notes(messages: Sequence[Message]) -> Iterator[str]:
 
 
 def engine_error(message: Message) -> bool:
-    """A failed call's result written by toolcall (an unknown tool, a call refused), not the
-    tool's own exception."""
+    """A call refused with an instruction to answer instead: toolcall's own words to the
+    model, not a tool's error."""
     content = message.content or ""
     return (
         message.role == "tool"
         and content.startswith("Error:")
-        and not _TOOL_EXCEPTION.match(content)
+        and bool(_INSTRUCTION.search(content))
     )

@@ -184,6 +184,8 @@ class Round:
         placeholder into that call takes."""
         self.results: list[ToolResult] = []
         """Every result so far, in the order the calls finished."""
+        self._notes: dict[str, str] = {}
+        """Call id → what the model is told after the call's result (an argument left out)."""
 
     # --- the round's life -----------------------------------------------------------------------
 
@@ -308,11 +310,15 @@ class Round:
         if stepped is None:
             return
         call = stepped
-        prepared = prepare(call, self._registry, time_limit=self._check_time(call))
+        prepared = prepare(
+            call, self._registry, time_limit=self._check_time(call), drop_unexpected=True
+        )
         if isinstance(prepared, ToolResult):
             yield from self._answer(call, prepared)
             return
         tool = prepared.tool
+        if prepared.dropped:
+            self._notes[call.id] = left_out(tool, prepared.dropped)
         refusal = yield from self._approval(call, tool)
         if refusal is not None:
             yield from self._answer(call, refusal)
@@ -550,6 +556,8 @@ class Round:
         # A reused result was cut when it was made; cutting it again would drop its note.
         result = finished.result
         result = result if result.cached else cut(result, self._max_result_chars)
+        if call.id in self._notes:
+            result = replace(result, content=f"{result.content}\n{self._notes.pop(call.id)}")
         entry.result = result
         entry.started, entry.ended = finished.started, finished.ended
         self.results.append(result)
@@ -656,6 +664,16 @@ def json_object(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def left_out(tool: Tool, dropped: Sequence[str]) -> str:
+    """The note after a call run without the arguments its tool does not take."""
+    names = ", ".join(f"`{name}`" for name in dropped)
+    taken = ", ".join(f"`{name}`" for name in tool.spec.parameters.get("properties") or {})
+    return (
+        f"{ENGINE_NOTE} Ran without {names}: {tool.name} does not take it (it takes "
+        f"{taken or 'no arguments'}). Send only those next time."
+    )
 
 
 def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:
