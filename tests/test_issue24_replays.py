@@ -78,11 +78,11 @@ def told_not_an_answer(events: list[Event]) -> list[str]:
 def test_a_weather_result_echoed_as_the_answer_is_fed_back() -> None:
     """Under schema, 5 runs ended 0 with a result's raw JSON as the answer."""
     raw = bundled("get_weather", city="Tokyo")
-    replies = [native("get_weather", city="Tokyo"), raw, "Tokyo: 13 °C today."]
+    replies = [native("get_weather", city="Tokyo"), raw, "Tokyo: 11 °C today."]
     events, _ = play("What is the weather in Tokyo today?", replies)
     (told,) = told_not_an_answer(events)
     assert "hands back a tool result" in told
-    assert [a.text for a in of(events, FinalAnswer)] == ["Tokyo: 13 °C today."]
+    assert [a.text for a in of(events, FinalAnswer)] == ["Tokyo: 11 °C today."]
 
 
 def test_a_result_echoed_with_the_summarys_count_is_fed_back() -> None:
@@ -100,7 +100,7 @@ def test_a_result_held_in_an_answer_without_its_note_is_fed_back() -> None:
     fields = json.loads(bundled("get_weather", city="London"))
     fields.pop("note")
     held = f"Here it is: {json.dumps(fields, ensure_ascii=False)}"
-    replies = [native("get_weather", city="London"), held, "London is 9 °C."]
+    replies = [native("get_weather", city="London"), held, "London is 6 °C."]
     events, _ = play("How warm is London?", replies)
     assert len(told_not_an_answer(events)) == 1
 
@@ -162,7 +162,7 @@ def test_a_result_copied_cut_short_from_the_summary_is_fed_back() -> None:
     with its count, the JSON does not even parse."""
     raw = bundled("get_weather", city="Tokyo")
     echoed = f"{raw[:120]}… (the same call 2 times)"
-    replies = [native("get_weather", city="Tokyo"), echoed, "Tokyo: 13 °C today."]
+    replies = [native("get_weather", city="Tokyo"), echoed, "Tokyo: 11 °C today."]
     events, _ = play("What is the weather in Tokyo today?", replies)
     assert len(told_not_an_answer(events)) == 1
 

@@ -283,7 +283,8 @@ def test_once_tools_are_withdrawn_the_summary_keeps_whole_results_and_each_call_
     ]
     assert '"high_c": 20' in summary
     assert summary.count('get_weather({"city": "Tokyo"})') == 1
-    assert "(the same call 4 times)" in summary
+    # Once tools are gone the count is no help, and a small model copied it into its answer.
+    assert "the same call" not in summary
 
 
 def test_while_tools_are_offered_older_rounds_stay_short_previews() -> None:

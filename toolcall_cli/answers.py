@@ -54,6 +54,9 @@ _ERROR_MARK = re.compile(r"Error\s*:")
 """How toolcall writes a failed call's result. A reply that starts so, in a run that got one, is
 the error passed on in other words ("Error: The 'country' parameter must be a string…" after
 "Error: unknown country 'beijing'", from Qwen2.5-0.5B), not an answer."""
+_HELD_ERROR = re.compile(r"(?<![A-Za-z])Error:")
+"""toolcall's mark inside a reply ("…, Error: unknown tool…"), not the end of an exception's
+name ("RuntimeError: the weather service is down", the tool's own words passed on)."""
 _RESULT_TAG = re.compile(r"</?tool_result\b")
 """Results are what toolcall writes; a reply that starts as one is the model playing the engine."""
 _SUMMARY_MARKS = re.compile(
@@ -162,7 +165,7 @@ def _a_note(text: str, said: Conversation) -> str | None:
 
 def _an_error(text: str, said: Conversation) -> str | None:
     errors = said.errors
-    marked = _ERROR_MARK.search(text)
+    marked = _HELD_ERROR.search(text)
     if marked and not text.startswith("Error") and echoes_a_note(text[marked.end() :], errors):
         # "…, Error: unknown tool `sqrt(2)*100 rounded to 2 decimals`…" ended a run with 0
         return "it repeats a tool's error instead of answering"

@@ -49,6 +49,7 @@ from toolcall_cli.events import (
     StopReason,
     ToolCallParsed,
 )
+from toolcall_cli.grounding import AnswerCheck, ArgumentCheck
 from toolcall_cli.history import ENGINE_NOTE_PREFIX
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
 from toolcall_cli.limits import question_too_long
@@ -163,6 +164,10 @@ class Run:
         with the user's approval."""
         self.progress = Progress()
         """Rounds without progress, and rounds that only repeated calls: when tools go."""
+        self.arguments_check = ArgumentCheck(limits.grounding, self.tools.names())
+        """--grounding: a call's figures come from the question or the results."""
+        self.answer_check = AnswerCheck(limits.grounding)
+        """--grounding: the answer's figures too (one nudge, then it stands, marked)."""
         self.tools_withdrawn = False
         self.dropped = 0
         """Calls of this iteration's reply past --max-calls-per-reply, never run."""
@@ -273,11 +278,23 @@ class Run:
 
     def take_answer(self, reply: Reply) -> Generator[Event, None, StopReason | None]:
         """A reply without calls: the answer, which ends the run; or something that is no
-        answer (a tool's name, an echoed note...), which the model is told about."""
+        answer (a tool's name, an echoed note...), which the model is told about; or, once,
+        an answer whose figures come from nowhere, which the model is shown the results for."""
         verdict = self.judge(reply)
         if verdict is None:
-            yield FinalAnswer(text=reply.text)
-            return "answered"
+            grounded = self.answer_check.look(
+                reply.text, self.question, self.history, self.first_message, self.offered()
+            )
+            if grounded is None:
+                yield FinalAnswer(text=reply.text)
+                return "answered"
+            checked, nudge = grounded
+            yield checked
+            if nudge is None:
+                yield FinalAnswer(text=reply.text, ungrounded=checked.figures)
+                return "answered"
+            self.history.append(user(nudge))
+            return None
         yield Notice(
             level="warning",
             message=f"the model's reply was not an answer: {verdict.why}; told it so",
@@ -320,7 +337,10 @@ class Run:
         self.tools_withdrawn = True
         self.history.append(user(message))
         yield AnswerWithoutTools(
-            failed_rounds=self.progress.failed_rounds, message=message, repeated=repeating
+            failed_rounds=self.progress.failed_rounds,
+            message=message,
+            repeated=repeating,
+            failed_again=repeating and self.progress.only_failures_repeated,
         )
 
     def at_the_limit(self) -> Generator[Event, None, StopReason]:
@@ -385,8 +405,13 @@ class Run:
             self.iterations, self.question, self.history[: self.first_message]
         )
 
+    def offered(self) -> list[str]:
+        """The tools the model may call now."""
+        return [] if self.tools_withdrawn else self.tools.names()
+
     def new_round(self) -> Round:
         self.quotes.read(self.history, self.tools.names())
+        self.arguments_check.read(self.history, self.first_message)
         return Round(
             registry=self.tools,
             cache=self.cache,
@@ -400,6 +425,7 @@ class Run:
             iteration=self.iterations,
             quotes=self.quotes,
             run_time_left=lambda: self.remaining,
+            grounding=self.arguments_check,
         )
 
     def stream_reply(self, request: ModelRequest, reading: Reading) -> Iterator[Event]:
