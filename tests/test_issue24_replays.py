@@ -2,20 +2,26 @@
 llama-server with the bundled tools, and what the engine does about it now.
 
 Echoes: a tool result, toolcall's summary of earlier rounds, toolcall's note or its error
-handed back as the answer are fed back as no answer.
+handed back as the answer are fed back as no answer. Failed repeats end sooner. Figures from
+nowhere, in a call's arguments or in an answer, are refused once or nudged once under
+--grounding check. No run whose replies are no answer ends with exit code 0.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+from in_process import toolcall
 from test_loop import of
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
     FinalAnswer,
+    GroundingChecked,
     Notice,
     RunFinished,
     ToolFinished,
@@ -268,3 +274,196 @@ def test_a_call_with_an_extra_argument_and_another_fault_is_refused_for_both() -
     events, _ = play("How far?", replies)
     (finished,) = of(events, ToolFinished)
     assert not finished.result.ok and "`x`" in finished.result.content
+
+
+# --- figures from nowhere in arguments (--grounding check) ------------------------------------
+
+
+def grounding(events: list[Event]) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(g.what, g.action, g.figures) for g in of(events, GroundingChecked)]
+
+
+def test_an_invented_first_figure_of_a_two_step_question_is_not_run() -> None:
+    """convert_units(value=25, from_unit="°C", ...) for "北京明天天气怎么样？": no 25 anywhere.
+    The model is told which value came from nowhere and that it needs get_weather first; with
+    that tool's result, its next conversion runs."""
+    weather = bundled("get_weather", city="北京", day="tomorrow")
+    high = json.loads(weather)["high_c"]
+    replies = [
+        native("convert_units", value=25, from_unit="°C", to_unit="°F"),
+        native("get_weather", "call_2", city="北京", day="tomorrow"),
+        native("convert_units", "call_3", value=high, from_unit="°C", to_unit="°F"),
+        f"北京明天最高 {high}°C（55.4°F）。",
+    ]
+    events, history = play("北京明天天气怎么样？", replies, grounding="check")
+    results = [f.result for f in of(events, ToolFinished)]
+    assert [r.ok for r in results] == [False, True, True]
+    assert results[0].error_kind == "ungrounded"
+    told = history[2].content
+    assert "`value=25`" in told and "came from nowhere" in told
+    assert "needs that tool called first" in told and "get_weather" in told
+    assert grounding(events) == [("arguments", "refused", ("value=25",))]
+    assert [a.text for a in of(events, FinalAnswer)] == [f"北京明天最高 {high}°C（55.4°F）。"]
+
+
+def test_a_conversion_no_one_asked_for_is_not_run() -> None:
+    """convert_units(value=100, from_unit="miles", to_unit="feet") for "Is it warmer in Tokyo
+    or London today?" (retrieval had offered convert_units)."""
+    replies = [
+        native("convert_units", value=100, from_unit="miles", to_unit="feet"),
+        native("get_weather", "call_2", city="Tokyo"),
+        native("get_weather", "call_3", city="London"),
+        "Tokyo (11 °C) is warmer than London (6 °C).",
+    ]
+    events, _ = play("Is it warmer in Tokyo or London today?", replies, grounding="check")
+    first = of(events, ToolFinished)[0].result
+    assert not first.ok and "`value=100`" in first.content
+    assert of(events, FinalAnswer)[0].ungrounded == ()
+
+
+def test_a_zero_for_a_temperature_no_tool_gave_is_not_run() -> None:
+    """convert_units(value=0, ...) for New York's temperature, before any weather call."""
+    replies = [
+        native("convert_units", value=0, from_unit="C", to_unit="F"),
+        native("get_weather", "call_2", city="New York"),
+        native("convert_units", "call_3", value=6, from_unit="C", to_unit="F"),
+        "New York is 6 °C, 42.8 °F.",
+    ]
+    events, _ = play(
+        "What is the temperature in New York in Fahrenheit?", replies, grounding="check"
+    )
+    assert grounding(events) == [("arguments", "refused", ("value=0",))]
+    assert [f.result.ok for f in of(events, ToolFinished)] == [False, True, True]
+
+
+def test_the_same_ungrounded_call_sent_again_runs_with_a_note() -> None:
+    """A figure the model knows rightly (from its own knowledge) is refused once, never twice."""
+    replies = [
+        native("convert_units", value=26.2, from_unit="mi", to_unit="km"),
+        native("convert_units", "call_2", value=26.2, from_unit="mi", to_unit="km"),
+        "A marathon is 42.16 km.",
+    ]
+    events, _ = play("How long is a marathon in km?", replies, grounding="check")
+    results = [f.result for f in of(events, ToolFinished)]
+    assert [r.ok for r in results] == [False, True]
+    assert "[toolcall] Run as sent again: `value=26.2`" in results[1].content
+    assert [g[1] for g in grounding(events)] == ["refused", "ran_on_repeat"]
+    assert of(events, AnswerWithoutTools) == []  # the refusal is no failure to repeat
+    assert [a.text for a in of(events, FinalAnswer)] == ["A marathon is 42.16 km."]
+
+
+def test_figures_from_the_question_and_the_results_are_grounded() -> None:
+    """26 from the question, 41.84 (rounded) from a result: nothing is refused."""
+    replies = [
+        native("convert_units", value=26, from_unit="mi", to_unit="km"),
+        native("calculate", "call_2", expression="41.84*2"),
+        native("convert_units", "call_3", value=41.84, from_unit="km", to_unit="m"),
+        "41,840 m",
+    ]
+    events, _ = play("How many km is 26 miles?", replies, grounding="check")
+    assert grounding(events) == []
+    assert all(f.result.ok for f in of(events, ToolFinished))
+
+
+# --- answers from nowhere (--grounding check) --------------------------------------------------
+
+
+def test_an_answer_that_is_no_result_is_nudged_once_to_the_results() -> None:
+    """The tool returned 126, and the answer was "2"."""
+    replies = [native("calculate", expression="(2^10-16)/8"), "2", "126"]
+    events, history = play("What is (2^10 - 16) / 8?", replies, grounding="check")
+    assert grounding(events) == [("answer", "nudged", ("2",))]
+    nudge = history[4].content
+    assert nudge.startswith("[toolcall]") and "calculate gave 126" in nudge
+    assert [a.text for a in of(events, FinalAnswer)] == ["126"]
+    assert of(events, FinalAnswer)[0].ungrounded == ()
+
+
+def test_the_second_answer_from_nowhere_stands_marked() -> None:
+    """The tool returned 444; the model called calculate("444"), was told it had that result,
+    and answered "241" (and, nudged, "241" again)."""
+    replies = [
+        native("calculate", expression="23*19+7"),
+        native("calculate", "call_2", expression="444"),
+        "241",
+        "241",
+    ]
+    events, _ = play("What is 23*19+7?", replies, grounding="check")
+    assert [g[1] for g in grounding(events)] == ["nudged", "stands"]
+    (final,) = of(events, FinalAnswer)
+    assert final.text == "241" and final.ungrounded == ("241",)
+    assert of(events, RunFinished)[0].stop_reason == "answered"
+
+
+@pytest.mark.parametrize("invented", ["23*19+7 = 443", "565"])
+def test_a_figure_worked_out_without_a_tool_is_sent_to_the_tool(invented: str) -> None:
+    """With no tool called, it answered "23*19+7 = 443" and "565"."""
+    replies = [invented, native("calculate", expression="23*19+7"), "23*19+7 = 444"]
+    events, history = play("What is 23*19+7?", replies, grounding="check")
+    assert [g[:2] for g in grounding(events)] == [("answer", "nudged")]
+    assert "call the tool that gives or computes" in history[2].content
+    assert [a.text for a in of(events, FinalAnswer)] == ["23*19+7 = 444"]
+
+
+def test_under_warn_the_answer_stands_at_once_marked() -> None:
+    """The default shows the check and changes nothing the run does."""
+    replies = [native("calculate", expression="(2^10-16)/8"), "2"]
+    events, _ = play("What is (2^10 - 16) / 8?", replies)
+    assert grounding(events) == [("answer", "warned", ("2",))]
+    assert [(a.text, a.ungrounded) for a in of(events, FinalAnswer)] == [("2", ("2",))]
+
+
+# --- no toolcall run ends 0 with a non-answer ---------------------------------------------------
+
+
+def script_file(tmp_path: Path, replies: list[Any]) -> Path:
+    path = tmp_path / "script.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in replies), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "non_answers",
+    [
+        # a result echoed each time, then echoed again when tools are withdrawn (4 iterations
+        # and the limit's one request without tools: 5 replies)
+        [native("get_weather", city="Tokyo")] + [bundled("get_weather", city="Tokyo")] * 4,
+        # toolcall's own note handed back
+        [native("calculate", expression="2**10"), native("calculate", "c2", expression="2**10")]
+        + [
+            "Based on the conversation, it appears that the toolcall has already returned the "
+            "result you already had."
+        ]
+        * 3,
+        # a tool's name for the answer
+        ["get_weather"] * 5,
+    ],
+    ids=["result-echoed", "note-echoed", "tool-name"],
+)
+def test_a_run_whose_replies_are_no_answer_never_exits_0(
+    tmp_path: Path, non_answers: list[Any]
+) -> None:
+    script = script_file(tmp_path, non_answers)
+    done = toolcall(
+        "run", "--model", "scripted", "--script", str(script), "--strategy", "schema",
+        "--max-iterations", "4", "--no-trace", "--json", "What is the weather in Tokyo?",
+        cwd=tmp_path,
+    )  # fmt: skip
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    answers = [r for r in records if r["kind"] == "final_answer"]
+    assert done.returncode != 0, done.stdout[-2000:]
+    assert all(a["best_effort"] for a in answers)  # only ever the limit's best effort
+    assert records[-1]["stop_reason"] != "answered"
+
+
+def test_the_same_run_with_an_answer_at_the_end_exits_0(tmp_path: Path) -> None:
+    """The check above could pass if every scripted run failed; this one could not."""
+    replies = [native("get_weather", city="Tokyo"), bundled("get_weather", city="Tokyo"),
+               "Tokyo: 11 °C, sunny."]  # fmt: skip
+    done = toolcall(
+        "run", "--model", "scripted", "--script", str(script_file(tmp_path, replies)),
+        "--strategy", "schema", "--no-trace", "--json", "What is the weather in Tokyo?",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert '"text": "Tokyo: 11 °C, sunny."' in done.stdout

@@ -32,15 +32,13 @@ SCHEMA_FIGURES = ("enum", "const", "default", "minimum", "maximum", "exclusiveMi
 "e.g. 25" in convert_units' description is where the invented 25 came from."""
 
 
-_WORDS = {
-    word: float(value)
-    for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-     "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12, "half": 0.5,
-     "twice": 2, "double": 2, "triple": 3}  # fmt: skip
+_SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+          "fourteen fifteen sixteen seventeen eighteen nineteen twenty")  # fmt: skip
+_WORDS = {word: float(value) for value, word in enumerate(_SMALL.split(" "))} | {
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12, "half": 0.5,
+    "twice": 2, "double": 2, "triple": 3,
+}  # fmt: skip
 """Figures a question spells out ("round to two decimals"): a call with 2 for them is grounded."""
 _WORD = re.compile(r"[A-Za-z]+")
 _CHINESE_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
@@ -262,6 +260,9 @@ COMPUTED_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
     "not work figures out in your head: call the tool that gives or computes {it} (the tools: "
     "{tools}), then answer from its result."
 )
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|`[^`\n]*`|「[^」\n]*」')
+"""Quoted text in an answer is cited, not stated: "I need the expression (e.g. "12*5+3")"
+asks the user for input with calculate's own examples."""
 RESULT_CHARS = 300
 """How much of each result the nudge names: enough for its figures, not a flood."""
 
@@ -305,20 +306,17 @@ class AnswerCheck:
     def loose_figures(
         text: str, question: str, grounds: Grounds, tools: Sequence[str]
     ) -> tuple[str, ...]:
-        """The answer's figures, other than the question's, when none of them is in any result
-        (results exist), or when there are no results but tools that could give them."""
-        asked = figures_in(question)
-        own = [
-            m.group()
-            for m in _FIGURE.finditer(text)
-            if not any(same_figure(float(m.group().replace(",", "")), m.group(), q) for q in asked)
-        ]
-        if not own:
-            return ()
+        """The answer's figures when, results there being, none of them is in a result (126
+        came back and the answer was "2", which the question holds); or when, no result there
+        being, figures other than the question's are stated while tools could give them."""
+        written = [m.group() for m in _FIGURE.finditer(_QUOTED.sub(" ", text))]
         if grounds.results:
-            if any(grounds.holds(figure) for figure in own):
+            given = Grounds([f for _, data in grounds.results for f in figures_in(data)])
+            if any(given.holds(figure) for figure in written):
                 return ()
-            return tuple(dict.fromkeys(own))
+            return tuple(dict.fromkeys(written))
+        asked = Grounds(figures_in(question))
+        own = [figure for figure in written if not asked.holds(figure)]
         return tuple(dict.fromkeys(own)) if tools else ()
 
     @staticmethod

@@ -342,20 +342,23 @@ def answer_label(answer: FinalAnswer) -> str:
 
 
 GROUNDING_DONE = {
-    "refused": "not run",
-    "ran_on_repeat": "run, sent again unchanged",
+    "refused": "not run; sent again unchanged, it runs",
+    "ran_on_repeat": "run, since it was sent again unchanged",
     "warned": "shown only (--grounding warn)",
-    "nudged": "the model is asked again, shown the results",
-    "stands": "it stands, marked",
+    "nudged": "the model is told, and asked once more",
+    "stands": "the second answer stands, marked",
 }
 
 
 def grounding_line(event: GroundingChecked) -> str:
-    """`grounding: convert_units: value=25 is in neither the question nor any result: not run`."""
+    """`grounding: convert_units: value=25 in neither the question nor any result: not run; …`
+    or `grounding: the answer's 2 in no tool result: the model is told, and asked once more`."""
     figures = ", ".join(visible(one_line(f, 60)) for f in event.figures[:8])
-    whose = f"{shown_name(event.call.name)}: " if event.call is not None else "the answer: "
-    where = "neither the question nor any result" if event.what == "arguments" else "no result"
-    return f"grounding: {whose}{figures} in {where}: {GROUNDING_DONE[event.action]}"
+    if event.call is not None:
+        where = f"{shown_name(event.call.name)}: {figures} in neither the question nor any result"
+    else:
+        where = f"the answer's {figures} in no tool result"
+    return f"grounding: {where}: {GROUNDING_DONE[event.action]}"
 
 
 def timeline_lines(entries: Sequence[TimelineEntry]) -> list[str]:
