@@ -184,7 +184,7 @@ def test_the_summarys_count_after_an_answer_is_fed_back() -> None:
 
 
 def test_once_tools_are_withdrawn_the_summary_says_no_count_to_copy() -> None:
-    replies = [
+    replies: list[str | dict[str, Any]] = [
         native("calculate", expression="12*5+3"),
         native("calculate", "call_2", expression="12*5+3"),
         "63",
@@ -299,7 +299,7 @@ def test_an_invented_first_figure_of_a_two_step_question_is_not_run() -> None:
     results = [f.result for f in of(events, ToolFinished)]
     assert [r.ok for r in results] == [False, True, True]
     assert results[0].error_kind == "ungrounded"
-    told = history[2].content
+    told = str(history[2].content)
     assert "`value=25`" in told and "came from nowhere" in told
     assert "needs that tool called first" in told and "get_weather" in told
     assert grounding(events) == [("arguments", "refused", ("value=25",))]
@@ -373,7 +373,7 @@ def test_an_answer_that_is_no_result_is_nudged_once_to_the_results() -> None:
     replies = [native("calculate", expression="(2^10-16)/8"), "2", "126"]
     events, history = play("What is (2^10 - 16) / 8?", replies, grounding="check")
     assert grounding(events) == [("answer", "nudged", ("2",))]
-    nudge = history[4].content
+    nudge = str(history[4].content)
     assert nudge.startswith("[toolcall]") and "calculate gave 126" in nudge
     assert [a.text for a in of(events, FinalAnswer)] == ["126"]
     assert of(events, FinalAnswer)[0].ungrounded == ()
@@ -401,7 +401,7 @@ def test_a_figure_worked_out_without_a_tool_is_sent_to_the_tool(invented: str) -
     replies = [invented, native("calculate", expression="23*19+7"), "23*19+7 = 444"]
     events, history = play("What is 23*19+7?", replies, grounding="check")
     assert [g[:2] for g in grounding(events)] == [("answer", "nudged")]
-    assert "call the tool that gives or computes" in history[2].content
+    assert "call the tool that gives or computes" in str(history[2].content)
     assert [a.text for a in of(events, FinalAnswer)] == ["23*19+7 = 444"]
 
 

@@ -214,15 +214,7 @@ class ArgumentCheck:
         """None when every figure of `arguments` is grounded (or the check is off). `also`: the
         results this round has given so far, which a call that waited for them (--dag) takes
         its figures from."""
-        if self.mode == "off":
-            return None
-        allowed = schema_figures(schema) + [f for text in also for f in figures_in(text)]
-        loose = [
-            shown
-            for shown, written in argument_figures(dict(arguments))
-            if not self.grounds.holds(written)
-            and not any(same_figure(float(written), written, v) for v in allowed)
-        ]
+        loose = self.loose(arguments, schema, also) if self.mode != "off" else []
         if not loose:
             return None
         values = ", ".join(f"`{shown}`" for shown in loose)
@@ -238,6 +230,17 @@ class ArgumentCheck:
         message = NOT_GROUNDED.format(tool=call.name, tools=others, **words)
         refusal = refused(call, "ungrounded", message)
         return ArgumentVerdict(self._event(call, loose, "refused"), refusal=refusal)
+
+    def loose(
+        self, arguments: Mapping[str, Any], schema: Mapping[str, Any], also: Sequence[str]
+    ) -> list[str]:
+        """`name=value` for each figure of `arguments` from nowhere."""
+        allowed = Grounds(schema_figures(schema) + [f for text in also for f in figures_in(text)])
+        return [
+            shown
+            for shown, written in argument_figures(dict(arguments))
+            if not self.grounds.holds(written) and not allowed.holds(written)
+        ]
 
     def _event(self, call: ToolCall, loose: list[str], action: GroundingAction) -> GroundingChecked:
         return GroundingChecked(

@@ -52,13 +52,7 @@ class Progress:
         stuck = all(not r.ok or r.cached for r in results)
         self.failed_rounds = self.failed_rounds + 1 if stuck else 0
         keys = {call.id: call_key(call) for call in calls}
-        reused = [r for r in results if r.cached or r.error_kind == "repeated"]
-        failed_again = [
-            r
-            for r in results
-            if not r.ok and r not in reused and keys.get(r.call_id) in self.failed
-        ]
-        repeats = reused + failed_again
+        reused, repeats = self.repeats(results, keys)
         if results and len(repeats) == len(results):
             self.repeated_rounds += 1
             self.repeated_calls = tuple(dict.fromkeys(f"`{r.name}`" for r in repeats if r.name))
@@ -66,6 +60,19 @@ class Progress:
         else:
             self.repeated_rounds = 0
         self.failed.update(keys[r.call_id] for r in results if not r.ok and r.call_id in keys)
+
+    def repeats(
+        self, results: Sequence[ToolResult], keys: dict[str, tuple[str, str]]
+    ) -> tuple[list[ToolResult], list[ToolResult]]:
+        """The results reused from earlier calls, and those plus the calls that failed before
+        and failed again."""
+        reused = [r for r in results if r.cached or r.error_kind == "repeated"]
+        failed_again = [
+            r
+            for r in results
+            if not r.ok and r not in reused and keys.get(r.call_id) in self.failed
+        ]
+        return reused, reused + failed_again
 
     def no_answer(self) -> None:
         """A reply that was no answer: no progress either."""
