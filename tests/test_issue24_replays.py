@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai import Answer, FakeOpenAI
 from in_process import toolcall
 from test_loop import of
 
+from toolcall_cli.choosing import Retrieval
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
@@ -467,3 +469,91 @@ def test_the_same_run_with_an_answer_at_the_end_exits_0(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert '"text": "Tokyo: 11 °C, sunny."' in done.stdout
+
+
+# --- a reply that never ends, and llama-server's 500 after the retries ----------------------------
+
+
+RAMBLING = json.dumps(
+    {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": "Let me think again. "}}],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("answers", "said"),
+    [
+        # A rambling streamed reply, hit by the time one request may take (120 s for the run
+        # that was seen; here 0.5 s): it never finishes, so it is never taken for an answer.
+        ([Answer(sse=[RAMBLING], trickle=0.002)], "--request-timeout"),
+        # Native calling at the server's temperature: llama-server's parser rejects what the
+        # model wrote, each retry alike.
+        (
+            [
+                Answer(
+                    status=500,
+                    json_body={
+                        "error": {
+                            "message": "The model produced output that does not match "
+                            "the expected peg-native format"
+                        }
+                    },
+                    headers={"Retry-After": "0"},
+                )
+            ]
+            * 3,
+            "HTTP 500",
+        ),
+    ],
+    ids=["rambling-reply-timed-out", "peg-native-500"],
+)
+def test_a_reply_the_server_never_finishes_ends_the_run_1_with_one_line(
+    tmp_path: Path, answers: list[Answer], said: str
+) -> None:
+    with FakeOpenAI() as server:
+        server.answers += answers
+        done = toolcall(
+            "run", "--model", "m", "--base-url", server.base_url, "--strategy", "stream",
+            "--request-timeout", "0.5", "--no-trace", "--json", "What is the weather in Tokyo?",
+            cwd=tmp_path,
+        )  # fmt: skip
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert said in done.stderr
+    assert not [r for r in records if r["kind"] == "final_answer"]
+    assert records[-1]["kind"] == "run_finished" and records[-1]["stop_reason"] == "model_failed"
+
+
+# --- retrieval that hides tools -------------------------------------------------------------------
+
+
+def test_a_conversion_found_by_search_tools_with_a_figure_from_nowhere_is_not_run() -> None:
+    """With 3 tools of 4 a request, the model called search_tools("temperature in Tokyo or
+    London today"), was given convert_units, and converted 100 miles to feet. Retrieval still
+    comes on as it did (the measured default); the call it led to is refused for its 100."""
+    replies: list[str | dict[str, Any]] = [
+        native("search_tools", query="temperature in Tokyo or London today"),
+        native("convert_units", "call_2", value=100, from_unit="miles", to_unit="feet"),
+        native("get_weather", "call_3", city="Tokyo"),
+        native("get_weather", "call_4", city="London"),
+        "Tokyo (11 °C) is warmer than London (6 °C).",
+    ]
+    model = ScriptedModel(replies)
+    events = list(
+        run(
+            "Is it warmer in Tokyo or London today?",
+            model=model,
+            strategy=get_strategy("schema"),
+            registry=BUNDLED,
+            history=[],
+            limits=Limits(grounding="check"),
+            retrieval=Retrieval(k=3),
+        )
+    )
+    offered = [[t["function"]["name"] for t in r["tools"]] for r in model.requests]
+    assert "convert_units" not in offered[0] and "convert_units" in offered[1]
+    assert grounding(events) == [("arguments", "refused", ("value=100",))]
+    assert [f.result.ok for f in of(events, ToolFinished)] == [True, False, True, True]
+    assert of(events, FinalAnswer)[0].text == "Tokyo (11 °C) is warmer than London (6 °C)."
