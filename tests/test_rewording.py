@@ -60,6 +60,7 @@ REWORDED: dict[str, str] = {
     "unchecked": "Checking the arguments of `{tool}` took past {detail}; nothing ran.",
     "unparseable_call": "Nothing ran: what you wrote for a call ({given}) is no JSON that can "
     "be read. Write the whole call again.",
+    "ungrounded": "Refused: {detail}",
     "written_back": "`{given}` came back from {tool} before; a call does not take its own result.",
     "echoed_result": "`{given}` is a result you have already.",
     "withdrawn": "No more tools in this run.",
@@ -86,6 +87,7 @@ REWORDED: dict[str, str] = {
     "dropped_calls": "{dropped} of your {total} calls did not run (at most {cap} a reply).",
     "no_progress": "{n} rounds got nowhere: answer now, without tools.",
     "answer_after_repeats": "{calls} gave what you had: answer now.",
+    "answer_after_failed_repeats": "{calls} failed again just as before: answer now.",
     "not_an_answer": "No answer there ({why}): answer, or call a tool.",
     "not_an_answer_without_tools": "No answer there ({why}): answer now.",
 }

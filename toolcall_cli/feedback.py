@@ -38,6 +38,7 @@ ProblemKind = Literal[
     # the call's text
     "unparseable_call",
     # refused before it ran
+    "ungrounded",
     "written_back",
     "echoed_result",
     "withdrawn",
@@ -133,6 +134,7 @@ TEMPLATES: dict[str, str] = {
     "{detail} (a pattern in the schema, say, takes too long on them), so it is not run. Send "
     "shorter or simpler values.",
     "unparseable_call": "{detail}",
+    "ungrounded": "{detail}",  # grounding.py words it: figures from nowhere, and what to do
     "written_back": "`{given}` is from the result {tool} already gave you; a call does not take "
     "its result. Answer the question with that result.",
     "echoed_result": "`{given}` is a result you already have from this run; answer the question "
@@ -176,6 +178,9 @@ TEMPLATES: dict[str, str] = {
     "if something is missing, say what.",
     "answer_after_repeats": "You called {calls} again, and got the result you already had. Do "
     "not call any tool now: answer the question with the results above.",
+    "answer_after_failed_repeats": "You called {calls} again exactly as before, and it failed "
+    "again the same way. Do not call any tool now: answer the question with what you already "
+    "have; if something is missing, say what.",
     "not_an_answer": "That was not an answer: {why}. Answer the question in words, or call a tool.",
     "not_an_answer_without_tools": "That was not an answer: {why}. Answer the question in "
     "words, with what you have.",
