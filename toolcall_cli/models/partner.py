@@ -64,11 +64,20 @@ class Partner:
 
 
 def answer(seen: rq.Conversation, failed: list[rq.Exchange]) -> str:
-    """Each result as it came, and each call still failing said so."""
+    """Each result in words, and each call still failing said so."""
     done = [
-        f"{e.call.name}: {(e.result or '').strip()}" for t in seen.turns for e in t if not e.failed
+        f"{e.call.name}: {in_words(e.result or '')}" for t in seen.turns for e in t if not e.failed
     ]
     return "\n".join([*done, *(f"I could not make {e.call.name} work." for e in failed)])
+
+
+def in_words(result: str) -> str:
+    """A result as an answer says it: a JSON result's fields one by one (`temp_c 10`), its
+    items in a row; never its JSON handed back."""
+    data = rq.read_json(result.strip())
+    if isinstance(data, dict):
+        return ", ".join(f"{key} {value}" for key, value in data.items())
+    return ", ".join(map(str, data)) if isinstance(data, list) else result.strip()
 
 
 def repaired(made: rq.Exchange, seen: rq.Conversation) -> rq.Call | None:
