@@ -273,3 +273,22 @@ def test_editing_a_plugin_while_chat_runs_changes_the_next_answer(terminal: Term
     terminal.wait_for("reload: nothing changed")
     terminal.keys("C-d")
     assert "EXIT=0" in terminal.wait_for("EXIT=")
+
+
+@pytest.mark.parametrize("strategy", ["regex", "stream"])
+def test_two_calls_of_one_tool_each_result_with_its_id_and_every_fed_back_id(
+    terminal: Terminal, strategy: str
+) -> None:
+    """Two results of get_weather look alike but for their ids: each result line names its
+    call, and what was fed back shows every block's id, each result cut on its own."""
+    terminal.start(
+        f"{TOOLCALL} run --no-trace --strategy {strategy} "
+        '"What\'s the weather in Tokyo and in Berlin?"'
+    )
+    screen = terminal.wait_for("EXIT=")
+    assert "EXIT=0" in screen
+    assert "✓ get_weather #1.0" in screen and "✓ get_weather #1.1" in screen
+    fed = screen.split("↩ fed back to the model")[1].split("Iteration 2")[0]
+    assert '<tool_result id="#1.0" name="get_weather">' in fed
+    assert '<tool_result id="#1.1" name="get_weather">' in fed
+    assert screen.rstrip().splitlines()[-2].endswith("stopped: answered")  # then EXIT=0

@@ -43,11 +43,11 @@ from toolcall_cli.render.base import (
     assert_never,
     chosen_line,
     cut,
+    fed_back_lines,
     filled_line,
     footer_parts,
     from_result_line,
     indent,
-    message_preview,
     nothing_to_suspend,
     one_line,
     reply_summary,
@@ -134,7 +134,8 @@ class PlainRenderer:
             case ToolsChosen():
                 return [chosen_line(event)]
             case FedBack():
-                return ["fed back:", *(indent(message_preview(m, 200)) for m in event.messages)]
+                lines = [line for m in event.messages for line in fed_back_lines(m, 200)]
+                return ["fed back:", *(indent(line) for line in lines)]
             case _:
                 assert_never(event)
 
@@ -176,7 +177,8 @@ class PlainRenderer:
             status += " (repeated call: earlier result reused, not run)"
         shown = cut(visible(result.content), *self._result_limits)
         head, *rest = shown.text.split("\n")
-        lines = [f"tool {shown_name(call.name)} {status} {result.duration:.2f}s -> {head}"]
+        name = f"{shown_name(call.name)} {shown_name(call.id)}"  # the id pairs it with its call
+        lines = [f"tool {name} {status} {result.duration:.2f}s -> {head}"]
         lines += [indent(line) for line in rest]
         if shown.was_cut:
             lines.append(indent(shown.note()))
@@ -265,7 +267,8 @@ def _cut_block(text: str, limits: tuple[int, int]) -> list[str]:
 
 
 def _call(call: ToolCall) -> list[str]:
-    lines = [f"call {shown_name(call.name)} {shown_arguments(call.arguments)}"]
+    arguments = shown_arguments(call.arguments)
+    lines = [f"call {shown_name(call.name)} {arguments}  {shown_name(call.id)}"]
     if call.repaired:
         lines.append(
             indent(
