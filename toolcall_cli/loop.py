@@ -258,11 +258,13 @@ class Run:
         reading = Reading(parser, round_, runs_calls=not last, may_retry=may_retry)
         sent = self.clock()
         yield from self.stream_reply(request, reading)
-        yield from reading.parsed(parser.close())
+        closing = parser.close()
+        if reading.heard:
+            yield from reading.parsed(closing)
         reply = parser.reply()
         self.add_usage(reply.usage)
         self.fitter.learn_scale(reply.usage)
-        if reading.failure is None or reply.raw or reply.calls or reply.errors:
+        if reading.heard and (reading.failure is None or reply.raw or reply.calls or reply.errors):
             # A reply cut off by a failure is still shown: the partial text and any cut call.
             yield replied(self.iterations, reply, self.clock() - sent)
         stop = yield from self.failed_reply(reading, reply)
@@ -428,6 +430,7 @@ class Run:
                     yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
                     continue
                 check_depth(chunk)  # before any part of it is recorded or parsed
+                reading.chunks += 1
                 if request.streaming:
                     yield model_chunk(self.iterations, chunk)
                 reading.size += reply_chars(chunk)
@@ -561,6 +564,8 @@ class Reading:
     """A request the server refuses as too long may be compacted and sent once more."""
     size: int = 0
     """Characters of the reply so far (text, reasoning and call arguments)."""
+    chunks: int = 0
+    """Chunks (or whole completions) the model sent for this reply."""
     failure: ModelError | None = None
     timed_out: bool = False
     held: list[ParserEvent] = field(default_factory=list)
@@ -577,6 +582,14 @@ class Reading:
             yield event
             if isinstance(event, ToolCallParsed) and self.runs_calls:
                 yield from self.round.add(event.call)
+
+    @property
+    def heard(self) -> bool:
+        """Whether there is a reply to show: the model sent something, or it ended without
+        failing. A request that failed before any answer (no server there, a refusal, the
+        run's time out) has no model output: what a parser would make of nothing (an empty
+        assistant message, a JSON reply that is not JSON) would be output no model wrote."""
+        return self.chunks > 0 or (self.failure is None and not self.timed_out)
 
     def retries(self, failure: ModelError) -> bool:
         """The server refused the request as too long before answering, and it may be tried
