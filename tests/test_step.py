@@ -4,6 +4,7 @@ the arguments, skip, stop), and the notes that name the layer acting, in both la
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,7 +23,7 @@ from toolcall_cli.events import (
     RunStarted,
     ToolFinished,
 )
-from toolcall_cli.loop import STOPPED_AT_A_STEP, run
+from toolcall_cli.loop import STOPPED_AT_A_STEP, Limits, run
 from toolcall_cli.messages import Message, ToolCall, ToolResult
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.render.explain import Explain, language_of, note_for
@@ -124,6 +125,47 @@ def test_one_argument_edited_and_one_call_skipped(registry: ToolRegistry) -> Non
     shown = "\n".join(typist.said)
     assert "step: model request 1" in shown and f"last message (user): {QUESTION}" in shown
     assert 'step: about to run get_weather {"city": "Berlin"}' in shown
+
+
+class SlowTypist(Typist):
+    """A user who thinks `seconds` at the pause before the second tool: meanwhile the first
+    call has run (and finished) on its own thread."""
+
+    def __init__(self, seconds: float, *lines: str | None) -> None:
+        super().__init__(*lines)
+        self.seconds = seconds
+        self.tool_pauses = 0
+
+    def ask(self, message: str, default: str) -> str | None:
+        if any("about to run" in line for line in self.said[-2:]):
+            self.tool_pauses += 1
+            if self.tool_pauses == 2:
+                time.sleep(self.seconds)  # a person thinking; the run waits for the answer
+        return super().ask(message, default)
+
+
+def test_time_at_a_prompt_counts_against_no_tool_and_not_the_run(registry: ToolRegistry) -> None:
+    """3 s at #1.1's pause, with a 2 s tool timeout and a 2 s limit on the whole run: #1.0
+    ended long before, and is ok; the run is not out of time, and answers."""
+    typist = SlowTypist(3.0, "", "", "", "")
+    events = run(
+        QUESTION,
+        model=OfflineModel(),
+        strategy=get_strategy("regex"),
+        registry=registry,
+        history=[],
+        limits=Limits(tool_timeout=2.0, run_timeout=2.0),
+        stepping=True,
+    )
+    events = list(answering(events, stepper=typist.stepper()))
+    assert typist.tool_pauses == 2
+    results = {e.call.id: e.result for e in of(events, ToolFinished)}
+    assert results["#1.0"].ok and results["#1.1"].ok, results
+    # what each took is its own run, not the time the user spent at a prompt
+    assert results["#1.0"].duration < 2.0 and results["#1.1"].duration < 2.0
+    assert not of(events, LimitReached)
+    finished = of(events, RunFinished)[0]
+    assert finished.stop_reason == "answered" and finished.elapsed < 3.0
 
 
 def test_an_invalid_edit_says_why_and_asks_again(registry: ToolRegistry) -> None:

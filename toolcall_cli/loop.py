@@ -32,6 +32,7 @@ from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors
 from toolcall_cli.choosing import Choosing, Retrieval
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAsked,
     Event,
     FedBack,
     FinalAnswer,
@@ -159,6 +160,8 @@ class Run:
         """--retrieve: which tools each request carries (None: all of them)."""
         self.fitter = RequestFitter(limits, model, strategy)
         self.started = clock()
+        self.waited = 0.0
+        """Seconds spent waiting for the user's answers: never counted as the run's time."""
         self.iterations = 0
         self.tool_calls = 0
         self.usage: dict[str, int] = {}
@@ -190,12 +193,33 @@ class Run:
         yield self.run_started()
         self.history.append(user(self.question))
         try:
-            stop = yield from self.iterate()
+            stop = yield from self.timing_waits(self.iterate())
         except StepQuit:
             # What the round had started was stopped as the exception passed through it.
             yield Notice(level="warning", message=STOPPED_AT_A_STEP)
             stop = "interrupted"
         yield self.finished(stop)
+
+    def timing_waits(
+        self, steps: Generator[Event, None, StopReason]
+    ) -> Generator[Event, None, StopReason]:
+        """`steps`, with the time spent waiting for the user's answer (an approval, a --step
+        pause) kept apart: a person thinking is not the run working, so that time counts
+        against no limit (--timeout) and not in the run's elapsed time."""
+        try:
+            event = next(steps)
+            while True:
+                if isinstance(event, (ApprovalAsked, StepPaused)):
+                    asked = self.clock()
+                    yield event
+                    self.waited += self.clock() - asked
+                else:
+                    yield event
+                event = next(steps)
+        except StopIteration as end:
+            return end.value
+        finally:
+            steps.close()  # the run left early (Ctrl-C, the reader gone): the round is stopped
 
     def iterate(self) -> Generator[Event, None, StopReason]:
         while self.iterations < self.limits.max_iterations and not self.out_of_time:
@@ -518,7 +542,12 @@ class Run:
     def remaining(self) -> float | None:
         """Seconds left under --timeout, or None without a limit."""
         timeout = self.limits.run_timeout
-        return None if timeout is None else timeout - (self.clock() - self.started)
+        return None if timeout is None else timeout - self.elapsed
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds the run has worked: since it started, less the waits for the user."""
+        return self.clock() - self.started - self.waited
 
     @property
     def out_of_time(self) -> bool:
@@ -547,7 +576,7 @@ class Run:
             stop_reason=stop,
             iterations=self.iterations,
             tool_calls=self.tool_calls,
-            elapsed=self.clock() - self.started,
+            elapsed=self.elapsed,
             usage=dict(self.usage),
         )
 
