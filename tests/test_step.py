@@ -148,7 +148,7 @@ def test_time_at_a_prompt_counts_against_no_tool_and_not_the_run(registry: ToolR
     """3 s at #1.1's pause, with a 2 s tool timeout and a 2 s limit on the whole run: #1.0
     ended long before, and is ok; the run is not out of time, and answers."""
     typist = SlowTypist(3.0, "", "", "", "")
-    events = run(
+    steps = run(
         QUESTION,
         model=OfflineModel(),
         strategy=get_strategy("regex"),
@@ -157,7 +157,7 @@ def test_time_at_a_prompt_counts_against_no_tool_and_not_the_run(registry: ToolR
         limits=Limits(tool_timeout=2.0, run_timeout=2.0),
         stepping=True,
     )
-    events = list(answering(events, stepper=typist.stepper()))
+    events = list(answering(steps, stepper=typist.stepper()))
     assert typist.tool_pauses == 2
     results = {e.call.id: e.result for e in of(events, ToolFinished)}
     assert results["#1.0"].ok and results["#1.1"].ok, results

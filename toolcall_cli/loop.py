@@ -217,7 +217,8 @@ class Run:
                     yield event
                 event = next(steps)
         except StopIteration as end:
-            return end.value
+            stop: StopReason = end.value
+            return stop
         finally:
             steps.close()  # the run left early (Ctrl-C, the reader gone): the round is stopped
 
