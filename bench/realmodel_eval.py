@@ -1,27 +1,29 @@
-"""Right answers from a real model: toolcall's strategies beside smolagents, graded by the tools.
+"""Right answers from a real model: toolcall beside agent frameworks, graded by the tools.
 
     python bench/realmodel_eval.py --base-url http://127.0.0.1:8181/v1      # the full run
     python bench/realmodel_eval.py --questions c-mul-add,w-beijing-now --systems regex --passes 1
 
 Runs only when a server is given (--base-url or TOOLCALL_BENCH_BASE_URL); otherwise it says it
-skipped and exits 0. Every question's expected answer is computed by calling the same tool
-functions the model is given (bench/eval/questions.json says which calls), so no number here can
-drift from the tools. Each run is a subprocess (`toolcall run --json`, or smolagents'
-ToolCallingAgent in bench/.venv-peers), appended to a JSONL record file as it ends (so an
-interrupted run resumes with --resume), and bench/results/realmodel_30questions.md is written from
-those records.
+skipped and exits 0. bench/eval/questions.json is written as a `toolcall eval` case file (each
+expected answer computed by calling the tools the model is given, so no number here can drift
+from the tools). toolcall's systems run through `toolcall eval` on that file (one eval per pass
+and group of flags, in its own folder beside the records, each run traced there); the peers
+(each in bench/.venv-peers) are fed the same cases and graded by the same grader, toolcall
+eval's (toolcall_cli/evaluate/grading.py). Every run is appended to a JSONL record file as it
+ends (so an interrupted run resumes with --resume, and the evals with theirs), and the report
+is written from those records.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import concurrent.futures
+import contextlib
 import dataclasses
 import datetime
+import functools
 import importlib.util
 import json
-import math
 import os
 import re
 import subprocess
@@ -31,10 +33,22 @@ import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from toolcall_cli.evaluate.cases import case_from
+from toolcall_cli.evaluate.cases import expected_answer as eval_expected_answer
+from toolcall_cli.evaluate.grading import (  # the one grader: toolcall eval's  # noqa: F401
+    ExpectedAnswer,
+    figures_in,
+    invented,
+    non_answer_kind,
+    numbers_in,
+    times_in,
+)
+from toolcall_cli.evaluate.runner import fixed_now as eval_fixed_now
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -44,9 +58,37 @@ PEERS_VENV = BENCH / ".venv-peers"
 DEFAULT_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
 DEFAULT_REPORT = BENCH / "results" / "realmodel_30questions.md"
 DEFAULT_SEEDS = (11, 22)
-SMOLAGENTS_MAX_STEPS = 5
+NOW_VARIABLE = "TOOLCALL_NOW"  # get_time's fixed instant (tools.d/clock.py)
+PEER_MAX_STEPS = 5
+"""Every peer's step cap: at most this many model calls, as toolcall's default iteration limit."""
+SMOLAGENTS_MAX_STEPS = PEER_MAX_STEPS
 
-# system name -> the toolcall flags that select it (None: the smolagents peer)
+
+@dataclass(frozen=True)
+class Peer:
+    """A framework beside toolcall: its runner in bench/eval (run in bench/.venv-peers)."""
+
+    runner: str
+    label: str
+    temperature: float | None = None
+    """None: the server's sampling (only the seed and max_tokens are sent)."""
+
+
+_PEER_KINDS = {
+    "smolagents": ("smolagents_runner.py", "smolagents ToolCallingAgent (max_steps {n})"),
+    "pydanticai": ("pydanticai_runner.py", "pydantic-ai Agent (request_limit {n})"),
+    "openai-agents": ("openai_agents_runner.py", "OpenAI Agents SDK (max_turns {n})"),
+    "langgraph": ("langgraph_runner.py", "LangGraph create_react_agent ({n} model calls)"),
+}
+PEERS: dict[str, Peer] = {}
+for _name, (_runner, _label) in _PEER_KINDS.items():
+    _shown = _label.format(n=PEER_MAX_STEPS)
+    PEERS[_name] = Peer(_runner, f"{_shown}, server's temperature")
+    PEERS[f"{_name}-t0"] = Peer(_runner, f"{_shown}, temperature 0", temperature=0.0)
+PEER_PACKAGES = ("smolagents", "openai", "pydantic-ai-slim[openai]", "openai-agents", "langgraph",
+                 "langchain-openai")  # fmt: skip
+
+# system name -> the toolcall flags that select it (None: a peer, in PEERS)
 SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "default": (),  # no strategy flag: what `toolcall run --base-url URL` picks for the server
     "regex": ("--strategy", "regex"),
@@ -58,8 +100,7 @@ SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "regex-compact": ("--strategy", "regex", "--prompt-style", "compact"),
     "regex-examples": ("--strategy", "regex", "--prompt-style", "examples"),
     "default-retrieve3": ("--retrieve", "3"),
-    "smolagents": None,
-    "smolagents-t0": None,  # the peer at temperature 0, toolcall's measured default there
+    **dict.fromkeys(PEERS),
 }
 SYSTEM_LABELS = {
     "default": "toolcall, no strategy chosen (the default for this server)",
@@ -72,9 +113,7 @@ SYSTEM_LABELS = {
     "regex-compact": "toolcall regex `--prompt-style compact`",
     "regex-examples": "toolcall regex `--prompt-style examples`",
     "default-retrieve3": "toolcall, no strategy chosen, `--retrieve 3`",
-    "smolagents": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS})",
-    "smolagents-t0": f"smolagents ToolCallingAgent (max_steps {SMOLAGENTS_MAX_STEPS}), "
-    "temperature 0",
+    **{name: peer.label for name, peer in PEERS.items()},
 }
 
 # --- the tools' own answers ----------------------------------------------------------------------
@@ -100,174 +139,100 @@ def load_tool_functions(dirs: Sequence[Path]) -> dict[str, Callable[..., Any]]:
     return found
 
 
-def _lookup(path: str, bound: dict[str, Any]) -> Any:
-    """`w.high_c` -> bound["w"]["high_c"]; `x` -> bound["x"]."""
-    name, *fields = path.split(".")
-    value = bound[name]
-    for field in fields:
-        value = value[field]
-    return value
+Expected = ExpectedAnswer
+"""What a right answer holds: toolcall eval's own (toolcall_cli/evaluate/grading.py)."""
 
 
-def _resolve(value: Any, bound: dict[str, Any]) -> Any:
-    if isinstance(value, str) and value.startswith("$"):
-        text = value[1:]
-        if re.fullmatch(r"[\w.]+", text):
-            return _lookup(text, bound)
-        # "$u.result*4": an expression over earlier results, for calculate
-        return re.sub(r"\$?([a-z]\w*\.\w+)", lambda m: repr(_lookup(m.group(1), bound)), text)
-    return value
+@contextlib.contextmanager
+def fixed_now(now: str | None) -> Iterator[None]:
+    """get_time reads the bench's fixed instant (questions.json's "now"), as every system's does."""
+    with eval_fixed_now(now):
+        yield
 
 
-@dataclass(frozen=True)
-class Expected:
-    numbers: tuple[float, ...]
-    """Every one must appear in the answer, within tolerance."""
-    texts: tuple[str, ...]
-    """One of these must appear in the answer (case-insensitive)."""
-    abs_tol: float
-    rel_tol: float
-
-    def describe(self) -> str:
-        if self.texts:
-            return " or ".join(self.texts)
-        return " and ".join(f"{n:g}" for n in self.numbers)
+def _reference(path: str) -> str:
+    """A path into the tools' results (`w.high_c`) as a case file writes it (`$w.high_c`)."""
+    return "$" + path
 
 
-def expected_answer(question: dict[str, Any], tools: dict[str, Callable[..., Any]]) -> Expected:
-    bound: dict[str, Any] = {}
-    for step in question["truth"]:
-        args = {k: _resolve(v, bound) for k, v in step["args"].items()}
-        bound[step["as"]] = tools[step["tool"]](**args)
+def case_record(question: dict[str, Any], now: str | None) -> dict[str, Any]:
+    """One bench question as a `toolcall eval` case: the tool calls that compute its answer,
+    and what the answer must hold. toolcall and every peer are asked, and graded, from this."""
     expect = question["expect"]
-    tol = question.get("tol", {})
-    return Expected(
-        numbers=tuple(float(_lookup(p, bound)) for p in expect.get("all", ())),
-        texts=tuple(
-            str(_lookup(p, bound)) if re.fullmatch(r"[a-z]\w*\.\w+", p) else p
-            for p in expect.get("text_any", ())
-        ),
-        abs_tol=float(tol.get("abs", 0.01)),
-        rel_tol=float(tol.get("rel", 0.01)),
-    )
+    answer: dict[str, Any] = {
+        "compute": [
+            {"as": step["as"], "tool": step["tool"], "args": step["args"]}
+            for step in question["truth"]
+        ]
+    }
+    if expect.get("all"):
+        answer["numbers"] = [_reference(p) for p in expect["all"]]
+    if expect.get("text_any"):
+        answer["any"] = [
+            _reference(p) if re.fullmatch(r"[a-z]\w*\.\w+", p) else p for p in expect["text_any"]
+        ]
+    if expect.get("times"):
+        answer["times"] = [_reference(p) for p in expect["times"]]
+    if "tol" in question:  # else a figure must round to the expected one as the answer wrote it
+        tol = question["tol"]
+        answer["tolerance"] = {"abs": tol.get("abs", 0.01), "rel": tol.get("rel", 0.01)}
+    record = {"id": question["id"], "question": question["question"], "lang": question["lang"]}
+    return {**record, "now": now, "answer": answer}
 
 
-# --- grading -------------------------------------------------------------------------------------
-
-_NUMBER = re.compile(
-    r"(?P<neg>零下|负|minus\s|[-−–](?=\d))?\s*"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"\s*(?P<scale>万|亿|thousand|million|billion|k\b|m\b|bn\b)?",
-    re.I,
-)
-_SCALES = {
-    "万": 1e4,
-    "亿": 1e8,
-    "thousand": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "m": 1e6,
-    "billion": 1e9,
-    "bn": 1e9,
-}
+def write_case_file(questions: Sequence[dict[str, Any]], now: str | None, path: Path) -> Path:
+    """The bench's questions as one case file, beside the bench's tools (its `tools` is
+    relative to it): what `toolcall eval` runs and the peers are fed."""
+    tools = os.path.relpath(BENCH_TOOLS, path.parent)
+    lines = [
+        json.dumps({**case_record(q, now), "tools": tools}, ensure_ascii=False) for q in questions
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
-def numbers_in(text: str) -> list[float]:
-    """Every number in an answer, as written and scaled: "1.2 亿" gives 1.2 and 120000000."""
-    found: list[float] = []
-    for match in _NUMBER.finditer(text):
-        first = match.start("neg") if match.group("neg") else match.start("num")
-        before = text[max(0, first - 1) : first]
-        if before == "_" or (before.isalnum() and before.isascii()):  # "call_1_0", "H2O"
-            continue
-        value = float(match.group("num").replace(",", ""))
-        if match.group("neg"):
-            value = -value
-        found.append(value)
-        scale = (match.group("scale") or "").lower()
-        if scale in _SCALES:
-            found.append(value * _SCALES[scale])
-    return found
-
-
-def _close(value: float, want: float, expected: Expected) -> bool:
-    return math.isclose(value, want, rel_tol=expected.rel_tol, abs_tol=expected.abs_tol)
+def expected_answer(
+    question: dict[str, Any], tools: dict[str, Callable[..., Any]], now: str | None = None
+) -> Expected:
+    """The answer a question expects, computed by calling the tools as `toolcall eval` does."""
+    case = case_from(case_record(question, now), EVAL, question["id"])
+    assert case.answer is not None
+    with fixed_now(now):
+        return eval_expected_answer(case.answer, tools, question["id"])
 
 
 def is_correct(answer: str, expected: Expected) -> bool:
-    if expected.texts:
-        folded = answer.casefold()
-        return any(t.casefold() in folded for t in expected.texts)
-    values = numbers_in(answer)
-    return all(any(_close(v, want, expected) for v in values) for want in expected.numbers)
+    return expected.holds(answer)
 
 
-_ENGINE_NOTES = (
-    "[toolcall]",
-    "was not an answer",
-    "note instead of answering",
-    "note instead of",
-    "the last 3 rounds",
-    "rounds of tool calls made no progress",
-    "i already called",
-    "you already called",
-    "tools are withdrawn",
-    "do not call any tool",
-    "that was the last round",
-    "answer with what you have",
-    "<tool_result",
-)
+WRONG_KINDS = ("wrong number", "wrong tool", "no tool", "invented")
+"""Why a wrong answer was wrong, first match wins (toolcall eval's kinds, named as this report
+always named them):
+- no tool: no tool was called, though every question needs one;
+- wrong tool: a tool the answer needs was never called;
+- invented: the answer states a figure found neither in the question nor in any tool result;
+- wrong number: the figures come from the question or the results, but are not the expected
+  ones (a wrong argument, the wrong field, a wrong name or city)."""
+EVAL_KINDS = {
+    "no tool": "no tool",
+    "wrong tool": "wrong tool",
+    "invented answer": "invented",
+    "wrong answer": "wrong number",
+}
 
 
-def _call_shaped(value: Any) -> bool:
-    if isinstance(value, list):
-        return bool(value) and all(_call_shaped(v) for v in value)
-    if not isinstance(value, dict):
-        return False
-    keys = set(value)
-    return bool(
-        {"tool_calls", "function", "tool_call"} & keys
-        or ("name" in keys and keys & {"arguments", "parameters", "args"})
-        # a result the model made up in a call's shape: {"name": "result", "id": "2", "value": 49}
-        or ("name" in keys and keys & {"id", "value", "result"} and len(keys) <= 4)
-    )
-
-
-def _literal(text: str) -> Any:
-    """JSON, or a Python literal (a call list printed with repr), or None."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-def non_answer_kind(answer: str, tool_names: Iterable[str]) -> str | None:
-    """Why this text is not an answer at all, or None if it is one (right or wrong)."""
-    text = answer.strip()
-    if not text:
-        return "empty"
-    folded = text.casefold()
-    if any(note in folded for note in _ENGINE_NOTES):
-        return "echoed engine note"
-    if folded.startswith("error"):
-        return "echoed tool error"
-    bare = text.strip("`'\" .。")
-    if bare in set(tool_names) or re.fullmatch(r"call_\d+_\d+", bare):
-        return "bare tool name"
-    if "<tool_call>" in folded:
-        return "call-shaped"
-    unfenced = re.sub(r"^```\w*\s*|\s*```$", "", text)
-    # smolagents' own at-the-limit answer can be "Calling tools:\n[{'id': ..., 'function': ...}]"
-    unfenced = re.sub(r"^Calling tools:\s*", "", unfenced)
-    if _call_shaped(_literal(unfenced)):
-        return "call-shaped"
-    if re.match(r'^\s*\{\s*"name"\s*:\s*"\w+"\s*,\s*"(arguments|parameters)"', unfenced):
-        return "call-shaped"  # a call cut short or with broken JSON
-    return None
+def wrong_kind(record: dict[str, Any], question_text: str, needed: Iterable[str]) -> str:
+    called = set(record.get("called") or [])
+    if not called and not record.get("tool_calls"):
+        return "no tool"
+    if called and not set(needed) <= called:
+        return "wrong tool"
+    results = record.get("results")
+    if results is not None and invented(
+        str(record.get("answer") or ""), question_text, [str(r) for r in results]
+    ):
+        return "invented"
+    return "wrong number"
 
 
 # --- one run ------------------------------------------------------------------------------------
@@ -283,7 +248,9 @@ class Sampling:
         cap = f", max_tokens {self.max_tokens}" if self.max_tokens else ""
         if self.temperature is None and self.seed is None:
             return f"the server's default sampling (temperature 0.8, a new seed per request){cap}"
-        return f"temperature {self.temperature}, seed {self.seed}{cap}"
+        if self.temperature is None:
+            return f"the server's temperature (0.8), seed {self.seed}{cap}"
+        return f"temperature {self.temperature:g}, seed {self.seed}{cap}"
 
 
 def toolcall_command() -> list[str]:
@@ -307,116 +274,109 @@ def toolcall_sampling_flags() -> set[str]:
     return flags
 
 
-def run_toolcall(
-    system: str, question: str, args: argparse.Namespace, sampling: Sampling, home: Path
-) -> dict[str, Any]:
-    flags = SYSTEMS[system]
-    assert flags is not None
-    command = [
-        *toolcall_command(),
-        "run",
-        "--base-url",
-        args.base_url,
-        "--model",
-        args.model,
-        *flags,
-        "--tools",
-        str(BENCH_TOOLS),
-        "--json",
-        "--yes",
-    ]
+EVAL_STRATEGY: dict[str, tuple[str, tuple[str, ...]]] = {
+    "default": ("default", ()),
+    "regex": ("regex", ()),
+    "schema": ("schema", ()),
+    "schema-json": ("schema-json", ()),
+    "stream": ("stream", ()),
+    "stream-native": ("stream-native", ()),
+    "schema-required": ("schema-required", ()),
+    "regex-compact": ("regex", ("--prompt-style", "compact")),
+    "regex-examples": ("regex", ("--prompt-style", "examples")),
+    "default-retrieve3": ("default", ("--retrieve", "3")),
+}
+"""Each toolcall system as `toolcall eval` runs it: its --strategy, and the other flags."""
+EVAL_LABELS = {
+    "default": "default",
+    "regex": "regex",
+    "schema": "schema tools",
+    "schema-json": "schema json",
+    "schema-required": "schema required",
+    "stream": "stream tags",
+    "stream-native": "stream native",
+}
+"""Each --strategy word, and the strategy's name in eval's results."""
+EXIT_BY_STOP = {"answered": 0, "limit": 3, "model_failed": 1, "input_rejected": 2}
+
+
+def eval_groups(systems: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
+    """The toolcall systems by the flags (beyond the strategy) one `toolcall eval` takes."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for system in systems:
+        if system in EVAL_STRATEGY:
+            groups.setdefault(EVAL_STRATEGY[system][1], []).append(system)
+    return groups
+
+
+def run_toolcall_eval(
+    case_file: Path,
+    systems: Sequence[str],
+    args: argparse.Namespace,
+    sampling: Sampling,
+    home: Path,
+    folder: Path,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The systems of one group (the same flags beside the strategy) on every case, through
+    `toolcall eval` exactly as a user runs it; (question id, system) -> the run's record. The
+    eval's folder keeps its results, so an interrupted bench resumes there too."""
+    strategies = [EVAL_STRATEGY[s][0] for s in systems]
+    command = [*toolcall_command(), "eval", str(case_file), "--base-url", args.base_url,
+               "--model", args.model, "--strategy", ",".join(strategies), "--jobs", str(args.jobs),
+               "--timeout", f"{args.timeout:g}", "--yes", "--json", "--out", str(folder),
+               *EVAL_STRATEGY[systems[0]][1]]  # fmt: skip
+    if (folder / "results.jsonl").exists():
+        command.append("--resume")
     if args.max_iterations:
         command += ["--max-iterations", str(args.max_iterations)]
-    if sampling.temperature is not None:
-        command += ["--temperature", str(sampling.temperature)]
-    if sampling.seed is not None:
-        command += ["--seed", str(sampling.seed)]
-    if sampling.max_tokens is not None:
-        command += ["--max-tokens", str(sampling.max_tokens)]
-    command.append(question)
+    for flag, value in (("--temperature", sampling.temperature), ("--seed", sampling.seed),
+                        ("--max-tokens", sampling.max_tokens)):  # fmt: skip
+        if value is not None:
+            command += [flag, str(value)]
     # An empty config home: a user's own tools.d or profiles must not change what is measured.
     env = {**os.environ, "XDG_CONFIG_HOME": str(home), "HOME": str(home), "NO_COLOR": "1"}
-    started = time.monotonic()
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=args.timeout,
-            cwd=ROOT,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as expired:
-        out = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
-        record = summarise_events(out or "")
-        return {**record, "exit": None, "timeout": True, "wall": time.monotonic() - started}
-    record = summarise_events(done.stdout)
-    error = [line for line in done.stderr.splitlines() if line.startswith("toolcall:")]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"realmodel_eval: toolcall eval failed: {done.stderr.strip()[-500:]}")
+    by_label = {EVAL_LABELS[EVAL_STRATEGY[s][0]]: s for s in systems}
     return {
-        **record,
-        "exit": done.returncode,
-        "timeout": False,
-        "wall": time.monotonic() - started,
-        "error": error[-1] if error else "",
+        (run["case"], by_label[run["strategy"]]): eval_record(run)
+        for run in json.loads(done.stdout)["runs"]
     }
 
 
-def summarise_events(stdout: str) -> dict[str, Any]:
-    """What the record keeps of a `--json` event stream."""
-    answer: str | None = None
-    best_effort = False
-    stop, iterations, calls, tokens = "", 0, 0, 0
-    replies: list[str] = []
-    notices: list[str] = []
-    names: list[str] = []
-    calls_per_reply: Counter[int] = Counter()
-    iteration = 0
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        kind = event.get("kind")
-        if kind == "iteration_started":
-            iteration = event["iteration"]
-        elif kind == "model_replied":
-            replies.append(str(event.get("raw", ""))[:400])
-            tokens += int((event.get("usage") or {}).get("total_tokens", 0))
-        elif kind == "tool_call_parsed":
-            calls_per_reply[iteration] += 1
-            names.append(str(event["call"].get("name")))
-        elif kind == "final_answer":
-            answer, best_effort = event.get("text", ""), bool(event.get("best_effort"))
-        elif kind in ("notice", "answer_without_tools", "limit_reached", "model_failed"):
-            notices.append(f"{kind}: {str(event.get('message', ''))[:200]}")
-        elif kind == "run_finished":
-            stop = event.get("stop_reason", "")
-            iterations = int(event.get("iterations", 0))
-            calls = int(event.get("tool_calls", 0))
-            total = (event.get("usage") or {}).get("total_tokens")
-            tokens = int(total) if total is not None else tokens
+def eval_record(run: dict[str, Any]) -> dict[str, Any]:
+    """What the bench keeps of one `toolcall eval` run (its trace has the rest)."""
+    stop = run.get("stop_reason") or ""
     return {
-        "answer": answer,
-        "best_effort": best_effort,
+        "answer": run.get("answer"),
+        "best_effort": stop == "limit" and run.get("answer") is not None,
         "stop_reason": stop,
-        "iterations": iterations or len(replies),
-        "tool_calls": calls,
-        "tokens": tokens,
-        "replies": replies,
-        "notices": notices,
-        "called": names,
-        "max_calls_in_reply": max(calls_per_reply.values(), default=0),
+        "iterations": run.get("iterations", 0),
+        "tool_calls": run.get("calls", 0),
+        "tokens": run.get("tokens", 0),
+        "called": [str(call).split("(", 1)[0] for call in run.get("made_calls") or ()],
+        "results": run.get("results") or [],
+        "exit": EXIT_BY_STOP.get(stop, 1),
+        "timeout": "timeout" in str(run.get("detail") or "").casefold(),
+        "wall": run.get("wall_time") or 0.0,
+        "error": run.get("failure") or "",
+        "trace": run.get("trace"),
+        "eval_verdict": [run.get("outcome"), run.get("kind")],
     }
 
 
-def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) -> dict[str, Any]:
+def run_peer(
+    system: str, question: str, args: argparse.Namespace, sampling: Sampling, now: str | None
+) -> dict[str, Any]:
+    peer = PEERS[system]
     job = {
         "question": question,
         "base_url": args.base_url,
         "model": args.model,
-        "max_steps": SMOLAGENTS_MAX_STEPS,
+        "max_steps": PEER_MAX_STEPS,
         "tool_dirs": [str(bundled_tools_dir()), str(BENCH_TOOLS)],
+        "tools": toolcall_tool_specs(),
         "sampling": {
             k: v
             for k, v in (
@@ -427,14 +387,16 @@ def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) 
             if v is not None
         },
     }
+    env = {**os.environ, **({NOW_VARIABLE: now} if now else {}), "PYTHONWARNINGS": "ignore"}
     started = time.monotonic()
     try:
         done = subprocess.run(
-            [str(PEERS_VENV / "bin" / "python"), str(EVAL / "smolagents_runner.py")],
+            [str(PEERS_VENV / "bin" / "python"), str(EVAL / peer.runner)],
             input=json.dumps(job),
             capture_output=True,
             text=True,
             timeout=args.timeout,
+            env=env,
             check=False,
         )
     except subprocess.TimeoutExpired:
@@ -445,7 +407,7 @@ def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) 
     except (IndexError, ValueError):
         tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
         return {"answer": None, "exit": done.returncode, "timeout": False, "error": tail[0][:300]}
-    failed = "error" in out
+    failed = bool(out.get("error"))
     return {
         "answer": None if failed else out.get("answer", ""),
         "exit": 1 if failed else 0,
@@ -455,9 +417,24 @@ def run_smolagents(question: str, args: argparse.Namespace, sampling: Sampling) 
         "stop_reason": out.get("state", "error" if failed else ""),
         "iterations": out.get("steps", 0),
         "tool_calls": out.get("tool_calls", 0),
+        "called": out.get("called", []),
+        "results": out.get("results", []),
         "tokens": out.get("tokens") or 0,
         "replies": out.get("replies", []),
+        "sent": out.get("sent", {}),
     }
+
+
+@functools.lru_cache(maxsize=1)
+def toolcall_tool_specs() -> list[dict[str, Any]]:
+    """Every tool as toolcall's registry describes it to a model: the peers get the same."""
+    from toolcall_cli.tools.registry import Tool
+
+    functions = load_tool_functions([bundled_tools_dir(), BENCH_TOOLS])
+    specs = [Tool.from_function(f).spec for f in functions.values()]
+    return [
+        {"name": s.name, "description": s.description, "parameters": s.parameters} for s in specs
+    ]
 
 
 def bundled_tools_dir() -> Path:
@@ -466,16 +443,26 @@ def bundled_tools_dir() -> Path:
     return found()
 
 
-def classify(record: dict[str, Any], expected: Expected, tool_names: Iterable[str]) -> None:
-    """Sets outcome (correct | wrong | no answer), non_answer and ended_0_non_answer."""
+def classify(
+    record: dict[str, Any],
+    expected: Expected,
+    tool_names: Iterable[str],
+    question: dict[str, Any] | None = None,
+) -> None:
+    """Sets outcome (correct | wrong | no answer), wrong_kind, non_answer, ended_0_non_answer."""
     answer = record.get("answer")
-    kind = None if answer is None else non_answer_kind(answer, tool_names)
+    results = [str(r) for r in record.get("results") or []]
+    kind = None if answer is None else non_answer_kind(answer, tool_names, results)
     record["non_answer"] = kind
     record["ended_0_non_answer"] = record.get("exit") == 0 and (answer is None or kind is not None)
     if record.get("exit") != 0 or answer is None or kind is not None:
         record["outcome"] = "no answer"
     else:
         record["outcome"] = "correct" if is_correct(answer, expected) else "wrong"
+    record["wrong_kind"] = None
+    if record["outcome"] == "wrong" and question is not None:
+        needed = {step["tool"] for step in question["truth"]}
+        record["wrong_kind"] = wrong_kind(record, question["question"], needed)
     # toolcall's best-effort answer at the limit exits 3: not counted, but worth knowing
     record["best_effort_correct"] = bool(
         record.get("best_effort") and answer and kind is None and is_correct(answer, expected)
@@ -491,13 +478,61 @@ def _mean(values: list[float]) -> str:
     return f"{sum(values) / len(values):.1f}" if values else "–"
 
 
+HALVES = ("held-out", "tuning")
+HALF_TITLES = {
+    "held-out": "Held-out half (the headline: nothing is tuned on it)",
+    "tuning": "Tuning half (defaults and thresholds are chosen on it)",
+}
+TABLE_NOTE = (
+    "A run is *correct* when it ended 0 with the expected figure (or city, weekday, clock time) "
+    "in its answer; *no answer* when it exited non-zero, timed out, or ended with a non-answer "
+    "(empty, an echoed engine note or a framework's own give-up line, a bare tool name, "
+    "call-shaped JSON, a tool result handed back raw). *wrong* is split by kind: *number* (the "
+    "figures come from the question or the results but are not the expected ones), *tool* (a "
+    "tool the answer needs was never called), *no tool* (no tool called at all), *invented* (a "
+    "figure in the answer is in neither the question nor any result). *ended 0 with a "
+    "non-answer* counts the runs that still exited 0 (the framework returned normally). "
+    "*best-effort right* counts toolcall runs that exited 3 at the limit with a right "
+    "best-effort answer (counted as no answer). Iterations are model calls; tokens (prompt and "
+    "reply, every call) and wall time are means per run."
+)
+
+
+def system_table(records: list[dict[str, Any]], systems: list[str]) -> list[str]:
+    lines = [
+        "| system | runs | correct | wrong | wrong: number / tool / no tool / invented "
+        "| no answer | ended 0 with a non-answer | best-effort right | mean iterations "
+        "| mean tokens | mean wall time (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for system in systems:
+        mine = [r for r in records if r["system"] == system]
+        if not mine:
+            continue
+        count = Counter(r["outcome"] for r in mine)
+        kinds = Counter(r.get("wrong_kind") for r in mine if r["outcome"] == "wrong")
+        lines.append(
+            f"| {SYSTEM_LABELS[system]} | {len(mine)} | {count['correct']}/{len(mine)} "
+            f"| {count['wrong']} | {' / '.join(str(kinds[k]) for k in WRONG_KINDS)} "
+            f"| {count['no answer']} "
+            f"| {sum(1 for r in mine if r['ended_0_non_answer'])} "
+            f"| {sum(1 for r in mine if r.get('best_effort_correct'))} "
+            f"| {_mean([float(r.get('iterations') or 0) for r in mine])} "
+            f"| {_mean([float(r.get('tokens') or 0) for r in mine]).removesuffix('.0')} "
+            f"| {_mean([float(r.get('wall') or 0) for r in mine])} |"
+        )
+    return lines
+
+
 def render_report(
     records: list[dict[str, Any]],
     questions: list[dict[str, Any]],
     systems: list[str],
     expected: dict[str, Expected],
     meta: dict[str, str],
+    half_of: dict[str, str] | None = None,
 ) -> str:
+    half_of = half_of or {}
     lines = [
         "# Real-model evaluation",
         "",
@@ -508,35 +543,14 @@ def render_report(
         "",
     ]
     lines += [f"- {k}: {v}" for k, v in meta.items() if k != "label"]
-    lines += [
-        "",
-        "## Per system",
-        "",
-        "A run is *correct* when it ended 0 with the expected figure (or city) in its answer; "
-        "*no answer* when it exited non-zero, timed out, or ended with a non-answer (empty, an "
-        "echoed engine note, a bare tool name, call-shaped JSON). *ended 0 with a non-answer* "
-        "counts those that still exited 0 (the issue requires none). *best-effort right at the "
-        "limit* counts toolcall runs that exited 3 with a right best-effort answer (counted as "
-        "no answer). Tokens and wall time are means per run.",
-        "",
-        "| system | runs | correct | wrong | no answer | ended 0 with a non-answer "
-        "| best-effort right at the limit | mean iterations | mean tokens | mean wall time (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for system in systems:
-        mine = [r for r in records if r["system"] == system]
-        if not mine:
-            continue
-        count = Counter(r["outcome"] for r in mine)
-        lines.append(
-            f"| {SYSTEM_LABELS[system]} | {len(mine)} | {count['correct']}/{len(mine)} "
-            f"| {count['wrong']} | {count['no answer']} "
-            f"| {sum(1 for r in mine if r['ended_0_non_answer'])} "
-            f"| {sum(1 for r in mine if r.get('best_effort_correct'))} "
-            f"| {_mean([float(r.get('iterations') or 0) for r in mine])} "
-            f"| {_mean([float(r.get('tokens') or 0) for r in mine]).removesuffix('.0')} "
-            f"| {_mean([float(r.get('wall') or 0) for r in mine])} |"
-        )
+    lines += ["", "## Per system", "", TABLE_NOTE, ""]
+    halves = [h for h in HALVES if any(r.get("half") == h for r in records)]
+    for half in halves:
+        mine = [r for r in records if r.get("half") == half]
+        lines += [f"### {HALF_TITLES[half]}", "", *system_table(mine, systems), ""]
+    if len(halves) != 1:
+        lines += ["### All questions run" if halves else "### All", ""]
+        lines += [*system_table(records, systems), ""]
     lines += [
         "",
         "## Per question",
@@ -567,7 +581,10 @@ def render_report(
                 or " "
             )
         text = question["question"].replace("|", "\\|")
-        lines.append(f"| `{qid}` {text} | {expected[qid].describe()} | " + " | ".join(cells) + " |")
+        where = {"held-out": " (held-out)", "tuning": " (tuning)"}.get(half_of.get(qid, ""), "")
+        lines.append(
+            f"| `{qid}`{where} {text} | {expected[qid].describe()} | " + " | ".join(cells) + " |"
+        )
     lines += ["", "## How the runs ended", ""]
     lines += ["| system | exit codes | stop reasons | non-answers | most calls in one reply |"]
     lines += ["|---|---|---|---|---|"]
@@ -630,27 +647,43 @@ def server_answers(base_url: str) -> bool:
         return False
 
 
-def ensure_peers_venv() -> None:
-    python = PEERS_VENV / "bin" / "python"
-    if python.exists():
-        return
-    print(f"realmodel_eval: creating {PEERS_VENV.relative_to(ROOT)} (smolagents, openai)")
-    subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "smolagents", "openai"], check=True)
+def _distribution(package: str) -> str:
+    return package.split("[", 1)[0]
 
 
-def smolagents_version() -> str:
-    done = subprocess.run(
-        [
-            str(PEERS_VENV / "bin" / "python"),
-            "-c",
-            "import smolagents; print(smolagents.__version__)",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+def peer_versions() -> dict[str, str]:
+    """Each peer package's installed version in bench/.venv-peers ("" if missing)."""
+    names = [_distribution(p) for p in PEER_PACKAGES]
+    code = (
+        "import importlib.metadata as m, json, sys\n"
+        "def v(n):\n"
+        "    try: return m.version(n)\n"
+        "    except m.PackageNotFoundError: return ''\n"
+        "print(json.dumps({n: v(n) for n in sys.argv[1:]}))"
     )
-    return done.stdout.strip() or "?"
+    python = PEERS_VENV / "bin" / "python"
+    if not python.exists():
+        return dict.fromkeys(names, "")
+    done = subprocess.run(
+        [str(python), "-c", code, *names], capture_output=True, text=True, check=False
+    )
+    try:
+        found: dict[str, str] = json.loads(done.stdout)
+    except ValueError:
+        return dict.fromkeys(names, "")
+    return found
+
+
+def ensure_peers_venv() -> None:
+    """bench/.venv-peers with every peer framework: made or completed with pip, said in a line."""
+    python = PEERS_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
+    versions = peer_versions()
+    missing = [p for p in PEER_PACKAGES if not versions.get(_distribution(p))]
+    if missing:
+        print(f"realmodel_eval: installing {', '.join(missing)} in {PEERS_VENV.relative_to(ROOT)}")
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *missing], check=True)
 
 
 def select(items: list[str], wanted: str | None, what: str) -> list[str]:
@@ -708,7 +741,53 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--label", default="Real-model evaluation")
     parser.add_argument("--report-only", action="store_true", help="rewrite the report only")
     parser.add_argument("--notes", type=Path, help="a Markdown file appended to the report")
+    parser.add_argument(
+        "--half",
+        choices=(*HALVES, "all"),
+        default="all",
+        help="only this half of bench/eval/split.json; its questions are then asked in turn "
+        "by category, so a run cut short still covers every category",
+    )
+    parser.add_argument("--server-note", default="", help="how the server was started (report)")
     return parser.parse_args(argv)
+
+
+def run_sampling(args: argparse.Namespace, offered: set[str], seed: int) -> Sampling:
+    return Sampling(
+        temperature=args.temperature if "--temperature" in offered else None,
+        seed=seed if "--seed" in offered else None,
+        max_tokens=args.max_tokens if "--max-tokens" in offered else None,
+    )
+
+
+def run_toolcall_systems(
+    questions: list[dict[str, Any]],
+    systems: list[str],
+    seeds: list[int],
+    args: argparse.Namespace,
+    offered: set[str],
+    home: Path,
+    done: set[tuple[int, str, str]],
+    now: str | None,
+) -> dict[tuple[int, str, str], dict[str, Any]]:
+    """Every toolcall system's runs, through `toolcall eval` on the bench's case file: one eval
+    per pass and group of flags, in its own folder beside the records. (pass, question id,
+    system) -> the run's record."""
+    found: dict[tuple[int, str, str], dict[str, Any]] = {}
+    for number, seed in enumerate(seeds, start=1):
+        for flags, members in eval_groups(systems).items():
+            pending = [
+                s for s in members if any((number, q["id"], s) not in done for q in questions)
+            ]
+            if not pending:
+                continue
+            folder = args.records.parent / "eval" / f"{'-'.join(flags) or 'plain'}-seed{seed}"
+            folder.mkdir(parents=True, exist_ok=True)
+            cases = write_case_file(questions, now, folder / "cases.jsonl")
+            sampling = run_sampling(args, offered, seed)
+            runs = run_toolcall_eval(cases, pending, args, sampling, home, folder / "out")
+            found.update({(number, qid, system): run for (qid, system), run in runs.items()})
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -723,16 +802,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen_ids = select([q["id"] for q in questions], args.questions, "question")
     by_id = {q["id"]: q for q in questions}
     questions = [by_id[i] for i in chosen_ids]
+    half_of = load_split()
+    if args.half != "all":
+        questions = by_category_in_turn([q for q in questions if half_of.get(q["id"]) == args.half])
+    now = data.get("now")
     systems = select(list(SYSTEMS), args.systems, "system")
     tools = load_tool_functions([bundled_tools_dir(), BENCH_TOOLS])
-    expected = {q["id"]: expected_answer(q, tools) for q in questions}
+    expected = {q["id"]: expected_answer(q, tools, data.get("now")) for q in questions}
 
     records: list[dict[str, Any]] = []
     if (args.resume or args.report_only) and args.records.exists():
         records = [json.loads(line) for line in args.records.read_text().splitlines() if line]
         for record in records:  # graded again: the grader may have learnt since they ran
             if record["qid"] in expected:
-                classify(record, expected[record["qid"]], tools)
+                record["half"] = half_of.get(record["qid"], "")
+                classify(record, expected[record["qid"]], tools, by_id[record["qid"]])
     if not args.report_only:
         if not server_answers(args.base_url):
             print(f"realmodel_eval: error: no server answers at {args.base_url}", file=sys.stderr)
@@ -763,17 +847,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for question, system in run_order(questions, systems, args.order)
                     if (number, question["id"], system) not in done
                 ]
+            toolcall_runs = run_toolcall_systems(
+                questions, systems, seeds, args, offered, Path(home), done, now
+            )
             written = threading.Lock()
 
             def measure(number: int, seed: int, sampling: Sampling, question: dict[str, Any],
                         system: str) -> None:  # fmt: skip
-                if system == "smolagents-t0":
-                    at_zero = dataclasses.replace(sampling, temperature=0.0)
-                    record = run_smolagents(question["question"], args, at_zero)
-                elif system == "smolagents":
-                    record = run_smolagents(question["question"], args, sampling)
-                else:
-                    record = run_toolcall(system, question["question"], args, sampling, Path(home))
+                load = os.getloadavg()[0]
+                peer = PEERS.get(system)
+                if peer is not None and peer.temperature is not None:
+                    sampling = dataclasses.replace(sampling, temperature=peer.temperature)
+                if system in PEERS:
+                    record = run_peer(system, question["question"], args, sampling, now)
+                else:  # run already, by `toolcall eval`
+                    record = dict(toolcall_runs[(number, question["id"], system)])
                 record.update(
                     {
                         "pass": number,
@@ -782,9 +870,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "qid": question["id"],
                         "system": system,
                         "jobs": args.jobs,
+                        "load1": round(load, 2),
+                        "half": half_of.get(question["id"], ""),
                     }
                 )
-                classify(record, expected[question["id"]], tools)
+                classify(record, expected[question["id"]], tools, question)
                 with written:
                     records.append(record)
                     with args.records.open("a", encoding="utf-8") as out:
@@ -811,7 +901,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": f"`{args.model}` as named to the server",
         "server": server_facts(args.base_url) if args.base_url else "–",
         "toolcall commit measured": git_commit(),
-        "smolagents": smolagents_version(),
+        "peers (bench/.venv-peers)": ", ".join(
+            f"{k} {v or '?'}" for k, v in peer_versions().items()
+        ),
+        "server started as": args.server_note or "(not said: --server-note)",
+        "fixed instant get_time reads (TOOLCALL_NOW)": str(now),
+        "load average (1 min) at each run's start": _load_summary(records),
         "passes and seeds": ", ".join(
             sorted({f"pass {r['pass']}: seed {r['seed']}" for r in records})
         ),
@@ -825,7 +920,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({', '.join(sorted({q['lang'] for q in questions}))})",
     }
     shown = [s for s in SYSTEMS if any(r["system"] == s for r in records)]
-    report = render_report(records, data["questions"], shown, expected_all(data, tools), meta)
+    report = render_report(
+        records, data["questions"], shown, expected_all(data, tools), meta, half_of
+    )
     if args.notes:
         report += "\n" + args.notes.read_text(encoding="utf-8")
     args.report.write_text(report, encoding="utf-8")
@@ -833,8 +930,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _load_summary(records: list[dict[str, Any]]) -> str:
+    loads = sorted(float(r["load1"]) for r in records if r.get("load1") is not None)
+    if not loads:
+        return "not recorded"
+    middle = loads[len(loads) // 2]
+    return f"median {middle:.1f}, from {loads[0]:.1f} to {loads[-1]:.1f} (2 cores)"
+
+
+def load_split(path: Path = EVAL / "split.json") -> dict[str, str]:
+    """question id -> its half, from the committed split (empty if there is none)."""
+    if not path.exists():
+        return {}
+    halves: dict[str, list[str]] = json.loads(path.read_text(encoding="utf-8"))["halves"]
+    return {qid: half for half, ids in halves.items() for qid in ids}
+
+
+def by_category_in_turn(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One question of each category (first tool) in turn, each category in its own order."""
+    queues: dict[str, list[dict[str, Any]]] = {}
+    for question in questions:
+        queues.setdefault(question["truth"][0]["tool"], []).append(question)
+    ordered: list[dict[str, Any]] = []
+    while any(queues.values()):
+        for queue in queues.values():
+            if queue:
+                ordered.append(queue.pop(0))
+    return ordered
+
+
 def expected_all(data: dict[str, Any], tools: dict[str, Callable[..., Any]]) -> dict[str, Expected]:
-    return {q["id"]: expected_answer(q, tools) for q in data["questions"]}
+    return {q["id"]: expected_answer(q, tools, data.get("now")) for q in data["questions"]}
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ import bench_stream_parser as parser_bench  # noqa: E402
 RESULTS = BENCH / "RESULTS.md"
 REALMODEL_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
 REALMODEL_REPORT = BENCH / "results" / "realmodel_30questions.md"
+# issue 24: the peers (and toolcall's rows) on the split question set, run by realmodel_eval.py
+ISSUE24_REPORTS = (BENCH / "results" / "issue24_peers.md",)
 PEER_PACKAGES = ("partial-json-parser", "llm")
 PEER_METHOD = BENCH / "peers" / "vllm_method.py"
 
@@ -380,12 +382,18 @@ def engine_overhead(quick: bool) -> tuple[Section, float]:
     return section, worst
 
 
+# realmodel_eval.py's peers (each also as NAME-t0): their runs are not toolcall's model calls.
+PEER_SYSTEMS = ("smolagents", "pydanticai", "openai-agents", "langgraph")
+
+
 def typical_model_call() -> float:
     records = [json.loads(line) for line in REALMODEL_RECORDS.read_text().splitlines() if line]
     per_call = [
         r["wall"] / r["iterations"]
         for r in records
-        if r["system"] != "smolagents" and r.get("iterations") and r.get("wall")
+        if r["system"].removesuffix("-t0") not in PEER_SYSTEMS
+        and r.get("iterations")
+        and r.get("wall")
     ]
     return median(per_call) if per_call else 0.0
 
@@ -641,6 +649,26 @@ def real_model(base_url: str | None, model: str, questions: int) -> Section:
     return section
 
 
+def issue24_split() -> Section:
+    """The recorded per-half tables of issue 24's runs (hours of model time: never re-run here)."""
+    section = Section("issue 24: peers on the split question set (held-out half first)")
+    for path in ISSUE24_REPORTS:
+        if not path.exists():
+            section.notes.append(f"{path.relative_to(ROOT)}: not recorded yet.")
+            continue
+        report = path.read_text(encoding="utf-8")
+        head = report.split("## Per system", 1)[0]
+        facts = [line for line in head.splitlines() if line.startswith("- ")]
+        tables = report.split("## Per system", 1)[1].split("## Per question", 1)[0].strip()
+        section.notes += [
+            f"Recorded by bench/realmodel_eval.py in {path.relative_to(ROOT)} (the per-question "
+            "grid and every record are there), not re-measured by run.py:",
+            "\n".join(facts),
+            tables.replace("### ", "#### "),
+        ]
+    return section
+
+
 # --- the report ----------------------------------------------------------------------------------
 
 
@@ -698,6 +726,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lambda: retrieval(args.embed_url, args.embed_model),
         memory,
         lambda: real_model(args.base_url, args.model, args.questions),
+        issue24_split,
     ]
     sections = []
     for step in steps:
