@@ -467,3 +467,28 @@ def test_a_megabyte_tool_name_is_cut_on_screen_saying_how_much(tmp_path: Path) -
     assert "(1,500,000 chars in full)" in done.stdout  # the call's name, cut
     assert "chars in full)" in done.stdout.split("model output:")[1]  # the raw reply, cut
     assert "unknown tool" in done.stdout
+
+
+def test_chat_on_a_real_pipe_answers_the_questions_and_says_nothing_else(tmp_path: Path) -> None:
+    """`printf ... | toolcall chat`: stdin is a pipe, not a terminal. No warning that it is
+    not one, no hint of keys nobody presses; each question echoed, answered, and its run's
+    last line names why it stopped."""
+    history = str(tmp_path / "h")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "chat", "--no-trace", "--history-file", history],
+        input="What's 12*5+3?\nWhat's the weather in Tokyo?\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "Ctrl-D" not in done.stdout and "/help" not in done.stdout
+    turns = done.stdout.split("you> ")
+    assert turns[0] == ""  # nothing before the first question
+    assert len(turns) == 3
+    assert "answer: 12*5+3 = 63" in turns[1] and "Tokyo" in turns[2].split("answer:")[-1]
+    for turn in turns[1:]:
+        assert turn.rstrip().splitlines()[-1].endswith("stopped: answered"), turn
