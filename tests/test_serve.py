@@ -509,6 +509,39 @@ def test_an_unknown_path_is_404_and_a_wrong_method_405(serve: Served) -> None:
     assert "? #" in serve.wait_for("GET /v1/chat/completions 405")
 
 
+def test_one_openai_client_goes_on_after_an_unknown_path_and_a_wrong_method(
+    serve: Served,
+) -> None:
+    """The refused requests' bodies are read, so the same keep-alive connection carries the
+    next request: one TCP connection for all four, each answered as asked."""
+    connections: list[str] = []
+
+    def traced(request: httpx.Request) -> None:
+        def trace(name: str, info: Any) -> None:
+            if name == "connection.connect_tcp.started":
+                connections.append(name)
+
+        request.extensions["trace"] = trace
+
+    with httpx.Client(event_hooks={"request": [traced]}) as http:
+        sdk = openai.OpenAI(
+            base_url=serve.url, api_key="practice", max_retries=0, timeout=WAIT, http_client=http
+        )
+        with pytest.raises(openai.NotFoundError):  # Ollama's path, as `--base-url` asks it
+            sdk.post("/api/show", body={"model": "toolcall-offline"}, cast_to=object)
+        first = sdk.chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER_TOOL])
+        with pytest.raises(openai.APIStatusError) as wrong:  # POST with a body where GET goes
+            sdk.post("/models", body={"model": "m" * 5000}, cast_to=object)
+        again = sdk.chat.completions.create(model="m", messages=QUESTION, tools=[WEATHER_TOOL])
+    assert wrong.value.status_code == 405
+    for completion in (first, again):
+        calls: Any = completion.choices[0].message.tool_calls
+        assert calls and calls[0].function.name == "get_weather"
+    assert len(connections) == 1, connections
+    log = serve.wait_for_next("POST /v1/models 405")
+    assert "501" not in log and "Bad request" not in log
+
+
 def test_what_http_server_refuses_itself_is_a_json_error_too(serve: Served) -> None:
     port = int(serve.url.rsplit(":", 1)[1].split("/")[0])
     with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as connection:
@@ -557,6 +590,9 @@ def test_toolcall_run_can_use_serve_as_its_endpoint(serve: Served, tmp_path: Pat
         cwd=tmp_path,
     )
     assert (done.returncode, done.stdout) == (0, "12*5+3 = 63\n"), done.stderr
+    # its probe of Ollama's /api/show is refused, and the requests after it are answered
+    log = serve.wait_for_next("POST /api/show 404")
+    assert "Bad request syntax" not in log and "501" not in log
 
 
 # --- starting and stopping ----------------------------------------------------------------------
