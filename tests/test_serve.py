@@ -516,14 +516,14 @@ def test_one_openai_client_goes_on_after_an_unknown_path_and_a_wrong_method(
     next request: one TCP connection for all four, each answered as asked."""
     connections: list[str] = []
 
-    def traced(request: httpx.Request) -> None:
+    def traced(request: Any) -> None:
         def trace(name: str, info: Any) -> None:
             if name == "connection.connect_tcp.started":
                 connections.append(name)
 
         request.extensions["trace"] = trace
 
-    with httpx.Client(event_hooks={"request": [traced]}) as http:
+    with openai.DefaultHttpxClient(event_hooks={"request": [traced]}) as http:
         sdk = openai.OpenAI(
             base_url=serve.url, api_key="practice", max_retries=0, timeout=WAIT, http_client=http
         )
