@@ -187,16 +187,21 @@ def test_each_ejected_program_answers_every_usage_question_through_serve(
     serve: Served, strategy: str, question: str, tmp_path: Path
 ) -> None:
     """Answered from the program's own tools: every city of its table the question names,
-    with that city's weather; every sum in the question, worked out; and no tool failed."""
+    with that city's weather (in °F when the question asks for Fahrenheit); every sum in the
+    question, worked out; and no tool failed."""
     program = ejected(strategy, tmp_path)
     done = run_ejected(program, question, serve)
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
     answer = done.stdout
     assert answer.strip() and not re.search(r"error|sorry|failed|抱歉|失败", answer, re.I), answer
     own = runpy.run_path(str(program))  # its table and its calculator, not this test's
-    for city, (condition, celsius) in own["WEATHER"].items():
+    fahrenheit = re.search(r"fahrenheit|华氏", question, re.I)
+    for city in own["WEATHER"]:
         if city in question.lower():
-            assert f"{condition}，{celsius}°C" in answer or f"{condition}, {celsius}°C" in answer
+            report = own["get_weather"](city)
+            figure = f"{report['temp_f']:g}°F" if fahrenheit else f"{report['temp_c']}°C"
+            said = [f"{report['condition']}{comma}{figure}" for comma in ("，", ", ")]
+            assert any(s in answer for s in said), (said, answer)
     for expression in re.findall(r"\d[\d.]*(?:\s*[-+*/]\s*\d[\d.]*)+", question):
         assert f"= {own['calculate'](expression)}" in answer, answer
 

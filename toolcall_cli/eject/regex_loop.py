@@ -22,7 +22,7 @@ Evaluate an arithmetic expression (计算): + - * / and parentheses.
 Parameters:
 - expression: string (required) — e.g. "12*5+3"
 ## get_weather
-Get today's weather (天气) for a city: condition and temperature in °C.
+Get today's weather (天气) for a city: condition and temperature in °C and °F.
 Parameters:
 - city: string (required) — e.g. Beijing, 北京"""
 CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)  # an unclosed last call counts
@@ -43,9 +43,9 @@ def calculate(expression: str | ast.AST) -> Any:
 
 
 def get_weather(city: str) -> dict[str, Any]:
-    """Get today's weather (天气) in a city, e.g. Beijing or 北京: condition and °C."""
-    condition, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
-    return {"city": city, "day": "today", "condition": condition, "temp_c": c}
+    """Get today's weather (天气) in a city, e.g. Paris or 北京: condition and temperature."""
+    sky, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
+    return {"city": city, "day": "today", "condition": sky, "temp_c": c, "temp_f": c * 1.8 + 32}
 
 
 TOOLS: dict[str, Any] = {"calculate": calculate, "get_weather": get_weather}

@@ -30,9 +30,9 @@ def calculate(expression: str | ast.AST) -> Any:
 
 
 def get_weather(city: str) -> dict[str, Any]:
-    """Get today's weather (天气) in a city, e.g. Beijing or 北京: condition and °C."""
-    condition, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
-    return {"city": city, "day": "today", "condition": condition, "temp_c": c}
+    """Get today's weather (天气) in a city, e.g. Paris or 北京: condition and temperature."""
+    sky, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
+    return {"city": city, "day": "today", "condition": sky, "temp_c": c, "temp_f": c * 1.8 + 32}
 
 
 def spec(tool: Any) -> dict[str, Any]:  # from its signature: every parameter a required string

@@ -21,7 +21,7 @@ SYSTEM = """Answer in the user's language. Where a tool helps, call it, each cal
 Evaluate an arithmetic expression (计算): + - * / and parentheses.
 Parameters: - expression: string (required) — e.g. "12*5+3"
 ## get_weather
-Get today's weather (天气) for a city: condition and temperature in °C.
+Get today's weather (天气) for a city: condition and temperature in °C and °F.
 Parameters: - city: string (required) — e.g. Beijing, 北京"""
 RESULT = '<tool_result id="{}" name="{}">\n{}\n</tool_result>'
 OPS: dict[type, Any] = {ast.Add: op.add, ast.Sub: op.sub, ast.Mult: op.mul, ast.Div: op.truediv}
@@ -39,8 +39,8 @@ def calculate(expression: str | ast.AST) -> Any:  # reads the syntax tree: never
 
 
 def get_weather(city: str) -> dict[str, Any]:  # described to the model in SYSTEM
-    condition, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
-    return {"city": city, "day": "today", "condition": condition, "temp_c": c}
+    sky, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
+    return {"city": city, "day": "today", "condition": sky, "temp_c": c, "temp_f": c * 1.8 + 32}
 
 
 def parse(pieces: Iterable[str]) -> Iterator[tuple[bool, str]]:  # the state machine
