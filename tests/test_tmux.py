@@ -108,7 +108,11 @@ def test_chat_turns_ctrl_c_and_ctrl_d(terminal: Terminal) -> None:
     terminal.start(f"{TOOLCALL} chat")
     terminal.wait_for("you>")
     terminal.keys("What's 12*5+3?", "Enter")
-    terminal.wait_for("12*5+3 = 63")
+    turn = wait_for_count(terminal, "you>", 2)  # the turn, then the next prompt
+    assert "12*5+3 = 63" in turn
+    lines = [line.rstrip() for line in turn.splitlines() if line.strip()]
+    # the turn's last line says why it ended
+    assert lines[-2].endswith("stopped: answered") and lines[-1] == "you>", lines[-3:]
     terminal.keys("/str", "Tab")
     terminal.wait_for("/strategy")
     terminal.keys(" stream", "Enter")
