@@ -110,13 +110,14 @@ def localized(data: dict[str, Any], key: str, zh: bool) -> str:
     return next((str(o) for o in (options if zh else options[:0:-1]) if o), plain)
 
 
-def report(data: Any, zh: bool) -> dict[str, Any] | None:
-    """A place's report: a record naming it, in words and numbers (`city, condition, temp_c`)."""
+def report(data: Any, zh: bool, wanted: Sequence[str] = ()) -> dict[str, Any] | None:
+    """A place's report: a record naming it, in words and numbers (`city, condition, temp_c`),
+    in the first unit `wanted` it gives (a question "in Fahrenheit" and a `temp_f` field)."""
     data = data if isinstance(data, dict) else {}
     texts = {str(k): v for k, v in data.items() if isinstance(v, str) and v}
     place = next((k for k in texts if words_of(k) & rd.PLACE_WORDS), None)
     about = next((k for k in texts if is_description(k, texts)), None)
-    found = numbers_of(data)
+    found = numbers_of(data, wanted)
     if place is None or about is None or "unit" not in found:
         return None
     where = place_in(localized(texts, place, zh), zh)
@@ -130,11 +131,12 @@ def day_of(texts: dict[str, str], about: str) -> dict[str, Any]:
     return {"day": day, "rain": any(w in v for v in words for w in ("雨", "rain"))}
 
 
-def numbers_of(data: dict[str, Any]) -> dict[str, Any]:
-    """The numbers of a report in its first unit: its value, high and low (`temp_c`, `high_c`)."""
-    found = measures(data)
-    numbers = {rd.field_extreme(k) or "value": v for v, u, k in found[::-1] if u == found[0][1]}
-    return {"unit": found[0][1], **numbers} if found else {}
+def numbers_of(data: dict[str, Any], wanted: Sequence[str]) -> dict[str, Any]:
+    """The numbers of a report in a unit wanted, else its first: its value, high and low."""
+    units = [unit for _, unit, _ in measures(data)]
+    unit = next((u for u in wanted if u in units), units[0] if units else None)
+    numbers = {rd.field_extreme(k) or "value": v for v, u, k in measures(data)[::-1] if u == unit}
+    return {"unit": unit, **numbers} if units else {}
 
 
 def place_in(name: str, zh: bool) -> str:
@@ -152,7 +154,7 @@ def is_description(key: str, texts: dict[str, str]) -> bool:
 
 def report_line(data: Any, reading: rd.Reading, *_: Any) -> str:
     """ "北京今天：晴，10°C（3~12°C）。" / "Paris today: Sunny, 11°C (5–17°C)." and advice."""
-    found = report(data, reading.zh)
+    found = report(data, reading.zh, [unit for _, unit in reading.units])
     if found is None:
         return ""
     sign = _SIGNS.get(found["unit"], f" {found['unit']}")
