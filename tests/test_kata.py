@@ -365,7 +365,7 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "cannot read absent.py" in missing.stderr
     (tmp_path / "other.py").write_text("x = 1\n", encoding="utf-8")
     unclear = toolcall("kata", "check", "other.py", cwd=tmp_path)
-    assert unclear.returncode == 2 and "give --kata NAME" in unclear.stderr
+    assert unclear.returncode == 2 and "give --kata KATA" in unclear.stderr
 
 
 def test_the_command_line_loads_no_kata_machinery_until_a_kata_command_runs() -> None:

@@ -108,6 +108,8 @@ app = typer.Typer(
     add_completion=True,  # `--install-completion`: bash, zsh, fish, PowerShell (README)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    # Every command and group below takes its help option's names from here.
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 config_app = typer.Typer(
     help="Where the config file is, and what it resolves to.", no_args_is_help=True

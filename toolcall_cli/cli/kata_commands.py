@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolcall_cli.cli._options import PanelledCommand
 from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail
 from toolcall_cli.cli.running import pipe_console
 
@@ -21,7 +22,9 @@ kata_app = typer.Typer(
 )
 app.add_typer(kata_app, name="kata")
 
-NameArg = Annotated[str, typer.Argument(help="The kata: parse, schema, stream or loop.")]
+NameArg = Annotated[
+    str, typer.Argument(metavar="KATA", help="The kata: parse, schema, stream or loop.")
+]
 
 
 def kata_named(name: str) -> Kata:
@@ -33,7 +36,7 @@ def kata_named(name: str) -> Kata:
         fail(str(error))
 
 
-@kata_app.command("list")
+@kata_app.command("list", cls=PanelledCommand)
 def kata_list() -> None:
     """The katas: what each asks you to write, and which layer of the engine it is."""
     from toolcall_cli.kata import KATAS
@@ -43,14 +46,14 @@ def kata_list() -> None:
         typer.echo(f"{kata.name:<{width}}  {kata.layer} · {kata.scheme}")
         typer.echo(f"{'':<{width}}  you write: {kata.writes}")
         typer.echo(f"{'':<{width}}  {kata.about}")
-    typer.echo("\nStart one with `toolcall kata new NAME [DIR]`.")
+    typer.echo("\nStart one with `toolcall kata new KATA [DIR]`.")
 
 
-@kata_app.command("new")
+@kata_app.command("new", cls=PanelledCommand)
 def kata_new(
     name: NameArg,
     directory: Annotated[
-        Path, typer.Argument(help="Where to write kata_NAME.py (made if missing).")
+        Path, typer.Argument(metavar="DIR", help="Where to write kata_KATA.py (made if missing).")
     ] = Path("."),
 ) -> None:
     """Write a starter file: the signature, the rules as docstrings, a stub to replace. Its
@@ -74,30 +77,46 @@ def kata_new(
     typer.echo(f"  toolcall kata check {path}")
 
 
-@kata_app.command("check")
+KataOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kata", metavar="KATA", help="Which kata the file is (default: read from its first line)."
+    ),
+]
+TimeLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--time-limit", min=0.1, max=600, metavar="SECONDS", help="Seconds each case may take."
+    ),
+]
+MemoryOpt = Annotated[
+    int,
+    typer.Option(
+        "--memory",
+        min=64,
+        max=1 << 20,
+        metavar="MIB",
+        help="MiB of address space your code may use.",
+    ),
+]
+ConformanceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--conformance",
+        metavar="DIR",
+        help="The folder of the real outputs (default: $TOOLCALL_CONFORMANCE_DIR, else "
+        "../shared/conformance beside toolcall's checkout).",
+    ),
+]
+
+
+@kata_app.command("check", cls=PanelledCommand)
 def kata_check(
-    file: Annotated[Path, typer.Argument(help="Your kata file.")],
-    kata: Annotated[
-        str | None,
-        typer.Option("--kata", help="Which kata the file is (default: read from its first line)."),
-    ] = None,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", min=0.1, max=600, help="Seconds each case may take.")
-    ] = 3.0,
-    memory: Annotated[
-        int,
-        typer.Option(
-            "--memory", min=64, max=1 << 20, help="MiB of address space your code may use."
-        ),
-    ] = 1024,
-    conformance: Annotated[
-        Path | None,
-        typer.Option(
-            "--conformance",
-            help="The folder of the real outputs (default: $TOOLCALL_CONFORMANCE_DIR, else "
-            "../shared/conformance beside toolcall's checkout).",
-        ),
-    ] = None,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Your kata file.")],
+    kata: KataOpt = None,
+    time_limit: TimeLimitOpt = 3.0,
+    memory: MemoryOpt = 1024,
+    conformance: ConformanceOpt = None,
 ) -> None:
     """Grade FILE: built-in cases, every offline-model fault the kata meets, and the real
     outputs in ../shared/conformance when present. Your code runs in a sandboxed process of
@@ -115,7 +134,7 @@ def kata_check(
         fail(f"cannot read {file}: {getattr(error, 'strerror', None) or error}")
     header = read_header(text)
     if kata is None and header is None:
-        fail(f"cannot tell which kata {file} is: give --kata NAME")
+        fail(f"cannot tell which kata {file} is: give --kata KATA")
     chosen = kata_named(kata) if kata else header.kata  # type: ignore[union-attr]
     check = run_check(chosen, file, conformance_dir(conformance), Limits(time_limit, memory))
     console = pipe_console()
@@ -124,7 +143,7 @@ def kata_check(
     raise typer.Exit(0 if check.passed else EXIT_FAILURE)
 
 
-@kata_app.command("solution")
+@kata_app.command("solution", cls=PanelledCommand)
 def kata_solution(name: NameArg) -> None:
     """Print the reference solution, written for reading. It passes its own check."""
     from toolcall_cli.kata import solution_text

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolcall_cli import strictjson
+from toolcall_cli.cli._options import PanelledCommand
 from toolcall_cli.cli.entry import fail, trace_app
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ SHOWN_WIDTH = 110
 """Columns of a page `--html` / `--svg` makes: wide enough for the view's panels."""
 
 
-@trace_app.command("list")
+@trace_app.command("list", cls=PanelledCommand)
 def trace_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")] = False,
 ) -> None:
@@ -104,7 +105,7 @@ def local_time(when: str) -> str:
         return when
 
 
-@trace_app.command("show", context_settings={"ignore_unknown_options": True})
+@trace_app.command("show", cls=PanelledCommand, context_settings={"ignore_unknown_options": True})
 def trace_show(
     which: Annotated[
         str | None,
@@ -119,10 +120,12 @@ def trace_show(
         bool, typer.Option("--json", help="The trace's records, one JSON object per line.")
     ] = False,
     html: Annotated[
-        Path | None, typer.Option("--html", help="Write the view as an HTML page to this file.")
+        Path | None,
+        typer.Option("--html", metavar="FILE", help="Write the view as an HTML page to this file."),
     ] = None,
     svg: Annotated[
-        Path | None, typer.Option("--svg", help="Write the view as an SVG image to this file.")
+        Path | None,
+        typer.Option("--svg", metavar="FILE", help="Write the view as an SVG image to this file."),
     ] = None,
 ) -> None:
     """Draw a recorded run again, as the live view drew it (or --plain, or --json)."""
