@@ -79,3 +79,73 @@ def test_every_command_is_a_panelled_command() -> None:
     # The class that writes arguments as their placeholders on the usage line and in --help.
     leaves = [command for _, command in command_paths() if not hasattr(command, "commands")]
     assert leaves and all(isinstance(command, PanelledCommand) for command in leaves)
+
+
+def choice_flags() -> Iterator[tuple[tuple[str, ...], str, list[str]]]:
+    """Each flag of choices on each command: the words that reach it (a stand-in for each
+    argument it needs), the flag, and its choices."""
+    from toolcall_cli.cli._bad_values import choices_of
+
+    for words, command in command_paths():
+        params = getattr(command, "params", [])
+        needed = tuple("x" for p in params if p.param_type_name == "argument" and p.required)
+        for param in params:
+            choices = choices_of(param)
+            if choices and param.param_type_name == "option":
+                yield (*words, *needed), param.opts[0], choices
+
+
+CHOICE_FLAGS = list(choice_flags())
+
+
+def test_the_flags_of_choices_are_found() -> None:
+    flags = {(words[0], flag) for words, flag, _ in CHOICE_FLAGS}
+    assert {("run", "--strategy"), ("eject", "--strategy"), ("drill", "--lang")} <= flags
+    assert {("run", "--allow"), ("run", "--retriever"), ("chat", "--schema-mode")} <= flags
+
+
+@pytest.mark.parametrize(
+    ("words", "flag", "choices"), CHOICE_FLAGS, ids=[f"{w[0]} {f}" for w, f, _ in CHOICE_FLAGS]
+)
+def test_a_bad_choice_is_one_line_listing_the_good_ones(
+    tmp_path: Path, words: tuple[str, ...], flag: str, choices: list[str]
+) -> None:
+    done = toolcall(*words, flag, "nope", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Value error" not in done.stderr
+    assert f"{flag} must be one of {', '.join(choices)}, not 'nope'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["serve", "--port", "99999"], "--port must be at most 65535, not '99999'"),
+        (["run", "hi", "--max-parallel", "0"], "--max-parallel must be at least 1, not '0'"),
+        (["run", "hi", "--seed", "x"], "--seed must be a whole number, not 'x'"),
+        (["run", "hi", "--top-p", "x"], "--top-p must be a number, not 'x'"),
+        (["kata", "new", "nope"], "no kata named 'nope'; the katas: parse, schema, stream, loop"),
+    ],
+)
+def test_a_bad_number_says_what_the_flag_takes(tmp_path: Path, args: list[str], line: str) -> None:
+    done = toolcall(*args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert line in done.stderr and "Input should" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "env", "line"),
+    [
+        ('[defaults]\nstrategy = "nope"\n', {}, "choose one of regex, schema, stream"),
+        ('[defaults]\nschema_mode = "nope"\n', {}, "choose one of tools, json, required"),
+        ('[retrieval]\nretriever = "nope"\n', {}, "must be one of lexical, embed, not 'nope'"),
+        ("", {"TOOLCALL_STRATEGY": "nope"}, "choose one of regex, schema, stream"),
+        ("", {"TOOLCALL_RETRIEVER": "nope"}, "must be one of lexical, embed, not 'nope'"),
+    ],
+)
+def test_a_bad_choice_in_the_config_or_environment_lists_the_good_ones(
+    tmp_path: Path, config: str, env: dict[str, str], line: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(config, encoding="utf-8")
+    done = toolcall("run", "hi", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(path), **env})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and line in done.stderr
