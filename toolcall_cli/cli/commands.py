@@ -328,7 +328,7 @@ TraceDirOpt = Annotated[
         dir_okay=True,
         metavar="DIR",
         help="Write each run's trace into this directory (one file per strategy and seed) "
-        "instead of the trace directory (`toolcall trace list`).",
+        "instead of compare's own folder in the trace directory (`toolcall trace list --all`).",
     ),
 ]
 
