@@ -84,6 +84,22 @@ def test_without_the_conformance_data_it_says_so_and_grades_the_rest(tmp_path: P
     assert table and all(row[2] == "-" for row in table.values()), done.stdout
 
 
+def test_with_no_corpus_named_it_says_the_real_outputs_are_an_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOLCALL_CONFORMANCE_DIR", raising=False)
+    done = check(tmp_path, "kata_parse.py", solution(tmp_path, "parse"))
+    assert done.returncode == 0, done.stdout
+    said = " ".join(done.stdout.split())
+    assert "real outputs: none: the real outputs of public test suites are an extra, not part" in (
+        said
+    )
+    assert "point TOOLCALL_CONFORMANCE_DIR or --conformance at their folder" in said
+    assert "not found" not in said
+    table = cells(done.stdout)
+    assert table and all(row[2] == "-" for row in table.values()), done.stdout
+
+
 def test_unreadable_conformance_data_is_said_and_left_out(tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -147,8 +163,8 @@ def validate_call(tools, call):
     return arguments, [{"field": r, "error": "missing", "message": f"add {r}"} for r in missing]
 """
 
-# Seed 001's loop, as written in the article: errors go back as {"error": ...} objects, the
-# limit returns a sentence, and a hanging tool is waited for.
+# A loop as a tutorial writes it: errors go back as {"error": ...} objects, the limit returns a
+# sentence, and a hanging tool is waited for.
 SEED_LOOP = """
 import json
 

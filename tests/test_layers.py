@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md, kept by import-linter: cli → repl/session/render → loop →
+"""The layers of the architecture, kept by import-linter (pyproject.toml): cli → repl/session/render → loop →
 strategies | tools | models | offline → wire types, messages and events."""
 
 from __future__ import annotations

@@ -104,8 +104,8 @@ ConformanceOpt = Annotated[
     typer.Option(
         "--conformance",
         metavar="DIR",
-        help="The folder of the real outputs (default: $TOOLCALL_CONFORMANCE_DIR, else "
-        "../shared/conformance beside toolcall's checkout).",
+        help="The folder of the optional corpus of real outputs from public test suites "
+        "(default: $TOOLCALL_CONFORMANCE_DIR).",
     ),
 ]
 
@@ -119,7 +119,7 @@ def kata_check(
     conformance: ConformanceOpt = None,
 ) -> None:
     """Grade FILE: built-in cases, every offline-model fault the kata meets, and the real
-    outputs in ../shared/conformance when present. Your code runs in a sandboxed process of
+    outputs of the optional corpus when present. Your code runs in a sandboxed process of
     its own (in namespaces of its own where Linux allows), judged from outside, with hard
     limits it cannot raise and a time limit per case.
 

@@ -1,6 +1,6 @@
-"""The real model outputs in ../shared/conformance (beside the repository, or wherever
-TOOLCALL_CONFORMANCE_DIR or --conformance points): which of them fit a kata, or why none are
-used."""
+"""The optional corpus of real model outputs from public test suites, an extra the katas
+grade with when TOOLCALL_CONFORMANCE_DIR or --conformance names its folder: which of its
+outputs fit a kata, or why none are used."""
 
 from __future__ import annotations
 
@@ -31,17 +31,23 @@ DECIDED_OTHERWISE: dict[str, str] = {
 """Corpus cases whose source expects what the katas' rules decide otherwise, and why."""
 
 
-def default_dir() -> Path:
-    """../shared/conformance beside the repository this package lives in (a checkout)."""
-    return Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+def conformance_dir(explicit: Path | None = None) -> Path | None:
+    """The folder --conformance names, else TOOLCALL_CONFORMANCE_DIR; None: no extra corpus."""
+    named = explicit or os.environ.get(DIR_VARIABLE)
+    return Path(named) if named else None
 
 
-def conformance_dir(explicit: Path | None = None) -> Path:
-    return explicit or Path(os.environ.get(DIR_VARIABLE) or default_dir())
+NOT_GIVEN = (
+    f"none: the real outputs of public test suites are an extra, not part of toolcall; to "
+    f"grade with them, point {DIR_VARIABLE} or --conformance at their folder"
+)
+"""Said when no corpus is named: the built-in cases are the whole check, nothing is missing."""
 
 
-def records(folder: Path, name: str) -> tuple[list[dict[str, Any]], str | None]:
+def records(folder: Path | None, name: str) -> tuple[list[dict[str, Any]], str | None]:
     """The records of one JSONL file, or none and why."""
+    if folder is None:
+        return [], NOT_GIVEN
     path = folder / name
     if not path.is_file():
         return [], (
@@ -60,12 +66,12 @@ def records(folder: Path, name: str) -> tuple[list[dict[str, Any]], str | None]:
     return found, None
 
 
-def tagged_outputs(folder: Path) -> tuple[list[dict[str, Any]], str]:
+def tagged_outputs(folder: Path | None) -> tuple[list[dict[str, Any]], str]:
     """The corpus's replies written with <tool_call> tags that the katas' rules cover, and a
     line saying how many, from where."""
     found, missing = records(folder, CORPUS)
-    if missing:
-        return [], missing
+    if missing or folder is None:
+        return [], missing or NOT_GIVEN
     chosen = [
         r
         for r in found
@@ -76,10 +82,10 @@ def tagged_outputs(folder: Path) -> tuple[list[dict[str, Any]], str]:
     return chosen, f"{len(chosen)} real model outputs from {folder / CORPUS}"
 
 
-def streamed_calls(folder: Path) -> tuple[list[dict[str, Any]], str]:
+def streamed_calls(folder: Path | None) -> tuple[list[dict[str, Any]], str]:
     """The recorded servers' streams with calls in them, and a line saying how many."""
     found, missing = records(folder, STREAMS)
-    if missing:
-        return [], missing
+    if missing or folder is None:
+        return [], missing or NOT_GIVEN
     chosen = [r for r in found if r.get("expected_calls")]
     return chosen, f"{len(chosen)} real servers' tool-call replies from {folder / STREAMS}"
