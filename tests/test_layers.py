@@ -1,5 +1,6 @@
-"""The layers of the architecture, kept by import-linter (pyproject.toml): cli → repl/session/render → loop →
-strategies | tools | models | offline → wire types, messages and events."""
+"""The layers of the architecture, kept by import-linter (pyproject.toml): cli →
+repl/session/render → loop → strategies | tools | models | offline → wire types, messages and
+events."""
 
 from __future__ import annotations
 
