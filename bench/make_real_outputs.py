@@ -1,4 +1,4 @@
-"""Builds tests/data/real_outputs.jsonl, the corpus of real model outputs the tests and katas
+"""Builds toolcall_cli/data/real_outputs.jsonl, the corpus of real model outputs the tests and katas
 read, from this project's own recordings in bench/results/*.jsonl (every reply a real model
 gave toolcall's strategies there, one record per distinct text).
 
@@ -8,7 +8,7 @@ one ```json fence; an OpenAI message whose tool_calls carry the calls; or prose 
 backtick or tag in it, which holds no call. Everything else (two objects in one fence, a
 peer's call syntax, a half-written object) is left out: its parse is a policy, not a fact.
 
-    python bench/make_real_outputs.py           # rewrites tests/data/real_outputs.jsonl
+    python bench/make_real_outputs.py           # rewrites toolcall_cli/data/real_outputs.jsonl
     python bench/make_real_outputs.py OUT.jsonl # writes it there instead
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-OUT = HERE.parent / "tests" / "data" / "real_outputs.jsonl"
+OUT = HERE.parent / "toolcall_cli" / "data" / "real_outputs.jsonl"
 MODEL = "Qwen2.5-Coder-0.5B-Instruct Q4_K_M on llama.cpp's llama-server"
 PER_KIND = 40
 """Replies kept of each kind (format and categories), the first found: enough to vary, few
@@ -73,12 +73,12 @@ def described(text: str) -> dict[str, Any] | None:
         return None
     value = loaded(stripped)
     if (call := as_call(value)) is not None:
-        return case("raw_json", [call], "", ["single_call"])
+        return case("raw_json", [call], "", ["single_call", "no_tags"])
     if (calls := message_calls(value)) is not None:
         return case("openai_tool_calls_json", calls, None, ["native_message"])
     fenced = FENCE.match(stripped)
     if fenced and (call := as_call(loaded(fenced["body"]))) is not None:
-        return case("raw_json", [call], "", ["single_call", "fenced"])
+        return case("raw_json", [call], "", ["single_call", "code_fence"])
     if not re.search(r"[{}`<>]", text):
         return case("raw_json", [], text, ["no_call"])
     return None

@@ -1,8 +1,9 @@
 """The real model outputs the parser tests read: the repository's own, and an outside corpus.
 
-- **Own**: tests/data/real_outputs.jsonl, replies a real model gave toolcall's strategies in
-  this project's recordings (bench/results, made into cases by bench/make_real_outputs.py; see
-  tests/data/README.md). Always there, so every clone runs the tests over them.
+- **Own**: toolcall_cli/data/real_outputs.jsonl, replies a real model gave toolcall's
+  strategies in this project's recordings (bench/results, made into cases by
+  bench/make_real_outputs.py; see toolcall_cli/data/README.md). Always there, so every clone
+  runs the tests over them (and the katas grade with them).
 - **Outside** (an extra): a folder of real outputs and streams copied from public test suites,
   read only when TOOLCALL_CONFORMANCE_DIR names it. Named, a file missing from it fails the
   tests that read it (a moved folder can never turn them into silent skips); not named, the
@@ -18,8 +19,10 @@ from typing import Any
 
 import pytest
 
+from toolcall_cli.kata._conformance import OWN_OUTPUTS
+
 DIR_VARIABLE = "TOOLCALL_CONFORMANCE_DIR"
-OWN_CORPUS = Path(__file__).with_name("data") / "real_outputs.jsonl"
+OWN_CORPUS = OWN_OUTPUTS
 OUTSIDE_NAMED = os.environ.get(DIR_VARIABLE, "")
 OUTSIDE_DIR = Path(OUTSIDE_NAMED) if OUTSIDE_NAMED else None
 MISSING_MARK = "conformance_missing"
@@ -36,7 +39,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def own_cases() -> list[dict[str, Any]]:
-    """The repository's own real outputs (tests/data/real_outputs.jsonl)."""
+    """The repository's own real outputs (toolcall_cli/data/real_outputs.jsonl)."""
     return read_jsonl(OWN_CORPUS)
 
 

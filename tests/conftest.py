@@ -45,7 +45,7 @@ def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
 
 def pytest_report_header() -> str:
     """Which real outputs the parser tests read (tests/conformance.py)."""
-    own = f"real outputs: {len(own_cases())} of the repository's own (tests/data)"
+    own = f"real outputs: {len(own_cases())} of the repository's own (toolcall_cli/data)"
     if OUTSIDE_DIR is None:
         return f"{own}; no outside corpus ({DIR_VARIABLE} unset: its extra checks left out)"
     return f"{own}, and the outside corpus in {OUTSIDE_DIR} ({DIR_VARIABLE})"

@@ -1,5 +1,5 @@
 """Real model outputs, parsed whole, per character and per given split: the repository's own
-(tests/data/real_outputs.jsonl, every clone) and an outside corpus copied from public test
+(toolcall_cli/data/real_outputs.jsonl, every clone) and an outside corpus copied from public test
 suites (when TOOLCALL_CONFORMANCE_DIR names it; tests/conformance.py)."""
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def test_truncated_cases_report_a_truncated_error_and_leak_no_markup() -> None:
 
 
 def test_the_own_corpus_is_what_the_recordings_make(tmp_path: Path) -> None:
-    """tests/data/real_outputs.jsonl is made, not edited: bench/make_real_outputs.py makes it
+    """toolcall_cli/data/real_outputs.jsonl is made, not edited: bench/make_real_outputs.py makes it
     again, byte for byte, from the recordings in bench/results."""
     made = tmp_path / "real_outputs.jsonl"
     done = subprocess.run(
@@ -126,8 +126,8 @@ def test_the_own_corpus_holds_every_kind_and_names_each_source() -> None:
     own = own_cases()
     kinds = collections.Counter((c["format"], "+".join(c["categories"])) for c in own)
     assert {kind: count >= 20 for kind, count in kinds.items()} == {
-        ("raw_json", "single_call"): True,
-        ("raw_json", "single_call+fenced"): True,
+        ("raw_json", "single_call+no_tags"): True,
+        ("raw_json", "single_call+code_fence"): True,
         ("raw_json", "no_call"): True,
         ("openai_tool_calls_json", "native_message"): True,
     }

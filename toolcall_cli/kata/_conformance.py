@@ -1,6 +1,7 @@
-"""The optional corpus of real model outputs from public test suites, an extra the katas
-grade with when TOOLCALL_CONFORMANCE_DIR or --conformance names its folder: which of its
-outputs fit a kata, or why none are used."""
+"""The real model outputs the katas grade with, and which of them fit a kata: toolcall's own
+(data/real_outputs.jsonl, replies a real model gave toolcall's strategies in the project's
+recordings), and an extra corpus copied from public test suites when TOOLCALL_CONFORMANCE_DIR
+or --conformance names its folder."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 DIR_VARIABLE = "TOOLCALL_CONFORMANCE_DIR"
+OWN_OUTPUTS = Path(__file__).resolve().parents[1] / "data" / "real_outputs.jsonl"
+"""toolcall's own real outputs (made by bench/make_real_outputs.py; data/README.md)."""
 CORPUS = "corpus.jsonl"
 STREAMS = "sse_streams.jsonl"
 
@@ -38,10 +41,10 @@ def conformance_dir(explicit: Path | None = None) -> Path | None:
 
 
 NOT_GIVEN = (
-    f"none: the real outputs of public test suites are an extra, not part of toolcall; to "
-    f"grade with them, point {DIR_VARIABLE} or --conformance at their folder"
+    "the extra corpus of public test suites' outputs is not named (an extra, not part of "
+    f"toolcall: point {DIR_VARIABLE} or --conformance at its folder to grade with it too)"
 )
-"""Said when no corpus is named: the built-in cases are the whole check, nothing is missing."""
+"""Said when no extra corpus is named: nothing is missing, the rest is graded as ever."""
 
 
 def records(folder: Path | None, name: str) -> tuple[list[dict[str, Any]], str | None]:
@@ -67,8 +70,28 @@ def records(folder: Path | None, name: str) -> tuple[list[dict[str, Any]], str |
 
 
 def tagged_outputs(folder: Path | None) -> tuple[list[dict[str, Any]], str]:
-    """The corpus's replies written with <tool_call> tags that the katas' rules cover, and a
-    line saying how many, from where."""
+    """The real replies that the katas' rules cover, toolcall's own and the extra corpus's
+    (when named), and a line saying how many, from where."""
+    own = own_outputs()
+    extra, note = extra_tagged_outputs(folder)
+    said = f"{len(own)} real model outputs from toolcall's own recordings ({OWN_OUTPUTS.name})"
+    return own + extra, f"{said}; {note}"
+
+
+def own_outputs() -> list[dict[str, Any]]:
+    """toolcall's own real replies the katas' rules cover: a call in a ```json fence, or prose
+    with none. A bare JSON object is left out: the katas ask for <tool_call> tags."""
+    found, _ = records(OWN_OUTPUTS.parent, OWN_OUTPUTS.name)
+    return [
+        r
+        for r in found
+        if r.get("format") == "raw_json" and "no_tags" not in r.get("categories", ())
+    ]
+
+
+def extra_tagged_outputs(folder: Path | None) -> tuple[list[dict[str, Any]], str]:
+    """The extra corpus's replies written with <tool_call> tags that the katas' rules cover,
+    and a line saying how many, from where (or why none)."""
     found, missing = records(folder, CORPUS)
     if missing or folder is None:
         return [], missing or NOT_GIVEN
