@@ -1,6 +1,6 @@
-"""Builds toolcall_cli/data/real_outputs.jsonl, the corpus of real model outputs the tests and katas
-read, from this project's own recordings in bench/results/*.jsonl (every reply a real model
-gave toolcall's strategies there, one record per distinct text).
+"""Builds toolcall_cli/data/real_outputs.jsonl, the corpus of real model outputs the tests and
+katas read, from this project's own recordings in bench/results/*.jsonl (every reply a real
+model gave toolcall's strategies there, one record per distinct text).
 
 A reply is kept only when what it holds can be said without toolcall's parser, so the corpus
 can show the parser wrong: one JSON object that is a call ({"name", "arguments"}), alone or in
