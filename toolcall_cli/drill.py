@@ -361,9 +361,10 @@ TOPICS: tuple[Topic, ...] = (
     Topic(
         name="schemes",
         question=Words(
-            "三种方案（提示词+正则解析、原生 function calling、Agent 循环）怎么选？",
-            "How do you choose among the three schemes (prompt + regex parsing, native function "
-            "calling, the agent loop)?",
+            "regex（提示词+解析）、schema（原生 function calling）和 stream，再加上 loop（Agent "
+            "循环），怎么选？",
+            "How do you choose among regex (prompt + parsing), schema (native function calling) "
+            "and stream, and when do you need the loop (the agent loop) on top?",
         ),
         demos=(
             Demo(
@@ -372,28 +373,29 @@ TOPICS: tuple[Topic, ...] = (
                 ("--faults", "broken_batch"),
                 Words(
                     "同一个问题、同一个故障（一批调用里有一个 JSON 坏了）："
-                    "看各方案的解析错误和恢复；"
+                    "看各策略的解析错误和恢复；"
                     "schema json 的约束输出不会产生坏 JSON。",
                     "One question, one fault (a batch of calls with one broken JSON): compare "
-                    "each scheme's parse errors and recovery; schema json's constrained output "
+                    "each strategy's parse errors and recovery; schema json's constrained output "
                     "cannot produce the broken JSON.",
                 ),
             ),
         ),
         points=(
             Words(
-                "方案一（提示词+解析）：任何模型都能用，但格式稳定性靠运气，适合作降级",
-                "Scheme one (prompt + parsing): works with any model, but the format is luck; "
-                "a fallback",
+                "regex（提示词+解析）：任何模型都能用，但格式稳定性靠运气，适合作降级；"
+                "stream 是它的流式读法",
+                "regex (prompt + parsing): works with any model, but the format is luck; a "
+                "fallback (stream reads the same format as it arrives)",
             ),
             Words(
-                "方案二（原生 function calling / 结构化输出）：格式可靠，需要模型和服务支持",
-                "Scheme two (native function calling, structured output): a reliable format, "
+                "schema（原生 function calling / 结构化输出）：格式可靠，需要模型和服务支持",
+                "schema (native function calling, structured output): a reliable format, "
                 "needs the model and server to support it",
             ),
             Words(
-                "方案三（Agent 循环）：多步任务，但更难控制，需要终止和防护",
-                "Scheme three (the agent loop): multi-step tasks, but harder to control; needs "
+                "loop（Agent 循环）：多步任务，但更难控制，需要终止和防护",
+                "loop (the agent loop): multi-step tasks, but harder to control; needs "
                 "ending rules and guards",
             ),
             Words(
@@ -401,9 +403,9 @@ TOPICS: tuple[Topic, ...] = (
                 "At heart it is choosing how much control to hand to the model",
             ),
             Words(
-                "生产上混合：常规走方案二，复杂分支进方案三，降级走方案一",
-                "In production, a mix: scheme two for the usual path, three for complex "
-                "branches, one as the fallback",
+                "生产上混合：常规走 schema，复杂分支进 loop，降级走 regex",
+                "In production, a mix: schema for the usual path, the loop for complex "
+                "branches, regex as the fallback",
             ),
         ),
     ),
