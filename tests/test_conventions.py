@@ -123,7 +123,10 @@ def test_a_bad_choice_is_one_line_listing_the_good_ones(
         (["run", "hi", "--max-parallel", "0"], "--max-parallel must be at least 1, not '0'"),
         (["run", "hi", "--seed", "x"], "--seed must be a whole number, not 'x'"),
         (["run", "hi", "--top-p", "x"], "--top-p must be a number, not 'x'"),
-        (["kata", "new", "nope"], "no kata named 'nope'; the katas: parse, schema, stream, loop"),
+        (
+            ["kata", "new", "nope"],
+            "no kata named 'nope'; the katas: request, prompt, parse, schema, stream, loop",
+        ),
     ],
 )
 def test_a_bad_number_says_what_the_flag_takes(tmp_path: Path, args: list[str], line: str) -> None:
