@@ -281,9 +281,7 @@ def test_the_default_max_tokens_is_a_quarter_of_the_window_up_to_its_cap() -> No
 
 
 @pytest.mark.parametrize("flags", EVERY_STRATEGY[:2] + EVERY_STRATEGY[5:6], ids=" ".join)
-def test_a_short_list_of_tools_is_always_sent_whole(
-    tmp_path: Path, flags: tuple[str, ...]
-) -> None:
+def test_a_short_list_of_tools_is_always_sent_whole(tmp_path: Path, flags: tuple[str, ...]) -> None:
     _, events, body = first_run(tmp_path, LLAMA_PROPS, *flags)
     assert tools_sent(events) == []
     text = json.dumps(body)
@@ -409,11 +407,7 @@ def test_the_live_view_says_the_defaults(tmp_path: Path) -> None:
     with FakeOpenAI() as server:
         server.props = LLAMA_PROPS
         server.answers.append(Answer(json_body=completion("Hello there.")))
-        events = list(
-            toolcall_cli.ask(
-                "hi", base_url=server.base_url, model="m", strategy="regex"
-            )
-        )
+        events = list(toolcall_cli.ask("hi", base_url=server.base_url, model="m", strategy="regex"))
     out = io.StringIO()
     console = Console(file=out, width=300, color_system=None)
     renderer = make_renderer("live", console, auto_refresh=False)

@@ -190,7 +190,9 @@ class SamplingOptions:
         "(default: the configured seed, else 0; compare --repeat: run k gets seed+k).",
     )
     temperature: float | None = option(
-        None, "--temperature", help="Sampling temperature, 0..2 (default: the server's)."
+        None,
+        "--temperature",
+        help="Sampling temperature, 0..2 (default: 0 on a llama.cpp server, else the server's).",
     )
     top_p: float | None = option(
         None, "--top-p", help="Nucleus sampling, above 0 and at most 1 (default: the server's)."
@@ -198,7 +200,8 @@ class SamplingOptions:
     max_tokens: int | None = option(
         None,
         "--max-tokens",
-        help="The most tokens one reply may hold, sent as `max_tokens` (default: the server's).",
+        help="The most tokens one reply may hold, sent as `max_tokens` (default: on a llama.cpp "
+        "server a quarter of the context window, at most 2048; else the server's).",
     )
 
 
@@ -250,7 +253,8 @@ class RetrievalOptions:
         "--retrieve",
         min=0,
         help="Send each request at most K tools: the best ranked for the question, plus a "
-        "search_tools tool for the rest (default: 6 past --retrieve-over tools; 0: off).",
+        "search_tools tool for the rest (default: 6 past --retrieve-over tools; on a llama.cpp "
+        "server 3, from 10 tools; 0: off).",
     )
     retrieve_over: int | None = option(
         None,
