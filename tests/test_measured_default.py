@@ -419,3 +419,21 @@ def test_the_live_view_says_the_defaults(tmp_path: Path) -> None:
         "temperature 0 (the server's own is 0.8), max_tokens 1024 (a quarter of the "
         "4,096-token window)" in shown
     )
+
+
+def test_a_chat_s_strategy_switch_keeps_the_defaults(tmp_path: Path) -> None:
+    from toolcall_cli.app.build import build_session, first_request
+    from toolcall_cli.app.options import SessionOptions
+
+    with FakeOpenAI() as server:
+        server.props = LLAMA_PROPS
+        options = SessionOptions.of(base_url=server.base_url, model="m", strategy="regex")
+        assembled = build_session(options, warn=lambda _: None)
+        session = assembled.session
+        try:
+            session.use_strategy("stream")  # chat's /strategy stream
+            body = first_request(session, "hi")
+        finally:
+            session.close()
+    assert body["stream"] is True
+    assert (body["temperature"], body["max_tokens"]) == (0, 1024)
