@@ -7,24 +7,29 @@ from typing import Annotated
 
 import typer
 
-from toolcall_cli.cli._options import Language
+from toolcall_cli.cli._options import Language, PanelledCommand, choices_metavar
 from toolcall_cli.cli.entry import app, fail
 
 
-@app.command()
+@app.command(cls=PanelledCommand)
 def drill(
     topic: Annotated[
-        str | None, typer.Option("--topic", help="Drill this topic only (see --list).")
+        str | None,
+        typer.Option("--topic", metavar="TOPIC", help="Drill this topic only (see --list)."),
     ] = None,
     lang: Annotated[
         Language | None,
-        typer.Option("--lang", help="The questions' language (default: the locale's, else en)."),
+        typer.Option(
+            "--lang",
+            metavar=choices_metavar(Language),
+            help="The questions' language (default: the locale's, else en).",
+        ),
     ] = None,
     list_topics: Annotated[bool, typer.Option("--list", help="List the topics.")] = False,
 ) -> None:
-    """The interviewer's follow-up questions (seed 001 §5.2), one by one: type your answer, watch
-    the offline model show the fault or limit it is about, then mark your answer against the
-    points a strong one covers (y/n each) for a score.
+    """The interviewer's follow-up questions after "hand-write a tool use", one by one: type
+    your answer, watch the offline model show the fault or limit it is about, then mark your
+    answer against the points a strong one covers (y/n each) for a score.
 
     Piped, stdin gives the answers and marks, one a line; an empty line ends an answer (or skips
     it when it comes first).
