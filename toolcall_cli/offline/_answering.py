@@ -74,8 +74,9 @@ def stated(text: str, limit: int = 200) -> str:
     flat = " ".join(text[: limit * 4].split())
     markup = re.search(r"[<{]", flat)
     plain = flat[: markup.start()].rstrip() if markup else flat
-    if len(plain) > limit:
-        return plain[: limit - 1].rstrip() + "…"
+    if len(plain) > limit:  # whole sentences, so that a long error is not cut mid-word
+        ends = [m.end() for m in re.finditer(r"[.?!](?=\s)|[。？！]", plain[:limit])]
+        return plain[: ends[-1]] if ends and ends[-1] >= limit // 2 else plain[: limit - 1] + "…"
     return plain + "…" if markup or len(text) > limit * 4 else plain
 
 
