@@ -38,9 +38,9 @@ def record(trace: Path) -> None:
             "XDG_CONFIG_HOME": str(here / "config"),  # no user config.toml or tools.d
         }
         recorded = here / "recorded.jsonl"
+        command = ("run", "--faults", FAULTS, "--trace", str(recorded), QUESTION)
         subprocess.run(
-            [sys.executable, "-m", "toolcall_cli", "run", "--faults", FAULTS]
-            + ["--trace", str(recorded), QUESTION],
+            [sys.executable, "-m", "toolcall_cli", *command],
             cwd=here,
             env=env,
             check=True,

@@ -235,7 +235,7 @@ def script(tmp_path: Path, *replies: str) -> str:
     [
         (WEATHER, "北京今天晴，最高 28°C，很适合穿短袖。"),
         ("What's the weather in Paris?", "It's sunny in Paris today, about 22°C."),
-        ("现在上海气温怎么样？", "上海位于中国东部，气候温和。"),  # seed 001 §6.4's own example
+        ("现在上海气温怎么样？", "上海位于中国东部，气候温和。"),  # the classic made-up answer
     ],
 )
 def test_a_weather_question_answered_without_the_tool_is_hard_answering(

@@ -147,8 +147,8 @@ def validate_call(tools, call):
     return arguments, [{"field": r, "error": "missing", "message": f"add {r}"} for r in missing]
 """
 
-# Seed 001's loop, as written in the article: errors go back as {"error": ...} objects, the
-# limit returns a sentence, and a hanging tool is waited for.
+# A loop as a tutorial writes it: errors go back as {"error": ...} objects, the limit returns a
+# sentence, and a hanging tool is waited for.
 SEED_LOOP = """
 import json
 

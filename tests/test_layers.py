@@ -1,5 +1,6 @@
-"""The layers of DESIGN.md, kept by import-linter: cli → repl/session/render → loop →
-strategies | tools | models | offline → wire types, messages and events."""
+"""The layers of the package, kept by import-linter (pyproject.toml's contract): cli →
+repl/session/render → loop → strategies | tools | models | offline → wire types, messages and
+events."""
 
 from __future__ import annotations
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
+from _pytest.mark import ParameterSet
 from in_process import toolcall
 
 from toolcall_cli.serve._answering import Answerer, ServeSettings
@@ -97,7 +98,11 @@ def command_of(line: str) -> tuple[tuple[str, ...], str | None, dict[str, str]] 
 
 def named(document: Path) -> str:
     """A page's name as a failure reports it: its path in the repository."""
-    return str(document.relative_to(REPOSITORY)) if document.is_relative_to(REPOSITORY) else str(document)
+    return (
+        str(document.relative_to(REPOSITORY))
+        if document.is_relative_to(REPOSITORY)
+        else str(document)
+    )
 
 
 def shown_commands(document: Path) -> list[Shown]:
@@ -367,7 +372,9 @@ def check(command: Shown, code: int, output: str, work: Workspace, outcome: Outc
     if matches(compared(command.output, work), real):
         return
     printed = as_shown(output, work)
-    outcome.problems.append(f"{at}: the output differs from the page's; it is now:\n" + "\n".join(printed))
+    outcome.problems.append(
+        f"{at}: the output differs from the page's; it is now:\n" + "\n".join(printed)
+    )
     if not any(line.strip() in GAP for line in command.output):
         outcome.rewrites[command.number] = printed
 
@@ -383,7 +390,7 @@ def rewrite(document: Path, commands: list[Shown], rewrites: dict[int, list[str]
     document.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def page_cases() -> list[object]:
+def page_cases() -> list[ParameterSet]:
     """Each page with a command, with the marks its commands' HOW entries ask for."""
     cases = []
     for document in DOCUMENTS:
@@ -469,9 +476,7 @@ def test_a_shown_output_is_compared_line_for_line() -> None:
     assert not matches(compared(["…", "b x…"], here), real)
 
 
-def test_a_page_whose_output_changed_fails(
-    tmp_path: Path, loopback: str, clone: Workspace
-) -> None:
+def test_a_page_whose_output_changed_fails(tmp_path: Path, loopback: str, clone: Workspace) -> None:
     """The page test on a page with a stale output: it finds the difference, and the output
     it writes in its place is one that passes."""
     page = tmp_path / "page.md"

@@ -22,9 +22,9 @@ def drill(
     ] = None,
     list_topics: Annotated[bool, typer.Option("--list", help="List the topics.")] = False,
 ) -> None:
-    """The interviewer's follow-up questions (seed 001 §5.2), one by one: type your answer, watch
-    the offline model show the fault or limit it is about, then mark your answer against the
-    points a strong one covers (y/n each) for a score.
+    """The interviewer's follow-up questions after "hand-write a tool use", one by one: type
+    your answer, watch the offline model show the fault or limit it is about, then mark your
+    answer against the points a strong one covers (y/n each) for a score.
 
     Piped, stdin gives the answers and marks, one a line; an empty line ends an answer (or skips
     it when it comes first).

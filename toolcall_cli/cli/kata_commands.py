@@ -94,13 +94,13 @@ def kata_check(
         Path | None,
         typer.Option(
             "--conformance",
-            help="The folder of the real outputs (default: $TOOLCALL_CONFORMANCE_DIR, else "
-            "../shared/conformance beside toolcall's checkout).",
+            help="The folder of the optional corpus of real outputs from public test suites "
+            "(default: $TOOLCALL_CONFORMANCE_DIR).",
         ),
     ] = None,
 ) -> None:
     """Grade FILE: built-in cases, every offline-model fault the kata meets, and the real
-    outputs in ../shared/conformance when present. Your code runs in a sandboxed process of
+    outputs of the optional corpus when present. Your code runs in a sandboxed process of
     its own (in namespaces of its own where Linux allows), judged from outside, with hard
     limits it cannot raise and a time limit per case.
 

@@ -1,6 +1,6 @@
-"""The real model outputs in ../shared/conformance (beside the repository, or wherever
-TOOLCALL_CONFORMANCE_DIR or --conformance points): which of them fit a kata, or why none are
-used."""
+"""The optional corpus of real model outputs from public test suites (wherever
+TOOLCALL_CONFORMANCE_DIR or --conformance points, else beside the repository): which of them fit
+a kata, or why none are used."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ DECIDED_OTHERWISE: dict[str, str] = {
 
 
 def default_dir() -> Path:
-    """../shared/conformance beside the repository this package lives in (a checkout)."""
+    """The corpus's folder beside the repository this package lives in (a checkout)."""
     return Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 
 

@@ -61,8 +61,8 @@ LIVE_DATA_RULE = (
     "Hard rule: live data (weather, time, prices, exchange rates, news) must come from a tool; "
     "never invent it. If no tool gives it, say so."
 )
-"""Seed 001 §6.4: a model asked for the weather in Shanghai answers "Shanghai has a mild
-climate" unless the prompt says plainly that live data must come from a tool."""
+"""A model asked for the weather in Shanghai answers "Shanghai has a mild climate" (硬答, a made-up
+answer) unless the prompt says plainly that live data must come from a tool."""
 
 _COMPACT_INTRO = "You are a helpful assistant with tools. " + LIVE_DATA_RULE
 

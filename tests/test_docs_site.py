@@ -1,0 +1,121 @@
+"""The docs site builds, with no broken link or anchor, and nothing a public reader is shown
+points outside the repository.
+
+`mkdocs build --strict` (mkdocs.yml: a link to a missing page or heading is an error there) runs
+on the repository's docs/, and on a copy given a broken anchor, which must fail. The citation
+check reads README.md, docs/, the package and the files a clone ships, for the private notes the
+project was planned in: none of them is in the repository.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+CITATION = re.compile(r"seed 00|DESIGN\.md|\.\./shared", re.IGNORECASE)
+"""What a public reader cannot follow: the planning notes, and a folder beside the repository."""
+READ_BY_THE_PUBLIC = (
+    "README.md",
+    "docs",
+    "toolcall_cli",
+    "mkdocs.yml",
+    "pyproject.toml",
+    "examples",
+)
+TEXT = {".md", ".py", ".toml", ".yml", ".json", ".jsonl", ".txt", ".sse"}
+
+
+def built(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """`mkdocs build --strict` of `config` into `site`."""
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", *("-f", config, "-d", site)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(Path(sys.executable).parent)},
+    )
+
+
+def test_the_docs_site_builds_strictly(tmp_path: Path) -> None:
+    done = built(REPOSITORY / "mkdocs.yml", tmp_path / "site")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "site" / "getting-started" / "index.html").is_file()
+
+
+def test_a_broken_anchor_fails_the_build(tmp_path: Path) -> None:
+    """The strictness is real: a link to a heading that is not there breaks the build."""
+    copy = tmp_path / "repo"
+    copy.mkdir()
+    shutil.copy(REPOSITORY / "mkdocs.yml", copy / "mkdocs.yml")
+    shutil.copytree(REPOSITORY / "docs", copy / "docs")
+    page = copy / "docs" / "exit-codes.md"
+    page.write_text(
+        page.read_text(encoding="utf-8") + "\nSee [nowhere](traces.md#no-such-heading).\n",
+        encoding="utf-8",
+    )
+    done = built(copy / "mkdocs.yml", tmp_path / "site")
+    assert done.returncode != 0
+    assert "no-such-heading" in done.stdout + done.stderr
+
+
+def test_every_page_is_in_the_nav() -> None:
+    """A page left out of mkdocs.yml's nav cannot be found from the site."""
+    nav = (REPOSITORY / "mkdocs.yml").read_text(encoding="utf-8")
+    pages = {page.name for page in (REPOSITORY / "docs").glob("*.md")}
+    assert {page for page in pages if f": {page}" not in nav} == set()
+
+
+def public_files() -> list[Path]:
+    found: list[Path] = []
+    for name in READ_BY_THE_PUBLIC:
+        path = REPOSITORY / name
+        paths = [path] if path.is_file() else sorted(path.rglob("*"))
+        found += [p for p in paths if p.is_file() and p.suffix in TEXT]
+    return found
+
+
+def cited(text: str) -> list[int]:
+    """The numbers of the lines of `text` that cite what the repository lacks."""
+    return [number for number, line in enumerate(text.splitlines(), 1) if CITATION.search(line)]
+
+
+def citations(paths: list[Path]) -> list[str]:
+    return [
+        f"{path.relative_to(REPOSITORY)}:{number}"
+        for path in paths
+        for number in cited(path.read_text(encoding="utf-8"))
+    ]
+
+
+def test_nothing_a_reader_is_shown_cites_what_the_repository_lacks() -> None:
+    paths = public_files()
+    assert len(paths) > 100
+    assert citations(paths) == []
+
+
+def test_no_test_cites_the_planning_notes() -> None:
+    """Test names and comments are read by contributors, who have no planning notes either."""
+    notes = re.compile(r"seed 00|DESIGN\.md", re.IGNORECASE)
+    found = [
+        f"{path.name}:{number}"
+        for path in sorted(TESTS.glob("*.py"))
+        if path.name != Path(__file__).name
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if notes.search(line)
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["How the three compare (Seed 000 §4.4)", "see design.md", "in ../shared/conformance"],
+)
+def test_the_citation_check_finds_a_citation(line: str) -> None:
+    assert cited(f"# A page\n\n{line}\n") == [3]
