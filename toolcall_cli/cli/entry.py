@@ -116,7 +116,7 @@ config_app = typer.Typer(
 
 def show_version(value: bool) -> None:
     if value:
-        from toolcall_cli import __version__
+        from toolcall_cli.version import __version__
 
         typer.echo(f"toolcall {__version__}")
         raise typer.Exit(0)

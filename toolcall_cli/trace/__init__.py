@@ -7,16 +7,34 @@ own where needed; `toolcall --help` imports none of this.
 
 from __future__ import annotations
 
-from toolcall_cli.trace.progress import RunProgress
-from toolcall_cli.trace.reader import Trace, TraceError, read_trace, runs
-from toolcall_cli.trace.records import event_from_record
-from toolcall_cli.trace.writer import (
-    FORMAT,
-    VERSION,
-    TraceWriteError,
-    TraceWriter,
-    trace_header,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolcall_cli.trace.progress import RunProgress
+    from toolcall_cli.trace.reader import Trace, TraceError, read_trace, runs
+    from toolcall_cli.trace.records import event_from_record
+    from toolcall_cli.trace.writer import (
+        FORMAT,
+        VERSION,
+        TraceWriteError,
+        TraceWriter,
+        trace_header,
+    )
+
+_HOMES = {
+    "RunProgress": "progress",
+    "Trace": "reader",
+    "TraceError": "reader",
+    "read_trace": "reader",
+    "runs": "reader",
+    "event_from_record": "records",
+    "FORMAT": "writer",
+    "VERSION": "writer",
+    "TraceWriteError": "writer",
+    "TraceWriter": "writer",
+    "trace_header": "writer",
+}
 
 __all__ = [
     "FORMAT",
@@ -31,3 +49,11 @@ __all__ = [
     "runs",
     "trace_header",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Each name's module is imported on first use: a run that writes a trace never loads the
+    # reader and its shape checks, which only reading a trace back needs.
+    if name not in _HOMES:
+        raise AttributeError(f"module 'toolcall_cli.trace' has no attribute {name!r}")
+    return getattr(import_module(f"toolcall_cli.trace.{_HOMES[name]}"), name)

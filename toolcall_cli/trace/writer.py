@@ -10,14 +10,17 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from toolcall_cli import __version__, strictjson
+from toolcall_cli import strictjson
 from toolcall_cli.events import Event, event_record
 from toolcall_cli.keys import SecretMask, url_secrets
-from toolcall_cli.models.scripted import ScriptEnd
 from toolcall_cli.private_files import open_private
 from toolcall_cli.tools.registry import Tool
+from toolcall_cli.version import __version__
+
+if TYPE_CHECKING:
+    from toolcall_cli.models.scripted import ScriptEnd
 
 FORMAT = "toolcall-trace"
 VERSION = 1
