@@ -170,6 +170,7 @@ HOW: dict[str, How] = {
     "toolcall drill": How(stdin=""),
     "toolcall drill --topic endless-loop": How(stdin="", expects=("repeat_call",)),
     "toolcall drill --lang zh": How(stdin=""),
+    "toolcall drill --topic ending": How(stdin="", expects=("stop: answered",)),
     # The doctor finds the unknown tool the recorded run was given (docs: exit 4).
     "toolcall doctor examples/run.jsonl": How(exit=4, expects=("unknown tool",)),
     "toolcall doctor run.jsonl": How(exit=4, expects=("unknown tool",)),
@@ -187,6 +188,7 @@ HOW: dict[str, How] = {
     '"北京今天适合穿短袖吗？"': How(exit=2, marks=("script_not_played",)),
     # The starter as `kata new` writes it: every case fails (docs: exit 1).
     "toolcall kata check kata_parse.py": How(exit=1),
+    "toolcall kata check kata_loop.py": How(exit=1, expects=("since `toolcall kata new`",)),
     # Questions on a pipe are read line by line (tests/test_tmux.py and test_repl.py drive chat
     # in a real terminal).
     "toolcall chat": How(stdin="What's 12*5+3?\n", expects=("you> What's 12*5+3?", "= 63")),
