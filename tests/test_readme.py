@@ -105,17 +105,42 @@ def named(document: Path) -> str:
     )
 
 
+FENCE = re.compile(r"^[ \t]*(?P<marks>`{3,}|~{3,})(?P<info>.*)$")
+"""A code fence as CommonMark reads one (see `opens` and `closes`), at any indent: a list item's
+block is indented."""
+
+
+def opens(fence: re.Match[str] | None) -> bool:
+    """A backtick fence's info string holds no backtick: a line that starts with inline code
+    such as ```` ```json ```` is prose, not a fence."""
+    return fence is not None and not (fence["marks"][0] == "`" and "`" in fence["info"])
+
+
+def closes(fence: re.Match[str] | None, opened: re.Match[str]) -> bool:
+    """The same character, at least as many, and nothing after."""
+    return (
+        fence is not None
+        and fence["marks"][0] == opened["marks"][0]
+        and len(fence["marks"]) >= len(opened["marks"])
+        and not fence["info"].strip()
+    )
+
+
 def shown_commands(document: Path) -> list[Shown]:
     """Every toolcall command in the page's code blocks, in order."""
     shown: list[Shown] = []
     lines = document.read_text(encoding="utf-8").splitlines()
     language: str | None = None
+    opened: re.Match[str] | None = None
+    """The fence the current block opened with, None outside a block."""
     exported: dict[str, str] = {}
     taking: int | None = None
     """The index in `shown` of the `$` command whose output the block's lines are."""
     for number, text in enumerate(lines, 1):
-        if text.lstrip().startswith("```"):
-            language = text.lstrip()[3:].strip() if language is None else None
+        fence = FENCE.match(text)
+        if closes(fence, opened) if opened else opens(fence):
+            opened = None if opened else fence
+            language = (opened["info"].split() or [""])[0] if opened else None
             exported, taking = {}, None
             continue
         if language is None:
@@ -462,6 +487,31 @@ def test_every_command_is_run_or_skipped_with_a_reason() -> None:
     assert set(HOWS) - lines == set()
     assert set(SKIPS) - lines == set()
     assert len(ALL_SHOWN) > 50
+
+
+def test_inline_code_at_a_line_start_is_no_fence(tmp_path: Path) -> None:
+    """A paragraph line that starts with ```` ```json ```` would, taken for a fence, turn the
+    page inside out: its real blocks would be read as prose and go untested."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "A reply in a\n```` ```json ```` fence is read.\n\n```bash\ntoolcall faults\n```\n\n"
+        "````console\n$ toolcall tools\n```\nstill output\n````\n",
+        encoding="utf-8",
+    )
+    faults, tools = shown_commands(page)
+    assert (faults.line, faults.output) == ("toolcall faults", None)
+    assert (tools.line, tools.output) == ("toolcall tools", ("```", "still output"))
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=named)
+def test_every_dollar_line_of_a_page_is_run(document: Path) -> None:
+    """Each `$ toolcall` line a page holds is a command the page test runs."""
+    written = [
+        line for line in document.read_text(encoding="utf-8").splitlines()
+        if line.startswith("$ toolcall ")
+    ]
+    taken = [c for c in shown_commands(document) if c.output is not None]
+    assert len(taken) == len(written)
 
 
 def test_a_shown_output_is_compared_line_for_line() -> None:
