@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+# The slugs of the site's table of contents (Python-Markdown ships no type information).
+from markdown.extensions.toc import slugify  # type: ignore[import-untyped]
+
 REPOSITORY = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
 CITATION = re.compile(r"seed 00|DESIGN\.md|\.\./shared", re.IGNORECASE)
@@ -70,6 +73,46 @@ def test_every_page_is_in_the_nav() -> None:
     nav = (REPOSITORY / "mkdocs.yml").read_text(encoding="utf-8")
     pages = {page.name for page in (REPOSITORY / "docs").glob("*.md")}
     assert {page for page in pages if f": {page}" not in nav} == set()
+
+
+README_LINK = re.compile(r"\]\((?P<target>[^)\s#]*)(?:#(?P<anchor>[^)\s]*))?\)")
+
+
+def broken_readme_links(readme: str) -> list[str]:
+    """README.md's links into the repository that lead nowhere: it is read on the forge and in
+    the package's metadata, outside the site, so the strict build does not check it."""
+    broken = []
+    for link in README_LINK.finditer(readme):
+        target, anchor = link["target"], link["anchor"]
+        if "://" in target or not target:
+            continue
+        path = REPOSITORY / target
+        if not path.exists():
+            broken.append(target)
+        elif anchor and anchor not in headings(path):
+            broken.append(f"{target}#{anchor}")
+    return broken
+
+
+def headings(page: Path) -> set[str]:
+    """The anchors of a page's headings, as the site's table of contents makes them."""
+    text = page.read_text(encoding="utf-8")
+    found = re.findall(r"^#{1,6} (.+)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M)
+    return {slugify(title.replace("`", ""), "-") for title in found}
+
+
+def test_every_link_of_the_readme_leads_somewhere() -> None:
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    assert len(README_LINK.findall(readme)) > 10
+    assert broken_readme_links(readme) == []
+
+
+def test_a_broken_readme_link_is_found() -> None:
+    links = (
+        "[a](docs/nowhere.md) [b](docs/traces.md#no-such-heading) "
+        "[c](docs/traces.md#traces-as-scripts) [d](https://example.org/nowhere.md)"
+    )
+    assert broken_readme_links(links) == ["docs/nowhere.md", "docs/traces.md#no-such-heading"]
 
 
 def public_files() -> list[Path]:

@@ -507,7 +507,8 @@ def test_inline_code_at_a_line_start_is_no_fence(tmp_path: Path) -> None:
 def test_every_dollar_line_of_a_page_is_run(document: Path) -> None:
     """Each `$ toolcall` line a page holds is a command the page test runs."""
     written = [
-        line for line in document.read_text(encoding="utf-8").splitlines()
+        line
+        for line in document.read_text(encoding="utf-8").splitlines()
         if line.startswith("$ toolcall ")
     ]
     taken = [c for c in shown_commands(document) if c.output is not None]
