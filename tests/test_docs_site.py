@@ -156,6 +156,26 @@ def test_no_test_cites_the_planning_notes() -> None:
     assert found == []
 
 
+NUMBERED_SCHEME = re.compile(
+    r"\bscheme (one|two|three)\b|\bthe (three|two) schemes\b|方案[一二三]|三种方案", re.IGNORECASE
+)
+"""The strategies called by another name: "scheme one", "the three schemes", 方案二."""
+
+
+def test_the_strategies_have_one_set_of_names() -> None:
+    """regex, schema and stream, as `--strategy` names them, in the CLI, katas, drill and docs."""
+    found = [
+        f"{path.relative_to(REPOSITORY)}:{number}"
+        for path in public_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if NUMBERED_SCHEME.search(line)
+    ]
+    assert found == []
+    assert NUMBERED_SCHEME.search("scheme three: the streaming state machine")
+    assert NUMBERED_SCHEME.search("三种方案怎么选")
+    assert not NUMBERED_SCHEME.search("hosts compared by (scheme, host, port)")
+
+
 @pytest.mark.parametrize(
     "line",
     ["How the three compare (Seed 000 §4.4)", "see design.md", "in ../shared/conformance"],

@@ -359,11 +359,13 @@ TOPICS: tuple[Topic, ...] = (
         ),
     ),
     Topic(
-        name="schemes",
+        name="strategies",
         question=Words(
-            "三种方案（提示词+正则解析、原生 function calling、Agent 循环）怎么选？",
-            "How do you choose among the three schemes (prompt + regex parsing, native function "
-            "calling, the agent loop)?",
+            "三种策略（regex：提示词+解析文本，schema：原生 function calling，"
+            "stream：边流式边解析）怎么选？",
+            "How do you choose among the three strategies: regex (tools in the prompt, calls "
+            "parsed out of the text), schema (native function calling) and stream (calls parsed "
+            "while the reply streams in)?",
         ),
         demos=(
             Demo(
@@ -372,38 +374,39 @@ TOPICS: tuple[Topic, ...] = (
                 ("--faults", "broken_batch"),
                 Words(
                     "同一个问题、同一个故障（一批调用里有一个 JSON 坏了）："
-                    "看各方案的解析错误和恢复；"
+                    "看各策略的解析错误和恢复；"
                     "schema json 的约束输出不会产生坏 JSON。",
                     "One question, one fault (a batch of calls with one broken JSON): compare "
-                    "each scheme's parse errors and recovery; schema json's constrained output "
+                    "each strategy's parse errors and recovery; schema json's constrained output "
                     "cannot produce the broken JSON.",
                 ),
             ),
         ),
         points=(
             Words(
-                "方案一（提示词+解析）：任何模型都能用，但格式稳定性靠运气，适合作降级",
-                "Scheme one (prompt + parsing): works with any model, but the format is luck; "
-                "a fallback",
+                "regex（提示词+解析）：任何会写文字的模型都能用，但格式只靠提示词约束，适合作降级",
+                "regex (prompt + parsing): works with any model that writes text, but only the "
+                "prompt holds the format; a fallback",
             ),
             Words(
-                "方案二（原生 function calling / 结构化输出）：格式可靠，需要模型和服务支持",
-                "Scheme two (native function calling, structured output): a reliable format, "
+                "schema（原生 function calling / 结构化输出）：格式由 API 保证，需要模型和服务支持",
+                "schema (native function calling, structured output): the API keeps the format; "
                 "needs the model and server to support it",
             ),
             Words(
-                "方案三（Agent 循环）：多步任务，但更难控制，需要终止和防护",
-                "Scheme three (the agent loop): multi-step tasks, but harder to control; needs "
-                "ending rules and guards",
+                "stream（边流式边解析）：模型还在写时工具就能开始，但最难写（跨分片的状态机）",
+                "stream (parsed as it streams): tools start while the model still writes, but it "
+                "is the hardest to write (a state machine over chunks)",
             ),
             Words(
-                "本质是选“把多少控制权交给模型”",
-                "At heart it is choosing how much control to hand to the model",
+                "三者共用同一个循环：终止条件、错误回传和上限不因策略而变",
+                "All three share one loop: how it ends, errors fed back and the limits do not "
+                "change with the strategy",
             ),
             Words(
-                "生产上混合：常规走方案二，复杂分支进方案三，降级走方案一",
-                "In production, a mix: scheme two for the usual path, three for complex "
-                "branches, one as the fallback",
+                "生产上混合：常规走 schema，服务不支持原生调用时降级到 regex，交互产品用 stream",
+                "In production, a mix: schema for the usual path, regex where a server has no "
+                "native calling, stream where the user watches the reply arrive",
             ),
         ),
     ),

@@ -40,7 +40,7 @@ def kata_list() -> None:
 
     width = max(len(kata.name) for kata in KATAS)
     for kata in KATAS:
-        typer.echo(f"{kata.name:<{width}}  {kata.layer} · {kata.scheme}")
+        typer.echo(f"{kata.name:<{width}}  {kata.layer} · {kata.strategy}")
         typer.echo(f"{'':<{width}}  you write: {kata.writes}")
         typer.echo(f"{'':<{width}}  {kata.about}")
     typer.echo("\nStart one with `toolcall kata new NAME [DIR]`.")

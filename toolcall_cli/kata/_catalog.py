@@ -1,4 +1,5 @@
-"""The four katas, one per layer of the seeds' schemes: what each asks the user to write, and
+"""The four katas, one per layer of the engine under the three strategies (regex, schema,
+stream) and the loop they share: what each asks the user to write, and
 where its battery and reference solution are. Nothing here imports a battery: the CLI lists
 and starts katas without loading the offline model."""
 
@@ -12,7 +13,8 @@ class Kata:
     name: str
     layer: str
     """Where it sits in the engine: protocol (reading calls), execution (checking them), loop."""
-    scheme: str
+    strategy: str
+    """The strategy whose layer it is (regex, schema, stream), as `--strategy` names it."""
     writes: str
     """What the user writes, as a signature."""
     about: str
@@ -35,7 +37,7 @@ KATAS: tuple[Kata, ...] = (
     Kata(
         "parse",
         "protocol",
-        "scheme one: string parsing",
+        "regex: string parsing",
         "parse_tool_calls(text) -> list[dict]",
         "read <tool_call> blocks out of a whole reply, repairing what models get wrong",
         ("parse_tool_calls",),
@@ -44,7 +46,7 @@ KATAS: tuple[Kata, ...] = (
     Kata(
         "schema",
         "execution",
-        "scheme two: JSON Schema",
+        "schema: JSON Schema",
         "build_schema(tools) -> dict; validate_call(tools, call) -> (arguments, errors)",
         "the anyOf schema of a reply, then coercion and field errors for one call",
         ("build_schema", "validate_call"),
@@ -53,7 +55,7 @@ KATAS: tuple[Kata, ...] = (
     Kata(
         "stream",
         "protocol",
-        "scheme three: the streaming state machine",
+        "stream: the streaming state machine",
         "class StreamParser: feed(chunk) -> list[dict]; close() -> list[dict]",
         "read calls while the reply streams in, keeping display text apart",
         ("StreamParser",),
@@ -62,7 +64,7 @@ KATAS: tuple[Kata, ...] = (
     Kata(
         "loop",
         "loop",
-        "the agent loop",
+        "every strategy: the agent loop",
         "agent_loop(chat, tools, question, max_iterations) -> str | None",
         "call, run, feed back, stop: against a model that misbehaves on purpose",
         ("agent_loop",),
