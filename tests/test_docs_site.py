@@ -101,6 +101,17 @@ def headings(page: Path) -> set[str]:
     return {slugify(title.replace("`", ""), "-") for title in found}
 
 
+def test_the_readme_is_short_and_names_its_python() -> None:
+    """A newcomer reads it top to bottom (the rest is on the site), and learns which Python the
+    package installs on."""
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    pyproject = (REPOSITORY / "pyproject.toml").read_text(encoding="utf-8")
+    oldest = re.search(r'^requires-python = ">=([0-9.]+)"$', pyproject, re.M)
+    assert oldest is not None
+    assert f"Python {oldest[1]} or newer" in readme
+
+
 def test_every_link_of_the_readme_leads_somewhere() -> None:
     readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
     assert len(README_LINK.findall(readme)) > 10
