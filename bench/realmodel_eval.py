@@ -1,21 +1,22 @@
-"""Right answers from a real model: toolcall's strategies beside smolagents, graded by the tools.
+"""Right answers from a real model: toolcall beside agent frameworks, graded by the tools.
 
     python bench/realmodel_eval.py --base-url http://127.0.0.1:8181/v1      # the full run
     python bench/realmodel_eval.py --questions c-mul-add,w-beijing-now --systems regex --passes 1
 
 Runs only when a server is given (--base-url or TOOLCALL_BENCH_BASE_URL); otherwise it says it
-skipped and exits 0. Every question's expected answer is computed by calling the same tool
-functions the model is given (bench/eval/questions.json says which calls), so no number here can
-drift from the tools. Each run is a subprocess (`toolcall run --json`, or smolagents'
-ToolCallingAgent in bench/.venv-peers), appended to a JSONL record file as it ends (so an
-interrupted run resumes with --resume), and bench/results/realmodel_30questions.md is written from
-those records.
+skipped and exits 0. bench/eval/questions.json is written as a `toolcall eval` case file (each
+expected answer computed by calling the tools the model is given, so no number here can drift
+from the tools). toolcall's systems run through `toolcall eval` on that file (one eval per pass
+and group of flags, in its own folder beside the records, each run traced there); the peers
+(each in bench/.venv-peers) are fed the same cases and graded by the same grader, toolcall
+eval's (toolcall_cli/evaluate/grading.py). Every run is appended to a JSONL record file as it
+ends (so an interrupted run resumes with --resume, and the evals with theirs), and the report
+is written from those records.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -23,7 +24,6 @@ import datetime
 import functools
 import importlib.util
 import json
-import math
 import os
 import re
 import subprocess
@@ -37,6 +37,18 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from toolcall_cli.evaluate.cases import case_from
+from toolcall_cli.evaluate.cases import expected_answer as eval_expected_answer
+from toolcall_cli.evaluate.grading import (  # the one grader: toolcall eval's  # noqa: F401
+    ExpectedAnswer,
+    figures_in,
+    invented,
+    non_answer_kind,
+    numbers_in,
+    times_in,
+)
+from toolcall_cli.evaluate.runner import fixed_now as eval_fixed_now
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -127,301 +139,86 @@ def load_tool_functions(dirs: Sequence[Path]) -> dict[str, Callable[..., Any]]:
     return found
 
 
-def _lookup(path: str, bound: dict[str, Any]) -> Any:
-    """`w.high_c` -> bound["w"]["high_c"]; `x` -> bound["x"]."""
-    name, *fields = path.split(".")
-    value = bound[name]
-    for field in fields:
-        value = value[field]
-    return value
-
-
-def _resolve(value: Any, bound: dict[str, Any]) -> Any:
-    """`$w.high_c` -> that value; `($w.high_c+$w.low_c)/2` -> an expression over results."""
-    if not isinstance(value, str) or "$" not in value:
-        return value
-    if re.fullmatch(r"\$[\w.]+", value):
-        return _lookup(value[1:], bound)
-    return re.sub(r"\$([a-z]\w*(?:\.\w+)?)", lambda m: repr(_lookup(m.group(1), bound)), value)
-
-
-@dataclass(frozen=True)
-class Expected:
-    numbers: tuple[float, ...]
-    """Every one must appear in the answer, within tolerance."""
-    texts: tuple[str, ...]
-    """One of these must appear in the answer (case-insensitive)."""
-    abs_tol: float
-    rel_tol: float
-    times: tuple[tuple[int, int], ...] = ()
-    """Clock times (hour, minute), each to appear in the answer in a 24- or 12-hour form."""
-    explicit_tol: bool = True
-    """The question sets its tolerance; otherwise a figure must round as the answer wrote it."""
-
-    def describe(self) -> str:
-        if self.times:
-            return " and ".join(f"{h:02d}:{m:02d}" for h, m in self.times)
-        if self.texts:
-            return " or ".join(self.texts)
-        return " and ".join(f"{n:g}" for n in self.numbers)
+Expected = ExpectedAnswer
+"""What a right answer holds: toolcall eval's own (toolcall_cli/evaluate/grading.py)."""
 
 
 @contextlib.contextmanager
 def fixed_now(now: str | None) -> Iterator[None]:
     """get_time reads the bench's fixed instant (questions.json's "now"), as every system's does."""
-    before = os.environ.get(NOW_VARIABLE)
-    if now is not None:
-        os.environ[NOW_VARIABLE] = now
-    try:
+    with eval_fixed_now(now):
         yield
-    finally:
-        if before is None:
-            os.environ.pop(NOW_VARIABLE, None)
-        else:
-            os.environ[NOW_VARIABLE] = before
 
 
-def _clock(text: str) -> tuple[int, int]:
-    hour, minute = text.split(":")[:2]
-    return int(hour), int(minute)
+def _reference(path: str) -> str:
+    """A path into the tools' results (`w.high_c`) as a case file writes it (`$w.high_c`)."""
+    return "$" + path
+
+
+def case_record(question: dict[str, Any], now: str | None) -> dict[str, Any]:
+    """One bench question as a `toolcall eval` case: the tool calls that compute its answer,
+    and what the answer must hold. toolcall and every peer are asked, and graded, from this."""
+    expect = question["expect"]
+    answer: dict[str, Any] = {
+        "compute": [
+            {"as": step["as"], "tool": step["tool"], "args": step["args"]}
+            for step in question["truth"]
+        ]
+    }
+    if expect.get("all"):
+        answer["numbers"] = [_reference(p) for p in expect["all"]]
+    if expect.get("text_any"):
+        answer["any"] = [
+            _reference(p) if re.fullmatch(r"[a-z]\w*\.\w+", p) else p for p in expect["text_any"]
+        ]
+    if expect.get("times"):
+        answer["times"] = [_reference(p) for p in expect["times"]]
+    if "tol" in question:  # else a figure must round to the expected one as the answer wrote it
+        tol = question["tol"]
+        answer["tolerance"] = {"abs": tol.get("abs", 0.01), "rel": tol.get("rel", 0.01)}
+    record = {"id": question["id"], "question": question["question"], "lang": question["lang"]}
+    return {**record, "now": now, "answer": answer}
+
+
+def write_case_file(questions: Sequence[dict[str, Any]], now: str | None, path: Path) -> Path:
+    """The bench's questions as one case file, beside the bench's tools (its `tools` is
+    relative to it): what `toolcall eval` runs and the peers are fed."""
+    tools = os.path.relpath(BENCH_TOOLS, path.parent)
+    lines = [
+        json.dumps({**case_record(q, now), "tools": tools}, ensure_ascii=False) for q in questions
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def expected_answer(
     question: dict[str, Any], tools: dict[str, Callable[..., Any]], now: str | None = None
 ) -> Expected:
-    bound: dict[str, Any] = {}
+    """The answer a question expects, computed by calling the tools as `toolcall eval` does."""
+    case = case_from(case_record(question, now), EVAL, question["id"])
+    assert case.answer is not None
     with fixed_now(now):
-        for step in question["truth"]:
-            args = {k: _resolve(v, bound) for k, v in step["args"].items()}
-            bound[step["as"]] = tools[step["tool"]](**args)
-    expect = question["expect"]
-    tol = question.get("tol", {})
-    return Expected(
-        numbers=tuple(float(_lookup(p, bound)) for p in expect.get("all", ())),
-        texts=tuple(
-            str(_lookup(p, bound)) if re.fullmatch(r"[a-z]\w*\.\w+", p) else p
-            for p in expect.get("text_any", ())
-        ),
-        abs_tol=float(tol.get("abs", 0.01)),
-        rel_tol=float(tol.get("rel", 0.01)),
-        times=tuple(_clock(str(_lookup(p, bound))) for p in expect.get("times", ())),
-        explicit_tol="tol" in question,
-    )
-
-
-# --- grading -------------------------------------------------------------------------------------
-
-_NUMBER = re.compile(
-    r"(?P<neg>零下|负|minus\s|[-−–](?=\d))?\s*"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"\s*(?P<scale>万|亿|thousand|million|billion|k\b|m\b|bn\b)?",
-    re.I,
-)
-_SCALES = {
-    "万": 1e4,
-    "亿": 1e8,
-    "thousand": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "m": 1e6,
-    "billion": 1e9,
-    "bn": 1e9,
-}
-
-
-def figures_in(text: str) -> list[tuple[float, ...]]:
-    """Every number in an answer, each with its readings: "1.2 亿" gives (1.2, 120000000)."""
-    return [tuple(value for value, _ in figure) for figure in _readings(text)]
-
-
-def _readings(text: str) -> list[tuple[tuple[float, float], ...]]:
-    """Each number's readings as (value, half a unit of its last written digit): "41.8" is
-    (41.8, 0.05), "1.2 亿" also (120000000, 5000000)."""
-    found: list[tuple[tuple[float, float], ...]] = []
-    for match in _NUMBER.finditer(text):
-        first = match.start("neg") if match.group("neg") else match.start("num")
-        before = text[max(0, first - 1) : first]
-        if before == "_" or (before.isalnum() and before.isascii()):  # "call_1_0", "H2O"
-            continue
-        written = match.group("num").replace(",", "")
-        value = float(written)
-        if match.group("neg"):
-            value = -value
-        half = 0.5 * 10.0 ** -len(written.partition(".")[2])
-        scale = (match.group("scale") or "").lower()
-        if scale in _SCALES:
-            found.append(((value, half), (value * _SCALES[scale], half * _SCALES[scale])))
-        else:
-            found.append(((value, half),))
-    return found
-
-
-def numbers_in(text: str) -> list[float]:
-    """Every number in an answer, as written and scaled: "1.2 亿" gives 1.2 and 120000000."""
-    return [value for figure in figures_in(text) for value in figure]
-
-
-_CLOCK = re.compile(
-    r"(?P<before>上午|早上|凌晨|中午|下午|晚上|傍晚)?\s*(?P<h>\d{1,2})\s*(?::|：|点|時|时)\s*"
-    r"(?:(?P<m>\d{1,2})|(?P<half>半))?\s*(?:分)?\s*(?P<after>[ap]\.?\s?m\.?)?",
-    re.I,
-)
-_AFTERNOON = ("下午", "晚上", "傍晚")
-
-
-def times_in(text: str) -> set[tuple[int, int]]:
-    """Clock times in an answer, 24-hour: "2:30 PM", "14:30", "下午2点30分", "3点半"."""
-    found: set[tuple[int, int]] = set()
-    for match in _CLOCK.finditer(text):
-        hour = int(match.group("h"))
-        minute = 30 if match.group("half") else int(match.group("m") or 0)
-        after = (match.group("after") or "").lower().replace(".", "").replace(" ", "")
-        if after == "pm" or match.group("before") in _AFTERNOON:
-            hour = hour + 12 if hour < 12 else hour
-        elif (after == "am" or match.group("before") in ("凌晨", "早上", "上午")) and hour == 12:
-            hour = 0
-        if hour < 24 and minute < 60:
-            found.add((hour, minute))
-    return found
-
-
-_WEEKDAY_ZH = re.compile(r"(?:周|礼拜|禮拜|星期)([一二三四五六日天])")
-
-
-def _folded(text: str) -> str:
-    """Case folded, with 周五 / 礼拜五 / 星期天 written 星期五 / 星期日."""
-    return _WEEKDAY_ZH.sub(lambda m: "星期" + m.group(1).replace("天", "日"), text).casefold()
-
-
-def _close(value: float, half: float, want: float, expected: Expected) -> bool:
-    """Within the question's own tolerance, or else the expected figure rounded as the answer
-    wrote it: "41.84" or "42" for 41.8429, but not "443" for 444 (nor 1% off, as "443" is)."""
-    if expected.explicit_tol:
-        return math.isclose(value, want, rel_tol=expected.rel_tol, abs_tol=expected.abs_tol)
-    return abs(value - want) <= half * (1 + 1e-9) + 1e-9
+        return eval_expected_answer(case.answer, tools, question["id"])
 
 
 def is_correct(answer: str, expected: Expected) -> bool:
-    if expected.times:
-        return set(expected.times) <= times_in(answer)
-    if expected.texts:
-        folded = _folded(answer)
-        return any(_folded(t) in folded for t in expected.texts)
-    readings = [reading for figure in _readings(answer) for reading in figure]
-    return all(
-        any(_close(value, half, want, expected) for value, half in readings)
-        for want in expected.numbers
-    )
-
-
-_ENGINE_NOTES = (
-    "[toolcall]",
-    "was not an answer",
-    "note instead of answering",
-    "note instead of",
-    "the last 3 rounds",
-    "rounds of tool calls made no progress",
-    "i already called",
-    "you already called",
-    "tools are withdrawn",
-    "do not call any tool",
-    "that was the last round",
-    "answer with what you have",
-    "<tool_result",
-    # issue 24's records: a note of the engine's own, repeated as the answer
-    "(the same call",
-    "a result you already have",
-    "the result you already had",
-    "result you already have from this run",
-    "error: unknown tool",
-    # a peer's own words, returned as its answer: LangGraph's at its step limit; smolagents'
-    # note on an empty reply, which the model then gave as its final answer
-    "need more steps to process this request",
-    "did not contain any json blob",
-)
-
-
-def _call_shaped(value: Any) -> bool:
-    if isinstance(value, list):
-        return bool(value) and all(_call_shaped(v) for v in value)
-    if not isinstance(value, dict):
-        return False
-    keys = set(value)
-    return bool(
-        {"tool_calls", "function", "tool_call"} & keys
-        or ("name" in keys and keys & {"arguments", "parameters", "args"})
-        # a result the model made up in a call's shape: {"name": "result", "id": "2", "value": 49}
-        or ("name" in keys and keys & {"id", "value", "result"} and len(keys) <= 4)
-    )
-
-
-def _literal(text: str) -> Any:
-    """JSON, or a Python literal (a call list printed with repr), or None."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-def _holds_a_result(text: str, results: Iterable[str]) -> bool:
-    """The answer is, or holds, a tool result's raw text (a JSON object, not a bare number)."""
-    return any(
-        len(result) >= 20 and result.lstrip().startswith(("{", "[")) and result.strip() in text
-        for result in results
-    )
-
-
-def non_answer_kind(
-    answer: str, tool_names: Iterable[str], results: Iterable[str] = ()
-) -> str | None:
-    """Why this text is not an answer at all, or None if it is one (right or wrong)."""
-    text = answer.strip()
-    if not text:
-        return "empty"
-    folded = text.casefold()
-    if any(note in folded for note in _ENGINE_NOTES):
-        return "echoed engine note"
-    if folded.startswith("error"):
-        return "echoed tool error"
-    bare = text.strip("`'\" .。")
-    if bare in set(tool_names) or re.fullmatch(r"call_\d+_\d+", bare):
-        return "bare tool name"
-    if "<tool_call>" in folded:
-        return "call-shaped"
-    unfenced = re.sub(r"^```\w*\s*|\s*```$", "", text)
-    # smolagents' own at-the-limit answer can be "Calling tools:\n[{'id': ..., 'function': ...}]"
-    unfenced = re.sub(r"^Calling tools:\s*", "", unfenced)
-    value = _literal(unfenced)
-    if _call_shaped(value):
-        return "call-shaped"
-    if re.match(r'^\s*\{\s*"name"\s*:\s*"\w+"\s*,\s*"(arguments|parameters)"', unfenced):
-        return "call-shaped"  # a call cut short or with broken JSON
-    # A tool result handed back as it came (issue 24: raw get_weather JSON ended 0), or any
-    # bare JSON object: data for the model to read, not an answer for a person.
-    if _holds_a_result(text, results) or isinstance(value, dict):
-        return "echoed tool result"
-    return None
+    return expected.holds(answer)
 
 
 WRONG_KINDS = ("wrong number", "wrong tool", "no tool", "invented")
-"""Why a wrong answer was wrong, first match wins:
+"""Why a wrong answer was wrong, first match wins (toolcall eval's kinds, named as this report
+always named them):
 - no tool: no tool was called, though every question needs one;
 - wrong tool: a tool the answer needs was never called;
 - invented: the answer states a figure found neither in the question nor in any tool result;
 - wrong number: the figures come from the question or the results, but are not the expected
   ones (a wrong argument, the wrong field, a wrong name or city)."""
-
-
-def _grounded(figure: tuple[float, ...], sources: list[float]) -> bool:
-    return any(
-        math.isclose(value, source, rel_tol=0.01, abs_tol=0.06)
-        for value in figure
-        for source in sources
-    )
+EVAL_KINDS = {
+    "no tool": "no tool",
+    "wrong tool": "wrong tool",
+    "invented answer": "invented",
+    "wrong answer": "wrong number",
+}
 
 
 def wrong_kind(record: dict[str, Any], question_text: str, needed: Iterable[str]) -> str:
@@ -431,10 +228,10 @@ def wrong_kind(record: dict[str, Any], question_text: str, needed: Iterable[str]
     if called and not set(needed) <= called:
         return "wrong tool"
     results = record.get("results")
-    if results is not None:
-        sources = numbers_in(question_text) + [n for r in results for n in numbers_in(str(r))]
-        if any(not _grounded(f, sources) for f in figures_in(str(record.get("answer") or ""))):
-            return "invented"
+    if results is not None and invented(
+        str(record.get("answer") or ""), question_text, [str(r) for r in results]
+    ):
+        return "invented"
     return "wrong number"
 
 
@@ -477,117 +274,95 @@ def toolcall_sampling_flags() -> set[str]:
     return flags
 
 
-def run_toolcall(
-    system: str,
-    question: str,
+EVAL_STRATEGY: dict[str, tuple[str, tuple[str, ...]]] = {
+    "default": ("default", ()),
+    "regex": ("regex", ()),
+    "schema": ("schema", ()),
+    "schema-json": ("schema-json", ()),
+    "stream": ("stream", ()),
+    "stream-native": ("stream-native", ()),
+    "schema-required": ("schema-required", ()),
+    "regex-compact": ("regex", ("--prompt-style", "compact")),
+    "regex-examples": ("regex", ("--prompt-style", "examples")),
+    "default-retrieve3": ("default", ("--retrieve", "3")),
+}
+"""Each toolcall system as `toolcall eval` runs it: its --strategy, and the other flags."""
+EVAL_LABELS = {
+    "default": "default",
+    "regex": "regex",
+    "schema": "schema tools",
+    "schema-json": "schema json",
+    "schema-required": "schema required",
+    "stream": "stream tags",
+    "stream-native": "stream native",
+}
+"""Each --strategy word, and the strategy's name in eval's results."""
+EXIT_BY_STOP = {"answered": 0, "limit": 3, "model_failed": 1, "input_rejected": 2}
+
+
+def eval_groups(systems: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
+    """The toolcall systems by the flags (beyond the strategy) one `toolcall eval` takes."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for system in systems:
+        if system in EVAL_STRATEGY:
+            groups.setdefault(EVAL_STRATEGY[system][1], []).append(system)
+    return groups
+
+
+def run_toolcall_eval(
+    case_file: Path,
+    systems: Sequence[str],
     args: argparse.Namespace,
     sampling: Sampling,
     home: Path,
-    now: str | None = None,
-) -> dict[str, Any]:
-    flags = SYSTEMS[system]
-    assert flags is not None
-    command = [
-        *toolcall_command(),
-        "run",
-        "--base-url",
-        args.base_url,
-        "--model",
-        args.model,
-        *flags,
-        "--tools",
-        str(BENCH_TOOLS),
-        "--json",
-        "--yes",
-    ]
+    folder: Path,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The systems of one group (the same flags beside the strategy) on every case, through
+    `toolcall eval` exactly as a user runs it; (question id, system) -> the run's record. The
+    eval's folder keeps its results, so an interrupted bench resumes there too."""
+    strategies = [EVAL_STRATEGY[s][0] for s in systems]
+    command = [*toolcall_command(), "eval", str(case_file), "--base-url", args.base_url,
+               "--model", args.model, "--strategy", ",".join(strategies), "--jobs", str(args.jobs),
+               "--timeout", f"{args.timeout:g}", "--yes", "--json", "--out", str(folder),
+               *EVAL_STRATEGY[systems[0]][1]]  # fmt: skip
+    if (folder / "results.jsonl").exists():
+        command.append("--resume")
     if args.max_iterations:
         command += ["--max-iterations", str(args.max_iterations)]
-    if sampling.temperature is not None:
-        command += ["--temperature", str(sampling.temperature)]
-    if sampling.seed is not None:
-        command += ["--seed", str(sampling.seed)]
-    if sampling.max_tokens is not None:
-        command += ["--max-tokens", str(sampling.max_tokens)]
-    command.append(question)
+    for flag, value in (("--temperature", sampling.temperature), ("--seed", sampling.seed),
+                        ("--max-tokens", sampling.max_tokens)):  # fmt: skip
+        if value is not None:
+            command += [flag, str(value)]
     # An empty config home: a user's own tools.d or profiles must not change what is measured.
     env = {**os.environ, "XDG_CONFIG_HOME": str(home), "HOME": str(home), "NO_COLOR": "1"}
-    if now:
-        env[NOW_VARIABLE] = now
-    started = time.monotonic()
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=args.timeout,
-            cwd=ROOT,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as expired:
-        out = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
-        record = summarise_events(out or "")
-        return {**record, "exit": None, "timeout": True, "wall": time.monotonic() - started}
-    record = summarise_events(done.stdout)
-    error = [line for line in done.stderr.splitlines() if line.startswith("toolcall:")]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"realmodel_eval: toolcall eval failed: {done.stderr.strip()[-500:]}")
+    by_label = {EVAL_LABELS[EVAL_STRATEGY[s][0]]: s for s in systems}
     return {
-        **record,
-        "exit": done.returncode,
-        "timeout": False,
-        "wall": time.monotonic() - started,
-        "error": error[-1] if error else "",
+        (run["case"], by_label[run["strategy"]]): eval_record(run)
+        for run in json.loads(done.stdout)["runs"]
     }
 
 
-def summarise_events(stdout: str) -> dict[str, Any]:
-    """What the record keeps of a `--json` event stream."""
-    answer: str | None = None
-    best_effort = False
-    stop, iterations, calls, tokens = "", 0, 0, 0
-    replies: list[str] = []
-    notices: list[str] = []
-    names: list[str] = []
-    results: list[str] = []
-    calls_per_reply: Counter[int] = Counter()
-    iteration = 0
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        kind = event.get("kind")
-        if kind == "iteration_started":
-            iteration = event["iteration"]
-        elif kind == "model_replied":
-            replies.append(str(event.get("raw", ""))[:400])
-            tokens += int((event.get("usage") or {}).get("total_tokens", 0))
-        elif kind == "tool_call_parsed":
-            calls_per_reply[iteration] += 1
-            names.append(str(event["call"].get("name")))
-        elif kind == "tool_finished":
-            results.append(str((event.get("result") or {}).get("content", ""))[:400])
-        elif kind == "final_answer":
-            answer, best_effort = event.get("text", ""), bool(event.get("best_effort"))
-        elif kind in ("notice", "answer_without_tools", "limit_reached", "model_failed"):
-            notices.append(f"{kind}: {str(event.get('message', ''))[:200]}")
-        elif kind == "run_finished":
-            stop = event.get("stop_reason", "")
-            iterations = int(event.get("iterations", 0))
-            calls = int(event.get("tool_calls", 0))
-            total = (event.get("usage") or {}).get("total_tokens")
-            tokens = int(total) if total is not None else tokens
+def eval_record(run: dict[str, Any]) -> dict[str, Any]:
+    """What the bench keeps of one `toolcall eval` run (its trace has the rest)."""
+    stop = run.get("stop_reason") or ""
     return {
-        "answer": answer,
-        "best_effort": best_effort,
+        "answer": run.get("answer"),
+        "best_effort": stop == "limit" and run.get("answer") is not None,
         "stop_reason": stop,
-        "iterations": iterations or len(replies),
-        "tool_calls": calls,
-        "tokens": tokens,
-        "replies": replies,
-        "notices": notices,
-        "called": names,
-        "results": results,
-        "max_calls_in_reply": max(calls_per_reply.values(), default=0),
+        "iterations": run.get("iterations", 0),
+        "tool_calls": run.get("calls", 0),
+        "tokens": run.get("tokens", 0),
+        "called": [str(call).split("(", 1)[0] for call in run.get("made_calls") or ()],
+        "results": run.get("results") or [],
+        "exit": EXIT_BY_STOP.get(stop, 1),
+        "timeout": "timeout" in str(run.get("detail") or "").casefold(),
+        "wall": run.get("wall_time") or 0.0,
+        "error": run.get("failure") or "",
+        "trace": run.get("trace"),
+        "eval_verdict": [run.get("outcome"), run.get("kind")],
     }
 
 
@@ -977,6 +752,44 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def run_sampling(args: argparse.Namespace, offered: set[str], seed: int) -> Sampling:
+    return Sampling(
+        temperature=args.temperature if "--temperature" in offered else None,
+        seed=seed if "--seed" in offered else None,
+        max_tokens=args.max_tokens if "--max-tokens" in offered else None,
+    )
+
+
+def run_toolcall_systems(
+    questions: list[dict[str, Any]],
+    systems: list[str],
+    seeds: list[int],
+    args: argparse.Namespace,
+    offered: set[str],
+    home: Path,
+    done: set[tuple[int, str, str]],
+    now: str | None,
+) -> dict[tuple[int, str, str], dict[str, Any]]:
+    """Every toolcall system's runs, through `toolcall eval` on the bench's case file: one eval
+    per pass and group of flags, in its own folder beside the records. (pass, question id,
+    system) -> the run's record."""
+    found: dict[tuple[int, str, str], dict[str, Any]] = {}
+    for number, seed in enumerate(seeds, start=1):
+        for flags, members in eval_groups(systems).items():
+            pending = [
+                s for s in members if any((number, q["id"], s) not in done for q in questions)
+            ]
+            if not pending:
+                continue
+            folder = args.records.parent / "eval" / f"{'-'.join(flags) or 'plain'}-seed{seed}"
+            folder.mkdir(parents=True, exist_ok=True)
+            cases = write_case_file(questions, now, folder / "cases.jsonl")
+            sampling = run_sampling(args, offered, seed)
+            runs = run_toolcall_eval(cases, pending, args, sampling, home, folder / "out")
+            found.update({(number, qid, system): run for (qid, system), run in runs.items()})
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if not args.base_url and not args.report_only:
@@ -1034,6 +847,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for question, system in run_order(questions, systems, args.order)
                     if (number, question["id"], system) not in done
                 ]
+            toolcall_runs = run_toolcall_systems(
+                questions, systems, seeds, args, offered, Path(home), done, now
+            )
             written = threading.Lock()
 
             def measure(number: int, seed: int, sampling: Sampling, question: dict[str, Any],
@@ -1044,10 +860,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     sampling = dataclasses.replace(sampling, temperature=peer.temperature)
                 if system in PEERS:
                     record = run_peer(system, question["question"], args, sampling, now)
-                else:
-                    record = run_toolcall(
-                        system, question["question"], args, sampling, Path(home), now
-                    )
+                else:  # run already, by `toolcall eval`
+                    record = dict(toolcall_runs[(number, question["id"], system)])
                 record.update(
                     {
                         "pass": number,

@@ -19,7 +19,7 @@ from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.app.settings import resolve_settings
 from toolcall_cli.app.variants import all_variants
 from toolcall_cli.cli.compare import ComparePlan, print_comparison, run_all
-from toolcall_cli.cli.figures import RunTally
+from toolcall_cli.evaluate.figures import RunTally
 from toolcall_cli.events import RunFinished, RunStarted, ToolStarted
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.tools.loader import load_tools, tool_dirs

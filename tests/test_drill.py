@@ -39,7 +39,7 @@ SHOWS: dict[str, tuple[str, ...]] = {
         "stopped: limit",
     ),
     "long-result": ("cut from 307 to 100 characters", "result cut: showing 100 of 307"),
-    "strategies": ("regex ", "schema tools ", "schema json ", "schema required ", "stream tags "),
+    "schemes": ("regex ", "schema tools ", "schema json ", "schema required ", "stream tags "),
 }
 """What each demonstration's output shows: the fault or limit its topic is about."""
 

@@ -213,7 +213,10 @@ HOW: dict[str, How] = {
     '"北京今天适合穿短袖吗？"': How(exit=2, marks=("script_not_played",)),
     # The starter as `kata new` writes it: every case fails (docs: exit 1).
     "toolcall kata check kata_parse.py": How(exit=1),
-    "toolcall kata check kata_loop.py": How(exit=1, expects=("since `toolcall kata new`",)),
+    "toolcall kata check kata_request.py": How(exit=1, expects=("since `toolcall kata new`",)),
+    # The mock interview reads its commands from a pipe: none given, it ends at once, grades
+    # the untouched starters, skips the follow-up questions and prints the score.
+    "toolcall kata interview": How(stdin="", expects=("== score ==",)),
     # Questions on a pipe are read line by line (tests/test_tmux.py and test_repl.py drive chat
     # in a real terminal).
     "toolcall chat": How(stdin="What's 12*5+3?\n", expects=("you> What's 12*5+3?", "= 63")),

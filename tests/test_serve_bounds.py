@@ -24,12 +24,12 @@ from rich.console import Console
 from test_serve import WAIT, WEATHER_TOOL, Served, start_serve
 
 from toolcall_cli.models._window import overflow_error
+from toolcall_cli.render.serve_log import ServeLog
 from toolcall_cli.serve import ServeSettings
 from toolcall_cli.serve._answering import Answer, Answerer
 from toolcall_cli.serve._body import MAX_NESTING
 from toolcall_cli.serve._checks import CONTEXT_TOKENS, MAX_MESSAGES, MAX_TOOLS
 from toolcall_cli.serve._http import MAX_BODY_BYTES, WORK_SLOTS, Exchange, ServeServer
-from toolcall_cli.serve._log import ServeLog
 
 QUESTION: Any = [{"role": "user", "content": "What's the weather in Paris?"}]
 

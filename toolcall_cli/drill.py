@@ -359,13 +359,12 @@ TOPICS: tuple[Topic, ...] = (
         ),
     ),
     Topic(
-        name="strategies",
+        name="schemes",
         question=Words(
-            "三种策略（regex：提示词+解析文本，schema：原生 function calling，"
-            "stream：边流式边解析）怎么选？",
-            "How do you choose among the three strategies: regex (tools in the prompt, calls "
-            "parsed out of the text), schema (native function calling) and stream (calls parsed "
-            "while the reply streams in)?",
+            "regex（提示词+解析）、schema（原生 function calling）和 stream，再加上 loop（Agent "
+            "循环），怎么选？",
+            "How do you choose among regex (prompt + parsing), schema (native function calling) "
+            "and stream, and when do you need the loop (the agent loop) on top?",
         ),
         demos=(
             Demo(
@@ -384,29 +383,29 @@ TOPICS: tuple[Topic, ...] = (
         ),
         points=(
             Words(
-                "regex（提示词+解析）：任何会写文字的模型都能用，但格式只靠提示词约束，适合作降级",
-                "regex (prompt + parsing): works with any model that writes text, but only the "
-                "prompt holds the format; a fallback",
+                "regex（提示词+解析）：任何模型都能用，但格式稳定性靠运气，适合作降级；"
+                "stream 是它的流式读法",
+                "regex (prompt + parsing): works with any model, but the format is luck; a "
+                "fallback (stream reads the same format as it arrives)",
             ),
             Words(
-                "schema（原生 function calling / 结构化输出）：格式由 API 保证，需要模型和服务支持",
-                "schema (native function calling, structured output): the API keeps the format; "
+                "schema（原生 function calling / 结构化输出）：格式可靠，需要模型和服务支持",
+                "schema (native function calling, structured output): a reliable format, "
                 "needs the model and server to support it",
             ),
             Words(
-                "stream（边流式边解析）：模型还在写时工具就能开始，但最难写（跨分片的状态机）",
-                "stream (parsed as it streams): tools start while the model still writes, but it "
-                "is the hardest to write (a state machine over chunks)",
+                "loop（Agent 循环）：多步任务，但更难控制，需要终止和防护",
+                "loop (the agent loop): multi-step tasks, but harder to control; needs "
+                "ending rules and guards",
             ),
             Words(
-                "三者共用同一个循环：终止条件、错误回传和上限不因策略而变",
-                "All three share one loop: how it ends, errors fed back and the limits do not "
-                "change with the strategy",
+                "本质是选“把多少控制权交给模型”",
+                "At heart it is choosing how much control to hand to the model",
             ),
             Words(
-                "生产上混合：常规走 schema，服务不支持原生调用时降级到 regex，交互产品用 stream",
-                "In production, a mix: schema for the usual path, regex where a server has no "
-                "native calling, stream where the user watches the reply arrive",
+                "生产上混合：常规走 schema，复杂分支进 loop，降级走 regex",
+                "In production, a mix: schema for the usual path, the loop for complex "
+                "branches, regex as the fallback",
             ),
         ),
     ),

@@ -253,29 +253,40 @@ def build_session(
 def variant_session(
     settings: Settings,
     toolbox: Toolbox,
-    variant: Variant,
+    variant: Variant | None,
     *,
     seed: int | None = None,
     retrieval: Retrieval | None = None,
     model: Model | None = None,
 ) -> Assembled:
-    """A session of one strategy of those compared (compare, prompt --all), on tools loaded
-    once for all of them: its own model (unless one is given), seeded with `seed`, and its own
-    memory of approvals and rate limits. Closing it leaves the toolbox's servers running."""
+    """A session of one strategy of those compared (compare, prompt --all, eval), on tools
+    loaded once for all of them: its own model (unless one is given), seeded with `seed`, and
+    its own memory of approvals and rate limits. Closing it leaves the toolbox's servers
+    running. `variant` None: the strategy, sampling and retrieval `run` would pick (the measured
+    default for the server where the options chose none; `retrieval` is then not used)."""
     choice, sampling = settings.choice, settings.sampling
     if seed is not None:
         choice = dataclasses.replace(choice, seed=seed)
         sampling = dataclasses.replace(sampling, seed=seed)
-    options = variant.options(settings.options)
-    strategy = pick_strategy(variant.strategy, options, sampling, settings.system_prompt)
+    options = variant.options(settings.options) if variant is not None else settings.options
+    model = model if model is not None else model_for(choice, options)
+    notes: tuple[str, ...] = ()
+    if variant is None:
+        seeded = dataclasses.replace(settings, choice=choice, sampling=sampling)
+        measured = with_measured(seeded, model)
+        options, sampling, strategy = measured.options, measured.sampling, measured.strategy
+        retrieval, notes = measured.retrieval, measured.notes
+    else:
+        strategy = pick_strategy(variant.strategy, options, sampling, settings.system_prompt)
     session = Session(
-        model=model if model is not None else model_for(choice, options),
+        model=model,
         strategy=strategy,
         strategy_settings=strategy_settings(options, sampling, settings.system_prompt),
         registry=toolbox.registry,
         retrieval=retrieval,
         limits=settings.limits,
         policy=tool_policy(options),
+        notes=notes,
     )
     traced = traced_settings(options, choice, session, sampling, settings.system_prompt)
     if toolbox.servers is not None:

@@ -12,16 +12,19 @@ from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail
 from toolcall_cli.cli.running import pipe_console
 
 if TYPE_CHECKING:
-    from toolcall_cli.kata import Kata
+    from toolcall_cli.kata import CheckRun, Header, Kata
 
 kata_app = typer.Typer(
-    help="Practise writing a tool-use engine by hand: four katas (parse, schema, stream, loop), "
-    "graded on built-in cases, the offline model's faults and real models' outputs.",
+    help="Practise writing a tool-use engine by hand: six katas (request, prompt, parse, schema, "
+    "stream, loop), graded on built-in cases, the offline model's faults and real models' "
+    "outputs; and a timed mock interview.",
     no_args_is_help=True,
 )
 app.add_typer(kata_app, name="kata")
 
-NameArg = Annotated[str, typer.Argument(help="The kata: parse, schema, stream or loop.")]
+NameArg = Annotated[
+    str, typer.Argument(help="The kata: request, prompt, parse, schema, stream or loop.")
+]
 
 
 def kata_named(name: str) -> Kata:
@@ -35,15 +38,26 @@ def kata_named(name: str) -> Kata:
 
 @kata_app.command("list")
 def kata_list() -> None:
-    """The katas: what each asks you to write, and which layer of the engine it is."""
+    """The katas: what each asks you to write, which layer of the engine and which strategy it
+    is, and your best score and time so far (from `kata check` and `kata interview`)."""
     from toolcall_cli.kata import KATAS
+    from toolcall_cli.kata._scores import best_scores, duration
 
+    best = best_scores()
     width = max(len(kata.name) for kata in KATAS)
     for kata in KATAS:
         typer.echo(f"{kata.name:<{width}}  {kata.layer} · {kata.strategy}")
         typer.echo(f"{'':<{width}}  you write: {kata.writes}")
         typer.echo(f"{'':<{width}}  {kata.about}")
-    typer.echo("\nStart one with `toolcall kata new NAME [DIR]`.")
+        score = best.get(kata.name)
+        mark = (
+            f"best: {score.passed}/{score.total} in {duration(score.seconds)} ({score.via})"
+            if score
+            else "best: not checked yet"
+        )
+        typer.echo(f"{'':<{width}}  {mark}")
+    typer.echo("\nStart one with `toolcall kata new NAME [DIR]`; the timed mock interview with")
+    typer.echo("`toolcall kata interview [DIR]`.")
 
 
 @kata_app.command("new")
@@ -120,13 +134,76 @@ def kata_check(
     check = run_check(chosen, file, conformance_dir(conformance), Limits(time_limit, memory))
     console = pipe_console()
     console.soft_wrap = not console.is_terminal  # piped: whole lines
-    print_check(check, header, datetime.now().astimezone(), console)
+    now = datetime.now().astimezone()
+    print_check(check, header, now, console)
+    keep_score(check, header, now)
     raise typer.Exit(0 if check.passed else EXIT_FAILURE)
 
 
-@kata_app.command("solution")
-def kata_solution(name: NameArg) -> None:
-    """Print the reference solution, written for reading. It passes its own check."""
-    from toolcall_cli.kata import solution_text
+def keep_score(check: CheckRun, header: Header | None, now: datetime) -> None:
+    """The check's score in the history, timed from the starter's first line when it has one.
+    A check that could not run its cases is no score."""
+    from toolcall_cli.kata._scores import Score, record_score
 
-    typer.echo(solution_text(kata_named(name)), nl=False)
+    if not check.cases or all(c.outcome == "not run" for c in check.cases):
+        return
+    started = header.started if header and header.kata == check.kata else None
+    seconds = (now - started).total_seconds() if started and started.tzinfo else None
+    passed = sum(c.outcome == "pass" for c in check.cases)
+    when = now.isoformat(timespec="seconds")
+    try:
+        record_score(Score(check.kata.name, passed, len(check.cases), seconds, when))
+    except OSError as error:
+        typer.echo(f"the score could not be saved: {error.strerror or error}", err=True)
+
+
+@kata_app.command("solution")
+def kata_solution(
+    name: NameArg,
+    short: Annotated[
+        bool,
+        typer.Option(
+            "--short",
+            help="The whiteboard-sized reference (at most 60 lines): what to write in an "
+            "interview. Its docstring says which checks it fails, and why that is fine there.",
+        ),
+    ] = False,
+) -> None:
+    """Print the reference solution, written for reading. It passes its own check."""
+    from toolcall_cli.kata import short_text, solution_text
+
+    kata = kata_named(name)
+    typer.echo(short_text(kata) if short else solution_text(kata), nl=False)
+
+
+@kata_app.command("interview")
+def kata_interview(
+    directory: Annotated[
+        Path, typer.Argument(help="Where to write the three kata files (made if missing).")
+    ] = Path("interview"),
+    minutes: Annotated[
+        float, typer.Option("--minutes", min=1, max=480, help="How long the interview runs.")
+    ] = 45.0,
+) -> None:
+    """A timed mock interview: write the request, then the parser, then the loop (katas
+    request, parse and loop), with the clock in the prompt; Enter checks the file you are on.
+    Then three of the drill's follow-up questions. Every file is graded as it stands when the
+    time is up, and the score is kept (`kata list` shows your best)."""
+    from toolcall_cli.cli.drilling import answer_input, locale_lang
+    from toolcall_cli.cli.interviewing import STAGES, Interview
+    from toolcall_cli.kata import find_kata, starter_text
+
+    files = [(directory / find_kata(n).file_name, find_kata(n)) for n in STAGES]
+    existing = [str(path) for path, _ in files if path.exists()]
+    if existing:
+        fail(f"{', '.join(existing)} exists already: give another DIR for a new interview")
+    answers = answer_input()
+    now = datetime.now().astimezone()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for path, kata in files:
+            with path.open("x", encoding="utf-8") as starter:
+                starter.write(starter_text(kata, now))
+    except OSError as error:
+        fail(f"cannot write in {directory}: {error.strerror or error}")
+    Interview(directory, answers, minutes=minutes, lang=locale_lang()).run()

@@ -43,8 +43,9 @@ def serve(
     /v1/chat/completions (streamed or not; tools, tool_choice, response_format) and GET
     /v1/models. Each exchange is logged here. Ctrl-C stops it."""
     from toolcall_cli.cli.running import pipe_console
-    from toolcall_cli.serve import ServeError, ServeSettings
-    from toolcall_cli.serve import serve as serve_forever
+    from toolcall_cli.cli.serving import ServeError
+    from toolcall_cli.cli.serving import serve as serve_forever
+    from toolcall_cli.serve import ServeSettings
 
     settings = ServeSettings(seed=seed, faults=local.fault_names, fault_rate=local.fault_rate)
     try:

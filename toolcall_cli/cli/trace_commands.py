@@ -3,10 +3,8 @@ them drawn again through the same renderers a live run uses."""
 
 from __future__ import annotations
 
-import io
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,9 +19,6 @@ if TYPE_CHECKING:
     from toolcall_cli.events import Event
     from toolcall_cli.trace import Trace
     from toolcall_cli.trace.reader import TraceSummary
-
-SHOWN_WIDTH = 110
-"""Columns of a page `--html` / `--svg` makes: wide enough for the view's panels."""
 
 
 @trace_app.command("list")
@@ -81,6 +76,8 @@ def print_trace_table(summaries: Sequence[TraceSummary], directory: Path, consol
 
 def row_cells(summary: TraceSummary) -> list[str]:
     """id, when, model, strategy, iterations, stop, tokens, question: one trace's row."""
+    from toolcall_cli.render.recorded import local_time
+
     question = " ".join(summary.question.split())
     if summary.questions > 1:
         question += f" (+{summary.questions - 1} more)"
@@ -94,14 +91,6 @@ def row_cells(summary: TraceSummary) -> list[str]:
         f"{summary.tokens:,}",
         question,
     ]
-
-
-def local_time(when: str) -> str:
-    """An ISO time as this machine's local `01-02 03:04` (the id holds the year)."""
-    try:
-        return datetime.fromisoformat(when).astimezone().strftime("%m-%d %H:%M")
-    except ValueError:
-        return when
 
 
 @trace_app.command("show", context_settings={"ignore_unknown_options": True})
@@ -127,6 +116,7 @@ def trace_show(
 ) -> None:
     """Draw a recorded run again, as the live view drew it (or --plain, or --json)."""
     from toolcall_cli.cli.running import pipe_console
+    from toolcall_cli.render.recorded import show_live
 
     if which is not None and which.startswith("--"):  # let through only for -N
         fail(f"no such option: {which} (see `toolcall trace show --help`)")
@@ -168,42 +158,9 @@ def recorded_events(trace: Trace) -> list[Event]:
         fail(f"{trace.path}: {error}")
 
 
-def title_line(trace: Trace) -> str:
-    """`trace 20250102-030405-a1b2c3 · run · toolcall 0.1.0 · 2025-01-02 03:04:05`."""
-    parts = [f"trace {trace.path.stem}"]
-    header = trace.header
-    if header is None:
-        parts.append("written before the format had a header (version 0)")
-    else:
-        parts += [
-            str(header.get("command", "?")),
-            f"toolcall {header.get('toolcall', '?')}",
-            local_time(str(header.get("created", ""))),
-        ]
-        own = (header.get("settings") or {}).get("system_prompt")
-        if isinstance(own, str):
-            parts.append(f"own system prompt ({len(own):,} chars)")
-    return " · ".join(parts)
-
-
-def show_live(trace: Trace, events: Iterable[Event], console: Console) -> None:
-    from rich.text import Text
-
-    from toolcall_cli.render import make_renderer
-
-    console.print(Text(title_line(trace), style="dim"))
-    # On a terminal the live region is drawn at its own pace, not once per recorded delta;
-    # elsewhere (a pipe, a page being recorded) it is never drawn at all.
-    renderer = make_renderer("live", console, auto_refresh=console.is_terminal)
-    try:
-        for event in events:
-            renderer.handle(event)
-    finally:
-        renderer.close()
-
-
 def show_plain(trace: Trace, events: Iterable[Event]) -> None:
     from toolcall_cli.render import make_renderer
+    from toolcall_cli.render.recorded import title_line
 
     typer.echo(title_line(trace))
     renderer = make_renderer("plain", sys.stdout)
@@ -216,9 +173,9 @@ def show_plain(trace: Trace, events: Iterable[Event]) -> None:
 
 def export_view(trace: Trace, events: Sequence[Event], html: Path | None, svg: Path | None) -> None:
     """The live view drawn into a recording console, saved as a page that can be shared."""
-    from rich.console import Console
+    from toolcall_cli.render.recorded import recording_console, show_live
 
-    console = Console(record=True, file=io.StringIO(), width=SHOWN_WIDTH, highlight=False)
+    console = recording_console()
     show_live(trace, events, console)
     title = f"toolcall trace {trace.path.stem}"
     if html is not None:

@@ -45,6 +45,11 @@ class Solution(Protocol):
         """A function of the user's file, called with JSON values."""
         ...
 
+    def call_on_samples(self, function: str, *arguments: Any) -> Any:
+        """A function of the user's file, called with JSON values in which each
+        `{"sample function": name}` is that Python function (see _samples)."""
+        ...
+
     def parsers(self, steps: Sequence[Step]) -> list[Any]:
         """The steps run in order on new StreamParser objects; what each returned."""
         ...

@@ -257,6 +257,10 @@ class RemoteSolution:
         request = {"op": "call", "function": function, "arguments": list(arguments)}
         return self.returned(self.process.ask(request, self.remaining()))
 
+    def call_on_samples(self, function: str, *arguments: Any) -> Any:
+        request = {"op": "call_on_samples", "function": function, "arguments": list(arguments)}
+        return self.returned(self.process.ask(request, self.remaining()))
+
     def parsers(self, steps: Sequence[Step]) -> list[Any]:
         request = {"op": "parsers", "steps": steps}
         returned = self.returned(self.process.ask(request, self.remaining()))

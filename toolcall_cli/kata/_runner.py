@@ -146,6 +146,19 @@ def call(user: ModuleType, request: dict[str, Any], channel: Channel, prepared: 
     return getattr(user, request["function"])(*request["arguments"])
 
 
+def samples(request: dict[str, Any]) -> Any:
+    """The arguments with each sample function named in them made (see _samples)."""
+    from toolcall_cli.kata._samples import with_functions
+
+    return with_functions(request["arguments"])
+
+
+def call_on_samples(
+    user: ModuleType, request: dict[str, Any], channel: Channel, arguments: Any
+) -> Any:
+    return getattr(user, request["function"])(*arguments)
+
+
 def parsers(user: ModuleType, request: dict[str, Any], channel: Channel, prepared: Any) -> Any:
     """Steps on StreamParser objects: ["new"], ["feed", n, chunk], ["close", n]."""
     made: list[Any] = []
@@ -196,6 +209,7 @@ def agent_loop(user: ModuleType, request: dict[str, Any], channel: Channel, box:
 
 WORK: dict[str, Work] = {
     "call": Work(call),
+    "call_on_samples": Work(call_on_samples, samples),
     "parsers": Work(parsers),
     "loop": Work(agent_loop, toolbox),
 }

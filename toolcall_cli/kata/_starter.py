@@ -22,6 +22,12 @@ def solution_text(kata: Kata) -> str:
     return resources.files(package).joinpath(f"{module}.py").read_text(encoding="utf-8")
 
 
+def short_text(kata: Kata) -> str:
+    """The whiteboard-sized reference's source."""
+    package, _, module = kata.short.rpartition(".")
+    return resources.files(package).joinpath(f"{module}.py").read_text(encoding="utf-8")
+
+
 def starter_text(kata: Kata, started: datetime) -> str:
     source = solution_text(kata)
     lines = source.splitlines()

@@ -28,7 +28,7 @@ VERSION = 1
 guessing."""
 
 InterruptReason = Literal["ctrl-c", "crash", "broken-pipe"]
-Command = Literal["run", "chat", "compare", "replay"]
+Command = Literal["run", "chat", "compare", "replay", "eval"]
 """The command a trace was written by, as its header says."""
 
 SHORTEST_SECRET = 4

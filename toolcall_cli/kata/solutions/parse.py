@@ -1,4 +1,4 @@
-"""Kata `parse` (the regex strategy): read tool calls out of a model's text with string parsing.
+"""Kata `parse` (regex strategy): read tool calls out of a model's text with string parsing.
 
 The system prompt asked the model to write each call as
 

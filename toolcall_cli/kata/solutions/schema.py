@@ -1,4 +1,4 @@
-"""Kata `schema` (the schema strategy): structured output. The request carries one JSON Schema that
+"""Kata `schema` (schema strategy): structured output. The request carries one JSON Schema that
 every reply must match - a call to one of the tools, or the final answer - and the engine then
 checks each call's arguments against its tool, fixing what is unambiguous and reporting the
 rest field by field, so the model can correct itself.

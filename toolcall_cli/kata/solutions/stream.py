@@ -1,4 +1,4 @@
-"""Kata `stream` (the stream strategy): read tool calls out of a reply while it streams in, and keep
+"""Kata `stream` (stream strategy): read tool calls out of a reply while it streams in, and keep
 the text meant for the user apart, so it can be shown as it arrives.
 
 Write the class `StreamParser`. The engine feeds it the reply in chunks of any size, as the

@@ -1,5 +1,5 @@
-"""A run's figures for `toolcall compare`, read from the events the loop yields and nothing
-else, and the rates over repeated runs of one strategy."""
+"""A run's figures, read from the events the loop yields and nothing else (`toolcall compare`
+and `toolcall eval`), and the rates over repeated runs of one strategy."""
 
 from __future__ import annotations
 

@@ -23,8 +23,7 @@ from toolcall_cli.render.base import (
     usage_summary,
     visible,
 )
-from toolcall_cli.serve._answering import MODEL_ID, Answer, ServeSettings
-from toolcall_cli.serve._http import Exchange
+from toolcall_cli.serve import MODEL_ID, Answer, Exchange, ServeSettings
 from toolcall_cli.wire.completions import WireCall
 
 SYSTEM_ROLES = ("system", "developer")

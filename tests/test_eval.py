@@ -1,0 +1,395 @@
+"""`toolcall eval`: case files read, calls matched as BFCL's AST checker matches them, answers
+graded, the matrix run and traced, resumed without running a case twice, and reported (table,
+--json, --fail-under)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from in_process import Finished, toolcall
+
+from toolcall_cli.app.errors import AppError
+from toolcall_cli.evaluate.bfcl import read_bfcl, schema
+from toolcall_cli.evaluate.cases import CATEGORIES, Case, read_cases
+from toolcall_cli.evaluate.grading import ExpectedAnswer
+from toolcall_cli.evaluate.matching import (
+    ExpectedCall,
+    MadeCall,
+    Tolerance,
+    acceptable,
+    calls_problem,
+    normalised,
+    value_matches,
+)
+from toolcall_cli.evaluate.verdict import RunOutput, grade
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "eval" / "cases.jsonl"
+BFCL = Path(__file__).resolve().parent / "data" / "bfcl"
+
+
+def cli(tmp_path: Path, *args: str) -> Finished:
+    return toolcall(*args, cwd=tmp_path)
+
+
+def expect(name: str, **args: Any) -> ExpectedCall:
+    return ExpectedCall(name, {k: acceptable(v) for k, v in args.items()})
+
+
+# --- the matching rules, one by one -------------------------------------------------------------
+
+
+def test_strings_are_normalised_as_bfcl_does() -> None:
+    assert normalised("April 1, 2024") == normalised("april 1 2024")
+    assert value_matches("New-York", "new york")
+    assert value_matches("'a'", '"a"')
+    assert not value_matches("Paris", "London")
+    assert not value_matches(10, "10")  # a number is not the string of it
+
+
+def test_numbers_match_within_the_tolerance_and_ints_as_floats() -> None:
+    assert value_matches(10, 10.0)
+    assert not value_matches(10.5, 10)
+    assert value_matches(10.4, 10, Tolerance(abs=0.5, rel=0))
+    assert not value_matches(True, 1)  # a boolean is not a number
+
+
+def test_an_optional_argument_may_be_left_out_but_not_given_wrong() -> None:
+    want = [expect("get_weather", city="Paris", day=["today", ""])]
+    assert calls_problem([MadeCall("get_weather", {"city": "Paris"})], want) is None
+    assert calls_problem([MadeCall("get_weather", {"city": "Paris", "day": "today"})], want) is None
+    wrong = calls_problem([MadeCall("get_weather", {"city": "Paris", "day": "tomorrow"})], want)
+    assert wrong is not None and wrong.kind == "wrong argument" and "day" in wrong.detail
+    missing = calls_problem([MadeCall("get_weather", {"day": "today"})], want)
+    assert missing is not None and "missing argument `city`" in missing.detail
+
+
+def test_an_argument_the_function_does_not_take_is_wrong() -> None:
+    problem = calls_problem(
+        [MadeCall("calculate", {"expression": "1+1", "round": 2})],
+        [expect("calculate", expression="1+1")],
+    )
+    assert problem is not None and problem.detail.endswith("unexpected argument `round`")
+
+
+def test_parallel_calls_match_in_any_order() -> None:
+    want = [expect("get_weather", city=["Paris", "Tokyo"]), expect("get_weather", city="Paris")]
+    # A greedy first pick (Paris for the first) would leave Tokyo for the second, which fails.
+    made = [MadeCall("get_weather", {"city": "Paris"}), MadeCall("get_weather", {"city": "Tokyo"})]
+    assert calls_problem(made, want) is None
+    assert calls_problem(list(reversed(made)), want) is None
+    one_short = calls_problem(made[:1], want)
+    assert one_short is not None and one_short.kind == "wrong argument"
+    extra = calls_problem([*made, MadeCall("get_weather", {"city": "Rome"})], want)
+    assert extra is not None and extra.kind == "extra call"
+
+
+def test_a_run_may_make_more_calls_than_expected_but_one_reply_may_not() -> None:
+    made = [MadeCall("get_weather", {"city": "Pari"}), MadeCall("get_weather", {"city": "Paris"})]
+    want = [expect("get_weather", city="Paris")]
+    assert calls_problem(made, want, exact=False) is None  # a retry after an error
+    assert calls_problem(made, want, exact=True) is not None
+
+
+def test_irrelevance_is_right_only_without_a_call() -> None:
+    assert calls_problem([], []) is None
+    problem = calls_problem([MadeCall("calculate", {"expression": "1"})], [])
+    assert problem is not None and problem.kind == "extra call"
+
+
+def test_nested_lists_and_objects_match_item_by_item() -> None:
+    assert value_matches([1, "a b"], [1.0, "AB"])
+    assert not value_matches([1, 2], [2, 1])  # a list keeps its order
+    assert value_matches({"k": "v", "n": 2}, {"k": ["v", "w"], "n": [2], "opt": ["", 1]})
+    assert not value_matches({"k": "x"}, {"k": ["v"]})
+
+
+# --- BFCL's format --------------------------------------------------------------------------------
+
+
+def bfcl_verdict(case: Case, *made: MadeCall) -> tuple[str, str | None]:
+    run = RunOutput(stop_reason="limit", answer=None, calls=made, first_calls=made)
+    verdict = grade(case, run, None, [], calls_only=True)
+    return verdict.outcome, verdict.kind
+
+
+def test_bfcl_files_are_read_with_their_possible_answers_beside_them() -> None:
+    (simple_0, _, simple_2) = read_bfcl(BFCL / "BFCL_v3_simple.json")
+    assert simple_0.category == "simple"
+    assert [spec.name for spec in simple_0.specs] == ["weather_get_current"]  # `.` is not a name
+    assert simple_2.specs[0].parameters["properties"]["base"]["type"] == "number"  # float
+    assert simple_0.specs[0].parameters["type"] == "object"  # BFCL's dict
+    irrelevance = read_bfcl(BFCL / "BFCL_v3_irrelevance.json")
+    assert {case.category for case in irrelevance} == {"irrelevance"}
+    assert all(case.no_call for case in irrelevance)
+
+
+def test_bfcl_cases_are_graded_as_bfcls_ast_checker_grades_them() -> None:
+    weather, calc, area = read_bfcl(BFCL / "BFCL_v3_simple.json")
+    assert bfcl_verdict(weather, MadeCall("weather_get_current", {"city": "paris, france"})) == (
+        "right",
+        None,
+    )
+    assert bfcl_verdict(calc, MadeCall("calculate", {"expression": "23 * 19 + 7"})) == (
+        "right",
+        None,
+    )
+    assert bfcl_verdict(area, MadeCall("geometry_triangle_area", {"base": 10.0, "height": 5})) == (
+        "right",
+        None,
+    )
+    assert bfcl_verdict(area, MadeCall("geometry_triangle_area", {"base": 10})) == (
+        "wrong",
+        "wrong argument",
+    )
+    assert bfcl_verdict(weather, MadeCall("calculate", {"expression": "1"})) == (
+        "wrong",
+        "wrong tool",
+    )
+    assert bfcl_verdict(weather) == ("wrong", "no tool")
+    (parallel,) = read_bfcl(BFCL / "BFCL_v3_parallel.json")
+    tokyo, paris = (MadeCall("weather_get_current", {"city": c}) for c in ("Tokyo", "Paris"))
+    assert bfcl_verdict(parallel, tokyo, paris) == ("right", None)
+    joke, _ = read_bfcl(BFCL / "BFCL_v3_irrelevance.json")
+    assert bfcl_verdict(joke) == ("right", None)
+    assert bfcl_verdict(joke, MadeCall("calculate", {"expression": "1"})) == ("wrong", "extra call")
+
+
+def test_bfcl_type_names_become_json_schema() -> None:
+    assert schema(
+        {"type": "dict", "properties": {"x": {"type": "tuple", "items": {"type": "any"}}}}
+    ) == {
+        "type": "object",
+        "properties": {"x": {"type": "array", "items": {}}},
+    }
+
+
+def test_calls_only_format_bfcl_grades_the_projects_bfcl_cases_on_the_offline_model(
+    tmp_path: Path,
+) -> None:
+    for path in sorted(BFCL.glob("BFCL_v3_*.json")):
+        out = tmp_path / path.stem
+        flags = ("--format", "bfcl", "--calls-only", "--strategy", "regex,schema", "--json")
+        done = cli(tmp_path, "eval", str(path), *flags, "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["calls_only"] is True
+        assert report["score"] == 1.0, (path.name, report["runs"])
+        # no tool ran: every run stopped after its first reply
+        assert all(run["iterations"] == 1 for run in report["runs"])
+
+
+# --- case files ---------------------------------------------------------------------------------
+
+
+def write(tmp_path: Path, text: str, name: str = "cases.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"id": "a", "question": "hi"}\n', "say what is right"),
+        (
+            '{"id": "a", "question": "hi", "no_call": true}\n'
+            '{"id": "a", "question": "x", "no_call": true}\n',
+            "also the id",
+        ),
+        ('{"question": "hi", "answer": {"regex": "("}}\n', "regex"),
+        ('{"question": "hi", "answer": {"numbers": ["$w.x"]}}\n', "computed by no step"),
+        ("not json\n", "not JSON"),
+        ('{"question": "", "no_call": true}\n', "empty"),
+        ('{"question": "hi", "no_call": true, "bogus": 1}\n', "unknown key 'bogus'"),
+        ('{"question": "hi", "category": "odd", "no_call": true}\n', "category must be one of"),
+    ],
+)
+def test_a_bad_case_file_is_one_line_naming_where_and_exit_2(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(AppError, match=r"cases\.jsonl"):
+        read_cases(path)
+    done = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert said in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_toml_cases_read_as_json_ones(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        'now = "2026-03-14T06:30:00Z"\n[[case]]\nid = "calc"\nquestion = "What is 2+3?"\n'
+        '[case.answer]\nnumbers = [5]\n[[case]]\nid = "joke"\nquestion = "Tell me a joke"\n'
+        "no_call = true\n",
+        "cases.toml",
+    )
+    calc, joke = read_cases(path)
+    assert calc.now == "2026-03-14T06:30:00Z" and calc.category == "answer"
+    assert joke.no_call and joke.category == "irrelevance"
+
+
+def test_answers_are_checked_by_number_string_time_and_regex() -> None:
+    assert ExpectedAnswer(numbers=(41.8429,)).holds("about 41.84 km")
+    assert not ExpectedAnswer(numbers=(444.0,)).holds("443")
+    assert ExpectedAnswer(numbers=(10.0,), tolerance=Tolerance(abs=0.5, rel=0)).holds("10.4°C")
+    assert ExpectedAnswer(texts=("Brasília", "巴西利亚")).holds("巴西的首都是巴西利亚")
+    assert ExpectedAnswer(times=((15, 30),)).holds("It's 3:30 PM")
+    assert ExpectedAnswer(pattern=r"\b444\b").holds("= 444.")
+    assert not ExpectedAnswer(pattern=r"\b444\b").holds("4444")
+
+
+def test_a_computed_answer_is_what_the_tools_return(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        json.dumps(
+            {
+                "id": "two-step",
+                "question": "北京明天最高气温是多少华氏度？",
+                "answer": {
+                    "compute": [
+                        {"as": "w", "tool": "get_weather",
+                         "args": {"city": "北京", "day": "tomorrow"}},
+                        {"as": "f", "tool": "convert_units",
+                         "args": {"value": "$w.high_c", "from_unit": "°C", "to_unit": "°F"}},
+                    ],
+                    "numbers": ["$f.result"],
+                },
+            }, ensure_ascii=False,
+        ) + "\n",
+    )  # fmt: skip
+    done = cli(tmp_path, "eval", str(path), "--json", "--out", str(tmp_path / "out"))
+    (run,) = json.loads(done.stdout)["runs"]
+    assert run["outcome"] == "right", run
+    assert "55.4" in run["answer"]  # 13 °C, the high the tool gives, in °F
+
+
+# --- the examples, the table and the exit code ----------------------------------------------------
+
+
+def example_cases() -> list[Case]:
+    return read_cases(EXAMPLES)
+
+
+def test_the_example_cases_cover_every_category_in_both_languages() -> None:
+    cases = example_cases()
+    assert len(cases) >= 40
+    for category in CATEGORIES:
+        mine = [case for case in cases if case.category == category]
+        assert mine, category
+        assert {"zh", "en"} <= {
+            "zh" if any("\u4e00" <= c <= "\u9fff" for c in case.question) else "en" for case in mine
+        }, category
+
+
+def test_eval_of_the_examples_under_every_strategy_prints_the_table_and_exits_0(
+    tmp_path: Path,
+) -> None:
+    done = cli(tmp_path, "eval", str(EXAMPLES), "--strategy", "all", "--jobs", "2",
+                    "--out", str(tmp_path / "out"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for label in ("regex", "schema tools", "schema json", "schema required", "stream tags"):
+        assert f"offline   {label}" in done.stdout
+    assert "wrong (which way)" in done.stdout and "Per case" in done.stdout
+    results = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert len(results) == 5 * len(example_cases())
+    again = cli(tmp_path, "eval", str(EXAMPLES), "--strategy", "all", "--fail-under", "1.01",
+                     "--out", str(tmp_path / "out"), "--resume")  # fmt: skip
+    assert again.returncode == 1
+    assert "under --fail-under 1.01" in again.stderr
+    assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == len(results)
+
+
+def test_fail_under_passes_when_the_score_reaches_it(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    done = cli(tmp_path, "eval", str(path), "--fail-under", "1", "--out", str(tmp_path / "o"))
+    assert done.returncode == 0, done.stderr
+
+
+# --- traces and resuming ------------------------------------------------------------------------
+
+
+def test_every_run_is_a_trace_in_the_evals_folder_that_doctor_and_trace_show_read(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path, '{"id": "off", "question": "What is 2+2?", "answer": {"numbers": [5]}}\n'
+    )
+    done = cli(tmp_path, "eval", str(path), "--json", "--out", str(tmp_path / "out"))
+    (run,) = json.loads(done.stdout)["runs"]
+    assert (run["outcome"], run["kind"]) == ("wrong", "wrong answer")
+    trace = Path(run["trace"])
+    assert trace.parent == tmp_path / "out" / "traces"
+    shown = cli(tmp_path, "trace", "show", str(trace), "--plain")
+    assert shown.returncode == 0 and "2+2" in shown.stdout
+    assert cli(tmp_path, "doctor", str(trace)).returncode == 0
+    listed = cli(tmp_path, "trace", "list", "--json")
+    assert json.loads(listed.stdout) == []  # the user's own traces are not pushed out
+
+
+def test_an_interrupted_eval_resumes_where_it_stopped_with_no_case_run_twice(
+    tmp_path: Path,
+) -> None:
+    lines = EXAMPLES.read_text(encoding="utf-8").splitlines()[1:13]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    first = cli(
+        tmp_path, "eval", str(path), "--strategy", "regex,schema", "--out", str(out), "--json"
+    )
+    assert first.returncode == 0
+    records = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(records) == 24
+    # As an interruption leaves it: 10 runs written, the 11th cut off mid-line.
+    (out / "results.jsonl").write_text("\n".join(records[:10]) + "\n" + records[10][:30])
+    kept = {json.loads(line)["trace"]: Path(json.loads(line)["trace"]).stat().st_mtime_ns
+            for line in records[:10]}  # fmt: skip
+    flags = ("--strategy", "regex,schema", "--out", str(out), "--json")
+    again = cli(tmp_path, "eval", str(path), *flags, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "not a run record" in again.stderr
+    report = json.loads(again.stdout)
+    assert len(report["runs"]) == 24
+    keys = [(r["model"], r["strategy"], r["case"], r["seed"]) for r in report["runs"]]
+    assert len(set(keys)) == 24
+    for trace, mtime in kept.items():  # the runs already done were not run again
+        assert Path(trace).stat().st_mtime_ns == mtime
+
+
+def test_resume_without_out_takes_the_last_eval_of_the_case_file(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    assert cli(tmp_path, "eval", str(path)).returncode == 0
+    again = cli(tmp_path, "eval", str(path), "--resume", "--repeat", "2", "--json")
+    assert again.returncode == 0, again.stderr
+    runs = json.loads(again.stdout)["runs"]
+    assert [run["seed"] for run in runs] == [0, 1]
+    never = cli(
+        tmp_path,
+        "eval",
+        str(write(tmp_path, '{"question": "x", "no_call": true}\n', "b.jsonl")),
+        "--resume",
+    )
+    assert never.returncode == 2 and "no eval of" in never.stderr
+
+
+def test_an_eval_folder_is_not_written_over(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    assert cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "o")).returncode == 0
+    again = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "o"))
+    assert again.returncode == 2 and "--resume" in again.stderr
+
+
+def test_several_models_are_rows_of_their_own(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    done = cli(tmp_path, "eval", str(path), "--model", "offline", "--strategy", "regex,stream",
+                    "--repeat", "2", "--json", "--out", str(tmp_path / "o"))  # fmt: skip
+    report = json.loads(done.stdout)
+    assert [(row["model"], row["strategy"], row["runs"]) for row in report["rows"]] == [
+        ("offline", "regex", 2),
+        ("offline", "stream tags", 2),
+    ]
+    bad = cli(tmp_path, "eval", str(path), "--strategy", "regexx", "--out", str(tmp_path / "p"))
+    assert bad.returncode == 2 and "unknown 'regexx'" in bad.stderr

@@ -1,0 +1,370 @@
+"""`toolcall eval`: the command's flags made into a plan (models, strategies, seeds, the eval's
+folder), a progress bar while it runs, then the table, the grid, --json or --html, and the exit
+code --fail-under asks for. The running and the grading are evaluate/'s."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from toolcall_cli import strictjson
+from toolcall_cli.app.options import SessionOptions
+from toolcall_cli.cli._options import PanelledCommand, Without, with_groups
+from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail, warn
+from toolcall_cli.evaluate.cases import CaseFormat
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolcall_cli.app.variants import Variant
+    from toolcall_cli.evaluate.cases import Case
+    from toolcall_cli.evaluate.runner import Done, EvalPlan, EvalRun, Strategy, Target
+
+
+ListOpt = list[str] | None
+
+
+@dataclass(frozen=True)
+class EvalFlags:
+    """What the command was asked, beside the session options."""
+
+    cases: Path
+    case_format: CaseFormat
+    models: tuple[str, ...]
+    profiles: tuple[str, ...]
+    base_urls: tuple[str, ...]
+    strategy: str
+    repeat: int
+    jobs: int
+    calls_only: bool
+    resume: bool
+    out: Path | None
+    as_json: bool
+    html: Path | None
+    fail_under: float | None
+
+
+@app.command("eval", cls=PanelledCommand)
+@with_groups
+def eval_command(
+    cases: Annotated[
+        Path, typer.Argument(help="The case file: JSONL, TOML, or BFCL's questions (--format).")
+    ],
+    *,
+    options: Annotated[
+        SessionOptions, Without("strategy", "schema_mode", "model", "profile", "base_url")
+    ],
+    model_list: Annotated[
+        ListOpt,
+        typer.Option(
+            "--model",
+            "-m",
+            help="A model to eval: offline (default) or a name at --base-url "
+            "(repeatable, or a comma list).",
+        ),
+    ] = None,
+    profile_list: Annotated[
+        ListOpt, typer.Option("--profile", "-p", help="A named endpoint (repeatable, or a list).")
+    ] = None,
+    base_url_list: Annotated[
+        ListOpt,
+        typer.Option("--base-url", help="An OpenAI-compatible endpoint (repeatable, or a list)."),
+    ] = None,
+    strategy_list: Annotated[
+        str,
+        typer.Option(
+            "--strategy",
+            "-s",
+            help="default (what `run` picks), all, or a list: regex, schema, "
+            "schema-json, schema-required, stream, stream-native.",
+        ),
+    ] = "default",
+    case_format: Annotated[
+        CaseFormat, typer.Option("--format", help="auto (by the file's suffix), jsonl, toml, bfcl.")
+    ] = "auto",
+    repeat: Annotated[
+        int,
+        typer.Option("--repeat", min=1, max=1000, help="Run each case N times, seeds S..S+N-1."),
+    ] = 1,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, max=64, help="Runs at once against one server.")
+    ] = 1,
+    calls_only: Annotated[
+        bool,
+        typer.Option(
+            "--calls-only", help="Grade the first reply's calls, running no tool (BFCL's AST)."
+        ),
+    ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Go on with the eval in --out (default: the last of this case "
+            "file), skipping every run its results hold.",
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="The eval's folder: results.jsonl and a trace per run."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The figures and every run, as JSON.")
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write the report as one HTML page to this file.")
+    ] = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-under",
+            min=0.0,
+            max=2.0,
+            help="Exit 1 when fewer than this share of the graded runs are right (0.8: 80%).",
+        ),
+    ] = None,
+) -> None:
+    """Run many cases under every model and strategy asked for, grade them, and report.
+
+    Each case: a question, and what counts as right (the calls, the answer, or no call). The
+    table: right, wrong (which way), no answer, mean iterations, tokens and wall time, per
+    model and strategy; then a grid of every case. Every run writes a trace in the eval's
+    folder (toolcall trace show FILE, doctor FILE, replay FILE). Exit 0 when it ran; 1 when
+    --fail-under is not reached; 2 on a usage error.
+    """
+    flags = EvalFlags(
+        cases=cases,
+        case_format=case_format,
+        models=listed(model_list),
+        profiles=listed(profile_list),
+        base_urls=listed(base_url_list),
+        strategy=strategy_list,
+        repeat=repeat,
+        jobs=jobs,
+        calls_only=calls_only,
+        resume=resume,
+        out=out,
+        as_json=as_json,
+        html=html,
+        fail_under=fail_under,
+    )
+    raise typer.Exit(evaluate(flags, options))
+
+
+def listed(values: Sequence[str] | None) -> tuple[str, ...]:
+    """`--model a,b --model c` as (a, b, c)."""
+    return tuple(
+        part.strip() for value in values or () for part in value.split(",") if part.strip()
+    )
+
+
+def evaluate(flags: EvalFlags, options: SessionOptions) -> int:
+    from toolcall_cli.evaluate.cases import read_cases
+    from toolcall_cli.evaluate.runner import run_eval
+
+    cases = read_cases(flags.cases, flags.case_format)
+    calls_only = flags.calls_only or flags.case_format == "bfcl"
+    plan = make_plan(flags, options, cases, calls_only)
+    with progress_bar(plan) as done:
+        runs = run_eval(plan, done, warn)
+    return report(flags, plan, runs)
+
+
+# --- the plan ------------------------------------------------------------------------------------
+
+
+def targets(flags: EvalFlags, options: SessionOptions) -> list[Target]:
+    """A model per profile × base URL × model name given (each list, or none)."""
+    from toolcall_cli.app.settings import resolve_settings
+    from toolcall_cli.evaluate.runner import Target
+
+    made = []
+    for profile, base_url, name in itertools.product(
+        flags.profiles or (None,), flags.base_urls or (None,), flags.models or (None,)
+    ):
+        chosen = options.replace(model=name, profile=profile, base_url=base_url)
+        settings = resolve_settings(chosen)
+        if settings.choice.name == "scripted":
+            fail("eval runs many cases, and a script is replies for one run: use `toolcall run`")
+        made.append((settings, profile or base_url))
+    names = [settings.choice.name for settings, _ in made]
+    return [
+        Target(name if names.count(name) == 1 or not where else f"{name}@{where}", settings)
+        for (settings, where), name in zip(made, names, strict=True)
+    ]
+
+
+def strategies(text: str, options: SessionOptions) -> list[Strategy]:
+    from toolcall_cli.app.variants import Variant, all_variants
+    from toolcall_cli.evaluate.runner import Strategy
+
+    stream_mode = options.strategy.stream_mode
+    named: dict[str, Variant | None] = {
+        "default": None,
+        "regex": Variant("regex"),
+        "schema": Variant("schema", schema_mode="tools"),
+        "stream": Variant("stream", stream_mode=stream_mode),
+    }
+    for variant in (*all_variants("tags"), Variant("stream", stream_mode="native")):
+        named[variant.label.replace(" ", "-")] = variant
+    chosen: list[Variant | None] = []
+    for word in listed([text.replace(" ", "-")]):
+        if word == "all":
+            chosen += all_variants(stream_mode)
+        elif word in named:
+            chosen.append(named[word])
+        else:
+            fail(f"--strategy: unknown {word!r} (one of: all, {', '.join(named)})")
+    return [Strategy(variant) for variant in dict.fromkeys(chosen)]
+
+
+def eval_folder(flags: EvalFlags) -> tuple[Path, bool]:
+    """The eval's folder, and whether it is one being resumed."""
+    from toolcall_cli.evaluate.runner import latest_folder, safe_name, stamp
+    from toolcall_cli.trace.files import state_dir
+
+    root = state_dir() / "evals"
+    if flags.resume and flags.out is None:
+        found = latest_folder(root, flags.cases)
+        if found is None:
+            fail(f"--resume: no eval of {flags.cases} to resume in {root} (--out names one)")
+        return found, True
+    if flags.out is not None:
+        return flags.out, flags.resume
+    return root / f"{stamp()}-{safe_name(flags.cases.stem)}", False
+
+
+def make_plan(
+    flags: EvalFlags, options: SessionOptions, cases: list[Case], calls_only: bool
+) -> EvalPlan:
+    from toolcall_cli.evaluate.runner import EvalPlan, read_results, write_meta
+
+    models = targets(flags, options)
+    folder, resuming = eval_folder(flags)
+    done = read_results(folder, warn) if resuming else {}
+    if not resuming and (folder / "results.jsonl").exists():
+        fail(f"{folder} holds an eval already: --resume goes on with it, or --out another folder")
+    base_seed = models[0].settings.choice.seed
+    plan = EvalPlan(
+        cases=cases,
+        targets=models,
+        strategies=strategies(flags.strategy, options),
+        seeds=tuple(base_seed + k for k in range(flags.repeat)),
+        folder=folder,
+        calls_only=calls_only,
+        jobs=flags.jobs,
+        done=done,
+    )
+    write_meta(folder, {"cases": str(flags.cases.resolve()), "format": flags.case_format})
+    return plan
+
+
+# --- while it runs -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def progress_bar(plan: EvalPlan) -> Iterator[Done]:
+    """On a terminal (stderr): runs done of all, the failures so far, and the time left."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda run: None
+        return
+    columns = (
+        TextColumn("eval"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        already = len(plan.done)
+        task = progress.add_task("eval", total=plan.total, completed=already, failed=0)
+        failed = 0
+
+        def done(run: EvalRun) -> None:
+            nonlocal failed
+            failed += run.verdict.outcome in ("wrong", "no answer")
+            progress.update(task, advance=1, failed=failed)
+
+        yield done
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+
+def report(flags: EvalFlags, plan: EvalPlan, runs: Sequence[EvalRun]) -> int:
+    from toolcall_cli.cli.running import pipe_console
+    from toolcall_cli.evaluate.report import eval_record, overall_score
+
+    meta = {
+        "folder": str(plan.folder),
+        "calls_only": plan.calls_only,
+        "seeds": list(plan.seeds),
+        "models": [target.label for target in plan.targets],
+        "strategies": [strategy.label for strategy in plan.strategies],
+    }
+    if flags.html is not None:
+        write_html(flags.html, plan, runs)
+    if flags.as_json:
+        typer.echo(strictjson.dumps(eval_record(plan.cases, runs, meta), indent=2))
+    else:
+        print_report(plan, runs, pipe_console())
+    score = overall_score(runs)
+    if flags.fail_under is not None and score < flags.fail_under:
+        warn_line = f"score {score:.1%} is under --fail-under {flags.fail_under:g}"
+        typer.echo(f"toolcall: {warn_line}", err=True)
+        return EXIT_FAILURE
+    return 0
+
+
+def print_report(plan: EvalPlan, runs: Sequence[EvalRun], console: Console) -> None:
+    from rich.text import Text
+
+    from toolcall_cli.evaluate.report import (
+        failure_line,
+        failures,
+        grid_table,
+        overall_score,
+        rows,
+        summary_table,
+    )
+
+    if not console.is_terminal:
+        console.width = max(console.width, 140)
+    mode = " (--calls-only: the first reply's calls)" if plan.calls_only else ""
+    title = f"{len(plan.cases)} cases, {len(plan.seeds)} seed(s){mode}"
+    console.print(summary_table(rows(runs), title))
+    console.print()
+    console.print(grid_table(plan.cases, runs))
+    failed = failures(runs)
+    if failed:
+        console.print()
+        for run in failed:
+            console.print(failure_line(run))
+    console.print()
+    console.print(Text(f"right: {overall_score(runs):.1%} of graded runs", style="bold"))
+    console.print(Text(f"results and traces: {plan.folder}", style="dim"))
+
+
+def write_html(path: Path, plan: EvalPlan, runs: Sequence[EvalRun]) -> None:
+    from toolcall_cli.evaluate.page import eval_page
+
+    try:
+        path.write_text(eval_page(plan.cases, runs, plan.calls_only), encoding="utf-8")
+    except OSError as error:
+        fail(f"cannot write {path}: {error.strerror or error}", EXIT_FAILURE)
+    typer.echo(f"toolcall: wrote {path}", err=True)

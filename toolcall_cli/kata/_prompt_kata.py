@@ -1,0 +1,178 @@
+"""The battery of kata prompt: the user's `system_prompt(tools)` put before each bundled question,
+answered by two models - toolcall's offline model and a prompt follower (_follower) - and each
+reply read by toolcall's own text-protocol parser. A case passes when every call the model
+means to make comes back parseable and whole; its verdict says how many did."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, shown
+from toolcall_cli.kata._follower import Intended, PromptFollower, ReplyModel
+from toolcall_cli.kata._offline import bundled_tools
+from toolcall_cli.kata._samples import SAMPLES
+from toolcall_cli.kata._toolbox import TOOL_NAMES
+
+BUNDLED_PLANS: dict[str, tuple[Intended, ...]] = {
+    "What's the weather in Paris?": (Intended("get_weather", {"city": "Paris"}),),
+    "What is 17 * 23?": (Intended("calculate", {"expression": "17 * 23"}),),
+    "Convert 5 km to miles": (
+        Intended("convert_units", {"value": 5, "from_unit": "km", "to_unit": "mi"}),
+    ),
+    "What's the weather in Paris and in Tokyo?": (
+        Intended("get_weather", {"city": "Paris"}),
+        Intended("get_weather", {"city": "Tokyo"}),
+    ),
+    "北京和上海今天天气怎么样？": (
+        Intended("get_weather", {"city": "北京"}),
+        Intended("get_weather", {"city": "上海"}),
+    ),
+    "What's the weather in Tokyo tomorrow?": (
+        Intended("get_weather", {"city": "Tokyo", "day": "tomorrow"}, listed=("day",)),
+    ),
+    "How far is 10 miles in km?": (
+        Intended("convert_units", {"value": 10, "from_unit": "mi", "to_unit": "km"}),
+    ),
+    "Hello! Who are you?": (),
+}
+"""The bundled questions, each with the calls it asks for."""
+
+SAMPLE_TOOLS = ("search_flights", "set_alarm", "average", "current_time", "convert_units")
+SAMPLE_PLANS: dict[str, tuple[Intended, ...]] = {
+    "Find a business-class flight from OSL to NRT.": (
+        Intended(
+            "search_flights",
+            {"origin": "OSL", "destination": "NRT", "cabin": "business"},
+            listed=("cabin",),
+        ),
+    ),
+    "Wake me at 6:30 every day.": (
+        Intended("set_alarm", {"hour": 6, "minute": 30, "repeat": True}),
+    ),
+    "Average 3, 5 and 10.": (Intended("average", {"values": [3, 5, 10]}),),
+    "What time is it?": (Intended("current_time", {}),),
+    "How many metres is 3 miles?": (
+        Intended(
+            "convert_units",
+            {"value": 3, "from_unit": "mi", "to_unit": "m"},
+            listed=("from_unit", "to_unit"),
+        ),
+    ),
+}
+"""Questions on tools the prompt was not written for (the request kata's sample functions)."""
+
+
+@cache
+def bundled_entries() -> list[dict[str, Any]]:
+    return [tool.spec.to_openai() for tool in bundled_tools(*TOOL_NAMES)]
+
+
+@cache
+def sample_entries() -> list[dict[str, Any]]:
+    from toolcall_cli.tools.schema import spec_from_function
+
+    return [spec_from_function(SAMPLES[name]).to_openai() for name in SAMPLE_TOOLS]
+
+
+def offline_reply(prompt: str, question: str) -> str:
+    """`ReplyModel`: toolcall's offline model, the prompt as its system message, no `tools`."""
+    from toolcall_cli.offline import OfflineModel
+    from toolcall_cli.wire import ModelRequest
+
+    body = {
+        "model": "offline",
+        "messages": [
+            {"role": "system", "content": prompt},
+            {"role": "user", "content": question},
+        ],
+    }
+    completion = next(iter(OfflineModel(seed=0).stream(ModelRequest(body))))
+    content = completion["choices"][0]["message"].get("content")
+    return content if isinstance(content, str) else ""
+
+
+@cache
+def offline_intends(question: str) -> tuple[Intended, ...]:
+    """The calls the offline model makes for `question` under toolcall's own prompt: what it
+    means to do, whatever prompt it is then given."""
+    from toolcall_cli.strategies.prompt import system_prompt
+    from toolcall_cli.strategies.textcalls import parse_text
+
+    specs = [tool.spec for tool in bundled_tools(*TOOL_NAMES)]
+    reply = offline_reply(system_prompt(specs), question)
+    return tuple(Intended(c.name, dict(c.arguments)) for c in parse_text(reply).calls)
+
+
+def key(name: str, arguments: Any) -> str:
+    return json.dumps([name, arguments], ensure_ascii=False, sort_keys=True)
+
+
+def judge(intended: Sequence[Intended], reply: str) -> Verdict:
+    """Every intended call parsed back whole, and nothing else."""
+    from toolcall_cli.strategies.textcalls import parse_text
+
+    parsed = parse_text(reply)
+    wanted = Counter(key(c.name, c.arguments) for c in intended)
+    found = Counter(key(c.name, c.arguments) for c in parsed.calls)
+    whole = sum((wanted & found).values())
+    expected = f"{len(intended)} call{'s' * (len(intended) != 1)} parsed back whole: " + (
+        ", ".join(f"{c.name}({shown(c.arguments)})" for c in intended) or "none"
+    )
+    if found == wanted and not parsed.errors:
+        return Verdict(True, expected, f"{whole} of {len(intended)} parseable")
+    errors = f", {len(parsed.errors)} parse error(s)" if parsed.errors else ""
+    return Verdict(
+        False,
+        expected,
+        f"{whole} of {len(intended)} came back parseable{errors}; the reply: {shown(reply)}",
+    )
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One question put to one model, under the user's prompt for one set of tools."""
+
+    category: str
+    question: str
+    model: str
+    """"offline" or "follower"."""
+    samples: bool = False
+
+    def case(self) -> Case:
+        def check(solution: Solution) -> Verdict:
+            tools = sample_entries() if self.samples else bundled_entries()
+            prompt = solution.call("system_prompt", tools)
+            if not isinstance(prompt, str) or not prompt.strip():
+                return Verdict(False, "the prompt, as a str", shown(prompt))
+            return judge(self.intended(), self.reply_model()(prompt, self.question))
+
+        return Case(self.category, "built-in", self.question, check)
+
+    def intended(self) -> tuple[Intended, ...]:
+        if self.model == "offline":
+            return offline_intends(self.question)
+        return {**BUNDLED_PLANS, **SAMPLE_PLANS}[self.question]
+
+    def reply_model(self) -> ReplyModel:
+        if self.model == "offline":
+            return offline_reply
+        return PromptFollower({**BUNDLED_PLANS, **SAMPLE_PLANS})
+
+
+def battery(conformance: Path) -> Battery:
+    asked = [
+        *(Asked("offline model", q, "offline") for q in BUNDLED_PLANS),
+        *(Asked("prompt follower", q, "follower") for q in BUNDLED_PLANS),
+        *(Asked("other tools (follower)", q, "follower", samples=True) for q in SAMPLE_PLANS),
+    ]
+    return Battery(
+        tuple(a.case() for a in asked),
+        "none used: a prompt is judged by what models write after reading it",
+        "offline faults: none (the offline model is asked as it is: the prompt is the variable)",
+    )
