@@ -26,6 +26,7 @@ CITATION = re.compile(r"seed 00|DESIGN\.md|\.\./shared", re.IGNORECASE)
 """What a public reader cannot follow: the planning notes, and a folder beside the repository."""
 READ_BY_THE_PUBLIC = (
     "README.md",
+    "ARCHITECTURE.md",
     "docs",
     "toolcall_cli",
     "mkdocs.yml",
@@ -57,6 +58,7 @@ def test_a_broken_anchor_fails_the_build(tmp_path: Path) -> None:
     copy = tmp_path / "repo"
     copy.mkdir()
     shutil.copy(REPOSITORY / "mkdocs.yml", copy / "mkdocs.yml")
+    shutil.copy(REPOSITORY / "ARCHITECTURE.md", copy / "ARCHITECTURE.md")
     shutil.copytree(REPOSITORY / "docs", copy / "docs")
     page = copy / "docs" / "exit-codes.md"
     page.write_text(
