@@ -200,6 +200,10 @@ HOW: dict[str, How] = {
     "toolcall doctor examples/run.jsonl": How(exit=4, expects=("unknown tool",)),
     "toolcall doctor run.jsonl": How(exit=4, expects=("unknown tool",)),
     "toolcall doctor run.jsonl --json": How(exit=4),
+    # The offline model's score is under 101%: the exit code CI would fail on.
+    "toolcall eval examples/eval/cases.jsonl --fail-under 1.01": How(
+        exit=1, expects=("under --fail-under",)
+    ),
     # The latest run is the one recorded with `--faults unknown_tool`, with the fault still on
     # (read from the trace's header): the same as the recording, exit 0.
     "toolcall replay -1": How(expects=("the replay matches",)),

@@ -236,7 +236,11 @@ def eval_folder(flags: EvalFlags) -> tuple[Path, bool]:
         return found, True
     if flags.out is not None:
         return flags.out, flags.resume
-    return root / f"{stamp()}-{safe_name(flags.cases.stem)}", False
+    name = f"{stamp()}-{safe_name(flags.cases.stem)}"
+    folder, number = root / name, 2
+    while folder.exists():  # two evals of one case file begun in the same second
+        folder, number = root / f"{name}-{number}", number + 1
+    return folder, False
 
 
 def make_plan(
