@@ -5,9 +5,9 @@ code --fail-under asks for. The running and the grading are evaluate/'s."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,9 +15,9 @@ import typer
 
 from toolcall_cli import strictjson
 from toolcall_cli.app.options import SessionOptions
+from toolcall_cli.cli._eval_flags import EvalFlags
 from toolcall_cli.cli._options import PanelledCommand, Without, with_groups
 from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail, warn
-from toolcall_cli.evaluate.cases import CaseFormat
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,29 +27,6 @@ if TYPE_CHECKING:
     from toolcall_cli.evaluate.runner import Done, EvalPlan, EvalRun, Strategy, Target
 
 
-ListOpt = list[str] | None
-
-
-@dataclass(frozen=True)
-class EvalFlags:
-    """What the command was asked, beside the session options."""
-
-    cases: Path
-    case_format: CaseFormat
-    models: tuple[str, ...]
-    profiles: tuple[str, ...]
-    base_urls: tuple[str, ...]
-    strategy: str
-    repeat: int
-    jobs: int
-    calls_only: bool
-    resume: bool
-    out: Path | None
-    as_json: bool
-    html: Path | None
-    fail_under: float | None
-
-
 @app.command("eval", cls=PanelledCommand)
 @with_groups
 def eval_command(
@@ -57,77 +34,10 @@ def eval_command(
         Path, typer.Argument(help="The case file: JSONL, TOML, or BFCL's questions (--format).")
     ],
     *,
+    flags: EvalFlags,
     options: Annotated[
         SessionOptions, Without("strategy", "schema_mode", "model", "profile", "base_url")
     ],
-    model_list: Annotated[
-        ListOpt,
-        typer.Option(
-            "--model",
-            "-m",
-            help="A model to eval: offline (default) or a name at --base-url "
-            "(repeatable, or a comma list).",
-        ),
-    ] = None,
-    profile_list: Annotated[
-        ListOpt, typer.Option("--profile", "-p", help="A named endpoint (repeatable, or a list).")
-    ] = None,
-    base_url_list: Annotated[
-        ListOpt,
-        typer.Option("--base-url", help="An OpenAI-compatible endpoint (repeatable, or a list)."),
-    ] = None,
-    strategy_list: Annotated[
-        str,
-        typer.Option(
-            "--strategy",
-            "-s",
-            help="default (what `run` picks), all, or a list: regex, schema, "
-            "schema-json, schema-required, stream, stream-native.",
-        ),
-    ] = "default",
-    case_format: Annotated[
-        CaseFormat, typer.Option("--format", help="auto (by the file's suffix), jsonl, toml, bfcl.")
-    ] = "auto",
-    repeat: Annotated[
-        int,
-        typer.Option("--repeat", min=1, max=1000, help="Run each case N times, seeds S..S+N-1."),
-    ] = 1,
-    jobs: Annotated[
-        int, typer.Option("--jobs", "-j", min=1, max=64, help="Runs at once against one server.")
-    ] = 1,
-    calls_only: Annotated[
-        bool,
-        typer.Option(
-            "--calls-only", help="Grade the first reply's calls, running no tool (BFCL's AST)."
-        ),
-    ] = False,
-    resume: Annotated[
-        bool,
-        typer.Option(
-            "--resume",
-            help="Go on with the eval in --out (default: the last of this case "
-            "file), skipping every run its results hold.",
-        ),
-    ] = False,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="The eval's folder: results.jsonl and a trace per run."),
-    ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="The figures and every run, as JSON.")
-    ] = False,
-    html: Annotated[
-        Path | None, typer.Option("--html", help="Write the report as one HTML page to this file.")
-    ] = None,
-    fail_under: Annotated[
-        float | None,
-        typer.Option(
-            "--fail-under",
-            min=0.0,
-            max=2.0,
-            help="Exit 1 when fewer than this share of the graded runs are right (0.8: 80%).",
-        ),
-    ] = None,
 ) -> None:
     """Run many cases under every model and strategy asked for, grade them, and report.
 
@@ -137,23 +47,13 @@ def eval_command(
     folder (toolcall trace show FILE, doctor FILE, replay FILE). Exit 0 when it ran; 1 when
     --fail-under is not reached; 2 on a usage error.
     """
-    flags = EvalFlags(
-        cases=cases,
-        case_format=case_format,
-        models=listed(model_list),
-        profiles=listed(profile_list),
-        base_urls=listed(base_url_list),
-        strategy=strategy_list,
-        repeat=repeat,
-        jobs=jobs,
-        calls_only=calls_only,
-        resume=resume,
-        out=out,
-        as_json=as_json,
-        html=html,
-        fail_under=fail_under,
+    listed_flags = dataclasses.replace(
+        flags,
+        models=listed(flags.models),
+        profiles=listed(flags.profiles),
+        base_urls=listed(flags.base_urls),
     )
-    raise typer.Exit(evaluate(flags, options))
+    raise typer.Exit(evaluate(cases, listed_flags, options))
 
 
 def listed(values: Sequence[str] | None) -> tuple[str, ...]:
@@ -163,13 +63,13 @@ def listed(values: Sequence[str] | None) -> tuple[str, ...]:
     )
 
 
-def evaluate(flags: EvalFlags, options: SessionOptions) -> int:
+def evaluate(cases_file: Path, flags: EvalFlags, options: SessionOptions) -> int:
     from toolcall_cli.evaluate.cases import read_cases
     from toolcall_cli.evaluate.runner import run_eval
 
-    cases = read_cases(flags.cases, flags.case_format)
+    cases = read_cases(cases_file, flags.case_format)
     calls_only = flags.calls_only or flags.case_format == "bfcl"
-    plan = make_plan(flags, options, cases, calls_only)
+    plan = make_plan(cases_file, flags, options, cases, calls_only)
     with progress_bar(plan) as done:
         runs = run_eval(plan, done, warn)
     return report(flags, plan, runs)
@@ -223,20 +123,20 @@ def strategies(text: str, options: SessionOptions) -> list[Strategy]:
     return [Strategy(variant) for variant in dict.fromkeys(chosen)]
 
 
-def eval_folder(flags: EvalFlags) -> tuple[Path, bool]:
+def eval_folder(cases_file: Path, flags: EvalFlags) -> tuple[Path, bool]:
     """The eval's folder, and whether it is one being resumed."""
     from toolcall_cli.evaluate.runner import latest_folder, safe_name, stamp
     from toolcall_cli.trace.files import state_dir
 
     root = state_dir() / "evals"
     if flags.resume and flags.out is None:
-        found = latest_folder(root, flags.cases)
+        found = latest_folder(root, cases_file)
         if found is None:
-            fail(f"--resume: no eval of {flags.cases} to resume in {root} (--out names one)")
+            fail(f"--resume: no eval of {cases_file} to resume in {root} (--out names one)")
         return found, True
     if flags.out is not None:
         return flags.out, flags.resume
-    name = f"{stamp()}-{safe_name(flags.cases.stem)}"
+    name = f"{stamp()}-{safe_name(cases_file.stem)}"
     folder, number = root / name, 2
     while folder.exists():  # two evals of one case file begun in the same second
         folder, number = root / f"{name}-{number}", number + 1
@@ -244,12 +144,16 @@ def eval_folder(flags: EvalFlags) -> tuple[Path, bool]:
 
 
 def make_plan(
-    flags: EvalFlags, options: SessionOptions, cases: list[Case], calls_only: bool
+    cases_file: Path,
+    flags: EvalFlags,
+    options: SessionOptions,
+    cases: list[Case],
+    calls_only: bool,
 ) -> EvalPlan:
     from toolcall_cli.evaluate.runner import EvalPlan, read_results, write_meta
 
     models = targets(flags, options)
-    folder, resuming = eval_folder(flags)
+    folder, resuming = eval_folder(cases_file, flags)
     done = read_results(folder, warn) if resuming else {}
     if not resuming and (folder / "results.jsonl").exists():
         fail(f"{folder} holds an eval already: --resume goes on with it, or --out another folder")
@@ -257,14 +161,14 @@ def make_plan(
     plan = EvalPlan(
         cases=cases,
         targets=models,
-        strategies=strategies(flags.strategy, options),
+        strategies=strategies(flags.strategies, options),
         seeds=tuple(base_seed + k for k in range(flags.repeat)),
         folder=folder,
         calls_only=calls_only,
         jobs=flags.jobs,
         done=done,
     )
-    write_meta(folder, {"cases": str(flags.cases.resolve()), "format": flags.case_format})
+    write_meta(folder, {"cases": str(cases_file.resolve()), "format": flags.case_format})
     return plan
 
 

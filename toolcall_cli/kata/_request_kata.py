@@ -6,6 +6,7 @@ body passes when an OpenAI-compatible server answers it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -24,6 +25,8 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
 
 from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, shown
 from toolcall_cli.kata._samples import named
+from toolcall_cli.models._body import Deadline, read_body, send_streamed
+from toolcall_cli.wire import ModelError
 
 SCHEMA_FILE = "chat_request.schema.json"
 
@@ -431,19 +434,44 @@ def judge_body(body: Body, got: Any) -> Verdict | None:
     return None
 
 
+SERVE_SECONDS = 30.0
+"""How long the grader waits for its own server's answer to one body."""
+SERVE_ANSWER_BYTES = 1024 * 1024
+"""Most of the server's answer read: a chat completion of the offline model, or its error."""
+
+
 def served(got: dict[str, Any], server: Callable[[], str]) -> Verdict:
     """What `toolcall serve` says to the body: a chat completion, or its error."""
     try:
-        response = httpx.post(f"{server()}/chat/completions", json=got, timeout=30)
-    except httpx.HTTPError as error:
+        status, body = post_to_serve(f"{server()}/chat/completions", got)
+    except (httpx.HTTPError, ModelError) as error:
         return Verdict(False, "an answer from toolcall serve", f"no answer: {error}")
-    if response.status_code == 200:
+    if status == 200:
         return Verdict(True)
     try:
-        message = response.json()["error"]["message"]
+        message = json.loads(body)["error"]["message"]
     except (ValueError, KeyError, TypeError):
-        message = response.text
-    return Verdict(False, "toolcall serve answers it (200)", f"{response.status_code}: {message}")
+        message = body.decode("utf-8", "replace")
+    return Verdict(False, "toolcall serve answers it (200)", f"{status}: {message}")
+
+
+def post_to_serve(url: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    """The status and body of the answer, sent and read as every request of toolcall's is."""
+    deadline = Deadline.after(SERVE_SECONDS)
+    with httpx.Client() as client:
+        response = send_streamed(
+            client, client.build_request("POST", url, json=body), deadline.remaining()
+        )
+        if response is None:
+            raise deadline.error()
+        with contextlib.closing(response):
+            answer = read_body(
+                response,
+                max_bytes=SERVE_ANSWER_BYTES,
+                deadline=deadline,
+                read_timeout=SERVE_SECONDS,
+            )
+        return response.status_code, answer
 
 
 @dataclass
