@@ -143,6 +143,15 @@ def test_the_real_model_figures_are_the_recorded_ones() -> None:
     assert quoted and {figure for figure in quoted if figure not in recorded} == set()
 
 
+def test_every_event_a_trace_records_is_in_the_trace_format() -> None:
+    """The trace writer records every event a run yields; the format page names each kind."""
+    events = (REPOSITORY / "toolcall_cli" / "events.py").read_text(encoding="utf-8")
+    kinds = re.findall(r'kind: Literal\["([a-z_]+)"\]', events)
+    page = (REPOSITORY / "docs" / "trace-format.md").read_text(encoding="utf-8")
+    assert len(kinds) > 20
+    assert [kind for kind in kinds if f"`{kind}`" not in page] == []
+
+
 def public_files() -> list[Path]:
     found: list[Path] = []
     for name in READ_BY_THE_PUBLIC:
