@@ -152,6 +152,14 @@ def test_every_event_a_trace_records_is_in_the_trace_format() -> None:
     assert [kind for kind in kinds if f"`{kind}`" not in page] == []
 
 
+def test_every_exit_code_has_its_row() -> None:
+    entry = (REPOSITORY / "toolcall_cli" / "cli" / "entry.py").read_text(encoding="utf-8")
+    codes = re.findall(r"^EXIT_[A-Z_]+ = (\d+)$", entry, re.M)
+    page = (REPOSITORY / "docs" / "exit-codes.md").read_text(encoding="utf-8")
+    assert len(codes) >= 9
+    assert [code for code in codes if f"\n| {code} | " not in page] == []
+
+
 def public_files() -> list[Path]:
     found: list[Path] = []
     for name in READ_BY_THE_PUBLIC:
