@@ -5,8 +5,9 @@ it), the real output must be that output, line for line, with times, trace ids a
 docs/run.svg must be what scripts/readme_svg.py draws today.
 
 A command is taken from a ```bash block (each line whose command is `toolcall`, after any
-`pip install ... &&` or `echo '...' |` before it), or from a `$ toolcall ...` line of any other
-block, whose following lines are its output. A shown output may leave lines out with a line of
+`pip install ... &&` or `echo '...' |` before it; its output is not shown), or from a
+`$ toolcall ...` line of any other block, whose following lines are its output (none: it must
+print nothing). A shown output may leave lines out with a line of
 its own that is `…` (any number of lines, none included), and may cut a line short with `…` at
 its end (the real line need only start so). Blank lines are not compared.
 
@@ -64,8 +65,8 @@ class Shown:
     stdin: str | None = None
     env: tuple[tuple[str, str], ...] = ()
     output: tuple[str, ...] | None = None
-    """The output the page shows under it (a `$` line; none shown: not compared), or None (a
-    shell block's line)."""
+    """The output the page shows under it (a `$` line; nothing under it: the command must print
+    nothing), or None (a shell block's line: not compared)."""
     number: int = 0
     """The line number of the command in its page."""
 
@@ -159,7 +160,8 @@ def shown_commands(document: Path) -> list[Shown]:
                 shown.append(Shown(where, line, argv, stdin, merged, number=number))
         elif text.startswith("$ "):
             found = command_of(text[2:])
-            if found is None:
+            if found is None:  # another program's command (`$ $EDITOR FILE`): its own output
+                taking = None
                 continue
             argv, stdin, env = found
             line = shlex.join(["toolcall", *argv])
@@ -400,8 +402,10 @@ def check(command: Shown, code: int, output: str, work: Workspace, outcome: Outc
     outcome.problems += [
         f"{at}: {text!r} not in\n{output[-3000:]}" for text in how.expects if text not in output
     ]
-    if not command.output:
-        return
+    if command.output is None:
+        return  # a shell block's line: its output is not shown
+    # A `$` line with nothing under it shows an output too: none. A command that prints must
+    # show what (at least a `…`), or the reader is left with a command and no answer.
     real = compared(output.splitlines(), work)
     if matches(compared(command.output, work), real):
         return
@@ -534,6 +538,20 @@ def test_a_shown_output_is_compared_line_for_line() -> None:
     assert matches(compared(["a 1.00s", "…", "c d"], here), real)
     assert matches(compared(["…", "c …"], here), real)
     assert not matches(compared(["…", "b x…"], here), real)
+
+
+def test_a_command_shown_with_no_output_must_print_none(
+    tmp_path: Path, loopback: str, clone: Workspace
+) -> None:
+    """A `$ toolcall` line with nothing under it says the command prints nothing: a command
+    that prints must show it. Another program's `$` line takes the lines under it."""
+    page = tmp_path / "page.md"
+    page.write_text("```console\n$ toolcall faults\n$ $EDITOR x\nits own\n```\n", "utf-8")
+    [command] = shown_commands(page)
+    assert command.output == ()
+    outcome = Outcome()
+    check(command, *ran(command, clone, workspace_env(clone), loopback), clone, outcome)
+    assert outcome.problems and "the output differs" in outcome.problems[0]
 
 
 def test_a_page_whose_output_changed_fails(tmp_path: Path, loopback: str, clone: Workspace) -> None:
