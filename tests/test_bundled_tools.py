@@ -310,3 +310,36 @@ def test_convert_two_unknown_units_lists_everything() -> None:
 def test_convert_below_absolute_zero() -> None:
     with pytest.raises(ValueError, match="below absolute zero"):
         convert_units(-300, "C", "F")
+
+
+# --- every error shows the form that works (issue 24) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "form"),
+    [
+        (lambda: get_weather("Springfeld"), "get_weather(city='Springfield', day='today')"),
+        (lambda: get_weather("Atlantis", "tomorrow"), "get_weather(city='Paris', day='tomorrow')"),
+        (lambda: get_weather("Paris", "yesterday"), "get_weather(city='Paris', day='tomorrow')"),
+        (lambda: get_weather(" "), "get_weather(city='Paris', day='today')"),
+        (lambda: get_time("Asia/Shangai"), "get_time(timezone='Asia/Shanghai')"),
+        (lambda: get_time("Mars/Olympus"), "get_time(timezone='Asia/Shanghai')"),
+        (lambda: get_time("UTC+15"), "get_time(timezone='+08:00')"),
+        (
+            lambda: convert_units(26, "mile", "kilomter"),
+            "convert_units(value=26, from_unit='mi', to_unit='km')",
+        ),
+        (
+            lambda: convert_units(3, "furlong", "m"),
+            "convert_units(value=3, from_unit='km', to_unit='m')",
+        ),
+        (
+            lambda: convert_units(5, "kg", "km"),
+            "convert_units(value=5, from_unit='kg', to_unit='g')",
+        ),
+    ],
+)
+def test_each_bundled_error_shows_the_form_that_works(call: Callable[[], Any], form: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        call()
+    assert f"The form that works: {form}" in str(caught.value)

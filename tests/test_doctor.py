@@ -36,7 +36,7 @@ FAULTS: dict[str, tuple[str, int, str, str]] = {
     "unknown_tool": (WEATHER, 2, "unknown_tool", "unknown tool"),
     "wrong_param": (WEATHER, 2, "invalid_arguments", "did you mean `city`"),
     "missing_arg": (SUM, 2, "invalid_arguments", "missing required argument `expression`"),
-    "extra_arg": (WEATHER, 2, "invalid_arguments", "unexpected argument"),
+    "extra_arg": (WEATHER, 2, "invalid_arguments", "unexpected argument"),  # left out; ran
     "wrong_type": (CONVERSION, 2, "coerced", "wrong argument type"),
     "repeat_call": (SUM, 4, "repeated_call", "again with the same arguments"),
     "single_quotes": (WEATHER, 2, "repaired_json", "single quotes"),
@@ -119,10 +119,14 @@ def test_doctor_names_each_fault_kind(tmp_path: Path, kind: str, strategy: str) 
     data = report(tmp_path, trace)
     by_step = problems(data)
     assert code in by_step.get(step, []), by_step
+    if (kind, strategy) == ("missing_arg", "stream_native"):
+        # The offline model sends the same broken call twice there: the repeat withdraws the
+        # tools, and the doctor names that too.
+        assert by_step.pop(step + 2, None) == ["tools_withdrawn"], by_step
     assert set(by_step) == {step}, f"only step {step} should fail: {by_step}"
     [named] = [f for f in findings(data, step) if f["problem"] == code][:1]
     assert named["iteration"] is not None and named["event"] is not None
-    if kind != "no_tool":
+    if kind != "no_tool" and (kind, strategy) != ("missing_arg", "stream_native"):
         # The offline model recovers from every fault it makes: the report says how.
         assert named["recovered"], named
     assert data["runs"][0]["cause"] and data["runs"][0]["fix"]["text"]

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from toolcall_cli.events import (
+    AnswerWithoutTools,
     Event,
     FinalAnswer,
     LimitReached,
@@ -162,6 +163,13 @@ def coerced(events: list[Event], strategy: str) -> bool:
     return any(r.ok and r.coerced for r in results) and not failures(events)
 
 
+def left_out(events: list[Event], strategy: str) -> bool:
+    """The call ran without the argument its tool does not take, and the model was told."""
+    first = next(e.result for e in of_type(events, ToolFinished))
+    said = "Ran without" in first.content and any("left out" in c for c in first.coerced)
+    return first.ok and said and not failures(events)
+
+
 def repeated(events: list[Event], strategy: str) -> bool:
     results = [e.result for e in of_type(events, ToolFinished)]
     return [r.cached for r in results] == [False, True] and all(r.ok for r in results)
@@ -207,9 +215,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "wrong_param": Scenario(WEATHER, ("北京", "°C"), error_then_fixed("did you mean `city`")),
     "missing_arg": Scenario(SUM, ("63",), error_then_fixed("missing required argument")),
-    "extra_arg": Scenario(
-        WEATHER, ("北京", "°C"), error_then_fixed("unexpected argument", "remove")
-    ),
+    "extra_arg": Scenario(WEATHER, ("北京", "°C"), left_out),
     "wrong_type": Scenario(CONVERSION, ("77",), coerced),
     "repeat_call": Scenario(SUM, ("63",), repeated),
     "single_quotes": Scenario(WEATHER, ("北京", "°C"), repaired_with(lambda raw: "'北京'" in raw)),
@@ -222,6 +228,10 @@ SCENARIOS: dict[str, Scenario] = {
     "truncated": Scenario(SUM, ("63",), cut_then_resent),
     "split_tags": Scenario(WEATHER, ("北京", "°C"), parsed_whole),
 }
+
+
+SAME_FAILURE_AGAIN = {("missing_arg", "stream_native")}
+"""Pairs where the offline model repeats its broken call unchanged once."""
 
 
 def applicable_pairs() -> list[Any]:
@@ -238,6 +248,13 @@ def applicable_pairs() -> list[Any]:
 def test_the_engine_recovers_from_the_fault(kind: str, strategy: str) -> None:
     scenario = SCENARIOS[kind]
     events = run_events(scenario.question, [kind], strategy)
+    if (kind, strategy) in SAME_FAILURE_AGAIN:
+        # The offline model sends the same broken call twice here: a failed call repeated
+        # unchanged withdraws the tools, and the run ends with what the model then says.
+        (withdrawn,) = of_type(events, AnswerWithoutTools)
+        assert withdrawn.repeated and "failed again the same way" in withdrawn.message
+        assert finished(events).stop_reason == "answered"
+        return
     assert scenario.shows(events, strategy), [type(e).__name__ for e in events]
     text = answer(events)
     assert all(word in text for word in scenario.expected), text

@@ -37,6 +37,7 @@ SESSION_FLAGS = {
     "--max-iterations", "--tool-timeout", "--timeout", "--max-result-chars", "--history-rounds",
     "--max-failed-rounds", "--max-repeated-rounds", "--max-calls-per-reply", "--max-reply-chars",
     "--max-response-bytes", "--max-line-bytes", "--request-timeout", "--no-final-answer",
+    "--grounding",
 }  # fmt: skip
 """Every flag a session can be asked for: run, chat, replay and prompt take them all; compare
 all but the two that choose one strategy (it runs every one)."""

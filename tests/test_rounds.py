@@ -671,7 +671,7 @@ def test_a_result_written_back_into_the_arguments_is_a_repeat() -> None:
     assert any(isinstance(e, AnswerWithoutTools) and e.repeated for e in events)
 
 
-def test_an_extra_argument_that_no_result_holds_is_a_mistake_to_correct() -> None:
+def test_an_extra_argument_that_no_result_holds_is_left_out_and_the_call_runs() -> None:
     @tool(permission="read")
     def convert_units(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
         """Convert."""
@@ -685,8 +685,8 @@ def test_an_extra_argument_that_no_result_holds_is_a_mistake_to_correct() -> Non
         "26 miles is 41.84 km.",
     ]
     events, _ = play(replies, registry)
-    failed = [r for r in finished(events) if not r.ok]
-    assert [r.error_kind for r in failed] == ["invalid_arguments"]
+    second = finished(events)[1]
+    assert second.ok and "Ran without `result`: convert_units does not take it" in second.content
     assert not any(isinstance(e, AnswerWithoutTools) for e in events)
 
 

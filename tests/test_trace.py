@@ -59,6 +59,7 @@ ROUND_TRIP_RUNS: list[tuple[str, str, dict[str, Any], tuple[str, ...], Limits]] 
     ("北京和上海今天天气怎么样？", "regex", {}, ("broken_batch",), Limits()),
     ("北京今天适合穿短袖吗？", "stream", {"stream_mode": "native"}, (), Limits()),
     ("What's 12*5+3?", "schema", {}, ("wrong_param",), Limits(max_iterations=1)),
+    ("What's 12*5+3?", "regex", {}, ("no_tool",), Limits(grounding="check")),
 ]
 
 
@@ -104,7 +105,7 @@ def test_every_event_reads_back_as_it_was_written(tmp_path: Path) -> None:
         "run_started", "iteration_started", "model_chunk", "model_replied", "text_delta",
         "call_forming", "tool_call_parsed", "parse_error", "tool_started", "tool_finished",
         "placeholders_filled", "tool_timeline", "fed_back", "notice", "final_answer",
-        "limit_reached", "run_finished",
+        "limit_reached", "run_finished", "grounding_checked",
     }  # fmt: skip
 
 

@@ -4,11 +4,13 @@ JSON text: none of that ends a run; it is fed back, saying what was wrong and wh
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from toolcall_cli.history import ENGINE_NOTE_PREFIX
+from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
 from toolcall_cli.messages import Message
 from toolcall_cli.strategies.content_calls import looks_like_call_json
 
@@ -52,8 +54,32 @@ _ERROR_MARK = re.compile(r"Error\s*:")
 """How toolcall writes a failed call's result. A reply that starts so, in a run that got one, is
 the error passed on in other words ("Error: The 'country' parameter must be a string…" after
 "Error: unknown country 'beijing'", from Qwen2.5-0.5B), not an answer."""
+_HELD_ERROR = re.compile(r"(?<![A-Za-z])Error:")
+"""toolcall's mark inside a reply ("…, Error: unknown tool…"), not the end of an exception's
+name ("RuntimeError: the weather service is down", the tool's own words passed on)."""
 _RESULT_TAG = re.compile(r"</?tool_result\b")
 """Results are what toolcall writes; a reply that starts as one is the model playing the engine."""
+_SUMMARY_MARKS = re.compile(
+    re.escape(SUMMARY_PREFIX) + r"|^\s*-\s*\w+\(\{.*\}\)\s*->|\(the same call \d+ times\)",
+    re.MULTILINE,
+)
+"""What only toolcall's summary of earlier rounds writes: its heading, its lines "-
+calculate({...}) -> 126" and its count "(the same call 2 times)". A reply holding one hands
+the summary back (seen under schema: a get_weather result and that count, as the answer)."""
+RESULT_HEAD_CHARS = 40
+"""A reply that begins as a JSON result begins, for this many characters (spacing aside), is
+that result handed back, even cut short: the summary of older rounds keeps only a result's
+first 120 characters, and a reply copied from it does not parse."""
+ENGINE_NAME_ECHO_WORDS = 4
+"""A reply that speaks of toolcall by name and repeats this many words of its notes in a row
+is about the note, not the question: "Based on the conversation, it appears that the toolcall
+has already returned the result you already had." (Qwen2.5-0.5B, ending a run as an answer)."""
+_ENGINE_NAME = re.compile(r"\btoolcall\b|\btool call\b", re.IGNORECASE)
+_INSTRUCTION = re.compile(r"\banswer (?:the question )?with\b", re.IGNORECASE)
+"""A refusal that tells the model to answer ("`126` is a result you already have from this
+run; answer the question with it…") is toolcall's instruction, as its notes are: a reply that
+says it back ("Answer: 126 is a result you already have from this run; …", from Qwen2.5-0.5B)
+is no answer."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +95,8 @@ class Conversation:
     """The error results the model was given."""
     unreadable: str | None = None
     """Why content shaped like a call could not be read as one."""
+    results: Sequence[str] = ()
+    """The results the model was given, as it read them."""
 
 
 def judge(
@@ -80,9 +108,10 @@ def judge(
     notes: Sequence[str],
     unreadable: str | None = None,
     errors: Sequence[str] = (),
+    results: Sequence[str] = (),
 ) -> NotAnAnswer | None:
     """None when `text` is an answer; otherwise what it is instead."""
-    said = Conversation(question, tools, call_ids, notes, errors, unreadable)
+    said = Conversation(question, tools, call_ids, notes, errors, unreadable, results)
     stripped = text.strip()
     for check in CHECKS:
         why = check(stripped, said)
@@ -102,6 +131,8 @@ def _empty(text: str, said: Conversation) -> str | None:
 def _a_result(text: str, said: Conversation) -> str | None:
     if _RESULT_TAG.match(text):
         return "it is a tool result written by the model itself, not an answer"
+    if holds_a_result(text, said.results):
+        return "it hands back a tool result as it came; say in words what it means"
     return None
 
 
@@ -125,11 +156,19 @@ def _a_note(text: str, said: Conversation) -> str | None:
     notes = said.notes
     if text.startswith(ENGINE_NOTE_PREFIX) or echoes_a_note(text, notes) or said_again(text, notes):
         return "it repeats toolcall's note instead of answering"
+    if _SUMMARY_MARKS.search(text):
+        return "it repeats toolcall's summary of earlier tool calls instead of answering"
+    if _ENGINE_NAME.search(text) and echoes_a_note(text, notes, ENGINE_NAME_ECHO_WORDS):
+        return "it speaks of toolcall's note instead of answering"
     return None
 
 
 def _an_error(text: str, said: Conversation) -> str | None:
     errors = said.errors
+    marked = _HELD_ERROR.search(text)
+    if marked and not text.startswith("Error") and echoes_a_note(text[marked.end() :], errors):
+        # "…, Error: unknown tool `sqrt(2)*100 rounded to 2 decimals`…" ended a run with 0
+        return "it repeats a tool's error instead of answering"
     if not text.startswith("Error"):
         return None
     if any(text in error for error in errors) or said_again(text, errors):
@@ -152,8 +191,8 @@ CHECKS: tuple[Callable[[str, Conversation], str | None], ...] = (
     _a_result,
     _a_call,
     _a_name,
-    _a_note,
     _an_error,
+    _a_note,
     _the_question,
 )
 """What a reply may be instead of an answer, in the order they are looked for."""
@@ -169,16 +208,75 @@ def words(text: str) -> list[str]:
     return [w for w in _NON_WORD.split(text.casefold()) if w]
 
 
-def echoes_a_note(text: str, notes: Sequence[str]) -> bool:
+def echoes_a_note(text: str, notes: Sequence[str], run: int = ECHO_WORDS) -> bool:
+    """`text` is a piece of a note, or holds `run` of a note's words in a row."""
     said = f" {' '.join(words(text))} "
     for note in notes:
         note_words = words(note.removeprefix(ENGINE_NOTE_PREFIX))
         if len(said.split()) >= 4 and said in f" {' '.join(note_words)} ":
             return True  # the reply is a piece of the note
-        for start in range(max(len(note_words) - ECHO_WORDS + 1, 0)):
-            if f" {' '.join(note_words[start : start + ECHO_WORDS])} " in said:
+        for start in range(max(len(note_words) - run + 1, 0)):
+            if f" {' '.join(note_words[start : start + run])} " in said:
                 return True
     return False
+
+
+def holds_a_result(text: str, results: Sequence[str]) -> bool:
+    """`text` holds a JSON object or array that a result was, whole or but for a field or two
+    (a model drops the `note`): the result handed back as it came, not read for the question.
+    A figure taken from a result is an answer; the result's JSON is not."""
+    given = [value for value in map(json_value, results) if value]
+    if not given:
+        return False
+    head = _head(text)
+    if head.startswith(("{", "[")) and any(
+        _head(r).startswith(head[:RESULT_HEAD_CHARS]) for r in results
+    ):
+        return True
+    for found in json_values_in(text):
+        for value in given:
+            if found == value or _most_of(found, value):
+                return True
+    return False
+
+
+def _head(text: str) -> str:
+    return "".join(text.split())
+
+
+def _most_of(found: Any, result: Any) -> bool:
+    """Two or more of a result object's fields, with their values, and nothing else."""
+    if not isinstance(found, dict) or not isinstance(result, dict) or len(found) < 2:
+        return False
+    return all(key in result and result[key] == value for key, value in found.items())
+
+
+def json_value(text: str) -> Any:
+    """A result's JSON object or array (a note after it left out); None for any other result."""
+    head = text.split("\n" + ENGINE_NOTE_PREFIX, 1)[0].strip()
+    if not head.startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(head)
+    except ValueError:
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def json_values_in(text: str, most: int = 20) -> Iterator[Any]:
+    """The JSON objects and arrays written in `text`, at most `most` of them tried."""
+    decoder = json.JSONDecoder()
+    tried = 0
+    for match in re.finditer(r"[{\[]", text):
+        if tried >= most:
+            return
+        tried += 1
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, (dict, list)) and value:
+            yield value
 
 
 def said_again(text: str, sources: Sequence[str]) -> bool:
@@ -221,15 +319,36 @@ def tool_errors(messages: Sequence[Message]) -> Iterator[str]:
             yield content
 
 
+def tool_results(messages: Sequence[Message]) -> Iterator[str]:
+    """The results fed back in `messages`, as the model read them."""
+    for message in messages:
+        if message.role == "tool" and message.content:
+            yield message.content
+
+
 def engine_notes(messages: Sequence[Message]) -> Iterator[str]:
-    """What toolcall itself said to the model in `messages`: its instructions, and the notes it
-    added to tool results (each from its `[toolcall]` mark to the end of the message)."""
+    """What toolcall itself said to the model in `messages`: its instructions, the notes it
+    added to tool results (each from its `[toolcall]` mark to the end of the message), and the
+    error results it wrote itself (a call refused: not the tool's own exception)."""
     for message in messages:
         if message.role not in ("user", "tool"):
             continue  # what the model said itself is not a note it was given
         content = message.content or ""
+        if engine_error(message):
+            yield content.split("\n" + ENGINE_NOTE_PREFIX, 1)[0]
         start = content.find(ENGINE_NOTE_PREFIX)
         while start >= 0:
             end = content.find(ENGINE_NOTE_PREFIX, start + 1)
             yield content[start : end if end >= 0 else len(content)]
             start = end
+
+
+def engine_error(message: Message) -> bool:
+    """A call refused with an instruction to answer instead: toolcall's own words to the
+    model, not a tool's error."""
+    content = message.content or ""
+    return (
+        message.role == "tool"
+        and content.startswith("Error:")
+        and bool(_INSTRUCTION.search(content))
+    )

@@ -109,7 +109,7 @@ class FileConfig:
     """`[mcp.servers.NAME]` tables: MCP servers whose tools every session loads."""
 
 
-DEFAULT_KEYS = {"profile", "model", "strategy", "schema_mode", "base_url"}
+DEFAULT_KEYS = {"profile", "model", "strategy", "schema_mode", "base_url", "grounding"}
 TRACE_KEYS = {"trace", "trace_keep"}
 """[defaults] keys that are not strings: whether runs are traced, and how many traces are kept."""
 MAX_TRACE_KEEP = 1_000_000

@@ -203,11 +203,11 @@ TOPICS: tuple[Topic, ...] = (
                 Words("把 5 公里换算成英里", "Convert 5 km to miles"),
                 ("--faults", "unknown_tool,extra_arg,wrong_type"),
                 Words(
-                    "不存在的工具名被白名单拒绝（unknown_tool）；多出的参数被校验拒绝"
-                    '（invalid_arguments）；"5" 按 schema 转成数字。',
+                    "不存在的工具名被白名单拒绝（unknown_tool）；工具不接受的参数被校验去掉，"
+                    '调用不带它执行，并告诉模型（left out）；"5" 按 schema 转成数字。',
                     "A tool name not on the list is refused (unknown_tool); an argument the "
-                    'tool does not take is refused by validation (invalid_arguments); "5" is '
-                    "coerced to a number by the schema.",
+                    "tool does not take is caught by validation: the call runs without it and "
+                    'the model is told (left out); "5" is coerced to a number by the schema.',
                 ),
             ),
         ),

@@ -301,6 +301,29 @@ class AnswerWithoutTools:
     """The instruction added to the conversation."""
     repeated: bool = False
     """Withdrawn because the last rounds only repeated calls whose results the model has."""
+    failed_again: bool = False
+    """The repeated calls had failed, and failed again the same way."""
+
+
+GroundingAction = Literal["refused", "ran_on_repeat", "warned", "nudged", "stands"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroundingChecked:
+    """Figures from nowhere (in neither the question nor any result) in a call's arguments or
+    in an answer, and what became of them (--grounding)."""
+
+    kind: Literal["grounding_checked"] = "grounding_checked"
+    what: Literal["arguments", "answer"]
+    action: GroundingAction
+    """refused: the call was not run, the model told why; ran_on_repeat: the same call sent
+    again ran, with a note; warned: shown only (--grounding warn); nudged: the model was told
+    the answer's figures are in no result and asked again; stands: the answer after a nudge,
+    taken as it is."""
+    figures: tuple[str, ...]
+    """The figures from nowhere: `value=25` in arguments, `2` in an answer."""
+    call: ToolCall | None = None
+    mode: Literal["off", "warn", "check"] = "check"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -309,6 +332,8 @@ class FinalAnswer:
     text: str
     best_effort: bool = False
     """Made without tools by one last request at the iteration limit: the run did not finish."""
+    ungrounded: tuple[str, ...] = ()
+    """Figures of the answer that no result holds, after one nudge: the answer stands, marked."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -363,6 +388,7 @@ Event = (
     | ToolsChosen
     | Notice
     | AnswerWithoutTools
+    | GroundingChecked
     | FinalAnswer
     | LimitReached
     | ModelFailed

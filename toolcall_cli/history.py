@@ -51,8 +51,12 @@ def windowed(
         return list(history), 0
     old = rounds[: len(rounds) - keep_rounds]
     calls = [entry for start, end in old for entry in round_calls(history[start:end])]
+    # How often a call was made tells a model that may call tools not to make it again. Once
+    # tools are withdrawn (whole results) it has no use, and a small model answering from the
+    # summary copied "(the same call 2 times)" into its answer.
+    counted = result_chars < ANSWER_RESULT_CHARS
     lines = [
-        f"- {call} -> {preview(result, result_chars)}{times_said(n)}"
+        f"- {call} -> {preview(result, result_chars)}{times_said(n) if counted else ''}"
         for call, result, n in once_each(calls)
     ]
     summary = Message(

@@ -7,6 +7,7 @@ the loop (and the tools, schemas and HTTP client behind it): start-up stays fast
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from toolcall_cli.models.base import (
     MAX_LINE_BYTES,
@@ -15,6 +16,11 @@ from toolcall_cli.models.base import (
     REQUEST_TIMEOUT,
 )
 from toolcall_cli.wire import ContextWindow
+
+GroundingMode = Literal["off", "warn", "check"]
+"""--grounding: figures from nowhere in a call's arguments or an answer are not checked (off),
+shown (warn), or also refused once and nudged once (check)."""
+GROUNDING_MODES: tuple[GroundingMode, ...] = ("off", "warn", "check")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,11 @@ class Limits:
     max_question_chars: int = 8000
     last_answer: bool = True
     """At the iteration limit, one more request without tools, for a best-effort answer."""
+    grounding: GroundingMode = "warn"
+    """Whether figures in calls and answers must come from the question or the results. warn
+    (the default) shows a figure from nowhere; check also refuses such a call once (sent
+    again, it runs) and nudges such an answer once (see toolcall_cli.grounding). check is not
+    the default until the bench's held-out half shows it helps: it changes what a run does."""
     max_calls_per_reply: int = 8
     """Calls of one reply past this many are not run; the model is told so in one note. A
     runaway small model wrote 119 calls in one reply, whose results overflowed its context;

@@ -28,7 +28,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors
+from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors, tool_results
 from toolcall_cli.choosing import Choosing, Retrieval
 from toolcall_cli.events import (
     AnswerWithoutTools,
@@ -49,11 +49,13 @@ from toolcall_cli.events import (
     StopReason,
     ToolCallParsed,
 )
+from toolcall_cli.grounding import AnswerCheck, ArgumentCheck
 from toolcall_cli.history import ENGINE_NOTE_PREFIX
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
 from toolcall_cli.limits import question_too_long
 from toolcall_cli.messages import Message, ToolResult, tool_message, user
 from toolcall_cli.models.base import Model
+from toolcall_cli.progress import Progress
 from toolcall_cli.quoted import ResultQuotes
 from toolcall_cli.requests import RequestFitter
 from toolcall_cli.rounds import Decision, Declined, Edited, Round, StepQuit, ToolPolicy
@@ -81,15 +83,6 @@ CONTENT_CALLS = (
 DROPPED_CALLS = ENGINE_NOTE_PREFIX + (
     " Your reply held {total} tool calls; only the first {cap} were run (at most {cap} per "
     "reply), and the other {dropped} were not run. Call again only what you still need."
-)
-ANSWER_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
-    " The last {n} rounds of tool calls made no progress (they failed, or repeated earlier "
-    "calls). Do not call any tool now: answer the question with what you already have; if "
-    "something is missing, say what."
-)
-ANSWER_AFTER_REPEATS = ENGINE_NOTE_PREFIX + (
-    " You called {calls} again, and got the result you already had. Do not call any tool now: "
-    "answer the question with the results above."
 )
 SAID_NOTHING = "the model's answer held nothing: no text, no tool call, no finish reason"
 REPLY_TOO_LONG = "the reply passed {limit:,} characters"
@@ -169,11 +162,12 @@ class Run:
         self.quotes = ResultQuotes()
         """The conversation's tool results read for calls: one copied from a result runs only
         with the user's approval."""
-        self.failed_rounds = 0
-        """Rounds in a row without progress: every call failed or repeated one, or no answer."""
-        self.repeated_rounds = 0
-        """Rounds in a row whose every call repeated an earlier one (its result reused)."""
-        self.repeated_calls: tuple[str, ...] = ()
+        self.progress = Progress()
+        """Rounds without progress, and rounds that only repeated calls: when tools go."""
+        self.arguments_check = ArgumentCheck(limits.grounding, self.tools.names())
+        """--grounding: a call's figures come from the question or the results."""
+        self.answer_check = AnswerCheck(limits.grounding)
+        """--grounding: the answer's figures too (one nudge, then it stands, marked)."""
         self.tools_withdrawn = False
         self.dropped = 0
         """Calls of this iteration's reply past --max-calls-per-reply, never run."""
@@ -284,17 +278,29 @@ class Run:
 
     def take_answer(self, reply: Reply) -> Generator[Event, None, StopReason | None]:
         """A reply without calls: the answer, which ends the run; or something that is no
-        answer (a tool's name, an echoed note...), which the model is told about."""
+        answer (a tool's name, an echoed note...), which the model is told about; or, once,
+        an answer whose figures come from nowhere, which the model is shown the results for."""
         verdict = self.judge(reply)
         if verdict is None:
-            yield FinalAnswer(text=reply.text)
-            return "answered"
+            grounded = self.answer_check.look(
+                reply.text, self.question, self.history, self.first_message, self.offered()
+            )
+            if grounded is None:
+                yield FinalAnswer(text=reply.text)
+                return "answered"
+            checked, nudge = grounded
+            yield checked
+            if nudge is None:
+                yield FinalAnswer(text=reply.text, ungrounded=checked.figures)
+                return "answered"
+            self.history.append(user(nudge))
+            return None
         yield Notice(
             level="warning",
             message=f"the model's reply was not an answer: {verdict.why}; told it so",
         )
         self.history.append(user(verdict.feedback(tools=not self.tools_withdrawn)))
-        self.failed_rounds += 1
+        self.progress.no_answer()
         return None
 
     def run_round(self, round_: Round) -> Iterator[Event]:
@@ -312,7 +318,7 @@ class Run:
                     message=f"result of {result.name} cut from {result.full_length:,} to "
                     f"{self.limits.max_result_chars:,} characters before it was fed back"
                 )
-        self.count_progress(results)
+        self.progress.count(results, reply.calls)
         if self.dropped and results:
             yield self.dropped_notice()
             last = results[-1]
@@ -322,22 +328,19 @@ class Run:
         yield FedBack(iteration=self.iterations, messages=tuple(self.strategy.to_wire(fed)))
 
     def check_progress(self) -> Iterator[Event]:
-        """Rounds that keep failing, or only repeat calls whose results the model has, make it
-        answer without tools."""
-        if self.tools_withdrawn:
+        """Rounds that keep failing, or only repeat calls (whatever those gave the first time),
+        make it answer without tools."""
+        withdrawal = None if self.tools_withdrawn else self.progress.withdrawal(self.limits)
+        if withdrawal is None:
             return
-        repeating = self.repeated_rounds >= self.limits.max_repeated_rounds
-        if not repeating and self.failed_rounds < self.limits.max_failed_rounds:
-            return
+        message, repeating = withdrawal
         self.tools_withdrawn = True
-        if repeating:
-            calls = ", ".join(self.repeated_calls) or "the same tools"
-            message = ANSWER_AFTER_REPEATS.format(calls=calls)
-        else:
-            message = ANSWER_WITHOUT_TOOLS.format(n=self.failed_rounds)
         self.history.append(user(message))
         yield AnswerWithoutTools(
-            failed_rounds=self.failed_rounds, message=message, repeated=repeating
+            failed_rounds=self.progress.failed_rounds,
+            message=message,
+            repeated=repeating,
+            failed_again=repeating and self.progress.only_failures_repeated,
         )
 
     def at_the_limit(self) -> Generator[Event, None, StopReason]:
@@ -402,8 +405,13 @@ class Run:
             self.iterations, self.question, self.history[: self.first_message]
         )
 
+    def offered(self) -> list[str]:
+        """The tools the model may call now."""
+        return [] if self.tools_withdrawn else self.tools.names()
+
     def new_round(self) -> Round:
         self.quotes.read(self.history, self.tools.names())
+        self.arguments_check.read(self.history, self.first_message)
         return Round(
             registry=self.tools,
             cache=self.cache,
@@ -417,6 +425,7 @@ class Run:
             iteration=self.iterations,
             quotes=self.quotes,
             run_time_left=lambda: self.remaining,
+            grounding=self.arguments_check,
         )
 
     def stream_reply(self, request: ModelRequest, reading: Reading) -> Iterator[Event]:
@@ -479,19 +488,8 @@ class Run:
             notes=list(engine_notes(this_run)),
             unreadable=reply.unreadable,
             errors=list(tool_errors(this_run)),
+            results=list(tool_results(this_run)),
         )
-
-    def count_progress(self, results: Sequence[ToolResult]) -> None:
-        # A round where every call failed, or only repeated an earlier call, made no progress.
-        stuck = all(not r.ok or r.cached for r in results)
-        self.failed_rounds = self.failed_rounds + 1 if stuck else 0
-        # A round that only asked again for what the model has is counted apart: it ends sooner.
-        repeats = [r for r in results if r.cached or r.error_kind == "repeated"]
-        if results and len(repeats) == len(results):
-            self.repeated_rounds += 1
-            self.repeated_calls = tuple(dict.fromkeys(f"`{r.name}`" for r in repeats if r.name))
-        else:
-            self.repeated_rounds = 0
 
     def dropped_notice(self) -> Notice:
         cap = self.limits.max_calls_per_reply

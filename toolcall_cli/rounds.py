@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Collection, Generator, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from toolcall_cli.events import (
     ApprovalAsked,
@@ -38,6 +38,28 @@ from toolcall_cli.tools.executor import prepare
 from toolcall_cli.tools.policy import RateLimits, permission_refusal
 from toolcall_cli.tools.pool import Finished, Job, ToolPool
 from toolcall_cli.tools.registry import Permission, Tool, ToolRegistry
+
+
+class Grounding(Protocol):
+    """What checks a call's figures before it runs (toolcall_cli.grounding.ArgumentCheck)."""
+
+    def verdict(
+        self,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        schema: Mapping[str, Any],
+        also: Sequence[str] = (),
+    ) -> GroundingVerdict | None: ...
+
+
+class GroundingVerdict(Protocol):
+    @property
+    def event(self) -> Event: ...
+    @property
+    def refusal(self) -> ToolResult | None: ...
+    @property
+    def note(self) -> str | None: ...
+
 
 Decision = Literal["yes", "no", "always"]
 """An answer to ApprovalAsked: yes, no, or always (this tool, for the rest of the session).
@@ -143,6 +165,7 @@ class Round:
         iteration: int = 1,
         quotes: ResultQuotes | None = None,
         run_time_left: Callable[[], float | None] = lambda: None,
+        grounding: Grounding | None = None,
     ) -> None:
         self._registry = registry
         self._cache = cache
@@ -168,6 +191,8 @@ class Round:
         self._run_time_left = run_time_left
         """Seconds left under the run's time limit (None without one): checking a call's
         arguments gets no more than that, nor more than its tool timeout."""
+        self._grounding = grounding
+        """Checks the figures of each call's arguments (--grounding); None: no check."""
         self._pool = ToolPool(max_parallel=policy.max_parallel, clock=clock)
         self._began = clock()
         self._entries: dict[str, _Entry] = {}
@@ -184,6 +209,8 @@ class Round:
         placeholder into that call takes."""
         self.results: list[ToolResult] = []
         """Every result so far, in the order the calls finished."""
+        self._notes: dict[str, str] = {}
+        """Call id → what the model is told after the call's result (an argument left out)."""
 
     # --- the round's life -----------------------------------------------------------------------
 
@@ -308,11 +335,19 @@ class Round:
         if stepped is None:
             return
         call = stepped
-        prepared = prepare(call, self._registry, time_limit=self._check_time(call))
+        prepared = prepare(
+            call, self._registry, time_limit=self._check_time(call), drop_unexpected=True
+        )
         if isinstance(prepared, ToolResult):
             yield from self._answer(call, prepared)
             return
         tool = prepared.tool
+        if prepared.dropped:
+            self._note(call, left_out(tool, prepared.dropped))
+        refusal = yield from self._grounded(call, prepared.arguments, tool)
+        if refusal is not None:
+            yield from self._answer(call, refusal)
+            return
         refusal = yield from self._approval(call, tool)
         if refusal is not None:
             yield from self._answer(call, refusal)
@@ -323,6 +358,27 @@ class Round:
         timeout = tool.timeout or self._tool_timeout
         self._entries[call.id].started = self._clock()
         self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))
+
+    def _grounded(
+        self, call: ToolCall, arguments: dict[str, Any], tool: Tool
+    ) -> Generator[Event, None, ToolResult | None]:
+        """The refusal of a call whose arguments hold a figure from nowhere, the first time
+        (--grounding); the view is shown the check, and a call run anyway gets a note."""
+        if self._grounding is None:
+            return None
+        # A call that waited for others of this reply (--dag) takes figures from their results.
+        given = [e.result.content for e in self._entries.values() if e.result and e.result.ok]
+        verdict = self._grounding.verdict(call, arguments, tool.spec.parameters, given)
+        if verdict is None:
+            return None
+        yield verdict.event
+        if verdict.note is not None:
+            self._note(call, verdict.note)
+        return verdict.refusal
+
+    def _note(self, call: ToolCall, note: str) -> None:
+        earlier = self._notes.get(call.id)
+        self._notes[call.id] = note if earlier is None else f"{earlier}\n{note}"
 
     def _check_time(self, call: ToolCall) -> float:
         """How long checking `call`'s arguments may take: its tool timeout, or the time the
@@ -550,6 +606,8 @@ class Round:
         # A reused result was cut when it was made; cutting it again would drop its note.
         result = finished.result
         result = result if result.cached else cut(result, self._max_result_chars)
+        if call.id in self._notes:
+            result = replace(result, content=f"{result.content}\n{self._notes.pop(call.id)}")
         entry.result = result
         entry.started, entry.ended = finished.started, finished.ended
         self.results.append(result)
@@ -656,6 +714,16 @@ def json_object(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def left_out(tool: Tool, dropped: Sequence[str]) -> str:
+    """The note after a call run without the arguments its tool does not take."""
+    names = ", ".join(f"`{name}`" for name in dropped)
+    taken = ", ".join(f"`{name}`" for name in tool.spec.parameters.get("properties") or {})
+    return (
+        f"{ENGINE_NOTE} Ran without {names}: {tool.name} does not take it (it takes "
+        f"{taken or 'no arguments'}). Send only those next time."
+    )
 
 
 def repeated(call: ToolCall, earlier: ToolResult) -> ToolResult:

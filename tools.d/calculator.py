@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import sys
 from collections.abc import Callable
 
@@ -148,12 +149,68 @@ def _parse(expression: str) -> ast.Expression:
         raise ValueError("expression is nested too deeply") from None
     except SyntaxError as error:
         raise ValueError(
-            f"could not parse {expression!r}: {error.msg}. Use numbers, + - * / // % ** "
-            "and parentheses, e.g. (2 + 3) * 4"
+            f"could not parse {expression!r}: {error.msg}. {_the_form_that_works(expression)}"
         ) from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise ValueError(f"expression is too complex (more than {MAX_NODES} parts)")
     return tree
+
+
+# Words a model leaves in an expression, and what they are in one. Applied in order: "rounded to
+# 2 decimals" before the bare words, "divided by" before "by".
+_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"^\s*(?:what\s+is|what's|calculate|compute|计算)\s*", ""),
+        (r"[?？=]+\s*$", ""),
+        (r"(\d+(?:\.\d+)?)\s*%\s*of\s*(\d+(?:\.\d+)?)", r"\2*\1/100"),
+        (r"\bsquare\s+root\s+of\s+(\d+(?:\.\d+)?)", r"sqrt(\1)"),
+        (r"\bdivided\s+by\b|\bover\b|除以", "/"),
+        (r"\bmultiplied\s+by\b|\btimes\b|乘以?", "*"),
+        (r"\bplus\b|加上?", "+"),
+        (r"\bminus\b|减去?", "-"),
+        (r"\bsquared\b", "**2"),
+        (r"(\d)\s*[xX]\s*(?=\d)", r"\1*"),
+    )
+)
+_ROUNDED = re.compile(
+    r"^(?P<body>.+?)[\s,]*(?:,\s*)?(?:rounded|round(?:ed)?\s+it|round)\s+(?:off\s+)?to\s+"
+    r"(?P<digits>\d+)\s*(?:decimal(?:s|\s+places?)?|places?|dp|digits?)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _rewritten(expression: str) -> str:
+    """The expression with the words a model leaves in it turned into what they mean: "sqrt(2)
+    *100 rounded to 2 decimals" is round(sqrt(2)*100, 2)."""
+    text = expression
+    for pattern, replacement in _WORDS:
+        text = pattern.sub(replacement, text)
+    rounded = _ROUNDED.match(text.strip())
+    if rounded:
+        text = f"round({rounded['body'].strip()}, {rounded['digits']})"
+    return " ".join(text.split())
+
+
+def _works(expression: str) -> bool:
+    try:
+        _evaluate(_parse(_prepare(expression)))
+    except (ValueError, ArithmeticError, TypeError, RecursionError):
+        return False
+    return True
+
+
+def _the_form_that_works(expression: str) -> str:
+    """The lesson in an error: the caller's own expression written so that it evaluates, when
+    that can be worked out; else the forms that do, with round(x, 2) among them (a model asks
+    for rounding in words, or in an argument calculate does not take)."""
+    rewritten = _rewritten(expression)
+    if rewritten != expression.strip() and _works(rewritten):
+        return f"Write it as calculate(expression={rewritten!r})."
+    return (
+        "Write one arithmetic expression, with functions for the rest, e.g. "
+        "calculate(expression='round(sqrt(2)*100, 2)') or calculate(expression='(2 + 3) * 4')."
+    )
 
 
 def _evaluate(node: ast.AST) -> Number:

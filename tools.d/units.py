@@ -81,6 +81,37 @@ def _unknown_unit(name: str, other: Unit | None) -> ValueError:
     return ValueError(message)
 
 
+def _closest(name: str) -> Unit | None:
+    found = _find(name)
+    if found is not None:
+        return found
+    close = difflib.get_close_matches(_key(name), list(_BY_KEY), n=1, cutoff=0.7)
+    return _BY_KEY[close[0]] if close else None
+
+
+def _other_unit(unit: Unit) -> Unit:
+    """A unit of the same dimension to convert `unit` to: the first listed that is not it."""
+    return next(u for u in UNITS if u.dimension == unit.dimension and u is not unit)
+
+
+def _form(value: object, from_unit: str, to_unit: str) -> str:
+    """The call that works, written with the caller's own value: the units as the table names
+    them (the closest known one for a misspelt name; when there is none, the list above says
+    which to pick)."""
+    source, target = _closest(from_unit), _closest(to_unit)
+    if source is None and target is not None:
+        source = _other_unit(target)
+    if target is None and source is not None:
+        target = _other_unit(source)
+    if source is None or target is None:
+        source, target = UNITS[1], UNITS[4]  # km and mi: a first example of the form
+    shown = _number(value) if isinstance(value, (int, float)) else repr(value)
+    return (
+        f"The form that works: convert_units(value={shown}, from_unit={source.symbol!r}, "
+        f"to_unit={target.symbol!r})."
+    )
+
+
 def _to_celsius(value: float, unit: Unit) -> float:
     if unit.symbol == "°F":
         return (value - 32) * 5 / 9
@@ -137,14 +168,15 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
         to_unit: The unit to convert to, e.g. "°F", "mi", "kg".
     """
     source, target = _find(from_unit), _find(to_unit)
-    if source is None:
-        raise _unknown_unit(from_unit, target)
-    if target is None:
-        raise _unknown_unit(to_unit, source)
+    if source is None or target is None:
+        unknown = from_unit if source is None else to_unit
+        error = _unknown_unit(unknown, target if source is None else source)
+        raise ValueError(f"{error} {_form(value, from_unit, to_unit)}")
     if source.dimension != target.dimension:
         raise ValueError(
             f"cannot convert {source.dimension} ({source.symbol}) to {target.dimension} "
-            f"({target.symbol}). Known {source.dimension} units: {_known(source.dimension)}."
+            f"({target.symbol}). Known {source.dimension} units: {_known(source.dimension)}. "
+            + _form(value, from_unit, _other_unit(source).symbol)
         )
     result = _tidy(_convert(value, source, target))
     shown = _tidy(value)

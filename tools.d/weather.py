@@ -197,7 +197,7 @@ def _find_city(name: str) -> City | None:
     return found
 
 
-def _unknown_city(name: str) -> ValueError:
+def _unknown_city(name: str, day: str = "today") -> ValueError:
     message = (
         f"unknown city {name!r}. Use a city from the built-in table, in Chinese or English, "
         "e.g. 北京, Shanghai, Paris."
@@ -207,6 +207,10 @@ def _unknown_city(name: str) -> ValueError:
     close = difflib.get_close_matches(_key(name), list(by_key), n=3, cutoff=0.6)
     if close:
         message += " Did you mean " + " or ".join(repr(by_key[k]) for k in close) + "?"
+    # The city alone: "Paris, France" and "the weather in Paris" are read by their first part
+    # only, so the form names one city, as the table spells it.
+    example = by_key[close[0]] if close else "Paris"
+    message += f" The form that works: get_weather(city={example!r}, day={day!r})."
     return ValueError(message)
 
 
@@ -223,10 +227,16 @@ def get_weather(city: str, day: Literal["today", "tomorrow"] = "today") -> dict[
         day: Which day: "today" (今天) or "tomorrow" (明天).
     """
     if day not in ("today", "tomorrow"):
-        raise ValueError(f"day must be 'today' or 'tomorrow', not {day!r}")
+        form = f"get_weather(city={city!r}, day='tomorrow')"
+        raise ValueError(
+            f"day must be 'today' or 'tomorrow', not {day!r}. The form that works: {form}."
+        )
     if not city.strip():
-        raise ValueError("city is empty. Give a city name, e.g. 北京, Shanghai, Paris.")
+        raise ValueError(
+            "city is empty. Give a city name, e.g. 北京, Shanghai, Paris. The form that works: "
+            "get_weather(city='Paris', day='today')."
+        )
     found = _find_city(city)
     if found is None:
-        raise _unknown_city(city)
+        raise _unknown_city(city, day)
     return _report(found, day)

@@ -21,6 +21,7 @@ SchemaMode = Literal["tools", "json", "required"]
 StreamMode = Literal["tags", "native"]
 PromptStyle = Literal["full", "compact", "examples"]
 Allow = Literal["read", "write", "admin"]
+Grounding = Literal["off", "warn", "check"]
 Retriever = Literal["lexical", "embed"]
 
 
@@ -346,6 +347,14 @@ class LimitOptions:
         False,
         "--no-final-answer",
         help="At the iteration limit, stop without one last request for an answer.",
+    )
+    grounding: Grounding | None = option(
+        None,
+        "--grounding",
+        help="Figures in a call's arguments or in the answer that are in neither the question "
+        "nor any result: warn shows them (default; the config file's `grounding` may choose); "
+        "check also refuses such a call once (sent again, it runs) and asks once for an "
+        "answer from the results; off.",
     )
 
     def by_key(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ user's own flags, environment and config file, as for any run.
 from __future__ import annotations
 
 import functools
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.app.options import (
     LIMIT_FIELDS,
+    Grounding,
     PromptStyle,
     SchemaMode,
     SessionOptions,
@@ -147,6 +149,8 @@ def recorded_limits(limits: Any) -> dict[str, Any]:
         chosen["max_repeated_rounds"] = limits["max_iterations"] + 1
     if limits.get("last_answer") is False:
         chosen["no_final_answer"] = True
+    # Recorded before --grounding: the engine of the day checked no figures.
+    chosen["grounding"] = limits.get("grounding", "off")
     window = limits.get("context_window")
     if isinstance(window, dict) and window.get("source") == "--context-window":
         chosen["context_window"] = window.get("tokens")
@@ -186,6 +190,12 @@ def _faults_problem(names: Any) -> str | None:
     return None
 
 
+def _grounding_problem(value: Any) -> str | None:
+    if one_of(Grounding, value):
+        return None
+    return f"must be one of {', '.join(typing.get_args(Grounding))}, not {value!r}"
+
+
 RECORDED_CHECKS: dict[str, Callable[[Any], str | None]] = {
     **{
         name: functools.partial(limit_problem, "timeout" if name == "run_timeout" else name)
@@ -197,5 +207,6 @@ RECORDED_CHECKS: dict[str, Callable[[Any], str | None]] = {
     "max_parallel": _between(1, 64),
     "fault_rate": _between(0, 1),
     "faults": _faults_problem,
+    "grounding": _grounding_problem,
 }
 """How each value taken from a recording is checked: as its flag, or the config file, checks it."""

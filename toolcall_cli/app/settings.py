@@ -24,7 +24,7 @@ from toolcall_cli.config import (
     resolve_limits,
     resolve_retrieval,
 )
-from toolcall_cli.limits import Limits
+from toolcall_cli.limits import GROUNDING_MODES, GroundingMode, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
@@ -46,7 +46,20 @@ def session_limits(options: SessionOptions, config: FileConfig) -> Limits:
     except ConfigError as error:
         raise AppError(str(error)) from None
     last_answer = not options.limits.no_final_answer
-    return dataclasses.replace(limits_with(chosen), last_answer=last_answer)
+    grounding = grounding_of(options.limits.grounding, config)
+    return dataclasses.replace(limits_with(chosen), last_answer=last_answer, grounding=grounding)
+
+
+def grounding_of(flag: str | None, config: FileConfig) -> GroundingMode:
+    """--grounding > the config file's [defaults] grounding > Limits' default."""
+    chosen = flag or config.defaults.get("grounding") or DEFAULT_LIMITS.grounding
+    for mode in GROUNDING_MODES:
+        if chosen == mode:
+            return mode
+    raise AppError(
+        f"config {config.path}: unknown grounding {chosen!r}; choose one of "
+        + ", ".join(GROUNDING_MODES)
+    )
 
 
 def limits_with(chosen: Mapping[str, int | float]) -> Limits:

@@ -502,6 +502,7 @@ def config_show(
     except ConfigError as error:
         fail(str(error))
     resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
+    grounding = grounding_line(config)
     typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
     rows = [
         ("profile", resolved.profile),
@@ -517,8 +518,21 @@ def config_show(
         typer.echo(f"{key:<9} {value if value is not None else '(not set)'}  [{source}]")
     if resolved.key_note:
         typer.echo(f"          (no key sent: {resolved.key_note})")
+    typer.echo(grounding)
     show_limits(config.limits, limit_sources)
     show_profiles_and_traces(config)
+
+
+def grounding_line(config: FileConfig) -> str:
+    from toolcall_cli.app.errors import AppError
+    from toolcall_cli.app.settings import grounding_of
+
+    try:
+        mode = grounding_of(None, config)
+    except AppError as error:
+        fail(str(error))
+    source = "config" if "grounding" in config.defaults else "default"
+    return f"grounding {mode}  [{source}]"
 
 
 def show_limits(configured: dict[str, int | float], sources: dict[str, str]) -> None:

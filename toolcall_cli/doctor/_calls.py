@@ -227,18 +227,38 @@ def json_defects(raw: str) -> list[str]:
     return found
 
 
+LEFT_OUT = "does not take it"
+"""How a note on an argument the engine left out ends (`round` left out: calculate does not
+take it)."""
+
+
 def converted_arguments(run: RunRecords) -> Iterator[Finding]:
     """Arguments of the wrong type that the engine converted before validating them."""
     for record in run.of("tool_finished"):
         result, call = record.data.get("result") or {}, call_of(record)
         notes = [str(note) for note in result.get("coerced") or []]
-        if notes:
-            message = f"{call.get('id')}: wrong argument type in {shown(call)}: {'; '.join(notes)}"
+        left_out = [note for note in notes if note.endswith(LEFT_OUT)]
+        converted = [note for note in notes if note not in left_out]
+        if converted:
+            message = (
+                f"{call.get('id')}: wrong argument type in {shown(call)}: {'; '.join(converted)}"
+            )
             yield Finding.at(
                 record,
                 "coerced",
                 message,
                 recovered="converted by toolcall before validation; the call ran",
+                tool=str(call.get("name")),
+            )
+        if left_out:
+            message = (
+                f"{call.get('id')}: unexpected argument in {shown(call)}: {'; '.join(left_out)}"
+            )
+            yield Finding.at(
+                record,
+                "invalid_arguments",
+                message,
+                recovered="left out by toolcall; the call ran without it",
                 tool=str(call.get("name")),
             )
 

@@ -19,6 +19,7 @@ from toolcall_cli.events import (
     Event,
     FedBack,
     FinalAnswer,
+    GroundingChecked,
     IterationStarted,
     LimitReached,
     ModelChunk,
@@ -70,6 +71,7 @@ RunEvent = (
     RunStarted
     | Notice
     | AnswerWithoutTools
+    | GroundingChecked
     | FinalAnswer
     | LimitReached
     | ModelFailed
@@ -320,6 +322,8 @@ def setting(value: float) -> str:
 
 
 def withdrawn_title(event: AnswerWithoutTools) -> str:
+    if event.failed_again:
+        return "the model sent a failed call again unchanged: tools withdrawn"
     if event.repeated:
         return "the model repeated a call whose result it has: tools withdrawn"
     return f"{event.failed_rounds} tool rounds without progress: tools withdrawn"
@@ -327,10 +331,34 @@ def withdrawn_title(event: AnswerWithoutTools) -> str:
 
 def answer_label(answer: FinalAnswer) -> str:
     """A best-effort answer was made without tools at the iteration limit: it may be a guess,
-    and the view says so (the exit code, 3, says it too)."""
+    and the view says so (the exit code, 3, says it too). An answer whose figures no result
+    holds stood after one nudge: the view says which figures to check."""
     if answer.best_effort:
         return "answer (best effort: made without tools at the iteration limit)"
+    if answer.ungrounded:
+        figures = ", ".join(visible(one_line(f, 40)) for f in answer.ungrounded[:5])
+        return f"answer (unchecked: {figures} in no tool result)"
     return "answer"
+
+
+GROUNDING_DONE = {
+    "refused": "not run; sent again unchanged, it runs",
+    "ran_on_repeat": "run, since it was sent again unchanged",
+    "warned": "shown only (--grounding warn)",
+    "nudged": "the model is told, and asked once more",
+    "stands": "the second answer stands, marked",
+}
+
+
+def grounding_line(event: GroundingChecked) -> str:
+    """`grounding: convert_units: value=25 in neither the question nor any result: not run; …`
+    or `grounding: the answer's 2 in no tool result: the model is told, and asked once more`."""
+    figures = ", ".join(visible(one_line(f, 60)) for f in event.figures[:8])
+    if event.call is not None:
+        where = f"{shown_name(event.call.name)}: {figures} in neither the question nor any result"
+    else:
+        where = f"the answer's {figures} in no tool result"
+    return f"grounding: {where}: {GROUNDING_DONE[event.action]}"
 
 
 def timeline_lines(entries: Sequence[TimelineEntry]) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from toolcall_cli.events import (
     Event,
     FinalAnswer,
+    GroundingChecked,
     LimitReached,
     Notice,
     RunStarted,
@@ -106,6 +107,20 @@ NOTES: dict[str, tuple[Layer, str, str]] = {
         "the call failed: the error goes back to the model as a tool result; the run goes on",
         "调用失败：错误作为工具结果发回给模型；运行继续",
     ),
+    "tool_finished:ungrounded": (
+        "loop",
+        "a figure in the call's arguments is in neither the question nor any result, so the call "
+        "was not run: the model is told where such a figure must come from (sent again "
+        "unchanged, the call runs)",
+        "调用参数里的数字既不在问题里，也不在任何结果里，所以没有执行：告诉模型这个数字该从哪里来"
+        "（原样再发一次就会执行）",
+    ),
+    "grounding_checked:answer": (
+        "loop",
+        "the answer's figures are in no tool result: the model is shown the results (or told to "
+        "call a tool) and asked once more; the next answer stands, marked",
+        "回答里的数字不在任何工具结果里：把结果给模型看（或让它调用工具），再问一次；下一个回答照收，但会标出",
+    ),
     "fed_back": (
         "loop",
         "the results were added to the conversation: the loop goes round again",
@@ -179,6 +194,8 @@ def _key(event: Event) -> str:
         return kind if kind in NOTES else "tool_finished:error"
     if isinstance(event, FinalAnswer) and event.best_effort:
         return "final_answer:best_effort"
+    if isinstance(event, GroundingChecked) and event.action == "nudged":
+        return "grounding_checked:answer"
     if isinstance(event, LimitReached):
         return f"limit_reached:{event.limit}"
     return event.kind

@@ -25,6 +25,7 @@ from toolcall_cli.events import (
     Event,
     FedBack,
     FinalAnswer,
+    GroundingChecked,
     IterationStarted,
     LimitReached,
     ModelChunk,
@@ -58,6 +59,7 @@ from toolcall_cli.render.base import (
     filled_line,
     footer_parts,
     from_result_line,
+    grounding_line,
     indent,
     message_preview,
     one_line,
@@ -254,6 +256,8 @@ class LiveRenderer:
             case AnswerWithoutTools():
                 title = withdrawn_title(event)
                 return [_stop_panel(title, f"told the model: {event.message}", "yellow")]
+            case GroundingChecked():
+                return [Text(f"⚠ {grounding_line(event)}", style="yellow")]
             case LimitReached():
                 return [_stop_panel(f"limit reached: {event.limit}", event.message, "yellow")]
             case ModelFailed():

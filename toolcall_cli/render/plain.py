@@ -13,6 +13,7 @@ from toolcall_cli.events import (
     Event,
     FedBack,
     FinalAnswer,
+    GroundingChecked,
     IterationStarted,
     LimitReached,
     ModelChunk,
@@ -46,6 +47,7 @@ from toolcall_cli.render.base import (
     filled_line,
     footer_parts,
     from_result_line,
+    grounding_line,
     indent,
     message_preview,
     nothing_to_suspend,
@@ -226,6 +228,8 @@ def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:
             return _labelled(answer_label(event), event.text)
         case AnswerWithoutTools():
             return [f"{withdrawn_title(event)}: {visible(event.message)}"]
+        case GroundingChecked():
+            return [f"warning: {grounding_line(event)}"]
         case LimitReached():
             return [f"limit reached ({event.limit}): {visible(event.message)}"]
         case ModelFailed():

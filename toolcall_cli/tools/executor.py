@@ -42,17 +42,28 @@ class Prepared:
     arguments: dict[str, Any]
     coerced: tuple[str, ...] = ()
     """Arguments converted before validation, one note each (e.g. `n`: "5" → 5)."""
+    dropped: tuple[str, ...] = ()
+    """Arguments the tool does not take, left out (`drop_unexpected`)."""
 
 
 def prepare(
-    call: ToolCall, registry: ToolRegistry, *, time_limit: float | None = None
+    call: ToolCall,
+    registry: ToolRegistry,
+    *,
+    time_limit: float | None = None,
+    drop_unexpected: bool = False,
 ) -> Prepared | ToolResult:
     """The tool and validated arguments for `call`, or the error result that says what is wrong
     (an unknown tool, arguments that are not an object, or do not fit the schema).
 
     Checking the arguments stops after `time_limit` seconds (the time the call has: its tool
     timeout, or less when the run's time limit is nearer): a schema's pattern can take hours
-    on a value made for it, and the call is then refused unchecked."""
+    on a value made for it, and the call is then refused unchecked.
+
+    `drop_unexpected`: when the only fault is arguments the tool does not take, the call is
+    prepared without them (`dropped` names them) rather than refused: a weak model sends the
+    same call with its extra argument again and again (calculate(expression="sqrt(2)*100",
+    round="2"), three times, then the limit)."""
     found = registry.get(call.name)
     if found is None:
         return unknown_tool_result(call, registry.names())
@@ -71,8 +82,26 @@ def prepare(
         text = f"the tool's schema cannot be checked ({error_line(error)}), so it is not run."
         return error_result(call, "invalid_arguments", text)
     if problems:
+        kept = without_unexpected(found.spec, arguments) if drop_unexpected else None
+        if kept is not None and not argument_problems(found.spec, kept):
+            dropped = tuple(name for name in arguments if name not in kept)
+            notes = (
+                *coerced,
+                *(f"`{name}` left out: {found.name} does not take it" for name in dropped),
+            )
+            return Prepared(found, kept, notes, dropped)
         return error_result(call, "invalid_arguments", invalid_arguments_text(found, problems))
     return Prepared(found, arguments, tuple(coerced))
+
+
+def without_unexpected(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments without those a tool that takes only its own does not take; None when
+    there are none to leave out."""
+    if spec.parameters.get("additionalProperties") is not False:
+        return None
+    properties = spec.parameters.get("properties") or {}
+    kept = {name: value for name, value in arguments.items() if name in properties}
+    return kept if len(kept) < len(arguments) else None
 
 
 def unchecked_text(found: Tool, time_limit: float) -> str:

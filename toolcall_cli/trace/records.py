@@ -41,6 +41,8 @@ _NESTED: dict[str, Callable[[Any], Any]] = {
     "sent": _chosen,
     "added": tuple,
     "messages": tuple,
+    "figures": tuple,
+    "ungrounded": tuple,
 }
 
 
