@@ -4,6 +4,7 @@ that cannot ask (no terminal), which declines at once and says so."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,15 @@ from answering import answering
 from in_process import toolcall
 
 from toolcall_cli.approval import Approval, decision, question, terminal_answers
-from toolcall_cli.events import ApprovalAsked, Event, Notice, RunFinished, ToolFinished
-from toolcall_cli.loop import ToolPolicy, run
+from toolcall_cli.events import (
+    ApprovalAsked,
+    Event,
+    LimitReached,
+    Notice,
+    RunFinished,
+    ToolFinished,
+)
+from toolcall_cli.loop import Limits, ToolPolicy, run
 from toolcall_cli.messages import Message, ToolCall
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
@@ -190,3 +198,46 @@ def test_the_tool_listing_shows_each_tools_policy(tmp_path: Path) -> None:
         assert words in line
     weather = next(x for x in listed.stdout.splitlines() if x.startswith("get_weather"))
     assert "[read]" in weather
+
+
+NOTE_PLUGIN = '''
+from toolcall_cli import tool
+
+@tool
+def note(text: str) -> str:
+    """Write a note (pretend)."""
+    return f"noted {text}"
+'''
+
+
+def test_time_at_the_approval_prompt_counts_against_no_tool_and_not_the_run(
+    tmp_path: Path,
+) -> None:
+    """One reply, two calls: `note` starts at once, `rm` asks first. The user thinks 2 s at
+    the prompt, with a 1 s tool timeout and a 1 s limit on the whole run: `note` ended long
+    before and is ok, `rm` runs once allowed, and the run is not out of time."""
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "note.py").write_text(NOTE_PLUGIN, encoding="utf-8")
+    (folder / "rm.py").write_text(RM_PLUGIN, encoding="utf-8")
+    registry = load_tools([folder]).registry
+    calls = '<tool_call>{"name": "note", "arguments": {"text": "x"}}</tool_call>' + rm_call("a")
+
+    def slow_yes(text: str) -> str:
+        time.sleep(2.0)  # a person reading the question; the run waits for the answer
+        return "y"
+
+    events = run(
+        "note it, then clean up",
+        model=ScriptedModel([calls, "done"]),
+        strategy=get_strategy("regex"),
+        registry=registry,
+        history=[],
+        policy=ToolPolicy(),
+        limits=Limits(tool_timeout=1.0, run_timeout=1.0),
+    )
+    seen = list(answering(events, Approval(slow_yes).decide))
+    assert results(seen) == ["noted x", "removed a"]
+    assert not any(isinstance(e, LimitReached) for e in seen)
+    finished = next(e for e in seen if isinstance(e, RunFinished))
+    assert finished.stop_reason == "answered" and finished.elapsed < 1.0

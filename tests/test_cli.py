@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,7 @@ def test_the_readme_question_is_answered(tmp_path: Path) -> None:
     assert "\x1b" not in out  # a pipe gets plain text
     assert "model output:" in out and "<tool_call>" in out  # the raw output, verbatim
     assert "call get_weather" in out and '"city"' in out  # the parsed call
-    assert "tool get_weather ok" in out  # its execution and result
+    assert "tool get_weather #1.0 ok" in out  # its execution and result, tied to the call
     assert "answer:" in out and "短袖" in out.split("answer:")[-1]
     # stderr says only where the trace went (plain text shows it there, once)
     [line] = done.stderr.splitlines()
@@ -378,10 +379,10 @@ def test_a_tool_that_sleeps_forever_is_stopped_and_the_run_exits_promptly(tmp_pa
     done = real_toolcall(
         "run", "北京今天天气怎么样？", "--no-default-tools", cwd=tmp_path, timeout=30
     )
-    assert "tool get_weather error timeout" in done.stdout
+    assert "tool get_weather #1.0 error timeout" in done.stdout
     assert "timed out after 0.2 s" in done.stdout
     # The model is told, tries once more, and then says honestly that the call failed.
-    assert done.stdout.count("tool get_weather error timeout") == 2
+    assert len(re.findall(r"tool get_weather #\d\.\d error timeout", done.stdout)) == 2
     assert "调用失败" in done.stdout.split("answer:")[-1]
     assert done.returncode == 0, done.stderr
 
@@ -468,3 +469,28 @@ def test_a_megabyte_tool_name_is_cut_on_screen_saying_how_much(tmp_path: Path) -
     assert "(1,500,000 chars in full)" in done.stdout  # the call's name, cut
     assert "chars in full)" in done.stdout.split("model output:")[1]  # the raw reply, cut
     assert "unknown tool" in done.stdout
+
+
+def test_chat_on_a_real_pipe_answers_the_questions_and_says_nothing_else(tmp_path: Path) -> None:
+    """`printf ... | toolcall chat`: stdin is a pipe, not a terminal. No warning that it is
+    not one, no hint of keys nobody presses; each question echoed, answered, and its run's
+    last line names why it stopped."""
+    history = str(tmp_path / "h")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "chat", "--no-trace", "--history-file", history],
+        input="What's 12*5+3?\nWhat's the weather in Tokyo?\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "Ctrl-D" not in done.stdout and "/help" not in done.stdout
+    turns = done.stdout.split("you> ")
+    assert turns[0] == ""  # nothing before the first question
+    assert len(turns) == 3
+    assert "answer: 12*5+3 = 63" in turns[1] and "Tokyo" in turns[2].split("answer:")[-1]
+    for turn in turns[1:]:
+        assert turn.rstrip().splitlines()[-1].endswith("stopped: answered"), turn

@@ -267,3 +267,7 @@ def test_questions_on_a_pipe_are_answered_one_a_line_in_one_conversation(tmp_pat
     assert "you> weather in Tokyo" in done.stdout and "Tokyo today" in done.stdout
     assert "strategy schema" in done.stdout  # the slash command took effect before the question
     assert (tmp_path / "h").read_text(encoding="utf-8").count("weather in Tokyo") == 1
+    # the questions and their answers, nothing else: no terminal warning, no key hints
+    assert done.stderr == ""
+    assert "Ctrl-D" not in done.stdout and "/help" not in done.stdout
+    assert done.stdout.startswith("you> What's 12*5+3?\n")

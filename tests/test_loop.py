@@ -408,6 +408,45 @@ def test_a_cut_stream_keeps_the_partial_text_and_reports_the_truncated_call(
     assert [m.role for m in history] == ["user"]  # the partial reply is not left in the history
 
 
+class NoServer:
+    """A model whose every request fails before anything is answered: no server listening."""
+
+    name = "no-server"
+
+    def stream(self, request: ModelRequest) -> Any:
+        raise ModelError("cannot connect (connection refused?)", kind="connection")
+        yield {}  # a generator, as every model's stream is
+
+
+@pytest.mark.parametrize(
+    ("strategy", "mode"),
+    [
+        ("regex", {}),
+        ("schema", {}),
+        ("schema", {"schema_mode": "json"}),
+        ("schema", {"schema_mode": "required"}),
+        ("stream", {}),
+        ("stream", {"stream_mode": "native"}),
+    ],
+)
+def test_a_request_that_failed_before_any_answer_shows_no_model_output(
+    registry: ToolRegistry, strategy: str, mode: dict[str, str]
+) -> None:
+    """Nothing came back, so there is no reply to show: no empty assistant message made up by
+    the parser, no parse error of an empty JSON reply; only the failure."""
+    events = list(
+        run(
+            "What's 12*5+3?",
+            model=NoServer(),
+            strategy=get_strategy(strategy, **mode),  # type: ignore[arg-type]
+            registry=registry,
+            history=[],
+        )
+    )
+    kinds = [e.kind for e in events]
+    assert kinds == ["run_started", "iteration_started", "model_failed", "run_finished"], kinds
+
+
 INJECTION_PLUGIN = '''
 from toolcall_cli import tool
 

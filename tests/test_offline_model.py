@@ -305,6 +305,19 @@ def test_fahrenheit_question_converts_the_weather_result_in_a_second_turn() -> N
     assert "Paris" in answer and "18 °C = 64.4 °F" in answer
 
 
+def test_a_report_in_both_units_is_answered_in_the_unit_the_question_asks() -> None:
+    """A result that gives °F beside °C needs no conversion: the answer takes the unit asked,
+    and °C when none is."""
+    report = {"city": "Paris", "day": "today", "condition": "Rain", "temp_c": 11, "temp_f": 51.8}
+    said = {}
+    for question in ("What's the temperature in Paris in Fahrenheit?", "Weather in Paris?"):
+        first = text_reply(text_body(question))
+        history = text_turn(first, ("get_weather", json.dumps(report)))
+        said[question] = text_reply(text_body(question, *history))
+    assert said["What's the temperature in Paris in Fahrenheit?"] == "Paris today: Rain, 51.8°F."
+    assert said["Weather in Paris?"] == "Paris today: Rain, 11°C."
+
+
 # --- results read generically: the model knows no tool's field names ----------------------------
 
 

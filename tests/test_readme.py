@@ -197,7 +197,7 @@ HOW: dict[str, How] = {
     "toolcall drill": How(stdin=""),
     "toolcall drill --topic endless-loop": How(stdin="", expects=("repeat_call",)),
     "toolcall drill --lang zh": How(stdin=""),
-    "toolcall drill --topic ending": How(stdin="", expects=("stop: answered",)),
+    "toolcall drill --topic ending": How(stdin="", expects=("stopped: answered",)),
     # The doctor finds the unknown tool the recorded run was given (docs: exit 4).
     "toolcall doctor examples/run.jsonl": How(exit=4, expects=("unknown tool",)),
     "toolcall doctor run.jsonl": How(exit=4, expects=("unknown tool",)),

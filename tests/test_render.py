@@ -235,7 +235,7 @@ def test_live_errors_show_kind_and_what_was_fed_back() -> None:
     out = render("live", batch_run())
     assert "✗ parse error invalid JSON in call" in out
     assert "fed back to the model as an error result for call_1_3" in out
-    assert "✗ slow_tool timeout" in out
+    assert "✗ slow_tool call_1_2 timeout" in out
     assert "fed back: Error: slow_tool timed out after 5s" in out
     assert "tool get_weather [call_1_0]:" in out
 
@@ -335,10 +335,13 @@ def test_plain_has_no_control_codes_and_the_same_steps() -> None:
     assert "== iteration 1 ==" in lines
     assert "model output:" in lines
     assert "    " + RAW_WITH_MARKUP in lines
-    assert 'call get_weather {"city": "北京"}' in lines
+    assert 'call get_weather {"city": "北京"}  call_1_0' in lines
     assert any(line.startswith("    (json-repair fixed the JSON") for line in lines)
-    assert 'tool get_weather ok 0.01s -> {"temp": 3, "天气": "晴"}' in lines
-    assert "tool slow_tool error timeout 5.00s -> Error: slow_tool timed out after 5s" in lines
+    assert 'tool get_weather call_1_0 ok 0.01s -> {"temp": 3, "天气": "晴"}' in lines
+    assert (
+        "tool slow_tool call_1_2 error timeout 5.00s -> Error: slow_tool timed out after 5s"
+        in lines
+    )
     assert "error parse_error call_1_3: invalid JSON in call" in lines
     assert "fed back:" in lines
     assert "answer: 北京今天晴，3°C。" in lines
@@ -351,7 +354,7 @@ def test_plain_cuts_long_results_and_writes_the_footer() -> None:
     assert "    … (1,234 chars in full)" in out.splitlines()
     assert out.splitlines()[-1] == (
         "-- 3 iterations, 4 tool calls, 1.25s, 320 prompt / 55 completion tokens, "
-        "latency 0.41s, 0.38s, 0.20s"
+        "latency 0.41s, 0.38s, 0.20s, stopped: answered"
     )
 
 
@@ -490,7 +493,7 @@ def printed_run(*, cached: bool = False) -> list[Event]:
 
 def test_plain_shows_what_the_tool_printed_under_its_result_cut() -> None:
     lines = render("plain", printed_run()).splitlines()
-    at = lines.index("tool get_weather ok 0.00s -> 晴")
+    at = lines.index("tool get_weather call_1_0 ok 0.00s -> 晴")
     assert lines[at + 1 : at + 4] == [
         "    printed by the tool:",
         "      line 1",
@@ -517,3 +520,54 @@ def test_a_reused_result_shows_no_printed_output() -> None:
 def test_jsonl_carries_what_the_tool_printed() -> None:
     line = render("json", printed_run()).splitlines()[-1]
     assert json.loads(line)["result"]["output"] == PRINTED
+
+
+# --- each result tied to its call, every stop named -------------------------------------------
+
+
+def two_long_results() -> list[Event]:
+    """Two calls of one tool whose results are long: a text protocol feeds both back in one
+    user message of result blocks."""
+    long = json.dumps({"city": "Tokyo", "note": "n" * 400})
+    blocks = "\n".join(
+        f'<tool_result id="#1.{i}" name="get_weather">\n{long}\n</tool_result>' for i in (0, 1)
+    )
+    calls = [
+        ToolCall(id=f"#1.{i}", name="get_weather", arguments={"city": "Tokyo"}) for i in (0, 1)
+    ]
+    return [
+        IterationStarted(iteration=1, request={}),
+        ModelReplied(iteration=1, raw="two calls", text=""),
+        *(ToolCallParsed(call=call) for call in calls),
+        *(
+            ToolFinished(
+                call=call, result=ToolResult(call_id=call.id, name=call.name, content=long)
+            )
+            for call in calls
+        ),
+        FedBack(iteration=1, messages=({"role": "user", "content": blocks},)),
+    ]
+
+
+def test_every_result_and_every_fed_back_block_shows_its_call_id() -> None:
+    for mode in ("live", "plain"):
+        out = render(mode, two_long_results())
+        for call_id in ("#1.0", "#1.1"):
+            result_line = (
+                f"✓ get_weather {call_id}" if mode == "live" else f"tool get_weather {call_id} ok"
+            )
+            assert result_line in out, (mode, out)
+            fed = out.split("fed back")[-1]
+            # each block on its own line, its text cut there: the second id is not lost
+            line = next(ln for ln in fed.splitlines() if f'<tool_result id="{call_id}"' in ln)
+            assert line.rstrip().endswith("…"), (mode, line)
+
+
+def test_an_answered_run_names_its_stop_reason_on_its_last_line() -> None:
+    events: list[Event] = [
+        FinalAnswer(text="63"),
+        RunFinished(stop_reason="answered", iterations=2, tool_calls=1, elapsed=0.5),
+    ]
+    for mode in ("live", "plain", "json"):
+        last = render(mode, events).rstrip().splitlines()[-1]
+        assert "answered" in last and "stop" in last, (mode, last)

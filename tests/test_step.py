@@ -4,6 +4,7 @@ the arguments, skip, stop), and the notes that name the layer acting, in both la
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,14 +23,14 @@ from toolcall_cli.events import (
     RunStarted,
     ToolFinished,
 )
-from toolcall_cli.loop import STOPPED_AT_A_STEP, run
+from toolcall_cli.loop import STOPPED_AT_A_STEP, Limits, run
 from toolcall_cli.messages import Message, ToolCall, ToolResult
 from toolcall_cli.offline import OfflineModel
-from toolcall_cli.render.explain import Explain, language_of, note_for
+from toolcall_cli.render.explain import Explain, Lang, language_of, note_for
 from toolcall_cli.render.jsonl import JsonLinesRenderer
 from toolcall_cli.render.plain import PlainRenderer, QuietRenderer
 from toolcall_cli.session import Session
-from toolcall_cli.stepping import TerminalStepper
+from toolcall_cli.stepping import TOOL_CHOICES, TerminalStepper, ask_line
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import load_tools
 from toolcall_cli.tools.registry import ToolRegistry
@@ -126,6 +127,52 @@ def test_one_argument_edited_and_one_call_skipped(registry: ToolRegistry) -> Non
     assert 'step: about to run get_weather {"city": "Berlin"}' in shown
 
 
+class SlowTypist(Typist):
+    """A user who thinks `seconds` at the pause before the second tool: meanwhile the first
+    call has run (and finished) on its own thread."""
+
+    def __init__(self, seconds: float, *lines: str | None) -> None:
+        super().__init__(*lines)
+        self.seconds = seconds
+        self.tool_pauses = 0
+
+    def ask(self, message: str, default: str) -> str | None:
+        if any("about to run" in line for line in self.said[-2:]):
+            self.tool_pauses += 1
+            if self.tool_pauses == 2:
+                time.sleep(self.seconds)  # a person thinking; the run waits for the answer
+        return super().ask(message, default)
+
+
+def test_time_at_a_prompt_counts_against_no_tool_and_not_the_run(registry: ToolRegistry) -> None:
+    """As the learner did it: Enter for #1.0, then 13 s at #1.1's pause, with the default 10 s
+    tool timeout and a 10 s limit on the whole run. #1.0 ended long before, and is ok; nothing
+    says "timed out" to the model; the run is not out of time, and answers."""
+    limits = Limits(run_timeout=10.0)
+    assert limits.tool_timeout == 10.0
+    typist = SlowTypist(13.0, "", "", "", "")
+    running = run(
+        QUESTION,
+        model=OfflineModel(),
+        strategy=get_strategy("regex"),
+        registry=registry,
+        history=[],
+        limits=limits,
+        stepping=True,
+    )
+    events = list(answering(running, stepper=typist.stepper()))
+    assert typist.tool_pauses == 2
+    results = {e.call.id: e.result for e in of(events, ToolFinished)}
+    assert results["#1.0"].ok and results["#1.1"].ok, results
+    # what each took is its own run, not the time the user spent at a prompt
+    assert results["#1.0"].duration < 10.0 and results["#1.1"].duration < 10.0
+    fed_back = json.dumps([e.result.content for e in of(events, ToolFinished)])
+    assert "timed out" not in fed_back and "timeout" not in fed_back
+    assert not of(events, LimitReached)
+    finished = of(events, RunFinished)[0]
+    assert finished.stop_reason == "answered" and finished.elapsed < 10.0
+
+
 def test_an_invalid_edit_says_why_and_asks_again(registry: ToolRegistry) -> None:
     typist = Typist(
         "",
@@ -160,6 +207,73 @@ def test_ctrl_d_in_the_editor_goes_back_to_the_choices(registry: ToolRegistry) -
     assert asked_cities(registry) == ["Tokyo", "Berlin"]
     assert any("Please press Enter" in line for line in typist.said)  # "x" is no choice
     assert of(events, RunFinished)[0].stop_reason == "answered"
+
+
+def test_ctrl_d_on_the_prefilled_arguments_line_goes_back_to_the_choices() -> None:
+    """As a person types at the real prompt: `e`, then Ctrl-D on the line prefilled with the
+    arguments (prompt-toolkit's own Ctrl-D ends only an empty line), then `s`."""
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    said: list[str] = []
+    call = ToolCall(id="#1.0", name="get_weather", arguments={"city": "Tokyo"})
+    with create_pipe_input() as pipe:
+
+        def ask(message: str, default: str) -> str | None:
+            return ask_line(message, default, pt_input=pipe, pt_output=DummyOutput())
+
+        pipe.send_text("e\r\x04s\r")
+        choice = TerminalStepper(ask=ask, say=said.append).before_tool(call)
+    assert choice == "skip"
+    assert said.count(TOOL_CHOICES) == 2  # shown again on the way back
+
+
+@pytest.mark.parametrize(
+    "refused",
+    ["{city: Paris", '{"town": "Paris"}'],  # not JSON; JSON that does not fit the tool
+    ids=["not JSON", "not the schema"],
+)
+def test_enter_on_the_refused_arguments_unchanged_goes_back_to_the_choices(
+    registry: ToolRegistry, refused: str
+) -> None:
+    # request 1; Tokyo: edit, refused, Enter on it unchanged, then skip; Berlin; request 2
+    typist = Typist("", "e", refused, refused, "s", "", "")
+    events = stepped(registry, typist)
+    assert asked_cities(registry) == ["Berlin"]
+    assert "  unchanged: back to the choices" in typist.said
+    assert typist.said.count(TOOL_CHOICES) == 3  # Tokyo's, again after the edit, Berlin's
+    assert of(events, RunFinished)[0].stop_reason == "answered"
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "shown"),
+    [
+        (QUESTION, "zh", "单步：第 1 次模型请求"),
+        ("东京和柏林的天气怎么样？", None, "单步：第 1 次模型请求"),  # the question's
+        ("东京和柏林的天气怎么样？", "en", "step: model request 1"),
+    ],
+)
+def test_the_pauses_speak_the_language_lang_chooses(
+    registry: ToolRegistry, question: str, lang: Lang | None, shown: str
+) -> None:
+    typist = Typist("", "x", "", "", "")
+    events = run(
+        question,
+        model=OfflineModel(),
+        strategy=get_strategy("regex"),
+        registry=registry,
+        history=[],
+        stepping=True,
+    )
+    stepper = TerminalStepper(ask=typist.ask, say=typist.say, lang=lang)
+    list(answering(events, stepper=stepper))
+    said = "\n".join(typist.said)
+    assert shown in said
+    if shown.startswith("单步"):
+        assert "单步：即将运行 get_weather" in said and "请按 Enter" in said  # "x" is no choice
+        assert "step:" not in said and "Please" not in said
+    else:
+        assert "单步" not in said
 
 
 def test_q_before_the_model_is_asked_stops_the_run(registry: ToolRegistry) -> None:

@@ -108,7 +108,11 @@ def test_chat_turns_ctrl_c_and_ctrl_d(terminal: Terminal) -> None:
     terminal.start(f"{TOOLCALL} chat")
     terminal.wait_for("you>")
     terminal.keys("What's 12*5+3?", "Enter")
-    terminal.wait_for("12*5+3 = 63")
+    turn = wait_for_count(terminal, "you>", 2)  # the turn, then the next prompt
+    assert "12*5+3 = 63" in turn
+    lines = [line.rstrip() for line in turn.splitlines() if line.strip()]
+    # the turn's last line says why it ended
+    assert lines[-2].endswith("stopped: answered") and lines[-1] == "you>", lines[-3:]
     terminal.keys("/str", "Tab")
     terminal.wait_for("/strategy")
     terminal.keys(" stream", "Enter")
@@ -273,3 +277,22 @@ def test_editing_a_plugin_while_chat_runs_changes_the_next_answer(terminal: Term
     terminal.wait_for("reload: nothing changed")
     terminal.keys("C-d")
     assert "EXIT=0" in terminal.wait_for("EXIT=")
+
+
+@pytest.mark.parametrize("strategy", ["regex", "stream"])
+def test_two_calls_of_one_tool_each_result_with_its_id_and_every_fed_back_id(
+    terminal: Terminal, strategy: str
+) -> None:
+    """Two results of get_weather look alike but for their ids: each result line names its
+    call, and what was fed back shows every block's id, each result cut on its own."""
+    terminal.start(
+        f"{TOOLCALL} run --no-trace --strategy {strategy} "
+        '"What\'s the weather in Tokyo and in Berlin?"'
+    )
+    screen = terminal.wait_for("EXIT=")
+    assert "EXIT=0" in screen
+    assert "✓ get_weather #1.0" in screen and "✓ get_weather #1.1" in screen
+    fed = screen.split("↩ fed back to the model")[1].split("Iteration 2")[0]
+    assert '<tool_result id="#1.0" name="get_weather">' in fed
+    assert '<tool_result id="#1.1" name="get_weather">' in fed
+    assert screen.rstrip().splitlines()[-2].endswith("stopped: answered")  # then EXIT=0

@@ -4,6 +4,7 @@ and --quiet answers go), never fed back to the model, whichever thread it prints
 from __future__ import annotations
 
 import json
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -138,7 +139,7 @@ def test_a_tool_printing_after_its_timeout_reaches_neither_stream(tmp_path: Path
 def test_plain_view_shows_the_printed_text_under_the_result(tmp_path: Path) -> None:
     done = toolcall_run(tmp_path, [call_reply("noisy"), json.dumps("done")])
     lines = done.stdout.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("tool noisy ok "))
+    at = next(i for i, line in enumerate(lines) if re.match(r"tool noisy \S+ ok ", line))
     assert lines[at].endswith("-> the result")
     assert lines[at + 1 : at + 6] == [
         "    printed by the tool:",

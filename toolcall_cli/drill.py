@@ -62,9 +62,9 @@ TOPICS: tuple[Topic, ...] = (
                 Words("12 乘以 7 是多少？", "What is 12 times 7?"),
                 (),
                 Words(
-                    "第二轮的回复里没有工具调用：循环由模型自己结束（stop: answered）。",
+                    "第二轮的回复里没有工具调用：循环由模型自己结束（stopped: answered）。",
                     "The second reply holds no tool call: the model itself ends the loop "
-                    "(stop: answered).",
+                    "(stopped: answered).",
                 ),
             ),
             Demo(

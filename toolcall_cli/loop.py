@@ -32,6 +32,7 @@ from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors, 
 from toolcall_cli.choosing import Choosing, Retrieval
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAsked,
     Event,
     FedBack,
     FinalAnswer,
@@ -152,6 +153,8 @@ class Run:
         """--retrieve: which tools each request carries (None: all of them)."""
         self.fitter = RequestFitter(limits, model, strategy)
         self.started = clock()
+        self.waited = 0.0
+        """Seconds spent waiting for the user's answers: never counted as the run's time."""
         self.iterations = 0
         self.tool_calls = 0
         self.usage: dict[str, int] = {}
@@ -184,12 +187,34 @@ class Run:
         yield self.run_started()
         self.history.append(user(self.question))
         try:
-            stop = yield from self.iterate()
+            stop = yield from self.timing_waits(self.iterate())
         except StepQuit:
             # What the round had started was stopped as the exception passed through it.
             yield Notice(level="warning", message=STOPPED_AT_A_STEP)
             stop = "interrupted"
         yield self.finished(stop)
+
+    def timing_waits(
+        self, steps: Generator[Event, None, StopReason]
+    ) -> Generator[Event, None, StopReason]:
+        """`steps`, with the time spent waiting for the user's answer (an approval, a --step
+        pause) kept apart: a person thinking is not the run working, so that time counts
+        against no limit (--timeout) and not in the run's elapsed time."""
+        try:
+            event = next(steps)
+            while True:
+                if isinstance(event, (ApprovalAsked, StepPaused)):
+                    asked = self.clock()
+                    yield event
+                    self.waited += self.clock() - asked
+                else:
+                    yield event
+                event = next(steps)
+        except StopIteration as end:
+            stop: StopReason = end.value
+            return stop
+        finally:
+            steps.close()  # the run left early (Ctrl-C, the reader gone): the round is stopped
 
     def iterate(self) -> Generator[Event, None, StopReason]:
         while self.iterations < self.limits.max_iterations and not self.out_of_time:
@@ -252,11 +277,13 @@ class Run:
         reading = Reading(parser, round_, runs_calls=not last, may_retry=may_retry)
         sent = self.clock()
         yield from self.stream_reply(request, reading)
-        yield from reading.parsed(parser.close())
+        closing = parser.close()
+        if reading.heard:
+            yield from reading.parsed(closing)
         reply = parser.reply()
         self.add_usage(reply.usage)
         self.fitter.learn_scale(reply.usage)
-        if reading.failure is None or reply.raw or reply.calls or reply.errors:
+        if reading.heard and (reading.failure is None or reply.raw or reply.calls or reply.errors):
             # A reply cut off by a failure is still shown: the partial text and any cut call.
             yield replied(self.iterations, reply, self.clock() - sent)
         stop = yield from self.failed_reply(reading, reply)
@@ -437,6 +464,7 @@ class Run:
                     yield Notice(level="warning", message=str(chunk[NOTICE_KEY]))
                     continue
                 check_depth(chunk)  # before any part of it is recorded or parsed
+                reading.chunks += 1
                 if request.streaming:
                     yield model_chunk(self.iterations, chunk)
                 reading.size += reply_chars(chunk)
@@ -513,7 +541,12 @@ class Run:
     def remaining(self) -> float | None:
         """Seconds left under --timeout, or None without a limit."""
         timeout = self.limits.run_timeout
-        return None if timeout is None else timeout - (self.clock() - self.started)
+        return None if timeout is None else timeout - self.elapsed
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds the run has worked: since it started, less the waits for the user."""
+        return self.clock() - self.started - self.waited
 
     @property
     def out_of_time(self) -> bool:
@@ -542,7 +575,7 @@ class Run:
             stop_reason=stop,
             iterations=self.iterations,
             tool_calls=self.tool_calls,
-            elapsed=self.clock() - self.started,
+            elapsed=self.elapsed,
             usage=dict(self.usage),
         )
 
@@ -559,6 +592,8 @@ class Reading:
     """A request the server refuses as too long may be compacted and sent once more."""
     size: int = 0
     """Characters of the reply so far (text, reasoning and call arguments)."""
+    chunks: int = 0
+    """Chunks (or whole completions) the model sent for this reply."""
     failure: ModelError | None = None
     timed_out: bool = False
     held: list[ParserEvent] = field(default_factory=list)
@@ -575,6 +610,14 @@ class Reading:
             yield event
             if isinstance(event, ToolCallParsed) and self.runs_calls:
                 yield from self.round.add(event.call)
+
+    @property
+    def heard(self) -> bool:
+        """Whether there is a reply to show: the model sent something, or it ended without
+        failing. A request that failed before any answer (no server there, a refusal, the
+        run's time out) has no model output: what a parser would make of nothing (an empty
+        assistant message, a JSON reply that is not JSON) would be output no model wrote."""
+        return self.chunks > 0 or (self.failure is None and not self.timed_out)
 
     def retries(self, failure: ModelError) -> bool:
         """The server refused the request as too long before answering, and it may be tried

@@ -200,25 +200,32 @@ class Repl:
         self._piped = pt_input is None and not sys.stdin.isatty()
         """Questions come on a pipe (`toolcall chat < questions.txt`): read line by line, not
         by prompt-toolkit, which needs a terminal to edit in and read nothing from a pipe."""
-        self._prompt: PromptSession[str] = PromptSession(
-            history=self._history,
-            completer=SlashCompleter(session),
-            complete_while_typing=False,
-            input=pt_input,
-            output=pt_output,
-            rprompt=self._reload_hint,
+        # No prompt at all on a pipe: prompt-toolkit would warn that the input is not a
+        # terminal, a line that is no part of the answers.
+        self._prompt: PromptSession[str] | None = (
+            None
+            if self._piped
+            else PromptSession(
+                history=self._history,
+                completer=SlashCompleter(session),
+                complete_while_typing=False,
+                input=pt_input,
+                output=pt_output,
+                rprompt=self._reload_hint,
+            )
         )
 
     def say(self, text: str) -> None:
         typer.echo(text)
 
     def loop(self) -> int:
-        """Read questions until /exit or Ctrl-D. Returns the exit code."""
-        self.say(
-            f"toolcall chat — model {self.session.model.name}, "
-            f"strategy {self.session.strategy.name}. "
-            "/help for commands, Ctrl-D to leave."
-        )
+        """Read questions until /exit or Ctrl-D (on a pipe: its end). Returns the exit code."""
+        if not self._piped:  # on a pipe nobody types: no commands to offer, no key to leave by
+            self.say(
+                f"toolcall chat — model {self.session.model.name}, "
+                f"strategy {self.session.strategy.name}. "
+                "/help for commands, Ctrl-D to leave."
+            )
         if self._watcher is not None:
             self._watcher.start()
         try:
@@ -249,7 +256,7 @@ class Repl:
 
     def _next_line(self) -> str:
         """The next question or command; EOFError at the end of the input."""
-        if not self._piped:
+        if self._prompt is not None:
             return self._prompt.prompt("you> ")
         line = sys.stdin.readline()
         if not line:
@@ -443,7 +450,8 @@ class Repl:
 
     def _changed_while_waiting(self) -> None:
         """From the watcher's thread: redraw the prompt, so its hint shows the change."""
-        self._prompt.app.invalidate()
+        if self._prompt is not None:
+            self._prompt.app.invalidate()
 
     def _reload_hint(self) -> AnyFormattedText:
         """The prompt's right side: tells that a plugin file changed and reloads on Enter."""

@@ -85,7 +85,8 @@ class Stepping:
     lang: Language | None = option(
         None,
         "--lang",
-        help="The language of --explain's notes (default: the question's, zh or en).",
+        help="The language of --explain's notes and --step's pauses (default: the "
+        "question's, zh or en).",
     )
 
 

@@ -60,7 +60,7 @@ def run(
     if not question.strip():
         fail("the question is empty")
     mode = output_mode(output.quiet, output.as_json)
-    assembled = watched_session(options, mode, step_flag(stepping.step))
+    assembled = watched_session(options, mode, step_flag(stepping))
     session = assembled.session
     try:
         target = choose_trace(trace, assembled)
@@ -112,12 +112,13 @@ def explained(stepping: Stepping) -> Explain:
     return Explain(stepping.explain, stepping.lang)
 
 
-def step_flag(step: bool) -> TerminalStepper | None:
-    """--step's stepper; one line and exit 2 when stdin is no terminal to answer on."""
+def step_flag(stepping: Stepping) -> TerminalStepper | None:
+    """--step's stepper, speaking --lang's language as --explain does; one line and exit 2
+    when stdin is no terminal to answer on."""
     from toolcall_cli.stepping import NotInteractive, stepper
 
     try:
-        return stepper(step)
+        return stepper(stepping.step, stepping.lang)
     except NotInteractive:
         fail(NotInteractive.MESSAGE)
 
@@ -137,7 +138,7 @@ def chat(
     from toolcall_cli.cli.tracing import choose_trace, start_trace
 
     mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
-    assembled = watched_session(options, mode, step_flag(stepping.step))
+    assembled = watched_session(options, mode, step_flag(stepping))
     try:
         target = choose_trace(trace, assembled)
         run_trace = start_trace(target, "chat", assembled)

@@ -1,5 +1,5 @@
 """The whiteboard answers `toolcall eject` prints: for each strategy a minimal standalone
-tool-use loop (at most 80 lines, the standard library and httpx), kept here as files of the
+tool-use loop (at most 90 lines, the standard library and httpx), kept here as files of the
 package. They are never imported: each is a program of its own, to read and to run against
 `toolcall serve` or any OpenAI-compatible endpoint."""
 

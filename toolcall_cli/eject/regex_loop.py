@@ -22,13 +22,14 @@ Evaluate an arithmetic expression (计算): + - * / and parentheses.
 Parameters:
 - expression: string (required) — e.g. "12*5+3"
 ## get_weather
-Get today's weather (天气) for a city: condition and temperature in °C.
+Get today's weather (天气) for a city: condition and temperature in °C and °F.
 Parameters:
 - city: string (required) — e.g. Beijing, 北京"""
 CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.S)  # an unclosed last call counts
 RESULT = '<tool_result id="{}" name="{}">\n{}\n</tool_result>'
 OPS: dict[type, Any] = {ast.Add: op.add, ast.Sub: op.sub, ast.Mult: op.mul, ast.Div: op.truediv}
-WEATHER = {"beijing": "sunny, 8°C", "shanghai": "cloudy, 15°C", "北京": "晴, 8°C"}
+WEATHER = {"beijing": ("Sunny", 8), "shanghai": ("Cloudy", 15), "paris": ("Rain", 11)}
+WEATHER |= {"北京": ("晴", 8), "上海": ("多云", 15), "巴黎": ("小雨", 11)}  # asked in Chinese
 
 
 def calculate(expression: str | ast.AST) -> Any:
@@ -41,19 +42,22 @@ def calculate(expression: str | ast.AST) -> Any:
     raise ValueError(f"not arithmetic: {ast.unparse(node)}")
 
 
-TOOLS: dict[str, Any] = {  # an unknown city is a KeyError, fed back like any other error
-    "calculate": calculate,
-    "get_weather": lambda city: f"{city}: {WEATHER[city.strip().lower()]}",
-}
+def get_weather(city: str) -> dict[str, Any]:
+    """Get today's weather (天气) in a city, e.g. Paris or 北京: condition and temperature."""
+    sky, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
+    return {"city": city, "day": "today", "condition": sky, "temp_c": c, "temp_f": c * 1.8 + 32}
+
+
+TOOLS: dict[str, Any] = {"calculate": calculate, "get_weather": get_weather}
 
 
 def run_call(text: str) -> tuple[str, str]:
+    name = "?"  # until the call is read; then its errors are fed back under its name
     try:
-        call = json.loads(text)
-        result = TOOLS[call["name"]](**call["arguments"])
-        return str(call["name"]), json.dumps(result, ensure_ascii=False)
+        name = str((call := json.loads(text))["name"])
+        return name, json.dumps(TOOLS[name](**call["arguments"]), ensure_ascii=False)
     except Exception as error:  # a bad call is answered with its error: the model can fix it
-        return "?", f"error: {type(error).__name__}: {error}"
+        return name, f"error: {type(error).__name__}: {error}"
 
 
 def agent_loop(question: str) -> str:

@@ -15,7 +15,8 @@ MODEL = os.getenv("OPENAI_MODEL", "toolcall-offline")
 HTTP = httpx.Client(headers={"Authorization": f"Bearer {os.getenv('OPENAI_API_KEY')}"}, timeout=60)
 OPS: dict[type, Any] = {ast.Add: op.add, ast.Sub: op.sub, ast.Mult: op.mul, ast.Div: op.truediv}
 STRING = {"type": "string"}
-WEATHER = {"beijing": "sunny, 8°C", "shanghai": "cloudy, 15°C", "北京": "晴, 8°C"}
+WEATHER = {"beijing": ("Sunny", 8), "shanghai": ("Cloudy", 15), "paris": ("Rain", 11)}
+WEATHER |= {"北京": ("晴", 8), "上海": ("多云", 15), "巴黎": ("小雨", 11)}  # asked in Chinese
 
 
 def calculate(expression: str | ast.AST) -> Any:
@@ -28,9 +29,10 @@ def calculate(expression: str | ast.AST) -> Any:
     raise ValueError(f"not arithmetic: {ast.unparse(node)}")
 
 
-def get_weather(city: str) -> str:
-    """Get today's weather (天气) in a city, e.g. Beijing or 北京: condition and °C."""
-    return f"{city}: {WEATHER[city.strip().lower()]}"  # an unknown city: KeyError, fed back
+def get_weather(city: str) -> dict[str, Any]:
+    """Get today's weather (天气) in a city, e.g. Paris or 北京: condition and temperature."""
+    sky, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
+    return {"city": city, "day": "today", "condition": sky, "temp_c": c, "temp_f": c * 1.8 + 32}
 
 
 def spec(tool: Any) -> dict[str, Any]:  # from its signature: every parameter a required string

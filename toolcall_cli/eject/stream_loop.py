@@ -18,12 +18,15 @@ SYSTEM = """Answer in the user's language. Where a tool helps, call it, each cal
 <tool_call>{"name": "calculate", "arguments": {"expression": "1+1"}}</tool_call>
 # Tools
 ## calculate
-Parameters: - expression: string (required) — arithmetic (计算): + - * / ( ), e.g. "12*5+3"
+Evaluate an arithmetic expression (计算): + - * / and parentheses.
+Parameters: - expression: string (required) — e.g. "12*5+3"
 ## get_weather
-Parameters: - city: string (required) — a city, for its weather (天气) today, e.g. Beijing"""
+Get today's weather (天气) for a city: condition and temperature in °C and °F.
+Parameters: - city: string (required) — e.g. Beijing, 北京"""
 RESULT = '<tool_result id="{}" name="{}">\n{}\n</tool_result>'
 OPS: dict[type, Any] = {ast.Add: op.add, ast.Sub: op.sub, ast.Mult: op.mul, ast.Div: op.truediv}
-WEATHER = {"beijing": "sunny, 8°C", "shanghai": "cloudy, 15°C", "北京": "晴, 8°C"}
+WEATHER = {"beijing": ("Sunny", 8), "shanghai": ("Cloudy", 15), "paris": ("Rain", 11)}
+WEATHER |= {"北京": ("晴", 8), "上海": ("多云", 15), "巴黎": ("小雨", 11)}  # asked in Chinese
 
 
 def calculate(expression: str | ast.AST) -> Any:  # reads the syntax tree: never eval
@@ -33,6 +36,11 @@ def calculate(expression: str | ast.AST) -> Any:  # reads the syntax tree: never
     if isinstance(value := ast.literal_eval(node), (int, float)):  # a number, or -number
         return value
     raise ValueError(f"not arithmetic: {ast.unparse(node)}")
+
+
+def get_weather(city: str) -> dict[str, Any]:  # described to the model in SYSTEM
+    sky, c = WEATHER[city.strip().lower()]  # an unknown city: KeyError, fed back
+    return {"city": city, "day": "today", "condition": sky, "temp_c": c, "temp_f": c * 1.8 + 32}
 
 
 def parse(pieces: Iterable[str]) -> Iterator[tuple[bool, str]]:  # the state machine
@@ -62,11 +70,12 @@ def agent_loop(question: str) -> None:
                 reply += OPEN + text + CLOSE if is_call else text
                 print("" if is_call else text, end="", flush=True)
                 if is_call:  # a whole call: run it now, while the reply still streams
+                    name = "?"  # until the call is read; then its errors go back under its name
                     try:
-                        name = (call := json.loads(text))["name"]
-                        result = TOOLS[name](**call["arguments"])
+                        name = str((call := json.loads(text))["name"])
+                        result = json.dumps(TOOLS[name](**call["arguments"]), ensure_ascii=False)
                     except Exception as error:  # fed back, so the model can fix its call
-                        name, result = "?", f"error: {type(error).__name__}: {error}"
+                        result = f"error: {type(error).__name__}: {error}"
                     results.append(RESULT.format(len(results), name, result))
         messages.append({"role": "assistant", "content": reply})
         if not results:  # no call: the reply, shown as it came, was the answer
@@ -75,6 +84,6 @@ def agent_loop(question: str) -> None:
     sys.exit("no answer after 5 iterations")
 
 
-TOOLS: dict[str, Any] = {"calculate": calculate, "get_weather": lambda city: WEATHER[city.lower()]}
+TOOLS: dict[str, Any] = {"calculate": calculate, "get_weather": get_weather}
 if __name__ == "__main__":
     agent_loop(" ".join(sys.argv[1:]) or "What's 12*5+3?")

@@ -51,7 +51,7 @@ def describe_exchange(
     if exchange.failed:
         return failure_lines(exchange, reading)
     data = result_values(exchange)
-    report = read_report(data, reading.zh)
+    report = read_report(data, reading.zh, reading.units)
     if report is not None:
         return [report_line(report, reading)]
     if isinstance(data, dict) and is_conversion(data):
@@ -109,14 +109,15 @@ class Report:
         return _UNIT_SIGNS.get(self.unit, f" {self.unit}")
 
 
-def read_report(data: Any, zh: bool) -> Report | None:
+def read_report(data: Any, zh: bool, wanted: Sequence[str] = ()) -> Report | None:
     """A record naming a place, describing it in words and measuring something in a known unit
-    (`{"city": ..., "condition": ..., "temp_c": ...}`); None for any other result."""
+    (`{"city": ..., "condition": ..., "temp_c": ...}`), in the first of the `wanted` units it
+    gives (a question "in Fahrenheit" and a `temp_f` field); None for any other result."""
     if not isinstance(data, dict):
         return None
     place = next((k for k in data if key_words(k) & PLACE_WORDS and is_text(data[k])), None)
     described = next((k for k in data if is_description(str(k), data)), None)
-    unit, numbers = measured(data)
+    unit, numbers = measured(data, wanted)
     if place is None or described is None or unit is None:
         return None
     day = next((str(data[k]) for k in data if key_words(k) & _WHEN_WORDS and is_text(data[k])), "")
@@ -159,17 +160,19 @@ def is_description(key: str, data: dict[str, Any]) -> bool:
     )
 
 
-def measured(data: dict[str, Any]) -> tuple[str | None, dict[str, float]]:
-    """The unit of the first field measured in one, and its numbers by role: the value, and
-    its high and low when given (`temp_c`, `high_c`, `low_c`)."""
-    unit: str | None = None
+def measured(
+    data: dict[str, Any], wanted: Sequence[str] = ()
+) -> tuple[str | None, dict[str, float]]:
+    """The first of the `wanted` units a field is measured in, else the unit of the first
+    field measured in one; and its numbers by role: the value, and its high and low when
+    given (`temp_c`, `high_c`, `low_c`)."""
+    fields = [(str(k), v, u) for k, v in data.items() if (u := unit_of_field(str(k)))]
+    units = [u for _, value, u in fields if is_number(value)]
+    unit = next((u for u in wanted if u in units), units[0] if units else None)
     numbers: dict[str, float] = {}
-    for key, value in data.items():
-        found = unit_of_field(str(key))
-        if found is None or not is_number(value) or (unit is not None and found != unit):
-            continue
-        unit = found
-        numbers.setdefault(field_extreme(str(key)) or "value", value)
+    for key, value, found in fields:
+        if found == unit and is_number(value):
+            numbers.setdefault(field_extreme(key) or "value", value)
     return unit, numbers
 
 

@@ -228,6 +228,45 @@ def message_preview(message: dict[str, Any], max_chars: int = 100) -> str:
     return visible(f"{label}: {body}")
 
 
+RESULT_END = "\n</tool_result>"
+"""Where a text protocol's result block ends: a closing tag inside a result is escaped when the
+block is written, so each of these ends one block."""
+RESULT_HEAD = re.compile(r'<tool_result id="[^"\n]*"[^>\n]*>')
+"""A result block's opening tag: its call id first, so the id is the first thing shown."""
+
+
+def fed_back_lines(message: dict[str, Any], max_chars: int = 100) -> list[str]:
+    """One wire-format message as the view shows what was fed back: a user message of result
+    blocks (the text protocols) is one line per block, each block's text cut on its own, so
+    every call id in it is seen; any other message is its one-line preview."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, str):
+        return [message_preview(message, max_chars)]
+    blocks = result_blocks(content)
+    if not blocks:
+        return [message_preview(message, max_chars)]
+    lines = [f"user: {plural(len(blocks), 'result block')}"]
+    for head, body in blocks:
+        lines.append(visible(f"  {one_line(head, NAME_CHARS * 2)} {one_line(body, max_chars)}"))
+    return lines
+
+
+def result_blocks(content: str) -> list[tuple[str, str]]:
+    """A text protocol's results message as (opening tag, result text) pairs; none when the
+    message is not made of result blocks alone."""
+    pieces = content.split(RESULT_END)
+    if len(pieces) < 2 or pieces[-1].strip():
+        return []
+    blocks: list[tuple[str, str]] = []
+    for piece in pieces[:-1]:
+        piece = piece.lstrip("\n")
+        head = RESULT_HEAD.match(piece)
+        if head is None:
+            return []
+        blocks.append((head.group(), piece[head.end() :]))
+    return blocks
+
+
 def _content_text(content: Any) -> str:
     # OpenAI content is a string, null, or a list of typed parts.
     if content is None:
@@ -268,20 +307,19 @@ class RunStats:
 
 
 def footer_parts(event: RunFinished, stats: RunStats) -> list[str]:
-    """`2 iterations`, `3 tool calls`, `1.23s`, tokens, latencies, and how the run stopped
-    when it did not end with an answer."""
+    """`2 iterations`, `3 tool calls`, `1.23s`, tokens, latencies, and last how the run
+    stopped, `stopped: answered` too: every run's last line says why it ended."""
     parts = [
         plural(event.iterations, "iteration"),
         plural(event.tool_calls, "tool call"),
         f"{event.elapsed:.2f}s",
     ]
     parts += [p for p in (usage_summary(event.usage), stats.latency_summary()) if p]
-    if event.stop_reason != "answered":
-        parts.append(f"stopped: {event.stop_reason}")
-    elif event.tool_calls == 0 and stats.tools_offered:
+    stop = f"stopped: {event.stop_reason}"
+    if event.stop_reason == "answered" and event.tool_calls == 0 and stats.tools_offered:
         # Worth saying: an answer that needed live data but called nothing is made up (硬答).
-        parts.append("answered without calling any tool")
-    return parts
+        stop += " without calling any tool"
+    return [*parts, stop]
 
 
 def partial_arguments(text: str) -> str:
@@ -364,15 +402,22 @@ def grounding_line(event: GroundingChecked) -> str:
 def timeline_lines(entries: Sequence[TimelineEntry]) -> list[str]:
     """A round's calls on one time axis, one line each, with what each waited for:
 
-        get_weather    w      ████████····················  0.00-0.41s ok
-        convert_units  c ← w  ········██··················  0.41-0.43s ok
+        get_weather #1.0    w      ████████····················  0.00-0.41s ok
+        convert_units #1.1  c ← w  ········██··················  0.41-0.43s ok
 
     Drawn when there is something to see: two calls or more, or a call that waited."""
     if len(entries) < 2 and not any(e.waits_for for e in entries):
         return []
     end = max((e.ended or 0.0 for e in entries), default=0.0) or 1e-9
     refs = {e.call_id: e.ref or e.name for e in entries}
-    labels = [(shown_name(e.name)[:24], (e.ref or "")[:8] + _waits(e, refs)) for e in entries]
+    # Each call by its name and id: two calls of one tool would otherwise read the same.
+    labels = [
+        (
+            f"{shown_name(e.name)[:24]} {shown_name(e.call_id)[:32]}",
+            (e.ref or "")[:8] + _waits(e, refs),
+        )
+        for e in entries
+    ]
     name_width = max(len(n) for n, _ in labels)
     ref_width = max(len(r) for _, r in labels)
     return [

@@ -56,12 +56,12 @@ from toolcall_cli.render.base import (
     assert_never,
     chosen_line,
     cut,
+    fed_back_lines,
     filled_line,
     footer_parts,
     from_result_line,
     grounding_line,
     indent,
-    message_preview,
     one_line,
     partial_arguments,
     plural,
@@ -454,6 +454,9 @@ class LiveRenderer:
             head = Text.assemble(("✓ ", "bold green"), (shown_name(call.name), "bold"))
         else:
             head = Text.assemble(("✗ ", "bold red"), (shown_name(call.name), "bold red"))
+        # The call's id pairs the result with its call: two calls of one tool look alike.
+        head.append(f" {shown_name(call.id)}", style="dim")
+        if not result.ok:
             head.append(f" {result.error_kind or 'error'}", style="red")
         head.append(f"  {result.duration:.2f}s", style="dim")
         if result.cached:
@@ -484,9 +487,12 @@ class LiveRenderer:
     def _fed_back_block(self, event: FedBack) -> RenderableType:
         head = f"↩ fed back to the model ({plural(len(event.messages), 'message')})"
         rows: list[RenderableType] = [Text(head, style="cyan")]
+        # One line per message, or per result block of a text protocol's results message, each
+        # cut on its own: every call id fed back is on screen, however long the results.
         rows += [
-            Text("    " + message_preview(m, 300), style="dim", no_wrap=True, overflow="ellipsis")
+            Text("    " + line, style="dim", no_wrap=True, overflow="ellipsis")
             for m in event.messages
+            for line in fed_back_lines(m, 300)
         ]
         return Group(*rows)
 

@@ -44,12 +44,12 @@ from toolcall_cli.render.base import (
     assert_never,
     chosen_line,
     cut,
+    fed_back_lines,
     filled_line,
     footer_parts,
     from_result_line,
     grounding_line,
     indent,
-    message_preview,
     nothing_to_suspend,
     one_line,
     reply_summary,
@@ -136,7 +136,8 @@ class PlainRenderer:
             case ToolsChosen():
                 return [chosen_line(event)]
             case FedBack():
-                return ["fed back:", *(indent(message_preview(m, 200)) for m in event.messages)]
+                lines = [line for m in event.messages for line in fed_back_lines(m, 200)]
+                return ["fed back:", *(indent(line) for line in lines)]
             case _:
                 assert_never(event)
 
@@ -178,7 +179,8 @@ class PlainRenderer:
             status += " (repeated call: earlier result reused, not run)"
         shown = cut(visible(result.content), *self._result_limits)
         head, *rest = shown.text.split("\n")
-        lines = [f"tool {shown_name(call.name)} {status} {result.duration:.2f}s -> {head}"]
+        name = f"{shown_name(call.name)} {shown_name(call.id)}"  # the id pairs it with its call
+        lines = [f"tool {name} {status} {result.duration:.2f}s -> {head}"]
         lines += [indent(line) for line in rest]
         if shown.was_cut:
             lines.append(indent(shown.note()))
@@ -269,7 +271,8 @@ def _cut_block(text: str, limits: tuple[int, int]) -> list[str]:
 
 
 def _call(call: ToolCall) -> list[str]:
-    lines = [f"call {shown_name(call.name)} {shown_arguments(call.arguments)}"]
+    arguments = shown_arguments(call.arguments)
+    lines = [f"call {shown_name(call.name)} {arguments}  {shown_name(call.id)}"]
     if call.repaired:
         lines.append(
             indent(

@@ -104,6 +104,8 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: an SDK's connection pool reuses connections
     server_version = "toolcall-serve"
     timeout = IDLE_SECONDS
+    _body_taken = False
+    """This request's body has been read (or the connection ends after it)."""
 
     def do_GET(self) -> None:
         self._handle()
@@ -141,19 +143,19 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         started = time.monotonic()
         exchange = Exchange(next(self.server.numbers), self.command, self.path)
+        self._body_taken = False
         try:
             self._route(exchange, urlsplit(self.path).path.rstrip("/") or "/")
         except Refused as refused:
             exchange.status, exchange.error = refused.status, refused.message
-            self._send_json(refused.status, refused.payload(), refused.headers)
+            self._refuse(refused)
         except (ConnectionError, TimeoutError):
             exchange.client_left = True
             self.close_connection = True
         except Exception as error:  # a bug, the model's or ours: a 500 and one line, no traceback
             exchange.status, exchange.error = 500, f"{type(error).__name__}: {error}"
             message = f"the offline model failed on this request: {exchange.error}"
-            failed = Refused(500, message, error_type="server_error")
-            self._send_json(500, failed.payload())
+            self._refuse(Refused(500, message, error_type="server_error"))
         exchange.seconds = time.monotonic() - started
         self.server.log(exchange)
 
@@ -176,6 +178,33 @@ class _Handler(BaseHTTPRequestHandler):
             message = f"Invalid URL ({self.command} {path}): there is no such path here"
             raise Refused(404, message, code="unknown_url")
 
+    def _refuse(self, refused: Refused) -> None:
+        try:
+            self._discard_body()
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True  # the refusal is still sent, if the client is there
+        self._send_json(refused.status, refused.payload(), refused.headers)
+
+    def _discard_body(self) -> None:
+        """Reads and drops the body of a request refused before it was read (an unknown path,
+        a wrong method), so that the next request on this keep-alive connection starts where it
+        should: left unread, the body was taken for the next request line, and the OpenAI SDK's
+        next call got `501 Unsupported method ('{"model":...}POST')`. A body whose length is
+        not given, or too long to read, ends the connection instead."""
+        if self._body_taken or self.close_connection:
+            return
+        self._body_taken = True
+        length = self.headers.get("Content-Length")
+        if length is None:
+            # No length and no transfer coding is a request without a body (RFC 9112 6.3).
+            if self.headers.get("Transfer-Encoding") is not None:
+                self.close_connection = True
+            return
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            self.close_connection = True
+            return
+        self.rfile.read(int(length))
+
     def _allow(self, method: str) -> None:
         if self.command != method:
             message = f"{self.command} is not allowed here; use {method}"
@@ -190,6 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             message = f"the request body is over {MAX_BODY_BYTES:,} bytes"
             raise Refused(413, message, code="request_too_large")
+        self._body_taken = True
         return self.rfile.read(int(length))
 
     def _send_answer(self, answer: Answer, *, streaming: bool) -> int:

@@ -11,6 +11,10 @@ error result. bench/ measures both.
 
 The caller waits with `wait()`, which blocks on a queue until a call finishes or the nearest
 deadline passes: no polling. The clock is injectable, for the timeline and for tests.
+
+A call's end is read on its own thread, when it reports, not when the caller next looks: the
+caller may be away for a while (at a --step or approval prompt for the next call), and a tool
+that finished in 0.01 s must not come back as timed out, nor as having taken 13 s.
 """
 
 from __future__ import annotations
@@ -72,7 +76,8 @@ class ToolPool:
         self._clock = clock
         self._waiting: deque[Job] = deque()
         self._running: dict[str, _Running] = {}
-        self._inbox: queue.Queue[tuple[str, Outcome]] = queue.Queue()
+        self._inbox: queue.Queue[tuple[str, Outcome, float]] = queue.Queue()
+        """Each call's outcome, with when it ended on the pool's clock."""
 
     @property
     def pending(self) -> int:
@@ -91,6 +96,11 @@ class ToolPool:
         first, or when nothing is pending."""
         give_up = None if timeout is None else self._clock() + timeout
         while self.pending:
+            # What has reported comes first: a call that ended in time is never judged by when
+            # the caller came back to look.
+            done = self._reported()
+            if done is not None:
+                return done
             expired = self._expired()
             if expired is not None:
                 return expired
@@ -99,15 +109,27 @@ class ToolPool:
             if give_up is not None:
                 waits.append(give_up - now)
             try:
-                call_id, outcome = self._inbox.get(timeout=max(min(waits), 0) if waits else None)
+                report = self._inbox.get(timeout=max(min(waits), 0) if waits else None)
             except queue.Empty:
                 if give_up is not None and self._clock() >= give_up:
                     return None
                 continue
-            done = self._finish(call_id, outcome)
+            done = self._finish(*report)
             if done is not None:
                 return done
         return None
+
+    def _reported(self) -> Finished | None:
+        """The first call that has reported by now, without waiting (late reports of calls
+        already answered are dropped on the way)."""
+        while True:
+            try:
+                report = self._inbox.get_nowait()
+            except queue.Empty:
+                return None
+            done = self._finish(*report)
+            if done is not None:
+                return done
 
     def ready(self) -> list[Finished]:
         """What has finished by now, without waiting."""
@@ -174,22 +196,25 @@ class ToolPool:
 
     def _reporter(self, call_id: str) -> Callable[[Outcome], None]:
         def report(outcome: Outcome) -> None:
-            self._inbox.put((call_id, outcome))
+            # The end is read here, on the call's own thread, as it ends.
+            self._inbox.put((call_id, outcome, self._clock()))
 
         return report
 
-    def _finish(self, call_id: str, outcome: Outcome) -> Finished | None:
+    def _finish(self, call_id: str, outcome: Outcome, ended: float) -> Finished | None:
         running = self._running.pop(call_id, None)
         if running is None:
             return None  # a late report from a call that timed out or was cancelled
+        self._start_ready()
+        if ended > running.deadline:
+            # It ended past its deadline while nobody was looking: late all the same.
+            return _timed_out(running, ended)
         call = running.job.call
         if outcome.failure is not None:
             result = error_result(call, *outcome.failure)
         else:
             result = ToolResult(call_id=call.id, name=call.name, content=outcome.text)
         result = replace(result, output=running.output.text(), coerced=running.job.coerced)
-        ended = self._clock()
-        self._start_ready()
         return Finished(
             call, replace(result, duration=ended - running.started), running.started, ended
         )
@@ -200,17 +225,17 @@ class ToolPool:
             if running.deadline <= now:
                 del self._running[call_id]
                 running.stop()
-                job = running.job
-                how = "; its process was killed" if job.isolate else ""
-                message = f"`{job.tool.name}` timed out after {job.timeout:g} s{how}."
-                result = replace(
-                    error_result(job.call, "timeout", message), output=running.output.text()
-                )
                 self._start_ready()
-                return Finished(
-                    job.call, replace(result, duration=now - running.started), running.started, now
-                )
+                return _timed_out(running, now)
         return None
+
+
+def _timed_out(running: _Running, now: float) -> Finished:
+    job = running.job
+    how = "; its process was killed" if job.isolate else ""
+    message = f"`{job.tool.name}` timed out after {job.timeout:g} s{how}."
+    result = replace(error_result(job.call, "timeout", message), output=running.output.text())
+    return Finished(job.call, replace(result, duration=now - running.started), running.started, now)
 
 
 def start_thread(
