@@ -4,9 +4,9 @@
 
 Each tree runs its own README test command (the line `pip install -e '.[test]' && COMMAND`)
 with its own `.venv` (make it first: `python3 -m venv .venv && .venv/bin/pip install -e
-'.[test]'`). The two take turns, so a machine that gets busier slows both alike. Both read the
-same conformance data (this tree's ../shared/conformance unless TOOLCALL_CONFORMANCE_DIR is set),
-so an old tree outside the workspace runs those tests too. Writes
+'.[test]'`). The two take turns, so a machine that gets busier slows both alike. Both read
+the same extra corpus of real outputs when TOOLCALL_CONFORMANCE_DIR names one (this tree's
+own real outputs ship in the package). Writes
 bench/results/test_suite_time.txt; PASS when this tree's slowest run beats the old tree's
 fastest. --one-process also times this tree without pytest-xdist's workers (`-n 0`), to show
 what they bring.
@@ -71,9 +71,7 @@ def main() -> None:
     parser.add_argument("--one-process", action="store_true")
     args = parser.parse_args()
     old = args.old_tree.resolve()
-    shared = HERE.parent / "shared" / "conformance"
-    corpus = os.environ.get("TOOLCALL_CONFORMANCE_DIR") or str(shared)
-    env = {**os.environ, "TOOLCALL_CONFORMANCE_DIR": corpus}
+    env = dict(os.environ)  # TOOLCALL_CONFORMANCE_DIR, when set, reaches both trees
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=old, capture_output=True, text=True
     ).stdout.strip()

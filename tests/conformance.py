@@ -1,10 +1,13 @@
-"""The conformance data: real model outputs and streams from public test suites, kept outside
-the repository in ../shared/conformance (or wherever TOOLCALL_CONFORMANCE_DIR points).
+"""The real model outputs the parser tests read: the repository's own, and an outside corpus.
 
-A clone without it skips the tests that read it, saying where the files were looked for and
-how to point at them. CI has the data beside the repository and sets
-TOOLCALL_REQUIRE_CONFORMANCE=1: there a missing file fails those tests instead, so a moved
-folder can never turn them into silent skips.
+- **Own**: toolcall_cli/data/real_outputs.jsonl, replies a real model gave toolcall's
+  strategies in this project's recordings (bench/results, made into cases by
+  bench/make_real_outputs.py; see toolcall_cli/data/README.md). Always there, so every clone
+  runs the tests over them (and the katas grade with them).
+- **Outside** (an extra): a folder of real outputs and streams copied from public test suites,
+  read only when TOOLCALL_CONFORMANCE_DIR names it. Named, a file missing from it fails the
+  tests that read it (a moved folder can never turn them into silent skips); not named, the
+  tests that read only it are left out of the run (conftest says how many, in the header).
 """
 
 from __future__ import annotations
@@ -16,61 +19,79 @@ from typing import Any
 
 import pytest
 
+from toolcall_cli.kata._conformance import OWN_OUTPUTS
+
 DIR_VARIABLE = "TOOLCALL_CONFORMANCE_DIR"
-REQUIRE_VARIABLE = "TOOLCALL_REQUIRE_CONFORMANCE"
-CONFORMANCE_DIR = Path(
-    os.environ.get(DIR_VARIABLE)
-    or Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
-)
+OWN_CORPUS = OWN_OUTPUTS
+OUTSIDE_NAMED = os.environ.get(DIR_VARIABLE, "")
+OUTSIDE_DIR = Path(OUTSIDE_NAMED) if OUTSIDE_NAMED else None
 MISSING_MARK = "conformance_missing"
-"""The mark (`pytest.mark.conformance_missing`) of a test whose data is missing where it is
-required; conftest fails such a test."""
+"""The mark (`pytest.mark.conformance_missing`) of a test whose data is missing from the
+folder TOOLCALL_CONFORMANCE_DIR names; conftest fails such a test."""
+OUTSIDE_MARK = "outside_corpus"
+"""The mark of a test that reads only the outside corpus, which is not named: conftest leaves
+it out of the run (deselected, not skipped: nothing the repository needs is missing)."""
 
 
-def required() -> bool:
-    return os.environ.get(REQUIRE_VARIABLE, "") not in ("", "0")
-
-
-def path_of(name: str) -> Path:
-    return CONFORMANCE_DIR / name
-
-
-def missing(name: str) -> str | None:
-    """Why `name` cannot be read, with how to get it; None when it is there."""
-    path = path_of(name)
-    if path.is_file():
-        return None
-    return (
-        f"conformance data {path} not found: these tests read the shared conformance corpus, "
-        f"expected in ../shared/conformance beside the repository (where CI has it); put it "
-        f"there, or set {DIR_VARIABLE} to the folder holding {name}"
-    )
-
-
-def cases(name: str) -> list[dict[str, Any]]:
-    """The records of a JSONL file, one per line; none when the file is missing."""
-    if missing(name):
-        return []
-    text = path_of(name).read_text(encoding="utf-8")
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def own_cases() -> list[dict[str, Any]]:
+    """The repository's own real outputs (toolcall_cli/data/real_outputs.jsonl)."""
+    return read_jsonl(OWN_CORPUS)
+
+
+def path_of(name: str) -> Path | None:
+    return OUTSIDE_DIR / name if OUTSIDE_DIR is not None else None
+
+
+def missing(name: str) -> str | None:
+    """Why the outside corpus's `name` cannot be read; None when it is there."""
+    path = path_of(name)
+    if path is None:
+        return f"{DIR_VARIABLE} names no outside corpus"
+    if path.is_file():
+        return None
+    return f"outside corpus file {path} not found ({DIR_VARIABLE} names {OUTSIDE_DIR})"
+
+
+def cases(name: str) -> list[dict[str, Any]]:
+    """The records of one of the outside corpus's JSONL files; none when it is not there."""
+    path = path_of(name)
+    if path is None or missing(name):
+        return []
+    return read_jsonl(path)
+
+
 def needs(*names: str) -> pytest.MarkDecorator:
-    """The mark for a test that reads `names`: nothing when they are there; otherwise a skip
-    saying how to get them, or under TOOLCALL_REQUIRE_CONFORMANCE=1 a failure."""
+    """The mark for a test that reads the outside corpus's `names`: nothing when they are
+    there; left out of the run when no corpus is named; a failure when a named one lacks them."""
+    if OUTSIDE_DIR is None:
+        return pytest.mark.outside_corpus  # OUTSIDE_MARK
     reasons = [reason for name in names if (reason := missing(name))]
-    if not reasons:
-        return pytest.mark.conformance
-    if required():
-        return pytest.mark.conformance_missing("; ".join(reasons))
-    return pytest.mark.skip(reason="; ".join(reasons))
+    if reasons:
+        return pytest.mark.conformance_missing("; ".join(reasons))  # MISSING_MARK
+    return pytest.mark.conformance
 
 
 def params(name: str, records: list[dict[str, Any]] | None = None) -> list[Any]:
-    """Parameters for a test over the cases of `name` (or `records` drawn from them), marked
-    with `needs(name)`. A missing file still gives one parameter, so the test is reported as
-    skipped (or failed) with the reason rather than vanishing from the run."""
+    """Parameters for a test over the outside corpus's cases of `name` (or `records` drawn
+    from them). Without them, one parameter marked by `needs(name)`, so the test is left out
+    of the run, or fails saying why, rather than vanishing."""
     if missing(name):
-        return [pytest.param(None, id="missing", marks=needs(name))]
+        return [pytest.param(None, id="outside", marks=needs(name))]
     chosen = cases(name) if records is None else records
-    return [pytest.param(case, id=str(case["id"])) for case in chosen]
+    return [pytest.param(case, id=f"outside-{case['id']}") for case in chosen]
+
+
+def real_outputs(keep: Any = None) -> list[Any]:
+    """Parameters for a test over every real output: the repository's own, and the outside
+    corpus's corpus.jsonl when it is named. `keep(case)` chooses among them."""
+    own = [c for c in own_cases() if keep is None or keep(c)]
+    found = [pytest.param(case, id=str(case["id"])) for case in own]
+    if OUTSIDE_DIR is None:
+        return found
+    outside = [c for c in cases("corpus.jsonl") if keep is None or keep(c)]
+    return found + params("corpus.jsonl", outside)

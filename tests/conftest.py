@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
-from conformance import MISSING_MARK
+from conformance import DIR_VARIABLE, MISSING_MARK, OUTSIDE_DIR, OUTSIDE_MARK, own_cases
 
 from toolcall_cli.models.scripted import Reply, ScriptedModel
 
@@ -43,8 +43,34 @@ def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
     return _real_getaddrinfo(host, *args, **kwargs)
 
 
+def pytest_report_header() -> str:
+    """Which real outputs the parser tests read (tests/conformance.py)."""
+    own = f"real outputs: {len(own_cases())} of the repository's own (toolcall_cli/data)"
+    if OUTSIDE_DIR is None:
+        return f"{own}; no outside corpus ({DIR_VARIABLE} unset: its extra checks left out)"
+    return f"{own}, and the outside corpus in {OUTSIDE_DIR} ({DIR_VARIABLE})"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Said at the end too (the header is hidden under -q): what the run left out, and why."""
+    if OUTSIDE_DIR is None:
+        terminalreporter.write_line(
+            f"real outputs: the repository's own; the outside corpus's extra checks were left "
+            f"out ({DIR_VARIABLE} names no folder)"
+        )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests that read only the outside corpus leave the run when it is not named: they are
+    extra checks, not tests skipped for data the repository should hold."""
+    outside = [item for item in items if item.get_closest_marker(OUTSIDE_MARK) is not None]
+    if outside:
+        config.hook.pytest_deselected(items=outside)
+        items[:] = [item for item in items if item.get_closest_marker(OUTSIDE_MARK) is None]
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A test whose conformance data is missing where it is required (CI) fails, saying why."""
+    """A test whose data is missing from the outside corpus named (CI) fails, saying why."""
     mark = item.get_closest_marker(MISSING_MARK)
     if mark is not None:
         pytest.fail(str(mark.args[0]), pytrace=False)

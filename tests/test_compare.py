@@ -44,6 +44,16 @@ def as_json(done: Any) -> Any:
     return json.loads(done.stdout)
 
 
+def json_lines(done: Any) -> list[Any]:
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def compare_dir() -> Path:
+    """Where compare keeps its runs' traces, apart from the user's own."""
+    return trace_dir() / "compare"
+
+
 def run_alone(tmp_path: Path, question: str, label: str, *extra: str) -> list[dict[str, Any]]:
     """The events of `toolcall run` with one strategy's flags."""
     done = toolcall("run", question, *FLAGS[label], "--json", *extra, cwd=tmp_path)
@@ -256,22 +266,28 @@ def test_compare_writes_a_trace_per_strategy_and_seed(tmp_path: Path) -> None:
         assert Path(run["trace"]).stat().st_mode & 0o077 == 0  # owner-only
 
 
-def test_compare_traces_go_to_the_trace_directory_by_default(tmp_path: Path) -> None:
+def test_compare_traces_go_to_their_own_folder_in_the_trace_directory_by_default(
+    tmp_path: Path,
+) -> None:
     done = toolcall("compare", ARITHMETIC, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    written = trace_files(trace_dir())
+    written = trace_files(compare_dir())
     assert len(written) == 5
-    assert done.stdout.splitlines()[-1] == f"traces: 5 in {trace_dir()} (toolcall trace list)"
+    assert (
+        done.stdout.splitlines()[-1] == f"traces: 5 in {compare_dir()} (toolcall trace list --all)"
+    )
     headers = [read_trace(path).header for path in written]
     assert [(h or {})["command"] for h in headers] == ["compare"] * 5
-    listed = as_json(toolcall("trace", "list", "--json", cwd=tmp_path))
+    assert trace_files(trace_dir()) == []  # none among the user's own runs
+    listed = json_lines(toolcall("trace", "list", "--all", "--json", cwd=tmp_path))
+    assert {row["command"] for row in listed} == {"compare"}
     assert sorted((row["strategy"], row["stop_reason"]) for row in listed) == sorted(
         [("regex", "answered"), ("schema", "answered"), ("schema", "answered"),
          ("schema", "answered"), ("stream", "answered")]
     )  # fmt: skip
     shown = compare(tmp_path, ARITHMETIC)
-    assert shown["trace_dir"] == str(trace_dir())
-    assert {Path(run["trace"]) for run in shown["runs"]} == set(trace_files(trace_dir())) - set(
+    assert shown["trace_dir"] == str(compare_dir())
+    assert {Path(run["trace"]) for run in shown["runs"]} == set(trace_files(compare_dir())) - set(
         written
     )
 
@@ -281,7 +297,7 @@ def test_compare_traces_are_pruned_as_every_run_s(tmp_path: Path) -> None:
     config.write_text("[defaults]\ntrace_keep = 3\n", encoding="utf-8")
     env = {"TOOLCALL_CONFIG": str(config)}
     done = toolcall("compare", ARITHMETIC, "--json", cwd=tmp_path, env=env)
-    kept = trace_files(trace_dir())
+    kept = trace_files(compare_dir())
     assert done.returncode == 0 and len(kept) == 3
     runs = json.loads(done.stdout)["runs"]
     assert [Path(run["trace"]) for run in runs[-3:]] == kept  # the newest three
@@ -295,7 +311,7 @@ def test_compare_without_traces(tmp_path: Path, flags: list[str], config: str) -
     path.write_text(config, encoding="utf-8")
     done = toolcall("compare", ARITHMETIC, *flags, cwd=tmp_path, env={"TOOLCALL_CONFIG": str(path)})
     assert done.returncode == 0, done.stderr
-    assert trace_files(trace_dir()) == [] and "traces:" not in done.stdout
+    assert trace_files(compare_dir()) == [] and "traces:" not in done.stdout
     shown = json.loads(
         toolcall("compare", ARITHMETIC, "--json", *flags, cwd=tmp_path,
                  env={"TOOLCALL_CONFIG": str(path)}).stdout
@@ -325,7 +341,7 @@ def test_compare_traces_keep_keys_and_url_credentials_out(tmp_path: Path) -> Non
 def test_compare_trace_dir_and_no_trace_together_are_a_usage_error(tmp_path: Path) -> None:
     done = toolcall("compare", "hi", "--trace-dir", str(tmp_path), "--no-trace", cwd=tmp_path)
     assert done.returncode == 2 and "cannot be used together" in done.stderr
-    assert done.stdout == "" and trace_files(trace_dir()) == []
+    assert done.stdout == "" and trace_files(compare_dir()) == []
 
 
 @pytest.mark.parametrize(

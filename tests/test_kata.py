@@ -66,9 +66,8 @@ def test_the_reference_solution_passes_its_own_check(tmp_path: Path, name: str) 
 @pytest.mark.parametrize("name", ["parse", "stream", "loop"])
 def test_real_outputs_are_graded_when_present(tmp_path: Path, name: str) -> None:
     done = check(tmp_path, f"kata_{name}.py", solution(tmp_path, name), "--kata", name)
-    assert re.search(
-        r"real outputs: \d+ real (model outputs|servers' tool-call replies) from", done.stdout
-    )
+    extra = r"\d+ real (model outputs|servers' tool-call replies) from \S+/(corpus|sse_streams)"
+    assert re.search(extra, done.stdout), done.stdout
     real = [row[2] for row in cells(done.stdout).values()]
     assert sum(int(c.split("/")[1]) for c in real if c != "-") > 10, done.stdout
 
@@ -80,8 +79,45 @@ def test_without_the_conformance_data_it_says_so_and_grades_the_rest(tmp_path: P
     done = check(tmp_path, "kata_parse.py", solution(tmp_path, "parse"), env=env)
     assert done.returncode == 0, done.stdout
     assert f"conformance data not found ({empty / 'corpus.jsonl'})" in done.stdout
+    assert "real model outputs from toolcall's own recordings" in done.stdout
     table = cells(done.stdout)
-    assert table and all(row[2] == "-" for row in table.values()), done.stdout
+    graded = {category for category, row in table.items() if row[2] != "-"}
+    assert graded == OWN_GRADED, done.stdout
+
+
+OWN_GRADED = {"code fence", "no call"}
+"""The categories toolcall's own real outputs fall in, where the katas' rules cover them."""
+
+
+@pytest.mark.parametrize("name", ["parse", "stream"])
+def test_with_no_corpus_named_the_own_real_outputs_are_graded_and_the_extra_said_to_be_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.delenv("TOOLCALL_CONFORMANCE_DIR", raising=False)
+    done = check(tmp_path, f"kata_{name}.py", solution(tmp_path, name), "--kata", name)
+    assert done.returncode == 0, done.stdout
+    said = " ".join(done.stdout.split())
+    own = re.search(r"real outputs: (\d+) real model outputs from toolcall's own recordings", said)
+    assert own and int(own[1]) >= 70, said
+    extra = "the extra corpus of public test suites' outputs is not named (an extra, not part of"
+    assert extra in said
+    assert "point TOOLCALL_CONFORMANCE_DIR or --conformance at its folder" in said
+    assert "not found" not in said
+    table = cells(done.stdout)
+    real = {category: row[2] for category, row in table.items() if row[2] != "-"}
+    assert set(real) == OWN_GRADED, done.stdout
+    assert sum(int(cell.split("/")[1]) for cell in real.values()) == int(own[1])
+
+
+def test_loop_with_no_corpus_named_has_no_real_outputs_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOOLCALL_CONFORMANCE_DIR", raising=False)
+    done = check(tmp_path, "kata_loop.py", solution(tmp_path, "loop"), "--kata", "loop")
+    assert done.returncode == 0, done.stdout
+    said = " ".join(done.stdout.split())
+    assert "real outputs: the extra corpus of public test suites' outputs is not named" in said
+    assert all(row[2] == "-" for row in cells(done.stdout).values()), done.stdout
 
 
 def test_unreadable_conformance_data_is_said_and_left_out(tmp_path: Path) -> None:
@@ -365,7 +401,7 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "cannot read absent.py" in missing.stderr
     (tmp_path / "other.py").write_text("x = 1\n", encoding="utf-8")
     unclear = toolcall("kata", "check", "other.py", cwd=tmp_path)
-    assert unclear.returncode == 2 and "give --kata NAME" in unclear.stderr
+    assert unclear.returncode == 2 and "give --kata KATA" in unclear.stderr
 
 
 def test_the_command_line_loads_no_kata_machinery_until_a_kata_command_runs() -> None:

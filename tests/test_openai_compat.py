@@ -227,7 +227,7 @@ def test_sse_parser_skips_comments_and_joins_multiline_data() -> None:
     assert list(sse_data(iter(lines))) == ['{"a":\n1}', "[DONE]"]
 
 
-# --- recorded streams from ../shared/conformance/sse_streams.jsonl -----------------------------
+# --- recorded streams from the outside corpus's sse_streams.jsonl (tests/conformance.py) ------
 
 SSE_STREAMS = "sse_streams.jsonl"
 

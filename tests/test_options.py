@@ -71,7 +71,7 @@ def flags_in(help_text: str) -> set[str]:
         match = OPTION_LINE.match(line)
         if match:
             found |= {name for name in match.groups() if name}
-    return found - {"--help"}
+    return found - {"--help", "-h"}
 
 
 @pytest.mark.parametrize("command", list(COMMAND_FLAGS))

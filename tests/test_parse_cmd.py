@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance import cases, needs, params
+from conformance import cases, needs, params, real_outputs
 from in_process import Finished, toolcall
 
 from toolcall_cli.parsing import parse_output, parse_sse
@@ -61,7 +61,7 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("case", params("corpus.jsonl"))
+@pytest.mark.parametrize("case", real_outputs(lambda c: c["format"] != "openai_tool_calls_json"))
 def test_parse_and_stream_chunk_1_print_the_same_calls(case: dict[str, Any]) -> None:
     batch = parse_output(case["text"])
     streamed = parse_output(case["text"], chunk=1)
@@ -101,10 +101,7 @@ def test_cli_sse() -> None:
     ]
 
 
-NATIVE = [case for case in cases("corpus.jsonl") if case["format"] == "openai_tool_calls_json"]
-
-
-@pytest.mark.parametrize("case", params("corpus.jsonl", NATIVE))
+@pytest.mark.parametrize("case", real_outputs(lambda c: c["format"] == "openai_tool_calls_json"))
 def test_native_messages_in_the_corpus_parse_to_their_calls(case: dict[str, Any]) -> None:
     from toolcall_cli.parsing import parse_message
 

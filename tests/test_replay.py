@@ -93,7 +93,7 @@ def test_a_bare_replay_reproduces_the_run(tmp_path: Path) -> None:
 def test_the_replay_writes_its_own_trace(tmp_path: Path) -> None:
     recorded = record(tmp_path, SUM)
     _, data = replay_json(tmp_path, str(recorded))
-    [written] = trace_files(trace_dir())
+    [written] = trace_files(trace_dir() / "replay")
     assert data["replay_trace"] == str(written) and data["recording"] == str(recorded)
     trace = read_trace(written)
     assert trace.header is not None
@@ -101,7 +101,7 @@ def test_the_replay_writes_its_own_trace(tmp_path: Path) -> None:
     assert [r["question"] for r in trace.records if r["kind"] == "run_started"] == [SUM]
     assert toolcall("trace", "list", "--json", cwd=tmp_path).returncode == 0
     replay(tmp_path, str(recorded), "--no-trace")
-    assert trace_files(trace_dir()) == [written]
+    assert trace_files(trace_dir() / "replay") == [written]
 
 
 def test_a_changed_system_prompt_shows_in_the_diff_and_exits_5(tmp_path: Path) -> None:
@@ -260,7 +260,7 @@ def test_the_script_left_unused_is_a_difference(tmp_path: Path) -> None:
     assert data["differences"] == 9
     calls = [i for i in items(data) if i["what"] == "calls"]
     assert [i["reached"]["replayed"] for i in calls] == [True, False, False, False]
-    [written] = trace_files(trace_dir())
+    [written] = trace_files(trace_dir() / "replay")
     assert read_trace(written).records[-2]["kind"] == "script_unused"
 
 
@@ -270,7 +270,7 @@ def test_a_strategy_the_trace_cannot_answer_is_a_usage_error(tmp_path: Path) -> 
     done = replay(tmp_path, str(recorded), "--model", "scripted", "-s", "stream")
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
     assert "its replies came as tagged text, not streamed" in done.stderr
-    assert trace_files(trace_dir()) == []
+    assert trace_files(trace_dir() / "replay") == []
 
 
 # --- against a real model over HTTP ------------------------------------------------------------
@@ -390,6 +390,6 @@ def test_ctrl_c_ends_the_replay_and_its_trace(
     done = replay(tmp_path, str(recorded))
     assert done.returncode == 130 and done.stdout == ""
     assert done.stderr.endswith("toolcall: interrupted\n")
-    [written] = trace_files(trace_dir())
+    [written] = trace_files(trace_dir() / "replay")
     last = read_trace(written).records[-2:]
     assert [r["kind"] for r in last] == ["run_finished", "interrupted"]

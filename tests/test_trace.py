@@ -534,7 +534,7 @@ def test_trace_list_is_newest_first(tmp_path: Path) -> None:
 def test_trace_list_json(tmp_path: Path) -> None:
     *_, newest = three_runs(tmp_path)
     done = toolcall("trace", "list", "--json", cwd=tmp_path)
-    rows = json.loads(done.stdout)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]  # one object a line
     assert [row["question"] for row in rows] == [
         "What's 12*5+3?",
         "北京今天适合穿短袖吗？",

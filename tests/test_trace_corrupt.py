@@ -256,7 +256,8 @@ def test_trace_list_lists_beside_a_long_line_in_bounded_memory(
     done, peak = peak_of(lambda: toolcall("trace", "list", "--json", cwd=tmp_path))
     assert peak < 4 * CAP, f"peak {peak:,} bytes"
     assert done.returncode == 0
-    assert [row["question"] for row in json.loads(done.stdout)] == ["What's 1+1?"]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [row["question"] for row in rows] == ["What's 1+1?"]
     assert done.stderr == (
         f"toolcall: warning: {first} is not a toolcall trace: line "
         f"{len(first.read_bytes().splitlines())} is longer than 1,048,576 bytes\n"

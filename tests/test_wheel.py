@@ -99,6 +99,11 @@ def from_dir(directory: Path) -> list[tuple[str, str]]:
     return sorted((name, str(directory / file)) for name, file in FILES.items())
 
 
+def wheel_file(wheel: Path, name: str) -> bytes:
+    with zipfile.ZipFile(wheel) as opened:
+        return opened.read(name)
+
+
 def test_the_wheel_carries_the_top_level_tools_d_and_every_module(installed: Installed) -> None:
     with zipfile.ZipFile(installed.wheel) as wheel:
         names = set(wheel.namelist())
@@ -106,6 +111,10 @@ def test_the_wheel_carries_the_top_level_tools_d_and_every_module(installed: Ins
             copy = wheel.read(f"toolcall_cli/_bundled_tools/{file}")
             assert copy == (REPO / "tools.d" / file).read_bytes()
     assert not [name for name in names if "tools.d" in name]
+    # The katas grade with toolcall's own real outputs: data of the package, with their notes.
+    for data in ("real_outputs.jsonl", "README.md"):
+        own = REPO / "toolcall_cli" / "data" / data
+        assert wheel_file(installed.wheel, f"toolcall_cli/data/{data}") == own.read_bytes()
     modules = {path.relative_to(REPO).as_posix() for path in (REPO / "toolcall_cli").rglob("*.py")}
     assert modules - names == set(), "a module of the source tree is missing from the wheel"
 

@@ -32,25 +32,38 @@ def one_of(kind: Any, value: Any) -> bool:
 
 class Flag:
     """How an option is given on the command line: its names (the long one first), what it
-    means, and the bounds of a number."""
+    means, the bounds of a number, and the placeholder `--help` shows for its value: a word
+    in capitals that names the thing (SECONDS, DIR, URL). A flag of choices, or one that takes
+    no value, needs none: its choices are listed, or it has no value to name."""
 
-    __slots__ = ("help", "max", "min", "names")
+    __slots__ = ("help", "max", "metavar", "min", "names")
 
     def __init__(
-        self, names: tuple[str, ...], help: str, min: float | None, max: float | None
+        self,
+        names: tuple[str, ...],
+        help: str,
+        min: float | None,
+        max: float | None,
+        metavar: str | None = None,
     ) -> None:
         self.names = names
         self.help = help
         self.min = min
         self.max = max
+        self.metavar = metavar
 
 
 def option(
-    default: Any, *names: str, help: str, min: float | None = None, max: float | None = None
+    default: Any,
+    *names: str,
+    help: str,
+    min: float | None = None,
+    max: float | None = None,
+    metavar: str | None = None,
 ) -> Any:
     """A field of an option group: its default, and the flag that sets it (which the command
     line reads from the field's metadata)."""
-    return field(default=default, metadata={"flag": Flag(names, help, min, max)})
+    return field(default=default, metadata={"flag": Flag(names, help, min, max, metavar)})
 
 
 DEFAULT_LIMITS = Limits()
@@ -93,6 +106,7 @@ class StrategyOptions:
     system_prompt: Path | None = option(
         None,
         "--system-prompt",
+        metavar="FILE",
         help="Send this file's text as the system prompt instead of the strategy's (requests "
         "that offer tools).",
     )
@@ -112,28 +126,45 @@ class Endpoint:
         None,
         "--model",
         "-m",
+        metavar="NAME",
         help="offline (default), scripted, or a model name at --base-url.",
     )
     profile: str | None = option(
-        None, "--profile", "-p", help="A named endpoint: openai, deepseek, qwen, ollama, ..."
+        None,
+        "--profile",
+        "-p",
+        metavar="NAME",
+        help="A named endpoint: openai, deepseek, qwen, ollama, ...",
     )
     base_url: str | None = option(
-        None, "--base-url", help="An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1"
+        None,
+        "--base-url",
+        metavar="URL",
+        help="An OpenAI-compatible endpoint, e.g. http://localhost:11434/v1",
     )
     api_key: str | None = option(
-        None, "--api-key", help="API key (better: the profile's key variable)."
+        None, "--api-key", metavar="KEY", help="API key (better: the profile's key variable)."
     )
     connect_timeout: float = option(
-        10.0, "--connect-timeout", min=0.1, help="Seconds to wait for a connection."
+        10.0,
+        "--connect-timeout",
+        min=0.1,
+        metavar="SECONDS",
+        help="Seconds to wait for a connection.",
     )
     read_timeout: float = option(
-        120.0, "--read-timeout", min=0.1, help="Seconds to wait for the model to answer."
+        120.0,
+        "--read-timeout",
+        min=0.1,
+        metavar="SECONDS",
+        help="Seconds to wait for the model to answer.",
     )
     context_window: int | None = option(
         None,
         "--context-window",
         min=MIN_CONTEXT_WINDOW,
         max=MAX_CONTEXT_WINDOW,
+        metavar="TOKENS",
         help="The model's context window in tokens; each request is fitted into it "
         "(default: the profile's context_window, else asked of the server).",
     )
@@ -147,25 +178,29 @@ class LocalModel:
     script: Path | None = option(
         None,
         "--script",
+        metavar="FILE",
         help="Replies for --model scripted: a JSON list or JSONL of replies, or a trace, whose "
         "recorded replies play back as they were sent.",
     )
     faults: str | None = option(
         None,
         "--faults",
-        help="Make the offline model misbehave: KIND[,KIND...] (toolcall faults).",
+        metavar="KIND[,KIND...]",
+        help="Make the offline model misbehave in these ways (`toolcall faults` lists them).",
     )
     fault_rate: float = option(
         1.0,
         "--fault-rate",
         min=0.0,
         max=1.0,
+        metavar="CHANCE",
         help="Chance a fault fires where it can (0..1).",
     )
     pace: float | None = option(
         None,
         "--pace",
         min=0.0,
+        metavar="SECONDS",
         help="Seconds between streamed chunks of the offline/scripted model "
         "(default: 0.02 in the live view, else 0).",
     )
@@ -186,18 +221,26 @@ class SamplingOptions:
     seed: int | None = option(
         None,
         "--seed",
+        metavar="N",
         help="Sampling seed: sent to the server as `seed`, and seeds the offline model "
         "(default: the configured seed, else 0; compare --repeat: run k gets seed+k).",
     )
     temperature: float | None = option(
-        None, "--temperature", help="Sampling temperature, 0..2 (default: the server's)."
+        None,
+        "--temperature",
+        metavar="T",
+        help="Sampling temperature, 0..2 (default: the server's).",
     )
     top_p: float | None = option(
-        None, "--top-p", help="Nucleus sampling, above 0 and at most 1 (default: the server's)."
+        None,
+        "--top-p",
+        metavar="P",
+        help="Nucleus sampling, above 0 and at most 1 (default: the server's).",
     )
     max_tokens: int | None = option(
         None,
         "--max-tokens",
+        metavar="TOKENS",
         help="The most tokens one reply may hold, sent as `max_tokens` (default: the server's).",
     )
 
@@ -207,15 +250,18 @@ class ToolOptions:
     """Where the tools come from, how they run, and which may."""
 
     PANEL: ClassVar[str] = "Tools"
-    tools: tuple[Path, ...] = option((), "--tools", help="Another tools.d directory (repeatable).")
+    tools: tuple[Path, ...] = option(
+        (), "--tools", metavar="DIR", help="Another tools.d directory (repeatable)."
+    )
     no_default_tools: bool = option(
         False, "--no-default-tools", help="Leave the bundled tools out."
     )
     mcp: tuple[str, ...] = option(
         (),
         "--mcp",
-        help="An MCP server to start and use the tools of: 'COMMAND ARGS' (repeatable; config: "
-        "[mcp.servers.NAME]).",
+        metavar="'COMMAND ARGS'",
+        help="An MCP server to start and use the tools of, as one command line (repeatable; "
+        "config: [mcp.servers.NAME]).",
     )
     """MCP server command lines, as given."""
     allow: Allow = option(
@@ -224,7 +270,7 @@ class ToolOptions:
         help="The most a tool may do: read, write (default) or admin (its @tool says).",
     )
     max_parallel: int = option(
-        4, "--max-parallel", min=1, max=64, help="Tool calls run at once (default 4)."
+        4, "--max-parallel", min=1, max=64, metavar="N", help="Tool calls run at once (default 4)."
     )
     isolate_tools: bool = option(
         False,
@@ -249,6 +295,7 @@ class RetrievalOptions:
         None,
         "--retrieve",
         min=0,
+        metavar="K",
         help="Send each request at most K tools: the best ranked for the question, plus a "
         "search_tools tool for the rest (default: 6 past --retrieve-over tools; 0: off).",
     )
@@ -256,6 +303,7 @@ class RetrievalOptions:
         None,
         "--retrieve-over",
         min=0,
+        metavar="N",
         help="Past this many tools, retrieval comes on by itself (default 20).",
     )
     retriever: Retriever | None = option(
@@ -266,10 +314,14 @@ class RetrievalOptions:
     embed_url: str | None = option(
         None,
         "--embed-url",
+        metavar="URL",
         help="The OpenAI-compatible API root for embeddings (default: --base-url).",
     )
     embed_model: str | None = option(
-        None, "--embed-model", help="The embedding model's name (--retriever embed)."
+        None,
+        "--embed-model",
+        metavar="NAME",
+        help="The embedding model's name (--retriever embed).",
     )
 
     def by_key(self) -> dict[str, Any]:
@@ -277,11 +329,17 @@ class RetrievalOptions:
         return values_of(self)
 
 
-def limit(key: str, help: str) -> Any:
+def limit(key: str, help: str, metavar: str) -> Any:
     """A limit's option: not given (None) by default, bounded below as the config file's
     [limits] are."""
     kind = LIMIT_SETTINGS[key].kind
-    return option(None, "--" + key.replace("_", "-"), min=kind(limit_minimum(key)), help=help)
+    return option(
+        None,
+        "--" + key.replace("_", "-"),
+        min=kind(limit_minimum(key)),
+        metavar=metavar,
+        help=help,
+    )
 
 
 @dataclass(frozen=True)
@@ -292,56 +350,67 @@ class LimitOptions:
     max_iterations: int | None = limit(
         "max_iterations",
         f"Stop after this many model requests (default {DEFAULT_LIMITS.max_iterations}).",
+        "N",
     )
     tool_timeout: float | None = limit(
         "tool_timeout",
         f"Default per-tool timeout in seconds (default {DEFAULT_LIMITS.tool_timeout:g}).",
+        "SECONDS",
     )
-    run_timeout: float | None = limit("timeout", "Seconds for the whole run.")
+    run_timeout: float | None = limit("timeout", "Seconds for the whole run.", "SECONDS")
     max_result_chars: int | None = limit(
         "max_result_chars",
         "Cut longer tool results before feeding back "
         f"(default {DEFAULT_LIMITS.max_result_chars:,}).",
+        "CHARS",
     )
     history_rounds: int | None = limit(
         "history_rounds",
         "Tool rounds sent in full; older ones are summarised "
         f"(default {DEFAULT_LIMITS.history_rounds}).",
+        "N",
     )
     max_failed_rounds: int | None = limit(
         "max_failed_rounds",
         "Rounds in a row without progress before the model must answer without tools "
         f"(default {DEFAULT_LIMITS.max_failed_rounds}).",
+        "N",
     )
     max_repeated_rounds: int | None = limit(
         "max_repeated_rounds",
         "Rounds in a row that only repeat earlier calls before the model must answer "
         f"without tools (default {DEFAULT_LIMITS.max_repeated_rounds}).",
+        "N",
     )
     max_calls_per_reply: int | None = limit(
         "max_calls_per_reply",
         "Run at most this many calls of one reply; the rest are dropped with one note to "
         "the model, so a runaway reply cannot flood the next request "
         f"(default {DEFAULT_LIMITS.max_calls_per_reply}).",
+        "N",
     )
     max_reply_chars: int | None = limit(
         "max_reply_chars",
         "Stop a reply (text, reasoning and call arguments) longer than this "
         f"(default {DEFAULT_LIMITS.max_reply_chars:,}).",
+        "CHARS",
     )
     max_response_bytes: int | None = limit(
         "max_response_bytes",
         "Stop an HTTP answer larger than this after decompression "
         f"(default {DEFAULT_LIMITS.max_response_bytes:,}).",
+        "BYTES",
     )
     max_line_bytes: int | None = limit(
         "max_line_bytes",
         f"Stop a streamed line longer than this (default {DEFAULT_LIMITS.max_line_bytes:,}).",
+        "BYTES",
     )
     request_timeout: float | None = limit(
         "request_timeout",
         "Seconds one model request may take in all, however the server trickles "
         f"(default {DEFAULT_LIMITS.request_timeout:g}).",
+        "SECONDS",
     )
     no_final_answer: bool = option(
         False,

@@ -19,19 +19,24 @@ class EvalFlags:
         (),
         "--model",
         "-m",
+        metavar="NAME",
         help="A model to eval: offline (default) or a name at --base-url (repeatable, or a "
         "comma list).",
     )
     profiles: tuple[str, ...] = option(
-        (), "--profile", "-p", help="A named endpoint (repeatable, or a list)."
+        (), "--profile", "-p", metavar="NAME", help="A named endpoint (repeatable, or a list)."
     )
     base_urls: tuple[str, ...] = option(
-        (), "--base-url", help="An OpenAI-compatible endpoint (repeatable, or a list)."
+        (),
+        "--base-url",
+        metavar="URL",
+        help="An OpenAI-compatible endpoint (repeatable, or a list).",
     )
     strategies: str = option(
         "default",
         "--strategy",
         "-s",
+        metavar="STRATEGY[,STRATEGY...]",
         help="default (what `run` picks), all, or a list: regex, schema, schema-json, "
         "schema-required, stream, stream-native.",
     )
@@ -39,9 +44,11 @@ class EvalFlags:
         "auto", "--format", help="auto (by the file's suffix), jsonl, toml, bfcl."
     )
     repeat: int = option(
-        1, "--repeat", min=1, max=1000, help="Run each case N times, seeds S..S+N-1."
+        1, "--repeat", min=1, max=1000, metavar="N", help="Run each case N times, seeds S..S+N-1."
     )
-    jobs: int = option(1, "--jobs", "-j", min=1, max=64, help="Runs at once against one server.")
+    jobs: int = option(
+        1, "--jobs", "-j", min=1, max=64, metavar="N", help="Runs at once against one server."
+    )
     calls_only: bool = option(
         False, "--calls-only", help="Grade the first reply's calls, running no tool (BFCL's AST)."
     )
@@ -52,15 +59,16 @@ class EvalFlags:
         "every run its results hold.",
     )
     out: Path | None = option(
-        None, "--out", help="The eval's folder: results.jsonl and a trace per run."
+        None, "--out", metavar="DIR", help="The eval's folder: results.jsonl and a trace per run."
     )
     as_json: bool = option(False, "--json", help="The figures and every run, as JSON.")
     html: Path | None = option(
-        None, "--html", help="Write the report as one HTML page to this file."
+        None, "--html", metavar="FILE", help="Write the report as one HTML page to this file."
     )
     fail_under: float | None = option(
         None,
         "--fail-under",
+        metavar="SHARE",
         min=0.0,
         max=2.0,
         help="Exit 1 when fewer than this share of the graded runs are right (0.8: 80%).",

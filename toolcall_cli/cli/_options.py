@@ -98,6 +98,7 @@ class TraceFile:
     trace: Path | None = option(
         None,
         "--trace",
+        metavar="FILE",
         help="Write the trace (every event as JSON lines) to this file instead of the trace "
         "directory (`toolcall trace list`).",
     )
@@ -169,12 +170,29 @@ def flag_parameter(name: str, kind: Any, flag: Flag, default: Any, panel: str) -
     """The typer parameter of one option, its OptionInfo as the default (typer's other way to
     say it, which spares building an Annotated type per flag). A repeatable option (a tuple) is
     a list to typer, None when not given."""
+    metavar = flag.metavar or choices_metavar(kind)
+    if metavar is None and kind is not bool:
+        raise TypeError(f"{flag.names[0]}: its value needs a placeholder (metavar=)")
     if is_tuple(kind):
         kind, default = list[typing.get_args(kind)[0]] | None, None  # type: ignore[misc]
     info = typer.Option(
-        default, *flag.names, help=flag.help, min=flag.min, max=flag.max, rich_help_panel=panel
+        default,
+        *flag.names,
+        help=flag.help,
+        min=flag.min,
+        max=flag.max,
+        metavar=metavar,
+        rich_help_panel=panel,
     )
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
+
+
+def choices_metavar(kind: Any) -> str | None:
+    """`[regex|schema|stream]` for a flag of choices (a Literal, or one or None); else None."""
+    for part in (kind, *typing.get_args(kind)):
+        if typing.get_origin(part) is Literal:
+            return "[" + "|".join(map(str, typing.get_args(part))) + "]"
+    return None
 
 
 def grouped(hint: Any) -> Grouped | None:
@@ -223,7 +241,19 @@ def with_groups(command: Command) -> Command:
 
 
 class PanelledCommand(TyperCommand):
-    """A command whose `--help` lists its arguments, its own options, then each panel's."""
+    """A command whose `--help` lists its arguments, its own options, then each panel's; every
+    command is one. An argument shows as its placeholder alone, in capitals (`QUESTION`, and
+    `[NAME]` when it may be left out), as options do, not typer's `{question}` and `<str>`."""
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = argument_placeholder(param)
+                pieces.append(name if param.required else f"[{name}]")
+            else:
+                pieces += param.get_usage_pieces(ctx)
+        return pieces
 
     def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
         sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
@@ -234,8 +264,15 @@ class PanelledCommand(TyperCommand):
             panel = getattr(param, "rich_help_panel", None)
             if param.param_type_name == "argument":
                 panel = "Arguments"
+                record = (argument_placeholder(param), record[1])
             sections.setdefault(panel or "Options", []).append(record)
         for title, rows in sections.items():
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
+
+
+def argument_placeholder(param: Any) -> str:
+    """An argument's placeholder: its metavar, else its name in capitals."""
+    name = param.metavar or str(param.name).upper()
+    return f"{name}..." if param.nargs != 1 else name

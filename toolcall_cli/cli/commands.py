@@ -25,6 +25,7 @@ from toolcall_cli.cli._options import (
     Stepping,
     TraceFile,
     Without,
+    choices_metavar,
     with_groups,
 )
 from toolcall_cli.cli.entry import EXIT_PROBLEMS, EXIT_USAGE, app, config_app, fail, warn
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 @app.command(cls=PanelledCommand)
 @with_groups
 def run(
-    question: Annotated[str, typer.Argument(help="The question to answer.")],
+    question: Annotated[str, typer.Argument(metavar="QUESTION", help="The question to answer.")],
     *,
     options: SessionOptions,
     output: Output,
@@ -129,7 +130,8 @@ def chat(
     *,
     options: SessionOptions,
     history_file: Annotated[
-        Path | None, typer.Option("--history-file", help="Where the input history is kept.")
+        Path | None,
+        typer.Option("--history-file", metavar="FILE", help="Where the input history is kept."),
     ] = None,
     trace: TraceFile,
     stepping: Stepping,
@@ -197,18 +199,23 @@ def chat_session(
 @app.command("tools", cls=PanelledCommand)
 @with_groups
 def tools_command(
-    name: Annotated[str | None, typer.Argument(help="Show this tool's JSON Schema.")] = None,
+    name: Annotated[
+        str | None, typer.Argument(metavar="TOOL", help="Show this tool's JSON Schema.")
+    ] = None,
     *,
     sources: Annotated[ToolOptions, Without("allow", "max_parallel", "isolate_tools", "yes")],
     rank: Annotated[
         str | None,
         typer.Option(
             "--rank",
+            metavar="QUESTION",
             help="Rank the tools for this question (lexical BM25), best first, with scores: "
             "what --retrieve would send, and why.",
         ),
     ] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="With --rank: how many to show.")] = 10,
+    top: Annotated[
+        int, typer.Option("--top", min=1, metavar="N", help="With --rank: how many to show.")
+    ] = 10,
 ) -> None:
     """List the loaded tools and their sources (a plugin file, or `mcp:SERVER`), or print one
     tool's JSON Schema."""
@@ -264,7 +271,9 @@ def show_tools(registry: ToolRegistry, name: str | None) -> None:
 @app.command(cls=PanelledCommand)
 @with_groups
 def prompt(
-    question: Annotated[str, typer.Argument(help="The question the request would carry.")],
+    question: Annotated[
+        str, typer.Argument(metavar="QUESTION", help="The question the request would carry.")
+    ],
     *,
     options: SessionOptions,
     all_strategies: Annotated[
@@ -304,6 +313,7 @@ RepeatOpt = Annotated[
         "--repeat",
         min=1,
         max=1000,
+        metavar="N",
         help="Run each strategy N times, one seed each, and show rates per strategy.",
     ),
 ]
@@ -317,8 +327,9 @@ TraceDirOpt = Annotated[
         exists=True,
         file_okay=False,
         dir_okay=True,
+        metavar="DIR",
         help="Write each run's trace into this directory (one file per strategy and seed) "
-        "instead of the trace directory (`toolcall trace list`).",
+        "instead of compare's own folder in the trace directory (`toolcall trace list --all`).",
     ),
 ]
 
@@ -326,7 +337,9 @@ TraceDirOpt = Annotated[
 @app.command(cls=PanelledCommand)
 @with_groups
 def compare(
-    question: Annotated[str, typer.Argument(help="The question every strategy answers.")],
+    question: Annotated[
+        str, typer.Argument(metavar="QUESTION", help="The question every strategy answers.")
+    ],
     *,
     # It runs every strategy: no choosing one.
     options: Annotated[SessionOptions, Without("strategy", "schema_mode")],
@@ -351,26 +364,36 @@ def compare(
     compare_all(question, options, repeat, as_json, trace_dir, trace.no_trace)
 
 
-@app.command()
+ParseFileArg = Annotated[
+    Path | None,
+    typer.Argument(metavar="FILE", help="A file holding the raw model output; stdin when absent."),
+]
+ParseStrategyOpt = Annotated[
+    StrategyName,
+    typer.Option(
+        "--strategy",
+        "-s",
+        metavar=choices_metavar(StrategyName),
+        help="regex: tagged text at once; stream: in chunks; schema: a native assistant "
+        "message (or chat.completion) as JSON.",
+    ),
+]
+ChunkOpt = Annotated[
+    int | None,
+    typer.Option("--chunk", min=1, metavar="N", help="stream: feed N characters at a time."),
+]
+ChunkSeedOpt = Annotated[
+    int | None,
+    typer.Option("--seed", metavar="N", help="stream: feed chunks of seeded random sizes."),
+]
+
+
+@app.command(cls=PanelledCommand)
 def parse(
-    file: Annotated[
-        Path | None, typer.Argument(help="A file holding the raw model output; stdin when absent.")
-    ] = None,
-    strategy: Annotated[
-        StrategyName,
-        typer.Option(
-            "--strategy",
-            "-s",
-            help="regex: tagged text at once; stream: in chunks; schema: a native assistant "
-            "message (or chat.completion) as JSON.",
-        ),
-    ] = "regex",
-    chunk: Annotated[
-        int | None, typer.Option("--chunk", min=1, help="stream: feed N characters at a time.")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="stream: feed chunks of seeded random sizes.")
-    ] = None,
+    file: ParseFileArg = None,
+    strategy: ParseStrategyOpt = "regex",
+    chunk: ChunkOpt = None,
+    seed: ChunkSeedOpt = None,
     sse: Annotated[bool, typer.Option("--sse", help="The input is an OpenAI SSE stream.")] = False,
 ) -> None:
     """Show what the parser makes of a model's raw output, as one JSON object.
@@ -427,7 +450,7 @@ def stdin_bytes() -> bytes:
     return sys.stdin.read().encode("utf-8", "surrogateescape")
 
 
-@app.command("faults")
+@app.command("faults", cls=PanelledCommand)
 def faults_command() -> None:
     """List the kinds of misbehaviour the offline model can inject (for --faults)."""
     from toolcall_cli.offline import FAULT_KINDS
@@ -437,7 +460,7 @@ def faults_command() -> None:
         typer.echo(f"{name:<{width}}  {description}")
 
 
-@app.command(context_settings={"ignore_unknown_options": True})
+@app.command(cls=PanelledCommand, context_settings={"ignore_unknown_options": True})
 def doctor(
     trace: Annotated[
         str | None,
@@ -476,7 +499,7 @@ def doctor(
     raise typer.Exit(EXIT_PROBLEMS if diagnosis.problem_count else 0)
 
 
-@config_app.command("path")
+@config_app.command("path", cls=PanelledCommand)
 def config_path_command() -> None:
     """Print where the config file is (it need not exist)."""
     from toolcall_cli.config import config_path

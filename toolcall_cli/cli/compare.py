@@ -106,8 +106,9 @@ def compare_all(
 
 
 def trace_path(plan: ComparePlan, variant: Variant, seed: int) -> Path | None:
-    """Where one run's trace goes; None: it gets none. In the trace directory it is named and
-    pruned as every run's trace is; in a --trace-dir, named by strategy and seed."""
+    """Where one run's trace goes; None: it gets none. In compare's folder of the trace
+    directory it is named and pruned as every run's trace is; in a --trace-dir, named by
+    strategy and seed."""
     where = plan.traces
     if where is None:
         return None
@@ -245,7 +246,7 @@ def print_comparison(plan: ComparePlan, runs: Sequence[RunFigures], console: Con
     written = sum(1 for run in runs if run.trace)
     if plan.traces is not None and written:
         where = plan.traces
-        listed = " (toolcall trace list)" if where.default else ""
+        listed = " (toolcall trace list --all)" if where.default else ""
         console.print(Text(f"traces: {written} in {where.directory}{listed}", style="dim"))
 
 

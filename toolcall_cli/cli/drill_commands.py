@@ -7,18 +7,23 @@ from typing import Annotated
 
 import typer
 
-from toolcall_cli.cli._options import Language
+from toolcall_cli.cli._options import Language, PanelledCommand, choices_metavar
 from toolcall_cli.cli.entry import app, fail
 
 
-@app.command()
+@app.command(cls=PanelledCommand)
 def drill(
     topic: Annotated[
-        str | None, typer.Option("--topic", help="Drill this topic only (see --list).")
+        str | None,
+        typer.Option("--topic", metavar="TOPIC", help="Drill this topic only (see --list)."),
     ] = None,
     lang: Annotated[
         Language | None,
-        typer.Option("--lang", help="The questions' language (default: the locale's, else en)."),
+        typer.Option(
+            "--lang",
+            metavar=choices_metavar(Language),
+            help="The questions' language (default: the locale's, else en).",
+        ),
     ] = None,
     list_topics: Annotated[bool, typer.Option("--list", help="List the topics.")] = False,
 ) -> None:

@@ -108,6 +108,8 @@ app = typer.Typer(
     add_completion=True,  # `--install-completion`: bash, zsh, fish, PowerShell (README)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    # Every command and group below takes its help option's names from here.
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 config_app = typer.Typer(
     help="Where the config file is, and what it resolves to.", no_args_is_help=True
@@ -190,8 +192,11 @@ def run_app() -> int:
         if "NoArgsIsHelp" in type(error).__name__:  # `toolcall` alone: its help, not an error
             typer.echo(error.ctx.get_help() if error.ctx else error.format_message())
             return 0
+        from toolcall_cli.cli._bad_values import bad_value_line
+
         hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
-        typer.echo(f"toolcall: error: {error.format_message()}{hint}", err=True)
+        line = bad_value_line(error) or error.format_message()
+        typer.echo(f"toolcall: error: {line}{hint}", err=True)
         return EXIT_USAGE
     except typer.Exit as done:
         return done.exit_code

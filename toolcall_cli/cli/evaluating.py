@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 @with_groups
 def eval_command(
     cases: Annotated[
-        Path, typer.Argument(help="The case file: JSONL, TOML, or BFCL's questions (--format).")
+        Path,
+        typer.Argument(
+            metavar="FILE", help="The case file: JSONL, TOML, or BFCL's questions (--format)."
+        ),
     ],
     *,
     flags: EvalFlags,

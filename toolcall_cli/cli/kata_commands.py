@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolcall_cli.cli._options import PanelledCommand
 from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail
 from toolcall_cli.cli.running import pipe_console
 
@@ -23,7 +24,10 @@ kata_app = typer.Typer(
 app.add_typer(kata_app, name="kata")
 
 NameArg = Annotated[
-    str, typer.Argument(help="The kata: request, prompt, parse, schema, stream or loop.")
+    str,
+    typer.Argument(
+        metavar="KATA", help="The kata: request, prompt, parse, schema, stream or loop."
+    ),
 ]
 
 
@@ -36,7 +40,7 @@ def kata_named(name: str) -> Kata:
         fail(str(error))
 
 
-@kata_app.command("list")
+@kata_app.command("list", cls=PanelledCommand)
 def kata_list() -> None:
     """The katas: what each asks you to write, which layer of the engine and which strategy it
     is, and your best score and time so far (from `kata check` and `kata interview`)."""
@@ -56,15 +60,15 @@ def kata_list() -> None:
             else "best: not checked yet"
         )
         typer.echo(f"{'':<{width}}  {mark}")
-    typer.echo("\nStart one with `toolcall kata new NAME [DIR]`; the timed mock interview with")
+    typer.echo("\nStart one with `toolcall kata new KATA [DIR]`; the timed mock interview with")
     typer.echo("`toolcall kata interview [DIR]`.")
 
 
-@kata_app.command("new")
+@kata_app.command("new", cls=PanelledCommand)
 def kata_new(
     name: NameArg,
     directory: Annotated[
-        Path, typer.Argument(help="Where to write kata_NAME.py (made if missing).")
+        Path, typer.Argument(metavar="DIR", help="Where to write kata_KATA.py (made if missing).")
     ] = Path("."),
 ) -> None:
     """Write a starter file: the signature, the rules as docstrings, a stub to replace. Its
@@ -88,30 +92,46 @@ def kata_new(
     typer.echo(f"  toolcall kata check {path}")
 
 
-@kata_app.command("check")
+KataOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kata", metavar="KATA", help="Which kata the file is (default: read from its first line)."
+    ),
+]
+TimeLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--time-limit", min=0.1, max=600, metavar="SECONDS", help="Seconds each case may take."
+    ),
+]
+MemoryOpt = Annotated[
+    int,
+    typer.Option(
+        "--memory",
+        min=64,
+        max=1 << 20,
+        metavar="MIB",
+        help="MiB of address space your code may use.",
+    ),
+]
+ConformanceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--conformance",
+        metavar="DIR",
+        help="The folder of the optional corpus of real outputs from public test suites "
+        "(default: $TOOLCALL_CONFORMANCE_DIR).",
+    ),
+]
+
+
+@kata_app.command("check", cls=PanelledCommand)
 def kata_check(
-    file: Annotated[Path, typer.Argument(help="Your kata file.")],
-    kata: Annotated[
-        str | None,
-        typer.Option("--kata", help="Which kata the file is (default: read from its first line)."),
-    ] = None,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", min=0.1, max=600, help="Seconds each case may take.")
-    ] = 3.0,
-    memory: Annotated[
-        int,
-        typer.Option(
-            "--memory", min=64, max=1 << 20, help="MiB of address space your code may use."
-        ),
-    ] = 1024,
-    conformance: Annotated[
-        Path | None,
-        typer.Option(
-            "--conformance",
-            help="The folder of the optional corpus of real outputs from public test suites "
-            "(default: $TOOLCALL_CONFORMANCE_DIR).",
-        ),
-    ] = None,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Your kata file.")],
+    kata: KataOpt = None,
+    time_limit: TimeLimitOpt = 3.0,
+    memory: MemoryOpt = 1024,
+    conformance: ConformanceOpt = None,
 ) -> None:
     """Grade FILE: built-in cases, every offline-model fault the kata meets, and the real
     outputs of the optional corpus when present. Your code runs in a sandboxed process of
@@ -129,7 +149,7 @@ def kata_check(
         fail(f"cannot read {file}: {getattr(error, 'strerror', None) or error}")
     header = read_header(text)
     if kata is None and header is None:
-        fail(f"cannot tell which kata {file} is: give --kata NAME")
+        fail(f"cannot tell which kata {file} is: give --kata KATA")
     chosen = kata_named(kata) if kata else header.kata  # type: ignore[union-attr]
     check = run_check(chosen, file, conformance_dir(conformance), Limits(time_limit, memory))
     console = pipe_console()
@@ -157,7 +177,7 @@ def keep_score(check: CheckRun, header: Header | None, now: datetime) -> None:
         typer.echo(f"the score could not be saved: {error.strerror or error}", err=True)
 
 
-@kata_app.command("solution")
+@kata_app.command("solution", cls=PanelledCommand)
 def kata_solution(
     name: NameArg,
     short: Annotated[
@@ -176,13 +196,19 @@ def kata_solution(
     typer.echo(short_text(kata) if short else solution_text(kata), nl=False)
 
 
-@kata_app.command("interview")
+@kata_app.command("interview", cls=PanelledCommand)
 def kata_interview(
     directory: Annotated[
-        Path, typer.Argument(help="Where to write the three kata files (made if missing).")
+        Path,
+        typer.Argument(
+            metavar="DIR", help="Where to write the three kata files (made if missing)."
+        ),
     ] = Path("interview"),
     minutes: Annotated[
-        float, typer.Option("--minutes", min=1, max=480, help="How long the interview runs.")
+        float,
+        typer.Option(
+            "--minutes", min=1, max=480, metavar="MINUTES", help="How long the interview runs."
+        ),
     ] = 45.0,
 ) -> None:
     """A timed mock interview: write the request, then the parser, then the loop (katas

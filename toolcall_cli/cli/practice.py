@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from toolcall_cli.app.options import LocalModel, StrategyName
-from toolcall_cli.cli._options import PanelledCommand, Without, with_groups
+from toolcall_cli.cli._options import PanelledCommand, Without, choices_metavar, with_groups
 from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_USAGE, app, fail
 
 DEFAULT_PORT = 8765
@@ -17,15 +17,23 @@ DEFAULT_PORT = 8765
 
 
 PortOpt = Annotated[
-    int, typer.Option("--port", min=0, max=65535, help="The port (0: any free one, printed).")
+    int,
+    typer.Option(
+        "--port", min=0, max=65535, metavar="PORT", help="The port (0: any free one, printed)."
+    ),
 ]
 HostOpt = Annotated[
-    str, typer.Option("--host", help="The address to listen on (default: this machine only).")
+    str,
+    typer.Option(
+        "--host", metavar="HOST", help="The address to listen on (default: this machine only)."
+    ),
 ]
 ServeSeedOpt = Annotated[
     int,
     typer.Option(
-        "--seed", help="Seeds the offline model's choices and faults (a request's own `seed` wins)."
+        "--seed",
+        metavar="N",
+        help="Seeds the offline model's choices and faults (a request's own `seed` wins).",
     ),
 ]
 
@@ -54,14 +62,20 @@ def serve(
         fail(str(error), EXIT_USAGE if error.usage else EXIT_FAILURE)
 
 
-@app.command()
+@app.command(cls=PanelledCommand)
 def eject(
     strategy: Annotated[
         StrategyName,
-        typer.Option("--strategy", "-s", help="Which loop: regex (default), schema, stream."),
+        typer.Option(
+            "--strategy",
+            "-s",
+            metavar=choices_metavar(StrategyName),
+            help="Which loop: regex (default), schema, stream.",
+        ),
     ] = "regex",
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write it to this new file instead.")
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write it to this new file instead."),
     ] = None,
 ) -> None:
     """Print the whiteboard answer: a minimal standalone tool-use loop for a strategy (at most 80

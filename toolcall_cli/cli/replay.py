@@ -88,7 +88,7 @@ def replay(
     # Nobody is there to be asked: dangerous tools run with --yes, and are declined without.
     assembled = build_session(options, system_prompt=own_prompt, warn=warn)
     try:
-        target = choose_trace(trace, assembled)
+        target = choose_trace(trace, assembled, "replay")
         run_trace = start_trace(target, "replay", assembled, replay_of=recording.path)
         try:
             replayed, ends = ask_again(assembled, questions, run_trace)

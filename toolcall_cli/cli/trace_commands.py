@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolcall_cli import strictjson
+from toolcall_cli.cli._options import PanelledCommand
 from toolcall_cli.cli.entry import fail, trace_app
 
 if TYPE_CHECKING:
@@ -21,57 +23,111 @@ if TYPE_CHECKING:
     from toolcall_cli.trace.reader import TraceSummary
 
 
-@trace_app.command("list")
-def trace_list(
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON event per line.")] = False,
-) -> None:
-    """The traces in the trace directory, newest first: when, question, model, strategy,
-    iterations, how the run stopped, and tokens."""
+LimitOpt = Annotated[
+    int,
+    typer.Option("--limit", "-n", min=0, metavar="N", help="Show the newest N traces (0: all)."),
+]
+AllOpt = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help="Also the runs compare and replay made, which are kept apart from yours (their "
+        "command says which).",
+    ),
+]
+ListJsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="One JSON object per trace, one a line, newest first: id, path, when, command, "
+        "question, questions, model, strategy, iterations, stop_reason, tokens.",
+    ),
+]
+
+
+@trace_app.command("list", cls=PanelledCommand)
+def trace_list(limit: LimitOpt = 20, every: AllOpt = False, as_json: ListJsonOpt = False) -> None:
+    """Your recorded runs in the trace directory, newest first: when, question, model,
+    strategy, iterations, how the run stopped, and tokens. The runs compare and replay make
+    are kept apart (--all lists them too)."""
     from toolcall_cli.cli.running import pipe_console
     from toolcall_cli.trace import TraceError
-    from toolcall_cli.trace.files import trace_dir, trace_files
+    from toolcall_cli.trace.files import kept_apart_files, listed_traces, trace_dir
     from toolcall_cli.trace.reader import summarize
 
     directory = trace_dir()
+    paths = listed_traces(directory, kept_apart=every)
+    shown = paths[:limit] if limit else paths
     summaries: list[TraceSummary] = []
-    for path in reversed(trace_files(directory)):
+    for path in shown:
         try:
             summaries.append(summarize(path))
         except TraceError as error:
             typer.echo(f"toolcall: warning: {error}", err=True)
     if as_json:
-        typer.echo(strictjson.dumps([summary.as_dict() for summary in summaries], indent=2))
+        for summary in summaries:
+            typer.echo(strictjson.dumps(summary.as_dict()))
         return
     if not summaries:
         typer.echo(f"No traces yet in {directory}.")
         return
-    print_trace_table(summaries, directory, pipe_console())
+    apart = 0 if every else len(kept_apart_files(directory))
+    print_trace_table(summaries, directory, pipe_console(), Listing(len(paths), apart, every))
 
 
-def print_trace_table(summaries: Sequence[TraceSummary], directory: Path, console: Console) -> None:
+@dataclass(frozen=True)
+class Listing:
+    """What a trace list leaves out: how many traces there are in all (beyond those shown), and
+    how many runs kept apart it does not list."""
+
+    total: int
+    kept_apart: int
+    every: bool
+
+
+def print_trace_table(
+    summaries: Sequence[TraceSummary], directory: Path, console: Console, listing: Listing
+) -> None:
     from rich.table import Table
 
+    cells = row_cells_by_command if listing.every else row_cells
     if not console.is_terminal:
         # Piped: one line per trace, nothing cut to the width of a terminal that is not there.
         for summary in summaries:
-            console.print("  ".join(row_cells(summary)), markup=False, soft_wrap=True)
+            console.print("  ".join(cells(summary)), markup=False, soft_wrap=True)
         return
     table = Table(
-        title=f"{len(summaries)} traces in {directory}",
+        title=listing_title(len(summaries), listing, directory),
         title_justify="left",
         box=None,
         padding=(0, 1, 0, 0),
         header_style="bold",
     )
-    for heading in ("id", "when", "model", "strategy", "iter", "stop", "tokens"):
+    headings = ("id", "when", "model", "strategy", "iter", "stop", "tokens")
+    for heading in ("id", "command", *headings[1:]) if listing.every else headings:
         numbers = heading in ("iter", "tokens")
         table.add_column(heading, no_wrap=True, justify="right" if numbers else "left")
     # The one column that gives way in a narrow terminal: it wraps, the others never do.
     table.add_column("question", ratio=1)
     for summary in summaries:
         style = None if summary.stop_reason == "answered" else "yellow"
-        table.add_row(*row_cells(summary), style=style)
+        table.add_row(*cells(summary), style=style)
     console.print(table)
+    if listing.kept_apart:
+        note = f"and {listing.kept_apart} runs of compare and replay, kept apart from yours: "
+        console.print(note + "`toolcall trace list --all`", style="dim", markup=False)
+
+
+def listing_title(shown: int, listing: Listing, directory: Path) -> str:
+    """`3 traces in DIR`, or `20 of 57 traces in DIR` when -n left some out."""
+    counted = f"{shown} of {listing.total}" if shown < listing.total else str(shown)
+    return f"{counted} traces in {directory}"
+
+
+def row_cells_by_command(summary: TraceSummary) -> list[str]:
+    """A trace's row with the command that made it after its id (`trace list --all`)."""
+    id_, *rest = row_cells(summary)
+    return [id_, summary.command or "?", *rest]
 
 
 def row_cells(summary: TraceSummary) -> list[str]:
@@ -93,7 +149,7 @@ def row_cells(summary: TraceSummary) -> list[str]:
     ]
 
 
-@trace_app.command("show", context_settings={"ignore_unknown_options": True})
+@trace_app.command("show", cls=PanelledCommand, context_settings={"ignore_unknown_options": True})
 def trace_show(
     which: Annotated[
         str | None,
@@ -108,10 +164,12 @@ def trace_show(
         bool, typer.Option("--json", help="The trace's records, one JSON object per line.")
     ] = False,
     html: Annotated[
-        Path | None, typer.Option("--html", help="Write the view as an HTML page to this file.")
+        Path | None,
+        typer.Option("--html", metavar="FILE", help="Write the view as an HTML page to this file."),
     ] = None,
     svg: Annotated[
-        Path | None, typer.Option("--svg", help="Write the view as an SVG image to this file.")
+        Path | None,
+        typer.Option("--svg", metavar="FILE", help="Write the view as an SVG image to this file."),
     ] = None,
 ) -> None:
     """Draw a recorded run again, as the live view drew it (or --plain, or --json)."""

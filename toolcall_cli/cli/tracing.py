@@ -27,17 +27,26 @@ class TraceChoice:
     """In the trace directory, where the user did not say: then its path is shown once."""
 
 
-def choose_trace(flags: TraceFile, assembled: Assembled) -> TraceChoice:
+def choose_trace(flags: TraceFile, assembled: Assembled, command: Command = "run") -> TraceChoice:
+    """The trace a `command` writes: in the trace directory by default, a replay's kept apart
+    from the user's own runs (trace/files.py)."""
     if flags.trace is not None and flags.no_trace:
         fail("--trace and --no-trace cannot be used together")
     if flags.trace is not None:
         return TraceChoice(flags.trace)
     if flags.no_trace or not assembled.config.trace:
         return TraceChoice(None)
-    from toolcall_cli.trace.files import new_trace_path, prune, trace_dir
+    from toolcall_cli.trace.files import (
+        kept_apart_dir,
+        make_trace_dir,
+        new_trace_path,
+        prune,
+        trace_dir,
+    )
 
-    directory = trace_dir()
+    directory = kept_apart_dir(trace_dir(), command)
     try:
+        make_trace_dir(directory, within=trace_dir())
         path = new_trace_path(directory)
     except OSError as error:
         # Nobody asked for this trace: the run goes on without it, and says why once.
@@ -72,26 +81,28 @@ class TraceDir:
 
     directory: Path
     default: bool
-    """The trace directory: each file named and pruned as every run's trace is. Otherwise a
-    directory the user named (--trace-dir): files named by what they hold, never pruned."""
+    """Compare's folder in the trace directory: each file named as every run's trace is, and
+    pruned past `keep` as the user's own are, apart from them. Otherwise a directory the user
+    named (--trace-dir): files named by what they hold, never pruned."""
     keep: int = 0
     """With `default`: how many traces the directory keeps (`trace_keep`)."""
 
 
 def choose_trace_dir(flag: Path | None, no_trace: bool, config: FileConfig) -> TraceDir | None:
-    """--trace-dir DIR, none (--no-trace, or `trace = false`), or by default the trace
-    directory; None when it cannot be made (the runs go on without traces, said once)."""
+    """--trace-dir DIR, none (--no-trace, or `trace = false`), or by default compare's folder
+    in the trace directory, kept apart from the user's own runs (trace/files.py); None when it
+    cannot be made (the runs go on without traces, said once)."""
     if flag is not None and no_trace:
         fail("--trace-dir and --no-trace cannot be used together")
     if flag is not None:
         return TraceDir(flag, default=False)
     if no_trace or not config.trace:
         return None
-    from toolcall_cli.trace.files import make_trace_dir, trace_dir
+    from toolcall_cli.trace.files import kept_apart_dir, make_trace_dir, trace_dir
 
-    directory = trace_dir()
+    directory = kept_apart_dir(trace_dir(), "compare")
     try:
-        make_trace_dir(directory)
+        make_trace_dir(directory, within=trace_dir())
     except OSError as error:
         warn(f"no traces written: cannot make {directory}: {error.strerror or error}")
         return None

@@ -1,6 +1,7 @@
-"""The optional corpus of real model outputs from public test suites (wherever
-TOOLCALL_CONFORMANCE_DIR or --conformance points, else beside the repository): which of them fit
-a kata, or why none are used."""
+"""The real model outputs the katas grade with, and which of them fit a kata: toolcall's own
+(data/real_outputs.jsonl, replies a real model gave toolcall's strategies in the project's
+recordings), and an extra corpus copied from public test suites when TOOLCALL_CONFORMANCE_DIR
+or --conformance names its folder."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 DIR_VARIABLE = "TOOLCALL_CONFORMANCE_DIR"
+OWN_OUTPUTS = Path(__file__).resolve().parents[1] / "data" / "real_outputs.jsonl"
+"""toolcall's own real outputs (made by bench/make_real_outputs.py; data/README.md)."""
 CORPUS = "corpus.jsonl"
 STREAMS = "sse_streams.jsonl"
 
@@ -31,17 +34,23 @@ DECIDED_OTHERWISE: dict[str, str] = {
 """Corpus cases whose source expects what the katas' rules decide otherwise, and why."""
 
 
-def default_dir() -> Path:
-    """The corpus's folder beside the repository this package lives in (a checkout)."""
-    return Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+def conformance_dir(explicit: Path | None = None) -> Path | None:
+    """The folder --conformance names, else TOOLCALL_CONFORMANCE_DIR; None: no extra corpus."""
+    named = explicit or os.environ.get(DIR_VARIABLE)
+    return Path(named) if named else None
 
 
-def conformance_dir(explicit: Path | None = None) -> Path:
-    return explicit or Path(os.environ.get(DIR_VARIABLE) or default_dir())
+NOT_GIVEN = (
+    "the extra corpus of public test suites' outputs is not named (an extra, not part of "
+    f"toolcall: point {DIR_VARIABLE} or --conformance at its folder to grade with it too)"
+)
+"""Said when no extra corpus is named: nothing is missing, the rest is graded as ever."""
 
 
-def records(folder: Path, name: str) -> tuple[list[dict[str, Any]], str | None]:
+def records(folder: Path | None, name: str) -> tuple[list[dict[str, Any]], str | None]:
     """The records of one JSONL file, or none and why."""
+    if folder is None:
+        return [], NOT_GIVEN
     path = folder / name
     if not path.is_file():
         return [], (
@@ -60,12 +69,32 @@ def records(folder: Path, name: str) -> tuple[list[dict[str, Any]], str | None]:
     return found, None
 
 
-def tagged_outputs(folder: Path) -> tuple[list[dict[str, Any]], str]:
-    """The corpus's replies written with <tool_call> tags that the katas' rules cover, and a
-    line saying how many, from where."""
+def tagged_outputs(folder: Path | None) -> tuple[list[dict[str, Any]], str]:
+    """The real replies that the katas' rules cover, toolcall's own and the extra corpus's
+    (when named), and a line saying how many, from where."""
+    own = own_outputs()
+    extra, note = extra_tagged_outputs(folder)
+    said = f"{len(own)} real model outputs from toolcall's own recordings ({OWN_OUTPUTS.name})"
+    return own + extra, f"{said}; {note}"
+
+
+def own_outputs() -> list[dict[str, Any]]:
+    """toolcall's own real replies the katas' rules cover: a call in a ```json fence, or prose
+    with none. A bare JSON object is left out: the katas ask for <tool_call> tags."""
+    found, _ = records(OWN_OUTPUTS.parent, OWN_OUTPUTS.name)
+    return [
+        r
+        for r in found
+        if r.get("format") == "raw_json" and "no_tags" not in r.get("categories", ())
+    ]
+
+
+def extra_tagged_outputs(folder: Path | None) -> tuple[list[dict[str, Any]], str]:
+    """The extra corpus's replies written with <tool_call> tags that the katas' rules cover,
+    and a line saying how many, from where (or why none)."""
     found, missing = records(folder, CORPUS)
-    if missing:
-        return [], missing
+    if missing or folder is None:
+        return [], missing or NOT_GIVEN
     chosen = [
         r
         for r in found
@@ -76,10 +105,10 @@ def tagged_outputs(folder: Path) -> tuple[list[dict[str, Any]], str]:
     return chosen, f"{len(chosen)} real model outputs from {folder / CORPUS}"
 
 
-def streamed_calls(folder: Path) -> tuple[list[dict[str, Any]], str]:
+def streamed_calls(folder: Path | None) -> tuple[list[dict[str, Any]], str]:
     """The recorded servers' streams with calls in them, and a line saying how many."""
     found, missing = records(folder, STREAMS)
-    if missing:
-        return [], missing
+    if missing or folder is None:
+        return [], missing or NOT_GIVEN
     chosen = [r for r in found if r.get("expected_calls")]
     return chosen, f"{len(chosen)} real servers' tool-call replies from {folder / STREAMS}"

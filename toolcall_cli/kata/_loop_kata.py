@@ -293,7 +293,7 @@ def fault_runs() -> tuple[list[Run], str]:
     return runs, coverage
 
 
-def recorded_runs(folder: Path) -> tuple[list[Run], str]:
+def recorded_runs(folder: Path | None) -> tuple[list[Run], str]:
     """Each recorded tool-call reply of a real server, then an answer: the loop must send one
     result per call id, as the server wrote the ids."""
     streams, note = streamed_calls(folder)
@@ -327,7 +327,7 @@ def recorded_run(record: dict[str, Any]) -> Run:
     )
 
 
-def battery(conformance: Path) -> Battery:
+def battery(conformance: Path | None) -> Battery:
     faults, coverage = fault_runs()
     real, note = recorded_runs(conformance)
     return Battery(tuple(run.case() for run in (*BUILT_IN, *faults, *real)), note, coverage)

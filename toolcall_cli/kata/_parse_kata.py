@@ -9,7 +9,7 @@ from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, agree, 
 from toolcall_cli.kata._text_cases import BUILT_IN, Reply, fault_replies, real_replies
 
 
-def battery(conformance: Path) -> Battery:
+def battery(conformance: Path | None) -> Battery:
     faults, coverage = fault_replies()
     real, note = real_replies(conformance)
     cases = [case(reply) for reply in (*BUILT_IN, *faults, *real)]

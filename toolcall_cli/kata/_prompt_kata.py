@@ -165,7 +165,7 @@ class Asked:
         return PromptFollower({**BUNDLED_PLANS, **SAMPLE_PLANS})
 
 
-def battery(conformance: Path) -> Battery:
+def battery(conformance: Path | None) -> Battery:
     asked = [
         *(Asked("offline model", q, "offline") for q in BUNDLED_PLANS),
         *(Asked("prompt follower", q, "follower") for q in BUNDLED_PLANS),

@@ -496,7 +496,7 @@ def start_serve() -> str:
     return server.url
 
 
-def battery(conformance: Path) -> Battery:
+def battery(conformance: Path | None) -> Battery:
     server = LocalServe()
     cases: Sequence[Case] = [*schema_cases(), *(body_case(b, server) for b in BODIES)]
     return Battery(

@@ -106,7 +106,7 @@ class Limits:
 def run_check(
     kata: Kata,
     file: Path,
-    conformance: Path,
+    conformance: Path | None,
     limits: Limits = Limits(),
     clock: Callable[[], float] = time.monotonic,
 ) -> CheckRun:
@@ -117,7 +117,7 @@ def run_check(
         sys.executable, "-m", "toolcall_cli.kata._judge",
         "--kata", kata.name, "--file", str(file.resolve()), "--results-fd", str(write_end),
         "--time-limit", f"{limits.time_limit:g}", "--memory-mb", str(limits.memory_mb),
-        "--cpu-seconds", str(CPU_SECONDS), "--conformance", str(conformance),
+        "--cpu-seconds", str(CPU_SECONDS), "--conformance", str(conformance or ""),
         *([] if limits.namespace else ["--no-namespace"]),
     ]  # fmt: skip
     # An empty working directory: `python -m` puts it first on sys.path, where a json.py of

@@ -53,7 +53,7 @@ def as_tool(spec: ToolSpec) -> Tool:
     return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
-def battery(conformance: Path) -> Battery:
+def battery(conformance: Path | None) -> Battery:
     tools = tool_dicts()
     faults, coverage = fault_cases(tools)
     cases = [*schema_cases(tools), *round_trips(tools), *validation_cases(tools), *faults]

@@ -29,7 +29,7 @@ needs minutes."""
 LONG_REPLY_SECONDS = 10.0
 
 
-def battery(conformance: Path) -> Battery:
+def battery(conformance: Path | None) -> Battery:
     faults, coverage = fault_replies()
     real, note = real_replies(conformance)
     cases = [case(reply) for reply in (*BUILT_IN, *faults, *real)]

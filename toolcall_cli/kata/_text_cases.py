@@ -290,7 +290,7 @@ CORPUS_CATEGORY: tuple[tuple[str, str], ...] = (
 """The corpus's own categories, first match first, as the katas' categories."""
 
 
-def real_replies(folder: Path) -> tuple[list[Reply], str]:
+def real_replies(folder: Path | None) -> tuple[list[Reply], str]:
     """The conformance corpus's tagged replies (fed in their own chunks when the source gives
     them), with what their sources expect, and a line saying where they came from."""
     chosen, note = tagged_outputs(folder)
