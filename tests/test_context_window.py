@@ -138,9 +138,10 @@ def test_the_window_comes_from_a_profile_and_the_server_is_not_asked(
     config = tmp_path / "config.toml"
     config.write_text(
         f'[profiles.local]\nbase_url = "{server.base_url}"\nmodel = "m"\ncontext_window = 3000\n'
-        # A strategy too: with none chosen, toolcall asks the server what it is
-        # (tests/test_measured_default.py).
-        'strategy = "regex"\n',
+        # A strategy, temperature and max_tokens too: with any of them left open, toolcall
+        # asks the server what it is, for the defaults of a small model
+        # (tests/test_measured_default.py). Retrieval with 4 tools is never one of them.
+        'strategy = "regex"\ntemperature = 0.5\nmax_tokens = 300\n',
         encoding="utf-8",
     )
     code, out, _ = toolcall(

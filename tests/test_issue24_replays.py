@@ -531,8 +531,9 @@ def test_a_reply_the_server_never_finishes_ends_the_run_1_with_one_line(
 
 def test_a_conversion_found_by_search_tools_with_a_figure_from_nowhere_is_not_run() -> None:
     """With 3 tools of 4 a request, the model called search_tools("temperature in Tokyo or
-    London today"), was given convert_units, and converted 100 miles to feet. Retrieval still
-    comes on as it did (the measured default); the call it led to is refused for its 100."""
+    London today"), was given convert_units, and converted 100 miles to feet. By default a
+    list of 4 tools is now sent whole (tests/test_measured_default.py); an explicit --retrieve 3
+    still hides one, and the call it led to is refused for its 100."""
     replies: list[str | dict[str, Any]] = [
         native("search_tools", query="temperature in Tokyo or London today"),
         native("convert_units", "call_2", value=100, from_unit="miles", to_unit="feet"),

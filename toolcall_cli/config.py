@@ -298,6 +298,9 @@ class RetrievalSettings:
     embed_url: str | None = None
     """None: the session's base URL."""
     embed_model: str | None = None
+    given: frozenset[str] = frozenset()
+    """The keys the user set (flag, environment or `[retrieval]`): a default for a small model
+    changes only what nobody chose."""
 
 
 def retrieval_problem(key: str, value: Any) -> str | None:
@@ -348,7 +351,7 @@ def resolve_retrieval(
         if problem:
             raise ConfigError(f"{where} {problem}")
         chosen[key] = value
-    return RetrievalSettings(**chosen)
+    return RetrievalSettings(**chosen, given=frozenset(chosen))
 
 
 def _whole_number(text: str, where: str) -> int:

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.app.measured import (
-    measured_default,
-    measured_retrieval,
-    measured_sampling,
     measured_strategy,
+    serves_a_small_model,
+    small_model_retrieval,
+    small_model_retrieves,
+    small_model_sampling,
+    strategy_note,
 )
 from toolcall_cli.app.model_choice import ModelChoice, make_model
 from toolcall_cli.app.options import DEFAULT_LIMITS, SessionOptions
@@ -23,6 +25,7 @@ from toolcall_cli.app.settings import (
     Settings,
     pick_strategy,
     resolve_settings,
+    retrieval_settings,
     session_retrieval,
     strategy_settings,
 )
@@ -32,12 +35,12 @@ from toolcall_cli.config import FileConfig
 from toolcall_cli.loop import ToolPolicy
 from toolcall_cli.messages import user
 from toolcall_cli.models import ModelConfigError
-from toolcall_cli.models.base import Model
+from toolcall_cli.models.base import Model, context_window_of
 from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.session import Answers, Session
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
-from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.wire import Sampling, WireFormat
 
 if TYPE_CHECKING:
@@ -174,8 +177,8 @@ class Assembled:
 
 @dataclass(frozen=True)
 class Measured:
-    """The session's strategy, sampling and retrieval once what the bench measured for its
-    server has been applied where the user chose nothing, and the notes that say so."""
+    """The session's strategy, sampling and retrieval once the defaults for a small model have
+    been applied where the user chose nothing, and the notes that say so."""
 
     strategy: Strategy
     options: SessionOptions
@@ -184,26 +187,61 @@ class Measured:
     notes: tuple[str, ...]
 
 
-def with_measured(settings: Settings, model: Model) -> Measured:
-    """The server is asked what it is only when the answer could matter: a strategy chosen, and
-    not the measured one, keeps the session from asking (a window from a profile, then, means
-    no probe at all)."""
-    options, choice, name = settings.options, settings.choice, settings.strategy_name
-    asks = not choice.strategy_given or (name, options.strategy.schema_mode) == measured_strategy()
-    measured = measured_default(model) if asks else None
+@dataclass(frozen=True)
+class SmallModel:
+    """The sampling and retrieval a small model's session runs with, and the lines that say
+    what was applied."""
+
+    sampling: Sampling
+    retrieval: Retrieval
+    notes: tuple[str, ...]
+
+
+def small_model(
+    settings: Settings,
+    model: Model,
+    chosen: tuple[Sampling, Retrieval],
+    tools: int,
+    strategy_open: bool = False,
+) -> SmallModel | None:
+    """The defaults for a small model applied to `chosen` (the sampling and retrieval the user
+    chose, for `tools` registered tools), whichever strategy runs; None when the server is no
+    llama.cpp server. The server is asked what it is only when a default could change
+    something: a session whose every such setting was chosen, with its window from a profile,
+    asks nothing."""
+    sampling, retrieval = chosen
+    over_given = "retrieve_over" in retrieval_settings(settings).given
+    left_open = (
+        strategy_open
+        or sampling.temperature is None
+        or sampling.max_tokens is None
+        or small_model_retrieves(retrieval, over_given, tools)
+    )
+    if not left_open or not serves_a_small_model(model):
+        return None
+    window = settings.limits.context_window or context_window_of(model)
+    sampling, sampling_note = small_model_sampling(sampling, window)
+    retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools)
+    notes = tuple(note for note in (sampling_note, retrieval_note) if note)
+    return SmallModel(sampling, retrieval, notes)
+
+
+def with_measured(settings: Settings, model: Model, tools: int) -> Measured:
+    """The session `run` would build: on a llama.cpp server, the measured strategy when none
+    was chosen, and the defaults for a small model under whichever strategy runs."""
+    options, name = settings.options, settings.strategy_name
+    strategy_open = not settings.choice.strategy_given
+    sampling, retrieval = settings.sampling, session_retrieval(settings)
+    defaults = small_model(settings, model, (sampling, retrieval), tools, strategy_open)
     notes: tuple[str, ...] = ()
-    if measured is not None and not choice.strategy_given:
-        name = measured.strategy
-        options = options.replace(schema_mode=measured.schema_mode)
-        notes = (measured.note,)
-    if measured is not None and not measured.fits(name, options.strategy.schema_mode):
-        measured = None  # its sampling and retrieval were measured with its strategy only
-    sampling, sampling_note = measured_sampling(settings.sampling, measured)
+    if defaults is not None:
+        if strategy_open:
+            name, mode = measured_strategy()
+            options = options.replace(schema_mode=mode)
+            notes = (strategy_note(name, mode),)
+        sampling, retrieval, notes = defaults.sampling, defaults.retrieval, notes + defaults.notes
     strategy = pick_strategy(name, options, sampling, settings.system_prompt)
-    chosen = dataclasses.replace(settings, options=options)
-    retrieval, retrieval_note = measured_retrieval(session_retrieval(chosen), measured)
-    more = tuple(note for note in (sampling_note, retrieval_note) if note)
-    return Measured(strategy, options, sampling, retrieval, notes + more)
+    return Measured(strategy, options, sampling, retrieval, notes)
 
 
 def build_session(
@@ -212,17 +250,22 @@ def build_session(
     system_prompt: str | None = None,
     answers: Answers | None = None,
     warn: Warn = print_warning,
+    tools: Sequence[Tool] = (),
 ) -> Assembled:
     """The session the options call for; AppError when it cannot be built. `system_prompt`:
     the text that replaces the strategy's system prompt where --system-prompt names no file
     (replay's recorded one). `answers`: who answers what a run asks (approval, --step); None:
-    nobody can be asked, and a dangerous tool runs only with --yes."""
+    nobody can be asked, and a dangerous tool runs only with --yes. `tools`: more tools beside
+    the loaded ones (ask()'s functions)."""
     settings = resolve_settings(options, system_prompt)
     model = model_for(settings.choice, settings.options)
-    measured = with_measured(settings, model)
-    options, sampling, strategy = measured.options, measured.sampling, measured.strategy
+    # The tools first: whether retrieval comes on by default depends on how many there are.
     toolbox = load_toolbox(settings, warn)
     try:
+        for tool in tools:
+            toolbox.registry.add(tool)
+        measured = with_measured(settings, model, len(toolbox.registry))
+        options, sampling, strategy = measured.options, measured.sampling, measured.strategy
         check_recording_format(model, strategy, toolbox.registry, options)
     except BaseException:
         toolbox.close()
@@ -263,7 +306,9 @@ def variant_session(
     loaded once for all of them: its own model (unless one is given), seeded with `seed`, and
     its own memory of approvals and rate limits. Closing it leaves the toolbox's servers
     running. `variant` None: the strategy, sampling and retrieval `run` would pick (the measured
-    default for the server where the options chose none; `retrieval` is then not used)."""
+    default for the server where the options chose none; `retrieval` is then not used). A
+    variant gets the defaults for a small model as `run` would, where the options chose none:
+    every strategy is compared as a user would run it."""
     choice, sampling = settings.choice, settings.sampling
     if seed is not None:
         choice = dataclasses.replace(choice, seed=seed)
@@ -271,12 +316,17 @@ def variant_session(
     options = variant.options(settings.options) if variant is not None else settings.options
     model = model if model is not None else model_for(choice, options)
     notes: tuple[str, ...] = ()
+    tools = len(toolbox.registry)
     if variant is None:
         seeded = dataclasses.replace(settings, choice=choice, sampling=sampling)
-        measured = with_measured(seeded, model)
+        measured = with_measured(seeded, model, tools)
         options, sampling, strategy = measured.options, measured.sampling, measured.strategy
         retrieval, notes = measured.retrieval, measured.notes
     else:
+        retrieval = retrieval if retrieval is not None else session_retrieval(settings)
+        defaults = small_model(settings, model, (sampling, retrieval), tools)
+        if defaults is not None:
+            sampling, retrieval, notes = defaults.sampling, defaults.retrieval, defaults.notes
         strategy = pick_strategy(variant.strategy, options, sampling, settings.system_prompt)
     session = Session(
         model=model,

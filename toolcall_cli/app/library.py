@@ -47,12 +47,13 @@ def ask(
     flag's field name; a bad one raises `AppError` (or TypeError for a name that is none)."""
     if tools is not None:
         options.setdefault("no_default_tools", True)
-    assembled = build_session(SessionOptions.of(**options), answers=answers, warn=log.warning)
+    offered = [Tool.from_function(function, source="ask()") for function in tools or ()]
+    assembled = build_session(
+        SessionOptions.of(**options), answers=answers, warn=log.warning, tools=offered
+    )
     session = assembled.session
     session.stepping = step
     try:
-        for function in tools or ():
-            session.registry.add(Tool.from_function(function, source="ask()"))
         yield from answered(session.ask(question), answers)
     finally:
         session.close()

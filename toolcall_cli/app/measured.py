@@ -1,25 +1,35 @@
-"""The defaults the bench measured best for a kind of server, used where the user chose none:
-for a llama.cpp server, its strategy, temperature 0 and retrieval of the tools that fit."""
+"""The defaults that help a small model, used where the user chose none: on a llama.cpp server,
+the strategy the bench measured best for it (when none is chosen), and, whichever strategy runs,
+temperature 0, a `max_tokens` sized to the context window, and retrieval of the tools that fit
+the question once the list is long."""
 
 from __future__ import annotations
 
 import dataclasses
 import typing
-from dataclasses import dataclass
 
 from toolcall_cli.app.options import SchemaMode, one_of
 from toolcall_cli.choosing import Retrieval
 from toolcall_cli.config import BUILTIN_PROFILES
 from toolcall_cli.models.base import Model, server_kind_of
-from toolcall_cli.wire import Sampling
+from toolcall_cli.wire import ContextWindow, Sampling
+
+SMALL_MODEL = "defaults for a small model (a llama.cpp server)"
+"""How the view's lines about these defaults begin."""
 
 MEASURED_RETRIEVE = 3
-"""Tools a request carries on a llama.cpp server when the user set no --retrieve: the two
-ranked best for the question, and search_tools for the others. Measured with Qwen2.5-0.5B on 30
-questions and 7 tools, two passes with the same seeds: 33 of 60 right against 28 with every
-tool sent; the gains were the questions where the model had picked a wrong tool (get_weather
-for a country's population). bench/results/realmodel_default_variants.md."""
+"""Tools a request carries on a llama.cpp server when the user set no --retrieve and the list is
+long (MEASURED_RETRIEVE_FROM): the two ranked best for the question, and search_tools for the
+others. Measured with Qwen2.5-0.5B on 30 questions and 7 tools, two passes with the same seeds:
+33 of 60 right against 28 with every tool sent; the gains were the questions where the model
+had picked a wrong tool (get_weather for a country's population).
+bench/results/realmodel_default_variants.md."""
 
+MEASURED_RETRIEVE_FROM = 10
+"""Retrieval comes on by default only from this many tools: under it, leaving tools out hides
+one the question needs (issue 24: with 3 of the 4 bundled tools a request, "Is it warmer in
+Tokyo or London today?" went to search_tools, found convert_units, and converted 100 miles to
+feet), and a short list costs a small model little to read."""
 
 MEASURED_TEMPERATURE = 0.0
 """The temperature sent to a llama.cpp server when the user set none (llama-server samples at
@@ -27,23 +37,27 @@ MEASURED_TEMPERATURE = 0.0
 60 right at 0 against 28 at the server's 0.8, in fewer iterations (2.5 against 3.1): a tool
 call's name and arguments have one right spelling, and sampling away from it only costs.
 bench/results/realmodel_default_variants.md; with --retrieve 3 as well, 40 of 60
-(bench/results/realmodel_30questions.md)."""
+(bench/results/realmodel_30questions.md). Issue 24 saw the same for `--strategy regex`: 12 of
+24 right at 0 against 9 at 0.8, on questions nobody tuned for."""
+
+REPLY_SHARE = 4
+"""max_tokens is a quarter of the context window: the other three quarters stay for the
+request (the fitter keeps exactly max_tokens free for the reply), and a quarter of a small
+model's usual 4,096 tokens (1,024) holds any call or answer it gives."""
+
+MAX_REPLY_TOKENS = 2048
+"""The most max_tokens a window's quarter gives: a reply of a small model on a CPU, at some 20
+tokens a second, then ends within the default 120 s read timeout, however large the window."""
+
+UNKNOWN_WINDOW_REPLY_TOKENS = 1024
+"""max_tokens when the window is unknown: a quarter of a 4,096-token window, the smallest a
+small model is commonly served with, so the request keeps room even there."""
 
 
-@dataclass(frozen=True)
-class MeasuredDefault:
-    """What the bench measured best for a kind of server, used when the user chose nothing."""
-
-    strategy: str
-    schema_mode: SchemaMode
-    retrieve: int
-    temperature: float
-    note: str
-
-    def fits(self, strategy: str, schema_mode: SchemaMode | None) -> bool:
-        """Whether a session runs the strategy this was measured with (chosen by the user, by
-        the llamacpp profile, or by this default), so its temperature and retrieval apply."""
-        return strategy == self.strategy and schema_mode == self.schema_mode
+def serves_a_small_model(model: Model) -> bool:
+    """Whether the model stands behind a llama.cpp server (known by its /props answer): where a
+    small local model runs, and where these defaults were measured."""
+    return server_kind_of(model) == "llama.cpp"
 
 
 def measured_strategy() -> tuple[str, SchemaMode]:
@@ -55,47 +69,73 @@ def measured_strategy() -> tuple[str, SchemaMode]:
     return profile.strategy or "regex", typing.cast(SchemaMode, mode)
 
 
-def measured_default(model: Model) -> MeasuredDefault | None:
-    """What the bench measured best for the model's kind of server: for a llama.cpp server the
-    built-in profile's strategy (bench/RESULTS.md: with a small local model, JSON-schema output
-    answered far more questions right than the text protocol, which is the default elsewhere),
-    used when the user chose none; and with that strategy, temperature 0 and retrieval of the
-    tools that fit the question, where the user chose no temperature or --retrieve. None for any
-    other model or server."""
-    if server_kind_of(model) != "llama.cpp":
-        return None
-    strategy, mode = measured_strategy()
-    note = (
+def strategy_note(strategy: str, mode: SchemaMode) -> str:
+    """The line that says which strategy a llama.cpp server got when the user chose none
+    (bench/RESULTS.md: with a small local model, JSON-schema output answered far more questions
+    right than the text protocol, which is the default elsewhere)."""
+    return (
         f"llama.cpp server: strategy {strategy} with --schema-mode {mode}, the measured "
         "default for it (bench/RESULTS.md); --strategy chooses another"
     )
-    return MeasuredDefault(strategy, mode, MEASURED_RETRIEVE, MEASURED_TEMPERATURE, note)
 
 
-def measured_sampling(
-    sampling: Sampling, measured: MeasuredDefault | None
+def default_max_tokens(window: ContextWindow | None) -> tuple[int, str]:
+    """The max_tokens a small model gets when nobody chose one, and why, in the view's words."""
+    if window is None:
+        return UNKNOWN_WINDOW_REPLY_TOKENS, "the context window is unknown"
+    share = max(window.tokens // REPLY_SHARE, 1)
+    why = f"a quarter of the {window.tokens:,}-token window"
+    if share > MAX_REPLY_TOKENS:
+        return MAX_REPLY_TOKENS, f"{why}, at most {MAX_REPLY_TOKENS:,}"
+    return share, why
+
+
+def small_model_sampling(
+    sampling: Sampling, window: ContextWindow | None
 ) -> tuple[Sampling, str | None]:
-    """The session's sampling, with the measured default's temperature when nobody chose one;
-    and the note that says so."""
-    if measured is None or sampling.temperature is not None:
+    """The session's sampling with temperature 0 and a max_tokens sized to `window`, each where
+    nobody chose one (flag, environment, config or profile); and the line that says what was
+    applied, None when nothing was."""
+    said: list[str] = []
+    flags: list[str] = []
+    if sampling.temperature is None:
+        sampling = dataclasses.replace(sampling, temperature=MEASURED_TEMPERATURE)
+        said.append(f"temperature {MEASURED_TEMPERATURE:g} (the server's own is 0.8)")
+        flags.append("--temperature")
+    if sampling.max_tokens is None:
+        tokens, why = default_max_tokens(window)
+        sampling = dataclasses.replace(sampling, max_tokens=tokens)
+        said.append(f"max_tokens {tokens} ({why})")
+        flags.append("--max-tokens")
+    if not said:
         return sampling, None
-    note = (
-        f"llama.cpp server: temperature {measured.temperature:g}, the measured default for it "
-        "(the server's own is 0.8); --temperature chooses another"
-    )
-    return dataclasses.replace(sampling, temperature=measured.temperature), note
+    choose = " and ".join(flags) + (" choose others" if len(flags) > 1 else " chooses another")
+    return sampling, f"{SMALL_MODEL}: {', '.join(said)}; {choose}"
 
 
-def measured_retrieval(
-    retrieval: Retrieval, measured: MeasuredDefault | None
+def small_model_retrieves(retrieval: Retrieval, over_given: bool, tools: int) -> bool:
+    """Whether retrieval comes on for a small model: never when --retrieve was chosen (it does
+    what it says), and never under MEASURED_RETRIEVE_FROM tools unless --retrieve-over (given
+    anywhere) says when."""
+    if retrieval.k is not None:
+        return False
+    return tools > retrieval.over if over_given else tools >= MEASURED_RETRIEVE_FROM
+
+
+def small_model_retrieval(
+    retrieval: Retrieval, over_given: bool, tools: int
 ) -> tuple[Retrieval, str | None]:
-    """The session's retrieval, with the measured default's K when nobody chose one; and the
-    note that says so."""
-    if measured is None or retrieval.k is not None:
+    """The session's retrieval for `tools` registered tools: at most MEASURED_RETRIEVE tools a
+    request where small_model_retrieves says so; and the line that says it."""
+    if not small_model_retrieves(retrieval, over_given, tools):
         return retrieval, None
+    k = MEASURED_RETRIEVE
+    when = f"from {MEASURED_RETRIEVE_FROM} tools up"
+    if over_given:
+        when = f"past --retrieve-over {retrieval.over}"
     note = (
-        f"llama.cpp server: each request carries at most {measured.retrieve} tools, the tools "
-        "ranked best for the question and search_tools for the others, the measured default "
-        f"for it (--retrieve {measured.retrieve}); --retrieve 0 sends every tool"
+        f"{SMALL_MODEL}: each request carries at most {k} of the {tools} tools, the "
+        f"{k - 1} ranked best for the question and search_tools for the others (--retrieve {k}, "
+        f"{when}); --retrieve 0 sends every tool"
     )
-    return dataclasses.replace(retrieval, k=measured.retrieve), note
+    return dataclasses.replace(retrieval, k=k), note

@@ -229,7 +229,7 @@ class SamplingOptions:
         None,
         "--temperature",
         metavar="T",
-        help="Sampling temperature, 0..2 (default: the server's).",
+        help="Sampling temperature, 0..2 (default: 0 on a llama.cpp server, else the server's).",
     )
     top_p: float | None = option(
         None,
@@ -241,7 +241,8 @@ class SamplingOptions:
         None,
         "--max-tokens",
         metavar="TOKENS",
-        help="The most tokens one reply may hold, sent as `max_tokens` (default: the server's).",
+        help="The most tokens one reply may hold, sent as `max_tokens` (default: on a llama.cpp "
+        "server a quarter of the context window, at most 2048; else the server's).",
     )
 
 
@@ -297,7 +298,8 @@ class RetrievalOptions:
         min=0,
         metavar="K",
         help="Send each request at most K tools: the best ranked for the question, plus a "
-        "search_tools tool for the rest (default: 6 past --retrieve-over tools; 0: off).",
+        "search_tools tool for the rest (default: 6 past --retrieve-over tools; on a llama.cpp "
+        "server 3, from 10 tools; 0: off).",
     )
     retrieve_over: int | None = option(
         None,

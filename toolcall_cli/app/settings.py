@@ -245,12 +245,17 @@ def resolve_settings(
     )
 
 
-def session_retrieval(settings: Settings) -> Retrieval:
-    """--retrieve and its kin > environment > [retrieval] > defaults."""
+def retrieval_settings(settings: Settings) -> RetrievalSettings:
+    """--retrieve and its kin > environment > [retrieval] > defaults, with which were given."""
     try:
-        chosen = resolve_retrieval(settings.options.retrieval.by_key(), settings.config)
+        return resolve_retrieval(settings.options.retrieval.by_key(), settings.config)
     except ConfigError as error:
         raise AppError(str(error)) from None
+
+
+def session_retrieval(settings: Settings) -> Retrieval:
+    """--retrieve and its kin > environment > [retrieval] > defaults."""
+    chosen = retrieval_settings(settings)
     retrieval = Retrieval(k=chosen.retrieve, over=chosen.retrieve_over)
     if chosen.retriever != "embed":
         return retrieval

@@ -33,8 +33,9 @@ class Sampling:
     leaves the server's own default, and the field is not sent at all.
 
     No default is chosen here on purpose: llama-server samples at 0.8 when told nothing, and the
-    tool-use default is set where the bench measured it, for the kind of server it was measured
-    on (app.measured.MEASURED_TEMPERATURE, for a llama.cpp server), not guessed for all."""
+    tool-use defaults are set where the bench measured them, for the kind of server they were
+    measured on (app.measured: temperature 0 and a max_tokens sized to the context window, for
+    a llama.cpp server), not guessed for all."""
 
     temperature: float | None = None
     top_p: float | None = None
