@@ -29,7 +29,7 @@ SHOWS: dict[str, tuple[str, ...]] = {
     "parallel": ('call get_weather {"city": "Shanghai"', 'call get_weather {"city": "Beijing"'),
     "malicious": (
         "error unknown_tool",
-        "`precision` left out: convert_units does not take it",
+        "` left out: convert_units does not take it",  # whichever name the fault invents
         "answer: 5 km = 3.11 mi",
     ),
     "hard-answer": ("0 tool calls", "answered without calling any tool"),

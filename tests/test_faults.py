@@ -454,7 +454,7 @@ def test_every_fault_at_once_ends_in_an_answer_or_a_clear_limit() -> None:
 
 def test_make_faults_takes_names_and_comma_lists_in_application_order() -> None:
     faults = make_faults(["truncated", "single_quotes,wrong_param"])
-    assert [type(f).__name__ for f in faults] == ["WrongParam", "SingleQuotes", "Truncated"]
+    assert [f.kind for f in faults] == ["wrong_param", "single_quotes", "truncated"]
     assert len(make_faults(list(FAULT_KINDS))) == len(FAULT_KINDS)
 
 

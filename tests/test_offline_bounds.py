@@ -1,23 +1,17 @@
 """The offline model's work grows with the length of what it reads, never with its square: long
 conversations, many calls in one turn, tools with many enum values. Each request is answered in
 a thread and must be done well within a deadline (as the quadratic code took minutes, the
-deadline tells a hang apart from a slow machine). And the hand-written readers that replaced
-quadratic regexes read exactly what those regexes read."""
+deadline tells a hang apart from a slow machine)."""
 
 from __future__ import annotations
 
 import json
-import re
 import threading
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from toolcall_cli.offline import OfflineModel
-from toolcall_cli.offline._request import between, fenced_objects, parameter_line, tagged_results
-from toolcall_cli.offline._wrong_calls import in_one_line
 from toolcall_cli.wire import ModelRequest
 
 DEADLINE = 20.0
@@ -172,56 +166,4 @@ def test_many_tools_with_many_enum_values_and_a_long_question() -> None:
     question = "What is the weather in Paris? " * 3000
     answered_in_time(
         {"model": "m", "messages": [{"role": "user", "content": question}], "tools": tools}
-    )
-
-
-# --- the readers that replaced quadratic regexes read what the regexes read -----------------------
-
-
-def pieces(*parts: str) -> st.SearchStrategy[str]:
-    """Text made of the pieces that matter to a reader, in any order."""
-    return st.lists(st.sampled_from(parts), max_size=14).map("".join)
-
-
-_PARAM_RE = re.compile(
-    r"^- (?P<name>[^:\s]+): (?P<type>.*?) \((?P<need>required|optional)"
-    r"(?:, default (?P<default>.*?))?\)(?: — (?P<description>.*))?$"
-)
-
-
-@settings(max_examples=400)
-@given(pieces("- ", "a", ":", " ", ": ", " (required", " (optional", ", default ", ")", " — ", "("))
-def test_a_parameter_line_is_read_as_the_regex_reads_it(line: str) -> None:
-    match, read = _PARAM_RE.match(line), parameter_line(line)
-    fields = ("name", "type", "need", "default", "description")
-    assert (None if match is None else tuple(match[f] for f in fields)) == (
-        None if read is None else tuple(getattr(read, f) for f in fields)
-    )
-
-
-@settings(max_examples=400)
-@given(pieces('<tool_result id="', '" name="', '">', "</tool_result>", "\n", "a", '"', ">"))
-def test_tagged_results_are_read_as_the_regex_reads_them(text: str) -> None:
-    pattern = r'<tool_result id="(.*?)" name="(.*?)">\n?(.*?)\n?</tool_result>'
-    assert tagged_results(text) == re.findall(pattern, text, re.S)
-
-
-@settings(max_examples=400)
-@given(pieces("```", "json", "\n", " ", "{", "}", "a", "`"))
-def test_fenced_objects_are_read_as_the_regex_reads_them(text: str) -> None:
-    assert fenced_objects(text) == re.findall(r"```(?:json)?\s*\n(\{.*?\})\s*\n```", text, re.S)
-
-
-@settings(max_examples=200)
-@given(pieces("<t>", "</t>", "a", "<", "t>", "\n"))
-def test_text_between_tags_is_read_as_the_regex_reads_it(text: str) -> None:
-    assert between(text, "<t>", "</t>") == re.findall("<t>(.*?)</t>", text, re.S)
-
-
-@settings(max_examples=200)
-@given(pieces("unexpected argument ", "Did You Mean", "did you mean", "\n", "x", "unexpected"))
-def test_words_in_one_line_are_found_as_the_regex_finds_them(text: str) -> None:
-    old = re.compile(r"unexpected argument .*did you mean", re.I)
-    assert bool(in_one_line("unexpected argument ", "did you mean").search(text)) == bool(
-        old.search(text)
     )

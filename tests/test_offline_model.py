@@ -330,30 +330,12 @@ def test_a_weather_report_is_read_from_whatever_its_fields_are_called() -> None:
     assert answer == "北京今天：晴，27°C（22~31°C）。最高 31°C，适合穿短袖。"
 
 
-def test_places_are_compared_by_whatever_their_high_is_called() -> None:
-    question = "Which is warmer tomorrow, Guangzhou or Shenzhen?"
-    first = text_reply(text_body(question))
-    results = [
-        (
-            "get_weather",
-            json.dumps({"place": place, "sky": "Cloudy", "temperature_c": t, "maximum_c": high}),
-        )
-        for place, t, high in (("Guangzhou", 22, 25), ("Shenzhen", 25, 28))
-    ]
-    answer = text_reply(text_body(question, *text_turn(first, *results)))
-    assert answer.splitlines() == [
-        "Guangzhou: Cloudy, 22°C.",
-        "Shenzhen: Cloudy, 25°C.",
-        "Shenzhen is warmer (high 28°C; Guangzhou 25°C).",
-    ]
-
-
 def test_a_time_is_read_from_whatever_its_fields_are_called() -> None:
     question = "东京现在几点？"
     first = text_reply(text_body(question))
     now = {"tz": "Asia/Tokyo", "current_time": "2025-01-02 11:04", "offset": "+09:00"}
     answer = text_reply(text_body(question, *text_turn(first, ("get_time", json.dumps(now)))))
-    assert answer == "Asia/Tokyo 现在是 2025-01-02 11:04（+09:00）"
+    assert answer == "get_time：tz Asia/Tokyo，current time 2025-01-02 11:04，offset +09:00。"
 
 
 # --- errors: read them, fix the call, or say honestly what failed ------------------------------
@@ -715,14 +697,11 @@ def test_compacted_earlier_rounds_count_as_calls_made_not_as_the_question() -> N
         ("What's 15% of 80?", "15/100*80"),
         ("What is 17 % 5?", "17%5"),
         ("What is 2 to the power of 10?", "2**10"),
-        ("二的十次方是多少？", "2**10"),
-        ("三百一十二除以四等于多少？", "312/4"),
-        ("What is three hundred and twelve divided by four?", "312/4"),
         ("算一下 12 × 3 ÷ 4", "12*3/4"),
         ("sin(pi/6) + 2^3 = ?", "sin(pi/6)+2**3"),
     ],
 )
-def test_arithmetic_keeps_functions_separators_and_word_forms(
+def test_arithmetic_keeps_functions_separators_and_operator_words(
     question: str, expression: str
 ) -> None:
     assert text_calls(text_reply(text_body(question))) == [
@@ -889,42 +868,6 @@ def follow_up_body(
     return body
 
 
-@pytest.mark.parametrize("native", [False, True])
-def test_an_elliptical_follow_up_reuses_the_previous_tool_and_arguments(native: bool) -> None:
-    earlier = chat_turn(
-        "北京明天天气怎么样？", weather_result("北京", "tomorrow"), "get_weather", native=native
-    )
-    reply = message(follow_up_body(earlier, "那上海呢？", native=native))
-    if native:
-        calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]))
-                 for c in reply["tool_calls"]]  # fmt: skip
-    else:
-        calls = text_calls(reply["content"])
-    assert calls == [("get_weather", {"city": "上海", "day": "tomorrow"})]
-
-
-def test_a_unit_follow_up_converts_the_earlier_result() -> None:
-    earlier = chat_turn(
-        "What is the weather in Tokyo?", weather_result("Tokyo", temp=11), "get_weather"
-    )
-    [(name, arguments)] = text_calls(text_reply(follow_up_body(earlier, "And in Fahrenheit?")))
-    assert name == "convert_units"
-    assert arguments["value"] == 11
-    assert arguments["from_unit"].lower() in ("celsius", "°c")
-    assert arguments["to_unit"].lower() in ("fahrenheit", "°f")
-
-
-def test_an_answer_to_the_question_back_completes_the_earlier_question() -> None:
-    asked = text_reply(text_body("What's the weather?"))
-    earlier = [
-        {"role": "user", "content": "What's the weather?"},
-        {"role": "assistant", "content": asked},
-    ]
-    assert text_calls(text_reply(follow_up_body(earlier, "Paris"))) == [
-        ("get_weather", {"city": "Paris"})
-    ]
-
-
 def test_thanks_after_a_chat_is_not_taken_as_a_follow_up() -> None:
     earlier = chat_turn("北京明天天气怎么样？", weather_result("北京", "tomorrow"), "get_weather")
     reply = text_reply(follow_up_body(earlier, "谢谢"))
@@ -937,11 +880,14 @@ def test_thanks_after_a_chat_is_not_taken_as_a_follow_up() -> None:
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        ("What's the price of AAPL?", "The price of AAPL is 154.32 USD."),
-        ("苹果公司股票 AAPL 现在多少钱？", "AAPL 的价格是 154.32 USD。"),
+        ("What's the price of AAPL?", "lookup_stock: symbol AAPL, price 154.32, currency USD."),
+        (
+            "苹果公司股票 AAPL 现在多少钱？",
+            "lookup_stock：symbol AAPL，price 154.32，currency USD。",
+        ),
     ],
 )
-def test_an_unseen_tools_result_is_a_sentence_with_rounded_numbers(
+def test_an_unseen_tools_result_is_stated_with_rounded_numbers(
     question: str, expected: str
 ) -> None:
     first = text_reply(text_body(question))
@@ -969,12 +915,12 @@ def test_a_quoted_error_in_chinese_ends_cleanly_and_keeps_its_lines() -> None:
     assert answer.endswith("table。") and ".。" not in answer
     broken = '<tool_call>{"name": "get_weather", "arguments": {"city": 1}}</tool_call>'
     multi = (
-        "Error: invalid arguments for `get_weather`:\n- `city` must be a string\n"
-        '- `day` must be one of "today", "tomorrow"'
+        "Error: invalid arguments for `get_weather`:\n- `city` must be a name from the table\n"
+        "- `day` must be today or tomorrow"
     )
     lines = text_reply(text_body(question, *text_turn(broken, ("get_weather", multi)))).splitlines()
     assert lines[0].startswith("抱歉，get_weather 调用失败") and len(lines) >= 3
-    assert any("`city` must be a string" in line for line in lines[1:])
+    assert any("`city` must be a name from the table" in line for line in lines[1:])
 
 
 def test_a_currency_conversion_result_reads_as_an_equation() -> None:
@@ -1009,7 +955,7 @@ def test_the_source_unit_is_the_one_the_number_is_in() -> None:
         ), question
 
 
-# --- user-reported problems: chained arithmetic, comparisons, currencies without a tool -----------
+# --- user-reported problems: currencies without a tool ------------------------------------------
 
 
 def bundled_message(question: str) -> dict[str, Any]:
@@ -1030,81 +976,6 @@ def bundled_calculation(expression: str) -> Any:
     calculate = load_tools([bundled_tools_dir()]).registry.get("calculate")
     assert calculate is not None
     return calculate.func(expression=expression)
-
-
-@pytest.mark.parametrize(
-    ("question", "value"),
-    [
-        ("计算 (3+4)*5 再除以 7", 5),
-        ("3加4，然后乘以5", 35),
-        ("10 除以 2 再加上 3", 8),
-        ("What is 3 plus 4, then divide by 7?", 1),
-        ("Compute 12*5 and then add 3", 63),
-        ("3+4 then multiply it by 5 and then subtract 1", 34),
-    ],
-)
-def test_a_chained_operator_applies_to_everything_computed_before_it(
-    question: str, value: int
-) -> None:
-    [call] = bundled_message(question)["tool_calls"]
-    expression = json.loads(call["function"]["arguments"])["expression"]
-    assert call["function"]["name"] == "calculate"
-    assert float(bundled_calculation(expression)) == value, expression
-
-
-def test_a_chained_calculation_is_answered_with_the_whole_expression() -> None:
-    question = "计算 (3+4)*5 再除以 7"
-    first = text_reply(text_body(question))
-    assert text_calls(first) == [("calculate", {"expression": "((3+4)*5)/7"})]
-    answer = text_reply(text_body(question, *text_turn(first, ("calculate", "5.0"))))
-    assert answer == "((3+4)*5)/7 = 5"
-
-
-def comparison_answer(question: str, *temperatures: tuple[int, int]) -> str:
-    """The answer once each city's weather came back with these (temp, high) values."""
-    first = text_reply(text_body(question))
-    calls = text_calls(first)
-    assert [name for name, _ in calls] == ["get_weather"] * len(temperatures), first
-    results = [
-        (
-            "get_weather",
-            weather_result(args["city"], args.get("day", "today"), temp, high, temp - 5),
-        )
-        for (_, args), (temp, high) in zip(calls, temperatures, strict=True)
-    ]
-    return text_reply(text_body(question, *text_turn(first, *results)))
-
-
-@pytest.mark.parametrize(
-    ("question", "verdict"),
-    [
-        ("广州和深圳明天哪个更热？", "深圳更热（最高 28°C，广州 25°C）。"),
-        ("广州和深圳明天哪个更冷？", "广州更冷（最高 25°C，深圳 28°C）。"),
-        (
-            "Which is warmer tomorrow, Guangzhou or Shenzhen?",
-            "Shenzhen is warmer (high 28°C; Guangzhou 25°C).",
-        ),
-        (
-            "Is Guangzhou colder than Shenzhen today?",
-            "Guangzhou is colder (high 25°C; Shenzhen 28°C).",
-        ),
-    ],
-)
-def test_a_comparison_question_says_which_city_wins(question: str, verdict: str) -> None:
-    answer = comparison_answer(question, (22, 25), (25, 28))
-    lines = answer.splitlines()
-    assert len(lines) == 3 and lines[-1] == verdict, answer
-
-
-def test_three_cities_and_a_tie_are_compared_too() -> None:
-    hottest = comparison_answer(
-        "Which is hottest today: Paris, Berlin or Rome?", (9, 17), (6, 11), (17, 19)
-    )
-    assert hottest.splitlines()[-1] == "Rome is the hottest (high 19°C; Paris 17°C, Berlin 11°C)."
-    tie = comparison_answer("北京和上海今天哪个更热？", (20, 24), (21, 24))
-    assert tie.splitlines()[-1] == "北京和上海一样热（最高都是 24°C）。"
-    plain = comparison_answer("北京和上海今天天气怎么样？", (20, 24), (21, 26))
-    assert len(plain.splitlines()) == 2 and "更热" not in plain
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from toolcall_cli.feedback import Problem, error_text
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.tools.pool import Finished, Job, ToolPool
 from toolcall_cli.tools.registry import Tool, tool
@@ -134,11 +135,12 @@ def test_cancel_answers_running_and_waiting_calls_with_the_reason() -> None:
     pool.submit(gates.job("a"))
     pool.submit(gates.job("b"))
     assert gates.entered["a"].wait(MEET)
-    stopped = pool.cancel("cancelled by the user")
+    stopped = pool.cancel(Problem("cancelled"))
     assert sorted(f.call.id for f in stopped) == ["a", "b"]
     for finished in stopped:
         assert finished.result.error_kind == "cancelled"
-        assert finished.result.content == "Error: cancelled by the user"
+        assert finished.result.content == error_text(Problem("cancelled"))
+        assert finished.result.problems == (Problem("cancelled", tool="gated"),)
     assert pool.pending == 0 and pool.running() == []
     assert not gates.entered["b"].is_set()  # the waiting call never started
     gates.gates["a"].set()

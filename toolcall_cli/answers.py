@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolcall_cli import feedback
 from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
 from toolcall_cli.messages import Message
 from toolcall_cli.strategies.content_calls import looks_like_call_json
@@ -39,12 +40,8 @@ class NotAnAnswer:
 
     def feedback(self, *, tools: bool) -> str:
         """The note for the model: what was wrong, and what to do instead."""
-        todo = (
-            "Answer the question in words, or call a tool."
-            if tools
-            else ("Answer the question in words, with what you have.")
-        )
-        return f"{ENGINE_NOTE_PREFIX} That was not an answer: {self.why}. {todo}"
+        key = "not_an_answer" if tools else "not_an_answer_without_tools"
+        return feedback.note(key, why=self.why)
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall_cli.events import GroundingAction, GroundingChecked
+from toolcall_cli.feedback import Problem
 from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
 from toolcall_cli.limits import GroundingMode
 from toolcall_cli.messages import Message, ToolCall, ToolResult
@@ -228,7 +229,7 @@ class ArgumentCheck:
         self.refused.add(key)
         others = ", ".join(t for t in self.tools if t != call.name) or "none"
         message = NOT_GROUNDED.format(tool=call.name, tools=others, **words)
-        refusal = refused(call, "ungrounded", message)
+        refusal = refused(call, "ungrounded", Problem("ungrounded", call.name, detail=message))
         return ArgumentVerdict(self._event(call, loose, "refused"), refusal=refusal)
 
     def loose(

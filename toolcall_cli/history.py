@@ -9,10 +9,11 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from toolcall_cli.feedback import NOTE_PREFIX
 from toolcall_cli.messages import Message
 
 SUMMARY_PREFIX = "[context summary]"
-ENGINE_NOTE_PREFIX = "[toolcall]"
+ENGINE_NOTE_PREFIX = NOTE_PREFIX
 """Starts every instruction the engine itself adds to the conversation (not a user question)."""
 PREVIEW_CHARS = 120
 """How much of each result the summary of older rounds keeps while tools are offered: the

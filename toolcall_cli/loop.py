@@ -50,8 +50,8 @@ from toolcall_cli.events import (
     StopReason,
     ToolCallParsed,
 )
+from toolcall_cli.feedback import note
 from toolcall_cli.grounding import AnswerCheck, ArgumentCheck
-from toolcall_cli.history import ENGINE_NOTE_PREFIX
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
 from toolcall_cli.limits import question_too_long
 from toolcall_cli.messages import Message, ToolResult, tool_message, user
@@ -73,17 +73,9 @@ Clock = Callable[[], float]
 
 STOPPED_AT_A_STEP = "stopped by the user at a step (--step)"
 
-LAST_ANSWER = ENGINE_NOTE_PREFIX + (
-    " That was the last round of tools this run allows. Do not call any tool: answer the "
-    "question now with what you have; if something is missing, say what."
-)
 CONTENT_CALLS = (
     "the model wrote its tool call as JSON text in its content; read as a call, as vLLM and "
     "Ollama do for several model families"
-)
-DROPPED_CALLS = ENGINE_NOTE_PREFIX + (
-    " Your reply held {total} tool calls; only the first {cap} were run (at most {cap} per "
-    "reply), and the other {dropped} were not run. Call again only what you still need."
 )
 SAID_NOTHING = "the model's answer held nothing: no text, no tool call, no finish reason"
 REPLY_TOO_LONG = "the reply passed {limit:,} characters"
@@ -387,7 +379,7 @@ class Run:
         return "limit"
 
     def best_effort_answer(self) -> Iterator[Event]:
-        self.history.append(user(LAST_ANSWER))
+        self.history.append(user(note("last_round")))
         self.tools_withdrawn = True
         self.iterations += 1
         request = yield from self.build_request()
@@ -533,7 +525,7 @@ class Run:
         so in native calling every tool_call_id sent is still answered."""
         cap = self.limits.max_calls_per_reply
         total = len(reply.calls) + self.dropped
-        return DROPPED_CALLS.format(total=total, cap=cap, dropped=self.dropped)
+        return note("dropped_calls", total=total, cap=cap, dropped=self.dropped)
 
     # --- time, usage and the run's ends ---------------------------------------------------------
 

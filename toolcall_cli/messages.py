@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolcall_cli.feedback import Problem
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -76,6 +78,8 @@ class ToolResult:
     output: str = ""
     """What the tool printed (stdout and stderr) while it ran: shown to the user, never fed
     back to the model, which reads `content` only."""
+    problems: tuple[Problem, ...] = ()
+    """What was wrong, as data (feedback.py): `content` is what they say to the model."""
 
 
 @dataclass(frozen=True)

@@ -7,25 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from toolcall_cli.history import ENGINE_NOTE_PREFIX
+from toolcall_cli.feedback import note
 from toolcall_cli.limits import Limits
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.rounds import call_key
-
-ANSWER_WITHOUT_TOOLS = ENGINE_NOTE_PREFIX + (
-    " The last {n} rounds of tool calls made no progress (they failed, or repeated earlier "
-    "calls). Do not call any tool now: answer the question with what you already have; if "
-    "something is missing, say what."
-)
-ANSWER_AFTER_REPEATS = ENGINE_NOTE_PREFIX + (
-    " You called {calls} again, and got the result you already had. Do not call any tool now: "
-    "answer the question with the results above."
-)
-ANSWER_AFTER_FAILED_REPEATS = ENGINE_NOTE_PREFIX + (
-    " You called {calls} again exactly as before, and it failed again the same way. Do not "
-    "call any tool now: answer the question with what you already have; if something is "
-    "missing, say what."
-)
 
 
 @dataclass
@@ -85,7 +70,9 @@ class Progress:
         if not repeating and self.failed_rounds < limits.max_failed_rounds:
             return None
         if not repeating:
-            return ANSWER_WITHOUT_TOOLS.format(n=self.failed_rounds), False
+            return note("no_progress", n=self.failed_rounds), False
         calls = ", ".join(self.repeated_calls) or "the same tools"
-        note = ANSWER_AFTER_FAILED_REPEATS if self.only_failures_repeated else ANSWER_AFTER_REPEATS
-        return note.format(calls=calls), True
+        key = (
+            "answer_after_failed_repeats" if self.only_failures_repeated else "answer_after_repeats"
+        )
+        return note(key, calls=calls), True

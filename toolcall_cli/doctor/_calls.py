@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
+from toolcall_cli.feedback import ARGUMENT_KINDS, Problem, problem_from_record, said
 
 QUESTION = "Were tool names and arguments valid; how was each error recovered?"
 
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NAME_IN_RAW = re.compile(r"""["']?name["']?\s*:\s*["']([^"']+)["']""")
-_SUGGESTED = re.compile(r"[Dd]id you mean `([^`]+)`")
 _CONTENT_CALLS = "the model wrote its tool call as JSON text in its content"
 _NOTE_KINDS = frozenset({"declined"})
 """Error results that are the user's choice, not the model's mistake."""
@@ -93,9 +93,7 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
         if kind == _FROM_RESULT:
             continue  # see calls_from_results
         if kind == "unknown_tool":
-            meant = _SUGGESTED.search(content)
-            close = difflib.get_close_matches(name, tools, n=1)
-            intended = meant.group(1) if meant else (close[0] if close else None)
+            intended = meant_tool(name, problems_of(result), tools)
             hint = f" (meant `{intended}`?)" if intended else ""
             message = f"{call.get('id')}: unknown tool `{name}`{hint}, in {shown(call)}"
             yield Finding.at(
@@ -107,7 +105,8 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
                 tool=intended,
             )
         elif kind == "invalid_arguments":
-            message = f"{call.get('id')}: invalid arguments in {shown(call)}: {reasons(content)}"
+            why = reasons(problems_of(result)) or first_line(content)
+            message = f"{call.get('id')}: invalid arguments in {shown(call)}: {why}"
             recovered = fixed_later(run, record, name)
             yield Finding.at(record, kind, message, fixable=True, recovered=recovered, tool=name)
         else:
@@ -153,10 +152,23 @@ def _what_became_of(run: RunRecords, after: Record, call_id: Any) -> str:
     return "no result recorded"
 
 
-def reasons(content: str) -> str:
-    """The engine's list of what was wrong with the arguments, on one line."""
-    items = [line[2:].strip() for line in content.splitlines() if line.startswith("- ")]
-    return "; ".join(items) or first_line(content)
+def meant_tool(name: str, problems: list[Problem], tools: list[str]) -> str | None:
+    """The tool a call to an unknown one meant: the closest the engine named, else the
+    closest of the run's tools."""
+    named = next((p.closest for p in problems if p.closest), "")
+    close = difflib.get_close_matches(name, tools, n=1)
+    return named or (close[0] if close else None)
+
+
+def problems_of(result: dict[str, Any]) -> list[Problem]:
+    """What was wrong with a call, as the engine recorded it."""
+    found = map(problem_from_record, result.get("problems") or [])
+    return [problem for problem in found if problem is not None]
+
+
+def reasons(problems: list[Problem]) -> str:
+    """What was wrong with the arguments, on one line."""
+    return "; ".join(said(p) for p in problems if p.kind in ARGUMENT_KINDS)
 
 
 def first_line(text: str) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from toolcall_cli import strictjson
+from toolcall_cli.feedback import Problem, error_text
 from toolcall_cli.messages import ToolCall, ToolResult, ToolSpec
 from toolcall_cli.tools.coerce import MAX_RANKED_NAME_CHARS, coerce_arguments, similar_parameter
 from toolcall_cli.tools.registry import Tool, ToolRegistry
@@ -30,8 +31,6 @@ from toolcall_cli.tools.validation import (
 if TYPE_CHECKING:
     # jsonschema ships no stubs; `unused-ignore` keeps this clean if types-jsonschema is added.
     import jsonschema  # type: ignore[import-untyped, unused-ignore]
-
-ERROR_PREFIX = "Error: "
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,10 @@ def prepare(
         return unknown_tool_result(call, registry.names())
     arguments = {} if call.arguments is None else call.arguments
     if not isinstance(arguments, dict):
-        return error_result(call, "invalid_arguments", not_an_object(found, arguments))
+        given = json_type(arguments)
+        return error_result(
+            call, "invalid_arguments", Problem("not_an_object", found.name, given=given)
+        )
     if (held := lone_surrogate(arguments)) is not None:
         return error_result(call, "invalid_arguments", not_text(found, *held))
     arguments, coerced = coerce_arguments(found.spec, arguments)
@@ -77,10 +79,11 @@ def prepare(
         with within(time_limit):
             problems = argument_problems(found.spec, arguments)
     except CheckTimedOut:
-        return error_result(call, "timeout", unchecked_text(found, time_limit or 0.0))
+        limit = f"{round(time_limit or 0.0, 1):g} s"
+        return error_result(call, "timeout", Problem("unchecked", found.name, detail=limit))
     except Exception as error:  # a schema jsonschema cannot use (an MCP server's, say)
-        text = f"the tool's schema cannot be checked ({error_line(error)}), so it is not run."
-        return error_result(call, "invalid_arguments", text)
+        unusable = Problem("schema_unusable", found.name, detail=error_line(error))
+        return error_result(call, "invalid_arguments", unusable)
     if problems:
         kept = without_unexpected(found.spec, arguments) if drop_unexpected else None
         if kept is not None and not argument_problems(found.spec, kept):
@@ -90,7 +93,7 @@ def prepare(
                 *(f"`{name}` left out: {found.name} does not take it" for name in dropped),
             )
             return Prepared(found, kept, notes, dropped)
-        return error_result(call, "invalid_arguments", invalid_arguments_text(found, problems))
+        return error_result(call, "invalid_arguments", *problems)
     return Prepared(found, arguments, tuple(coerced))
 
 
@@ -104,19 +107,16 @@ def without_unexpected(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, A
     return kept if len(kept) < len(arguments) else None
 
 
-def unchecked_text(found: Tool, time_limit: float) -> str:
-    limit = f"{round(time_limit, 1):g} s"
-    return (
-        f"the arguments for `{found.name}` could not be checked against its schema within "
-        f"{limit} (a pattern in the schema, say, takes too long on them), so it is not run. "
-        "Send shorter or simpler values."
-    )
-
-
-def error_result(call: ToolCall, kind: str, message: str) -> ToolResult:
-    """An error result; its text starts with "Error: " so model and viewer see it at a glance."""
+def error_result(call: ToolCall, kind: str, *problems: Problem) -> ToolResult:
+    """An error result: its text says the problems (starting "Error: ", so that model and viewer
+    see it at a glance), and it keeps them as data."""
     return ToolResult(
-        call_id=call.id, name=call.name, content=ERROR_PREFIX + message, ok=False, error_kind=kind
+        call_id=call.id,
+        name=call.name,
+        content=error_text(*problems),
+        ok=False,
+        error_kind=kind,
+        problems=problems,
     )
 
 
@@ -132,7 +132,6 @@ MAX_LISTED_UNEXPECTED = 10
 MAX_CHECKED_ERRORS = 200
 """Schema checking stops after this many errors: a 100,000-item array of wrong items would
 otherwise build 100,000 errors to list 20 of them."""
-MAX_PROBLEM_CHARS = 300
 
 
 def quoted_name(name: str) -> str:
@@ -143,49 +142,43 @@ def quoted_name(name: str) -> str:
     return f"`{short_name(name)}` ({len(name):,} characters)"
 
 
-def listing(items: Sequence[str], limit: int) -> str:
-    """`a, b, c`, or the first `limit` of them and `… and 170 more`."""
-    shown = ", ".join(items[:limit])
-    more = len(items) - limit
-    return f"{shown}, … and {more:,} more" if more > 0 else shown
-
-
-def clip(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
-    """One problem line at most `limit` characters: its text may quote what the model sent."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
-
-
 # --- unknown tool -----------------------------------------------------------------------------
 
 
 def unknown_tool_result(call: ToolCall, available: list[str]) -> ToolResult:
     """Name the available tools, closest to what the model asked for first."""
-    message = f"{unknown_tool_text(call.name)} {available_tools_text(call.name, available)}"
-    result = error_result(call, "unknown_tool", message)
+    result = error_result(call, "unknown_tool", unknown_tool(call.name, available))
     # The name goes back to the model too (e.g. `<tool_result name="...">`): bounded as well.
     return replace(result, name=short_name(call.name))
 
 
-def unknown_tool_text(name: str) -> str:
-    if not name:
-        return "the call names no tool."
-    if len(name) <= MAX_TOOL_NAME_CHARS:
-        return f"unknown tool `{name}`."
-    return (
-        f"unknown tool `{short_name(name)}` ({len(name):,} characters; "
-        f"tool names are at most {MAX_TOOL_NAME_CHARS})."
+def unknown_tool(name: str, available: list[str]) -> Problem:
+    """The problem of a call to no tool there is: what it named, and the tools there are (the
+    closest first, unless the name is too long to be a misspelt one)."""
+    ranked = available
+    if len(name) <= MAX_RANKED_NAME_CHARS:  # too long to be a misspelt tool name otherwise
+        ranked = rank_by_similarity(name, available)
+    close = (
+        bool(ranked)
+        and len(name) <= MAX_RANKED_NAME_CHARS
+        and difflib.SequenceMatcher(None, name, ranked[0]).ratio() >= 0.6
     )
-
-
-def available_tools_text(name: str, available: list[str]) -> str:
-    if not available:
-        return "No tools are available."
-    if len(name) > MAX_RANKED_NAME_CHARS:  # too long to be a misspelt tool name
-        return f"Available tools: {listing(available, MAX_LISTED_TOOLS)}."
-    ranked = rank_by_similarity(name, available)
-    close = difflib.SequenceMatcher(None, name, ranked[0]).ratio() >= 0.6
-    hint = f"Did you mean `{ranked[0]}`? " if close else ""
-    return f"{hint}Available tools: {listing(ranked, MAX_LISTED_TOOLS)}."
+    listed = tuple(ranked[:MAX_LISTED_TOOLS])
+    more = max(len(ranked) - MAX_LISTED_TOOLS, 0)
+    closest = ranked[0] if close else ""
+    if not name:
+        return Problem("no_tool_named", allowed=listed, closest=closest, more=more)
+    if len(name) > MAX_TOOL_NAME_CHARS:
+        given, most = f"{len(name):,} characters", str(MAX_TOOL_NAME_CHARS)
+        return Problem(
+            "tool_name_too_long",
+            short_name(name),
+            given=given,
+            detail=most,
+            allowed=listed,
+            more=more,
+        )
+    return Problem("unknown_tool", name, allowed=listed, closest=closest, more=more)
 
 
 def short_name(name: str) -> str:
@@ -206,13 +199,6 @@ def rank_by_similarity(word: str, candidates: Iterable[str]) -> list[str]:
 # --- argument validation ----------------------------------------------------------------------
 
 
-def not_an_object(found: Tool, arguments: object) -> str:
-    return (
-        f"invalid arguments for `{found.name}`: arguments must be a JSON object "
-        f'(e.g. {{"name": value}}), got {json_type(arguments)}.'
-    )
-
-
 def lone_surrogate(arguments: dict[str, Any]) -> tuple[str, str] | None:
     """The first argument holding a lone surrogate (in a string or a key, at any depth), and
     that surrogate. JSON decodes `"\\ud800"` to one, but it is no character: no UTF-8 file,
@@ -231,49 +217,26 @@ def lone_surrogate(arguments: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def not_text(found: Tool, name: str, surrogate: str) -> str:
+def not_text(found: Tool, name: str, surrogate: str) -> Problem:
     shown = strictjson.escape_surrogates(short_name(name))
-    return (
-        f"invalid arguments for `{found.name}`: `{shown}` holds "
-        f"{strictjson.escape_surrogates(surrogate)}, half of a UTF-16 surrogate pair without the "
-        "other half, which is not a character. Send the character itself, or both halves."
+    return Problem(
+        "not_text", found.name, argument=shown, given=strictjson.escape_surrogates(surrogate)
     )
 
 
-@dataclass(frozen=True)
-class ArgumentProblems:
-    """What is wrong with a call's arguments: the first few problems in full, and a count."""
-
-    shown: tuple[str, ...] = ()
-    more: int = 0
-    """Problems found but not listed."""
-    unchecked: bool = False
-    """Checking stopped early, so there may be more than `more`."""
-
-    def __bool__(self) -> bool:
-        return bool(self.shown)
-
-    def lines(self) -> list[str]:
-        lines = [f"- {problem}" for problem in self.shown]
-        if self.more or self.unchecked:
-            count = f"at least {self.more:,}" if self.unchecked else f"{self.more:,}"
-            lines.append(f"- … and {count} more problems")
-        return lines
-
-
-def invalid_arguments_text(found: Tool, problems: ArgumentProblems) -> str:
-    lines = [f"invalid arguments for `{found.name}`:", *problems.lines()]
-    lines.append(f"Fix these and call `{found.name}` again.")
-    return "\n".join(lines)
-
-
-def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> ArgumentProblems:
-    """The problems with `arguments`, one line each, saying how to fix it; empty when valid."""
+def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> list[Problem]:
+    """What is wrong with `arguments`, each problem saying how to fix it; empty when valid.
+    The first MAX_LISTED_PROBLEMS are listed, then how many more there are."""
     schema = spec.parameters
     properties: dict[str, Any] = schema.get("properties", {})
     missing = [n for n in schema.get("required", []) if n not in arguments]
     problems = [
-        f"missing required argument `{name}` ({describe_schema(properties.get(name, {}))}): add it"
+        Problem(
+            "missing_argument",
+            spec.name,
+            argument=name,
+            allowed=(describe_schema(properties.get(name, {})),),
+        )
         for name in missing
     ]
     unexpected = []
@@ -281,12 +244,18 @@ def argument_problems(spec: ToolSpec, arguments: dict[str, Any]) -> ArgumentProb
         unexpected = [name for name in arguments if name not in properties]
     listed = unexpected[:MAX_LISTED_UNEXPECTED]
     described = descriptions(properties)
-    problems += [unexpected_argument(name, list(properties), missing, described) for name in listed]
+    problems += [
+        unexpected_argument(spec.name, name, list(properties), missing, described)
+        for name in listed
+    ]
     errors, unchecked = schema_errors(schema, arguments)
     room = max(MAX_LISTED_PROBLEMS - len(problems), 0)
-    problems += [field_problem(error) for error in errors[:room]]
+    problems += [field_problem(spec.name, error) for error in errors[:room]]
     more = len(unexpected) - len(listed) + len(errors) - len(errors[:room])
-    return ArgumentProblems(tuple(clip(p) for p in problems), more, unchecked)
+    if more or unchecked:
+        count = f"at least {more:,}" if unchecked else f"{more:,}"
+        problems.append(Problem("unlisted", spec.name, given=count))
+    return problems
 
 
 def schema_errors(
@@ -444,18 +413,19 @@ def _fits_any_of(schema: dict[str, Any], instance: Any) -> bool:
 
 
 def unexpected_argument(
+    tool: str,
     name: str,
     allowed: list[str],
     missing: Sequence[str] = (),
     described: Mapping[str, str] | None = None,
-) -> str:
+) -> Problem:
     meant = similar_parameter(name, allowed, list(missing), described)
+    given = quoted_name(name)
     if meant is not None:
-        text = f"unexpected argument {quoted_name(name)}: did you mean `{meant}`? Rename it"
-    else:
-        text = f"unexpected argument {quoted_name(name)}: remove it"
-    names = ", ".join(f"`{a}`" for a in allowed) if allowed else "none"
-    return f"{text}; allowed arguments: {names}"
+        return Problem(
+            "misnamed_argument", tool, short_name(name), given, tuple(allowed), closest=meant
+        )
+    return Problem("unexpected_argument", tool, short_name(name), given, tuple(allowed))
 
 
 def descriptions(properties: Mapping[str, Any]) -> dict[str, str]:
@@ -463,18 +433,20 @@ def descriptions(properties: Mapping[str, Any]) -> dict[str, str]:
     return {n: str(s.get("description", "")) for n, s in properties.items() if isinstance(s, dict)}
 
 
-def field_problem(error: jsonschema.ValidationError) -> str:
-    where = f"`{field_path(error.path)}`" if error.path else "arguments"
+def field_problem(tool: str, error: jsonschema.ValidationError) -> Problem:
+    where = field_path(error.path) if error.path else ""
     got = error.instance
     if error.validator == "type":
-        return f"{where} should be {describe_types(error.validator_value)}, got {json_type(got)}"
+        kinds = error.validator_value
+        allowed = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+        return Problem("wrong_type", tool, where, json_type(got), allowed)
     if error.validator == "enum":
-        choices = ", ".join(json.dumps(v, ensure_ascii=False) for v in error.validator_value)
-        return f"{where} must be one of {choices}; got {json_text(got)}"
+        choices = tuple(json.dumps(v, ensure_ascii=False) for v in error.validator_value)
+        return Problem("not_allowed", tool, where, json_text(got), choices)
     if error.validator == "anyOf":
-        options = " or ".join(describe_schema(s) for s in error.validator_value)
-        return f"{where} should be {options}, got {short_json(got)}"
-    return f"{where}: {error.message}"
+        options = tuple(describe_schema(s) for s in error.validator_value)
+        return Problem("no_option_fits", tool, where, short_json(got), options)
+    return Problem("invalid_value", tool, where, detail=error.message)
 
 
 def field_path(path: Iterable[Any]) -> str:

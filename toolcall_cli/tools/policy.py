@@ -7,21 +7,18 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from toolcall_cli.feedback import Problem
 from toolcall_cli.tools.registry import PERMISSIONS, Permission, Tool
 
 WINDOW = 60.0
 """Rate limits count the calls of the last minute."""
 
 
-def permission_refusal(tool: Tool, allow: Permission) -> str | None:
+def permission_refusal(tool: Tool, allow: Permission) -> Problem | None:
     """Why the session may not run `tool`, or None when its --allow level reaches the tool's."""
     if PERMISSIONS.index(tool.permission) <= PERMISSIONS.index(allow):
         return None
-    return (
-        f"`{tool.name}` needs {tool.permission} permission, and this session allows only "
-        f"{allow} (the user can start toolcall with --allow {tool.permission}). It was not run; "
-        "answer without it."
-    )
+    return Problem("permission", tool.name, given=tool.permission, allowed=(allow,))
 
 
 class RateLimits:
@@ -32,7 +29,7 @@ class RateLimits:
         self._clock = clock
         self._calls: dict[str, deque[float]] = {}
 
-    def refusal(self, tool: Tool) -> str | None:
+    def refusal(self, tool: Tool) -> Problem | None:
         """None, and the call counted, when `tool` may run now; else why not."""
         if tool.rate_limit is None:
             return None
@@ -44,7 +41,6 @@ class RateLimits:
             calls.append(now)
             return None
         wait = calls[0] + WINDOW - now
-        return (
-            f"`{tool.name}` may run {tool.rate_limit:g} times a minute, and that is used up; the "
-            f"next call is allowed in {wait:.0f} s. Answer without it, or call it later."
+        return Problem(
+            "rate_limited", tool.name, given=f"{tool.rate_limit:g}", detail=f"{wait:.0f}"
         )

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from toolcall_cli.feedback import Problem
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.tools.capture import CapturedOutput, captured
 from toolcall_cli.tools.executor import error_result, prepare
@@ -140,7 +141,7 @@ class ToolPool:
                 return found
             found.append(done)
 
-    def cancel(self, reason: str) -> list[Finished]:
+    def cancel(self, reason: Problem) -> list[Finished]:
         """Stop every call: running ones are killed (isolated) or abandoned (threads), waiting
         ones never start; each is answered with `reason`."""
         now = self._clock()
@@ -148,7 +149,7 @@ class ToolPool:
         for call_id, running in list(self._running.items()):
             running.stop()
             del self._running[call_id]
-            result = error_result(running.job.call, "cancelled", reason)
+            result = cancelled(running.job.call, reason)
             stopped.append(
                 Finished(
                     running.job.call,
@@ -159,9 +160,7 @@ class ToolPool:
             )
         while self._waiting:
             job = self._waiting.popleft()
-            stopped.append(
-                Finished(job.call, error_result(job.call, "cancelled", reason), now, now)
-            )
+            stopped.append(Finished(job.call, cancelled(job.call, reason), now, now))
         return stopped
 
     # --- inside ---------------------------------------------------------------------------------
@@ -211,7 +210,8 @@ class ToolPool:
             return _timed_out(running, ended)
         call = running.job.call
         if outcome.failure is not None:
-            result = error_result(call, *outcome.failure)
+            kind, message = outcome.failure
+            result = error_result(call, kind, Problem("tool_error", call.name, detail=message))
         else:
             result = ToolResult(call_id=call.id, name=call.name, content=outcome.text)
         result = replace(result, output=running.output.text(), coerced=running.job.coerced)
@@ -233,8 +233,8 @@ class ToolPool:
 def _timed_out(running: _Running, now: float) -> Finished:
     job = running.job
     how = "; its process was killed" if job.isolate else ""
-    message = f"`{job.tool.name}` timed out after {job.timeout:g} s{how}."
-    result = replace(error_result(job.call, "timeout", message), output=running.output.text())
+    late = Problem("tool_timeout", job.tool.name, detail=f"{job.timeout:g} s{how}")
+    result = replace(error_result(job.call, "timeout", late), output=running.output.text())
     return Finished(job.call, replace(result, duration=now - running.started), running.started, now)
 
 
@@ -275,3 +275,7 @@ def execute(call: ToolCall, registry: ToolRegistry, *, default_timeout: float = 
     finished = pool.wait()
     assert finished is not None  # one job, always answered: done, failed or timed out
     return finished.result
+
+
+def cancelled(call: ToolCall, reason: Problem) -> ToolResult:
+    return error_result(call, "cancelled", replace(reason, tool=call.name))

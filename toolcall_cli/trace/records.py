@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from toolcall_cli.events import ChosenTool, Event, Notice, TimelineEntry
+from toolcall_cli.feedback import Problem, problem_from_record
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.trace.reader import Record, Trace, TraceError
 from toolcall_cli.trace.shapes import EVENT_TYPES
@@ -20,7 +21,12 @@ def _call(value: Any) -> ToolCall:
 
 
 def _result(value: Any) -> ToolResult:
-    return _build(ToolResult, value, coerced=tuple)
+    return _build(ToolResult, value, coerced=tuple, problems=_problems)
+
+
+def _problems(value: Any) -> tuple[Problem, ...]:
+    items = value if isinstance(value, list) else []
+    return tuple(p for p in map(problem_from_record, items) if p is not None)
 
 
 def _entries(value: Any) -> tuple[TimelineEntry, ...]:

@@ -1,12 +1,11 @@
 """Kata `schema`, whiteboard-sized: the anyOf schema, one call checked against its tool.
-
 Fails the finer coercions (booleans, arrays, enum case) and minimum/maximum: fine in an
-interview, where you name them; the schema, the whitelist and errors to act on are the answer.
-"""
+interview, where you name them; the schema, the whitelist and errors to act on are the answer."""
 
 from typing import Any
 
-TYPES: dict[str, Any] = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+Json = dict[str, Any]
+TYPES: Json = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
 
 
 def closed(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -20,9 +19,7 @@ def build_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
     return {"anyOf": [closed({"answer": {"type": "string"}}, ["answer"]), *calls]}
 
 
-def validate_call(
-    tools: list[dict[str, Any]], call: dict[str, Any]
-) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def validate_call(tools: list[Json], call: Json) -> tuple[Json, list[dict[str, str]]]:
     tool = next((t for t in tools if t["name"] == call.get("name")), None)
     if tool is None:
         return {}, [error("name", "unknown_tool", f"the tools: {[t['name'] for t in tools]}")]
@@ -32,16 +29,20 @@ def validate_call(
     args = {k: coerce(v, props.get(k, {}).get("type")) for k, v in call["arguments"].items()}
     need = [f for f in tool["parameters"].get("required", []) if f not in args]
     errors = [error(f, "missing", f"add the required argument {f!r}") for f in need]
-    for field, value in args.items():
-        schema, kind = props.get(field), props.get(field, {}).get("type")
-        wrong = kind in TYPES and not isinstance(value, TYPES[kind])
-        if schema is None:
-            errors.append(error(field, "unexpected", f"remove {field!r}; it takes {list(props)}"))
-        elif wrong or (kind != "boolean" and isinstance(value, bool)):  # True is no number
-            errors.append(error(field, "type", f"{field!r} must be a {kind}, not {value!r}"))
-        elif value not in schema.get("enum", [value]):
-            errors.append(error(field, "enum", f"{field!r} must be one of {schema['enum']}"))
+    errors += [wrong for f, v in args.items() if (wrong := field_error(f, v, props))]
     return args, errors
+
+
+def field_error(field: str, value: Any, props: Json) -> dict[str, str] | None:
+    schema, kind = props.get(field), props.get(field, {}).get("type")
+    mistyped = kind in TYPES and not isinstance(value, TYPES[kind])
+    if schema is None:
+        return error(field, "unexpected", f"remove {field!r}; it takes {list(props)}")
+    if mistyped or (kind != "boolean" and isinstance(value, bool)):  # True is no number
+        return error(field, "type", f"{field!r} must be a {kind}, not {value!r}")
+    if value not in schema.get("enum", [value]):
+        return error(field, "enum", f"{field!r} must be one of {schema['enum']}")
+    return None
 
 
 def coerce(value: Any, kind: Any) -> Any:
