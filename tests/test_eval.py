@@ -383,6 +383,22 @@ def test_an_eval_folder_is_not_written_over(tmp_path: Path) -> None:
     assert again.returncode == 2 and "--resume" in again.stderr
 
 
+def test_evals_of_one_case_file_begun_in_the_same_second_get_folders_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script (or CI) that runs two evals of a file back to back: the second is not refused
+    for the first one's folder, and --resume takes the later."""
+    monkeypatch.setattr("toolcall_cli.evaluate.runner.stamp", lambda: "20250102-030405")
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    first = cli(tmp_path, "eval", str(path), "--json")
+    second = cli(tmp_path, "eval", str(path), "--json")
+    assert (first.returncode, second.returncode) == (0, 0), second.stderr
+    folders = [Path(json.loads(done.stdout)["folder"]).name for done in (first, second)]
+    assert folders == ["20250102-030405-cases", "20250102-030405-cases-2"]
+    again = cli(tmp_path, "eval", str(path), "--resume", "--json")
+    assert Path(json.loads(again.stdout)["folder"]).name == folders[1]
+
+
 def test_several_models_are_rows_of_their_own(tmp_path: Path) -> None:
     path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
     done = cli(tmp_path, "eval", str(path), "--model", "offline", "--strategy", "regex,stream",

@@ -150,11 +150,17 @@ def ejected(strategy: str, tmp_path: Path) -> Path:
 
 
 def usage_questions() -> list[str]:
-    """The questions of the README's Usage block (`run`, `prompt`, `compare`), in order; not the
-    placeholder of a recorded run played back (`--script`), which asks nothing of its own."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    block = readme.split("\n## Usage\n", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
-    lines = [line for line in block.splitlines() if "--script" not in line]
+    """The questions the README's and Getting started's command blocks ask (`run`, `prompt`,
+    `compare`), in order; not the placeholder of a recorded run played back (`--script`), which
+    asks nothing of its own."""
+    root = Path(__file__).parent.parent
+    pages = (root / "README.md", root / "docs" / "getting-started.md")
+    blocks = [
+        block.split("```", 1)[0]
+        for page in pages
+        for block in page.read_text(encoding="utf-8").split("```bash\n")[1:]
+    ]
+    lines = [line for block in blocks for line in block.splitlines() if "--script" not in line]
     asked = [re.search(r'^toolcall (?:run|prompt|compare)\b[^"]*"([^"]+)"', x) for x in lines]
     return list(dict.fromkeys(found.group(1) for found in asked if found))
 
@@ -163,7 +169,7 @@ USAGE_QUESTIONS = usage_questions()
 
 
 def test_the_usage_block_asks_in_both_languages() -> None:
-    """Keeps the reading of the README honest: the questions below are really its own."""
+    """Keeps the reading of the docs honest: the questions below are really their own."""
     assert (
         "What's 12*5+3?" in USAGE_QUESTIONS and "北京和上海明天天气分别是多少？" in USAGE_QUESTIONS
     )

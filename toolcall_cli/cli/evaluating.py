@@ -139,7 +139,11 @@ def eval_folder(cases_file: Path, flags: EvalFlags) -> tuple[Path, bool]:
         return found, True
     if flags.out is not None:
         return flags.out, flags.resume
-    return root / f"{stamp()}-{safe_name(cases_file.stem)}", False
+    name = f"{stamp()}-{safe_name(cases_file.stem)}"
+    folder, number = root / name, 2
+    while folder.exists():  # two evals of one case file begun in the same second
+        folder, number = root / f"{name}-{number}", number + 1
+    return folder, False
 
 
 def make_plan(

@@ -1,4 +1,4 @@
-"""A tool-use loop, scheme one (regex): tools described in the prompt, calls found in the text."""
+"""A tool-use loop, the regex strategy: tools described in the prompt, calls found in the text."""
 
 import ast
 import json

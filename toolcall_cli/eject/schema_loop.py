@@ -1,4 +1,4 @@
-"""A tool-use loop, scheme two (schema): tools sent as JSON Schema, calls read from `tool_calls`."""
+"""A tool-use loop, the schema strategy: tools sent as JSON Schema, calls read from `tool_calls`."""
 
 import ast
 import inspect

@@ -1,4 +1,4 @@
-"""A tool-use loop, scheme three (stream): the reply is parsed as it streams; calls run at once."""
+"""A tool-use loop, the stream strategy: the reply is parsed as it streams; calls run at once."""
 
 import ast
 import json

@@ -53,7 +53,7 @@ class TextReplyParser(ChunkReader):
 class TextProtocolStrategy:
     """Calls as `<tool_call>{json}</tool_call>` text, parsed once the reply is complete.
 
-    Its flag value stays `regex`, the name the seeds' interview question uses for this scheme."""
+    Its flag value is `regex`, the name interviewers give this approach (prompt + regex parsing)."""
 
     name = "regex"
     streaming = False
