@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from toolcall_cli.strategies.textcalls import CallTextParser, parse_text  # noqa: E402
+from toolcall_cli.strategies.text_parser import CallTextParser, parse_text  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "stream_parser.txt"
 TARGET_MB_S = 5.0

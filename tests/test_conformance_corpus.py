@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conformance import OWN_CORPUS, cases, needs, own_cases, params, real_outputs
 
-from toolcall_cli.strategies.textcalls import CallTextParser, ParsedText, parse_text
+from toolcall_cli.strategies.text_parser import CallTextParser, ParsedText, parse_text
 
 CORPUS = "corpus.jsonl"
 POLICY_FILE = Path(__file__).with_name("conformance_policy.json")

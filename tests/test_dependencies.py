@@ -8,7 +8,7 @@ from typing import Any
 from toolcall_cli.messages import ToolSpec, user
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.schema import NativeReplyParser
-from toolcall_cli.strategies.textcalls import parse_text
+from toolcall_cli.strategies.text_parser import parse_text
 
 SPEC = ToolSpec(
     "get_weather",

@@ -18,7 +18,6 @@ from fake_openai import Answer, FakeOpenAI
 from in_process import toolcall
 from test_loop import of
 
-from toolcall_cli.choosing import Retrieval
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
@@ -31,6 +30,7 @@ from toolcall_cli.events import (
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.tools.outcome import result_text
@@ -209,7 +209,7 @@ def test_once_tools_are_withdrawn_the_summary_says_no_count_to_copy() -> None:
 
 
 def test_a_line_of_the_summary_handed_back_is_not_an_answer() -> None:
-    from toolcall_cli.answers import judge
+    from toolcall_cli.answer_check import judge
 
     reply = '- calculate({"expression": "12*5+3"}) -> 63'
     verdict = judge(reply, question="What's 12*5+3?", tools=(), call_ids=(), notes=())

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from test_loop import call, of, plugin_registry
 
-from toolcall_cli.answers import judge
+from toolcall_cli.answer_check import judge
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,

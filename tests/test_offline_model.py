@@ -15,7 +15,7 @@ import pytest
 import toolcall_cli.offline
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import OfflineModel, make_faults
-from toolcall_cli.strategies.prompt import system_prompt, tool_result_block
+from toolcall_cli.strategies.text_prompt import system_prompt, tool_result_block
 from toolcall_cli.wire import ModelRequest
 
 WEATHER = ToolSpec(

@@ -13,7 +13,7 @@ import pytest
 from conformance import cases, needs, params, real_outputs
 from in_process import Finished, toolcall
 
-from toolcall_cli.parsing import parse_output, parse_sse
+from toolcall_cli.parse_command import parse_output, parse_sse
 
 
 def parse_cli(*args: str, stdin: str) -> dict[str, Any]:
@@ -103,7 +103,7 @@ def test_cli_sse() -> None:
 
 @pytest.mark.parametrize("case", real_outputs(lambda c: c["format"] == "openai_tool_calls_json"))
 def test_native_messages_in_the_corpus_parse_to_their_calls(case: dict[str, Any]) -> None:
-    from toolcall_cli.parsing import parse_message
+    from toolcall_cli.parse_command import parse_message
 
     result = parse_message(case["text"])
     assert names_and_arguments(result) == [

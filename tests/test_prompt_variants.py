@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from in_process import toolcall
 
-from toolcall_cli.strategies.prompt import LIVE_DATA_RULE
+from toolcall_cli.strategies.text_prompt import LIVE_DATA_RULE
 
 STYLES = ("full", "compact", "examples")
 TOOLS = ("calculate", "get_time", "convert_units", "get_weather")

@@ -33,7 +33,7 @@ from toolcall_cli.models.scripted import Reply, ScriptedModel
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.strategies import get_strategy
-from toolcall_cli.strategies.textcalls import parse_text
+from toolcall_cli.strategies.text_parser import parse_text
 from toolcall_cli.tools.registry import ToolRegistry, tool
 from toolcall_cli.trace import read_trace
 from toolcall_cli.trace.records import event_from_record

@@ -15,7 +15,6 @@ from in_process import toolcall
 from many_tools import TOOLS, write_plugin
 from rich.console import Console
 
-from toolcall_cli.choosing import SEARCH_TOOLS, Retrieval
 from toolcall_cli.events import ChosenTool, Event, FinalAnswer, Notice, RunStarted, ToolsChosen
 from toolcall_cli.loop import run
 from toolcall_cli.messages import Message, ToolSpec
@@ -24,6 +23,7 @@ from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.render import make_renderer
 from toolcall_cli.render.plain import PlainRenderer
+from toolcall_cli.request_tools import SEARCH_TOOLS, Retrieval
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.embed_cache import VectorFile, spec_hash
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools

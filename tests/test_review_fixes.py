@@ -19,7 +19,7 @@ from toolcall_cli.events import Event, FinalAnswer, ModelFailed, Notice, RunFini
 from toolcall_cli.loop import run
 from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
 from toolcall_cli.strategies import get_strategy
-from toolcall_cli.strategies.textcalls import parse_text
+from toolcall_cli.strategies.text_parser import parse_text
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.tools.outcome import result_text
 

@@ -201,7 +201,7 @@ def test_switching_strategy_in_a_chat_keeps_the_sampling_and_the_prompt_style() 
     from toolcall_cli.offline import OfflineModel
     from toolcall_cli.session import Session
     from toolcall_cli.strategies import get_strategy
-    from toolcall_cli.strategies.prompt import LIVE_DATA_RULE
+    from toolcall_cli.strategies.text_prompt import LIVE_DATA_RULE
     from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
     from toolcall_cli.wire import Sampling
 

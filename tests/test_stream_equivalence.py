@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from toolcall_cli.events import ToolCallParsed
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.strategies.textcalls import CallTextParser, ParsedText, parse_text
+from toolcall_cli.strategies.text_parser import CallTextParser, ParsedText, parse_text
 
 SETTINGS = settings(max_examples=250, deadline=None)
 

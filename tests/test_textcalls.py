@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolcall_cli.events import CallForming, ParseError, ParserEvent, TextDelta, ToolCallParsed
-from toolcall_cli.strategies.textcalls import CallTextParser, ParsedText, parse_text
+from toolcall_cli.strategies.text_parser import CallTextParser, ParsedText, parse_text
 
 
 def call(name: str, arguments: Any) -> str:

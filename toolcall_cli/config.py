@@ -289,7 +289,7 @@ MAX_RETRIEVE = 1000
 
 @dataclass(frozen=True)
 class RetrievalSettings:
-    """How a session chooses the tools each request carries (see toolcall_cli.choosing)."""
+    """How a session chooses the tools each request carries (see toolcall_cli.request_tools)."""
 
     retrieve: int | None = None
     """At most this many tools a request; None: chosen by itself; 0: off."""

@@ -28,8 +28,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from toolcall_cli.answers import NotAnAnswer, engine_notes, judge, tool_errors, tool_results
-from toolcall_cli.choosing import Choosing, Retrieval
+from toolcall_cli.answer_check import NotAnAnswer, engine_notes, judge, tool_errors, tool_results
 from toolcall_cli.events import (
     AnswerWithoutTools,
     ApprovalAsked,
@@ -58,6 +57,7 @@ from toolcall_cli.messages import Message, ToolResult, tool_message, user
 from toolcall_cli.models.base import Model
 from toolcall_cli.progress import Progress
 from toolcall_cli.quoted import ResultQuotes
+from toolcall_cli.request_tools import Choosing, Retrieval
 from toolcall_cli.requests import RequestFitter
 from toolcall_cli.rounds import Decision, Declined, Edited, Round, StepQuit, ToolPolicy
 from toolcall_cli.strategies.base import Reply, ReplyParser, Strategy

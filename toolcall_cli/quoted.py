@@ -17,7 +17,7 @@ from typing import Any
 from toolcall_cli.events import ToolCallParsed
 from toolcall_cli.messages import Message, ToolCall
 from toolcall_cli.strategies.content_calls import bare_call
-from toolcall_cli.strategies.textcalls import CallTextParser, parse_text
+from toolcall_cli.strategies.text_parser import CallTextParser, parse_text
 
 CallKey = tuple[str, str]
 """A call's tool name and its arguments in one canonical form."""

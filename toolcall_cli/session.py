@@ -7,11 +7,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolcall_cli.choosing import Retrieval
 from toolcall_cli.events import ApprovalAsked, Event, Notice, RunFinished, RunStarted, StepPaused
 from toolcall_cli.loop import Limits, ToolPolicy, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.base import Model
+from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.registry import ToolRegistry

@@ -30,13 +30,13 @@ from toolcall_cli.app.settings import (
     strategy_settings,
 )
 from toolcall_cli.app.variants import Variant, all_variants
-from toolcall_cli.choosing import Retrieval
 from toolcall_cli.config import FileConfig
 from toolcall_cli.loop import ToolPolicy
 from toolcall_cli.messages import user
 from toolcall_cli.models import ModelConfigError
 from toolcall_cli.models.base import Model, context_window_of
 from toolcall_cli.models.scripted import scripted_model
+from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.session import Answers, Session
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs

@@ -9,9 +9,9 @@ import dataclasses
 import typing
 
 from toolcall_cli.app.options import SchemaMode, one_of
-from toolcall_cli.choosing import Retrieval
 from toolcall_cli.config import BUILTIN_PROFILES
 from toolcall_cli.models.base import Model, server_kind_of
+from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.wire import ContextWindow, Sampling
 
 SMALL_MODEL = "defaults for a small model (a llama.cpp server)"

@@ -12,7 +12,6 @@ from typing import Any
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.app.model_choice import ModelChoice, check_base_url
 from toolcall_cli.app.options import DEFAULT_LIMITS, LIMIT_FIELDS, SessionOptions
-from toolcall_cli.choosing import Retrieval
 from toolcall_cli.config import (
     ConfigError,
     FileConfig,
@@ -26,6 +25,7 @@ from toolcall_cli.config import (
 )
 from toolcall_cli.limits import GROUNDING_MODES, GroundingMode, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
+from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.retrieval import EmbedRanker

@@ -401,7 +401,7 @@ def parse(
     The input, a FILE or stdin alike, must be UTF-8: a byte that is not is a usage error
     naming its byte offset (nothing is guessed or replaced).
     """
-    from toolcall_cli.parsing import SseInputError, parse_message, parse_output, parse_sse
+    from toolcall_cli.parse_command import SseInputError, parse_message, parse_output, parse_sse
 
     if strategy != "stream" and (chunk or seed is not None):
         fail("--chunk and --seed feed the input in pieces: use them with --strategy stream")

@@ -24,13 +24,13 @@ from toolcall_cli.app.build import Assembled, Toolbox, load_toolbox, variant_ses
 from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.app.settings import Settings, resolve_settings, session_retrieval
 from toolcall_cli.app.variants import Variant, all_variants
-from toolcall_cli.choosing import Retrieval
 from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.cli.running import RunTrace, open_trace, pipe_console
 from toolcall_cli.cli.tracing import TraceDir, choose_trace_dir
 from toolcall_cli.evaluate.figures import RunFigures, RunTally, StrategyRates, rates
 from toolcall_cli.limits import question_too_long
 from toolcall_cli.render.base import one_line, visible
+from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.trace import RunProgress, TraceWriteError, trace_header
 from toolcall_cli.trace.writer import session_secrets
 

@@ -24,7 +24,6 @@ from toolcall_cli.app.build import Toolbox, Warn, load_toolbox, print_warning, v
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.app.settings import Settings, session_retrieval
 from toolcall_cli.app.variants import Variant
-from toolcall_cli.choosing import Retrieval
 from toolcall_cli.evaluate.cases import Case, ToolFunctions, expected_answer
 from toolcall_cli.evaluate.figures import RunFigures, RunTally
 from toolcall_cli.evaluate.grading import ExpectedAnswer
@@ -39,6 +38,7 @@ from toolcall_cli.events import (
     ToolFinished,
 )
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 NOW_VARIABLE = "TOOLCALL_NOW"

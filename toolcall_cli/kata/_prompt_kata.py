@@ -101,8 +101,8 @@ def offline_reply(prompt: str, question: str) -> str:
 def offline_intends(question: str) -> tuple[Intended, ...]:
     """The calls the offline model makes for `question` under toolcall's own prompt: what it
     means to do, whatever prompt it is then given."""
-    from toolcall_cli.strategies.prompt import system_prompt
-    from toolcall_cli.strategies.textcalls import parse_text
+    from toolcall_cli.strategies.text_parser import parse_text
+    from toolcall_cli.strategies.text_prompt import system_prompt
 
     specs = [tool.spec for tool in bundled_tools(*TOOL_NAMES)]
     reply = offline_reply(system_prompt(specs), question)
@@ -115,7 +115,7 @@ def key(name: str, arguments: Any) -> str:
 
 def judge(intended: Sequence[Intended], reply: str) -> Verdict:
     """Every intended call parsed back whole, and nothing else."""
-    from toolcall_cli.strategies.textcalls import parse_text
+    from toolcall_cli.strategies.text_parser import parse_text
 
     parsed = parse_text(reply)
     wanted = Counter(key(c.name, c.arguments) for c in intended)

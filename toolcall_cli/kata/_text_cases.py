@@ -13,7 +13,7 @@ from typing import Any
 from toolcall_cli.kata._battery import Source
 from toolcall_cli.kata._conformance import tagged_outputs
 from toolcall_cli.kata._offline import kinds_for, question_for, text_replies
-from toolcall_cli.strategies.textcalls import parse_text
+from toolcall_cli.strategies.text_parser import parse_text
 
 Call = dict[str, Any]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolcall_cli.strategies.base import Strategy
-from toolcall_cli.strategies.prompt import PROMPT_STYLES
+from toolcall_cli.strategies.text_prompt import PROMPT_STYLES
 from toolcall_cli.wire import NO_SAMPLING, Sampling
 
 STRATEGY_NAMES = ("regex", "schema", "stream")

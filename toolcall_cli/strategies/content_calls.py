@@ -16,8 +16,8 @@ from typing import Any
 from toolcall_cli.events import ParserEvent, ToolCallParsed
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.strategies.base import Reply, ReplyParser
-from toolcall_cli.strategies.prompt import CALL_OPEN
-from toolcall_cli.strategies.textcalls import parse_text
+from toolcall_cli.strategies.text_parser import parse_text
+from toolcall_cli.strategies.text_prompt import CALL_OPEN
 
 CALL_KEYS = frozenset({"name", "arguments", "parameters", "function", "type", "id"})
 """The keys of a call object, and nothing else: `{"name": "Ann", "age": 3}` is data."""

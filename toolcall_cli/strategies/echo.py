@@ -11,7 +11,7 @@ from typing import Any
 
 from toolcall_cli.messages import Message, ToolCall
 from toolcall_cli.strategies.base import Reply
-from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
+from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN
 
 
 def assistant_message(reply: Reply) -> Message:

@@ -8,7 +8,7 @@ from typing import Any
 
 from toolcall_cli.events import ParserEvent, ReasoningDelta
 from toolcall_cli.messages import Message
-from toolcall_cli.strategies.prompt import tool_result_block
+from toolcall_cli.strategies.text_prompt import tool_result_block
 from toolcall_cli.strictjson import nesting_depth
 from toolcall_cli.wire import ModelError
 

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from toolcall_cli.messages import Message, ToolSpec
 from toolcall_cli.strategies.base import ReplyParser
 from toolcall_cli.strategies.content_calls import ContentCallReader
-from toolcall_cli.strategies.prompt import PromptStyle
 from toolcall_cli.strategies.schema import NativeReplyParser, SchemaStrategy
+from toolcall_cli.strategies.text_prompt import PromptStyle
 from toolcall_cli.strategies.text_protocol import TextProtocolStrategy, TextReplyParser
 from toolcall_cli.wire import NO_SAMPLING, ModelRequest, Sampling
 

@@ -3,7 +3,7 @@ come back as tagged text, `<tool_call>{json}</tool_call>`, read by a JSON-aware 
 regular expression; the flag keeps the name the interview question gives it).
 
 The reply is parsed once it has fully arrived. The stream strategy uses the same parser core
-(textcalls.CallTextParser) incrementally, so the two always agree on what a reply contains.
+(text_parser.CallTextParser) incrementally, so the two always agree on what a reply contains.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 from toolcall_cli.events import ParserEvent
 from toolcall_cli.messages import Message, ToolSpec
 from toolcall_cli.strategies.base import Reply
-from toolcall_cli.strategies.prompt import PromptStyle, system_prompt
 from toolcall_cli.strategies.replies import ChunkReader, text_protocol_wire
-from toolcall_cli.strategies.textcalls import CallTextParser
+from toolcall_cli.strategies.text_parser import CallTextParser
+from toolcall_cli.strategies.text_prompt import PromptStyle, system_prompt
 from toolcall_cli.wire import NO_SAMPLING, ModelRequest, Sampling
 
 

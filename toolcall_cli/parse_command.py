@@ -14,8 +14,8 @@ from typing import Any
 from toolcall_cli.events import ParseError
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.strategies.schema import NativeReplyParser
+from toolcall_cli.strategies.text_parser import CallTextParser
 from toolcall_cli.strategies.text_protocol import TextReplyParser
-from toolcall_cli.strategies.textcalls import CallTextParser
 from toolcall_cli.wire import ModelError
 from toolcall_cli.wire.sse import sse_data, sse_lines
 

@@ -21,8 +21,8 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.strategies.dependencies import call_ref, dependency_ids
-from toolcall_cli.strategies.prompt import CALL_CLOSE, CALL_OPEN
 from toolcall_cli.strategies.repair import JsonProblem, decode_nested, load_json
+from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN
 
 FORMAT_HINT = (
     f'Write each call exactly as {CALL_OPEN}{{"name": "<tool name>", "arguments": '
