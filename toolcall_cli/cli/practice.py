@@ -78,7 +78,7 @@ def eject(
         typer.Option("--output", "-o", metavar="FILE", help="Write it to this new file instead."),
     ] = None,
 ) -> None:
-    """Print the whiteboard answer: a minimal standalone tool-use loop for a strategy (at most 80
+    """Print the whiteboard answer: a minimal standalone tool-use loop for a strategy (at most 90
     lines, the standard library and httpx) that runs against `toolcall serve` or any
     OpenAI-compatible endpoint."""
     from toolcall_cli.eject import program
