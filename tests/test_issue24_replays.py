@@ -17,6 +17,7 @@ import pytest
 from fake_openai import Answer, FakeOpenAI
 from in_process import toolcall
 from test_loop import of
+from test_non_answers import native_call
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
@@ -46,17 +47,8 @@ def bundled(name: str, **arguments: Any) -> str:
 
 
 def native(name: str, call_id: str = "call_1", **arguments: Any) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments)},
-            }
-        ],
-    }
+    """An assistant message with one native call, the arguments given as keywords."""
+    return native_call(call_id, name, arguments)
 
 
 def play(

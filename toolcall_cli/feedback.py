@@ -16,6 +16,17 @@ NOTE_PREFIX = "[toolcall]"
 MAX_PROBLEM_CHARS = 300
 """One problem line at most: its text may quote what the model sent."""
 
+ArgumentKind = Literal[
+    "missing_argument",
+    "unexpected_argument",
+    "misnamed_argument",
+    "wrong_type",
+    "not_allowed",
+    "no_option_fits",
+    "invalid_value",
+    "unlisted",
+]
+"""What can be wrong with one argument of a call."""
 ProblemKind = Literal[
     # the tool
     "unknown_tool",
@@ -25,14 +36,7 @@ ProblemKind = Literal[
     # the arguments
     "not_an_object",
     "not_text",
-    "missing_argument",
-    "unexpected_argument",
-    "misnamed_argument",
-    "wrong_type",
-    "not_allowed",
-    "no_option_fits",
-    "invalid_value",
-    "unlisted",
+    ArgumentKind,
     "schema_unusable",
     "unchecked",
     # the call's text
@@ -61,18 +65,7 @@ ProblemKind = Literal[
     "reply_failed",
 ]
 PROBLEM_KINDS: tuple[str, ...] = get_args(ProblemKind)
-ARGUMENT_KINDS = frozenset(
-    {
-        "missing_argument",
-        "unexpected_argument",
-        "misnamed_argument",
-        "wrong_type",
-        "not_allowed",
-        "no_option_fits",
-        "invalid_value",
-        "unlisted",
-    }
-)
+ARGUMENT_KINDS: frozenset[str] = frozenset(get_args(ArgumentKind))
 """Problems listed together, one line each, under the tool's name."""
 UNKNOWN_TOOL_KINDS = frozenset({"unknown_tool", "no_tool_named", "tool_name_too_long"})
 """Problems followed by the tools there are, closest first."""
