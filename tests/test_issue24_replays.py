@@ -24,6 +24,7 @@ from toolcall_cli.events import (
     Event,
     FinalAnswer,
     GroundingChecked,
+    ModelReplied,
     Notice,
     RunFinished,
     ToolFinished,
@@ -33,6 +34,7 @@ from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.strategies import get_strategy
+from toolcall_cli.strategies.schema import native_wire
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 from toolcall_cli.tools.outcome import result_text
 
@@ -229,6 +231,34 @@ def test_a_failing_call_repeated_once_withdraws_the_tools() -> None:
     assert withdrawn.repeated and "failed again the same way" in withdrawn.message
     assert [a.text for a in of(events, FinalAnswer)] == ["141.42"]
     assert of(events, RunFinished)[0].iterations == 3
+
+
+def test_a_tool_that_runs_each_time_called_the_same_again_withdraws_the_tools() -> None:
+    """get_time is run again each time (the time moves), so no result is reused; Qwen2.5-0.5B
+    still asked it the same thing five times in a row, then the limit. The same call again is
+    no progress, whichever tool it is."""
+    call = {"timezone": "Europe/London"}
+    replies = [
+        native("get_time", **call),
+        native("get_time", "call_2", **call),
+        "Saturday",
+    ]
+    events, _ = play("What day of the week is it in London today?", replies)
+    results = [f.result for f in of(events, ToolFinished)]
+    assert [r.ok for r in results] == [True, True] and not any(r.cached for r in results)
+    (withdrawn,) = of(events, AnswerWithoutTools)
+    assert withdrawn.repeated and "`get_time`" in withdrawn.message
+    assert of(events, RunFinished)[0].iterations == 3
+
+
+def test_the_same_tool_with_other_arguments_is_progress() -> None:
+    replies = [
+        native("get_time", timezone="Europe/London"),
+        native("get_time", "call_2", timezone="Asia/Tokyo"),
+        "done",
+    ]
+    events, _ = play("What time is it in London and in Tokyo?", replies)
+    assert of(events, AnswerWithoutTools) == []
 
 
 def test_a_failed_call_sent_changed_is_no_repeat() -> None:
@@ -550,3 +580,41 @@ def test_a_conversion_found_by_search_tools_with_a_figure_from_nowhere_is_not_ru
     assert grounding(events) == [("arguments", "refused", ("value=100",))]
     assert [f.result.ok for f in of(events, ToolFinished)] == [True, False, True, True]
     assert of(events, FinalAnswer)[0].text == "Tokyo (11 °C) is warmer than London (6 °C)."
+
+
+# --- the history a server reads back ----------------------------------------------------------
+
+
+def broken_native_call(arguments_text: str, call_id: str = "call_1") -> dict[str, Any]:
+    """An assistant message whose one call carries `arguments_text` as the model wrote it."""
+    function = {"name": "calculate", "arguments": arguments_text}
+    call = {"id": call_id, "type": "function", "function": function}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+@pytest.mark.parametrize(
+    ("written", "finish"),
+    [
+        ('{"expression": "sqrt(2', "length"),  # cut off by max_tokens
+        ('"expression": "2+2"', "tool_calls"),  # no braces: unreadable
+        ("{'expression': '2+2'}", "tool_calls"),  # single quotes: repaired and run
+    ],
+)
+def test_the_next_request_echoes_every_call_as_valid_json(written: str, finish: str) -> None:
+    """llama-server parses the arguments of the calls the history echoes, and answered HTTP 500
+    to a call Qwen2.5-0.5B had cut off at max_tokens, on every retry: the run ended there."""
+    reply = {**broken_native_call(written), "finish_reason": finish}
+    events, history = play("What is sqrt(2)*100?", [reply, "141.42"])
+    assert of(events, RunFinished)[0].stop_reason == "answered"
+    echoed = [
+        c["function"]["arguments"] for m in native_wire(history) for c in m.get("tool_calls") or []
+    ]
+    assert len(echoed) == 1
+    value = json.loads(echoed[0])  # a server reading it back can
+    assert value == {"expression": "2+2"} if written.startswith("{'") else value == written
+
+
+def test_the_view_still_shows_the_arguments_as_the_model_wrote_them() -> None:
+    events, _ = play("What is 2+2?", [broken_native_call('"expression": "2+2"'), "4"])
+    shown = json.loads(of(events, ModelReplied)[0].raw)
+    assert shown["tool_calls"][0]["function"]["arguments"] == '"expression": "2+2"'

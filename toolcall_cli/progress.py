@@ -27,6 +27,8 @@ class Progress:
     """The last repeated round repeated failed calls only (none gave a result before)."""
     failed: set[tuple[str, str]] = field(default_factory=set)
     """Every call of this run that failed (tool and arguments)."""
+    succeeded: set[tuple[str, str]] = field(default_factory=set)
+    """Every call of this run that gave a result (tool and arguments)."""
 
     def count(self, results: Sequence[ToolResult], calls: Sequence[ToolCall]) -> None:
         """One round's results. A round where every call failed, or only repeated an earlier
@@ -34,10 +36,10 @@ class Progress:
         apart, and ends sooner: a call that failed, sent again unchanged, fails again (three
         identical refusals of calculate(expression=..., round="2") in a row, then the limit,
         from Qwen2.5-0.5B), as a call that succeeded gives the same result again."""
-        stuck = all(not r.ok or r.cached for r in results)
-        self.failed_rounds = self.failed_rounds + 1 if stuck else 0
         keys = {call.id: call_key(call) for call in calls}
         reused, repeats = self.repeats(results, keys)
+        stuck = all(not r.ok or r in reused for r in results)
+        self.failed_rounds = self.failed_rounds + 1 if stuck else 0
         if results and len(repeats) == len(results):
             self.repeated_rounds += 1
             self.repeated_calls = tuple(dict.fromkeys(f"`{r.name}`" for r in repeats if r.name))
@@ -45,13 +47,22 @@ class Progress:
         else:
             self.repeated_rounds = 0
         self.failed.update(keys[r.call_id] for r in results if not r.ok and r.call_id in keys)
+        self.succeeded.update(keys[r.call_id] for r in results if r.ok and r.call_id in keys)
 
     def repeats(
         self, results: Sequence[ToolResult], keys: dict[str, tuple[str, str]]
     ) -> tuple[list[ToolResult], list[ToolResult]]:
-        """The results reused from earlier calls, and those plus the calls that failed before
-        and failed again."""
-        reused = [r for r in results if r.cached or r.error_kind == "repeated"]
+        """The results reused from earlier calls (or run again: a tool whose result may change,
+        get_time, runs each time it is called, but the same call again is no progress: Qwen2.5-
+        0.5B asked get_time the same five times, then the limit), and those plus the calls
+        that failed before and failed again."""
+        reused = [
+            r
+            for r in results
+            if r.cached
+            or r.error_kind == "repeated"
+            or (r.ok and keys.get(r.call_id) in self.succeeded)
+        ]
         failed_again = [
             r
             for r in results

@@ -32,7 +32,8 @@ class Call:
     key: tuple[str, Any] | None = field(default=None, compare=False)
     """The argument that tells a planned call from its siblings (city 北京, not 上海)."""
     written: str | None = field(default=None, compare=False)
-    """Its text, when that was no valid JSON: the arguments are then a repair's guess."""
+    """Its text, when that was no JSON object: the arguments are then a repair's guess (or none:
+    a server's history may carry unreadable arguments as a JSON string of the text)."""
     ref: str | None = field(default=None, compare=False)
     depends_on: tuple[str, ...] = field(default=(), compare=False)
     skipped: bool = field(default=False, compare=False)
@@ -345,8 +346,19 @@ def native_call(function: dict[str, Any], dag: bool) -> Call:
     raw = function.get("arguments")
     arguments, repaired = read_object(raw) if isinstance(raw, str) else (raw, False)
     kept = {k: v for k, v in as_dict(arguments).items() if k not in (RESERVED_ID, RESERVED_DEPENDS)}
-    call = Call(str(function.get("name") or ""), kept, written=str(raw) if repaired else None)
+    written = unread_text(raw, arguments, repaired)
+    call = Call(str(function.get("name") or ""), kept, written=written)
     return linked(call, arguments if dag else {}, RESERVED_ID, RESERVED_DEPENDS)
+
+
+def unread_text(raw: Any, arguments: Any, repaired: bool) -> str | None:
+    """The text of arguments that were no JSON object, as the model wrote them: a server's
+    history carries such text as a JSON string of it (a server that reads the history back
+    refuses broken JSON), a client may echo it as it came."""
+    if not isinstance(raw, str) or (arguments is not None and not repaired):
+        return None
+    inner = read_json(raw, None)
+    return inner if isinstance(inner, str) and inner.strip() else raw
 
 
 def linked(call: Call, fields: Any, ref_key: str, waits_key: str) -> Call:

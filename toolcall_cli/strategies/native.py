@@ -68,6 +68,8 @@ class CallSlot:
     parts: list[str] = field(default_factory=list)
     depth: JsonDepth = field(default_factory=JsonDepth)
     done: bool = False
+    echo: str | None = None
+    """The arguments the next request echoes for a call that was read (see wire_calls)."""
 
     @property
     def arguments_text(self) -> str:
@@ -176,6 +178,7 @@ class NativeCallAssembler:
             return [self._error(call_id, raw, message, truncated=True)]
         try:
             arguments, repaired = decode_arguments(raw)
+            slot.echo = echoed_arguments(raw, arguments, repaired)
         except JsonProblem as problem:
             message = (
                 f"the arguments of `{slot.name}` were not used: {problem} ({raw[:120]!r}). "
@@ -215,17 +218,42 @@ class NativeCallAssembler:
             events += self._finish(slot, cut_off)
         return events
 
-    def wire_calls(self) -> list[dict[str, Any]]:
+    def wire_calls(self, as_written: bool = False) -> list[dict[str, Any]]:
         """Every call as it should be echoed back in the assistant message, broken ones included
-        (each `tool` message must answer an id the assistant message carries)."""
+        (each `tool` message must answer an id the assistant message carries).
+
+        The arguments echoed are always valid JSON: a server that renders the history through
+        its chat template parses them, and llama.cpp answers HTTP 500 to arguments cut off or
+        written with single quotes, on every retry, since the history does not change. A
+        repaired call is echoed as it ran; a call that could not be read, as a JSON string
+        holding what the model wrote (its `tool` message says what was wrong). `as_written`
+        gives the model's own text instead, for the view."""
         return [
             {
                 "id": slot.id or f"{self._prefix}{slot.position}",
                 "type": "function",
-                "function": {"name": slot.name or "", "arguments": slot.arguments_text or "{}"},
+                "function": {
+                    "name": slot.name or "",
+                    "arguments": (slot.arguments_text or "{}") if as_written else echoed(slot),
+                },
             }
             for slot in self._slots
         ]
+
+
+def echoed(slot: CallSlot) -> str:
+    if slot.echo is not None:
+        return slot.echo
+    raw = slot.arguments_text
+    return json.dumps(raw, ensure_ascii=False) if raw.strip() else "{}"
+
+
+def echoed_arguments(raw: str, arguments: Any, repaired: bool) -> str:
+    """The text the next request echoes for arguments read from `raw`: the model's own text
+    when it was strict JSON of an object, else the object the call ran with."""
+    if not repaired and raw.strip().startswith("{"):
+        return raw
+    return json.dumps(arguments if isinstance(arguments, dict) else {}, ensure_ascii=False)
 
 
 def text_event(text: str) -> list[ParserEvent]:

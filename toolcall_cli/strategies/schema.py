@@ -143,7 +143,7 @@ class NativeReplyParser(ChunkReader):
         wire_calls = self._calls.wire_calls()
         raw = self._raw_message or {"role": "assistant", "content": text or None}
         if wire_calls and not self._raw_message:
-            raw = {**raw, "tool_calls": wire_calls}
+            raw = {**raw, "tool_calls": self._calls.wire_calls(as_written=True)}
         return Reply(
             raw=message_json(raw),
             text=text.strip(),
