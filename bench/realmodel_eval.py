@@ -9,7 +9,7 @@ expected answer computed by calling the tools the model is given, so no number h
 from the tools). toolcall's systems run through `toolcall eval` on that file (one eval per pass
 and group of flags, in its own folder beside the records, each run traced there); the peers
 (each in bench/.venv-peers) are fed the same cases and graded by the same grader, toolcall
-eval's (toolcall_cli/evaluate/grading.py). Every run is appended to a JSONL record file as it
+eval's (toolcall_cli/evaluate/_grading.py). Every run is appended to a JSONL record file as it
 ends (so an interrupted run resumes with --resume, and the evals with theirs), and the report
 is written from those records.
 """
@@ -38,9 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolcall_cli.evaluate.cases import case_from
-from toolcall_cli.evaluate.cases import expected_answer as eval_expected_answer
-from toolcall_cli.evaluate.grading import (  # the one grader: toolcall eval's  # noqa: F401
+from toolcall_cli.evaluate._grading import (  # the one grader: toolcall eval's  # noqa: F401
     ExpectedAnswer,
     figures_in,
     invented,
@@ -48,6 +46,8 @@ from toolcall_cli.evaluate.grading import (  # the one grader: toolcall eval's  
     numbers_in,
     times_in,
 )
+from toolcall_cli.evaluate.cases import case_from
+from toolcall_cli.evaluate.cases import expected_answer as eval_expected_answer
 from toolcall_cli.evaluate.runner import fixed_now as eval_fixed_now
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,7 +140,7 @@ def load_tool_functions(dirs: Sequence[Path]) -> dict[str, Callable[..., Any]]:
 
 
 Expected = ExpectedAnswer
-"""What a right answer holds: toolcall eval's own (toolcall_cli/evaluate/grading.py)."""
+"""What a right answer holds: toolcall eval's own (toolcall_cli/evaluate/_grading.py)."""
 
 
 @contextlib.contextmanager

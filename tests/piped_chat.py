@@ -8,7 +8,7 @@ from typing import Any
 from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 
-from toolcall_cli.app.model_choice import ModelChoice, get_model
+from toolcall_cli.app._model_choice import ModelChoice, get_model
 from toolcall_cli.repl import Repl
 from toolcall_cli.session import Session
 

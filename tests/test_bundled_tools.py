@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from toolcall_cli.cli.tables import print_tool_table
+from toolcall_cli.cli._tables import print_tool_table
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools, tool_dirs
 
 _REGISTRY = load_tools([bundled_tools_dir()]).registry

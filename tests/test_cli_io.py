@@ -22,7 +22,7 @@ from in_process import Finished, toolcall
 from typer.testing import CliRunner
 
 from toolcall_cli import cli
-from toolcall_cli.app import model_choice
+from toolcall_cli.app import _model_choice as model_choice
 from toolcall_cli.cli import entry
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.wire import ModelRequest

@@ -18,7 +18,7 @@ from toolcall_cli.app.build import Toolbox
 from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.app.settings import resolve_settings
 from toolcall_cli.app.variants import all_variants
-from toolcall_cli.cli.compare import ComparePlan, print_comparison, run_all
+from toolcall_cli.cli._compare import ComparePlan, print_comparison, run_all
 from toolcall_cli.evaluate.figures import RunTally
 from toolcall_cli.events import RunFinished, RunStarted, ToolStarted
 from toolcall_cli.messages import ToolCall

@@ -25,7 +25,7 @@ from toolcall_cli.events import (
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.models.scripted import RecordedReply, ScriptedModel
-from toolcall_cli.render.jsonl import JsonLinesRenderer
+from toolcall_cli.render._jsonl import JsonLinesRenderer
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strictjson import DEEPEST, NOTES_KEY, TOO_DEEP, dumps, nesting_depth
 from toolcall_cli.tools.registry import ToolRegistry

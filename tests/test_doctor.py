@@ -528,7 +528,7 @@ class InterruptedWhileAnswering:
 
 
 def test_a_v1_trace_ended_by_ctrl_c(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolcall_cli.app import model_choice
+    from toolcall_cli.app import _model_choice as model_choice
 
     monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedWhileAnswering())
     trace = tmp_path / "trace.jsonl"

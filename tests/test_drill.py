@@ -13,7 +13,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from toolcall_cli.cli.drilling import TerminalInput, run_drill
+from toolcall_cli.cli._drilling import TerminalInput, run_drill
 from toolcall_cli.drill import TOPICS, find_topic
 
 NAMES = [topic.name for topic in TOPICS]

@@ -12,10 +12,9 @@ import pytest
 from in_process import Finished, toolcall
 
 from toolcall_cli.app.errors import AppError
-from toolcall_cli.evaluate.bfcl import read_bfcl, schema
-from toolcall_cli.evaluate.cases import CATEGORIES, Case, read_cases
-from toolcall_cli.evaluate.grading import ExpectedAnswer
-from toolcall_cli.evaluate.matching import (
+from toolcall_cli.evaluate._bfcl import read_bfcl, schema
+from toolcall_cli.evaluate._grading import ExpectedAnswer
+from toolcall_cli.evaluate._matching import (
     ExpectedCall,
     MadeCall,
     Tolerance,
@@ -24,7 +23,8 @@ from toolcall_cli.evaluate.matching import (
     normalised,
     value_matches,
 )
-from toolcall_cli.evaluate.verdict import RunOutput, grade
+from toolcall_cli.evaluate._verdict import RunOutput, grade
+from toolcall_cli.evaluate.cases import CATEGORIES, Case, read_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "eval" / "cases.jsonl"

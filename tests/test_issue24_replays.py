@@ -35,8 +35,8 @@ from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.schema import native_wire
+from toolcall_cli.tools._outcome import result_text
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
-from toolcall_cli.tools.outcome import result_text
 
 BUNDLED = load_tools([bundled_tools_dir()]).registry
 

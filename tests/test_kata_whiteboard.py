@@ -13,7 +13,7 @@ import pytest
 from in_process import toolcall
 from test_kata import cells, check, solution
 
-from toolcall_cli.cli.interviewing import Interview
+from toolcall_cli.cli._interviewing import Interview
 from toolcall_cli.kata import KATAS, NAMES, find_kata, short_text
 from toolcall_cli.kata._catalog import SHORT_LINES
 from toolcall_cli.kata._follower import Intended, PromptFollower, call_shape

@@ -18,8 +18,8 @@ from in_process import toolcall
 from rich.console import Console
 
 import toolcall_cli
-from toolcall_cli.app.measured import MAX_REPLY_TOKENS, default_max_tokens
-from toolcall_cli.app.model_choice import probe_timeout
+from toolcall_cli.app._measured import MAX_REPLY_TOKENS, default_max_tokens
+from toolcall_cli.app._model_choice import probe_timeout
 from toolcall_cli.render import make_renderer
 from toolcall_cli.wire import ContextWindow
 

@@ -16,7 +16,7 @@ from in_process import toolcall
 
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.offline import OfflineModel
-from toolcall_cli.strategies.dependencies import with_reserved
+from toolcall_cli.strategies._dependencies import with_reserved
 from toolcall_cli.strategies.text_prompt import system_prompt
 from toolcall_cli.wire import ModelRequest
 

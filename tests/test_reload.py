@@ -395,7 +395,7 @@ UNSTOPPABLE_IN_THE_CHILD = {
 def test_how_a_child_that_never_answered_ended_is_the_problem(
     tmp_path: Path, case: tuple[str, str]
 ) -> None:
-    from toolcall_cli.tools.import_check import check_imports
+    from toolcall_cli.tools._import_check import check_imports
 
     source, problem = case
     plugin_file = tmp_path / "stuck.py"

@@ -18,7 +18,7 @@ from toolcall_cli.loop import run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
-from toolcall_cli.strategies.repair import MAX_DEPTH, JsonProblem, load_json
+from toolcall_cli.strategies._repair import MAX_DEPTH, JsonProblem, load_json
 from toolcall_cli.strategies.schema import NativeReplyParser, StructuredReplyParser
 from toolcall_cli.strategies.text_parser import CallTextParser, ParsedText, parse_text
 from toolcall_cli.tools.registry import ToolRegistry

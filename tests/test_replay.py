@@ -383,7 +383,7 @@ class InterruptedOnSecondRequest:
 def test_ctrl_c_ends_the_replay_and_its_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.app import model_choice
+    from toolcall_cli.app import _model_choice as model_choice
 
     recorded = record(tmp_path, SUM)
     monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())

@@ -22,7 +22,7 @@ from toolcall_cli.models.embeddings import EmbeddingClient
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.offline import OfflineModel
 from toolcall_cli.render import make_renderer
-from toolcall_cli.render.plain import PlainRenderer
+from toolcall_cli.render._plain import PlainRenderer
 from toolcall_cli.request_tools import SEARCH_TOOLS, Retrieval
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.embed_cache import VectorFile, spec_hash

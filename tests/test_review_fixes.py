@@ -20,8 +20,8 @@ from toolcall_cli.loop import run
 from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.text_parser import parse_text
+from toolcall_cli.tools._outcome import result_text
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
-from toolcall_cli.tools.outcome import result_text
 
 
 def run_against(answers: list[Answer], strategy: str = "regex") -> list[Event]:
@@ -180,7 +180,7 @@ def test_the_real_stdout_is_back_after_the_run() -> None:
     # Within one process: a run in --json mode, then a plain print to fd 1 must reach stdout.
     code = (
         "import os, sys\n"
-        "from toolcall_cli.cli.running import renderer_stdout\n"
+        "from toolcall_cli.cli._running import renderer_stdout\n"
         "with renderer_stdout('json') as out:\n"
         "    out.write('RENDERED\\n')\n"
         "    os.write(1, b'DIVERTED\\n')\n"

@@ -1,6 +1,6 @@
 """The rewording experiment, as a test: does an error tell a model what it needs to fix its call?
 
-The test partner (models/partner.py) remembers no plan: it repairs a call only from what the
+The test partner (models/_partner.py) remembers no plan: it repairs a call only from what the
 error's text names, its own call as the conversation shows it, and the question. For every fault
 with an error to read, it recovers when the errors say it as toolcall says it today, and when
 every sentence is reworded (the same information, other words); it fails when every error is
@@ -19,7 +19,7 @@ from toolcall_cli import feedback
 from toolcall_cli.events import Event, FedBack, FinalAnswer, RunFinished, ToolFinished
 from toolcall_cli.feedback import TEMPLATES, Problem, Wording, template_fields
 from toolcall_cli.loop import Limits, run
-from toolcall_cli.models.partner import Partner, PartnerCall
+from toolcall_cli.models._partner import Partner, PartnerCall
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
 
@@ -274,7 +274,7 @@ def test_neither_model_looks_for_toolcalls_own_words() -> None:
     """The offline model, the partner and the reader they share hold no piece of toolcall's
     sentences: they read what an error names (tools, parameters, values, types), not its words."""
     package = Path(feedback.__file__).parent
-    modules = [*sorted((package / "offline").glob("*.py")), package / "models" / "partner.py"]
+    modules = [*sorted((package / "offline").glob("*.py")), package / "models" / "_partner.py"]
     for path in [*modules, package / "models" / "_conversation.py"]:
         strings = strings_in(path)
         pieces = [*(p.lower() for p in fragments(TEMPLATES)), *OWN_WORDS]

@@ -10,7 +10,7 @@ import pytest
 from fake_openai import Answer, FakeOpenAI, completion
 from typer.testing import CliRunner
 
-from toolcall_cli.app.model_choice import ModelChoice, get_model
+from toolcall_cli.app._model_choice import ModelChoice, get_model
 from toolcall_cli.cli import app
 from toolcall_cli.config import ConfigError, load_config, resolve
 from toolcall_cli.models.openai_compat import OpenAICompatModel

@@ -66,7 +66,7 @@ def loaded_after(*argv: str) -> set[str]:
 @pytest.mark.parametrize("argv", [("--help",), ("run", "--help")])
 def test_help_loads_none_of_the_heavy_modules(argv: tuple[str, ...]) -> None:
     loaded = loaded_after(*argv)
-    assert "toolcall_cli.cli.commands" in loaded  # the help really was built
+    assert "toolcall_cli.cli._commands" in loaded  # the help really was built
     heavy = sorted(
         name
         for name in loaded
@@ -98,9 +98,9 @@ NOT_IN_AN_OFFLINE_RUN = (
     "prompt_toolkit",
     "watchfiles",
     "toolcall_cli.strategies.schema",
-    "toolcall_cli.strategies.stream",
+    "toolcall_cli.strategies._stream",
     "toolcall_cli.models.openai_compat",
-    "toolcall_cli.render.live",
+    "toolcall_cli.render._live",
     "toolcall_cli.kata",
     "toolcall_cli.serve",
     "toolcall_cli.eject",

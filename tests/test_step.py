@@ -26,9 +26,9 @@ from toolcall_cli.events import (
 from toolcall_cli.loop import STOPPED_AT_A_STEP, Limits, run
 from toolcall_cli.messages import Message, ToolCall, ToolResult
 from toolcall_cli.offline import OfflineModel
+from toolcall_cli.render._jsonl import JsonLinesRenderer
+from toolcall_cli.render._plain import PlainRenderer, QuietRenderer
 from toolcall_cli.render.explain import Explain, Lang, language_of, note_for
-from toolcall_cli.render.jsonl import JsonLinesRenderer
-from toolcall_cli.render.plain import PlainRenderer, QuietRenderer
 from toolcall_cli.session import Session
 from toolcall_cli.stepping import TOOL_CHOICES, TerminalStepper, ask_line
 from toolcall_cli.strategies import get_strategy

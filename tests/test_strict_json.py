@@ -13,7 +13,7 @@ from in_process import toolcall
 
 from toolcall_cli.events import ToolCallParsed
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.render.jsonl import JsonLinesRenderer
+from toolcall_cli.render._jsonl import JsonLinesRenderer
 from toolcall_cli.strictjson import NOTES_KEY
 from toolcall_cli.trace import TraceWriter, read_trace
 

@@ -369,7 +369,7 @@ class InterruptedOnSecondRequest:
 def test_ctrl_c_mid_run_leaves_a_valid_trace_ending_interrupted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.app import model_choice
+    from toolcall_cli.app import _model_choice as model_choice
 
     monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())
     done = toolcall("run", "What's 12*5+3?", "--quiet", cwd=tmp_path)
@@ -612,7 +612,7 @@ def test_trace_show_exports_a_page(tmp_path: Path, kind: str) -> None:
 def test_trace_show_of_a_run_cut_short_says_where_it_ended(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolcall_cli.app import model_choice
+    from toolcall_cli.app import _model_choice as model_choice
 
     monkeypatch.setattr(model_choice, "get_model", lambda choice: InterruptedOnSecondRequest())
     toolcall("run", "What's 12*5+3?", "--quiet", cwd=tmp_path)

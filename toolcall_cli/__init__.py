@@ -2,7 +2,8 @@
 
 The library API is small: `tool` marks a function as a tool (optional: any typed function
 will do), `ask` runs one question and yields its events, and `events` holds what it yields.
-Everything else in the package is internal and may change."""
+Everything else in the package is internal and may change. Each subpackage's `__init__` says
+what it offers the rest of toolcall; a module named `_like_this` is its own package's business."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The drill's topics: an interviewer's follow-up questions on tool use, and its pitfalls, each
 with the live demonstration that shows it and the points a strong answer covers.
 
-Content only, in both languages; `toolcall drill` (cli/drilling.py) asks and runs them.
+Content only, in both languages; `toolcall drill` (cli/_drilling.py) asks and runs them.
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcall_cli.app.errors import AppError
-from toolcall_cli.app.measured import (
+from toolcall_cli.app._measured import (
     measured_strategy,
     serves_a_small_model,
     small_model_retrieval,
@@ -19,7 +18,8 @@ from toolcall_cli.app.measured import (
     small_model_sampling,
     strategy_note,
 )
-from toolcall_cli.app.model_choice import ModelChoice, make_model
+from toolcall_cli.app._model_choice import ModelChoice, make_model
+from toolcall_cli.app.errors import AppError
 from toolcall_cli.app.options import DEFAULT_LIMITS, SessionOptions
 from toolcall_cli.app.settings import (
     Settings,

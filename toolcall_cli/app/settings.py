@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolcall_cli.app._model_choice import ModelChoice, check_base_url
 from toolcall_cli.app.errors import AppError
-from toolcall_cli.app.model_choice import ModelChoice, check_base_url
 from toolcall_cli.app.options import DEFAULT_LIMITS, LIMIT_FIELDS, SessionOptions
 from toolcall_cli.config import (
     ConfigError,

@@ -6,7 +6,8 @@
 4. did the loop end, and why?
 
 The checks read plain trace records (dicts), as toolcall_cli.trace reads them from a file.
-"""
+Public here: the names in `__all__` (`diagnose`, `diagnose_runs` and what they return); the
+checks' modules are private."""
 
 from __future__ import annotations
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolcall_cli.app.errors import AppError
-from toolcall_cli.evaluate.grading import ExpectedAnswer, clock
-from toolcall_cli.evaluate.matching import ExpectedCall, Tolerance, acceptable
+from toolcall_cli.evaluate._grading import ExpectedAnswer, clock
+from toolcall_cli.evaluate._matching import ExpectedCall, Tolerance, acceptable
 from toolcall_cli.messages import Message, ToolSpec
 
 Category = Literal["simple", "multiple", "parallel", "parallel-multiple", "irrelevance", "answer"]
@@ -129,7 +129,7 @@ def read_cases(path: Path, format: CaseFormat = "auto") -> list[Case]:
     if format == "auto":
         format = "toml" if path.suffix == ".toml" else "jsonl"
     if format == "bfcl":
-        from toolcall_cli.evaluate.bfcl import read_bfcl
+        from toolcall_cli.evaluate._bfcl import read_bfcl
 
         return read_bfcl(path)
     text = read_text(path)

@@ -13,9 +13,9 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from toolcall_cli.evaluate._verdict import WRONG_KINDS
 from toolcall_cli.evaluate.cases import Case
 from toolcall_cli.evaluate.runner import EvalRun
-from toolcall_cli.evaluate.verdict import WRONG_KINDS
 
 MARKS = {"right": "✓", "wrong": "✗", "no answer": "·", "not graded": "-"}
 MARKS_MEAN = "✓ right, ✗ wrong, · no answer, - not graded; one mark per seed"

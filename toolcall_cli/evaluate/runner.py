@@ -24,11 +24,11 @@ from toolcall_cli.app.build import Toolbox, Warn, load_toolbox, print_warning, v
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.app.settings import Settings, session_retrieval
 from toolcall_cli.app.variants import Variant
+from toolcall_cli.evaluate._grading import ExpectedAnswer
+from toolcall_cli.evaluate._matching import MadeCall
+from toolcall_cli.evaluate._verdict import RunOutput, Verdict, grade
 from toolcall_cli.evaluate.cases import Case, ToolFunctions, expected_answer
 from toolcall_cli.evaluate.figures import RunFigures, RunTally
-from toolcall_cli.evaluate.grading import ExpectedAnswer
-from toolcall_cli.evaluate.matching import MadeCall
-from toolcall_cli.evaluate.verdict import RunOutput, Verdict, grade
 from toolcall_cli.events import (
     Event,
     FinalAnswer,

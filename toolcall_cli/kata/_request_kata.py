@@ -25,7 +25,7 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
 
 from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, shown
 from toolcall_cli.kata._samples import named
-from toolcall_cli.models._body import Deadline, read_body, send_streamed
+from toolcall_cli.models import Deadline, read_body, send_streamed
 from toolcall_cli.wire import ModelError
 
 SCHEMA_FILE = "chat_request.schema.json"

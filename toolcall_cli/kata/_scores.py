@@ -42,7 +42,7 @@ def scores_path(environ: Mapping[str, str] = os.environ) -> Path:
     return state_dir(environ) / SCORES_FILE
 
 
-def append(record: dict[str, Any], path: Path | None = None) -> None:
+def append_history(record: dict[str, Any], path: Path | None = None) -> None:
     """One line added to the history. Raises OSError when it cannot be written."""
     path = path or scores_path()
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -51,7 +51,7 @@ def append(record: dict[str, Any], path: Path | None = None) -> None:
 
 
 def record_score(score: Score, path: Path | None = None) -> None:
-    append({"kind": "score", **asdict(score)}, path)
+    append_history({"kind": "score", **asdict(score)}, path)
 
 
 def records(path: Path | None = None) -> Iterator[dict[str, Any]]:

@@ -2,7 +2,7 @@
 reply): the shape and call format asked for, the tools offered (native `tools`, a JSON schema's
 branches, or a text prompt's `# Tools` section), the question, and the calls made since with
 what came back; and an error, for what it names. The two demo models, offline/ and the test
-partner (models/partner.py), read requests through it, so neither knows more than this reads.
+partner (models/_partner.py), read requests through it, so neither knows more than this reads.
 It reads as much as a model's context would hold, each character a bounded number of times."""
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """The embedded offline model, a model like any other: deterministic for a seed and a request, it
-reads only the request body, answers in its wire format and makes the faults asked (`--faults`)."""
+reads only the request body, answers in its wire format and makes the faults asked (`--faults`).
+Public here: the names in `__all__` (`OfflineModel`, the fault kinds, `make_faults`); its
+modules are private."""
 
 from __future__ import annotations
 

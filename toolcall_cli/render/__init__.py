@@ -1,5 +1,9 @@
 """Renderers turn a run's events into output: a rich live view, plain lines, JSON lines or
-just the answer."""
+just the answer.
+
+Public here: `make_renderer`, `Renderer`, `RenderMode` and the renderer classes (imported on
+first use from the private `_live`, `_plain` and `_jsonl`), and the modules `base`, `explain`,
+and the views of one command each: `doctor`, `kata`, `recorded`, `replay`, `serve_log`."""
 
 from __future__ import annotations
 
@@ -11,9 +15,9 @@ from toolcall_cli.render.base import Renderer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolcall_cli.render.jsonl import JsonLinesRenderer
-    from toolcall_cli.render.live import LiveRenderer
-    from toolcall_cli.render.plain import PlainRenderer, QuietRenderer
+    from toolcall_cli.render._jsonl import JsonLinesRenderer
+    from toolcall_cli.render._live import LiveRenderer
+    from toolcall_cli.render._plain import PlainRenderer, QuietRenderer
 
 RenderMode = Literal["live", "plain", "json", "quiet"]
 
@@ -45,7 +49,7 @@ def make_renderer(
     if mode == "live":
         from rich.console import Console
 
-        from toolcall_cli.render.live import LiveRenderer
+        from toolcall_cli.render._live import LiveRenderer
 
         console = (
             console_or_stream
@@ -55,15 +59,15 @@ def make_renderer(
         return LiveRenderer(console, show_request=show_request, auto_refresh=auto_refresh)
     stream = _stream(console_or_stream)
     if mode == "plain":
-        from toolcall_cli.render.plain import PlainRenderer
+        from toolcall_cli.render._plain import PlainRenderer
 
         return PlainRenderer(stream, show_request=show_request)
     if mode == "json":
-        from toolcall_cli.render.jsonl import JsonLinesRenderer
+        from toolcall_cli.render._jsonl import JsonLinesRenderer
 
         return JsonLinesRenderer(stream)
     if mode == "quiet":
-        from toolcall_cli.render.plain import QuietRenderer
+        from toolcall_cli.render._plain import QuietRenderer
 
         return QuietRenderer(stream)
     raise ValueError(f"unknown render mode: {mode!r}")
@@ -87,10 +91,10 @@ def _stream(target: Console | IO[str] | None) -> IO[str]:
 def __getattr__(name: str) -> Any:
     """The renderer classes, imported on first use (see make_renderer)."""
     where = {
-        "JsonLinesRenderer": "toolcall_cli.render.jsonl",
-        "LiveRenderer": "toolcall_cli.render.live",
-        "PlainRenderer": "toolcall_cli.render.plain",
-        "QuietRenderer": "toolcall_cli.render.plain",
+        "JsonLinesRenderer": "toolcall_cli.render._jsonl",
+        "LiveRenderer": "toolcall_cli.render._live",
+        "PlainRenderer": "toolcall_cli.render._plain",
+        "QuietRenderer": "toolcall_cli.render._plain",
     }
     if name not in where:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

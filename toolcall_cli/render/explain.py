@@ -23,9 +23,9 @@ from toolcall_cli.events import (
     RunStarted,
     ToolFinished,
 )
+from toolcall_cli.render._jsonl import JsonLinesRenderer
+from toolcall_cli.render._plain import QuietRenderer
 from toolcall_cli.render.base import Renderer
-from toolcall_cli.render.jsonl import JsonLinesRenderer
-from toolcall_cli.render.plain import QuietRenderer
 
 Lang = Literal["en", "zh"]
 Layer = Literal["protocol", "execution", "loop"]

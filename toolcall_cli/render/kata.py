@@ -10,8 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolcall_cli.kata import CaseResult, CheckRun, Header
-from toolcall_cli.kata._battery import SOURCES
+from toolcall_cli.kata import SOURCES, CaseResult, CheckRun, Header
 
 PASS, FAIL = "✓", "✗"
 

@@ -1,7 +1,10 @@
 """`toolcall serve`: the offline model, faults included, as an OpenAI-compatible HTTP server on
 127.0.0.1, so a learner's own loop, or any SDK, can practise against a model that misbehaves on
 demand. The server draws nothing: the command's log (render/serve_log.py) is handed each
-exchange, and the kata grader starts the same server in a thread to judge request bodies."""
+exchange, and the kata grader starts the same server in a thread to judge request bodies.
+
+Public here: the names in `__all__` (the server, its settings, what it answers, one exchange);
+its modules are private."""
 
 from __future__ import annotations
 

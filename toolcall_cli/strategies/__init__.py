@@ -1,4 +1,9 @@
-"""Ways of doing tool use: how tools go on the wire and how calls come back."""
+"""Ways of doing tool use: how tools go on the wire and how calls come back.
+
+Public here: `get_strategy`, `STRATEGY_NAMES`, `UnknownStrategy`, and the modules `base` (the
+Strategy protocol), `text_protocol`, `text_prompt`, `text_parser`, `schema`, `content_calls`,
+`echo` and `replies`. Private: `_stream`, `_native`, `_repair`, `_dependencies`, `_own_prompt`
+(reached through `get_strategy`)."""
 
 from __future__ import annotations
 
@@ -44,7 +49,7 @@ def get_strategy(
     )
     if system_prompt is None:
         return strategy
-    from toolcall_cli.strategies.own_prompt import OwnSystemPrompt
+    from toolcall_cli.strategies._own_prompt import OwnSystemPrompt
 
     return OwnSystemPrompt(strategy, system_prompt)
 
@@ -69,7 +74,7 @@ def _named_strategy(
 
         return TextProtocolStrategy(**shared)
     if name == "stream" and stream_mode in ("tags", "native"):
-        from toolcall_cli.strategies.stream import StreamStrategy
+        from toolcall_cli.strategies._stream import StreamStrategy
 
         return StreamStrategy("native" if stream_mode == "native" else "tags", **shared)
     if name not in STRATEGY_NAMES:

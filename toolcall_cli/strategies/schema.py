@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from toolcall_cli.events import ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
+from toolcall_cli.strategies._dependencies import with_reserved
+from toolcall_cli.strategies._native import NativeCallAssembler
+from toolcall_cli.strategies._repair import JsonProblem, load_json
 from toolcall_cli.strategies.base import Reply, ReplyParser
 from toolcall_cli.strategies.content_calls import ContentCallReader
-from toolcall_cli.strategies.dependencies import with_reserved
-from toolcall_cli.strategies.native import NativeCallAssembler
-from toolcall_cli.strategies.repair import JsonProblem, load_json
 from toolcall_cli.strategies.replies import ChunkReader, text_protocol_wire
 from toolcall_cli.strategies.text_prompt import LIVE_DATA_RULE, NATIVE_HINT, PromptStyle
 from toolcall_cli.wire import NO_SAMPLING, ModelRequest, Sampling

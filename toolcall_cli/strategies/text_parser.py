@@ -20,8 +20,8 @@ from toolcall_cli.events import (
     ToolCallParsed,
 )
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.strategies.dependencies import call_ref, dependency_ids
-from toolcall_cli.strategies.repair import JsonProblem, decode_nested, load_json
+from toolcall_cli.strategies._dependencies import call_ref, dependency_ids
+from toolcall_cli.strategies._repair import JsonProblem, decode_nested, load_json
 from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN
 
 FORMAT_HINT = (

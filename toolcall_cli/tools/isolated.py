@@ -26,8 +26,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from toolcall_cli.tools.capture import CapturedOutput
-from toolcall_cli.tools.outcome import Outcome
+from toolcall_cli.tools._capture import CapturedOutput
+from toolcall_cli.tools._outcome import Outcome
 from toolcall_cli.tools.registry import Tool
 from toolcall_cli.tools.sandbox import hold_undumpable, release_undumpable
 
@@ -219,7 +219,7 @@ def read_answer(answer_read: int) -> bytes | None:
 
 
 def output_limit() -> int:
-    from toolcall_cli.tools.capture import MAX_OUTPUT_CHARS
+    from toolcall_cli.tools._capture import MAX_OUTPUT_CHARS
 
     return MAX_OUTPUT_CHARS * 4
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolcall_cli.tools.plugin_guard import IMPORT_DEADLINE, ImportGuard, ImportStopped
+from toolcall_cli.tools._plugin_guard import IMPORT_DEADLINE, ImportGuard, ImportStopped
 from toolcall_cli.tools.registry import MARKED, Tool, ToolRegistry, tool_options
 from toolcall_cli.tools.schema import ToolDefinitionError
 

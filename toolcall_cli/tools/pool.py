@@ -29,9 +29,9 @@ from typing import Any
 
 from toolcall_cli.feedback import Problem
 from toolcall_cli.messages import ToolCall, ToolResult
-from toolcall_cli.tools.capture import CapturedOutput, captured
+from toolcall_cli.tools._capture import CapturedOutput, captured
+from toolcall_cli.tools._outcome import Outcome, run_in_thread
 from toolcall_cli.tools.executor import error_result, prepare
-from toolcall_cli.tools.outcome import Outcome, run_in_thread
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 Clock = Callable[[], float]

@@ -4,7 +4,7 @@ tools put in the registry, and what that changed, one line each.
 Only tools loaded from the plugin files of the watched directories are touched: MCP tools and
 the built-in `search_tools` stay as they are. A file whose new version is broken keeps its
 last good version in use. A changed file is tried in a child process before the chat imports
-it (import_check.py): one that hangs, exits or crashes at import is broken like any other.
+it (_import_check.py): one that hangs, exits or crashes at import is broken like any other.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolcall_cli.events import Notice
-from toolcall_cli.tools.import_check import check_imports
+from toolcall_cli.tools._import_check import check_imports
+from toolcall_cli.tools._plugin_guard import IMPORT_DEADLINE
 from toolcall_cli.tools.loader import (
     LoadResult,
     PluginFile,
@@ -26,7 +27,6 @@ from toolcall_cli.tools.loader import (
     plugin_files,
     plugin_identity,
 )
-from toolcall_cli.tools.plugin_guard import IMPORT_DEADLINE
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 ChangeKind = Literal["added", "changed", "removed"]

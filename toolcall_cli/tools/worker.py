@@ -182,7 +182,7 @@ def end_as(code: int) -> NoReturn:
 
 
 def run(target: list[str], arguments: dict[str, Any]) -> tuple[bool, str]:
-    from toolcall_cli.tools.outcome import exception_text, result_text, unserialisable_text
+    from toolcall_cli.tools._outcome import exception_text, result_text, unserialisable_text
 
     try:
         value = function(target)(**arguments)

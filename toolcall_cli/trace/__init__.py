@@ -1,9 +1,10 @@
 """Traces: every run recorded as JSON lines (the versioned format the README describes), then
 read back, listed, found by id and shown again.
 
-`files` (where traces live, their names, pruning) imports platformdirs, so it is imported on its
-own where needed; `toolcall --help` imports none of this.
-"""
+Public here: the names in `__all__` (each imported on first use), and the modules `files`
+(where traces live, their names, pruning; it imports platformdirs, so it is imported on its own
+where needed), `diff` and `script` (a recorded run as a replay model's script). Private:
+`_shapes` (a record's shape checks) and `_progress`. `toolcall --help` imports none of this."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolcall_cli.trace.progress import RunProgress
+    from toolcall_cli.trace._progress import RunProgress
     from toolcall_cli.trace.reader import Trace, TraceError, read_trace, runs
     from toolcall_cli.trace.records import event_from_record
     from toolcall_cli.trace.writer import (
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     )
 
 _HOMES = {
-    "RunProgress": "progress",
+    "RunProgress": "_progress",
     "Trace": "reader",
     "TraceError": "reader",
     "read_trace": "reader",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from toolcall_cli.strictjson import DEEPEST, nesting_depth
-from toolcall_cli.trace.shapes import EVENT_TYPES, ShapeError, checked_record
+from toolcall_cli.trace._shapes import EVENT_TYPES, ShapeError, checked_record
 from toolcall_cli.trace.writer import FORMAT, VERSION
 
 Record = dict[str, Any]

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 from toolcall_cli.events import ChosenTool, Event, Notice, TimelineEntry
 from toolcall_cli.feedback import Problem, problem_from_record
 from toolcall_cli.messages import ToolCall, ToolResult
+from toolcall_cli.trace._shapes import EVENT_TYPES
 from toolcall_cli.trace.reader import Record, Trace, TraceError
-from toolcall_cli.trace.shapes import EVENT_TYPES
 
 T = TypeVar("T")
 

@@ -2,8 +2,8 @@
 could not answer, and the key that marks a client's note in a stream of chunks.
 
 They sit below strategies, models and the offline model, so those never import each other for
-them.
-"""
+them. Public here: these types, and the modules `completions` (the chat-completions wire
+writer), `sse` (server-sent events) and `tokens` (a token estimate)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ class Sampling:
 
     No default is chosen here on purpose: llama-server samples at 0.8 when told nothing, and the
     tool-use defaults are set where the bench measured them, for the kind of server they were
-    measured on (app.measured: temperature 0 and a max_tokens sized to the context window, for
-    a llama.cpp server), not guessed for all."""
+    measured on (app/_measured.py: temperature 0 and a max_tokens sized to the context window,
+    for a llama.cpp server), not guessed for all."""
 
     temperature: float | None = None
     top_p: float | None = None

@@ -28,7 +28,7 @@ from toolcall_cli.cli.entry import (
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
-    from toolcall_cli.cli.running import RunTrace
+    from toolcall_cli.cli._running import RunTrace
     from toolcall_cli.events import Event
     from toolcall_cli.tools.registry import ToolRegistry
     from toolcall_cli.trace import Trace
@@ -75,7 +75,7 @@ def replay(
         recorded_system_prompt,
         replay_options,
     )
-    from toolcall_cli.cli.tracing import choose_trace, start_trace
+    from toolcall_cli.cli._tracing import choose_trace, start_trace
 
     if which.startswith("--"):  # let through only for -N
         fail(f"no such option: {which} (see `toolcall replay --help`)")
@@ -278,7 +278,7 @@ def show(
 ) -> None:
     from toolcall_cli.app.build import strategy_label
     from toolcall_cli.app.replaying import recorded_settings
-    from toolcall_cli.cli.running import pipe_console
+    from toolcall_cli.cli._running import pipe_console
 
     session = assembled.session
     settings = recorded_settings(recording)

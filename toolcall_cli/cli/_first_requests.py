@@ -90,7 +90,7 @@ def json_size(value: Any) -> Size:
 
 def print_first_requests(question: str, options: SessionOptions, as_json: bool) -> None:
     """`toolcall prompt --all`: the sizes and the requests side by side (or as JSON)."""
-    from toolcall_cli.cli.running import pipe_console
+    from toolcall_cli.cli._running import pipe_console
 
     model_name, bodies = every_first_request(options, question, warn)
     requests = [FirstRequest(variant, body) for variant, body in bodies]

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolcall_cli.evaluate._grading import ExpectedAnswer, invented, non_answer_kind
+from toolcall_cli.evaluate._matching import MadeCall, Tolerance, calls_problem
 from toolcall_cli.evaluate.cases import Case, needed_tools
-from toolcall_cli.evaluate.grading import ExpectedAnswer, invented, non_answer_kind
-from toolcall_cli.evaluate.matching import MadeCall, Tolerance, calls_problem
 
 Outcome = Literal["right", "wrong", "no answer", "not graded"]
 OUTCOMES: tuple[Outcome, ...] = ("right", "wrong", "no answer", "not graded")

@@ -311,7 +311,7 @@ class LiveRenderer:
             transient=True,  # everything it showed is printed above once finished
             get_renderable=self._live_view,
             # rich would swap sys.stdout/sys.stderr for its own proxy while live, on top of the
-            # router that keeps what tools print (tools/capture.py): tools' prints would then
+            # router that keeps what tools print (tools/_capture.py): tools' prints would then
             # land above the live region instead of under their result.
             redirect_stdout=False,
             redirect_stderr=False,

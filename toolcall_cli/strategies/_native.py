@@ -8,8 +8,8 @@ from typing import Any
 
 from toolcall_cli.events import CallForming, ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.strategies.dependencies import split_reserved
-from toolcall_cli.strategies.repair import JsonProblem, decode_nested, load_json
+from toolcall_cli.strategies._dependencies import split_reserved
+from toolcall_cli.strategies._repair import JsonProblem, decode_nested, load_json
 
 
 def decode_arguments(text: str) -> tuple[Any, bool]:

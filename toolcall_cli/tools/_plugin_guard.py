@@ -3,7 +3,7 @@ os._exit, or a KeyboardInterrupt the plugin raises itself ends that plugin's imp
 
 It holds what can be held in-process. A hang in C code that never returns to Python, or a crash
 of the interpreter, cannot be: chat's reload tries each changed file in a child process first
-(import_check.py), and the start-up, which must stay fast, relies on this guard alone.
+(_import_check.py), and the start-up, which must stay fast, relies on this guard alone.
 """
 
 from __future__ import annotations

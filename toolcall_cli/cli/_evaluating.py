@@ -218,7 +218,7 @@ def progress_bar(plan: EvalPlan) -> Iterator[Done]:
 
 
 def report(flags: EvalFlags, plan: EvalPlan, runs: Sequence[EvalRun]) -> int:
-    from toolcall_cli.cli.running import pipe_console
+    from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.evaluate.report import eval_record, overall_score
 
     meta = {

@@ -1,5 +1,5 @@
 """`toolcall drill`: the interviewer's follow-up questions, one by one (the drill itself is in
-cli/drilling.py, imported when the command runs: its questions are many)."""
+cli/_drilling.py, imported when the command runs: its questions are many)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def drill(
     Piped, stdin gives the answers and marks, one a line; an empty line ends an answer (or skips
     it when it comes first).
     """
-    from toolcall_cli.cli.drilling import answer_input, locale_lang, run_drill
+    from toolcall_cli.cli._drilling import answer_input, locale_lang, run_drill
     from toolcall_cli.drill import TOPICS, Lang, UnknownTopic, find_topic
 
     chosen: Lang = locale_lang() if lang is None else lang

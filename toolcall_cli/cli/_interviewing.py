@@ -15,10 +15,20 @@ from pathlib import Path
 
 import typer
 
-from toolcall_cli.cli.drilling import AnswerInput, mark_points, read_answer
+from toolcall_cli.cli._drilling import AnswerInput, mark_points, read_answer
 from toolcall_cli.drill import TOPICS, Lang, Topic
-from toolcall_cli.kata import CheckRun, Kata, Limits, conformance_dir, find_kata, run_check
-from toolcall_cli.kata._scores import Score, append, duration, record_score
+from toolcall_cli.kata import (
+    CheckRun,
+    Kata,
+    Limits,
+    Score,
+    append_history,
+    conformance_dir,
+    duration,
+    find_kata,
+    record_score,
+    run_check,
+)
 
 STAGES = ("request", "parse", "loop")
 """The whiteboard answer in the order an interview asks for it."""
@@ -146,7 +156,7 @@ def keep(scores: Sequence[Score], marked: Sequence[tuple[Topic, int]], used: flo
     try:
         for score in scores:
             record_score(score)
-        append(
+        append_history(
             {
                 "kind": "interview",
                 "when": scores[0].when if scores else "",

@@ -32,7 +32,7 @@ from toolcall_cli.cli.entry import EXIT_PROBLEMS, EXIT_USAGE, app, config_app, f
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
-    from toolcall_cli.cli.running import RunTrace
+    from toolcall_cli.cli._running import RunTrace
     from toolcall_cli.config import FileConfig
     from toolcall_cli.render import RenderMode
     from toolcall_cli.render.explain import Explain
@@ -54,8 +54,8 @@ def run(
     stepping: Stepping,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
-    from toolcall_cli.cli.running import render_run, show_trace_path
-    from toolcall_cli.cli.tracing import choose_trace, start_trace
+    from toolcall_cli.cli._running import render_run, show_trace_path
+    from toolcall_cli.cli._tracing import choose_trace, start_trace
     from toolcall_cli.models.scripted import scripted_model
 
     if not question.strip():
@@ -137,7 +137,7 @@ def chat(
     stepping: Stepping,
 ) -> None:
     """A conversation that keeps its memory between questions (/help for commands)."""
-    from toolcall_cli.cli.tracing import choose_trace, start_trace
+    from toolcall_cli.cli._tracing import choose_trace, start_trace
 
     mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
     assembled = watched_session(options, mode, step_flag(stepping))
@@ -165,7 +165,7 @@ def chat_session(
 ) -> int:
     """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
     or by a bug, its trace ends with an `interrupted` line."""
-    from toolcall_cli.cli.running import script_mismatch_code, show_trace_path
+    from toolcall_cli.cli._running import script_mismatch_code, show_trace_path
     from toolcall_cli.private_files import PathProblem
     from toolcall_cli.repl import Repl, default_history_file
     from toolcall_cli.tools.reload import ToolReloader
@@ -262,8 +262,8 @@ def show_tools(registry: ToolRegistry, name: str | None) -> None:
             fail(f"no tool named {name!r}; loaded tools: {available}")
         typer.echo(strictjson.dumps(found.spec.to_openai()["function"], indent=2))
         return
-    from toolcall_cli.cli.running import pipe_console
-    from toolcall_cli.cli.tables import print_tool_table
+    from toolcall_cli.cli._running import pipe_console
+    from toolcall_cli.cli._tables import print_tool_table
 
     print_tool_table(list(registry), pipe_console())
 
@@ -296,7 +296,7 @@ def prompt(
     if all_strategies and (options.strategy.strategy or options.strategy.schema_mode):
         fail("--all shows every strategy: leave out --strategy and --schema-mode")
     if all_strategies:
-        from toolcall_cli.cli.first_requests import print_first_requests
+        from toolcall_cli.cli._first_requests import print_first_requests
 
         print_first_requests(question, options, as_json)
         return
@@ -357,7 +357,7 @@ def compare(
     Each run writes a trace, as `toolcall run` does (--trace-dir, --no-trace).
     Exit 0 when it ran, whatever each strategy did; 2 on a usage error.
     """
-    from toolcall_cli.cli.compare import compare_all
+    from toolcall_cli.cli._compare import compare_all
 
     if not question.strip():
         fail("the question is empty")
@@ -477,7 +477,7 @@ def doctor(
 
     Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
     """
-    from toolcall_cli.cli.running import pipe_console
+    from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.doctor import as_record, diagnose
     from toolcall_cli.render.doctor import print_diagnosis
     from toolcall_cli.trace import TraceError, read_trace

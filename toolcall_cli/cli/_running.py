@@ -150,7 +150,7 @@ def show_trace_path(path: Path, mode: RenderMode) -> None:
 def renderer_stdout(mode: RenderMode) -> Iterator[IO[str] | None]:
     """stdout for the renderer alone while a run is shown as --json, --quiet or plain text.
 
-    What a tool prints itself is caught per call (tools/capture.py); this catches what is below
+    What a tool prints itself is caught per call (tools/_capture.py); this catches what is below
     Python's reach: a subprocess a tool starts, a thread it spawns, `os.write(1, ...)`. During the
     run, file descriptor 1 points at stderr, and the renderer writes to a copy of the real
     stdout, so `--json` lines and the `--quiet` answer stay clean. The live view is for a

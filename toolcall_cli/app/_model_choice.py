@@ -42,7 +42,7 @@ class ModelChoice:
     """The profile the endpoint came from, if any (recorded in traces)."""
     strategy_given: bool = True
     """False when no flag, variable, profile or config chose the strategy or the schema mode:
-    then a server whose best strategy the bench measured may have it (app/measured.py)."""
+    then a server whose best strategy the bench measured may have it (app/_measured.py)."""
 
     def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
         shown = None

@@ -24,9 +24,9 @@ from toolcall_cli.app.build import Assembled, Toolbox, load_toolbox, variant_ses
 from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.app.settings import Settings, resolve_settings, session_retrieval
 from toolcall_cli.app.variants import Variant, all_variants
+from toolcall_cli.cli._running import RunTrace, open_trace, pipe_console
+from toolcall_cli.cli._tracing import TraceDir, choose_trace_dir
 from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
-from toolcall_cli.cli.running import RunTrace, open_trace, pipe_console
-from toolcall_cli.cli.tracing import TraceDir, choose_trace_dir
 from toolcall_cli.evaluate.figures import RunFigures, RunTally, StrategyRates, rates
 from toolcall_cli.limits import question_too_long
 from toolcall_cli.render.base import one_line, visible

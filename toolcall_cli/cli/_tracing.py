@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolcall_cli.cli._running import RunTrace, open_trace
 from toolcall_cli.cli.entry import fail, warn
-from toolcall_cli.cli.running import RunTrace, open_trace
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled

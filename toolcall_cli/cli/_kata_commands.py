@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolcall_cli.cli._options import PanelledCommand
+from toolcall_cli.cli._running import pipe_console
 from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail
-from toolcall_cli.cli.running import pipe_console
 
 if TYPE_CHECKING:
     from toolcall_cli.kata import CheckRun, Header, Kata
@@ -44,8 +44,7 @@ def kata_named(name: str) -> Kata:
 def kata_list() -> None:
     """The katas: what each asks you to write, which layer of the engine and which strategy it
     is, and your best score and time so far (from `kata check` and `kata interview`)."""
-    from toolcall_cli.kata import KATAS
-    from toolcall_cli.kata._scores import best_scores, duration
+    from toolcall_cli.kata import KATAS, best_scores, duration
 
     best = best_scores()
     width = max(len(kata.name) for kata in KATAS)
@@ -163,7 +162,7 @@ def kata_check(
 def keep_score(check: CheckRun, header: Header | None, now: datetime) -> None:
     """The check's score in the history, timed from the starter's first line when it has one.
     A check that could not run its cases is no score."""
-    from toolcall_cli.kata._scores import Score, record_score
+    from toolcall_cli.kata import Score, record_score
 
     if not check.cases or all(c.outcome == "not run" for c in check.cases):
         return
@@ -215,8 +214,8 @@ def kata_interview(
     request, parse and loop), with the clock in the prompt; Enter checks the file you are on.
     Then three of the drill's follow-up questions. Every file is graded as it stands when the
     time is up, and the score is kept (`kata list` shows your best)."""
-    from toolcall_cli.cli.drilling import answer_input, locale_lang
-    from toolcall_cli.cli.interviewing import STAGES, Interview
+    from toolcall_cli.cli._drilling import answer_input, locale_lang
+    from toolcall_cli.cli._interviewing import STAGES, Interview
     from toolcall_cli.kata import find_kata, starter_text
 
     files = [(directory / find_kata(n).file_name, find_kata(n)) for n in STAGES]

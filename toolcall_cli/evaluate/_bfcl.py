@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcall_cli.app.errors import AppError
+from toolcall_cli.evaluate._matching import ExpectedCall, acceptable
 from toolcall_cli.evaluate.cases import (
     CATEGORIES,
     Case,
@@ -23,7 +24,6 @@ from toolcall_cli.evaluate.cases import (
     conversation,
     read_text,
 )
-from toolcall_cli.evaluate.matching import ExpectedCall, acceptable
 from toolcall_cli.messages import ToolSpec
 
 TYPES = {"dict": "object", "float": "number", "tuple": "array"}

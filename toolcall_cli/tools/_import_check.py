@@ -1,7 +1,7 @@
 """Chat's reload tries each changed plugin file in a child process before importing it into the
 chat: a file edited to hang, to exit or to crash at import costs only its own reload.
 
-The child is a fresh interpreter (`python -m toolcall_cli.tools.import_check REQUEST`) that loads
+The child is a fresh interpreter (`python -m toolcall_cli.tools._import_check REQUEST`) that loads
 the file as the chat would, under the same guard, and answers one JSON line on its stdout:
 {"problem": null} when the file loads, or the phrase the warning line uses. A child that says
 nothing is judged by how it ended: killed past the deadline, an exit code, a signal.
@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from toolcall_cli.tools.plugin_guard import IMPORT_DEADLINE
+from toolcall_cli.tools._plugin_guard import IMPORT_DEADLINE
 
 START_GRACE = 5.0
 """Seconds a child is given beyond the deadline before it is killed: its interpreter's start,
@@ -48,7 +48,7 @@ def _start(path: Path, deadline: float) -> subprocess.Popen[bytes] | None:
     request = {"file": str(path), "deadline": deadline, "path": sys.path}
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "toolcall_cli.tools.import_check", json.dumps(request)],
+            [sys.executable, "-m", "toolcall_cli.tools._import_check", json.dumps(request)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -50,9 +50,9 @@ def serve(
     """Serve the offline model, faults included, as an OpenAI-compatible HTTP server: POST
     /v1/chat/completions (streamed or not; tools, tool_choice, response_format) and GET
     /v1/models. Each exchange is logged here. Ctrl-C stops it."""
-    from toolcall_cli.cli.running import pipe_console
-    from toolcall_cli.cli.serving import ServeError
-    from toolcall_cli.cli.serving import serve as serve_forever
+    from toolcall_cli.cli._running import pipe_console
+    from toolcall_cli.cli._serving import ServeError
+    from toolcall_cli.cli._serving import serve as serve_forever
     from toolcall_cli.serve import ServeSettings
 
     settings = ServeSettings(seed=seed, faults=local.fault_names, fault_rate=local.fault_rate)

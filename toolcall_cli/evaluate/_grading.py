@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolcall_cli.evaluate.matching import Tolerance
+from toolcall_cli.evaluate._matching import Tolerance
 
 # --- what is expected ---------------------------------------------------------------------------
 

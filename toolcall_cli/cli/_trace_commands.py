@@ -50,7 +50,7 @@ def trace_list(limit: LimitOpt = 20, every: AllOpt = False, as_json: ListJsonOpt
     """Your recorded runs in the trace directory, newest first: when, question, model,
     strategy, iterations, how the run stopped, and tokens. The runs compare and replay make
     are kept apart (--all lists them too)."""
-    from toolcall_cli.cli.running import pipe_console
+    from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.trace import TraceError
     from toolcall_cli.trace.files import kept_apart_files, listed_traces, trace_dir
     from toolcall_cli.trace.reader import summarize
@@ -173,7 +173,7 @@ def trace_show(
     ] = None,
 ) -> None:
     """Draw a recorded run again, as the live view drew it (or --plain, or --json)."""
-    from toolcall_cli.cli.running import pipe_console
+    from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.render.recorded import show_live
 
     if which is not None and which.startswith("--"):  # let through only for -N
