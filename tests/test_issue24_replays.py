@@ -251,6 +251,26 @@ def test_a_tool_that_runs_each_time_called_the_same_again_withdraws_the_tools() 
     assert of(events, RunFinished)[0].iterations == 3
 
 
+def test_every_note_that_asks_for_the_answer_ends_with_the_question() -> None:
+    """Qwen2.5-0.5B, told after a repeat to "answer the question with the results above",
+    handed back the result's JSON, then toolcall's note, then the note of the last round. With
+    the question as the note's last words it answered in words ("299 days")."""
+    question = "How far is it from Paris to Berlin in miles, for 1054 km?"
+    call = {"value": 1054, "from_unit": "km", "to_unit": "mi"}
+    result = bundled("convert_units", **call)
+    replies = [
+        native("convert_units", **call),
+        native("convert_units", "call_2", **call),
+        result,  # the result handed back: no answer
+        result,
+        result,  # the last request, without tools
+    ]
+    _, history = play(question, replies, max_iterations=4)
+    notes = [m.content or "" for m in history[1:] if m.role == "user"]
+    assert len(notes) == 4  # the withdrawal, two "not an answer", the last round
+    assert all(n.endswith(f": {question}") for n in notes), notes
+
+
 def test_the_same_tool_with_other_arguments_is_progress() -> None:
     replies = [
         native("get_time", timezone="Europe/London"),

@@ -318,7 +318,8 @@ class Run:
             level="warning",
             message=f"the model's reply was not an answer: {verdict.why}; told it so",
         )
-        self.history.append(user(verdict.feedback(tools=not self.tools_withdrawn)))
+        feedback = verdict.feedback(tools=not self.tools_withdrawn, question=self.question)
+        self.history.append(user(feedback))
         self.progress.no_answer()
         return None
 
@@ -349,7 +350,9 @@ class Run:
     def check_progress(self) -> Iterator[Event]:
         """Rounds that keep failing, or only repeat calls (whatever those gave the first time),
         make it answer without tools."""
-        withdrawal = None if self.tools_withdrawn else self.progress.withdrawal(self.limits)
+        withdrawal = (
+            None if self.tools_withdrawn else self.progress.withdrawal(self.limits, self.question)
+        )
         if withdrawal is None:
             return
         message, repeating = withdrawal
@@ -379,7 +382,7 @@ class Run:
         return "limit"
 
     def best_effort_answer(self) -> Iterator[Event]:
-        self.history.append(user(note("last_round")))
+        self.history.append(user(note("last_round", question=self.question)))
         self.tools_withdrawn = True
         self.iterations += 1
         request = yield from self.build_request()

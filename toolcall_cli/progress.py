@@ -74,16 +74,16 @@ class Progress:
         """A reply that was no answer: no progress either."""
         self.failed_rounds += 1
 
-    def withdrawal(self, limits: Limits) -> tuple[str, bool] | None:
+    def withdrawal(self, limits: Limits, question: str) -> tuple[str, bool] | None:
         """The note that withdraws the tools, and whether it is for repeats; None while the
         rounds are still within the limits."""
         repeating = self.repeated_rounds >= limits.max_repeated_rounds
         if not repeating and self.failed_rounds < limits.max_failed_rounds:
             return None
         if not repeating:
-            return note("no_progress", n=self.failed_rounds), False
+            return note("no_progress", n=self.failed_rounds, question=question), False
         calls = ", ".join(self.repeated_calls) or "the same tools"
         key = (
             "answer_after_failed_repeats" if self.only_failures_repeated else "answer_after_repeats"
         )
-        return note(key, calls=calls), True
+        return note(key, calls=calls, question=question), True
