@@ -256,7 +256,7 @@ def test_every_note_that_asks_for_the_answer_ends_with_the_question() -> None:
     handed back the result's JSON, then toolcall's note, then the note of the last round. With
     the question as the note's last words it answered in words ("299 days")."""
     question = "How far is it from Paris to Berlin in miles, for 1054 km?"
-    call = {"value": 1054, "from_unit": "km", "to_unit": "mi"}
+    call: dict[str, Any] = {"value": 1054, "from_unit": "km", "to_unit": "mi"}
     result = bundled("convert_units", **call)
     replies = [
         native("convert_units", **call),
