@@ -162,23 +162,24 @@ TEMPLATES: dict[str, str] = {
     "its result.",
     "result_cut": "result cut: showing {shown} of {total} characters.",
     "last_round": "That was the last round of tools this run allows. Do not call any tool now. "
-    "Answer the question in words, with what you have (if something is missing, say what): "
-    "{question}",
+    "The question was: {question}\nAnswer it in words, with what you have; if something is "
+    "missing, say what.",
     "dropped_calls": "Your reply held {total} tool calls; only the first {cap} were run (at most "
     "{cap} per reply), and the other {dropped} were not run. Call again only what you still "
     "need.",
     "no_progress": "The last {n} rounds of tool calls made no progress (they failed, or repeated "
-    "earlier calls). Do not call any tool now. Answer the question in words, with what you "
-    "already have (if something is missing, say what): {question}",
+    "earlier calls). Do not call any tool now. The question was: {question}\nAnswer it in "
+    "words, with what you already have; if something is missing, say what.",
     "answer_after_repeats": "You called {calls} again, and got the result you already had. Do "
-    "not call any tool now. Answer the question in words, with the results above: {question}",
+    "not call any tool now. The question was: {question}\nAnswer it in words, with the results "
+    "above.",
     "answer_after_failed_repeats": "You called {calls} again exactly as before, and it failed "
-    "again the same way. Do not call any tool now. Answer the question in words, with what you "
-    "already have (if something is missing, say what): {question}",
-    "not_an_answer": "That was not an answer: {why}. Answer the question in words, or call a "
-    "tool: {question}",
-    "not_an_answer_without_tools": "That was not an answer: {why}. Answer the question in "
-    "words, with what you have: {question}",
+    "again the same way. Do not call any tool now. The question was: {question}\nAnswer it in "
+    "words, with what you already have; if something is missing, say what.",
+    "not_an_answer": "That was not an answer: {why}. The question was: {question}\nAnswer it in "
+    "words, or call a tool.",
+    "not_an_answer_without_tools": "That was not an answer: {why}. The question was: "
+    "{question}\nAnswer it in words, with what you have.",
 }
 """How each problem and note is said: swap them (`Wording(other)`) and every producer says it
 the other way, with the same information."""
