@@ -11,7 +11,7 @@ import pytest
 from conformance import params
 from fake_openai import Answer, FakeOpenAI, completion, text_stream
 
-from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
+from toolcall_cli.models.openai_compat import RETRY_TEMPERATURE, Endpoint, OpenAICompatModel
 from toolcall_cli.strategies.schema import NativeReplyParser
 from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
 from toolcall_cli.wire.sse import sse_data
@@ -532,6 +532,30 @@ def test_a_seeded_request_is_retried_with_the_next_seed_after_a_server_error(
     assert [r["seed"] for r in server.requests] == [11, 12, 13]
     notes = [c[NOTICE_KEY] for c in chunks if NOTICE_KEY in c]
     assert [n.rsplit(", ", 1)[-1] for n in notes] == ["with seed 12", "with seed 13"]
+
+
+def test_a_request_at_temperature_0_is_retried_warmer_after_a_server_error(
+    server: FakeOpenAI,
+) -> None:
+    """At temperature 0 a new seed changes nothing: the model writes the same call again and
+    the server refuses it again. The retry samples a little warmer, and says so."""
+    rejected = {"error": {"message": "The model produced output that does not match"}}
+    server.answers += [Answer(status=500, json_body=rejected), Answer(json_body=completion("ok"))]
+    model, _ = model_at(server.base_url)
+    chunks = list(model.stream(ModelRequest({"messages": [], "seed": 11, "temperature": 0})))
+    sent = [(r["seed"], r["temperature"]) for r in server.requests]
+    assert sent == [(11, 0), (12, RETRY_TEMPERATURE)] and RETRY_TEMPERATURE > 0
+    (note,) = [c[NOTICE_KEY] for c in chunks if NOTICE_KEY in c]
+    assert f"with seed 12 and temperature {RETRY_TEMPERATURE:g}" in note
+    assert "the same request gets the same reply" in note
+
+
+def test_a_sampled_request_keeps_its_temperature_on_a_retry(server: FakeOpenAI) -> None:
+    rejected = {"error": {"message": "busy"}}
+    server.answers += [Answer(status=503, json_body=rejected), Answer(json_body=completion("ok"))]
+    model, _ = model_at(server.base_url)
+    list(model.stream(ModelRequest({"messages": [], "temperature": 0.7})))
+    assert [r["temperature"] for r in server.requests] == [0.7, 0.7]
 
 
 def test_a_rate_limited_request_keeps_its_seed(server: FakeOpenAI) -> None:
