@@ -39,8 +39,8 @@ class NotAnAnswer:
     """What the reply was, as the view and the model are told: "it repeats the question"."""
 
     def feedback(self, *, tools: bool, question: str) -> str:
-        """The note for the model: what was wrong, and what to do instead, ending with the
-        question it is to answer (see feedback.TEMPLATES)."""
+        """The note for the model: what was wrong, the question again, and what to do instead
+        (see feedback.TEMPLATES)."""
         key = "not_an_answer" if tools else "not_an_answer_without_tools"
         return feedback.note(key, why=self.why, question=question)
 
