@@ -273,6 +273,30 @@ def test_every_note_that_asks_for_the_answer_says_the_question_again() -> None:
     assert all(f"The question was: {question}\nAnswer it in words" in n for n in notes), notes
 
 
+@pytest.mark.parametrize(
+    ("said", "taken"),
+    [
+        ("The square root of 2025, plus 17 is 62.", True),  # the question's words, and 62
+        ("What is the square root of 2025, plus 17? 62", True),
+        ("The question was: What is the square root of 2025, plus 17?", False),  # the note's
+        ("What is the square root of 2025, plus 17?", False),  # the question, nothing more
+    ],
+)
+def test_an_answer_that_says_the_question_back_is_no_echo_of_the_note(
+    said: str, taken: bool
+) -> None:
+    """The note after a repeat says the question again. Qwen2.5-0.5B then answered "The
+    square root of 2025, plus 17 is 62.", which holds six of the note's words in a row: it was
+    refused as an echo of the note, three times, and the run ended at the limit (held-out
+    half, regex and stream, at 46b7754)."""
+    question = "What is the square root of 2025, plus 17?"
+    call = {"expression": "sqrt(2025) + 17"}
+    replies = [native("calculate", **call), native("calculate", "call_2", **call), said]
+    events, _ = play(question, replies if taken else [*replies, "62"])
+    answers = [a.text for a in of(events, FinalAnswer)]
+    assert answers == ([said] if taken else ["62"])
+
+
 def test_the_same_tool_with_other_arguments_is_progress() -> None:
     replies = [
         native("get_time", timezone="Europe/London"),

@@ -151,7 +151,7 @@ def _a_name(text: str, said: Conversation) -> str | None:
 
 
 def _a_note(text: str, said: Conversation) -> str | None:
-    notes = said.notes
+    text, notes = question_marked(text, said.notes, said.question)
     if text.startswith(ENGINE_NOTE_PREFIX) or echoes_a_note(text, notes) or said_again(text, notes):
         return "it repeats toolcall's note instead of answering"
     if _SUMMARY_MARKS.search(text):
@@ -204,6 +204,21 @@ def bare_word(text: str) -> str:
 
 def words(text: str) -> list[str]:
     return [w for w in _NON_WORD.split(text.casefold()) if w]
+
+
+QUESTION_MARK_WORD = "thequestionitself"
+"""What the question becomes in a note and in a reply before they are compared: one word."""
+
+
+def question_marked(text: str, notes: Sequence[str], question: str) -> tuple[str, list[str]]:
+    """`text` and `notes` with the question made one word. The notes that ask for the answer
+    say the question again, so without this an answer that says the question back ("The
+    square root of 2025, plus 17 is 62.") would hold six of a note's words in a row; a reply
+    that is the note's own "The question was: …" still is a piece of the note."""
+    if not question.strip():
+        return text, list(notes)
+    mark = f" {QUESTION_MARK_WORD} "
+    return text.replace(question, mark), [note.replace(question, mark) for note in notes]
 
 
 def echoes_a_note(text: str, notes: Sequence[str], run: int = ECHO_WORDS) -> bool:
