@@ -39,9 +39,12 @@ import bench_stream_parser as parser_bench  # noqa: E402
 
 RESULTS = BENCH / "RESULTS.md"
 REALMODEL_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
-REALMODEL_REPORT = BENCH / "results" / "realmodel_30questions.md"
+REALMODEL_DIR = BENCH / "results" / "heldout_eval"
+REALMODEL_REPORT = REALMODEL_DIR / "heldout_eval.md"
+REALMODEL_SYSTEMS = (
+    "default,regex,schema,stream,smolagents-t0,pydanticai-t0,openai-agents-t0,langgraph-t0"
+)
 # issue 24: the peers (and toolcall's rows) on the split question set, run by realmodel_eval.py
-ISSUE24_REPORTS = (BENCH / "results" / "issue24_peers.md",)
 PEER_PACKAGES = ("partial-json-parser", "llm")
 PEER_METHOD = BENCH / "peers" / "vllm_method.py"
 
@@ -614,58 +617,39 @@ def memory() -> Section:
 
 
 def real_model(base_url: str | None, model: str, questions: int) -> Section:
-    section = Section("Real model: strategies beside smolagents")
+    """The held-out half: every toolcall strategy beside the peers, at temperature 0. With a
+    server, its first `questions` held-out questions are asked again (in turn by category);
+    the whole half takes hours on a 2-core machine, so it is usually read from its report."""
+    section = Section("Real model: every strategy beside agent frameworks, held-out half")
     if base_url:
         import realmodel_eval
 
-        ids = json.loads((BENCH / "eval" / "questions.json").read_text(encoding="utf-8"))
-        chosen = ",".join(q["id"] for q in ids["questions"][:questions])
+        split = json.loads((BENCH / "eval" / "split.json").read_text(encoding="utf-8"))
+        chosen = ",".join(split["halves"]["held-out"][:questions])
         realmodel_eval.main(
             [
-                "--base-url",
-                base_url,
-                "--model",
-                model,
-                "--questions",
-                chosen,
-                "--passes",
-                "1",
-                "--systems",
-                "default,regex,schema,stream,smolagents",
-                "--report",
-                str(REALMODEL_REPORT),
+                *("--base-url", base_url, "--model", model, "--questions", chosen),
+                *("--half", "held-out", "--passes", "1", "--seeds", "11"),
+                *("--systems", REALMODEL_SYSTEMS, "--resume"),
+                *("--records", str(REALMODEL_DIR / "heldout_eval_runs.jsonl")),
+                *("--report", str(REALMODEL_REPORT), "--notes", str(REALMODEL_DIR / "notes.md")),
             ]
         )
         section.notes.append(f"Measured in this run against {base_url}.")
     else:
         section.notes.append(
             "Not re-measured in this run (no --base-url): the last recorded comparison follows, "
-            f"from {REALMODEL_REPORT.relative_to(ROOT)}."
+            f"from {REALMODEL_REPORT.relative_to(ROOT)} (written by bench/realmodel_eval.py "
+            "through `toolcall eval`; the per-question grid, how the runs ended and the notes "
+            "are there)."
         )
     report = REALMODEL_REPORT.read_text(encoding="utf-8")
     date = next((line for line in report.splitlines() if line.startswith("- date:")), "- date: ?")
     table = report.split("## Per system", 1)[1].split("## Per question", 1)[0].strip()
     section.notes += [f"Recorded {date.removeprefix('- date: ')}.", table]
-    return section
-
-
-def issue24_split() -> Section:
-    """The recorded per-half tables of issue 24's runs (hours of model time: never re-run here)."""
-    section = Section("issue 24: peers on the split question set (held-out half first)")
-    for path in ISSUE24_REPORTS:
-        if not path.exists():
-            section.notes.append(f"{path.relative_to(ROOT)}: not recorded yet.")
-            continue
-        report = path.read_text(encoding="utf-8")
-        head = report.split("## Per system", 1)[0]
-        facts = [line for line in head.splitlines() if line.startswith("- ")]
-        tables = report.split("## Per system", 1)[1].split("## Per question", 1)[0].strip()
-        section.notes += [
-            f"Recorded by bench/realmodel_eval.py in {path.relative_to(ROOT)} (the per-question "
-            "grid and every record are there), not re-measured by run.py:",
-            "\n".join(facts),
-            tables.replace("### ", "#### "),
-        ]
+    if "\n## Notes\n" in report:  # what ran, what changed, the targets judged
+        notes = report.split("\n## Notes\n", 1)[1].split("\n## ", 1)[0].strip()
+        section.notes += ["#### Notes (from the report)", notes]
     return section
 
 
@@ -702,7 +686,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--base-url", help="a real model's server, for the real-model table")
     parser.add_argument("--model", default="qwen", help="the model name sent to that server")
-    parser.add_argument("--questions", type=int, default=20, help="real-model questions")
+    parser.add_argument(
+        "--questions", type=int, default=44, help="held-out questions asked again (of 44)"
+    )
     parser.add_argument("--embed-url", help="an embeddings server, for the embed ranker")
     parser.add_argument("--embed-model", default="embed")
     parser.add_argument("--memory-probe", help=argparse.SUPPRESS)
@@ -726,7 +712,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         lambda: retrieval(args.embed_url, args.embed_model),
         memory,
         lambda: real_model(args.base_url, args.model, args.questions),
-        issue24_split,
     ]
     sections = []
     for step in steps:
