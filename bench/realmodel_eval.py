@@ -244,8 +244,12 @@ class Sampling:
     seed: int | None
     max_tokens: int | None = None
 
-    def describe(self) -> str:
+    def describe(self, toolcall: bool = False) -> str:
         cap = f", max_tokens {self.max_tokens}" if self.max_tokens else ""
+        if toolcall and self.temperature is None:
+            # toolcall chooses for a llama.cpp server when nobody did (its traces show it)
+            chosen = "toolcall's default for a llama.cpp server (temperature 0)"
+            return f"{chosen}, seed {self.seed}{cap}"
         if self.temperature is None and self.seed is None:
             return f"the server's default sampling (temperature 0.8, a new seed per request){cap}"
         if self.temperature is None:
@@ -866,7 +870,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     {
                         "pass": number,
                         "seed": seed,
-                        "sampling": sampling.describe(),
+                        "sampling": sampling.describe(toolcall=system not in PEERS),
                         "qid": question["id"],
                         "system": system,
                         "jobs": args.jobs,
