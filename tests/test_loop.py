@@ -228,6 +228,15 @@ def test_a_tool_can_declare_itself_not_cacheable(registry: ToolRegistry) -> None
     assert not second.cached and first.content != second.content
 
 
+def test_a_tool_polled_again_with_a_new_result_is_progress(registry: ToolRegistry) -> None:
+    """The same call again withdraws the tools when it gives the same result (issue 24's
+    get_time, asked five times); a polled status that changed is something new."""
+    polls = [call("roll", sides=6) for _ in range(3)]
+    events = run_all([*polls, "ok"], registry)
+    assert len(of(events, ToolFinished)) == 3
+    assert of(events, AnswerWithoutTools) == []
+
+
 def test_failed_rounds_make_the_model_answer_without_tools(registry: ToolRegistry) -> None:
     # Three different failing calls: the same one sent again would end sooner, as a repeat.
     boom = [call("boom", x=n) for n in (1, 2, 3)]

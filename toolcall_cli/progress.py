@@ -27,8 +27,8 @@ class Progress:
     """The last repeated round repeated failed calls only (none gave a result before)."""
     failed: set[tuple[str, str]] = field(default_factory=set)
     """Every call of this run that failed (tool and arguments)."""
-    succeeded: set[tuple[str, str]] = field(default_factory=set)
-    """Every call of this run that gave a result (tool and arguments)."""
+    succeeded: dict[tuple[str, str], str] = field(default_factory=dict)
+    """Every call of this run that gave a result (tool and arguments), with the result."""
 
     def count(self, results: Sequence[ToolResult], calls: Sequence[ToolCall]) -> None:
         """One round's results. A round where every call failed, or only repeated an earlier
@@ -47,21 +47,24 @@ class Progress:
         else:
             self.repeated_rounds = 0
         self.failed.update(keys[r.call_id] for r in results if not r.ok and r.call_id in keys)
-        self.succeeded.update(keys[r.call_id] for r in results if r.ok and r.call_id in keys)
+        self.succeeded.update(
+            (keys[r.call_id], r.content) for r in results if r.call_id in keys and r.ok
+        )
 
     def repeats(
         self, results: Sequence[ToolResult], keys: dict[str, tuple[str, str]]
     ) -> tuple[list[ToolResult], list[ToolResult]]:
-        """The results reused from earlier calls (or run again: a tool whose result may change,
-        get_time, runs each time it is called, but the same call again is no progress: Qwen2.5-
-        0.5B asked get_time the same five times, then the limit), and those plus the calls
+        """The results reused from earlier calls, or run again and the same (a tool whose
+        result may change, get_time, runs each time it is called; the same call giving the
+        same result again is no progress: Qwen2.5-0.5B asked get_time the same five times,
+        then the limit; a status that changed between two polls is), and those plus the calls
         that failed before and failed again."""
         reused = [
             r
             for r in results
             if r.cached
             or r.error_kind == "repeated"
-            or (r.ok and keys.get(r.call_id) in self.succeeded)
+            or (r.ok and self.succeeded.get(keys.get(r.call_id, ("", ""))) == r.content)
         ]
         failed_again = [
             r
