@@ -41,10 +41,10 @@ RESULTS = BENCH / "RESULTS.md"
 REALMODEL_RECORDS = BENCH / "results" / "realmodel_runs.jsonl"
 REALMODEL_DIR = BENCH / "results" / "heldout_eval"
 REALMODEL_REPORT = REALMODEL_DIR / "heldout_eval.md"
-REALMODEL_SYSTEMS = (
-    "default,regex,schema,stream,smolagents-t0,pydanticai-t0,openai-agents-t0,langgraph-t0"
+REALMODEL_SYSTEMS = (  # every toolcall strategy; each peer at temperature 0 and at the server's
+    "default,regex,schema,stream,smolagents-t0,pydanticai-t0,openai-agents-t0,langgraph-t0,"
+    "smolagents,pydanticai,openai-agents,langgraph"
 )
-# issue 24: the peers (and toolcall's rows) on the split question set, run by realmodel_eval.py
 PEER_PACKAGES = ("partial-json-parser", "llm")
 PEER_METHOD = BENCH / "peers" / "vllm_method.py"
 
