@@ -100,6 +100,7 @@ SYSTEMS: dict[str, tuple[str, ...] | None] = {
     "regex-compact": ("--strategy", "regex", "--prompt-style", "compact"),
     "regex-examples": ("--strategy", "regex", "--prompt-style", "examples"),
     "default-retrieve3": ("--retrieve", "3"),
+    "default-check": ("--grounding", "check"),
     **dict.fromkeys(PEERS),
 }
 SYSTEM_LABELS = {
@@ -113,6 +114,7 @@ SYSTEM_LABELS = {
     "regex-compact": "toolcall regex `--prompt-style compact`",
     "regex-examples": "toolcall regex `--prompt-style examples`",
     "default-retrieve3": "toolcall, no strategy chosen, `--retrieve 3`",
+    "default-check": "toolcall, no strategy chosen, `--grounding check`",
     **{name: peer.label for name, peer in PEERS.items()},
 }
 
@@ -289,6 +291,7 @@ EVAL_STRATEGY: dict[str, tuple[str, tuple[str, ...]]] = {
     "regex-compact": ("regex", ("--prompt-style", "compact")),
     "regex-examples": ("regex", ("--prompt-style", "examples")),
     "default-retrieve3": ("default", ("--retrieve", "3")),
+    "default-check": ("default", ("--grounding", "check")),
 }
 """Each toolcall system as `toolcall eval` runs it: its --strategy, and the other flags."""
 EVAL_LABELS = {
