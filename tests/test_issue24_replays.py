@@ -267,10 +267,36 @@ def test_every_note_that_asks_for_the_answer_says_the_question_again() -> None:
         result,  # the last request, without tools
     ]
     _, history = play(question, replies, max_iterations=4)
-    notes = [m.content or "" for m in history[1:] if m.role == "user"]
+    asked = [m.content or "" for m in history[1:] if m.role == "user"]
+    notes = [text for text in asked if text != question]
     assert len(notes) == 4  # the withdrawal, two "not an answer", the last round
     # The question, then what to do with it, as the note's last line.
     assert all(f"The question was: {question}\nAnswer it in words" in n for n in notes), notes
+    # ...and each note followed by the question on its own, the last thing the model reads.
+    assert asked == [text for n in notes for text in (n, question)]
+
+
+def test_the_question_comes_last_in_every_request_without_tools() -> None:
+    """Qwen2.5-0.5B said a note back when the note was the last message of the request (on the
+    tuning half's requests after a withdrawal): each request without tools ends with the
+    user's question, after the note that says why."""
+    question = "Convert 26 miles to kilometers."
+    call: dict[str, Any] = {"value": 26, "from_unit": "mi", "to_unit": "km"}
+    replies = [
+        native("convert_units", **call),
+        native("convert_units", "call_2", **call),
+        "Convert 26 miles to kilometers.",  # the question said back: no answer
+        "26 miles is 41.84 kilometres.",
+    ]
+    events, history = play(question, replies)
+    assert [a.text for a in of(events, FinalAnswer)] == ["26 miles is 41.84 kilometres."]
+    withdrawn = of(events, AnswerWithoutTools)
+    assert [w.asked_again for w in withdrawn] == [question]
+    # Every request after the withdrawal: the note, then the question, last.
+    after = history.index(next(m for m in history if m.content == withdrawn[0].message))
+    assert history[after + 1].content == question
+    assert history[-2].content == question  # after the "not an answer" note too
+    assert history[-3].content.startswith("[toolcall] That was not an answer")
 
 
 @pytest.mark.parametrize(

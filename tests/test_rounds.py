@@ -428,7 +428,10 @@ def test_at_the_limit_one_request_without_tools_gives_a_best_effort_answer(
         )
     )
     assert [offers_tools(r) for r in model.requests] == [True, True, False]
-    assert "last round of tools" in json.dumps(model.requests[-1]["messages"][-1])
+    # The note says why, and the question comes last, on its own: the thing to answer.
+    *_, told, asked = model.requests[-1]["messages"]
+    assert "last round of tools" in told["content"]
+    assert asked == {"role": "user", "content": "q"}
     # The results go as a summary of data: no call of its own for the model to continue.
     last = json.dumps(model.requests[-1]["messages"], ensure_ascii=False)
     assert "[context summary] 2 earlier tool round(s)" in last

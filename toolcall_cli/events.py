@@ -303,6 +303,9 @@ class AnswerWithoutTools:
     """Withdrawn because the last rounds only repeated calls whose results the model has."""
     failed_again: bool = False
     """The repeated calls had failed, and failed again the same way."""
+    asked_again: str = ""
+    """The user's question, sent again on its own after the instruction (the model answers the
+    last thing it is asked)."""
 
 
 GroundingAction = Literal["refused", "ran_on_repeat", "warned", "nudged", "stands"]

@@ -319,7 +319,10 @@ class Run:
             message=f"the model's reply was not an answer: {verdict.why}; told it so",
         )
         feedback = verdict.feedback(tools=not self.tools_withdrawn, question=self.question)
-        self.history.append(user(feedback))
+        if self.tools_withdrawn:
+            self.ask_for_the_answer(feedback)
+        else:
+            self.history.append(user(feedback))
         self.progress.no_answer()
         return None
 
@@ -357,12 +360,13 @@ class Run:
             return
         message, repeating = withdrawal
         self.tools_withdrawn = True
-        self.history.append(user(message))
+        self.ask_for_the_answer(message)
         yield AnswerWithoutTools(
             failed_rounds=self.progress.failed_rounds,
             message=message,
             repeated=repeating,
             failed_again=repeating and self.progress.only_failures_repeated,
+            asked_again=self.question,
         )
 
     def at_the_limit(self) -> Generator[Event, None, StopReason]:
@@ -382,7 +386,7 @@ class Run:
         return "limit"
 
     def best_effort_answer(self) -> Iterator[Event]:
-        self.history.append(user(note("last_round", question=self.question)))
+        self.ask_for_the_answer(note("last_round", question=self.question))
         self.tools_withdrawn = True
         self.iterations += 1
         request = yield from self.build_request()
@@ -408,6 +412,14 @@ class Run:
                 level="warning",
                 message=f"the last request without tools gave no answer: {verdict.why}",
             )
+
+    def ask_for_the_answer(self, instruction: str) -> None:
+        """Without tools, the instruction to answer, then the user's question again on its own:
+        a small model answers the last thing it was asked, and when the last thing is a note it
+        often says the note back (Qwen2.5-0.5B, on the requests after each withdrawal of the
+        tuning half: 44 of 77 right with the question last, 39 with the note last)."""
+        self.history.append(user(instruction))
+        self.history.append(user(self.question))
 
     # --- inside the steps -----------------------------------------------------------------------
 

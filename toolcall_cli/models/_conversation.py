@@ -82,11 +82,28 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     fmt = call_format(body, messages)
     asked = [i for i, m in enumerate(messages) if is_question(m)]
-    after = messages[asked[-1] + 1 :] if asked else []
+    after = messages[asked_first(messages, asked) + 1 :] if asked else []
     tools = [t for t in read_tools(body, fmt, messages) if t.name != fmt.answer_tool]
     replies = sum(m.get("role") == "assistant" or is_summary(m) for m in after)
     question = text_of(messages[asked[-1]]) if asked else ""
     return Conversation(question, tuple(tools), read_turns(after, fmt), fmt, replies)
+
+
+def asked_first(messages: list[dict[str, Any]], asked: list[int]) -> int:
+    """Where the latest question was first asked: asked again right after a note of the
+    program's (which says to answer it), the same words go on with that question's turns; asked
+    again after an answer, they are a new question."""
+    first = len(asked) - 1
+    while first > 0 and after_a_note(messages, asked[first]):
+        if text_of(messages[asked[first - 1]]) != text_of(messages[asked[first]]):
+            break
+        first -= 1
+    return asked[first]
+
+
+def after_a_note(messages: list[dict[str, Any]], index: int) -> bool:
+    before = messages[index - 1] if index > 0 else {}
+    return before.get("role") == "user" and text_of(before).lstrip().startswith("[")
 
 
 def text_of(message: dict[str, Any]) -> str:

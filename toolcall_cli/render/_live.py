@@ -73,6 +73,7 @@ from toolcall_cli.render.base import (
     timeline_lines,
     tools_line,
     visible,
+    withdrawn_text,
     withdrawn_title,
 )
 
@@ -255,7 +256,7 @@ class LiveRenderer:
                 return [_answer_panel(event)]
             case AnswerWithoutTools():
                 title = withdrawn_title(event)
-                return [_stop_panel(title, f"told the model: {event.message}", "yellow")]
+                return [_stop_panel(title, withdrawn_text(event), "yellow")]
             case GroundingChecked():
                 return [Text(f"⚠ {grounding_line(event)}", style="yellow")]
             case LimitReached():

@@ -229,7 +229,10 @@ def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:
         case FinalAnswer():
             return _labelled(answer_label(event), event.text)
         case AnswerWithoutTools():
-            return [f"{withdrawn_title(event)}: {visible(event.message)}"]
+            lines = [f"{withdrawn_title(event)}: {visible(event.message)}"]
+            if event.asked_again:
+                lines.append(f"then asked again: {visible(event.asked_again)}")
+            return lines
         case GroundingChecked():
             return [f"warning: {grounding_line(event)}"]
         case LimitReached():

@@ -367,6 +367,14 @@ def withdrawn_title(event: AnswerWithoutTools) -> str:
     return f"{event.failed_rounds} tool rounds without progress: tools withdrawn"
 
 
+def withdrawn_text(event: AnswerWithoutTools) -> str:
+    """What the model was told when its tools went: the instruction, then the question again."""
+    told = f"told the model: {event.message}"
+    if event.asked_again:
+        told += f"\nthen asked again: {event.asked_again}"
+    return told
+
+
 def answer_label(answer: FinalAnswer) -> str:
     """A best-effort answer was made without tools at the iteration limit: it may be a guess,
     and the view says so (the exit code, 3, says it too). An answer whose figures no result
