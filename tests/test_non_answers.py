@@ -196,8 +196,10 @@ def test_an_echo_of_toolcalls_note_is_not_an_answer(registry: ToolRegistry) -> N
     )
     events, model, _ = play([weather, again, echo, "Sunny, 21 C."], registry)
     assert [a.text for a in of(events, FinalAnswer)] == ["Sunny, 21 C."]
-    told = model.requests[3]["messages"][-1]["content"]
-    assert "repeats toolcall's note" in told
+    # Tools are gone by then: the note, then the question again, last.
+    *_, told, asked = model.requests[3]["messages"]
+    assert "repeats toolcall's note" in told["content"]
+    assert asked["content"] == "What is the weather in Beijing today?"
 
 
 def test_a_call_id_as_the_answer_is_not_an_answer(registry: ToolRegistry) -> None:
