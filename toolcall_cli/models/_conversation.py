@@ -94,16 +94,13 @@ def asked_first(messages: list[dict[str, Any]], asked: list[int]) -> int:
     program's (which says to answer it), the same words go on with that question's turns; asked
     again after an answer, they are a new question."""
     first = len(asked) - 1
-    while first > 0 and after_a_note(messages, asked[first]):
-        if text_of(messages[asked[first - 1]]) != text_of(messages[asked[first]]):
-            break
+    while (
+        first > 0
+        and is_note(messages[asked[first] - 1])
+        and text_of(messages[asked[first - 1]]) == text_of(messages[asked[first]])
+    ):
         first -= 1
     return asked[first]
-
-
-def after_a_note(messages: list[dict[str, Any]], index: int) -> bool:
-    before = messages[index - 1] if index > 0 else {}
-    return before.get("role") == "user" and text_of(before).lstrip().startswith("[")
 
 
 def text_of(message: dict[str, Any]) -> str:
@@ -120,6 +117,11 @@ def is_question(message: dict[str, Any]) -> bool:
     """A user message that asks: no tool results, no bracketed note of the program's."""
     text = text_of(message).lstrip()
     return message.get("role") == "user" and not text.startswith(("<tool_result", "["))
+
+
+def is_note(message: dict[str, Any]) -> bool:
+    """A user message in brackets: a note of the program's, not the user's words."""
+    return message.get("role") == "user" and text_of(message).lstrip().startswith("[")
 
 
 def is_summary(message: dict[str, Any]) -> bool:
