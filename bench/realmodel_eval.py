@@ -531,6 +531,21 @@ def system_table(records: list[dict[str, Any]], systems: list[str]) -> list[str]
     return lines
 
 
+def ceiling_line(records: list[dict[str, Any]]) -> str:
+    """What no choice among the systems could beat: each question of each pass counted right
+    when any toolcall system (then any system at all) got it right. A target above this is out
+    of reach for every strategy and setting that ran, not only for the one that ships."""
+    asked = {(r["pass"], r["qid"]) for r in records}
+    right = [r for r in records if r["outcome"] == "correct"]
+    by_toolcall = {(r["pass"], r["qid"]) for r in right if r["system"] not in PEERS}
+    by_any = {(r["pass"], r["qid"]) for r in right}
+    return (
+        "Ceiling: had each question of each pass gone to whichever toolcall system got it "
+        f"right, toolcall would have {len(by_toolcall)}/{len(asked)}; to whichever system at "
+        f"all, {len(by_any)}/{len(asked)}."
+    )
+
+
 def render_report(
     records: list[dict[str, Any]],
     questions: list[dict[str, Any]],
@@ -555,6 +570,7 @@ def render_report(
     for half in halves:
         mine = [r for r in records if r.get("half") == half]
         lines += [f"### {HALF_TITLES[half]}", "", *system_table(mine, systems), ""]
+        lines += [ceiling_line(mine), ""]
     if len(halves) != 1:
         lines += ["### All questions run" if halves else "### All", ""]
         lines += [*system_table(records, systems), ""]

@@ -330,3 +330,22 @@ def test_a_figure_must_round_to_the_expected_one_as_written(
     qid: str, answer: str, right: bool
 ) -> None:
     assert bench.is_correct(answer, _expected(qid)) is right
+
+
+def test_the_ceiling_counts_a_question_right_when_any_system_got_it() -> None:
+    def run(system: str, qid: str, outcome: str, number: int = 1) -> dict[str, Any]:
+        return {"system": system, "qid": qid, "outcome": outcome, "pass": number}
+
+    records = [
+        run("default", "a", "correct"),
+        run("regex", "a", "correct"),  # the same question twice counts once
+        run("default", "b", "wrong"),
+        run("stream", "b", "correct"),
+        run("smolagents-t0", "c", "correct"),  # a peer's only
+        run("default", "c", "wrong"),
+        run("default", "d", "no answer"),
+        run("default", "a", "wrong", number=2),  # another pass is another question asked
+    ]
+    line = bench.ceiling_line(records)
+    assert "toolcall would have 2/5" in line
+    assert "whichever system at all, 3/5" in line
