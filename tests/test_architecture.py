@@ -69,3 +69,12 @@ def test_a_stale_name_would_be_caught() -> None:
     stale = page().replace("`loop.py`", "`engine_loop.py`")
     assert "engine_loop.py" in named_paths(stale)
     assert not (PACKAGE / "engine_loop.py").exists()
+
+
+def test_the_offline_model_stays_small() -> None:
+    """The demo model is a small test partner, not a second engine: at most 1,500 lines, so a
+    reader sees that it knows only the request body (a docstring once pushed it to 1,502)."""
+    lines = sum(
+        len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.glob("offline/*.py")
+    )
+    assert 1000 < lines <= 1500, lines

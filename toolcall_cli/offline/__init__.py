@@ -1,7 +1,5 @@
-"""The embedded offline model, a model like any other: deterministic for a seed and a request, it
-reads only the request body, answers in its wire format and makes the faults asked (`--faults`).
-Public here: the names in `__all__` (`OfflineModel`, the fault kinds, `make_faults`); its
-modules are private."""
+"""The embedded offline model, a model like any other: it reads only the request body and answers
+deterministically (for a seed) in its wire format, with the faults asked. Public: `__all__`."""
 
 from __future__ import annotations
 
