@@ -2,7 +2,7 @@
 <tool_call>; a call is read when its </tool_call> arrives (strict JSON, else an error).
 
 Fails what kata parse's short reference fails (repairs, ``` fences, </tool_call> inside a
-string), and the 300,000-character reply fed one character at a time (it searches its buffer
+string), and the 600,000-character reply fed one character at a time (it searches its buffer
 again on each chunk): fine in an interview, where the state machine - hold back a possible tag,
 emit text early, emit a call when it closes - is the answer, and the rest is said out loud.
 """
