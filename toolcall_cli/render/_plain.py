@@ -41,6 +41,7 @@ from toolcall_cli.render.base import (
     TurnEvent,
     Waiting,
     answer_label,
+    asked_again_lines,
     assert_never,
     chosen_line,
     cut,
@@ -229,10 +230,8 @@ def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:
         case FinalAnswer():
             return _labelled(answer_label(event), event.text)
         case AnswerWithoutTools():
-            lines = [f"{withdrawn_title(event)}: {visible(event.message)}"]
-            if event.asked_again:
-                lines.append(f"then asked again: {visible(event.asked_again)}")
-            return lines
+            told = f"{withdrawn_title(event)}: {visible(event.message)}"
+            return [told, *asked_again_lines(event, visible)]
         case GroundingChecked():
             return [f"warning: {grounding_line(event)}"]
         case LimitReached():

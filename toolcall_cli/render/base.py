@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
@@ -369,10 +369,12 @@ def withdrawn_title(event: AnswerWithoutTools) -> str:
 
 def withdrawn_text(event: AnswerWithoutTools) -> str:
     """What the model was told when its tools went: the instruction, then the question again."""
-    told = f"told the model: {event.message}"
-    if event.asked_again:
-        told += f"\nthen asked again: {event.asked_again}"
-    return told
+    return "\n".join([f"told the model: {event.message}", *asked_again_lines(event)])
+
+
+def asked_again_lines(event: AnswerWithoutTools, visible: Callable[[str], str] = str) -> list[str]:
+    """The question sent again after the instruction, as the view's line (none if it wasn't)."""
+    return [f"then asked again: {visible(event.asked_again)}"] if event.asked_again else []
 
 
 def answer_label(answer: FinalAnswer) -> str:
