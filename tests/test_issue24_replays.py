@@ -690,3 +690,24 @@ def test_the_view_still_shows_the_arguments_as_the_model_wrote_them() -> None:
     events, _ = play("What is 2+2?", [broken_native_call('"expression": "2+2"'), "4"])
     shown = json.loads(of(events, ModelReplied)[0].raw)
     assert shown["tool_calls"][0]["function"]["arguments"] == '"expression": "2+2"'
+
+
+def test_the_view_shows_the_question_asked_again_after_the_note(tmp_path: Path) -> None:
+    """A learner sees what the model was sent when its tools went: the note, then the question
+    on its own (the plain view, as a pipe or a log gets it)."""
+    question = "Convert 26 miles to kilometers."
+    call: dict[str, Any] = {"value": 26, "from_unit": "mi", "to_unit": "km"}
+    replies = [
+        native("convert_units", **call),
+        native("convert_units", "call_2", **call),
+        "26 miles is 41.84 kilometres.",
+    ]
+    done = toolcall(
+        "run", "--model", "scripted", "--script", str(script_file(tmp_path, replies)),
+        "--strategy", "schema", "--no-trace", question, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    withdrawn = next(i for i, line in enumerate(lines) if "tools withdrawn:" in line)
+    following = next(i for i, line in enumerate(lines) if i > withdrawn and line.startswith("=="))
+    assert f"then asked again: {question}" in lines[withdrawn:following], done.stdout
