@@ -287,10 +287,10 @@ def test_config_show_says_the_grounding_and_where_it_came_from(tmp_path: Path) -
     config = tmp_path / "config.toml"
     env = {"TOOLCALL_CONFIG": str(config)}
     done = toolcall("config", "show", cwd=tmp_path, env=env)
-    assert done.returncode == 0 and "grounding warn  [default]" in done.stdout
+    assert done.returncode == 0 and "grounding   warn  [default]" in done.stdout
     config.write_text('[defaults]\ngrounding = "check"\n', "utf-8")
     done = toolcall("config", "show", cwd=tmp_path, env=env)
-    assert done.returncode == 0 and "grounding check  [config]" in done.stdout
+    assert done.returncode == 0 and "grounding   check  [config]" in done.stdout
     config.write_text("[defaults]\ngrounding = 1\n", "utf-8")
     done = toolcall("config", "show", cwd=tmp_path, env=env)
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1

@@ -173,8 +173,8 @@ def test_config_show_says_where_each_sampling_setting_comes_from(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "temperature 0.3  [profile local]" in lines
-    assert "seed      11  [env TOOLCALL_SEED]" in lines
-    assert "top_p     (not set)  [-]" in lines
+    assert "seed        11  [env TOOLCALL_SEED]" in lines
+    assert "top_p       (not set)  [-]" in lines
 
 
 def test_the_live_header_shows_the_sampling() -> None:
@@ -246,3 +246,20 @@ def test_a_profile_chooses_its_schema_mode_and_the_flag_comes_first(tmp_path: Pa
     bad = write_profile(tmp_path, "http://127.0.0.1:9/v1", 'schema_mode = "grammar"')
     done = toolcall("prompt", "hi", "-p", "local", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(bad)})
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "schema_mode" in done.stderr
+
+
+def test_config_show_says_what_a_llama_cpp_server_takes_where_nothing_was_chosen(
+    tmp_path: Path,
+) -> None:
+    """The settings left unset show as unset, and one line says what a run on a llama.cpp
+    server takes for them (the small model's defaults); a setting chosen leaves that line."""
+    config = write_profile(tmp_path, "http://127.0.0.1:9/v1", "temperature = 0.3")
+    env = {"TOOLCALL_CONFIG": str(config)}
+    lines = toolcall("config", "show", "-p", "local", cwd=tmp_path, env=env).stdout.splitlines()
+    (said,) = [line.strip() for line in lines if "llama.cpp server" in line]
+    assert "max_tokens fitted to the window" in said and "temperature" not in said
+    assert "strategy schema json" in said  # the profile chose no strategy
+    offline = toolcall("config", "show", cwd=tmp_path, env=env).stdout
+    assert "llama.cpp" not in offline  # the offline model takes no such defaults
+    widths = {line.index("(not set)") for line in lines if "(not set)" in line}
+    assert len(widths) == 1, lines  # one column, however long the key

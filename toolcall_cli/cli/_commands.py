@@ -537,17 +537,21 @@ def config_show(
         ("api_key", mask(resolved.api_key)),
         *((key, value) for key, value in dataclasses.asdict(resolved.sampling).items()),
     ]
+    width = max(len(key) for key, _ in rows)
     for key, value in rows:
         source = resolved.sources.get(key, "-")
-        typer.echo(f"{key:<9} {value if value is not None else '(not set)'}  [{source}]")
+        typer.echo(f"{key:<{width}} {value if value is not None else '(not set)'}  [{source}]")
     if resolved.key_note:
-        typer.echo(f"          (no key sent: {resolved.key_note})")
-    typer.echo(grounding)
+        typer.echo(f"{'':<{width}} (no key sent: {resolved.key_note})")
+    if resolved.base_url:
+        typer.echo(f"{'':<{width}} ({small_model_note(resolved.sources)})")
+    typer.echo(f"{'grounding':<{width}} {grounding}")
     show_limits(config.limits, limit_sources)
     show_profiles_and_traces(config)
 
 
 def grounding_line(config: FileConfig) -> str:
+    """The grounding mode and where it came from: `warn  [default]`."""
     from toolcall_cli.app.errors import AppError
     from toolcall_cli.app.settings import grounding_of
 
@@ -556,7 +560,25 @@ def grounding_line(config: FileConfig) -> str:
     except AppError as error:
         fail(str(error))
     source = "config" if "grounding" in config.defaults else "default"
-    return f"grounding {mode}  [{source}]"
+    return f"{mode}  [{source}]"
+
+
+def small_model_note(sources: dict[str, str]) -> str:
+    """What a run on a llama.cpp server chooses for the settings left unset above: the figures
+    are the run's own, so this line cannot drift from what the run does."""
+    from toolcall_cli.app._measured import MEASURED_TEMPERATURE, measured_strategy
+
+    strategy, mode = measured_strategy()
+    unset: list[str] = []
+    if all(sources.get(key, "default") == "default" for key in ("strategy", "schema_mode")):
+        unset.append(f"strategy {strategy} {mode}")
+    if "temperature" not in sources:
+        unset.append(f"temperature {MEASURED_TEMPERATURE:g}")
+    if "max_tokens" not in sources:
+        unset.append("max_tokens fitted to the window")
+    if not unset:
+        return "a small model's defaults change nothing here: each is chosen above"
+    return f"where unset, a llama.cpp server's run takes: {', '.join(unset)}"
 
 
 def show_limits(configured: dict[str, int | float], sources: dict[str, str]) -> None:
