@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolcall_cli.app._measured import (
+    MEASURED_TEMPERATURE,
     measured_strategy,
     serves_a_small_model,
     small_model_retrieval,
@@ -224,6 +225,20 @@ def small_model(
     retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools)
     notes = tuple(note for note in (sampling_note, retrieval_note) if note)
     return SmallModel(sampling, retrieval, notes)
+
+
+def small_model_takes(sources: Mapping[str, str]) -> list[str]:
+    """What a run on a llama.cpp server takes for the settings nobody chose (`sources` names
+    where each chosen one came from): the strategy, temperature and max_tokens of small_model."""
+    strategy, mode = measured_strategy()
+    taken: list[str] = []
+    if all(sources.get(key, "default") == "default" for key in ("strategy", "schema_mode")):
+        taken.append(f"strategy {strategy} {mode}")
+    if "temperature" not in sources:
+        taken.append(f"temperature {MEASURED_TEMPERATURE:g}")
+    if "max_tokens" not in sources:
+        taken.append("max_tokens fitted to the window")
+    return taken
 
 
 def with_measured(settings: Settings, model: Model, tools: int) -> Measured:

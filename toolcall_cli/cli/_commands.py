@@ -564,21 +564,14 @@ def grounding_line(config: FileConfig) -> str:
 
 
 def small_model_note(sources: dict[str, str]) -> str:
-    """What a run on a llama.cpp server chooses for the settings left unset above: the figures
-    are the run's own, so this line cannot drift from what the run does."""
-    from toolcall_cli.app._measured import MEASURED_TEMPERATURE, measured_strategy
+    """What a run on a llama.cpp server takes for the settings left unset above, from the run's
+    own defaults, so this line cannot drift from what the run does."""
+    from toolcall_cli.app.build import small_model_takes
 
-    strategy, mode = measured_strategy()
-    unset: list[str] = []
-    if all(sources.get(key, "default") == "default" for key in ("strategy", "schema_mode")):
-        unset.append(f"strategy {strategy} {mode}")
-    if "temperature" not in sources:
-        unset.append(f"temperature {MEASURED_TEMPERATURE:g}")
-    if "max_tokens" not in sources:
-        unset.append("max_tokens fitted to the window")
-    if not unset:
+    taken = small_model_takes(sources)
+    if not taken:
         return "a small model's defaults change nothing here: each is chosen above"
-    return f"where unset, a llama.cpp server's run takes: {', '.join(unset)}"
+    return f"where unset, a llama.cpp server's run takes: {', '.join(taken)}"
 
 
 def show_limits(configured: dict[str, int | float], sources: dict[str, str]) -> None:
