@@ -617,10 +617,13 @@ def memory() -> Section:
 
 
 def real_model(base_url: str | None, model: str, questions: int) -> Section:
-    """The held-out half: every toolcall strategy beside the peers, at temperature 0. With a
-    server, its first `questions` held-out questions are asked again (in turn by category);
-    the whole half takes hours on a 2-core machine, so it is usually read from its report."""
-    section = Section("Real model: every strategy beside agent frameworks, held-out half")
+    """Every toolcall strategy beside the peers, the held-out half first (the headline), then
+    the tuning half. With a server, its first `questions` held-out questions are asked again
+    (in turn by category); the whole half takes hours on a 2-core machine, so it is usually
+    read from its report."""
+    section = Section(
+        "Real model: every strategy beside agent frameworks, held-out and tuning halves"
+    )
     if base_url:
         import realmodel_eval
 
