@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,10 +28,11 @@ from toolcall_cli.app.settings import (
     resolve_settings,
     retrieval_settings,
     session_retrieval,
+    strategy_chosen,
     strategy_settings,
 )
 from toolcall_cli.app.variants import Variant, all_variants
-from toolcall_cli.config import FileConfig
+from toolcall_cli.config import FileConfig, Resolved
 from toolcall_cli.loop import ToolPolicy
 from toolcall_cli.messages import user
 from toolcall_cli.models import ModelConfigError
@@ -227,16 +228,16 @@ def small_model(
     return SmallModel(sampling, retrieval, notes)
 
 
-def small_model_takes(sources: Mapping[str, str]) -> list[str]:
-    """What a run on a llama.cpp server takes for the settings nobody chose (`sources` names
-    where each chosen one came from): the strategy, temperature and max_tokens of small_model."""
+def small_model_takes(resolved: Resolved) -> list[str]:
+    """What a run on a llama.cpp server takes for the settings nobody chose, by the tests
+    with_measured and small_model make: the measured strategy, temperature and max_tokens."""
     strategy, mode = measured_strategy()
     taken: list[str] = []
-    if all(sources.get(key, "default") == "default" for key in ("strategy", "schema_mode")):
+    if not strategy_chosen(resolved):
         taken.append(f"strategy {strategy} {mode}")
-    if "temperature" not in sources:
+    if resolved.sampling.temperature is None:
         taken.append(f"temperature {MEASURED_TEMPERATURE:g}")
-    if "max_tokens" not in sources:
+    if resolved.sampling.max_tokens is None:
         taken.append("max_tokens fitted to the window")
     return taken
 

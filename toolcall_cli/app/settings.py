@@ -113,11 +113,16 @@ def model_choice(
         fault_rate=local.fault_rate,
         context_window=chosen_window(endpoint.context_window, resolved),
         profile=resolved.profile,
-        strategy_given=any(
-            resolved.sources.get(key, "default") != "default" for key in ("strategy", "schema_mode")
-        ),
+        strategy_given=strategy_chosen(resolved),
     )
     return choice, resolved
+
+
+def strategy_chosen(resolved: Resolved) -> bool:
+    """Whether anything (flag, environment, profile or config) chose the strategy or its mode:
+    a llama.cpp server's measured strategy is taken only when nothing did."""
+    sources = resolved.sources
+    return any(sources.get(key, "default") != "default" for key in ("strategy", "schema_mode"))
 
 
 def check_endpoint(resolved: Resolved) -> None:

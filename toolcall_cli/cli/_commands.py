@@ -33,7 +33,7 @@ from toolcall_cli.cli.entry import EXIT_PROBLEMS, EXIT_USAGE, app, config_app, f
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
     from toolcall_cli.cli._running import RunTrace
-    from toolcall_cli.config import FileConfig
+    from toolcall_cli.config import FileConfig, Resolved
     from toolcall_cli.render import RenderMode
     from toolcall_cli.render.explain import Explain
     from toolcall_cli.stepping import TerminalStepper
@@ -544,7 +544,7 @@ def config_show(
     if resolved.key_note:
         typer.echo(f"{'':<{width}} (no key sent: {resolved.key_note})")
     if resolved.base_url:
-        typer.echo(f"{'':<{width}} ({small_model_note(resolved.sources)})")
+        typer.echo(f"{'':<{width}} ({small_model_note(resolved)})")
     typer.echo(f"{'grounding':<{width}} {grounding}")
     show_limits(config.limits, limit_sources)
     show_profiles_and_traces(config)
@@ -563,12 +563,12 @@ def grounding_line(config: FileConfig) -> str:
     return f"{mode}  [{source}]"
 
 
-def small_model_note(sources: dict[str, str]) -> str:
+def small_model_note(resolved: Resolved) -> str:
     """What a run on a llama.cpp server takes for the settings left unset above, from the run's
     own defaults, so this line cannot drift from what the run does."""
     from toolcall_cli.app.build import small_model_takes
 
-    taken = small_model_takes(sources)
+    taken = small_model_takes(resolved)
     if not taken:
         return "a small model's defaults change nothing here: each is chosen above"
     return f"where unset, a llama.cpp server's run takes: {', '.join(taken)}"
