@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall_cli import feedback
-from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
+from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX, result_data, result_json
 from toolcall_cli.messages import Message
 from toolcall_cli.strategies.content_calls import looks_like_call_json
 
@@ -238,7 +238,7 @@ def holds_a_result(text: str, results: Sequence[str]) -> bool:
     """`text` holds a JSON object or array that a result was, whole or but for a field or two
     (a model drops the `note`): the result handed back as it came, not read for the question.
     A figure taken from a result is an answer; the result's JSON is not."""
-    given = [value for value in map(json_value, results) if value]
+    given = [value for value in map(result_json, results) if value]
     if not given:
         return False
     head = _head(text)
@@ -262,18 +262,6 @@ def _most_of(found: Any, result: Any) -> bool:
     if not isinstance(found, dict) or not isinstance(result, dict) or len(found) < 2:
         return False
     return all(key in result and result[key] == value for key, value in found.items())
-
-
-def json_value(text: str) -> Any:
-    """A result's JSON object or array (a note after it left out); None for any other result."""
-    head = text.split("\n" + ENGINE_NOTE_PREFIX, 1)[0].strip()
-    if not head.startswith(("{", "[")):
-        return None
-    try:
-        value = json.loads(head)
-    except ValueError:
-        return None
-    return value if isinstance(value, (dict, list)) else None
 
 
 def json_values_in(text: str, most: int = 20) -> Iterator[Any]:
@@ -348,7 +336,7 @@ def engine_notes(messages: Sequence[Message]) -> Iterator[str]:
             continue  # what the model said itself is not a note it was given
         content = message.content or ""
         if engine_error(message):
-            yield content.split("\n" + ENGINE_NOTE_PREFIX, 1)[0]
+            yield result_data(content)
         start = content.find(ENGINE_NOTE_PREFIX)
         while start >= 0:
             end = content.find(ENGINE_NOTE_PREFIX, start + 1)

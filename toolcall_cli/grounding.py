@@ -19,7 +19,7 @@ from typing import Any
 
 from toolcall_cli.events import GroundingAction, GroundingChecked
 from toolcall_cli.feedback import Problem
-from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX
+from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX, preview, result_data
 from toolcall_cli.limits import GroundingMode
 from toolcall_cli.messages import Message, ToolCall, ToolResult
 from toolcall_cli.rounds import call_key, refused
@@ -119,7 +119,7 @@ def grounds_of(history: Sequence[Message], first_message: int) -> Grounds:
         if asked or answered_before:
             grounds.figures += figures_in(text)
         elif message.role == "tool" and not text.startswith("Error:"):
-            data = text.split("\n" + ENGINE_NOTE_PREFIX, 1)[0]
+            data = result_data(text)
             grounds.figures += figures_in(data)
             grounds.results.append((message.name or "", data))
     return grounds
@@ -327,13 +327,10 @@ class AnswerCheck:
     def nudge(loose: Sequence[str], grounds: Grounds, tools: Sequence[str]) -> str:
         figures = ", ".join(loose)
         if grounds.results:
-            shown = "; ".join(
-                f"{name or 'a tool'} gave {_short(data)}" for name, data in grounds.results
-            )
+            gave = [
+                f"{name or 'a tool'} gave {preview(data, RESULT_CHARS)}"
+                for name, data in grounds.results
+            ]
+            shown = "; ".join(gave)
             return ANSWER_NOT_GROUNDED.format(figures=figures, results=shown)
         return COMPUTED_WITHOUT_TOOLS.format(figures=figures, it=_it(loose), tools=", ".join(tools))
-
-
-def _short(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= RESULT_CHARS else flat[: RESULT_CHARS - 1] + "…"

@@ -8,6 +8,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from toolcall_cli.feedback import NOTE_PREFIX
 from toolcall_cli.messages import Message
@@ -121,8 +122,26 @@ def times_said(n: int) -> str:
 
 
 def preview(text: str, chars: int = PREVIEW_CHARS) -> str:
+    """Whitespace collapsed to single spaces and cut with `…`."""
     flat = " ".join(text.split())
     return flat if len(flat) <= chars else flat[: chars - 1] + "…"
+
+
+def result_data(result: str) -> str:
+    """A tool result without the engine's notes after it: what the tool gave."""
+    return result.split("\n" + ENGINE_NOTE_PREFIX, 1)[0]
+
+
+def result_json(result: str) -> Any:
+    """A result's JSON object or array (its notes left out); None for any other result."""
+    head = result_data(result).strip()
+    if not head.startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(head)
+    except ValueError:
+        return None
+    return value if isinstance(value, (dict, list)) else None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from toolcall_cli.events import ChosenTool, Event, Notice, ToolsChosen
+from toolcall_cli.history import preview
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.tools.retrieval import (
@@ -230,7 +231,9 @@ class Choosing:
             names = [hit.name for hit in hits]
             self.found = names + [name for name in self.found if name not in names]
         described = {spec.name: spec.description for spec in others}
-        lines = [f"- {h.name} (score {h.score:.2f}): {one_line(described[h.name])}" for h in hits]
+        lines = [
+            f"- {h.name} (score {h.score:.2f}): {preview(described[h.name], 160)}" for h in hits
+        ]
         return "\n".join(
             [f"Found {len(hits)} tool(s); they are offered in the next request:", *lines]
         )
@@ -255,8 +258,3 @@ def previous_turn(earlier: Sequence[Message]) -> str:
     answer = next((m.content for m in reversed(earlier) if m.role == "assistant"), None)
     text = " ".join(part for part in (question, answer) if part)
     return text[:LATEST_TURN_CHARS]
-
-
-def one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -30,6 +30,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.feedback import Problem, clip, error_text, note, said
 from toolcall_cli.history import ENGINE_NOTE_PREFIX as ENGINE_NOTE
+from toolcall_cli.history import result_json
 from toolcall_cli.limits import Limits
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.quoted import Quote, ResultQuotes
@@ -465,9 +466,9 @@ class Round:
         for earlier in self._cache.values():
             if not earlier.ok or earlier.name != call.name:
                 continue
-            fields = json_object(earlier.content)
+            fields = result_json(earlier.content)
             for key, value in extra.items():
-                if key in fields and same_value(fields[key], value):
+                if isinstance(fields, dict) and key in fields and same_value(fields[key], value):
                     return f"{key}={json.dumps(value, ensure_ascii=False)}"
         return None
 
@@ -675,17 +676,6 @@ def same_value(given: Any, had: Any) -> bool:
     if isinstance(given, (int, float)) and isinstance(had, (int, float)):
         return math.isclose(given, had, rel_tol=1e-6)
     return bool(given == had)
-
-
-def json_object(text: str) -> dict[str, Any]:
-    """A result's fields when it is a JSON object (else none); a repeat's note after it is
-    left out."""
-    head = text.split("\n" + ENGINE_NOTE, 1)[0]
-    try:
-        value = json.loads(head)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def left_out(tool: Tool, dropped: Sequence[str]) -> str:
