@@ -163,6 +163,11 @@ LIMIT_SETTINGS: dict[str, LimitSetting] = {
 """The `[limits]` keys, named like the flags (`--max-iterations` is `max_iterations`)."""
 
 
+def flag_name(key: str) -> str:
+    """The flag that sets the setting `key`: `max_iterations` is `--max-iterations`."""
+    return "--" + key.replace("_", "-")
+
+
 def limit_problem(key: str, value: Any) -> str | None:
     """Why a value cannot be the limit `key`, or None if it can."""
     setting = LIMIT_SETTINGS[key]
@@ -338,7 +343,7 @@ def resolve_retrieval(
     for key in RETRIEVAL_KEYS:
         variable = RETRIEVAL_ENV[key]
         if flags.get(key) is not None:
-            value, where = flags[key], "--" + key.replace("_", "-")
+            value, where = flags[key], flag_name(key)
         elif environ.get(variable):
             value, where = environ[variable], "$" + variable
             if key in ("retrieve", "retrieve_over"):
@@ -444,12 +449,6 @@ def sampling_from_env(key: str, text: str) -> float | int:
 
 
 SAMPLING_ENV = {key: f"TOOLCALL_{key.upper()}" for key in SAMPLING_KEYS}
-SAMPLING_FLAGS = {
-    "temperature": "--temperature",
-    "top_p": "--top-p",
-    "seed": "--seed",
-    "max_tokens": "--max-tokens",
-}
 WHOLE_NUMBER_KEYS = ("seed", "max_tokens")
 
 
@@ -560,7 +559,7 @@ def sampling_setting(
         value = sampling_from_env(key, environ[SAMPLING_ENV[key]])
     problem = sampling_problem(key, value)
     if problem:
-        where = {"flag": SAMPLING_FLAGS[key]}.get(source, source.replace("env ", "$"))
+        where = flag_name(key) if source == "flag" else source.replace("env ", "$")
         raise ConfigError(
             f"{where} {problem}"
             if where.startswith(("-", "$"))
@@ -626,7 +625,7 @@ def resolve_limits(
         if flag is not None:
             problem = limit_problem(key, flag)
             if problem:
-                raise ConfigError(f"--{key.replace('_', '-')} {problem}")
+                raise ConfigError(f"{flag_name(key)} {problem}")
             chosen[key], sources[key] = flag, "flag"
         elif key in config.limits:
             chosen[key], sources[key] = config.limits[key], "config"

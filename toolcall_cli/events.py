@@ -148,11 +148,29 @@ UNRECORDED = {"recorded": False}
 
 
 @dataclass(frozen=True, kw_only=True)
-class ApprovalAsked:
+class Asked:
+    """An event the loop waits on: the consumer answers it with `answer()` before it takes the
+    next event; `answered` is that answer, or None."""
+
+    _answers: list[Any] = field(
+        default_factory=list, compare=False, repr=False, metadata=UNRECORDED
+    )
+
+    def answer(self, answer: Any) -> None:
+        self._answers[:] = [answer]
+
+    @property
+    def answered(self) -> Any:
+        return self._answers[0] if self._answers else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalAsked(Asked):
     """A call waits for the user's yes before it runs: its tool is dangerous, or the call was
     copied from a tool result. The loop asks and never answers itself: the consumer answers
-    with `answer()` before it takes the next event (pydantic-ai hands such deferred calls back
-    to its caller the same way). A call nobody answers is declined, and the model told why."""
+    "yes", "no", "always", True/False, or a Declined saying why nobody said yes (pydantic-ai
+    hands such deferred calls back to its caller the same way). A call nobody answers is
+    declined, and the model told why."""
 
     kind: Literal["approval_asked"] = "approval_asked"
     call: ToolCall
@@ -163,9 +181,6 @@ class ApprovalAsked:
     """from_result: the tool whose result holds the call."""
     result_id: str = ""
     """from_result: the id of the call that result answered."""
-    _answers: list[Any] = field(
-        default_factory=list, compare=False, repr=False, metadata=UNRECORDED
-    )
 
     @property
     def offers_always(self) -> bool:
@@ -173,22 +188,13 @@ class ApprovalAsked:
         for a call a result planted, which is approved one call at a time."""
         return self.reason == "dangerous"
 
-    def answer(self, decision: Any) -> None:
-        """ "yes", "no", "always", True/False, or a Declined saying why nobody said yes."""
-        self._answers[:] = [decision]
-
-    @property
-    def answered(self) -> Any:
-        """The answer given, or None."""
-        return self._answers[0] if self._answers else None
-
 
 @dataclass(frozen=True, kw_only=True)
-class StepPaused:
+class StepPaused(Asked):
     """--step: the run waits before a model request or a tool execution. The consumer answers
-    with `answer()`: "go", "quit", and before a tool also "skip" or the edited arguments (a
-    dict). Unanswered, the run goes on. Edited arguments that do not fit the tool's schema
-    bring the same pause again, with `problem` saying why and `draft` holding them."""
+    "go", "quit", and before a tool also "skip" or the edited arguments (a dict). Unanswered,
+    the run goes on. Edited arguments that do not fit the tool's schema bring the same pause
+    again, with `problem` saying why and `draft` holding them."""
 
     kind: Literal["step_paused"] = "step_paused"
     before: Literal["request", "tool"]
@@ -197,16 +203,6 @@ class StepPaused:
     call: ToolCall | None = None
     problem: str | None = None
     draft: dict[str, Any] | None = None
-    _answers: list[Any] = field(
-        default_factory=list, compare=False, repr=False, metadata=UNRECORDED
-    )
-
-    def answer(self, action: Any) -> None:
-        self._answers[:] = [action]
-
-    @property
-    def answered(self) -> Any:
-        return self._answers[0] if self._answers else None
 
 
 @dataclass(frozen=True, kw_only=True)

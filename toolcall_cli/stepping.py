@@ -69,8 +69,6 @@ WORDS: dict[Lang, dict[str, str]] = {
 """What the pauses say, in the language --lang chooses (else the question's), as --explain."""
 
 TOOL_CHOICES = WORDS["en"]["tool choices"]
-REQUEST_CHOICES = WORDS["en"]["request choices"]
-NOT_A_CHOICE = WORDS["en"]["not a choice"]
 
 
 def ask_line(
