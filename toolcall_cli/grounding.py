@@ -21,8 +21,8 @@ from toolcall_cli.events import GroundingAction, GroundingChecked
 from toolcall_cli.feedback import Problem
 from toolcall_cli.history import ENGINE_NOTE_PREFIX, SUMMARY_PREFIX, preview, result_data
 from toolcall_cli.limits import GroundingMode
-from toolcall_cli.messages import Message, ToolCall, ToolResult
-from toolcall_cli.rounds import call_key, refused
+from toolcall_cli.messages import Message, ToolCall, ToolResult, call_key
+from toolcall_cli.tools.executor import error_result
 
 _FIGURE = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|-?\d+(?:\.\d+)?")
 """A figure as people and tools write it: 41.84, -3, 1,234,567 (with its thousands commas)."""
@@ -229,7 +229,7 @@ class ArgumentCheck:
         self.refused.add(key)
         others = ", ".join(t for t in self.tools if t != call.name) or "none"
         message = NOT_GROUNDED.format(tool=call.name, tools=others, **words)
-        refusal = refused(call, "ungrounded", Problem("ungrounded", call.name, detail=message))
+        refusal = error_result(call, "ungrounded", Problem("ungrounded", call.name, detail=message))
         return ArgumentVerdict(self._event(call, loose, "refused"), refusal=refusal)
 
     def loose(

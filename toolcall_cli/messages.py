@@ -96,6 +96,11 @@ class Message:
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
+def call_key(call: ToolCall) -> tuple[str, str]:
+    """Same tool and canonically equal arguments (key order and spacing do not matter)."""
+    return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def system(content: str) -> Message:
     return Message(role="system", content=content)
 

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 
 from toolcall_cli.feedback import note
 from toolcall_cli.limits import Limits
-from toolcall_cli.messages import ToolCall, ToolResult
-from toolcall_cli.rounds import call_key
+from toolcall_cli.messages import ToolCall, ToolResult, call_key
 
 
 @dataclass

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from toolcall_cli.events import (
     ApprovalAsked,
@@ -29,39 +29,18 @@ from toolcall_cli.events import (
     ToolTimeline,
 )
 from toolcall_cli.feedback import Problem, clip, error_text, note, said
+from toolcall_cli.grounding import ArgumentCheck
 from toolcall_cli.history import ENGINE_NOTE_PREFIX as ENGINE_NOTE
 from toolcall_cli.history import result_json
 from toolcall_cli.limits import Limits
-from toolcall_cli.messages import ToolCall, ToolResult
+from toolcall_cli.messages import ToolCall, ToolResult, call_key
 from toolcall_cli.quoted import Quote, ResultQuotes
 from toolcall_cli.tools.dag import Graph, GraphProblem, Unresolved, build_graph, placeholders
 from toolcall_cli.tools.dag import substitute as put_results_in
-from toolcall_cli.tools.executor import prepare
+from toolcall_cli.tools.executor import error_result, prepare
 from toolcall_cli.tools.policy import RateLimits, permission_refusal
 from toolcall_cli.tools.pool import Finished, Job, ToolPool
 from toolcall_cli.tools.registry import Permission, Tool, ToolRegistry
-
-
-class Grounding(Protocol):
-    """What checks a call's figures before it runs (toolcall_cli.grounding.ArgumentCheck)."""
-
-    def verdict(
-        self,
-        call: ToolCall,
-        arguments: Mapping[str, Any],
-        schema: Mapping[str, Any],
-        also: Sequence[str] = (),
-    ) -> GroundingVerdict | None: ...
-
-
-class GroundingVerdict(Protocol):
-    @property
-    def event(self) -> Event: ...
-    @property
-    def refusal(self) -> ToolResult | None: ...
-    @property
-    def note(self) -> str | None: ...
-
 
 Decision = Literal["yes", "no", "always"]
 """An answer to ApprovalAsked: yes, no, or always (this tool, for the rest of the session).
@@ -121,11 +100,6 @@ class ToolPolicy:
     """Dangerous tools the user approved for the rest of the session."""
 
 
-def call_key(call: ToolCall) -> tuple[str, str]:
-    """Same tool and canonically equal arguments (key order and spacing do not matter)."""
-    return call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
-
-
 @dataclass
 class _Entry:
     call: ToolCall
@@ -154,7 +128,7 @@ class Round:
         iteration: int = 1,
         quotes: ResultQuotes | None = None,
         run_time_left: Callable[[], float | None] = lambda: None,
-        grounding: Grounding | None = None,
+        grounding: ArgumentCheck | None = None,
     ) -> None:
         self._registry = registry
         self._cache = cache
@@ -719,15 +693,8 @@ def cut(result: ToolResult, limit: int) -> ToolResult:
 
 
 def refused(call: ToolCall, kind: str, problem: Problem) -> ToolResult:
-    problem = replace(problem, tool=call.name)
-    return ToolResult(
-        call_id=call.id,
-        name=call.name,
-        content=error_text(problem),
-        ok=False,
-        error_kind=kind,
-        problems=(problem,),
-    )
+    """The error result of a call not run, its problem naming the call's tool."""
+    return error_result(call, kind, replace(problem, tool=call.name))
 
 
 def parse_error_result(error: ParseError) -> ToolResult:
