@@ -347,7 +347,7 @@ def resolve_retrieval(
         elif environ.get(variable):
             value, where = environ[variable], "$" + variable
             if key in ("retrieve", "retrieve_over"):
-                value = _whole_number(value, where)
+                value = number_from_env(value, where, whole=True)
         elif key in config.retrieval:
             value, where = config.retrieval[key], "[retrieval] " + key
         else:
@@ -357,13 +357,6 @@ def resolve_retrieval(
             raise ConfigError(f"{where} {problem}")
         chosen[key] = value
     return RetrievalSettings(**chosen, given=frozenset(chosen))
-
-
-def _whole_number(text: str, where: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(f"{where} must be a whole number, not {text!r}") from None
 
 
 def profile_from(name: str, table: Any, path: Path) -> Profile:
@@ -439,13 +432,13 @@ def whole_number_problem(key: str, value: Any) -> str | None:
     return None
 
 
-def sampling_from_env(key: str, text: str) -> float | int:
-    """An environment variable's text as the number a sampling setting takes."""
+def number_from_env(text: str, where: str, *, whole: bool) -> float | int:
+    """An environment variable's text (`where` names it) as the number a setting takes."""
     try:
-        return int(text) if key in WHOLE_NUMBER_KEYS else float(text)
+        return int(text) if whole else float(text)
     except ValueError:
-        kind = "a whole number" if key in WHOLE_NUMBER_KEYS else "a number"
-        raise ConfigError(f"${SAMPLING_ENV[key]} must be {kind}, not {text!r}") from None
+        kind = "a whole number" if whole else "a number"
+        raise ConfigError(f"{where} must be {kind}, not {text!r}") from None
 
 
 SAMPLING_ENV = {key: f"TOOLCALL_{key.upper()}" for key in SAMPLING_KEYS}
@@ -556,7 +549,8 @@ def sampling_setting(
     value = setting(key, SAMPLING_ENV[key], None)
     source = sources.get(key, "")
     if source.startswith("env ") and isinstance(value, str):
-        value = sampling_from_env(key, environ[SAMPLING_ENV[key]])
+        variable = SAMPLING_ENV[key]
+        value = number_from_env(environ[variable], f"${variable}", whole=key in WHOLE_NUMBER_KEYS)
     problem = sampling_problem(key, value)
     if problem:
         where = flag_name(key) if source == "flag" else source.replace("env ", "$")

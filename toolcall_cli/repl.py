@@ -21,7 +21,7 @@ from prompt_toolkit.output import Output
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
-from toolcall_cli.private_files import PathProblem, open_private
+from toolcall_cli.private_files import PathProblem, app_dir, open_private
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.render.base import one_line, visible
 from toolcall_cli.render.explain import Explain
@@ -46,17 +46,17 @@ COMMANDS: dict[str, str] = {
 def default_history_file() -> Path:
     """Where chat keeps its input history unless told otherwise. toolcall's own app directory
     is made for it, owner-only, when missing (unlike a directory the user names)."""
-    app_dir = Path(typer.get_app_dir("toolcall"))
-    if not app_dir.is_dir():
+    folder = app_dir()
+    if not folder.is_dir():
         try:
-            app_dir.mkdir(mode=0o700, parents=True)
-            os.chmod(app_dir, 0o700)  # mkdir's mode passes through the umask
+            folder.mkdir(mode=0o700, parents=True)
+            os.chmod(folder, 0o700)  # mkdir's mode passes through the umask
         except OSError as error:
             raise PathProblem(
-                f"cannot make {app_dir} for the chat history: {error.strerror or error}; "
+                f"cannot make {folder} for the chat history: {error.strerror or error}; "
                 "give --history-file PATH"
             ) from None
-    return app_dir / "chat_history"
+    return folder / "chat_history"
 
 
 HISTORY_READ_LIMIT = 4 * 1024 * 1024

@@ -99,10 +99,6 @@ def ask_line(
         return None
 
 
-def _ask_on_terminal(message: str, default: str) -> str | None:
-    return ask_line(message, default)
-
-
 def _say_on_terminal(text: str) -> None:
     typer.echo(text, err=True)
 
@@ -145,7 +141,7 @@ class TerminalStepper:
     """Answers the run's StepPaused at the terminal, in `lang` (None: the question's)."""
 
     def __init__(
-        self, ask: Ask = _ask_on_terminal, say: Say = _say_on_terminal, lang: Lang | None = None
+        self, ask: Ask = ask_line, say: Say = _say_on_terminal, lang: Lang | None = None
     ) -> None:
         self._ask = ask
         self._say = say
