@@ -203,10 +203,10 @@ def test_once_tools_are_withdrawn_the_summary_says_no_count_to_copy() -> None:
 
 
 def test_a_line_of_the_summary_handed_back_is_not_an_answer() -> None:
-    from toolcall_cli.answer_check import judge
+    from toolcall_cli.answer_check import Conversation, judge
 
     reply = '- calculate({"expression": "12*5+3"}) -> 63'
-    verdict = judge(reply, question="What's 12*5+3?", tools=(), call_ids=(), notes=())
+    verdict = judge(reply, Conversation("What's 12*5+3?"))
     assert verdict is not None and "summary" in verdict.why
 
 

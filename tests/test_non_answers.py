@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from test_loop import call, of, plugin_registry
 
-from toolcall_cli.answer_check import judge
+from toolcall_cli.answer_check import Conversation, judge
 from toolcall_cli.events import (
     AnswerWithoutTools,
     Event,
@@ -267,7 +267,7 @@ def test_a_call_naming_an_earlier_call_id_is_told_it_is_an_id(
     ],
 )
 def test_the_questions_own_numbers_are_no_result(question: str, reply: str, answer: bool) -> None:
-    verdict = judge(reply, question=question, tools=(), call_ids=(), notes=())
+    verdict = judge(reply, Conversation(question))
     assert (verdict is None) is answer
     if not answer:
         assert verdict is not None and "repeats the numbers of the question" in verdict.why
@@ -288,9 +288,7 @@ def test_the_questions_own_numbers_are_no_result(question: str, reply: str, answ
     ],
 )
 def test_a_reply_without_words_or_playing_the_engine_is_not_an_answer(reply: str) -> None:
-    verdict = judge(
-        reply, question="What is the weather in Paris?", tools=(), call_ids=(), notes=()
-    )
+    verdict = judge(reply, Conversation("What is the weather in Paris?"))
     assert verdict is not None
 
 
@@ -299,7 +297,7 @@ def test_a_reply_without_words_or_playing_the_engine_is_not_an_answer(reply: str
     [("Is 7 prime?", "Is 7 prime? No."), ("北京明天下雨吗？", "北京明天下雨吗？不会")],
 )
 def test_the_question_with_a_short_answer_after_it_is_an_answer(question: str, reply: str) -> None:
-    assert judge(reply, question=question, tools=(), call_ids=(), notes=()) is None
+    assert judge(reply, Conversation(question)) is None
 
 
 @pytest.mark.parametrize("strategy", ["regex", "schema"])
@@ -342,7 +340,7 @@ def test_a_note_said_back_in_other_words_is_not_an_answer(reply: str) -> None:
         "earlier calls). Do not call any tool now: answer the question with what you already "
         "have, and say plainly what could not be found out.",
     ]
-    verdict = judge(reply, question="巴西的首都是哪里？", tools=(), call_ids=(), notes=notes)
+    verdict = judge(reply, Conversation("巴西的首都是哪里？", notes=notes))
     assert verdict is not None and "note" in verdict.why
 
 
@@ -355,13 +353,13 @@ def test_a_note_said_back_in_other_words_is_not_an_answer(reply: str) -> None:
     ],
 )
 def test_an_answer_sharing_some_words_with_a_note_stays_an_answer(reply: str) -> None:
-    assert judge(reply, question="q?", tools=(), call_ids=(), notes=[NOT_AN_ANSWER_NOTE]) is None
+    assert judge(reply, Conversation("q?", notes=[NOT_AN_ANSWER_NOTE])) is None
 
 
 def test_a_tools_error_said_back_in_other_words_is_not_an_answer() -> None:
     error = "Error: ValueError: unknown country 'MOSCOW'. Known: China, Japan, Brazil."
     reply = "Error: unknown country MOSCOW, known China Japan Brazil"
-    verdict = judge(reply, question="q?", tools=(), call_ids=(), notes=(), errors=[error])
+    verdict = judge(reply, Conversation("q?", errors=[error]))
     assert verdict is not None and "error" in verdict.why
 
 
@@ -380,5 +378,5 @@ def test_a_tools_error_said_back_in_other_words_is_not_an_answer() -> None:
 def test_a_reply_written_as_a_tool_error_in_a_run_that_got_one_is_not_an_answer(
     reply: str, errors: list[str], answer: bool
 ) -> None:
-    verdict = judge(reply, question="q?", tools=(), call_ids=(), notes=(), errors=errors)
+    verdict = judge(reply, Conversation("q?", errors=errors))
     assert (verdict is None) is answer

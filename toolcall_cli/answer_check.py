@@ -85,9 +85,9 @@ class Conversation:
     """What a reply is judged against: the run so far."""
 
     question: str
-    tools: Collection[str]
-    call_ids: Collection[str]
-    notes: Sequence[str]
+    tools: Collection[str] = ()
+    call_ids: Collection[str] = ()
+    notes: Sequence[str] = ()
     """What toolcall itself told the model (its instructions, the notes on results)."""
     errors: Sequence[str] = ()
     """The error results the model was given."""
@@ -96,20 +96,23 @@ class Conversation:
     results: Sequence[str] = ()
     """The results the model was given, as it read them."""
 
+    @classmethod
+    def of_run(
+        cls,
+        question: str,
+        tools: Collection[str],
+        call_ids: Collection[str],
+        messages: Sequence[Message],
+        unreadable: str | None,
+    ) -> Conversation:
+        """The run so far, from its `messages`: toolcall's notes, the errors and the results."""
+        notes, errors = list(engine_notes(messages)), list(tool_errors(messages))
+        results = list(tool_results(messages))
+        return cls(question, tools, call_ids, notes, errors, unreadable, results)
 
-def judge(
-    text: str,
-    *,
-    question: str,
-    tools: Collection[str],
-    call_ids: Collection[str],
-    notes: Sequence[str],
-    unreadable: str | None = None,
-    errors: Sequence[str] = (),
-    results: Sequence[str] = (),
-) -> NotAnAnswer | None:
-    """None when `text` is an answer; otherwise what it is instead."""
-    said = Conversation(question, tools, call_ids, notes, errors, unreadable, results)
+
+def judge(text: str, said: Conversation) -> NotAnAnswer | None:
+    """None when `text` is an answer, said after `said`; otherwise what it is instead."""
     stripped = text.strip()
     for check in CHECKS:
         why = check(stripped, said)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from toolcall_cli.answer_check import NotAnAnswer, engine_notes, judge, tool_errors, tool_results
+from toolcall_cli.answer_check import Conversation, NotAnAnswer, judge
 from toolcall_cli.events import (
     AnswerWithoutTools,
     ApprovalAsked,
@@ -516,16 +516,9 @@ class Run:
 
     def judge(self, reply: Reply) -> NotAnAnswer | None:
         this_run = self.history[self.first_message :]
-        return judge(
-            reply.text,
-            question=self.question,
-            tools=self.tools.names(),
-            call_ids=self.call_ids,
-            notes=list(engine_notes(this_run)),
-            unreadable=reply.unreadable,
-            errors=list(tool_errors(this_run)),
-            results=list(tool_results(this_run)),
-        )
+        tools, ids = self.tools.names(), self.call_ids
+        said = Conversation.of_run(self.question, tools, ids, this_run, reply.unreadable)
+        return judge(reply.text, said)
 
     def dropped_notice(self) -> Notice:
         cap = self.limits.max_calls_per_reply
