@@ -165,8 +165,6 @@ class Round:
         self._first_by_key: dict[tuple[str, str], str] = {}
         self._twins: dict[str, list[ToolCall]] = {}
         """First call id → the identical calls of the reply that wait for its result."""
-        self.dropped: list[ToolCall] = []
-        """Calls past the cap, never run."""
         self._data: dict[str, str] = {}
         """A reused result's data, without the note the model reads after it: what a
         placeholder into that call takes."""
@@ -179,8 +177,7 @@ class Round:
 
     def add(self, call: ToolCall) -> Iterator[Event]:
         if self._max_calls is not None and len(self._entries) >= self._max_calls:
-            self.dropped.append(call)
-            return
+            return  # never run: the loop keeps only the first calls, and tells the model
         self._entries[call.id] = _Entry(call)
         if self._policy.dag and (not self.streaming or call.depends_on or _has_placeholders(call)):
             self._held.append(call.id)  # it waits: the reply's graph is known at its end
@@ -239,13 +236,11 @@ class Round:
         self._pool.cancel(Problem("reply_failed"))
         self._held.clear()
 
-    def unanswered(self) -> list[ToolCall]:
-        return [e.call for e in self._entries.values() if e.result is None]
-
     def all_results(self, errors: Sequence[ParseError]) -> list[ToolResult]:
         """Every call's result once the round is over: the calls still running when the run's
         time ran out, and the calls that could not be parsed, answered as failed."""
-        unfinished = [refused(c, "timeout", Problem("out_of_time")) for c in self.unanswered()]
+        unanswered = [e.call for e in self._entries.values() if e.result is None]
+        unfinished = [refused(c, "timeout", Problem("out_of_time")) for c in unanswered]
         return [*self.results, *unfinished, *(parse_error_result(e) for e in errors)]
 
     def timeline(self) -> ToolTimeline:
