@@ -502,22 +502,20 @@ def resolve(
             ("default", default),
         )
 
+    def one_of(key: str, env: str | None, default: str, choices: Sequence[str]) -> str:
+        value = setting(key, env, default)
+        if value not in choices:
+            raise ConfigError(
+                f"unknown {key} {value!r} (from {sources.get(key, '')}); choose one of "
+                + ", ".join(choices)
+            )
+        return str(value)
+
     model = setting("model", "TOOLCALL_MODEL", None if profile else "offline")
     if model is None:
         raise ConfigError(f"profile {profile_name!r} has no default model; give --model NAME")
-    strategy = setting("strategy", "TOOLCALL_STRATEGY", "regex")
-    if strategy not in STRATEGIES:
-        where = sources.get("strategy", "")
-        raise ConfigError(
-            f"unknown strategy {strategy!r} (from {where}); choose one of {', '.join(STRATEGIES)}"
-        )
-    schema_mode = setting("schema_mode", None, "tools")
-    if schema_mode not in SCHEMA_MODES:
-        where = sources.get("schema_mode", "")
-        raise ConfigError(
-            f"unknown schema_mode {schema_mode!r} (from {where}); choose one of "
-            + ", ".join(SCHEMA_MODES)
-        )
+    strategy = one_of("strategy", "TOOLCALL_STRATEGY", "regex", STRATEGIES)
+    schema_mode = one_of("schema_mode", None, "tools", SCHEMA_MODES)
     base_url = setting("base_url", None if profile else "OPENAI_BASE_URL", None)
     key_env, key_note = key_variable(base_url, profile, environ)
     api_key = pick("api_key", key_env)
@@ -526,7 +524,7 @@ def resolve(
     sampling = {key: sampling_setting(key, setting, sources, environ) for key in SAMPLING_KEYS}
     return Resolved(
         model=str(model),
-        strategy=str(strategy),
+        strategy=strategy,
         base_url=base_url,
         api_key=api_key,
         profile=profile.name if profile else None,
@@ -534,7 +532,7 @@ def resolve(
         key_note=key_note,
         context_window=profile.context_window if profile else None,
         sampling=Sampling(**sampling),
-        schema_mode=str(schema_mode),
+        schema_mode=schema_mode,
     )
 
 

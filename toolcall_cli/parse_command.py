@@ -24,11 +24,6 @@ class SseInputError(ValueError):
     """The input is not what the parser was told to expect (an SSE stream, a JSON message)."""
 
 
-def fixed_chunks(text: str, size: int) -> Iterator[str]:
-    for start in range(0, len(text), size):
-        yield text[start : start + size]
-
-
 def random_chunks(text: str, seed: int, largest: int = 16) -> Iterator[str]:
     rng = random.Random(seed)
     start = 0
@@ -41,7 +36,7 @@ def random_chunks(text: str, seed: int, largest: int = 16) -> Iterator[str]:
 def parse_output(text: str, *, chunk: int | None = None, seed: int | None = None) -> dict[str, Any]:
     """Parse tagged text in one piece (regex), or in chunks (stream) of a fixed or random size."""
     if chunk is not None:
-        pieces: list[str] = list(fixed_chunks(text, chunk))
+        pieces = [text[start : start + chunk] for start in range(0, len(text), chunk)]
     elif seed is not None:
         pieces = list(random_chunks(text, seed))
     else:
