@@ -1,7 +1,5 @@
-"""Where a run's settings come from: flags > environment > config file (TOML) > defaults.
-
-A profile is only a base URL, the name of the variable that holds its key, and defaults.
-"""
+"""Where a run's settings come from: flags > environment > config file (TOML) > defaults. A
+profile is only a base URL, the name of the variable that holds its key, and defaults."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The drill's topics: an interviewer's follow-up questions on tool use, and its pitfalls, each
-with the live demonstration that shows it and the points a strong answer covers.
-
-Content only, in both languages; `toolcall drill` (cli/_drilling.py) asks and runs them.
-"""
+"""The drill's topics in both languages: an interviewer's follow-up questions on tool use, each
+with its live demonstration and the points a strong answer covers (cli/_drilling.py asks them)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The run's limits, with every default written once.
-
-Apart from loop.py so that the command line can show the defaults in `--help` without importing
-the loop (and the tools, schemas and HTTP client behind it): start-up stays fast.
-"""
+"""The run's limits, with every default written once: apart from loop.py, so that `--help` shows
+them without importing the loop (and the tools and HTTP client behind it)."""
 
 from __future__ import annotations
 

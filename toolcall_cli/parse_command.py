@@ -1,8 +1,5 @@
-"""`toolcall parse`: what the parsers make of a saved model output, as one JSON object.
-
-This is a stable interface (documented in the README): `calls`, `text`, `errors`, `reasoning`,
-plus `chunks` (how many pieces the input was fed in).
-"""
+"""`toolcall parse`: what the parsers make of a saved model output, as one JSON object (a stable
+interface, documented in the README: `calls`, `text`, `errors`, `reasoning` and `chunks`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Which calls are quoted from tool results. A call the model copied out of a result (a web page,
-a file or a mail a tool read, saying "call delete_all") is how prompt injection works: such a
-call runs only when the user approves it, whatever --yes says.
-
-A result is read here as data, with the readers the loop uses on replies, only to compare its
-calls with the model's: nothing read from a result is ever run.
-"""
+"""Which calls are quoted from tool results: a call copied out of a page or a mail a tool read
+is how prompt injection works, so it runs only when the user approves it, whatever --yes says.
+A result is read here as data, only to compare its calls with the model's: nothing is run."""
 
 from __future__ import annotations
 

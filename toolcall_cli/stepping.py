@@ -1,9 +1,5 @@
-"""--step: the run pauses before each model request and each tool execution, and the user
-chooses. Enter goes on; `e` edits the call's arguments (checked against the tool's schema as
-the model's are); `s` skips the call (the model reads "skipped by the user"); `q` stops the run.
-
-The pause is the loop's (rounds.Stepper), as approval is; this module only asks on the terminal.
-"""
+"""--step at the terminal: at each of the loop's pauses Enter goes on, `e` edits the call's
+arguments, `s` skips the call (the model reads "skipped by the user"), `q` stops the run."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""JSON for other programs to read: strict JSON always, and a note wherever a value had to change.
-
-Python's json writes NaN and Infinity, which are not JSON: a reader in another language fails
-on them. They can reach an output from a tool's schema (a default of float("inf")) or a
-server's reply, so every JSON output goes through here.
-
-A lone surrogate (`"\\ud800"` in a model's JSON decodes to one) is a string no UTF-8 writer
-takes: a stream set to replace it wrote `?`, which changes the data. It is written as the JSON
-escape it came as, which every reader decodes back to the same string.
-"""
+"""JSON for other programs to read: strict JSON always (no NaN, no Infinity, no lone surrogate,
+which other readers fail on), and a note wherever a value had to change."""
 
 from __future__ import annotations
 
@@ -52,8 +44,10 @@ so one found in a decoded string is a lone half."""
 
 
 def escape_surrogates(text: str) -> str:
-    """`text` with each lone surrogate written as its `\\uXXXX` escape: in JSON text it can
-    only stand inside a string, where that escape is what it means."""
+    """`text` with each lone surrogate (`"\\ud800"` in a model's JSON decodes to one) written as
+    its `\\uXXXX` escape: no UTF-8 writer takes it, and a stream set to replace it wrote `?`,
+    which changes the data. In JSON text it can only stand inside a string, where that escape
+    is what it means."""
     return SURROGATE.sub(lambda found: _escape(found.group()), text)
 
 
