@@ -166,17 +166,14 @@ def _a_note(text: str, said: Conversation) -> str | None:
 
 def _an_error(text: str, said: Conversation) -> str | None:
     errors = said.errors
-    marked = _HELD_ERROR.search(text)
-    if marked and not text.startswith("Error") and echoes_a_note(text[marked.end() :], errors):
+    if text.startswith("Error"):
+        passed_on = any(text in error for error in errors) or said_again(text, errors)
+        repeats = passed_on or bool(errors and _ERROR_MARK.match(text))
+    else:
         # "…, Error: unknown tool `sqrt(2)*100 rounded to 2 decimals`…" ended a run with 0
-        return "it repeats a tool's error instead of answering"
-    if not text.startswith("Error"):
-        return None
-    if any(text in error for error in errors) or said_again(text, errors):
-        return "it repeats a tool's error instead of answering"
-    if errors and _ERROR_MARK.match(text):
-        return "it repeats a tool's error instead of answering"
-    return None
+        marked = _HELD_ERROR.search(text)
+        repeats = marked is not None and echoes_a_note(text[marked.end() :], errors)
+    return "it repeats a tool's error instead of answering" if repeats else None
 
 
 def _the_question(text: str, said: Conversation) -> str | None:
