@@ -453,7 +453,7 @@ class Run:
             policy=self.policy,
             limits=self.limits,
             withdrawn=self.tools_withdrawn,
-            whole_reply=not self.strategy.streaming,
+            streaming=self.strategy.streaming,
             clock=self.clock,
             earlier_ids=self.call_ids,
             stepping=self.stepping,

@@ -121,7 +121,7 @@ class Round:
         policy: ToolPolicy,
         limits: Limits,
         withdrawn: bool = False,
-        whole_reply: bool = False,
+        streaming: bool = True,
         clock: Callable[[], float] = time.monotonic,
         earlier_ids: Collection[str] = (),
         stepping: bool = False,
@@ -139,7 +139,7 @@ class Round:
         """Calls past this many are not run (--max-calls-per-reply): a runaway reply of a
         hundred calls would run them all and flood the next request with their results."""
         self._withdrawn = withdrawn
-        self.streaming = not whole_reply
+        self.streaming = streaming
         """Calls start as they arrive. Otherwise the reply is complete before its calls are
         added: with --dag nothing of it starts before its graph is checked, so a bad graph runs
         none of its calls. A streamed reply starts calls without dependencies as they arrive."""
