@@ -519,7 +519,7 @@ def resolve(
     api_key = pick("api_key", key_env)
     if api_key is not None and base_url is not None:
         check_key(api_key, "--api-key" if sources["api_key"] == "flag" else f"${key_env}")
-    sampling = {key: sampling_setting(key, setting, sources, environ) for key in SAMPLING_KEYS}
+    sampling = {key: sampling_setting(key, setting, sources) for key in SAMPLING_KEYS}
     return Resolved(
         model=str(model),
         strategy=strategy,
@@ -535,26 +535,19 @@ def resolve(
 
 
 def sampling_setting(
-    key: str,
-    setting: Callable[[str, str | None, Any], Any],
-    sources: dict[str, str],
-    environ: Mapping[str, str],
+    key: str, setting: Callable[[str, str | None, Any], Any], sources: dict[str, str]
 ) -> Any:
     """One sampling setting after flags > environment > profile > defaults (none), checked
     wherever it came from: a float flag takes `nan`, and a variable holds any text."""
     value = setting(key, SAMPLING_ENV[key], None)
     source = sources.get(key, "")
+    where = flag_name(key) if source == "flag" else source.replace("env ", "$")
     if source.startswith("env ") and isinstance(value, str):
-        variable = SAMPLING_ENV[key]
-        value = number_from_env(environ[variable], f"${variable}", whole=key in WHOLE_NUMBER_KEYS)
+        value = number_from_env(value, where, whole=key in WHOLE_NUMBER_KEYS)
     problem = sampling_problem(key, value)
     if problem:
-        where = flag_name(key) if source == "flag" else source.replace("env ", "$")
-        raise ConfigError(
-            f"{where} {problem}"
-            if where.startswith(("-", "$"))
-            else f"{key} (from {where}) {problem}"
-        )
+        said = where if where.startswith(("-", "$")) else f"{key} (from {where})"
+        raise ConfigError(f"{said} {problem}")
     return value
 
 
