@@ -133,11 +133,7 @@ class Round:
         self._registry = registry
         self._cache = cache
         self._policy = policy
-        self._tool_timeout = limits.tool_timeout
-        self._max_result_chars = limits.max_result_chars
-        self._max_calls = limits.max_calls_per_reply
-        """Calls past this many are not run (--max-calls-per-reply): a runaway reply of a
-        hundred calls would run them all and flood the next request with their results."""
+        self._limits = limits
         self._withdrawn = withdrawn
         self.streaming = streaming
         """Calls start as they arrive. Otherwise the reply is complete before its calls are
@@ -176,8 +172,10 @@ class Round:
     # --- the round's life -----------------------------------------------------------------------
 
     def add(self, call: ToolCall) -> Iterator[Event]:
-        if self._max_calls is not None and len(self._entries) >= self._max_calls:
-            return  # never run: the loop keeps only the first calls, and tells the model
+        if len(self._entries) >= self._limits.max_calls_per_reply:
+            # Never run (--max-calls-per-reply): a runaway reply of a hundred calls would flood
+            # the next request with their results. The loop keeps the first calls, and says so.
+            return
         self._entries[call.id] = _Entry(call)
         if self._policy.dag and (not self.streaming or call.depends_on or _has_placeholders(call)):
             self._held.append(call.id)  # it waits: the reply's graph is known at its end
@@ -313,7 +311,7 @@ class Round:
         # --isolate-tools: plugin tools only; an MCP tool already runs in its server's process.
         from_a_file = bool(tool.source) and not tool.source.startswith(("mcp:", "built-in"))
         isolate = tool.isolate or (self._policy.isolate_all and from_a_file)
-        timeout = tool.timeout or self._tool_timeout
+        timeout = tool.timeout or self._limits.tool_timeout
         self._entries[call.id].started = self._clock()
         self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))
 
@@ -342,7 +340,7 @@ class Round:
         """How long checking `call`'s arguments may take: its tool timeout, or the time the
         run has left when that is less."""
         tool = self._registry.get(call.name)
-        limit = (tool.timeout if tool is not None else None) or self._tool_timeout
+        limit = (tool.timeout if tool is not None else None) or self._limits.tool_timeout
         left = self._run_time_left()
         return limit if left is None else max(min(limit, left), 0.0)
 
@@ -546,7 +544,7 @@ class Round:
             return  # answered already (a dependency failed first, say)
         # A reused result was cut when it was made; cutting it again would drop its note.
         result = finished.result
-        result = result if result.cached else cut(result, self._max_result_chars)
+        result = result if result.cached else cut(result, self._limits.max_result_chars)
         if call.id in self._notes:
             result = replace(result, content=f"{result.content}\n{self._notes.pop(call.id)}")
         entry.result = result
