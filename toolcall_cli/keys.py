@@ -203,13 +203,20 @@ def _character(text: str, at: int, want: str) -> tuple[str, int, bool]:
 def url_secrets(url: str) -> list[str]:
     """What of a URL may be a credential: its user name, its password and its query values
     (`?api_key=...`); empty for a URL httpx cannot read."""
+    parsed = parsed_url(url)
+    if parsed is None:
+        return []
+    return [parsed.username, parsed.password, *(v for _, v in parsed.params.multi_items())]
+
+
+def parsed_url(url: str) -> httpx.URL | None:
+    """`url` as httpx reads it, and so as a request would go; None when httpx cannot read it."""
     import httpx
 
     try:
-        parsed = httpx.URL(url)
-        return [parsed.username, parsed.password, *(v for _, v in parsed.params.multi_items())]
+        return httpx.URL(url)
     except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
-        return []
+        return None
 
 
 def key_problem(key: str) -> str | None:
@@ -265,15 +272,8 @@ def url_origin(url: str) -> tuple[str, str, int] | None:
 
     The host is compared in its ASCII (IDNA) form, without case and without the root's trailing
     dot (`api.openai.com.` is the same name)."""
-    import httpx
-
-    if "#" in url:
-        return None
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
-        return None
-    if parsed.scheme not in DEFAULT_PORTS or not parsed.raw_host:
+    parsed = None if "#" in url else parsed_url(url)
+    if parsed is None or parsed.scheme not in DEFAULT_PORTS or not parsed.raw_host:
         return None
     port = parsed.port if parsed.port is not None else DEFAULT_PORTS[parsed.scheme]
     if not 0 < port < 65536:
