@@ -431,11 +431,11 @@ class Round:
         if not extra:
             return None
         for earlier in self._cache.values():
-            if not earlier.ok or earlier.name != call.name:
+            fields = result_json(earlier.content) if earlier.name == call.name else None
+            if not earlier.ok or not isinstance(fields, dict):
                 continue
-            fields = result_json(earlier.content)
             for key, value in extra.items():
-                if isinstance(fields, dict) and key in fields and same_value(fields[key], value):
+                if key in fields and same_value(fields[key], value):
                     return f"{key}={json.dumps(value, ensure_ascii=False)}"
         return None
 
