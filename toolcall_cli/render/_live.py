@@ -444,7 +444,7 @@ class LiveRenderer:
             )
         raw = cut(visible(error.raw), *self._result_limits)
         body = Text("raw: ", style="dim")
-        body.append(raw.text + (f"\n{raw.note()}" if raw.was_cut else ""))
+        body.append(raw.with_note("\n"))
         rows.append(Padding(body, (0, 0, 0, 4), expand=False))
         fed = f"  ↩ fed back to the model as an error result for {shown_name(error.call_id)}"
         rows.append(Text(fed, style="dim red"))

@@ -171,20 +171,17 @@ class PlainRenderer:
         if error.truncated:
             lines.append("    the reply ended inside the call")
         raw = cut(visible(error.raw), *self._result_limits)
-        lines += [indent("raw: " + raw.text), *([indent(raw.note())] if raw.was_cut else [])]
-        return lines
+        return [*lines, indent("raw: " + raw.with_note("\n"))]
 
     def _result(self, call: ToolCall, result: ToolResult) -> list[str]:
         status = "ok" if result.ok else f"error {result.error_kind or 'error'}"
         if result.cached:
             status += " (repeated call: earlier result reused, not run)"
         shown = cut(visible(result.content), *self._result_limits)
-        head, *rest = shown.text.split("\n")
+        head, *rest = shown.with_note("\n").split("\n")
         name = f"{shown_name(call.name)} {shown_name(call.id)}"  # the id pairs it with its call
         lines = [f"tool {name} {status} {result.duration:.2f}s -> {head}"]
         lines += [indent(line) for line in rest]
-        if shown.was_cut:
-            lines.append(indent(shown.note()))
         if result.coerced:
             fixes = "; ".join(visible(c) for c in result.coerced)
             lines.append(indent(f"argument types fixed before validation: {fixes}"))
@@ -199,8 +196,7 @@ class PlainRenderer:
         if not result.output or result.cached:  # a reused result: the tool did not run now
             return []
         shown = cut(visible(result.output.rstrip("\n")), *self._result_limits)
-        lines = [indent("printed by the tool:"), indent(shown.text, "      ")]
-        return lines + ([indent(shown.note(), "      ")] if shown.was_cut else [])
+        return [indent("printed by the tool:"), indent(shown.with_note("\n"), "      ")]
 
 
 class QuietRenderer:
@@ -255,21 +251,15 @@ def _header(event: RunStarted) -> list[str]:
 
 
 def _reply(event: ModelReplied, raw_limits: tuple[int, int]) -> list[str]:
-    lines: list[str] = []
-    if event.reasoning:
-        lines += ["reasoning:", *_cut_block(event.reasoning, raw_limits)]
-    lines += [
-        "model output:",
-        *(_cut_block(event.raw, raw_limits) if event.raw else ["    (empty)"]),
-    ]
+    lines = ["reasoning:", _cut_block(event.reasoning, raw_limits)] if event.reasoning else []
+    lines += ["model output:", _cut_block(event.raw, raw_limits) if event.raw else "    (empty)"]
     summary = reply_summary(event)
     return lines + ([f"({summary})"] if summary else [])
 
 
-def _cut_block(text: str, limits: tuple[int, int]) -> list[str]:
+def _cut_block(text: str, limits: tuple[int, int]) -> str:
     """Text indented under its label, cut to the view's size with a note saying how much."""
-    shown = cut(visible(text), *limits)
-    return [indent(shown.text), *([indent(shown.note())] if shown.was_cut else [])]
+    return indent(cut(visible(text), *limits).with_note("\n"))
 
 
 def _call(call: ToolCall) -> list[str]:

@@ -106,6 +106,10 @@ class Cut:
         """`… (1,234 chars in full)` when shortened, else empty."""
         return f"… ({self.full_length:,} chars in full)" if self.was_cut else ""
 
+    def with_note(self, separator: str = " ") -> str:
+        """The text, then the note after `separator` when it was shortened."""
+        return f"{self.text}{separator}{self.note()}" if self.was_cut else self.text
+
 
 def cut(text: str, max_chars: int, max_lines: int | None = None) -> Cut:
     """Keep the head of `text`: at most `max_chars` characters and `max_lines` lines."""
@@ -132,8 +136,7 @@ def shown_name(name: str) -> str:
 
 def shown_arguments(arguments: Any) -> str:
     """A call's arguments as one line of JSON, cut (saying so) when the model sent a lot."""
-    shown = cut(compact_json(arguments), ARGUMENT_CHARS)
-    return visible(shown.text) + (f" {shown.note()}" if shown.was_cut else "")
+    return visible(cut(compact_json(arguments), ARGUMENT_CHARS).with_note())
 
 
 def one_line(text: str, max_chars: int) -> str:

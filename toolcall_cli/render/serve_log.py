@@ -170,9 +170,7 @@ def call_line(call: WireCall) -> Text:
     line = Text.assemble(("→ call ", "magenta"), (shown_name(call.name), "bold magenta"), " ")
     # The arguments as the model wrote them: with a fault on they may not be JSON at all.
     shown = cut(visible(call.arguments), REPLY_CHARS)
-    line.append_text(
-        _json_highlighter(Text(shown.text + (f" {shown.note()}" if shown.was_cut else "")))
-    )
+    line.append_text(_json_highlighter(Text(shown.with_note())))
     line.append(f"  {shown_name(call.id)}", style="dim")
     return line
 
