@@ -35,6 +35,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    RESULT_SHOWN,
     RunEvent,
     RunStats,
     ToolEvent,
@@ -64,6 +65,11 @@ from toolcall_cli.render.base import (
     withdrawn_title,
 )
 
+RAW_SHOWN = (20_000, 500)
+"""The characters and lines of a reply's raw output (and its reasoning) shown: more than the
+live view shows, since plain output goes to logs, where more is wanted; still bounded, since a
+model can send megabytes (the final answer is always shown whole)."""
+
 
 class PlainRenderer:
     """The same steps as the live view, one plain line (or indented block) each.
@@ -75,17 +81,9 @@ class PlainRenderer:
         self,
         stream: IO[str],
         *,
-        result_chars: int = 300,
-        result_lines: int = 6,
-        raw_chars: int = 20_000,
-        raw_lines: int = 500,
         show_request: bool = False,
     ) -> None:
         self._stream = stream
-        self._result_limits = (result_chars, result_lines)
-        # Larger than the live view's: plain output goes to logs, where more is wanted; still
-        # bounded, since a model can send megabytes (the final answer is always shown whole).
-        self._raw_limits = (raw_chars, raw_lines)
         self._show_request = show_request
         self._stats = RunStats()
 
@@ -133,7 +131,7 @@ class PlainRenderer:
             case ModelChunk():
                 return []  # for the trace; the parser's events show what it held
             case ModelReplied():
-                return _reply(event, self._raw_limits)
+                return _reply(event)
             case ToolsChosen():
                 return [chosen_line(event)]
             case FedBack():
@@ -170,14 +168,14 @@ class PlainRenderer:
         lines = [f"error parse_error {shown_name(error.call_id)}: {visible(error.message)}"]
         if error.truncated:
             lines.append("    the reply ended inside the call")
-        raw = cut(visible(error.raw), *self._result_limits)
+        raw = cut(visible(error.raw), *RESULT_SHOWN)
         return [*lines, indent("raw: " + raw.with_note("\n"))]
 
     def _result(self, call: ToolCall, result: ToolResult) -> list[str]:
         status = "ok" if result.ok else f"error {result.error_kind or 'error'}"
         if result.cached:
             status += " (repeated call: earlier result reused, not run)"
-        shown = cut(visible(result.content), *self._result_limits)
+        shown = cut(visible(result.content), *RESULT_SHOWN)
         head, *rest = shown.with_note("\n").split("\n")
         name = f"{shown_name(call.name)} {shown_name(call.id)}"  # the id pairs it with its call
         lines = [f"tool {name} {status} {result.duration:.2f}s -> {head}"]
@@ -195,7 +193,7 @@ class PlainRenderer:
         """What the tool printed while it ran: the user sees it here; the model never does."""
         if not result.output or result.cached:  # a reused result: the tool did not run now
             return []
-        shown = cut(visible(result.output.rstrip("\n")), *self._result_limits)
+        shown = cut(visible(result.output.rstrip("\n")), *RESULT_SHOWN)
         return [indent("printed by the tool:"), indent(shown.with_note("\n"), "      ")]
 
 
@@ -250,16 +248,16 @@ def _header(event: RunStarted) -> list[str]:
     ]
 
 
-def _reply(event: ModelReplied, raw_limits: tuple[int, int]) -> list[str]:
-    lines = ["reasoning:", _cut_block(event.reasoning, raw_limits)] if event.reasoning else []
-    lines += ["model output:", _cut_block(event.raw, raw_limits) if event.raw else "    (empty)"]
+def _reply(event: ModelReplied) -> list[str]:
+    lines = ["reasoning:", _cut_block(event.reasoning)] if event.reasoning else []
+    lines += ["model output:", _cut_block(event.raw) if event.raw else "    (empty)"]
     summary = reply_summary(event)
     return lines + ([f"({summary})"] if summary else [])
 
 
-def _cut_block(text: str, limits: tuple[int, int]) -> str:
+def _cut_block(text: str) -> str:
     """Text indented under its label, cut to the view's size with a note saying how much."""
-    return indent(cut(visible(text), *limits).with_note("\n"))
+    return indent(cut(visible(text), *RAW_SHOWN).with_note("\n"))
 
 
 def _call(call: ToolCall) -> list[str]:

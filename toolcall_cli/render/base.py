@@ -121,6 +121,9 @@ def cut(text: str, max_chars: int, max_lines: int | None = None) -> Cut:
     return Cut(text=shown, full_length=len(text), was_cut=len(shown) < len(text))
 
 
+RESULT_SHOWN = (300, 6)
+"""The characters and lines a view shows of a tool's result, of what a tool printed, and of
+call text that could not be read."""
 NAME_CHARS = 64
 """Longest tool name or call id shown whole; OpenAI's own limit for a function name."""
 ARGUMENT_CHARS = 2000
