@@ -225,7 +225,8 @@ class LiveRenderer:
     def _apply_tool(self, event: ToolEvent) -> list[RenderableType]:
         match event:
             case ToolStarted():
-                self._on_tool_started(event.call)
+                spinner = Spinner("dots", style="cyan")
+                self._current().running[event.call.id] = _Running(event.call, spinner)
                 return []
             case PlaceholdersFilled():
                 return self._step(Text(filled_line(event), style="magenta"))
@@ -288,9 +289,6 @@ class LiveRenderer:
         turn.reasoning.clear()
         pending, turn.pending = turn.pending, []
         return [*self._reasoning_panel(event.reasoning), self._raw_panel(event), *pending]
-
-    def _on_tool_started(self, call: ToolCall) -> None:
-        self._current().running[call.id] = _Running(call, Spinner("dots", style="cyan"))
 
     # --- the live region ---------------------------------------------------------------------
 

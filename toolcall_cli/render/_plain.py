@@ -225,7 +225,7 @@ def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:
             return _labelled(answer_label(event), event.text)
         case AnswerWithoutTools():
             told = f"{withdrawn_title(event)}: {visible(event.message)}"
-            return [told, *asked_again_lines(event, visible)]
+            return [told, *asked_again_lines(event)]
         case GroundingChecked():
             return [f"warning: {grounding_line(event)}"]
         case LimitReached():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
@@ -378,7 +378,7 @@ def withdrawn_text(event: AnswerWithoutTools) -> str:
     return "\n".join([f"told the model: {event.message}", *asked_again_lines(event)])
 
 
-def asked_again_lines(event: AnswerWithoutTools, visible: Callable[[str], str] = str) -> list[str]:
+def asked_again_lines(event: AnswerWithoutTools) -> list[str]:
     """The question sent again after the instruction, as the view's line (none if it wasn't)."""
     return [f"then asked again: {visible(event.asked_again)}"] if event.asked_again else []
 
