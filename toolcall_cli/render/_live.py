@@ -377,7 +377,7 @@ class LiveRenderer:
         tools = tools_line(event.tools)
         body.append_text(Text.assemble("\n", ("tools ", "dim"), tools))
         body.append_text(Text.assemble("\n", ("question ", "dim"), visible(event.question)))
-        return Panel(body, title="toolcall", title_align="left", border_style="cyan")
+        return _panel(body, "toolcall", "cyan")
 
     def _iteration_heading(self, event: IterationStarted) -> list[RenderableType]:
         rows: list[RenderableType] = [
@@ -396,7 +396,7 @@ class LiveRenderer:
         body = Text(shown.text, style="dim italic")
         if shown.was_cut:
             body.append("\n" + shown.note(), style="dim")
-        return [Panel(body, title="reasoning", title_align="left", border_style="dim")]
+        return [_panel(body, "reasoning", "dim")]
 
     def _raw_panel(self, event: ModelReplied) -> RenderableType:
         shown = cut(visible(event.raw), *RAW_SHOWN)
@@ -529,30 +529,25 @@ def _answer_panel(answer: FinalAnswer) -> Panel:
     text = answer.text
     body = Text(visible(text)) if text else Text("(empty answer)", style="dim")
     colour = "yellow" if answer.best_effort else "green"
-    return Panel(body, title=answer_label(answer), title_align="left", border_style=colour)
+    return _panel(body, answer_label(answer), colour)
 
 
 def _stop_panel(title: str, message: str, colour: str) -> Panel:
-    return Panel(Text(visible(message)), title=title, title_align="left", border_style=colour)
+    return _panel(Text(visible(message)), title, colour)
+
+
+def _panel(body: Text, title: str, colour: str) -> Panel:
+    return Panel(body, title=title, title_align="left", border_style=colour)
 
 
 def _leftovers(turn: _Turn) -> list[RenderableType]:
     """What an iteration that ended early (model failed, Ctrl-C) had shown only live."""
     rows: list[RenderableType] = []
     if not turn.replied and (turn.text or turn.reasoning):
-        partial = (
-            Text(visible("".join(turn.reasoning)), style="dim italic") if turn.reasoning else Text()
-        )
-        if turn.text:
-            partial.append(("\n" if turn.reasoning else "") + visible("".join(turn.text)), style="")
-        rows.append(
-            Panel(
-                partial,
-                title="model output so far (incomplete)",
-                title_align="left",
-                border_style="yellow",
-            )
-        )
+        said = "\n".join(visible("".join(part)) for part in (turn.reasoning, turn.text) if part)
+        # With reasoning, the whole panel is dim italic: the text after it too.
+        body = Text(said, style="dim italic" if turn.reasoning else "")
+        rows.append(_panel(body, "model output so far (incomplete)", "yellow"))
     if not turn.replied:
         rows += turn.pending
     rows += [
