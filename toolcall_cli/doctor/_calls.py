@@ -201,12 +201,9 @@ def repaired_calls(run: RunRecords) -> Iterator[Finding]:
             continue
         defects = ", ".join(json_defects(str(call.get("raw", "")))) or "not strict JSON"
         message = f"{call.get('id')}: the call's JSON was loose ({defects}): {shown(call)}"
+        done = "repaired by toolcall (json-repair); the call ran"
         yield Finding.at(
-            record,
-            "repaired_json",
-            message,
-            recovered="repaired by toolcall (json-repair); the call ran",
-            tool=str(call.get("name")),
+            record, "repaired_json", message, recovered=done, tool=str(call.get("name"))
         )
 
 
@@ -235,28 +232,19 @@ def converted_arguments(run: RunRecords) -> Iterator[Finding]:
         notes = [str(note) for note in result.get("coerced") or []]
         left_out = [note for note in notes if note.endswith(LEFT_OUT)]
         converted = [note for note in notes if note not in left_out]
+        tool = str(call.get("name"))
         if converted:
             message = (
                 f"{call.get('id')}: wrong argument type in {shown(call)}: {'; '.join(converted)}"
             )
-            yield Finding.at(
-                record,
-                "coerced",
-                message,
-                recovered="converted by toolcall before validation; the call ran",
-                tool=str(call.get("name")),
-            )
+            done = "converted by toolcall before validation; the call ran"
+            yield Finding.at(record, "coerced", message, recovered=done, tool=tool)
         if left_out:
             message = (
                 f"{call.get('id')}: unexpected argument in {shown(call)}: {'; '.join(left_out)}"
             )
-            yield Finding.at(
-                record,
-                "invalid_arguments",
-                message,
-                recovered="left out by toolcall; the call ran without it",
-                tool=str(call.get("name")),
-            )
+            done = "left out by toolcall; the call ran without it"
+            yield Finding.at(record, "invalid_arguments", message, recovered=done, tool=tool)
 
 
 def loose_framing(run: RunRecords) -> Iterator[Finding]:
