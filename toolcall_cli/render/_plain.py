@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from contextlib import AbstractContextManager
 from typing import IO
 
 from toolcall_cli.events import (
@@ -36,6 +35,7 @@ from toolcall_cli.events import (
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
     RESULT_SHOWN,
+    LineWriter,
     RunEvent,
     RunStats,
     ToolEvent,
@@ -52,7 +52,6 @@ from toolcall_cli.render.base import (
     from_result_line,
     grounding_line,
     indent,
-    nothing_to_suspend,
     one_line,
     reply_summary,
     request_summary,
@@ -71,7 +70,7 @@ live view shows, since plain output goes to logs, where more is wanted; still bo
 model can send megabytes (the final answer is always shown whole)."""
 
 
-class PlainRenderer:
+class PlainRenderer(LineWriter):
     """The same steps as the live view, one plain line (or indented block) each.
 
     Streaming deltas are skipped: the whole reply shows once it has arrived.
@@ -83,7 +82,7 @@ class PlainRenderer:
         *,
         show_request: bool = False,
     ) -> None:
-        self._stream = stream
+        super().__init__(stream)
         self._show_request = show_request
         self._stats = RunStats()
 
@@ -91,14 +90,7 @@ class PlainRenderer:
         self._stats.update(event)
         lines = self._lines(event)
         if lines:
-            self._stream.write("\n".join(lines) + "\n")
-            self._stream.flush()
-
-    def close(self) -> None:
-        self._stream.flush()
-
-    def suspended(self) -> AbstractContextManager[None]:
-        return nothing_to_suspend()
+            self._write("\n".join(lines))
 
     def _lines(self, event: Event) -> list[str]:
         if isinstance(event, ParserEvent):
@@ -197,22 +189,12 @@ class PlainRenderer:
         return [indent("printed by the tool:"), indent(shown.with_note("\n"), "      ")]
 
 
-class QuietRenderer:
+class QuietRenderer(LineWriter):
     """Only the final answer's text: for scripts. Failures go to stderr from the CLI."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
 
     def handle(self, event: Event) -> None:
         if isinstance(event, FinalAnswer):
-            self._stream.write(visible(event.text) + "\n")
-            self._stream.flush()
-
-    def close(self) -> None:
-        self._stream.flush()
-
-    def suspended(self) -> AbstractContextManager[None]:
-        return nothing_to_suspend()
+            self._write(visible(event.text))
 
 
 def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol
+from typing import IO, Any, NoReturn, Protocol
 
 import jiter
 
@@ -50,10 +50,23 @@ class Renderer(Protocol):
         ...
 
 
-@contextmanager
-def nothing_to_suspend() -> Iterator[None]:
-    """`suspended()` for renderers that write lines and never hold the terminal."""
-    yield
+class LineWriter:
+    """What the renderers that write lines share (plain, JSON, quiet): each write is flushed at
+    once, so a reader sees the steps live, and the terminal is never held."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def _write(self, text: str) -> None:
+        self._stream.write(text + "\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.flush()
+
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        yield  # nothing to hand over
 
 
 def assert_never(value: NoReturn) -> NoReturn:
