@@ -7,6 +7,7 @@ iteration, with the later call that put it right (if one did).
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -333,10 +334,7 @@ def split_tags(run: RunRecords) -> Iterator[Finding]:
 
 def _tag_splits(pieces: list[str]) -> int:
     text = "".join(pieces)
-    bounds, at = set(), 0
-    for piece in pieces[:-1]:
-        at += len(piece)
-        bounds.add(at)
+    bounds = set(itertools.accumulate(len(piece) for piece in pieces[:-1]))
     splits = 0
     for tag in (CALL_OPEN, CALL_CLOSE):
         for match in re.finditer(re.escape(tag), text):
