@@ -145,9 +145,7 @@ ARGUMENT_CHARS = 2000
 
 def shown_name(name: str) -> str:
     """A tool name or call id as the view shows it: a model can send one megabytes long."""
-    if len(name) <= NAME_CHARS:
-        return visible(name)
-    return f"{visible(name[:NAME_CHARS])}… ({len(name):,} chars in full)"
+    return visible(cut(name, NAME_CHARS).with_note(separator=""))
 
 
 def shown_arguments(arguments: Any) -> str:
