@@ -151,12 +151,10 @@ _MODEL_FIXES = {
 
 def advise(steps: tuple[Step, ...]) -> Advice | None:
     """The advice for a run's steps; None when every step passed."""
-    wiring = [f for f in steps[2].problems] if len(steps) > 2 else []
-    early = [f for step in steps[:2] for f in step.problems]
-    rest = [f for step in steps[3:] for f in step.problems]
-    for group in (wiring, early, rest):
-        if group:
-            return advice_for(min(group, key=lambda f: f.event or 0))
+    for group in (steps[2:3], steps[:2], steps[3:]):  # feedback, then steps 1 and 2, then 4
+        problems = [f for step in group for f in step.problems]
+        if problems:
+            return advice_for(min(problems, key=lambda f: f.event or 0))
     return None
 
 

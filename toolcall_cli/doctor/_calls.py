@@ -7,6 +7,7 @@ iteration, with the later call that put it right (if one did).
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -70,14 +71,28 @@ def fixed_later(run: RunRecords, after: Record, tool: str | None) -> str | None:
     return None
 
 
+def mistake(
+    run: RunRecords, record: Record, problem: str, message: str, tool: str | None, **more: Any
+) -> Finding:
+    """A mistake of the model's, with the later call of `tool` that put it right (if one did)."""
+    recovered = fixed_later(run, record, tool)
+    return Finding.at(
+        record, problem, message, fixable=True, recovered=recovered, tool=tool, **more
+    )
+
+
+def clipped(text: str, chars: int) -> str:
+    """`text`, cut to `chars` with `...` when longer."""
+    return text if len(text) <= chars else text[: chars - 3] + "..."
+
+
 def shown(call: dict[str, Any]) -> str:
     """`name({"arg": ...})`, cut to a line."""
     try:
         arguments = json.dumps(call.get("arguments"), ensure_ascii=False)
     except (TypeError, ValueError):
         arguments = repr(call.get("arguments"))
-    text = f"{call.get('name')}({arguments})"
-    return text if len(text) <= 80 else text[:77] + "..."
+    return clipped(f"{call.get('name')}({arguments})", 80)
 
 
 def refused_calls(run: RunRecords) -> Iterator[Finding]:
@@ -96,31 +111,15 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
             intended = meant_tool(name, problems_of(result), tools)
             hint = f" (meant `{intended}`?)" if intended else ""
             message = f"{call.get('id')}: unknown tool `{name}`{hint}, in {shown(call)}"
-            yield Finding.at(
-                record,
-                kind,
-                message,
-                fixable=True,
-                recovered=fixed_later(run, record, intended),
-                tool=intended,
-            )
+            yield mistake(run, record, kind, message, intended)
         elif kind == "invalid_arguments":
             why = reasons(problems_of(result)) or first_line(content)
             message = f"{call.get('id')}: invalid arguments in {shown(call)}: {why}"
-            recovered = fixed_later(run, record, name)
-            yield Finding.at(record, kind, message, fixable=True, recovered=recovered, tool=name)
+            yield mistake(run, record, kind, message, name)
         else:
             code = "tool_timeout" if kind == "timeout" else kind
             message = f"{call.get('id')}: `{name}` gave an error ({kind}): {first_line(content)}"
-            yield Finding.at(
-                record,
-                code,
-                message,
-                fixable=True,
-                recovered=fixed_later(run, record, name),
-                tool=name,
-                note=kind in _NOTE_KINDS,
-            )
+            yield mistake(run, record, code, message, name, note=kind in _NOTE_KINDS)
 
 
 def calls_from_results(run: RunRecords) -> Iterator[Finding]:
@@ -173,8 +172,7 @@ def reasons(problems: list[Problem]) -> str:
 
 def first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
-    line = line.removeprefix("Error: ")
-    return line if len(line) <= 160 else line[:157] + "..."
+    return clipped(line.removeprefix("Error: "), 160)
 
 
 def unreadable_calls(run: RunRecords) -> Iterator[Finding]:
@@ -185,28 +183,15 @@ def unreadable_calls(run: RunRecords) -> Iterator[Finding]:
         named = _NAME_IN_RAW.search(raw) or re.search(r"`([^`]+)`", message)
         tool = named.group(1) if named else None
         if data.get("truncated"):
+            problem = "truncated"
             text = (
                 f"{data.get('call_id')}: the reply was cut off inside a call "
                 "(finish_reason length: out of tokens), so it could not be read"
             )
-            yield Finding.at(
-                record,
-                "truncated",
-                text,
-                fixable=True,
-                recovered=fixed_later(run, record, tool),
-                tool=tool,
-            )
-            continue
-        text = f"{data.get('call_id')}: a call could not be read: {first_line(message)}"
-        yield Finding.at(
-            record,
-            "parse_error",
-            text,
-            fixable=True,
-            recovered=fixed_later(run, record, tool),
-            tool=tool,
-        )
+        else:
+            problem = "parse_error"
+            text = f"{data.get('call_id')}: a call could not be read: {first_line(message)}"
+        yield mistake(run, record, problem, text, tool)
 
 
 def repaired_calls(run: RunRecords) -> Iterator[Finding]:
@@ -217,12 +202,9 @@ def repaired_calls(run: RunRecords) -> Iterator[Finding]:
             continue
         defects = ", ".join(json_defects(str(call.get("raw", "")))) or "not strict JSON"
         message = f"{call.get('id')}: the call's JSON was loose ({defects}): {shown(call)}"
+        done = "repaired by toolcall (json-repair); the call ran"
         yield Finding.at(
-            record,
-            "repaired_json",
-            message,
-            recovered="repaired by toolcall (json-repair); the call ran",
-            tool=str(call.get("name")),
+            record, "repaired_json", message, recovered=done, tool=str(call.get("name"))
         )
 
 
@@ -251,28 +233,19 @@ def converted_arguments(run: RunRecords) -> Iterator[Finding]:
         notes = [str(note) for note in result.get("coerced") or []]
         left_out = [note for note in notes if note.endswith(LEFT_OUT)]
         converted = [note for note in notes if note not in left_out]
+        tool = str(call.get("name"))
         if converted:
             message = (
                 f"{call.get('id')}: wrong argument type in {shown(call)}: {'; '.join(converted)}"
             )
-            yield Finding.at(
-                record,
-                "coerced",
-                message,
-                recovered="converted by toolcall before validation; the call ran",
-                tool=str(call.get("name")),
-            )
+            done = "converted by toolcall before validation; the call ran"
+            yield Finding.at(record, "coerced", message, recovered=done, tool=tool)
         if left_out:
             message = (
                 f"{call.get('id')}: unexpected argument in {shown(call)}: {'; '.join(left_out)}"
             )
-            yield Finding.at(
-                record,
-                "invalid_arguments",
-                message,
-                recovered="left out by toolcall; the call ran without it",
-                tool=str(call.get("name")),
-            )
+            done = "left out by toolcall; the call ran without it"
+            yield Finding.at(record, "invalid_arguments", message, recovered=done, tool=tool)
 
 
 def loose_framing(run: RunRecords) -> Iterator[Finding]:
@@ -323,7 +296,7 @@ def _talk_after_calls(run: RunRecords) -> Iterator[Finding]:
         after = raw[end:].strip() if end >= 0 else ""
         after = after.removeprefix("```").strip()  # a fenced call's closing fence
         if after:
-            excerpt = after if len(after) <= 60 else after[:57] + "..."
+            excerpt = clipped(after, 60)
             message = f"text after the call ({excerpt!r}): the model talks on instead of waiting"
             yield Finding.at(
                 reply,
@@ -361,10 +334,7 @@ def split_tags(run: RunRecords) -> Iterator[Finding]:
 
 def _tag_splits(pieces: list[str]) -> int:
     text = "".join(pieces)
-    bounds, at = set(), 0
-    for piece in pieces[:-1]:
-        at += len(piece)
-        bounds.add(at)
+    bounds = set(itertools.accumulate(len(piece) for piece in pieces[:-1]))
     splits = 0
     for tag in (CALL_OPEN, CALL_CLOSE):
         for match in re.finditer(re.escape(tag), text):

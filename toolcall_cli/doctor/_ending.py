@@ -81,23 +81,19 @@ def _interrupted(record: Record) -> Finding:
 
 
 def _repeated_calls(run: RunRecords, answered: bool) -> Iterator[Finding]:
+    recovered = "the run still answered" if answered else None
     for record in run.of("tool_finished"):
-        result = record.data.get("result") or {}
+        if not (record.data.get("result") or {}).get("cached"):
+            continue
         call = record.data.get("call") or {}
-        if result.get("cached"):
-            message = (
-                f"{call.get('id')}: `{call.get('name')}` called again with the same arguments; "
-                "the earlier result was handed back"
-            )
-            recovered = "the run still answered" if answered else None
-            yield Finding.at(
-                record,
-                "repeated_call",
-                message,
-                fixable=True,
-                recovered=recovered,
-                tool=str(call.get("name")),
-            )
+        name = str(call.get("name"))
+        message = (
+            f"{call.get('id')}: `{name}` called again with the same arguments; "
+            "the earlier result was handed back"
+        )
+        yield Finding.at(
+            record, "repeated_call", message, fixable=True, recovered=recovered, tool=name
+        )
 
 
 def _not_answers(run: RunRecords, answered: bool) -> Iterator[Finding]:

@@ -46,12 +46,10 @@ class RunRecords:
         return [record for record in self.records if record.kind in kinds]
 
     def first(self, kind: str) -> Record | None:
-        found = self.of(kind)
-        return found[0] if found else None
+        return next(iter(self.of(kind)), None)
 
     def last(self, kind: str) -> Record | None:
-        found = self.of(kind)
-        return found[-1] if found else None
+        return next(reversed(self.of(kind)), None)
 
 
 def split_runs(records: Sequence[dict[str, Any]]) -> list[RunRecords]:

@@ -1,35 +1,23 @@
 """Renderers turn a run's events into output: a rich live view, plain lines, JSON lines or
 just the answer.
 
-Public here: `make_renderer`, `Renderer`, `RenderMode` and the renderer classes (imported on
-first use from the private `_live`, `_plain` and `_jsonl`), and the modules `base`, `explain`,
-and the views of one command each: `doctor`, `kata`, `recorded`, `replay`, `serve_log`."""
+Public here: `make_renderer`, `Renderer` and `RenderMode` (the renderers are in the private
+`_live`, `_plain` and `_jsonl`), and the modules `base`, `explain`, and the views of one command
+each: `doctor`, `kata`, `recorded`, `replay`, `serve_log`."""
 
 from __future__ import annotations
 
 import sys
-from typing import IO, TYPE_CHECKING, Any, Literal, cast
+from typing import IO, TYPE_CHECKING, Literal, cast
 
 from toolcall_cli.render.base import Renderer
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolcall_cli.render._jsonl import JsonLinesRenderer
-    from toolcall_cli.render._live import LiveRenderer
-    from toolcall_cli.render._plain import PlainRenderer, QuietRenderer
-
 RenderMode = Literal["live", "plain", "json", "quiet"]
 
-__all__ = [
-    "JsonLinesRenderer",
-    "LiveRenderer",
-    "PlainRenderer",
-    "QuietRenderer",
-    "RenderMode",
-    "Renderer",
-    "make_renderer",
-]
+__all__ = ["RenderMode", "Renderer", "make_renderer"]
 
 
 def make_renderer(
@@ -73,31 +61,13 @@ def make_renderer(
     raise ValueError(f"unknown render mode: {mode!r}")
 
 
-def _as_console(target: object) -> Console | None:
-    """`target` if it is a rich Console, asked without loading rich: none can exist before
-    rich.console is imported."""
-    loaded = sys.modules.get("rich.console")
-    return target if loaded is not None and isinstance(target, loaded.Console) else None
-
-
 def _stream(target: Console | IO[str] | None) -> IO[str]:
     # Looked up at call time, not import time, so a redirected sys.stdout is honoured.
     if target is None:
         return sys.stdout
-    console = _as_console(target)
-    return console.file if console is not None else cast("IO[str]", target)
-
-
-def __getattr__(name: str) -> Any:
-    """The renderer classes, imported on first use (see make_renderer)."""
-    where = {
-        "JsonLinesRenderer": "toolcall_cli.render._jsonl",
-        "LiveRenderer": "toolcall_cli.render._live",
-        "PlainRenderer": "toolcall_cli.render._plain",
-        "QuietRenderer": "toolcall_cli.render._plain",
-    }
-    if name not in where:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(where[name]), name)
+    # A rich Console writes to its file. Asked without loading rich: no Console exists before
+    # rich.console is imported.
+    rich_console = sys.modules.get("rich.console")
+    if rich_console is not None and isinstance(target, rich_console.Console):
+        return cast("IO[str]", target.file)
+    return cast("IO[str]", target)

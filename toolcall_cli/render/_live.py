@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -47,6 +47,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    RESULT_SHOWN,
     RunEvent,
     RunStats,
     ToolEvent,
@@ -82,6 +83,10 @@ _TURN_ENDERS = (IterationStarted, FedBack, FinalAnswer, LimitReached, ModelFaile
 # Deltas arrive per token; everything else is rare enough to redraw at once.
 _DELTAS = (TextDelta, ReasoningDelta, CallForming)
 
+RAW_SHOWN = (4000, 80)
+"""The characters and lines of a reply's raw output the view shows."""
+REASONING_CHARS = 1200
+
 _json_highlighter = JSONHighlighter()
 
 
@@ -89,7 +94,7 @@ _json_highlighter = JSONHighlighter()
 class _Running:
     call: ToolCall
     spinner: Spinner
-    since: float
+    since: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -97,7 +102,7 @@ class _Turn:
     """The live state of one iteration: what streams in, and the tools still running."""
 
     iteration: int
-    since: float
+    since: float = field(default_factory=time.monotonic)
     waiting: Spinner = field(default_factory=lambda: Spinner("dots", style="cyan"))
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
@@ -123,22 +128,10 @@ class LiveRenderer:
         *,
         auto_refresh: bool = True,
         show_request: bool = False,
-        result_chars: int = 300,
-        result_lines: int = 6,
-        raw_chars: int = 4000,
-        raw_lines: int = 80,
-        reasoning_chars: int = 1200,
-        refresh_per_second: float = 12.5,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._console = console
         self._auto_refresh = auto_refresh
         self._show_request = show_request
-        self._result_limits = (result_chars, result_lines)
-        self._raw_limits = (raw_chars, raw_lines)
-        self._reasoning_chars = reasoning_chars
-        self._refresh_per_second = refresh_per_second
-        self._clock = clock
         self._stats = RunStats()
         self._turn: _Turn | None = None
         self._live: Live | None = None
@@ -216,7 +209,7 @@ class LiveRenderer:
     def _apply_turn(self, event: TurnEvent) -> list[RenderableType]:
         match event:
             case IterationStarted():
-                self._turn = _Turn(iteration=event.iteration, since=self._clock())
+                self._turn = _Turn(iteration=event.iteration)
                 return self._iteration_heading(event)
             case ModelChunk():
                 return []  # for the trace; the parser's deltas show what it held
@@ -232,7 +225,8 @@ class LiveRenderer:
     def _apply_tool(self, event: ToolEvent) -> list[RenderableType]:
         match event:
             case ToolStarted():
-                self._on_tool_started(event.call)
+                spinner = Spinner("dots", style="cyan")
+                self._current().running[event.call.id] = _Running(event.call, spinner)
                 return []
             case PlaceholdersFilled():
                 return self._step(Text(filled_line(event), style="magenta"))
@@ -271,7 +265,7 @@ class LiveRenderer:
 
     def _current(self) -> _Turn:
         if self._turn is None:  # events outside an iteration: show them rather than fail
-            self._turn = _Turn(iteration=0, since=self._clock())
+            self._turn = _Turn(iteration=0)
         return self._turn
 
     def _step(self, renderable: RenderableType) -> list[RenderableType]:
@@ -296,10 +290,6 @@ class LiveRenderer:
         pending, turn.pending = turn.pending, []
         return [*self._reasoning_panel(event.reasoning), self._raw_panel(event), *pending]
 
-    def _on_tool_started(self, call: ToolCall) -> None:
-        spinner = Spinner("dots", style="cyan")
-        self._current().running[call.id] = _Running(call, spinner, self._clock())
-
     # --- the live region ---------------------------------------------------------------------
 
     def _start_live(self) -> None:
@@ -308,7 +298,7 @@ class LiveRenderer:
         self._live = Live(
             console=self._console,
             auto_refresh=self._auto_refresh,
-            refresh_per_second=self._refresh_per_second,
+            refresh_per_second=12.5,
             transient=True,  # everything it showed is printed above once finished
             get_renderable=self._live_view,
             # rich would swap sys.stdout/sys.stderr for its own proxy while live, on top of the
@@ -371,7 +361,7 @@ class LiveRenderer:
         return rows
 
     def _since(self, start: float) -> str:
-        return f"{self._clock() - start:.1f}s"
+        return f"{time.monotonic() - start:.1f}s"
 
     # --- blocks printed above --------------------------------------------------------------
 
@@ -387,7 +377,7 @@ class LiveRenderer:
         tools = tools_line(event.tools)
         body.append_text(Text.assemble("\n", ("tools ", "dim"), tools))
         body.append_text(Text.assemble("\n", ("question ", "dim"), visible(event.question)))
-        return Panel(body, title="toolcall", title_align="left", border_style="cyan")
+        return _panel(body, "toolcall", "cyan")
 
     def _iteration_heading(self, event: IterationStarted) -> list[RenderableType]:
         rows: list[RenderableType] = [
@@ -402,14 +392,14 @@ class LiveRenderer:
     def _reasoning_panel(self, reasoning: str) -> list[RenderableType]:
         if not reasoning:
             return []
-        shown = cut(visible(reasoning), self._reasoning_chars)
+        shown = cut(visible(reasoning), REASONING_CHARS)
         body = Text(shown.text, style="dim italic")
         if shown.was_cut:
             body.append("\n" + shown.note(), style="dim")
-        return [Panel(body, title="reasoning", title_align="left", border_style="dim")]
+        return [_panel(body, "reasoning", "dim")]
 
     def _raw_panel(self, event: ModelReplied) -> RenderableType:
-        shown = cut(visible(event.raw), *self._raw_limits)
+        shown = cut(visible(event.raw), *RAW_SHOWN)
         # Text, never a markup string: `[bold]` or `[/tool_call]` from the model stays literal.
         body = Text(shown.text) if shown.text else Text("(empty)", style="dim")
         if shown.was_cut:
@@ -442,9 +432,9 @@ class LiveRenderer:
             rows.append(
                 Text("  the reply ended inside the call (max_tokens or a cut stream)", "red")
             )
-        raw = cut(visible(error.raw), *self._result_limits)
+        raw = cut(visible(error.raw), *RESULT_SHOWN)
         body = Text("raw: ", style="dim")
-        body.append(raw.text + (f"\n{raw.note()}" if raw.was_cut else ""))
+        body.append(raw.with_note("\n"))
         rows.append(Padding(body, (0, 0, 0, 4), expand=False))
         fed = f"  ↩ fed back to the model as an error result for {shown_name(error.call_id)}"
         rows.append(Text(fed, style="dim red"))
@@ -462,7 +452,7 @@ class LiveRenderer:
         head.append(f"  {result.duration:.2f}s", style="dim")
         if result.cached:
             head.append("  repeated call: earlier result reused, not run", style="yellow")
-        shown = cut(visible(result.content), *self._result_limits)
+        shown = cut(visible(result.content), *RESULT_SHOWN)
         body = Text("fed back: " if not result.ok else "", style="dim")
         body.append(shown.text, style="" if result.ok else "red")
         for note in (shown.note(), _model_cut_note(result)):
@@ -478,7 +468,7 @@ class LiveRenderer:
         """What the tool printed while it ran: the user sees it here; the model never does."""
         if not result.output or result.cached:  # a reused result: the tool did not run now
             return
-        shown = cut(visible(result.output.rstrip("\n")), *self._result_limits)
+        shown = cut(visible(result.output.rstrip("\n")), *RESULT_SHOWN)
         body.append("\nprinted by the tool:", style="dim")
         # Text, never markup: `[red]` printed by a tool stays literal.
         body.append("\n" + indent(shown.text, "  "), style="italic")
@@ -539,30 +529,25 @@ def _answer_panel(answer: FinalAnswer) -> Panel:
     text = answer.text
     body = Text(visible(text)) if text else Text("(empty answer)", style="dim")
     colour = "yellow" if answer.best_effort else "green"
-    return Panel(body, title=answer_label(answer), title_align="left", border_style=colour)
+    return _panel(body, answer_label(answer), colour)
 
 
 def _stop_panel(title: str, message: str, colour: str) -> Panel:
-    return Panel(Text(visible(message)), title=title, title_align="left", border_style=colour)
+    return _panel(Text(visible(message)), title, colour)
+
+
+def _panel(body: Text, title: str, colour: str) -> Panel:
+    return Panel(body, title=title, title_align="left", border_style=colour)
 
 
 def _leftovers(turn: _Turn) -> list[RenderableType]:
     """What an iteration that ended early (model failed, Ctrl-C) had shown only live."""
     rows: list[RenderableType] = []
     if not turn.replied and (turn.text or turn.reasoning):
-        partial = (
-            Text(visible("".join(turn.reasoning)), style="dim italic") if turn.reasoning else Text()
-        )
-        if turn.text:
-            partial.append(("\n" if turn.reasoning else "") + visible("".join(turn.text)), style="")
-        rows.append(
-            Panel(
-                partial,
-                title="model output so far (incomplete)",
-                title_align="left",
-                border_style="yellow",
-            )
-        )
+        said = "\n".join(visible("".join(part)) for part in (turn.reasoning, turn.text) if part)
+        # With reasoning, the whole panel is dim italic: the text after it too.
+        body = Text(said, style="dim italic" if turn.reasoning else "")
+        rows.append(_panel(body, "model output so far (incomplete)", "yellow"))
     if not turn.replied:
         rows += turn.pending
     rows += [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from contextlib import AbstractContextManager
 from typing import IO
 
 from toolcall_cli.events import (
@@ -35,6 +34,8 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    RESULT_SHOWN,
+    LineWriter,
     RunEvent,
     RunStats,
     ToolEvent,
@@ -51,7 +52,6 @@ from toolcall_cli.render.base import (
     from_result_line,
     grounding_line,
     indent,
-    nothing_to_suspend,
     one_line,
     reply_summary,
     request_summary,
@@ -64,8 +64,13 @@ from toolcall_cli.render.base import (
     withdrawn_title,
 )
 
+RAW_SHOWN = (20_000, 500)
+"""The characters and lines of a reply's raw output (and its reasoning) shown: more than the
+live view shows, since plain output goes to logs, where more is wanted; still bounded, since a
+model can send megabytes (the final answer is always shown whole)."""
 
-class PlainRenderer:
+
+class PlainRenderer(LineWriter):
     """The same steps as the live view, one plain line (or indented block) each.
 
     Streaming deltas are skipped: the whole reply shows once it has arrived.
@@ -75,17 +80,9 @@ class PlainRenderer:
         self,
         stream: IO[str],
         *,
-        result_chars: int = 300,
-        result_lines: int = 6,
-        raw_chars: int = 20_000,
-        raw_lines: int = 500,
         show_request: bool = False,
     ) -> None:
-        self._stream = stream
-        self._result_limits = (result_chars, result_lines)
-        # Larger than the live view's: plain output goes to logs, where more is wanted; still
-        # bounded, since a model can send megabytes (the final answer is always shown whole).
-        self._raw_limits = (raw_chars, raw_lines)
+        super().__init__(stream)
         self._show_request = show_request
         self._stats = RunStats()
 
@@ -93,14 +90,7 @@ class PlainRenderer:
         self._stats.update(event)
         lines = self._lines(event)
         if lines:
-            self._stream.write("\n".join(lines) + "\n")
-            self._stream.flush()
-
-    def close(self) -> None:
-        self._stream.flush()
-
-    def suspended(self) -> AbstractContextManager[None]:
-        return nothing_to_suspend()
+            self._write("\n".join(lines))
 
     def _lines(self, event: Event) -> list[str]:
         if isinstance(event, ParserEvent):
@@ -133,7 +123,7 @@ class PlainRenderer:
             case ModelChunk():
                 return []  # for the trace; the parser's events show what it held
             case ModelReplied():
-                return _reply(event, self._raw_limits)
+                return _reply(event)
             case ToolsChosen():
                 return [chosen_line(event)]
             case FedBack():
@@ -170,21 +160,18 @@ class PlainRenderer:
         lines = [f"error parse_error {shown_name(error.call_id)}: {visible(error.message)}"]
         if error.truncated:
             lines.append("    the reply ended inside the call")
-        raw = cut(visible(error.raw), *self._result_limits)
-        lines += [indent("raw: " + raw.text), *([indent(raw.note())] if raw.was_cut else [])]
-        return lines
+        raw = cut(visible(error.raw), *RESULT_SHOWN)
+        return [*lines, indent("raw: " + raw.with_note("\n"))]
 
     def _result(self, call: ToolCall, result: ToolResult) -> list[str]:
         status = "ok" if result.ok else f"error {result.error_kind or 'error'}"
         if result.cached:
             status += " (repeated call: earlier result reused, not run)"
-        shown = cut(visible(result.content), *self._result_limits)
-        head, *rest = shown.text.split("\n")
+        shown = cut(visible(result.content), *RESULT_SHOWN)
+        head, *rest = shown.with_note("\n").split("\n")
         name = f"{shown_name(call.name)} {shown_name(call.id)}"  # the id pairs it with its call
         lines = [f"tool {name} {status} {result.duration:.2f}s -> {head}"]
         lines += [indent(line) for line in rest]
-        if shown.was_cut:
-            lines.append(indent(shown.note()))
         if result.coerced:
             fixes = "; ".join(visible(c) for c in result.coerced)
             lines.append(indent(f"argument types fixed before validation: {fixes}"))
@@ -198,27 +185,16 @@ class PlainRenderer:
         """What the tool printed while it ran: the user sees it here; the model never does."""
         if not result.output or result.cached:  # a reused result: the tool did not run now
             return []
-        shown = cut(visible(result.output.rstrip("\n")), *self._result_limits)
-        lines = [indent("printed by the tool:"), indent(shown.text, "      ")]
-        return lines + ([indent(shown.note(), "      ")] if shown.was_cut else [])
+        shown = cut(visible(result.output.rstrip("\n")), *RESULT_SHOWN)
+        return [indent("printed by the tool:"), indent(shown.with_note("\n"), "      ")]
 
 
-class QuietRenderer:
+class QuietRenderer(LineWriter):
     """Only the final answer's text: for scripts. Failures go to stderr from the CLI."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
 
     def handle(self, event: Event) -> None:
         if isinstance(event, FinalAnswer):
-            self._stream.write(visible(event.text) + "\n")
-            self._stream.flush()
-
-    def close(self) -> None:
-        self._stream.flush()
-
-    def suspended(self) -> AbstractContextManager[None]:
-        return nothing_to_suspend()
+            self._write(visible(event.text))
 
 
 def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:
@@ -231,7 +207,7 @@ def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:
             return _labelled(answer_label(event), event.text)
         case AnswerWithoutTools():
             told = f"{withdrawn_title(event)}: {visible(event.message)}"
-            return [told, *asked_again_lines(event, visible)]
+            return [told, *asked_again_lines(event)]
         case GroundingChecked():
             return [f"warning: {grounding_line(event)}"]
         case LimitReached():
@@ -254,22 +230,16 @@ def _header(event: RunStarted) -> list[str]:
     ]
 
 
-def _reply(event: ModelReplied, raw_limits: tuple[int, int]) -> list[str]:
-    lines: list[str] = []
-    if event.reasoning:
-        lines += ["reasoning:", *_cut_block(event.reasoning, raw_limits)]
-    lines += [
-        "model output:",
-        *(_cut_block(event.raw, raw_limits) if event.raw else ["    (empty)"]),
-    ]
+def _reply(event: ModelReplied) -> list[str]:
+    lines = ["reasoning:", _cut_block(event.reasoning)] if event.reasoning else []
+    lines += ["model output:", _cut_block(event.raw) if event.raw else "    (empty)"]
     summary = reply_summary(event)
     return lines + ([f"({summary})"] if summary else [])
 
 
-def _cut_block(text: str, limits: tuple[int, int]) -> list[str]:
+def _cut_block(text: str) -> str:
     """Text indented under its label, cut to the view's size with a note saying how much."""
-    shown = cut(visible(text), *limits)
-    return [indent(shown.text), *([indent(shown.note())] if shown.was_cut else [])]
+    return indent(cut(visible(text), *RAW_SHOWN).with_note("\n"))
 
 
 def _call(call: ToolCall) -> list[str]:

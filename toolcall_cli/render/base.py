@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol
+from typing import IO, Any, NoReturn, Protocol
 
 import jiter
 
@@ -50,10 +50,23 @@ class Renderer(Protocol):
         ...
 
 
-@contextmanager
-def nothing_to_suspend() -> Iterator[None]:
-    """`suspended()` for renderers that write lines and never hold the terminal."""
-    yield
+class LineWriter:
+    """What the renderers that write lines share (plain, JSON, quiet): each write is flushed at
+    once, so a reader sees the steps live, and the terminal is never held."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def _write(self, text: str) -> None:
+        self._stream.write(text + "\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.flush()
+
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        yield  # nothing to hand over
 
 
 def assert_never(value: NoReturn) -> NoReturn:
@@ -106,6 +119,10 @@ class Cut:
         """`… (1,234 chars in full)` when shortened, else empty."""
         return f"… ({self.full_length:,} chars in full)" if self.was_cut else ""
 
+    def with_note(self, separator: str = " ") -> str:
+        """The text, then the note after `separator` when it was shortened."""
+        return f"{self.text}{separator}{self.note()}" if self.was_cut else self.text
+
 
 def cut(text: str, max_chars: int, max_lines: int | None = None) -> Cut:
     """Keep the head of `text`: at most `max_chars` characters and `max_lines` lines."""
@@ -117,6 +134,9 @@ def cut(text: str, max_chars: int, max_lines: int | None = None) -> Cut:
     return Cut(text=shown, full_length=len(text), was_cut=len(shown) < len(text))
 
 
+RESULT_SHOWN = (300, 6)
+"""The characters and lines a view shows of a tool's result, of what a tool printed, and of
+call text that could not be read."""
 NAME_CHARS = 64
 """Longest tool name or call id shown whole; OpenAI's own limit for a function name."""
 ARGUMENT_CHARS = 2000
@@ -125,15 +145,12 @@ ARGUMENT_CHARS = 2000
 
 def shown_name(name: str) -> str:
     """A tool name or call id as the view shows it: a model can send one megabytes long."""
-    if len(name) <= NAME_CHARS:
-        return visible(name)
-    return f"{visible(name[:NAME_CHARS])}… ({len(name):,} chars in full)"
+    return visible(cut(name, NAME_CHARS).with_note(separator=""))
 
 
 def shown_arguments(arguments: Any) -> str:
     """A call's arguments as one line of JSON, cut (saying so) when the model sent a lot."""
-    shown = cut(compact_json(arguments), ARGUMENT_CHARS)
-    return visible(shown.text) + (f" {shown.note()}" if shown.was_cut else "")
+    return visible(cut(compact_json(arguments), ARGUMENT_CHARS).with_note())
 
 
 def one_line(text: str, max_chars: int) -> str:
@@ -372,7 +389,7 @@ def withdrawn_text(event: AnswerWithoutTools) -> str:
     return "\n".join([f"told the model: {event.message}", *asked_again_lines(event)])
 
 
-def asked_again_lines(event: AnswerWithoutTools, visible: Callable[[str], str] = str) -> list[str]:
+def asked_again_lines(event: AnswerWithoutTools) -> list[str]:
     """The question sent again after the instruction, as the view's line (none if it wasn't)."""
     return [f"then asked again: {visible(event.asked_again)}"] if event.asked_again else []
 

@@ -9,19 +9,15 @@ from rich.console import Console
 from rich.text import Text
 
 from toolcall_cli.doctor import Advice, Diagnosis, Finding, RunDiagnosis, Step
+from toolcall_cli.render.base import plural
 
 PASS, PROBLEM, NOTE = "✓", "✗", "·"
 
 
 def print_diagnosis(diagnosis: Diagnosis, console: Console) -> None:
-    runs = len(diagnosis.runs)
-    console.print(
-        Text.assemble(
-            ("toolcall doctor", "bold"),
-            f"  {diagnosis.path}  (trace format v{diagnosis.version}, {runs} run"
-            f"{'' if runs == 1 else 's'})",
-        )
-    )
+    runs = plural(len(diagnosis.runs), "run")
+    heading = f"  {diagnosis.path}  (trace format v{diagnosis.version}, {runs})"
+    console.print(Text.assemble(("toolcall doctor", "bold"), heading))
     for note in diagnosis.notes:
         console.print(Text(f"note: {note}", style="yellow"))
     for run in diagnosis.runs:
@@ -94,8 +90,5 @@ def verdict(diagnosis: Diagnosis) -> Text:
     if not count:
         return Text(f"{PASS} every step passed", style="green")
     bad = sum(1 for run in diagnosis.runs if run.problems)
-    runs = len(diagnosis.runs)
-    return Text(
-        f"{PROBLEM} {count} problem(s) found in {bad} of {runs} run{'' if runs == 1 else 's'}",
-        style="red",
-    )
+    runs = plural(len(diagnosis.runs), "run")
+    return Text(f"{PROBLEM} {count} problem(s) found in {bad} of {runs}", style="red")

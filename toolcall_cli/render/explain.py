@@ -30,10 +30,7 @@ from toolcall_cli.render.base import Renderer
 Lang = Literal["en", "zh"]
 Layer = Literal["protocol", "execution", "loop"]
 
-LAYER_NAMES: dict[Lang, dict[Layer, str]] = {
-    "en": {"protocol": "protocol", "execution": "execution", "loop": "loop"},
-    "zh": {"protocol": "协议层", "execution": "执行层", "loop": "循环层"},
-}
+CHINESE_LAYERS: dict[Layer, str] = {"protocol": "协议层", "execution": "执行层", "loop": "循环层"}
 
 NOTES: dict[str, tuple[Layer, str, str]] = {
     # key: the event kind, or kind:outcome -> (layer, English, Chinese)
@@ -177,7 +174,8 @@ class Note:
     lang: Lang
 
     def line(self) -> str:
-        return f"explain · {LAYER_NAMES[self.lang][self.layer]}: {self.text}"
+        layer = CHINESE_LAYERS[self.layer] if self.lang == "zh" else self.layer
+        return f"explain · {layer}: {self.text}"
 
     def record(self) -> dict[str, Any]:
         return {"kind": "explain", "about": self.about, "layer": self.layer, "note": self.text}

@@ -4,7 +4,7 @@ shown as text, never read as rich markup."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from rich.console import Console
 from rich.table import Table
@@ -43,8 +43,8 @@ def title(check: CheckRun, header: Header | None, now: datetime) -> Text:
     return text
 
 
-def elapsed(delta: object) -> str:
-    seconds = int(getattr(delta, "total_seconds", lambda: 0)())
+def elapsed(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
     if seconds < 0:
         return "0 s"
     hours, rest = divmod(seconds, 3600)

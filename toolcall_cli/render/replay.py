@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from toolcall_cli.render.base import one_line, visible
+from toolcall_cli.render.base import one_line, plural, visible
 from toolcall_cli.trace.diff import Compared, QuestionDiff, ReplayDiff
 
 SAME, DIFFERENT, SHOWN = "=", "≠", "·"
@@ -29,13 +29,8 @@ def print_replay(
     replay_trace: Path | None,
     console: Console,
 ) -> None:
-    questions = len(diff.questions)
-    console.print(
-        Text.assemble(
-            ("toolcall replay", "bold"),
-            f"  {recording}  ({questions} question{'' if questions == 1 else 's'})",
-        )
-    )
+    questions = plural(len(diff.questions), "question")
+    console.print(Text.assemble(("toolcall replay", "bold"), f"  {recording}  ({questions})"))
     console.print(Text(f"  recorded  {then['model']} · {then['strategy']}", style="dim"))
     where = f" · trace {replay_trace}" if replay_trace else ""
     console.print(Text(f"  replayed  {now['model']} · {now['strategy']}{where}", style="dim"))
@@ -124,11 +119,9 @@ def verdict(diff: ReplayDiff) -> Text:
         for item in question.differences
     ] + (["the script"] if diff.notes else [])
     shown = ", ".join(where[:6]) + (f", … ({len(where) - 6} more)" if len(where) > 6 else "")
-    count = diff.differences
+    places = plural(diff.differences, "place")
     return Text(
-        f"{DIFFERENT} the replay differs from the recording in {count} place"
-        f"{'' if count == 1 else 's'}: {shown}",
-        style="red bold",
+        f"{DIFFERENT} the replay differs from the recording in {places}: {shown}", "red bold"
     )
 
 

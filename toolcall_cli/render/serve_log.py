@@ -170,9 +170,7 @@ def call_line(call: WireCall) -> Text:
     line = Text.assemble(("→ call ", "magenta"), (shown_name(call.name), "bold magenta"), " ")
     # The arguments as the model wrote them: with a fault on they may not be JSON at all.
     shown = cut(visible(call.arguments), REPLY_CHARS)
-    line.append_text(
-        _json_highlighter(Text(shown.text + (f" {shown.note()}" if shown.was_cut else "")))
-    )
+    line.append_text(_json_highlighter(Text(shown.with_note())))
     line.append(f"  {shown_name(call.id)}", style="dim")
     return line
 
@@ -188,14 +186,10 @@ def banner(url: str, settings: ServeSettings, host_note: str = "") -> Renderable
     body.append_text(Text.assemble("\n", ("faults ", "dim"), faults))
     if settings.faults:
         body.append_text(Text.assemble(("  ·  rate ", "dim"), f"{settings.fault_rate:g}"))
-    body.append_text(
-        Text(
-            "\nPOST /v1/chat/completions (stream or not), GET /v1/models  ·  Ctrl-C stops",
-            style="dim",
-        )
-    )
+    serves = "POST /v1/chat/completions (stream or not), GET /v1/models  ·  Ctrl-C stops"
+    body.append(f"\n{serves}", style="dim")
     if host_note:
-        body.append_text(Text(f"\n⚠ {host_note}", style="yellow"))
+        body.append(f"\n⚠ {host_note}", style="yellow")
     return Panel(body, title="toolcall serve", title_align="left", border_style="cyan")
 
 

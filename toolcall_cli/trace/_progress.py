@@ -4,7 +4,6 @@ reader leaving, a crash) before the loop could send its own."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from toolcall_cli.events import (
     Event,
@@ -19,9 +18,8 @@ from toolcall_cli.events import (
 class RunProgress:
     """Counts a run's iterations, calls and tokens as its events pass."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._started = clock()
+    def __init__(self) -> None:
+        self._started = time.monotonic()
         self._iterations = 0
         self._tool_calls = 0
         self._usage: dict[str, int] = {}
@@ -30,7 +28,7 @@ class RunProgress:
 
     def add(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self._started = self._clock()
+            self._started = time.monotonic()
         elif isinstance(event, IterationStarted):
             self._iterations = event.iteration
         elif isinstance(event, ToolCallParsed):
@@ -46,6 +44,6 @@ class RunProgress:
             stop_reason="interrupted",
             iterations=self._iterations,
             tool_calls=self._tool_calls,
-            elapsed=self._clock() - self._started,
+            elapsed=time.monotonic() - self._started,
             usage=dict(self._usage),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import types
@@ -157,26 +158,17 @@ def checked_record(record: dict[str, Any]) -> dict[str, Any]:
     """`record` (a JSON object with a string `kind`) as its readers may take it: each field of
     its kind present where the kind needs it and of its type, and the non-finite numbers
     strictjson writes as strings read back as numbers. Raises ShapeError saying what is wrong."""
-    cls = EVENT_TYPES.get(record["kind"]) or TRACE_ONLY.get(record["kind"])
-    record = _fields_checker(Timed)(record, "")
+    cls: Any = EVENT_TYPES.get(record["kind"]) or TRACE_ONLY.get(record["kind"])
+    record = _checker(Timed)(record, "")
     if cls is None:
         return record
-    checked: dict[str, Any] = _fields_checker(cls)(record, "")
+    checked: dict[str, Any] = _checker(cls)(record, "")
     return checked
 
 
-_CHECKERS: dict[Any, Check] = {}
-
-
+@functools.cache
 def _checker(hint: Any) -> Check:
     """The check for a value of the type `hint` (made once per type)."""
-    known = _CHECKERS.get(hint)
-    if known is None:
-        known = _CHECKERS[hint] = _make_checker(hint)
-    return known
-
-
-def _make_checker(hint: Any) -> Check:
     origin = typing.get_origin(hint)
     if hint is Any:
         return lambda value, where: value
@@ -269,9 +261,6 @@ def _mapping(item: Check) -> Check:
 def _fields_checker(cls: Any) -> Check:
     """The check of an object holding the fields of the dataclass `cls` (others pass as they
     are): each one without a default must be there."""
-    known = _CHECKERS.get(cls)
-    if known is not None:
-        return known
     hints = typing.get_type_hints(cls)
     fields = [
         (
@@ -298,7 +287,6 @@ def _fields_checker(cls: Any) -> Check:
                 changed[name] = item
         return {**value, **changed} if changed else value
 
-    _CHECKERS[cls] = check
     return check
 
 

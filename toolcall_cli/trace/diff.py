@@ -6,7 +6,7 @@ with any change to the prompt, and a replay is a check of what the model did, no
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -198,15 +198,13 @@ def compare_runs(recorded: RunSummary, replayed: RunSummary, number: int) -> Que
     for index in range(count):
         old = _nth(recorded.iterations, index)
         new = _nth(replayed.iterations, index)
-        iteration = index + 1
         reached = (index < len(recorded.iterations), index < len(replayed.iterations))
-        items.append(Compared("calls", old.calls, new.calls, iteration, reached=reached))
+        compared = functools.partial(Compared, iteration=index + 1, reached=reached)
+        items.append(compared("calls", old.calls, new.calls))
         if old.parse_errors or new.parse_errors:
-            errors = Compared("parse errors", old.parse_errors, new.parse_errors, iteration)
-            items.append(dataclasses.replace(errors, reached=reached))
+            items.append(compared("parse errors", old.parse_errors, new.parse_errors))
         if old.results or new.results:
-            results = Compared("results", old.results, new.results, iteration)
-            items.append(dataclasses.replace(results, reached=reached))
+            items.append(compared("results", old.results, new.results))
     items += [
         Compared("iterations", (str(recorded.iteration_count),), (str(replayed.iteration_count),)),
         Compared("stop", (recorded.stop_reason,), (replayed.stop_reason,)),

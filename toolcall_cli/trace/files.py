@@ -9,6 +9,7 @@ user's own latest run. They are still found by id, and `trace list --all` lists 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -89,11 +90,9 @@ def prune(directory: Path, keep: int, spare: Path | None = None) -> list[Path]:
     doomed = files[: max(len(files) - max(room, 0), 0)]
     deleted = []
     for path in doomed:
-        try:
+        with contextlib.suppress(OSError):
             path.unlink()
             deleted.append(path)
-        except OSError:
-            pass
     return deleted
 
 

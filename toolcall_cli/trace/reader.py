@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -229,19 +229,7 @@ class TraceSummary:
     tokens: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "path": str(self.path),
-            "when": self.when,
-            "command": self.command,
-            "question": self.question,
-            "questions": self.questions,
-            "model": self.model,
-            "strategy": self.strategy,
-            "iterations": self.iterations,
-            "stop_reason": self.stop_reason,
-            "tokens": self.tokens,
-        }
+        return {**asdict(self), "path": str(self.path)}
 
 
 _SUMMARY_KINDS = (HEADER_KIND, "run_started", "run_finished", "interrupted")

@@ -7,7 +7,7 @@ import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -54,33 +54,21 @@ class TraceWriter:
     only whole there); this is the second line."""
 
     def __init__(
-        self,
-        stream: IO[str],
-        *,
-        path: Path | None = None,
-        secrets: Iterable[str] = (),
-        clock: Callable[[], float] = time.monotonic,
+        self, stream: IO[str], *, path: Path | None = None, secrets: Iterable[str] = ()
     ) -> None:
         self._stream = stream
         self.path = path
         self._mask = SecretMask(secrets)
-        self._clock = clock
-        self._opened = clock()
+        self._opened = time.monotonic()
 
     @classmethod
-    def open(
-        cls,
-        path: Path,
-        *,
-        secrets: Iterable[str] = (),
-        clock: Callable[[], float] = time.monotonic,
-    ) -> TraceWriter:
+    def open(cls, path: Path, *, secrets: Iterable[str] = ()) -> TraceWriter:
         """Append to `path`, owner-only; raises PathProblem (naming the path and why) when it
         cannot be written, so the run never starts."""
         fd = open_private(path, "trace file")
         # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
         stream = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
-        return cls(stream, path=path, secrets=secrets, clock=clock)
+        return cls(stream, path=path, secrets=secrets)
 
     def header(self, header: dict[str, Any]) -> None:
         self._line(header)
@@ -99,7 +87,7 @@ class TraceWriter:
 
     def elapsed(self) -> float:
         """Seconds since the trace was opened, to the millisecond."""
-        return round(self._clock() - self._opened, 3)
+        return round(time.monotonic() - self._opened, 3)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):  # a failed write was already reported
