@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolcall_cli.events import CallForming, ParseError, ParserEvent, TextDelta, ToolCallParsed
+from toolcall_cli.events import CallForming, ParseError, ParserEvent, ToolCallParsed
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.strategies._dependencies import split_reserved
 from toolcall_cli.strategies._repair import JsonProblem, decode_nested, load_json
@@ -254,7 +254,3 @@ def echoed_arguments(raw: str, arguments: Any, repaired: bool) -> str:
     if not repaired and raw.strip().startswith("{"):
         return raw
     return json.dumps(arguments if isinstance(arguments, dict) else {}, ensure_ascii=False)
-
-
-def text_event(text: str) -> list[ParserEvent]:
-    return [TextDelta(text=text)] if text else []
