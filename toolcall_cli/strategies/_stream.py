@@ -12,16 +12,18 @@ from typing import Any, Literal
 
 from toolcall_cli.messages import Message, ToolSpec
 from toolcall_cli.strategies.base import ReplyParser
-from toolcall_cli.strategies.content_calls import ContentCallReader
-from toolcall_cli.strategies.schema import NativeReplyParser, SchemaStrategy
+from toolcall_cli.strategies.schema import SchemaStrategy
 from toolcall_cli.strategies.text_prompt import PromptStyle
-from toolcall_cli.strategies.text_protocol import TextProtocolStrategy, TextReplyParser
+from toolcall_cli.strategies.text_protocol import TextProtocolStrategy
 from toolcall_cli.wire import NO_SAMPLING, ModelRequest, Sampling
 
 StreamMode = Literal["tags", "native"]
 
 
 class StreamStrategy:
+    """The regex strategy (`tags`) or native calling (`native`), with the reply streamed: their
+    parsers already read a reply chunk by chunk, so only the request changes."""
+
     name = "stream"
     streaming = True
 
@@ -51,10 +53,7 @@ class StreamStrategy:
         return ModelRequest(body)
 
     def parser(self, call_id_prefix: str, tools: Collection[str] = ()) -> ReplyParser:
-        if self.mode == "native":
-            native = NativeReplyParser(call_id_prefix, dag=self.dag)
-            return ContentCallReader(native, call_id_prefix, tools)
-        return TextReplyParser(call_id_prefix)
+        return self._base.parser(call_id_prefix, tools)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         return self._base.to_wire(messages)
