@@ -229,16 +229,18 @@ class NativeCallAssembler:
         holding what the model wrote (its `tool` message says what was wrong). `as_written`
         gives the model's own text instead, for the view."""
         return [
-            {
-                "id": slot.id or f"{self._prefix}{slot.position}",
-                "type": "function",
-                "function": {
-                    "name": slot.name or "",
-                    "arguments": (slot.arguments_text or "{}") if as_written else echoed(slot),
-                },
-            }
+            wire_call(
+                slot.id or f"{self._prefix}{slot.position}",
+                slot.name or "",
+                (slot.arguments_text or "{}") if as_written else echoed(slot),
+            )
             for slot in self._slots
         ]
+
+
+def wire_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """One entry of an assistant message's `tool_calls`, as OpenAI writes it."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def echoed(slot: CallSlot) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from toolcall_cli.events import ParserEvent, ToolCallParsed
 from toolcall_cli.messages import ToolCall
+from toolcall_cli.strategies._native import wire_call
 from toolcall_cli.strategies.base import Reply, ReplyParser
 from toolcall_cli.strategies.text_parser import parse_text
 from toolcall_cli.strategies.text_prompt import CALL_OPEN
@@ -91,14 +92,7 @@ def bare_call(text: str, known: Collection[str], call_id: str) -> ToolCall | Non
 def as_native_calls(reply: Reply, calls: tuple[ToolCall, ...], prose: str) -> Reply:
     """The reply as if the server had sent `calls` as `tool_calls`: the history keeps the
     assistant message with the calls and their ids, so each tool message answers a known id."""
-    wire: list[dict[str, Any]] = [
-        {
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": call.arguments_json()},
-        }
-        for call in calls
-    ]
+    wire = [wire_call(call.id, call.name, call.arguments_json()) for call in calls]
     return replace(
         reply, text=prose, calls=calls, native={"content": prose or None, "tool_calls": wire}
     )

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from toolcall_cli.events import ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.strategies._dependencies import with_reserved
-from toolcall_cli.strategies._native import NativeCallAssembler
+from toolcall_cli.strategies._native import NativeCallAssembler, wire_call
 from toolcall_cli.strategies._repair import JsonProblem, load_json
 from toolcall_cli.strategies.base import Reply, ReplyParser
 from toolcall_cli.strategies.content_calls import ContentCallReader
@@ -76,12 +76,7 @@ def native_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def assistant_wire(message: Message) -> dict[str, Any]:
     calls = message.extra.get("tool_calls") or [
-        {
-            "id": c.id,
-            "type": "function",
-            "function": {"name": c.name, "arguments": c.arguments_json()},
-        }
-        for c in message.tool_calls
+        wire_call(c.id, c.name, c.arguments_json()) for c in message.tool_calls
     ]
     entry: dict[str, Any] = {"role": "assistant", "content": message.content}
     if calls:
