@@ -32,7 +32,7 @@ FORMAT_HINT = (
 # Tags real models wrap a call in. Only <tool_call> is what we ask for; the others count only
 # when a JSON value follows them, so prose that mentions "<tool>" stays prose.
 _WRAPPER_TAGS = ("tool_call", "tools", "tool", "response", "json", "JSON", "xml", "function_call")
-_OPENER = re.compile(r"<(tool_call|tools|tool|response|json|JSON|xml|function_call)>")
+_OPENER = re.compile(f"<({'|'.join(_WRAPPER_TAGS)})>")
 _FUNCTION_OPENER = re.compile(r'<function=([\w.\-]{1,64})>|<function\s{1,8}name="([\w.\-]{1,64})">')
 _FUNCTION_PREFIX = re.compile(
     r'<function(?:=[\w.\-]{0,64}|\s{1,8}(?:n|na|nam|name|name=|name="[\w.\-]{0,64}"?)?)?'
@@ -419,10 +419,10 @@ class CallTextParser:
                 pos, stalled = self._step_text(buf, pos, final)
             elif state == "call":
                 pos, stalled = self._step_call(buf, pos, final)
-            elif state == "code":
-                pos, stalled = self._step_code(buf, pos, final)
+            elif state == "code":  # the fence that ends a code block is shown with it
+                pos, stalled = self._step_until(buf, pos, final, _FENCE, self._emit, True)
             elif state == "reasoning":
-                pos, stalled = self._step_reasoning(buf, pos, final)
+                pos, stalled = self._step_until(buf, pos, final, _THINK_CLOSE, self._reason, False)
             else:
                 pos, stalled = self._step_start(buf, pos, final)
             if stalled:
@@ -439,24 +439,24 @@ class CallTextParser:
         self._state = "text"
         return pos, False
 
-    def _step_reasoning(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
-        j = buf.find(_THINK_CLOSE, pos)
+    def _step_until(
+        self,
+        buf: str,
+        pos: int,
+        final: bool,
+        end: str,
+        out: Callable[[str], None],
+        show_end: bool,
+    ) -> tuple[int, bool]:
+        """Reasoning or a code block: its text goes to `out` until `end` closes it (a tail that
+        may be the start of `end` is held back); `show_end` sends `end` to `out` as well."""
+        j = buf.find(end, pos)
         if j >= 0:
-            self._reason(buf[pos:j])
+            out(buf[pos : j + len(end) if show_end else j])
             self._state = "text"
-            return j + len(_THINK_CLOSE), False
-        hold = len(buf) if final else _partial_suffix(buf, pos, _THINK_CLOSE)
-        self._reason(buf[pos:hold])
-        return hold, hold < len(buf)
-
-    def _step_code(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
-        j = buf.find(_FENCE, pos)
-        if j >= 0:
-            self._emit(buf[pos : j + len(_FENCE)])
-            self._state = "text"
-            return j + len(_FENCE), False
-        hold = len(buf) if final else _partial_suffix(buf, pos, _FENCE)
-        self._emit(buf[pos:hold])
+            return j + len(end), False
+        hold = len(buf) if final else _partial_suffix(buf, pos, end)
+        out(buf[pos:hold])
         return hold, hold < len(buf)
 
     def _step_text(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
@@ -723,15 +723,12 @@ class CallTextParser:
         events = [*inner.feed(text), *inner.close()]
         self._fence_open = inner._fence_open
         self._next_id = inner._next_id
+        self.calls += inner.calls
+        self.errors += inner.errors
         for event in events:
             if isinstance(event, TextDelta):
                 self._emit(event.text)
-            elif isinstance(event, ToolCallParsed):
-                self.calls.append(event.call)
-                self._flush()
-                self._out.append(event)
-            elif isinstance(event, ParseError):
-                self.errors.append(event)
+            elif isinstance(event, (ToolCallParsed, ParseError)):
                 self._flush()
                 self._out.append(event)
 
@@ -926,13 +923,13 @@ def _could_open(buf: str, j: int) -> bool:
 
 
 def _decode_string(raw: str, quote: str) -> str:
-    if quote == '"':
-        try:
-            value = json.loads(f'"{raw}"')
-        except ValueError:
-            return raw
-        return value if isinstance(value, str) else raw
-    return raw
+    """A string's text with JSON's escapes decoded (a single-quoted one's, as written)."""
+    if quote != '"':
+        return raw
+    try:
+        return str(json.loads(f'"{raw}"'))
+    except ValueError:
+        return raw
 
 
 def _after_value(raw: str, start: int, value_end: int, end: int) -> int:
