@@ -98,9 +98,8 @@ class _PendingCall:
     close: str = ""
     open_len: int = 0
     fixed_name: str | None = None
-    fenced: bool = False
     fence_prefix: str = ""
-    """The fence opener held back in front of a bare candidate, shown if it is no call."""
+    """The fence opener held back in front of the call, shown if it is no call."""
     pieces: list[str] = field(default_factory=list)
     length: int = 0
     depth: int = 0
@@ -122,6 +121,10 @@ class _PendingCall:
     forming_at: int = 0
     last_shown: tuple[str | None, int] | None = None
     """What the last CallForming showed: (name, length of the arguments text)."""
+
+    @property
+    def fenced(self) -> bool:
+        return bool(self.fence_prefix)
 
     def text(self) -> str:
         joined = "".join(self.pieces)
@@ -252,7 +255,8 @@ class CallTextParser:
         the general scan."""
         call = self._call
         assert call is not None
-        if not (self._feed_call_char(call, text) if len(text) == 1 else self._feed_call_run(text)):
+        one = len(text) == 1
+        if not (self._feed_call_char(call, text) if one else self._feed_call_run(call, text)):
             return None
         if call.length >= call.forming_at:
             return self._call_progress()
@@ -328,12 +332,9 @@ class CallTextParser:
         self._state = "closed"
         return self._out
 
-    def _feed_call_run(self, text: str) -> bool:
+    def _feed_call_run(self, call: _PendingCall, text: str) -> bool:
         """Take a run of plain characters inside a string of a call; False if it is not one."""
-        call = self._call
-        if call is None or not text:
-            return False
-        if not call.quote or call.escape or "\\" in text or call.quote in text:
+        if not text or not call.quote or call.escape or "\\" in text or call.quote in text:
             return False
         call.pieces.append(text)
         call.length += len(text)
@@ -517,7 +518,7 @@ class CallTextParser:
         if buf[k] not in ('"', "'") and not unquoted_key:
             return -1
         prefix = buf[fence_start:j] if fence_start >= 0 else ""
-        self._call = _PendingCall(tagged=False, fenced=fence_start >= 0, fence_prefix=prefix)
+        self._call = _PendingCall(tagged=False, fence_prefix=prefix)
         self._state = "call"
         return j
 
@@ -559,7 +560,6 @@ class CallTextParser:
         tag = buf[j : opener.end]
         self._call = _PendingCall(
             tagged=True,
-            fenced=fence_start >= 0,
             fence_prefix=buf[fence_start:j] if fence_start >= 0 else "",
             close=opener.close,
             open_len=len(tag),
