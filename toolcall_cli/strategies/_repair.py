@@ -39,8 +39,8 @@ _CLOSERS = frozenset("}]")
 _BRACKETS = frozenset("{}[]")
 _WORD_END = re.compile(r"""[\s{}\[\],:"']""")
 _NON_SPACE = re.compile(r"\S")
-_UNESCAPED_QUOTE = re.compile(r'(?<!\\)((?:\\\\)*)"')
-"""A double quote after an even number of backslashes: one the model left unescaped."""
+_UNESCAPED = {quote: re.compile(rf"(?<!\\)((?:\\\\)*){quote}") for quote in "\"'"}
+"""A quote after an even number of backslashes: one no backslash escapes."""
 _ESCAPED_APOSTROPHE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
 """`\\'`: no JSON escape, but plainly an apostrophe (and how single-quoted strings escape one)."""
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -348,7 +348,7 @@ def _syntax_between(body: str, quote: str) -> str | None:
     quotation; `"Paris" # "London"` and `'Pa' + 'ris'` are a comment and a concatenation, and
     reading them as one string would put the model's syntax into the value. Returns the first
     piece between two strings that reads as syntax (with its quotes), or None."""
-    quotes = _unescaped(body, quote)
+    quotes = [m.end() - 1 for m in _UNESCAPED[quote].finditer(body)]
     bounds = [-1, *quotes, len(body)]
     for n in range(1, len(quotes) + 1, 2):  # the pieces after the 1st, 3rd, ... inner quote
         piece = body[bounds[n] + 1 : bounds[n + 1]]
@@ -368,24 +368,10 @@ def _reads_as_syntax(piece: str, closed: bool) -> bool:
     return closed and word != piece
 
 
-def _unescaped(body: str, quote: str) -> list[int]:
-    """Where `quote` stands in `body` without a backslash escaping it."""
-    found: list[int] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\":
-            i += 2
-            continue
-        if body[i] == quote:
-            found.append(i)
-        i += 1
-    return found
-
-
 def _decode(body: str) -> str | None:
     """The string a quoted body stands for, or None when its escapes are not JSON's."""
     body = _ESCAPED_APOSTROPHE.sub(r"\1'", body)
-    body = _UNESCAPED_QUOTE.sub(r'\1\\"', body)
+    body = _UNESCAPED['"'].sub(r'\1\\"', body)
     try:
         value = json.loads(f'"{body}"', strict=False)  # strict=False: raw newlines and tabs
     except ValueError:
