@@ -165,25 +165,19 @@ def repair_changes(text: str, value: Any) -> str | None:
     fixed syntax."""
     written = list(_tokens(text))
     made = list(_value_tokens(value))
-    for n, token in enumerate(written):
-        if n == len(made):
-            return _dropped(written[n:])
-        problem = _difference(token, made[n])
+    for token, repaired in zip(written, made, strict=False):  # one may run longer: see below
+        problem = _difference(token, repaired)
         if problem is not None:
             return problem
-    added = made[len(written) :]
-    if any(t.kind not in _CLOSERS for t in added):
-        first = next(t for t in added if t.kind not in _CLOSERS)
-        return f"add {_shown(first)}, which is not in the text"
+    # What only one side has: closing brackets at the end are syntax (repair adds the missing
+    # ones and drops stray ones), anything else is data.
+    dropped = next((t for t in written[len(made) :] if t.kind not in _CLOSERS), None)
+    if dropped is not None:
+        return f"drop {_shown(dropped)}"
+    added = next((t for t in made[len(written) :] if t.kind not in _CLOSERS), None)
+    if added is not None:
+        return f"add {_shown(added)}, which is not in the text"
     return None
-
-
-def _dropped(rest: list[_Token]) -> str | None:
-    """Tokens the repair left out: stray closing brackets at the end are syntax, the rest data."""
-    kept = [t for t in rest if t.kind not in _CLOSERS]
-    if not kept:
-        return None
-    return f"drop {_shown(kept[0])}"
 
 
 def _difference(written: _Token, made: _Token) -> str | None:
