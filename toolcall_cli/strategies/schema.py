@@ -250,7 +250,6 @@ class StructuredReplyParser(ChunkReader):
     def close(self) -> Sequence[ParserEvent]:
         raw = "".join(self._content)
         text, calls, errors = "", (), ()  # type: tuple[str, tuple[ToolCall, ...], tuple[ParseError, ...]]
-        events: list[ParserEvent] = []
         try:
             value, repaired = self._decode(raw)
             text, calls = self._interpret(value, raw, repaired)
@@ -259,8 +258,6 @@ class StructuredReplyParser(ChunkReader):
             errors = (
                 ParseError(message=str(problem), raw=raw, call_id=self._call_id, truncated=cut),
             )
-        events += [TextDelta(text=text)] if text else []
-        events += [ToolCallParsed(call=c) for c in calls] + list(errors)
         self._reply = Reply(
             raw=raw,
             text=text,
@@ -270,7 +267,8 @@ class StructuredReplyParser(ChunkReader):
             finish_reason=self.finish_reason,
             usage=self.usage,
         )
-        return events
+        shown: list[ParserEvent] = [TextDelta(text=text)] if text else []
+        return [*shown, *(ToolCallParsed(call=c) for c in calls), *errors]
 
     def _decode(self, raw: str) -> tuple[Any, bool]:
         try:
@@ -340,19 +338,15 @@ class SchemaStrategy:
         self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
     ) -> ModelRequest:
         if self.mode == "json":
-            prompt = JSON_MODE_PROMPT
-            prompt += "" if self.prompt_style == "full" else " " + LIVE_DATA_RULE
-            messages = [{"role": "system", "content": prompt}, *self.to_wire(history)]
+            rule = "" if self.prompt_style == "full" else " " + LIVE_DATA_RULE
+            system = {"role": "system", "content": JSON_MODE_PROMPT + rule}
             schema = {"name": "tool_use", "schema": answer_or_call_schema(tools)}
-            return ModelRequest(
-                self.sampling.on(
-                    {
-                        "model": model,
-                        "messages": messages,
-                        "response_format": {"type": "json_schema", "json_schema": schema},
-                    }
-                )
-            )
+            json_body = {
+                "model": model,
+                "messages": [system, *self.to_wire(history)],
+                "response_format": {"type": "json_schema", "json_schema": schema},
+            }
+            return ModelRequest(self.sampling.on(json_body))
         hint = [] if self.prompt_style == "full" else [{"role": "system", "content": NATIVE_HINT}]
         body: dict[str, Any] = {"model": model, "messages": [*hint, *self.to_wire(history)]}
         # Tools withdrawn (or none loaded): no tools and no tool_choice, in every mode; a
