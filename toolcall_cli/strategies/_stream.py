@@ -1,9 +1,5 @@
 """The stream strategy: the reply is parsed while tokens arrive, and each tool starts as soon as
-its call is complete, while the model is still writing.
-
-Two wire variants: `tags` (the text protocol, parsed incrementally) and
-`native` (OpenAI `tool_calls` deltas assembled by index).
-"""
+its call is complete, while the model is still writing."""
 
 from __future__ import annotations
 
@@ -21,8 +17,9 @@ StreamMode = Literal["tags", "native"]
 
 
 class StreamStrategy:
-    """The regex strategy (`tags`) or native calling (`native`), with the reply streamed: their
-    parsers already read a reply chunk by chunk, so only the request changes."""
+    """The text protocol (`tags`, parsed incrementally) or native calling (`native`, OpenAI
+    `tool_calls` deltas assembled by index), streamed: their parsers already read a reply chunk
+    by chunk, so only the request changes."""
 
     name = "stream"
     streaming = True
