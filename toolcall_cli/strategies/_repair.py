@@ -225,24 +225,20 @@ def _same_scalar(written: _Token, made: _Token) -> bool:
 
 _MISSING = object()
 _LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
-
-
-def _one_line(text: str) -> str:
-    """Text a message quotes, with its line breaks and tabs written as JSON writes them."""
-    return text.translate(_LINE_BREAKS)
+"""A message quotes line breaks and tabs as JSON writes them, so it stays on one line."""
 
 
 def _shown(token: _Token) -> str:
     if token.kind in _BRACKETS:
         return f"`{token.kind}`"
-    text = _one_line(token.text)
+    text = token.text.translate(_LINE_BREAKS)
     text = text if len(text) <= 40 else text[:39] + "…"
     return f"`{text}`" if text else "an empty string"
 
 
-def _value_tokens(value: Any, key: bool = False) -> Iterator[_Token]:
+def _value_tokens(value: Any) -> Iterator[_Token]:
     """The repaired value as the tokens a model would have written for it, in order."""
-    stack: list[tuple[Any, bool, bool]] = [(value, key, False)]
+    stack: list[tuple[Any, bool, bool]] = [(value, False, False)]
     while stack:
         item, is_key, closing = stack.pop()
         if closing:
@@ -287,15 +283,10 @@ def _tokens(text: str) -> Iterator[_Token]:
             if end == i:  # a lone character no rule takes: keep going, as a word
                 end = i + 1
             token = _word(text[i:end])
-        yield _with_key(token, text, end)
+        if text[end : end + 64].lstrip().startswith(":"):
+            token = replace(token, key=True)
+        yield token
         i = end
-
-
-def _with_key(token: _Token, text: str, end: int) -> _Token:
-    rest = text[end : end + 64].lstrip()
-    if rest.startswith(":"):
-        return replace(token, key=True)
-    return token
 
 
 def _word(text: str) -> _Token:
