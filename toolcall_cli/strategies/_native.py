@@ -13,11 +13,8 @@ from toolcall_cli.strategies._repair import JsonProblem, decode_nested, load_jso
 
 
 def decode_arguments(text: str) -> tuple[Any, bool]:
-    """Decode a native call's `arguments` string (see repair.load_json); raises JsonProblem.
-
-    Returns (value, repaired). An empty string means no arguments. A JSON string that itself
-    holds an object (double encoding) is decoded once more.
-    """
+    """A native call's `arguments` as (value, repaired); raises JsonProblem. An empty string is
+    no arguments; a JSON string that holds an object (double encoding) is decoded once more."""
     if not text.strip():
         return {}, False
     loaded = load_json(text)
