@@ -15,7 +15,7 @@ from toolcall_cli.wire import ModelError
 
 MAX_REPLY_DEPTH = 100
 """Deepest nesting taken in one completion or chunk, from any model. A real one is under ten
-levels deep, and arguments sent as an object add at most repair.MAX_DEPTH; a delta nested 500
+levels deep, and arguments sent as an object add at most _repair.MAX_DEPTH; a delta nested 500
 deep once broke the trace writer. Past this, the model has failed before anything reads or
 records the reply."""
 
