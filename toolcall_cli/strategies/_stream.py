@@ -18,8 +18,9 @@ StreamMode = Literal["tags", "native"]
 
 class StreamStrategy:
     """The text protocol (`tags`, parsed incrementally) or native calling (`native`, OpenAI
-    `tool_calls` deltas assembled by index), streamed: their parsers already read a reply chunk
-    by chunk, so only the request changes."""
+    `tool_calls` deltas assembled by index), streamed. Their parsers already read a reply chunk
+    by chunk: what changes is the request, and `streaming`, which lets the loop start a tool
+    while the reply goes on."""
 
     name = "stream"
     streaming = True
