@@ -39,14 +39,16 @@ def get_strategy(
     much the system prompt says; `sampling` goes into every request; `system_prompt` replaces
     the strategy's own system prompt (--system-prompt).
     """
-    strategy = _named_strategy(
-        name,
-        schema_mode=schema_mode,
-        stream_mode=stream_mode,
-        dag=dag,
-        prompt_style=prompt_style,
-        sampling=sampling,
-    )
+    if prompt_style not in PROMPT_STYLES:
+        raise UnknownStrategy(
+            f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
+        )
+    if name not in STRATEGY_NAMES:
+        raise UnknownStrategy(
+            f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}"
+        )
+    shared: dict[str, Any] = {"dag": dag, "prompt_style": prompt_style, "sampling": sampling}
+    strategy = _named_strategy(name, schema_mode, stream_mode, shared)
     if system_prompt is None:
         return strategy
     from toolcall_cli.strategies._own_prompt import OwnSystemPrompt
@@ -55,20 +57,9 @@ def get_strategy(
 
 
 def _named_strategy(
-    name: str,
-    *,
-    schema_mode: str,
-    stream_mode: str,
-    dag: bool,
-    prompt_style: str,
-    sampling: Sampling,
+    name: str, schema_mode: str, stream_mode: str, shared: dict[str, Any]
 ) -> Strategy:
     # Each strategy is imported only when chosen: a run needs one of the three.
-    if prompt_style not in PROMPT_STYLES:
-        raise UnknownStrategy(
-            f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
-        )
-    shared: dict[str, Any] = {"dag": dag, "prompt_style": prompt_style, "sampling": sampling}
     if name == "regex":
         from toolcall_cli.strategies.text_protocol import TextProtocolStrategy
 
@@ -77,10 +68,6 @@ def _named_strategy(
         from toolcall_cli.strategies._stream import StreamStrategy
 
         return StreamStrategy("native" if stream_mode == "native" else "tags", **shared)
-    if name not in STRATEGY_NAMES:
-        raise UnknownStrategy(
-            f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}"
-        )
     from toolcall_cli.strategies.schema import SCHEMA_MODES, SchemaStrategy
 
     if name == "schema" and schema_mode in SCHEMA_MODES:

@@ -18,12 +18,9 @@ MAX_REF_CHARS = 64
 
 def call_ref(value: Any) -> str | None:
     """A call's own id as the model wrote it: a short string (a number is read as its text)."""
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
         return None
-    if isinstance(value, (str, int)):
-        text = str(value).strip()
-        return text[:MAX_REF_CHARS] if text else None
-    return None
+    return str(value).strip()[:MAX_REF_CHARS] or None
 
 
 def dependency_ids(value: Any) -> tuple[str, ...]:

@@ -6,18 +6,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolcall_cli.events import CallForming, ParseError, ParserEvent, TextDelta, ToolCallParsed
+from toolcall_cli.events import CallForming, ParseError, ParserEvent, ToolCallParsed
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.strategies._dependencies import split_reserved
 from toolcall_cli.strategies._repair import JsonProblem, decode_nested, load_json
 
 
 def decode_arguments(text: str) -> tuple[Any, bool]:
-    """Decode a native call's `arguments` string (see repair.load_json); raises JsonProblem.
-
-    Returns (value, repaired). An empty string means no arguments. A JSON string that itself
-    holds an object (double encoding) is decoded once more.
-    """
+    """A native call's `arguments` as (value, repaired); raises JsonProblem. An empty string is
+    no arguments; a JSON string that holds an object (double encoding) is decoded once more."""
     if not text.strip():
         return {}, False
     loaded = load_json(text)
@@ -229,16 +226,18 @@ class NativeCallAssembler:
         holding what the model wrote (its `tool` message says what was wrong). `as_written`
         gives the model's own text instead, for the view."""
         return [
-            {
-                "id": slot.id or f"{self._prefix}{slot.position}",
-                "type": "function",
-                "function": {
-                    "name": slot.name or "",
-                    "arguments": (slot.arguments_text or "{}") if as_written else echoed(slot),
-                },
-            }
+            wire_call(
+                slot.id or f"{self._prefix}{slot.position}",
+                slot.name or "",
+                (slot.arguments_text or "{}") if as_written else echoed(slot),
+            )
             for slot in self._slots
         ]
+
+
+def wire_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """One entry of an assistant message's `tool_calls`, as OpenAI writes it."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def echoed(slot: CallSlot) -> str:
@@ -254,7 +253,3 @@ def echoed_arguments(raw: str, arguments: Any, repaired: bool) -> str:
     if not repaired and raw.strip().startswith("{"):
         return raw
     return json.dumps(arguments if isinstance(arguments, dict) else {}, ensure_ascii=False)
-
-
-def text_event(text: str) -> list[ParserEvent]:
-    return [TextDelta(text=text)] if text else []

@@ -39,8 +39,8 @@ _CLOSERS = frozenset("}]")
 _BRACKETS = frozenset("{}[]")
 _WORD_END = re.compile(r"""[\s{}\[\],:"']""")
 _NON_SPACE = re.compile(r"\S")
-_UNESCAPED_QUOTE = re.compile(r'(?<!\\)((?:\\\\)*)"')
-"""A double quote after an even number of backslashes: one the model left unescaped."""
+_UNESCAPED = {quote: re.compile(rf"(?<!\\)((?:\\\\)*){quote}") for quote in "\"'"}
+"""A quote after an even number of backslashes: one no backslash escapes."""
 _ESCAPED_APOSTROPHE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
 """`\\'`: no JSON escape, but plainly an apostrophe (and how single-quoted strings escape one)."""
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -165,25 +165,19 @@ def repair_changes(text: str, value: Any) -> str | None:
     fixed syntax."""
     written = list(_tokens(text))
     made = list(_value_tokens(value))
-    for n, token in enumerate(written):
-        if n == len(made):
-            return _dropped(written[n:])
-        problem = _difference(token, made[n])
+    for token, repaired in zip(written, made, strict=False):  # one may run longer: see below
+        problem = _difference(token, repaired)
         if problem is not None:
             return problem
-    added = made[len(written) :]
-    if any(t.kind not in _CLOSERS for t in added):
-        first = next(t for t in added if t.kind not in _CLOSERS)
-        return f"add {_shown(first)}, which is not in the text"
+    # What only one side has: closing brackets at the end are syntax (repair adds the missing
+    # ones and drops stray ones), anything else is data.
+    dropped = next((t for t in written[len(made) :] if t.kind not in _CLOSERS), None)
+    if dropped is not None:
+        return f"drop {_shown(dropped)}"
+    added = next((t for t in made[len(written) :] if t.kind not in _CLOSERS), None)
+    if added is not None:
+        return f"add {_shown(added)}, which is not in the text"
     return None
-
-
-def _dropped(rest: list[_Token]) -> str | None:
-    """Tokens the repair left out: stray closing brackets at the end are syntax, the rest data."""
-    kept = [t for t in rest if t.kind not in _CLOSERS]
-    if not kept:
-        return None
-    return f"drop {_shown(kept[0])}"
 
 
 def _difference(written: _Token, made: _Token) -> str | None:
@@ -231,24 +225,20 @@ def _same_scalar(written: _Token, made: _Token) -> bool:
 
 _MISSING = object()
 _LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
-
-
-def _one_line(text: str) -> str:
-    """Text a message quotes, with its line breaks and tabs written as JSON writes them."""
-    return text.translate(_LINE_BREAKS)
+"""A message quotes line breaks and tabs as JSON writes them, so it stays on one line."""
 
 
 def _shown(token: _Token) -> str:
     if token.kind in _BRACKETS:
         return f"`{token.kind}`"
-    text = _one_line(token.text)
+    text = token.text.translate(_LINE_BREAKS)
     text = text if len(text) <= 40 else text[:39] + "…"
     return f"`{text}`" if text else "an empty string"
 
 
-def _value_tokens(value: Any, key: bool = False) -> Iterator[_Token]:
+def _value_tokens(value: Any) -> Iterator[_Token]:
     """The repaired value as the tokens a model would have written for it, in order."""
-    stack: list[tuple[Any, bool, bool]] = [(value, key, False)]
+    stack: list[tuple[Any, bool, bool]] = [(value, False, False)]
     while stack:
         item, is_key, closing = stack.pop()
         if closing:
@@ -293,15 +283,10 @@ def _tokens(text: str) -> Iterator[_Token]:
             if end == i:  # a lone character no rule takes: keep going, as a word
                 end = i + 1
             token = _word(text[i:end])
-        yield _with_key(token, text, end)
+        if text[end : end + 64].lstrip().startswith(":"):
+            token = replace(token, key=True)
+        yield token
         i = end
-
-
-def _with_key(token: _Token, text: str, end: int) -> _Token:
-    rest = text[end : end + 64].lstrip()
-    if rest.startswith(":"):
-        return replace(token, key=True)
-    return token
 
 
 def _word(text: str) -> _Token:
@@ -348,7 +333,7 @@ def _syntax_between(body: str, quote: str) -> str | None:
     quotation; `"Paris" # "London"` and `'Pa' + 'ris'` are a comment and a concatenation, and
     reading them as one string would put the model's syntax into the value. Returns the first
     piece between two strings that reads as syntax (with its quotes), or None."""
-    quotes = _unescaped(body, quote)
+    quotes = [m.end() - 1 for m in _UNESCAPED[quote].finditer(body)]
     bounds = [-1, *quotes, len(body)]
     for n in range(1, len(quotes) + 1, 2):  # the pieces after the 1st, 3rd, ... inner quote
         piece = body[bounds[n] + 1 : bounds[n + 1]]
@@ -368,24 +353,10 @@ def _reads_as_syntax(piece: str, closed: bool) -> bool:
     return closed and word != piece
 
 
-def _unescaped(body: str, quote: str) -> list[int]:
-    """Where `quote` stands in `body` without a backslash escaping it."""
-    found: list[int] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\":
-            i += 2
-            continue
-        if body[i] == quote:
-            found.append(i)
-        i += 1
-    return found
-
-
 def _decode(body: str) -> str | None:
     """The string a quoted body stands for, or None when its escapes are not JSON's."""
     body = _ESCAPED_APOSTROPHE.sub(r"\1'", body)
-    body = _UNESCAPED_QUOTE.sub(r'\1\\"', body)
+    body = _UNESCAPED['"'].sub(r'\1\\"', body)
     try:
         value = json.loads(f'"{body}"', strict=False)  # strict=False: raw newlines and tabs
     except ValueError:

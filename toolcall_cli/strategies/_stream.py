@@ -1,9 +1,5 @@
 """The stream strategy: the reply is parsed while tokens arrive, and each tool starts as soon as
-its call is complete, while the model is still writing.
-
-Two wire variants: `tags` (the text protocol, parsed incrementally) and
-`native` (OpenAI `tool_calls` deltas assembled by index).
-"""
+its call is complete, while the model is still writing."""
 
 from __future__ import annotations
 
@@ -12,16 +8,20 @@ from typing import Any, Literal
 
 from toolcall_cli.messages import Message, ToolSpec
 from toolcall_cli.strategies.base import ReplyParser
-from toolcall_cli.strategies.content_calls import ContentCallReader
-from toolcall_cli.strategies.schema import NativeReplyParser, SchemaStrategy
+from toolcall_cli.strategies.schema import SchemaStrategy
 from toolcall_cli.strategies.text_prompt import PromptStyle
-from toolcall_cli.strategies.text_protocol import TextProtocolStrategy, TextReplyParser
+from toolcall_cli.strategies.text_protocol import TextProtocolStrategy
 from toolcall_cli.wire import NO_SAMPLING, ModelRequest, Sampling
 
 StreamMode = Literal["tags", "native"]
 
 
 class StreamStrategy:
+    """The text protocol (`tags`, parsed incrementally) or native calling (`native`, OpenAI
+    `tool_calls` deltas assembled by index), streamed. Their parsers already read a reply chunk
+    by chunk: what changes is the request, and `streaming`, which lets the loop start a tool
+    while the reply goes on."""
+
     name = "stream"
     streaming = True
 
@@ -51,10 +51,7 @@ class StreamStrategy:
         return ModelRequest(body)
 
     def parser(self, call_id_prefix: str, tools: Collection[str] = ()) -> ReplyParser:
-        if self.mode == "native":
-            native = NativeReplyParser(call_id_prefix, dag=self.dag)
-            return ContentCallReader(native, call_id_prefix, tools)
-        return TextReplyParser(call_id_prefix)
+        return self._base.parser(call_id_prefix, tools)
 
     def to_wire(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         return self._base.to_wire(messages)

@@ -10,26 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from toolcall_cli.events import ParserEvent, ToolCallParsed
 from toolcall_cli.messages import ToolCall
+from toolcall_cli.strategies._native import wire_call
 from toolcall_cli.strategies.base import Reply, ReplyParser
 from toolcall_cli.strategies.text_parser import parse_text
 from toolcall_cli.strategies.text_prompt import CALL_OPEN
 
 CALL_KEYS = frozenset({"name", "arguments", "parameters", "function", "type", "id"})
 """The keys of a call object, and nothing else: `{"name": "Ann", "age": 3}` is data."""
-
-
-@dataclass(frozen=True)
-class ContentCalls:
-    """What the content of a native reply held."""
-
-    reply: Reply
-    """The reply, with the calls read from its content as its own calls (when any were)."""
-    read: bool = False
 
 
 class ContentCallReader:
@@ -47,27 +39,27 @@ class ContentCallReader:
 
     def close(self) -> Sequence[ParserEvent]:
         events = list(self._parser.close())
-        content = read_content_calls(self._parser.reply(), self._prefix, self._tools)
-        self._reply = content.reply
-        if content.read:
-            events += [ToolCallParsed(call=call) for call in content.reply.calls]
+        self._reply = read_content_calls(self._parser.reply(), self._prefix, self._tools)
+        if self._reply.calls_from_content:
+            events += [ToolCallParsed(call=call) for call in self._reply.calls]
         return events
 
     def reply(self) -> Reply:
         return self._reply if self._reply is not None else self._parser.reply()
 
 
-def read_content_calls(reply: Reply, call_id_prefix: str, known: Collection[str]) -> ContentCalls:
-    """The calls in the content of a native reply that made none through `tool_calls`.
+def read_content_calls(reply: Reply, call_id_prefix: str, known: Collection[str]) -> Reply:
+    """The reply with the calls in its content as its own (`calls_from_content`), when it made
+    none through `tool_calls`.
 
     The content must be call JSON and nothing else (after an optional ```json fence), or hold
     `<tool_call>` tags, Qwen's own format, which its template sometimes leaks into content."""
     if reply.native is None or reply.calls or reply.errors or not reply.text.strip():
-        return ContentCalls(reply)
+        return reply
     if reply.from_answer_tool:
         # The text came as final_answer's argument: running it as a call would let a model
         # reach any tool through the one that is never run.
-        return ContentCalls(reply)
+        return reply
     text = reply.text.strip()
     parsed = parse_text(text, call_id_prefix)
     tagged = CALL_OPEN in text
@@ -77,11 +69,10 @@ def read_content_calls(reply: Reply, call_id_prefix: str, known: Collection[str]
         calls = (bare,) if bare is not None else ()
     if calls:
         prose = parsed.text.strip() if tagged else ""
-        native = as_native_calls(reply, calls, prose)
-        return ContentCalls(replace(native, calls_from_content=True), read=True)
+        return replace(as_native_calls(reply, calls, prose), calls_from_content=True)
     if parsed.errors and not parsed.text.strip():
-        return ContentCalls(replace(reply, unreadable=parsed.errors[0].message))
-    return ContentCalls(reply)
+        return replace(reply, unreadable=parsed.errors[0].message)
+    return reply
 
 
 def bare_call(text: str, known: Collection[str], call_id: str) -> ToolCall | None:
@@ -101,14 +92,7 @@ def bare_call(text: str, known: Collection[str], call_id: str) -> ToolCall | Non
 def as_native_calls(reply: Reply, calls: tuple[ToolCall, ...], prose: str) -> Reply:
     """The reply as if the server had sent `calls` as `tool_calls`: the history keeps the
     assistant message with the calls and their ids, so each tool message answers a known id."""
-    wire: list[dict[str, Any]] = [
-        {
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": call.arguments_json()},
-        }
-        for call in calls
-    ]
+    wire = [wire_call(call.id, call.name, call.arguments_json()) for call in calls]
     return replace(
         reply, text=prose, calls=calls, native={"content": prose or None, "tool_calls": wire}
     )

@@ -4,6 +4,7 @@ shapes) and putting the history on the wire as a plain chat model sees it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 from typing import Any
 
 from toolcall_cli.events import ParserEvent, ReasoningDelta
@@ -14,7 +15,7 @@ from toolcall_cli.wire import ModelError
 
 MAX_REPLY_DEPTH = 100
 """Deepest nesting taken in one completion or chunk, from any model. A real one is under ten
-levels deep, and arguments sent as an object add at most repair.MAX_DEPTH; a delta nested 500
+levels deep, and arguments sent as an object add at most _repair.MAX_DEPTH; a delta nested 500
 deep once broke the trace writer. Past this, the model has failed before anything reads or
 records the reply."""
 
@@ -30,21 +31,15 @@ def text_protocol_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
     Consecutive tool results are grouped into one user message, each block tied to its call id.
     """
     wire: list[dict[str, Any]] = []
-    pending: list[str] = []
-    for message in messages:
-        if message.role == "tool":
-            pending.append(
-                tool_result_block(
-                    message.tool_call_id or "", message.name or "", message.content or ""
-                )
-            )
-            continue
-        if pending:
-            wire.append({"role": "user", "content": "\n".join(pending)})
-            pending = []
-        wire.append({"role": message.role, "content": message.content or ""})
-    if pending:
-        wire.append({"role": "user", "content": "\n".join(pending)})
+    for results, group in groupby(messages, key=lambda message: message.role == "tool"):
+        if results:
+            blocks = [
+                tool_result_block(m.tool_call_id or "", m.name or "", m.content or "")
+                for m in group
+            ]
+            wire.append({"role": "user", "content": "\n".join(blocks)})
+        else:
+            wire += [{"role": m.role, "content": m.content or ""} for m in group]
     return wire
 
 

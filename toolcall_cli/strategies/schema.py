@@ -12,7 +12,7 @@ from typing import Any, Literal
 from toolcall_cli.events import ParseError, ParserEvent, TextDelta, ToolCallParsed
 from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.strategies._dependencies import with_reserved
-from toolcall_cli.strategies._native import NativeCallAssembler
+from toolcall_cli.strategies._native import NativeCallAssembler, wire_call
 from toolcall_cli.strategies._repair import JsonProblem, load_json
 from toolcall_cli.strategies.base import Reply, ReplyParser
 from toolcall_cli.strategies.content_calls import ContentCallReader
@@ -76,12 +76,7 @@ def native_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def assistant_wire(message: Message) -> dict[str, Any]:
     calls = message.extra.get("tool_calls") or [
-        {
-            "id": c.id,
-            "type": "function",
-            "function": {"name": c.name, "arguments": c.arguments_json()},
-        }
-        for c in message.tool_calls
+        wire_call(c.id, c.name, c.arguments_json()) for c in message.tool_calls
     ]
     entry: dict[str, Any] = {"role": "assistant", "content": message.content}
     if calls:
@@ -255,7 +250,6 @@ class StructuredReplyParser(ChunkReader):
     def close(self) -> Sequence[ParserEvent]:
         raw = "".join(self._content)
         text, calls, errors = "", (), ()  # type: tuple[str, tuple[ToolCall, ...], tuple[ParseError, ...]]
-        events: list[ParserEvent] = []
         try:
             value, repaired = self._decode(raw)
             text, calls = self._interpret(value, raw, repaired)
@@ -264,8 +258,6 @@ class StructuredReplyParser(ChunkReader):
             errors = (
                 ParseError(message=str(problem), raw=raw, call_id=self._call_id, truncated=cut),
             )
-        events += [TextDelta(text=text)] if text else []
-        events += [ToolCallParsed(call=c) for c in calls] + list(errors)
         self._reply = Reply(
             raw=raw,
             text=text,
@@ -275,7 +267,8 @@ class StructuredReplyParser(ChunkReader):
             finish_reason=self.finish_reason,
             usage=self.usage,
         )
-        return events
+        shown: list[ParserEvent] = [TextDelta(text=text)] if text else []
+        return [*shown, *(ToolCallParsed(call=c) for c in calls), *errors]
 
     def _decode(self, raw: str) -> tuple[Any, bool]:
         try:
@@ -345,19 +338,15 @@ class SchemaStrategy:
         self, history: Sequence[Message], tools: Sequence[ToolSpec], model: str
     ) -> ModelRequest:
         if self.mode == "json":
-            prompt = JSON_MODE_PROMPT
-            prompt += "" if self.prompt_style == "full" else " " + LIVE_DATA_RULE
-            messages = [{"role": "system", "content": prompt}, *self.to_wire(history)]
+            rule = "" if self.prompt_style == "full" else " " + LIVE_DATA_RULE
+            system = {"role": "system", "content": JSON_MODE_PROMPT + rule}
             schema = {"name": "tool_use", "schema": answer_or_call_schema(tools)}
-            return ModelRequest(
-                self.sampling.on(
-                    {
-                        "model": model,
-                        "messages": messages,
-                        "response_format": {"type": "json_schema", "json_schema": schema},
-                    }
-                )
-            )
+            json_body = {
+                "model": model,
+                "messages": [system, *self.to_wire(history)],
+                "response_format": {"type": "json_schema", "json_schema": schema},
+            }
+            return ModelRequest(self.sampling.on(json_body))
         hint = [] if self.prompt_style == "full" else [{"role": "system", "content": NATIVE_HINT}]
         body: dict[str, Any] = {"model": model, "messages": [*hint, *self.to_wire(history)]}
         # Tools withdrawn (or none loaded): no tools and no tool_choice, in every mode; a

@@ -32,7 +32,7 @@ FORMAT_HINT = (
 # Tags real models wrap a call in. Only <tool_call> is what we ask for; the others count only
 # when a JSON value follows them, so prose that mentions "<tool>" stays prose.
 _WRAPPER_TAGS = ("tool_call", "tools", "tool", "response", "json", "JSON", "xml", "function_call")
-_OPENER = re.compile(r"<(tool_call|tools|tool|response|json|JSON|xml|function_call)>")
+_OPENER = re.compile(f"<({'|'.join(_WRAPPER_TAGS)})>")
 _FUNCTION_OPENER = re.compile(r'<function=([\w.\-]{1,64})>|<function\s{1,8}name="([\w.\-]{1,64})">')
 _FUNCTION_PREFIX = re.compile(
     r'<function(?:=[\w.\-]{0,64}|\s{1,8}(?:n|na|nam|name|name=|name="[\w.\-]{0,64}"?)?)?'
@@ -98,9 +98,8 @@ class _PendingCall:
     close: str = ""
     open_len: int = 0
     fixed_name: str | None = None
-    fenced: bool = False
     fence_prefix: str = ""
-    """The fence opener held back in front of a bare candidate, shown if it is no call."""
+    """The fence opener held back in front of the call, shown if it is no call."""
     pieces: list[str] = field(default_factory=list)
     length: int = 0
     depth: int = 0
@@ -122,6 +121,10 @@ class _PendingCall:
     forming_at: int = 0
     last_shown: tuple[str | None, int] | None = None
     """What the last CallForming showed: (name, length of the arguments text)."""
+
+    @property
+    def fenced(self) -> bool:
+        return bool(self.fence_prefix)
 
     def text(self) -> str:
         joined = "".join(self.pieces)
@@ -252,7 +255,8 @@ class CallTextParser:
         the general scan."""
         call = self._call
         assert call is not None
-        if not (self._feed_call_char(call, text) if len(text) == 1 else self._feed_call_run(text)):
+        one = len(text) == 1
+        if not (self._feed_call_char(call, text) if one else self._feed_call_run(call, text)):
             return None
         if call.length >= call.forming_at:
             return self._call_progress()
@@ -328,12 +332,9 @@ class CallTextParser:
         self._state = "closed"
         return self._out
 
-    def _feed_call_run(self, text: str) -> bool:
+    def _feed_call_run(self, call: _PendingCall, text: str) -> bool:
         """Take a run of plain characters inside a string of a call; False if it is not one."""
-        call = self._call
-        if call is None or not text:
-            return False
-        if not call.quote or call.escape or "\\" in text or call.quote in text:
+        if not text or not call.quote or call.escape or "\\" in text or call.quote in text:
             return False
         call.pieces.append(text)
         call.length += len(text)
@@ -419,10 +420,10 @@ class CallTextParser:
                 pos, stalled = self._step_text(buf, pos, final)
             elif state == "call":
                 pos, stalled = self._step_call(buf, pos, final)
-            elif state == "code":
-                pos, stalled = self._step_code(buf, pos, final)
+            elif state == "code":  # the fence that ends a code block is shown with it
+                pos, stalled = self._step_until(buf, pos, final, _FENCE, self._emit, True)
             elif state == "reasoning":
-                pos, stalled = self._step_reasoning(buf, pos, final)
+                pos, stalled = self._step_until(buf, pos, final, _THINK_CLOSE, self._reason, False)
             else:
                 pos, stalled = self._step_start(buf, pos, final)
             if stalled:
@@ -439,24 +440,24 @@ class CallTextParser:
         self._state = "text"
         return pos, False
 
-    def _step_reasoning(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
-        j = buf.find(_THINK_CLOSE, pos)
+    def _step_until(
+        self,
+        buf: str,
+        pos: int,
+        final: bool,
+        end: str,
+        out: Callable[[str], None],
+        show_end: bool,
+    ) -> tuple[int, bool]:
+        """Reasoning or a code block: its text goes to `out` until `end` closes it (a tail that
+        may be the start of `end` is held back); `show_end` sends `end` to `out` as well."""
+        j = buf.find(end, pos)
         if j >= 0:
-            self._reason(buf[pos:j])
+            out(buf[pos : j + len(end) if show_end else j])
             self._state = "text"
-            return j + len(_THINK_CLOSE), False
-        hold = len(buf) if final else _partial_suffix(buf, pos, _THINK_CLOSE)
-        self._reason(buf[pos:hold])
-        return hold, hold < len(buf)
-
-    def _step_code(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
-        j = buf.find(_FENCE, pos)
-        if j >= 0:
-            self._emit(buf[pos : j + len(_FENCE)])
-            self._state = "text"
-            return j + len(_FENCE), False
-        hold = len(buf) if final else _partial_suffix(buf, pos, _FENCE)
-        self._emit(buf[pos:hold])
+            return j + len(end), False
+        hold = len(buf) if final else _partial_suffix(buf, pos, end)
+        out(buf[pos:hold])
         return hold, hold < len(buf)
 
     def _step_text(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
@@ -517,7 +518,7 @@ class CallTextParser:
         if buf[k] not in ('"', "'") and not unquoted_key:
             return -1
         prefix = buf[fence_start:j] if fence_start >= 0 else ""
-        self._call = _PendingCall(tagged=False, fenced=fence_start >= 0, fence_prefix=prefix)
+        self._call = _PendingCall(tagged=False, fence_prefix=prefix)
         self._state = "call"
         return j
 
@@ -559,7 +560,6 @@ class CallTextParser:
         tag = buf[j : opener.end]
         self._call = _PendingCall(
             tagged=True,
-            fenced=fence_start >= 0,
             fence_prefix=buf[fence_start:j] if fence_start >= 0 else "",
             close=opener.close,
             open_len=len(tag),
@@ -723,15 +723,12 @@ class CallTextParser:
         events = [*inner.feed(text), *inner.close()]
         self._fence_open = inner._fence_open
         self._next_id = inner._next_id
+        self.calls += inner.calls
+        self.errors += inner.errors
         for event in events:
             if isinstance(event, TextDelta):
                 self._emit(event.text)
-            elif isinstance(event, ToolCallParsed):
-                self.calls.append(event.call)
-                self._flush()
-                self._out.append(event)
-            elif isinstance(event, ParseError):
-                self.errors.append(event)
+            elif isinstance(event, (ToolCallParsed, ParseError)):
                 self._flush()
                 self._out.append(event)
 
@@ -926,13 +923,13 @@ def _could_open(buf: str, j: int) -> bool:
 
 
 def _decode_string(raw: str, quote: str) -> str:
-    if quote == '"':
-        try:
-            value = json.loads(f'"{raw}"')
-        except ValueError:
-            return raw
-        return value if isinstance(value, str) else raw
-    return raw
+    """A string's text with JSON's escapes decoded (a single-quoted one's, as written)."""
+    if quote != '"':
+        return raw
+    try:
+        return str(json.loads(f'"{raw}"'))
+    except ValueError:
+        return raw
 
 
 def _after_value(raw: str, start: int, value_end: int, end: int) -> int:

@@ -148,10 +148,8 @@ def example_value(schema: dict[str, Any]) -> Any:
     return samples.get(str(kind), "...")
 
 
-def example_call(specs: Sequence[ToolSpec]) -> str:
-    if not specs:
-        return '<tool_call>{"name": "some_tool", "arguments": {}}</tool_call>'
-    spec = specs[0]
+def example_call(spec: ToolSpec) -> str:
+    """The prompt's example: a call of `spec` with a plausible value for each required argument."""
     props: dict[str, Any] = spec.parameters.get("properties", {})
     required = spec.parameters.get("required", list(props))
     args = {n: example_value(props[n]) for n in required if n in props}
@@ -175,10 +173,8 @@ def system_prompt(
         # No tools (withdrawn, the last request at the limit, or none loaded): a prompt that
         # still taught the call format would invite a call, and a small model takes the hint.
         return NO_TOOLS_PROMPT
-    brief = style != "full"
-    described = [describe_tool(spec, brief=brief) for spec in specs]
-    tools = "\n\n".join(described) if specs else "(no tools are available)"
-    example = example_call(specs)
+    tools = "\n\n".join(describe_tool(spec, brief=style != "full") for spec in specs)
+    example = example_call(specs[0])
     if style == "full":
         parts = [_INTRO, "# Tools\n\n" + tools, _WHEN, _FORMAT.format(example=example)]
     else:

@@ -51,9 +51,7 @@ class TextReplyParser(ChunkReader):
 
 
 class TextProtocolStrategy:
-    """Calls as `<tool_call>{json}</tool_call>` text, parsed once the reply is complete.
-
-    Its flag value is `regex`, the name interviewers give this approach (prompt + regex parsing)."""
+    """Calls as `<tool_call>{json}</tool_call>` text, parsed once the reply is complete."""
 
     name = "regex"
     streaming = False
