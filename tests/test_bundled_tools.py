@@ -322,6 +322,12 @@ def test_convert_below_absolute_zero() -> None:
         (lambda: get_weather("Atlantis", "tomorrow"), "get_weather(city='Paris', day='tomorrow')"),
         (lambda: get_weather("Paris", "yesterday"), "get_weather(city='Paris', day='tomorrow')"),
         (lambda: get_weather(" "), "get_weather(city='Paris', day='today')"),
+        (lambda: get_weather("the weather in Tokyo"), "get_weather(city='Tokyo', day='today')"),
+        (lambda: get_weather("东京的天气", "tomorrow"), "get_weather(city='东京', day='tomorrow')"),
+        (
+            lambda: get_weather("New York City weather"),
+            "get_weather(city='New York City', day='today')",
+        ),
         (lambda: get_time("Asia/Shangai"), "get_time(timezone='Asia/Shanghai')"),
         (lambda: get_time("Mars/Olympus"), "get_time(timezone='Asia/Shanghai')"),
         (lambda: get_time("UTC+15"), "get_time(timezone='+08:00')"),

@@ -197,6 +197,24 @@ def _find_city(name: str) -> City | None:
     return found
 
 
+def _cities_inside(text: str) -> list[str]:
+    """The table's cities that a longer text names, longest name first: "weather in New York
+    City" gives New York City; 东京的天气 gives 东京. A Latin name counts as a whole word only,
+    so "LA" is not found inside "Atlantis"; a one-character alias such as 京 is too short to
+    tell."""
+    found = []
+    for city in CITIES:
+        for name in _names(city):
+            if name.isascii():
+                pattern = rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])"
+                hit = re.search(pattern, text, re.IGNORECASE) is not None
+            else:
+                hit = len(name) > 1 and name in text
+            if hit:
+                found.append(name)
+    return sorted(found, key=len, reverse=True)
+
+
 def _unknown_city(name: str, day: str = "today") -> ValueError:
     message = (
         f"unknown city {name!r}. Use a city from the built-in table, in Chinese or English, "
@@ -205,11 +223,13 @@ def _unknown_city(name: str, day: str = "today") -> ValueError:
     every_name = [n for city in CITIES for n in _names(city)]
     by_key = {_key(n): n for n in reversed(every_name)}
     close = difflib.get_close_matches(_key(name), list(by_key), n=3, cutoff=0.6)
-    if close:
-        message += " Did you mean " + " or ".join(repr(by_key[k]) for k in close) + "?"
-    # The city alone: "Paris, France" and "the weather in Paris" are read by their first part
-    # only, so the form names one city, as the table spells it.
-    example = by_key[close[0]] if close else "Paris"
+    # A city named among other words ("the weather in Tokyo") is the one meant; a form naming
+    # some other city would be copied, and answer for the wrong place.
+    guesses = list(dict.fromkeys([*_cities_inside(name), *(by_key[k] for k in close)]))[:3]
+    if guesses:
+        message += " Did you mean " + " or ".join(repr(g) for g in guesses) + "?"
+    # The city alone, as the table spells it: the form names one city.
+    example = guesses[0] if guesses else "Paris"
     message += f" The form that works: get_weather(city={example!r}, day={day!r})."
     return ValueError(message)
 
