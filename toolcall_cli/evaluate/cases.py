@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.evaluate._grading import ExpectedAnswer, clock
@@ -32,14 +32,7 @@ from toolcall_cli.evaluate._matching import ExpectedCall, Tolerance, acceptable
 from toolcall_cli.messages import Message, ToolSpec
 
 Category = Literal["simple", "multiple", "parallel", "parallel-multiple", "irrelevance", "answer"]
-CATEGORIES: tuple[Category, ...] = (
-    "simple",
-    "multiple",
-    "parallel",
-    "parallel-multiple",
-    "irrelevance",
-    "answer",
-)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 CaseFormat = Literal["auto", "jsonl", "toml", "bfcl"]
 
 MAX_CASE_FILE_BYTES = 64 * 1024 * 1024
@@ -99,10 +92,6 @@ class Case:
     @property
     def no_call(self) -> bool:
         return self.calls == ()
-
-    @property
-    def calls_graded(self) -> bool:
-        return self.calls is not None
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -296,16 +285,17 @@ def category_of(value: Any, calls: tuple[ExpectedCall, ...] | None, where: str) 
 def tolerance_of(value: Any, where: str) -> Tolerance | None:
     if value is None:
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+    if _amount(value):
         return Tolerance(abs=float(value), rel=0.0)
-    if isinstance(value, dict) and set(value) <= {"abs", "rel"}:
-        parts = {k: v for k, v in value.items()}
-        if all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
-            for v in parts.values()
-        ):
-            return Tolerance(abs=float(parts.get("abs", 0.0)), rel=float(parts.get("rel", 0.0)))
+    shaped = isinstance(value, dict) and set(value) <= {"abs", "rel"}
+    if shaped and all(_amount(v) for v in value.values()):
+        return Tolerance(abs=float(value.get("abs", 0.0)), rel=float(value.get("rel", 0.0)))
     raise AppError(f'{where}: tolerance is a number, or {{"abs": N, "rel": N}}')
+
+
+def _amount(value: Any) -> bool:
+    """A number that is not negative (true and false are no numbers)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 def answer_spec(value: Any, where: str) -> AnswerSpec:

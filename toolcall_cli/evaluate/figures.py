@@ -3,6 +3,7 @@ and `toolcall eval`), and the rates over repeated runs of one strategy."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -61,23 +62,10 @@ class RunFigures:
         return self.stop_reason == "answered"
 
     def record(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "seed": self.seed,
-            "iterations": self.iterations,
-            "calls": self.calls,
-            "parse_errors": self.parse_errors,
-            "tool_errors": self.tool_errors,
-            "errors_recovered": self.errors_recovered,
-            "first_tool_start": milliseconds(self.first_tool_start),
-            "wall_time": milliseconds(self.wall_time),
-            "tokens": self.tokens,
-            "tokens_estimated": self.tokens_estimated,
-            "stop_reason": self.stop_reason,
-            "answer": self.answer,
-            "failure": self.failure,
-            "trace": self.trace,
-        }
+        record = dataclasses.asdict(self)
+        record["first_tool_start"] = milliseconds(self.first_tool_start)
+        record["wall_time"] = milliseconds(self.wall_time)
+        return record
 
 
 class RunTally:
