@@ -168,12 +168,10 @@ def read_body(
     response: httpx.Response, *, max_bytes: int, deadline: Deadline, read_timeout: float
 ) -> bytes:
     """The whole body of a streamed answer, read by body_pieces (so within the same bounds)."""
-    body = bytearray()
-    for piece in body_pieces(
+    pieces = body_pieces(
         response, max_bytes=max_bytes, deadline=deadline, read_timeout=read_timeout
-    ):
-        body += piece
-    return bytes(body)
+    )
+    return b"".join(pieces)
 
 
 def headers_within(send: Callable[[], httpx.Response], seconds: float) -> httpx.Response | None:

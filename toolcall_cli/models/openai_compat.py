@@ -310,9 +310,7 @@ class OpenAICompatModel:
             )
         if first.lstrip().removeprefix(b"\xef\xbb\xbf")[:1] in (b"{", b"["):
             # JSON (after any byte-order mark); an SSE stream starts with a field name
-            body = bytearray(first)
-            for piece in pieces:
-                body += piece
+            body = first + b"".join(pieces)
             yield redactor.chunk(completion_from(body), last=True)
         else:
             for event in self._events(itertools.chain([first], pieces)):
