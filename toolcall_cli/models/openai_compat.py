@@ -14,7 +14,10 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
+from datetime import timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -181,7 +184,7 @@ class OpenAICompatModel:
             response = send_streamed(self._client, request, self._probe_timeout)
             if response is None:
                 return None
-            with _Closing(response):
+            with closing(response):
                 if response.status_code != 200:
                     return None
                 data = read_body(
@@ -238,7 +241,9 @@ class OpenAICompatModel:
                 yield from self._answer(response, deadline)
                 return
 
-    def _send(self, body: dict[str, Any], deadline: Deadline) -> _Closing:
+    def _send(self, body: dict[str, Any], deadline: Deadline) -> closing[httpx.Response]:
+        """The answer, its body not read yet; it is closed however the `with` block is left
+        (Ctrl-C included)."""
         deadline.check()
         remaining = deadline.remaining()
         endpoint = self.endpoint
@@ -274,7 +279,7 @@ class OpenAICompatModel:
             ) from None
         if response is None:
             raise deadline.error()
-        return _Closing(response)
+        return closing(response)
 
     def _answer(self, response: httpx.Response, deadline: Deadline) -> Iterator[dict[str, Any]]:
         """The answer read by its shape, not by what was asked or what its headers claim: a
@@ -329,19 +334,6 @@ class OpenAICompatModel:
 
     def close(self) -> None:
         self._client.close()
-
-
-class _Closing:
-    """Closes a streamed response however the `with` block is left (including Ctrl-C)."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        self.response = response
-
-    def __enter__(self) -> httpx.Response:
-        return self.response
-
-    def __exit__(self, *exc: object) -> None:
-        self.response.close()
 
 
 JSON_BODY = {"Content-Type": "application/json"}
@@ -498,13 +490,9 @@ def retry_wait(
 
 
 def _seconds_until(date: str, now: Callable[[], float]) -> float | None:
-    from email.utils import parsedate_to_datetime
-
     try:
         moment = parsedate_to_datetime(date)
         if moment.tzinfo is None:  # "-0000" means UTC as well
-            from datetime import timezone
-
             moment = moment.replace(tzinfo=timezone.utc)
         return moment.timestamp() - now()
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -605,12 +593,8 @@ def mentions_tools(detail: str) -> bool:
 
 def connect_message(shown_url: str, error: httpx.ConnectError) -> str:
     text = str(error).lower()
-    if (
-        "name or service not known" in text
-        or "nodename" in text
-        or "getaddrinfo" in text
-        or "resolve" in text
-    ):
+    unresolved = ("name or service not known", "nodename", "getaddrinfo", "resolve")
+    if any(word in text for word in unresolved):
         return f"cannot resolve the host of {shown_url}; check --base-url"
     return f"cannot connect to {shown_url} (connection refused?); is the server running?"
 
