@@ -116,10 +116,14 @@ def wrong_cell(row: Row) -> str:
     return f"{sum(row.wrong.values())} ({kinds})"
 
 
-def summary_table(table_rows: Sequence[Row], title: str) -> Table:
-    table = Table(
+def _table(title: str) -> Table:
+    return Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
     )
+
+
+def summary_table(table_rows: Sequence[Row], title: str) -> Table:
+    table = _table(title)
     table.add_column("model", style="bold cyan", no_wrap=True)
     table.add_column("strategy", style="cyan", no_wrap=True)
     for name in ("right", "score"):
@@ -160,8 +164,7 @@ def grid_marks(runs: Sequence[EvalRun]) -> dict[tuple[str, str, str], str]:
 
 def grid_table(cases: Sequence[Case], runs: Sequence[EvalRun]) -> Table:
     """A row per case, a column per model and strategy."""
-    table = Table(title=f"Per case ({MARKS_MEAN})", title_justify="left", box=box.SIMPLE_HEAD,
-                  show_edge=False, pad_edge=False)  # fmt: skip
+    table = _table(f"Per case ({MARKS_MEAN})")
     table.add_column("case", style="bold", no_wrap=True)
     table.add_column("category", style="dim", no_wrap=True)
     shown = columns(runs)
