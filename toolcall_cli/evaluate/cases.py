@@ -1,20 +1,6 @@
 """Case files: each case a question (or a short conversation), the tools it may use, and what
-counts as right: the calls expected, the answer expected, or no call at all. JSONL (one case a
-line) or TOML (`[[case]]` tables, for writing by hand); BFCL's format is read by `bfcl`.
-
-A case, as JSON:
-
-    {"id": "w-paris", "question": "What is the weather in Paris?", "category": "simple",
-     "only": ["get_weather"],
-     "calls": [{"name": "get_weather", "args": {"city": ["Paris", "巴黎"], "day": ["today", ""]}}],
-     "answer": {"compute": [{"as": "w", "tool": "get_weather", "args": {"city": "Paris"}}],
-                "numbers": ["$w.temp_c"], "tolerance": 0.5}}
-
-In `calls`, a list is an argument's acceptable values ("" or null among them: it may be left
-out; an array value is written inside another list); anything else the one value. `answer`
-takes `numbers` (each must appear), `any` (one of these strings), `times` ("15:30"), `regex`,
-`tolerance` (a number, or {"abs": .., "rel": ..}; none: a figure must round as written), and
-`compute`: tool calls made when the eval starts, whose results `$name.field` names."""
+counts as right (the calls expected, the answer expected, or no call at all). JSONL or TOML
+(`[[case]]` tables); BFCL's format is read by `_bfcl`. docs/eval.md describes the keys."""
 
 from __future__ import annotations
 
