@@ -43,9 +43,7 @@ class EmbeddingClient:
     """Seconds one request may take in all, however the server trickles (--request-timeout)."""
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
-        return self.embed(texts)
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order, BATCH texts a request."""
         vectors: list[list[float]] = []
         with httpx.Client(
             transport=self.transport, timeout=self.timeout, follow_redirects=False
