@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -116,18 +116,23 @@ def read_cases(path: Path, format: CaseFormat = "auto") -> list[Case]:
     return cases
 
 
-def jsonl_records(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
-    found = []
+def json_lines(path: Path, text: str) -> Iterator[tuple[str, Any]]:
+    """Each line's value, with `path:line` for messages; blank lines and `//` comments skipped."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
         where = f"{path}:{number}"
         try:
-            record = json.loads(line)
+            yield where, json.loads(line)
         except ValueError as error:
             raise AppError(f"{where}: not JSON ({error})") from None
         except RecursionError:
             raise AppError(f"{where}: nested too deep") from None
+
+
+def jsonl_records(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for where, record in json_lines(path, text):
         if not isinstance(record, dict):
             raise AppError(f"{where}: a case is a JSON object")
         found.append((where, record))
