@@ -153,13 +153,15 @@ def columns(runs: Sequence[EvalRun]) -> list[tuple[str, str]]:
     return list(dict.fromkeys((run.key.model, run.key.strategy) for run in runs))
 
 
-def grid_marks(runs: Sequence[EvalRun]) -> dict[tuple[str, str, str], str]:
-    """(case, model, strategy) -> its marks, seed by seed."""
+def grid(cases: Sequence[Case], runs: Sequence[EvalRun]) -> list[tuple[Case, list[str]]]:
+    """Each case that ran, with its marks (seed by seed) in each of the `columns`."""
     marks: dict[tuple[str, str, str], str] = {}
     for run in sorted(runs, key=lambda r: r.key.seed):
         where = (run.key.case, run.key.model, run.key.strategy)
         marks[where] = marks.get(where, "") + MARKS[run.verdict.outcome]
-    return marks
+    shown = columns(runs)
+    cells = [(case, [marks.get((case.id, *column), "") for column in shown]) for case in cases]
+    return [(case, row) for case, row in cells if any(row)]
 
 
 def grid_table(cases: Sequence[Case], runs: Sequence[EvalRun]) -> Table:
@@ -171,11 +173,8 @@ def grid_table(cases: Sequence[Case], runs: Sequence[EvalRun]) -> Table:
     several_models = len({model for model, _ in shown}) > 1
     for model, strategy in shown:
         table.add_column(f"{model}\n{strategy}" if several_models else strategy, justify="center")
-    marks = grid_marks(runs)
-    for case in cases:
-        cells = [marks.get((case.id, model, strategy), "") for model, strategy in shown]
-        if any(cells):
-            table.add_row(case.id, case.category, *(colored(cell) for cell in cells))
+    for case, cells in grid(cases, runs):
+        table.add_row(case.id, case.category, *(colored(cell) for cell in cells))
     return table
 
 
