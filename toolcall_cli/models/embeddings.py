@@ -16,7 +16,7 @@ import httpx
 from toolcall_cli.keys import display_url, redact
 from toolcall_cli.models._body import Deadline, error_body, read_body, send_streamed
 from toolcall_cli.models.base import MAX_RESPONSE_BYTES, REQUEST_TIMEOUT
-from toolcall_cli.models.openai_compat import error_text, loads
+from toolcall_cli.models.openai_compat import error_text, loads, one_line
 from toolcall_cli.wire import ModelError
 
 BATCH = 64
@@ -83,8 +83,8 @@ class EmbeddingClient:
 
     def _shown(self, text: str) -> str:
         """What a server said, as one line without the key: a server may quote the key it
-        refused."""
-        return " ".join(redact(text, [self.api_key or ""]).split())
+        refused, and send control characters a terminal would obey."""
+        return one_line(redact(text, [self.api_key or ""]))
 
 
 def vectors_of(body: bytes, count: int) -> list[list[float]]:
@@ -119,4 +119,4 @@ def _error_text(response: httpx.Response, deadline: Deadline, read_timeout: floa
     except ValueError:
         message = ""
     text = message or body.decode("utf-8", errors="replace")
-    return " ".join(text.split())[:200] or response.reason_phrase
+    return one_line(text)[:200] or response.reason_phrase
