@@ -8,7 +8,6 @@ are graded and never run."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ from toolcall_cli.evaluate.cases import (
     category_of,
     check_unique,
     conversation,
+    json_lines,
     read_text,
 )
 from toolcall_cli.messages import ToolSpec
@@ -74,16 +74,10 @@ def answers_of(path: Path) -> dict[str, list[Any]] | None:
     if not beside.exists():
         return None
     found: dict[str, list[Any]] = {}
-    for number, line in enumerate(read_text(beside).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            raise AppError(f"{beside}:{number}: not JSON") from None
+    for where, record in json_lines(beside, read_text(beside)):
         truth = record.get("ground_truth") if isinstance(record, dict) else None
         if not isinstance(truth, list) or not isinstance(record.get("id"), str):
-            raise AppError(f'{beside}:{number}: expected {{"id": ..., "ground_truth": [...]}}')
+            raise AppError(f'{where}: expected {{"id": ..., "ground_truth": [...]}}')
         found[record["id"]] = truth
     return found
 
@@ -114,14 +108,7 @@ def read_bfcl(path: Path) -> list[Case]:
     answers = answers_of(path)
     named = category_from(path)
     cases = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            raise AppError(f"{where}: not JSON") from None
+    for where, record in json_lines(path, read_text(path)):
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             raise AppError(f"{where}: a BFCL case is an object with an id")
         cases.append(case_of(record, answers, named, where))

@@ -172,7 +172,6 @@ NonAnswer = Literal[
 ENGINE_NOTES = (
     "[toolcall]",
     "was not an answer",
-    "note instead of answering",
     "note instead of",
     "the last 3 rounds",
     "rounds of tool calls made no progress",

@@ -113,16 +113,10 @@ def value_matches(value: Any, want: Any, tolerance: Tolerance = EXACT) -> bool:
             and all(value_matches(v, w, tolerance) for v, w in zip(value, want, strict=True))
         )
     if isinstance(want, dict):
-        return isinstance(value, dict) and _object_problem(value, want, tolerance) is None
+        # Checked as a call's arguments are: a nested list in `want` is that key's choices.
+        expected = {key: acceptable(choices) for key, choices in want.items()}
+        return isinstance(value, dict) and arguments_problem(value, expected, tolerance) is None
     return bool(value == want)
-
-
-def _object_problem(
-    value: Mapping[str, Any], want: Mapping[str, Any], tol: Tolerance
-) -> str | None:
-    """An object's keys checked as a call's arguments are (a nested list in `want` is the
-    acceptable values of that key, as at the top)."""
-    return arguments_problem(value, {k: acceptable(v) for k, v in want.items()}, tol)
 
 
 def arguments_problem(

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from toolcall_cli.evaluate._grading import ExpectedAnswer, invented, non_answer_kind
 from toolcall_cli.evaluate._matching import MadeCall, Tolerance, calls_problem
 from toolcall_cli.evaluate.cases import Case, needed_tools
 
 Outcome = Literal["right", "wrong", "no answer", "not graded"]
-OUTCOMES: tuple[Outcome, ...] = ("right", "wrong", "no answer", "not graded")
 WrongKind = Literal[
     "no tool", "wrong tool", "wrong argument", "extra call", "invented answer", "wrong answer"
 ]
-WRONG_KINDS: tuple[WrongKind, ...] = (
-    "no tool",
-    "wrong tool",
-    "wrong argument",
-    "extra call",
-    "invented answer",
-    "wrong answer",
-)
+WRONG_KINDS: tuple[WrongKind, ...] = get_args(WrongKind)
 """Why a wrong run was wrong, the first that applies:
 - no tool: no tool was called, where the case needs one;
 - wrong tool: a tool the case needs was never called (or a call named another);
@@ -62,12 +55,7 @@ class Verdict:
     """The run ended as answered (exit 0), with something that is no answer."""
 
     def record(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome,
-            "kind": self.kind,
-            "detail": self.detail,
-            "ended_0_non_answer": self.ended_0_non_answer,
-        }
+        return dataclasses.asdict(self)
 
 
 def grade(
@@ -117,8 +105,3 @@ def wrong_answer_kind(case: Case, run: RunOutput) -> WrongKind:
     if invented(run.answer or "", case.question, run.results):
         return "invented answer"
     return "wrong answer"
-
-
-def made_calls(calls: Sequence[Any]) -> tuple[MadeCall, ...]:
-    """ToolCalls (or anything with a name and arguments) as the matcher reads them."""
-    return tuple(MadeCall(call.name, call.arguments) for call in calls)

@@ -1,30 +1,16 @@
 """Case files: each case a question (or a short conversation), the tools it may use, and what
-counts as right: the calls expected, the answer expected, or no call at all. JSONL (one case a
-line) or TOML (`[[case]]` tables, for writing by hand); BFCL's format is read by `bfcl`.
-
-A case, as JSON:
-
-    {"id": "w-paris", "question": "What is the weather in Paris?", "category": "simple",
-     "only": ["get_weather"],
-     "calls": [{"name": "get_weather", "args": {"city": ["Paris", "巴黎"], "day": ["today", ""]}}],
-     "answer": {"compute": [{"as": "w", "tool": "get_weather", "args": {"city": "Paris"}}],
-                "numbers": ["$w.temp_c"], "tolerance": 0.5}}
-
-In `calls`, a list is an argument's acceptable values ("" or null among them: it may be left
-out; an array value is written inside another list); anything else the one value. `answer`
-takes `numbers` (each must appear), `any` (one of these strings), `times` ("15:30"), `regex`,
-`tolerance` (a number, or {"abs": .., "rel": ..}; none: a figure must round as written), and
-`compute`: tool calls made when the eval starts, whose results `$name.field` names."""
+counts as right (the calls expected, the answer expected, or no call at all). JSONL or TOML
+(`[[case]]` tables); BFCL's format is read by `_bfcl`. docs/eval.md describes the keys."""
 
 from __future__ import annotations
 
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.evaluate._grading import ExpectedAnswer, clock
@@ -32,14 +18,7 @@ from toolcall_cli.evaluate._matching import ExpectedCall, Tolerance, acceptable
 from toolcall_cli.messages import Message, ToolSpec
 
 Category = Literal["simple", "multiple", "parallel", "parallel-multiple", "irrelevance", "answer"]
-CATEGORIES: tuple[Category, ...] = (
-    "simple",
-    "multiple",
-    "parallel",
-    "parallel-multiple",
-    "irrelevance",
-    "answer",
-)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 CaseFormat = Literal["auto", "jsonl", "toml", "bfcl"]
 
 MAX_CASE_FILE_BYTES = 64 * 1024 * 1024
@@ -100,10 +79,6 @@ class Case:
     def no_call(self) -> bool:
         return self.calls == ()
 
-    @property
-    def calls_graded(self) -> bool:
-        return self.calls is not None
-
 
 # --- reading ------------------------------------------------------------------------------------
 
@@ -141,18 +116,23 @@ def read_cases(path: Path, format: CaseFormat = "auto") -> list[Case]:
     return cases
 
 
-def jsonl_records(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
-    found = []
+def json_lines(path: Path, text: str) -> Iterator[tuple[str, Any]]:
+    """Each line's value, with `path:line` for messages; blank lines and `//` comments skipped."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
         where = f"{path}:{number}"
         try:
-            record = json.loads(line)
+            yield where, json.loads(line)
         except ValueError as error:
             raise AppError(f"{where}: not JSON ({error})") from None
         except RecursionError:
             raise AppError(f"{where}: nested too deep") from None
+
+
+def jsonl_records(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for where, record in json_lines(path, text):
         if not isinstance(record, dict):
             raise AppError(f"{where}: a case is a JSON object")
         found.append((where, record))
@@ -296,16 +276,17 @@ def category_of(value: Any, calls: tuple[ExpectedCall, ...] | None, where: str) 
 def tolerance_of(value: Any, where: str) -> Tolerance | None:
     if value is None:
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+    if _amount(value):
         return Tolerance(abs=float(value), rel=0.0)
-    if isinstance(value, dict) and set(value) <= {"abs", "rel"}:
-        parts = {k: v for k, v in value.items()}
-        if all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
-            for v in parts.values()
-        ):
-            return Tolerance(abs=float(parts.get("abs", 0.0)), rel=float(parts.get("rel", 0.0)))
+    shaped = isinstance(value, dict) and set(value) <= {"abs", "rel"}
+    if shaped and all(_amount(v) for v in value.values()):
+        return Tolerance(abs=float(value.get("abs", 0.0)), rel=float(value.get("rel", 0.0)))
     raise AppError(f'{where}: tolerance is a number, or {{"abs": N, "rel": N}}')
+
+
+def _amount(value: Any) -> bool:
+    """A number that is not negative (true and false are no numbers)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 def answer_spec(value: Any, where: str) -> AnswerSpec:

@@ -3,6 +3,7 @@ and `toolcall eval`), and the rates over repeated runs of one strategy."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -61,23 +62,10 @@ class RunFigures:
         return self.stop_reason == "answered"
 
     def record(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "seed": self.seed,
-            "iterations": self.iterations,
-            "calls": self.calls,
-            "parse_errors": self.parse_errors,
-            "tool_errors": self.tool_errors,
-            "errors_recovered": self.errors_recovered,
-            "first_tool_start": milliseconds(self.first_tool_start),
-            "wall_time": milliseconds(self.wall_time),
-            "tokens": self.tokens,
-            "tokens_estimated": self.tokens_estimated,
-            "stop_reason": self.stop_reason,
-            "answer": self.answer,
-            "failure": self.failure,
-            "trace": self.trace,
-        }
+        record = dataclasses.asdict(self)
+        record["first_tool_start"] = milliseconds(self.first_tool_start)
+        record["wall_time"] = milliseconds(self.wall_time)
+        return record
 
 
 class RunTally:
@@ -211,13 +199,12 @@ class StrategyRates:
         }
 
 
-def _answered_first(item: tuple[str, int]) -> tuple[bool, str]:
-    return item[0] != "answered", item[0]
-
-
 def rates(label: str, runs: Sequence[RunFigures]) -> StrategyRates:
     """The rates of one strategy's runs (at least one)."""
     firsts = [run.first_tool_start for run in runs if run.first_tool_start is not None]
+    # Answered first, then the other ends by name: the same order in every row.
+    ends = Counter(run.stop_reason for run in runs)
+    order = sorted(ends, key=lambda end: (end != "answered", end))
     return StrategyRates(
         label=label,
         runs=len(runs),
@@ -231,8 +218,5 @@ def rates(label: str, runs: Sequence[RunFigures]) -> StrategyRates:
         errors_recovered=sum(run.errors_recovered for run in runs),
         mean_first_tool_start=fmean(firsts) if firsts else None,
         mean_wall_time=fmean(run.wall_time for run in runs),
-        # Answered first, then the other ends by name: the same order in every row.
-        stop_reasons=dict(
-            sorted(Counter(run.stop_reason for run in runs).items(), key=_answered_first)
-        ),
+        stop_reasons={end: ends[end] for end in order},
     )

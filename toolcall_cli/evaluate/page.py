@@ -13,7 +13,7 @@ from toolcall_cli.evaluate.report import (
     MARKS_MEAN,
     columns,
     failures,
-    grid_marks,
+    grid,
     overall_score,
     rows,
     wrong_cell,
@@ -66,12 +66,8 @@ def grid_html(cases: Sequence[Case], runs: Sequence[EvalRun]) -> str:
     head = "<tr><th>case</th><th>category</th>" + "".join(
         f"<th>{e(model)}<br>{e(strategy)}</th>" for model, strategy in shown
     )
-    marks = grid_marks(runs)
     body = []
-    for case in cases:
-        cells = [marks.get((case.id, model, strategy), "") for model, strategy in shown]
-        if not any(cells):
-            continue
+    for case, cells in grid(cases, runs):
         tds = "".join(
             f'<td class="marks {"right" if set(c) == {"✓"} else "wrong"}">{e(c)}</td>'
             for c in cells

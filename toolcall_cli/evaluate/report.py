@@ -116,10 +116,14 @@ def wrong_cell(row: Row) -> str:
     return f"{sum(row.wrong.values())} ({kinds})"
 
 
-def summary_table(table_rows: Sequence[Row], title: str) -> Table:
-    table = Table(
+def _table(title: str) -> Table:
+    return Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
     )
+
+
+def summary_table(table_rows: Sequence[Row], title: str) -> Table:
+    table = _table(title)
     table.add_column("model", style="bold cyan", no_wrap=True)
     table.add_column("strategy", style="cyan", no_wrap=True)
     for name in ("right", "score"):
@@ -149,30 +153,28 @@ def columns(runs: Sequence[EvalRun]) -> list[tuple[str, str]]:
     return list(dict.fromkeys((run.key.model, run.key.strategy) for run in runs))
 
 
-def grid_marks(runs: Sequence[EvalRun]) -> dict[tuple[str, str, str], str]:
-    """(case, model, strategy) -> its marks, seed by seed."""
+def grid(cases: Sequence[Case], runs: Sequence[EvalRun]) -> list[tuple[Case, list[str]]]:
+    """Each case that ran, with its marks (seed by seed) in each of the `columns`."""
     marks: dict[tuple[str, str, str], str] = {}
     for run in sorted(runs, key=lambda r: r.key.seed):
         where = (run.key.case, run.key.model, run.key.strategy)
         marks[where] = marks.get(where, "") + MARKS[run.verdict.outcome]
-    return marks
+    shown = columns(runs)
+    cells = [(case, [marks.get((case.id, *column), "") for column in shown]) for case in cases]
+    return [(case, row) for case, row in cells if any(row)]
 
 
 def grid_table(cases: Sequence[Case], runs: Sequence[EvalRun]) -> Table:
     """A row per case, a column per model and strategy."""
-    table = Table(title=f"Per case ({MARKS_MEAN})", title_justify="left", box=box.SIMPLE_HEAD,
-                  show_edge=False, pad_edge=False)  # fmt: skip
+    table = _table(f"Per case ({MARKS_MEAN})")
     table.add_column("case", style="bold", no_wrap=True)
     table.add_column("category", style="dim", no_wrap=True)
     shown = columns(runs)
     several_models = len({model for model, _ in shown}) > 1
     for model, strategy in shown:
         table.add_column(f"{model}\n{strategy}" if several_models else strategy, justify="center")
-    marks = grid_marks(runs)
-    for case in cases:
-        cells = [marks.get((case.id, model, strategy), "") for model, strategy in shown]
-        if any(cells):
-            table.add_row(case.id, case.category, *(colored(cell) for cell in cells))
+    for case, cells in grid(cases, runs):
+        table.add_row(case.id, case.category, *(colored(cell) for cell in cells))
     return table
 
 

@@ -270,7 +270,7 @@ class Toolboxes:
     def for_case(self, case: Case) -> Toolbox:
         toolbox = self.loaded(case)
         if case.specs:
-            tools = [stub(spec, "") for spec in case.specs]
+            tools = [stub(spec) for spec in case.specs]
         else:
             tools = list(toolbox.registry)
             if case.only:

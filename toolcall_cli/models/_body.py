@@ -9,6 +9,7 @@ inflates, before anyone can count it."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import zlib
@@ -168,11 +169,24 @@ def read_body(
     response: httpx.Response, *, max_bytes: int, deadline: Deadline, read_timeout: float
 ) -> bytes:
     """The whole body of a streamed answer, read by body_pieces (so within the same bounds)."""
-    body = bytearray()
-    for piece in body_pieces(
+    pieces = body_pieces(
         response, max_bytes=max_bytes, deadline=deadline, read_timeout=read_timeout
-    ):
-        body += piece
+    )
+    return b"".join(pieces)
+
+
+ERROR_BODY_BYTES = 64 * 1024
+"""Most of an error answer read: only its message is shown."""
+
+
+def error_body(response: httpx.Response, deadline: Deadline, read_timeout: float) -> bytes:
+    """The start of an error answer; if it will not come whole, what came is enough."""
+    body = bytearray()
+    with contextlib.suppress(ModelError):
+        for piece in body_pieces(
+            response, max_bytes=ERROR_BODY_BYTES, deadline=deadline, read_timeout=read_timeout
+        ):
+            body += piece
     return bytes(body)
 
 

@@ -178,8 +178,10 @@ def required(spec: ToolSpec) -> list[str]:
 
 def enum_values(schema: dict[str, Any]) -> list[Any]:
     """The values a parameter allows: its `enum`, or one in its `anyOf` branches."""
-    options = [schema, *(o for o in schema.get("anyOf") or [] if isinstance(o, dict))]
-    return next((list(o["enum"][:1000]) for o in options if isinstance(o.get("enum"), list)), [])
+    branches = schema.get("anyOf")
+    options = [schema, *(branches if isinstance(branches, list) else [])]
+    enums = [o["enum"] for o in options if isinstance(o, dict) and isinstance(o.get("enum"), list)]
+    return list(enums[0][:1000]) if enums else []
 
 
 def description_of(schema: dict[str, Any]) -> str:

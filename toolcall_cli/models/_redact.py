@@ -36,7 +36,7 @@ class ReplyRedactor:
         out: dict[str, Any] = {}
         for key, value in chunk.items():
             if key == "choices" and isinstance(value, list):
-                out[key] = [self._choice(choice, place) for place, choice in enumerate(value)]
+                out[key] = [self._choice(choice) for choice in value]
             else:
                 out[self._mask.redact(key)] = whole(value, self._mask)
         choices = out.get("choices")
@@ -55,7 +55,7 @@ class ReplyRedactor:
             return None
         return {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": part}]}
 
-    def _choice(self, choice: Any, place: int) -> Any:
+    def _choice(self, choice: Any) -> Any:
         if not isinstance(choice, dict):
             return whole(choice, self._mask)
         read = _read_part_key(choice)  # the part the reader reads; any other is masked whole

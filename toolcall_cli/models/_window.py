@@ -28,9 +28,7 @@ def server_root(base_url: str) -> httpx.URL:
     """The server's own root, where llama.cpp and Ollama serve their native endpoints:
     the base URL without its query and without a trailing `/v1`."""
     base = httpx.URL(base_url).copy_with(query=None, fragment=None)
-    path = base.raw_path.rstrip(b"/")
-    path = path.removesuffix(b"/v1")
-    return base.copy_with(raw_path=path)
+    return base.copy_with(raw_path=base.raw_path.rstrip(b"/").removesuffix(b"/v1"))
 
 
 def endpoint_url(root: httpx.URL, name: str) -> httpx.URL:
@@ -51,11 +49,8 @@ def window_from_props(data: Any) -> int | None:
     if not isinstance(data, dict):
         return None
     settings = data.get("default_generation_settings")
-    if isinstance(settings, dict):
-        found = tokens_in(settings.get("n_ctx"))
-        if found is not None:
-            return found
-    return tokens_in(data.get("n_ctx"))
+    nested = settings.get("n_ctx") if isinstance(settings, dict) else None
+    return tokens_in(nested) or tokens_in(data.get("n_ctx"))
 
 
 _NUM_CTX = re.compile(r"(?m)^[ \t]*num_ctx[ \t]+(\d{1,9})[ \t]*$")
@@ -133,6 +128,4 @@ def _count(value: Any) -> int | None:
 
 def _number(pattern: re.Pattern[str], text: str) -> int | None:
     match = pattern.search(text)
-    if match is None:
-        return None
-    return _count(int(match.group(1).replace(",", "")))
+    return _count(int(match.group(1).replace(",", ""))) if match else None

@@ -41,29 +41,25 @@ class Model(Protocol):
 
 
 def context_window_of(model: Model) -> ContextWindow | None:
-    """The context window a model knows of (an HTTP model asks its server once), or None.
-
-    Only models that can learn one have a `context_window()` method; the offline and scripted
-    models have none, and a model whose method breaks simply has no known window."""
-    learn = getattr(model, "context_window", None)
-    if not callable(learn):
-        return None
-    try:
-        window = learn()
-    except Exception:  # an unknown window is never a failure of the run
-        return None
+    """The context window a model knows of (an HTTP model asks its server once), or None."""
+    window = _learnt(model, "context_window")
     return window if isinstance(window, ContextWindow) else None
 
 
 def server_kind_of(model: Model) -> str | None:
     """What kind of server stands behind a model ("llama.cpp"), when it can tell (an HTTP model
-    learns it by the same probe as its window), else None; like context_window_of, a model
-    without the method, or whose method breaks, simply has no known kind."""
-    learn = getattr(model, "server_kind", None)
+    learns it by the same probe as its window), else None."""
+    kind = _learnt(model, "server_kind")
+    return kind if isinstance(kind, str) else None
+
+
+def _learnt(model: Model, method: str) -> Any:
+    """What `model.<method>()` answers, or None. Only models that can learn it have the method
+    (the offline and scripted models have none), and one whose method breaks does not know."""
+    learn = getattr(model, method, None)
     if not callable(learn):
         return None
     try:
-        kind = learn()
-    except Exception:  # an unknown kind only leaves the default strategy as it is
+        return learn()
+    except Exception:  # an unknown window or kind is never a failure of the run
         return None
-    return kind if isinstance(kind, str) else None

@@ -14,15 +14,13 @@ from typing import Any
 import httpx
 
 from toolcall_cli.keys import display_url, redact
-from toolcall_cli.models._body import Deadline, read_body, send_streamed
+from toolcall_cli.models._body import Deadline, error_body, read_body, send_streamed
 from toolcall_cli.models.base import MAX_RESPONSE_BYTES, REQUEST_TIMEOUT
-from toolcall_cli.models.openai_compat import error_text, loads
+from toolcall_cli.models.openai_compat import error_text, loads, one_line
 from toolcall_cli.wire import ModelError
 
 BATCH = 64
 """Texts per request: servers cap a request's inputs (llama-server by its batch size)."""
-ERROR_BODY_BYTES = 64 * 1024
-"""Most of an error answer read: only its message is shown."""
 
 
 class EmbeddingError(Exception):
@@ -45,9 +43,7 @@ class EmbeddingClient:
     """Seconds one request may take in all, however the server trickles (--request-timeout)."""
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
-        return self.embed(texts)
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order, BATCH texts a request."""
         vectors: list[list[float]] = []
         with httpx.Client(
             transport=self.transport, timeout=self.timeout, follow_redirects=False
@@ -87,8 +83,8 @@ class EmbeddingClient:
 
     def _shown(self, text: str) -> str:
         """What a server said, as one line without the key: a server may quote the key it
-        refused."""
-        return " ".join(redact(text, [self.api_key or ""]).split())
+        refused, and send control characters a terminal would obey."""
+        return one_line(redact(text, [self.api_key or ""]))
 
 
 def vectors_of(body: bytes, count: int) -> list[list[float]]:
@@ -116,17 +112,11 @@ def _number(value: Any) -> bool:
 
 
 def _error_text(response: httpx.Response, deadline: Deadline, read_timeout: float) -> str:
-    """The server's own error message when it sent one, cut to one short line; what came of an
-    error answer that will not come whole is enough."""
-    try:
-        body = read_body(
-            response, max_bytes=ERROR_BODY_BYTES, deadline=deadline, read_timeout=read_timeout
-        )
-    except ModelError:
-        return response.reason_phrase
+    """The server's own error message when it sent one, cut to one short line."""
+    body = error_body(response, deadline, read_timeout)
     try:
         message = error_text(loads(body))
     except ValueError:
         message = ""
     text = message or body.decode("utf-8", errors="replace")
-    return " ".join(text.split())[:200] or response.reason_phrase
+    return one_line(text)[:200] or response.reason_phrase

@@ -14,7 +14,10 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
+from datetime import timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -25,6 +28,7 @@ from toolcall_cli.models._body import (
     ACCEPT_ENCODING,
     Deadline,
     body_pieces,
+    error_body,
     lines_of,
     read_body,
     send_streamed,
@@ -43,8 +47,6 @@ from toolcall_cli.wire import NOTICE_KEY, ContextWindow, ModelError, ModelReques
 from toolcall_cli.wire.sse import sse_data
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
-ERROR_BODY_BYTES = 64 * 1024
-"""Most of an error answer read: only its message is shown."""
 PROBE_TIMEOUT = 3.0
 """Seconds the question about the context window may take: a server that does not answer it
 quickly has no answer worth waiting for."""
@@ -182,7 +184,7 @@ class OpenAICompatModel:
             response = send_streamed(self._client, request, self._probe_timeout)
             if response is None:
                 return None
-            with _Closing(response):
+            with closing(response):
                 if response.status_code != 200:
                     return None
                 data = read_body(
@@ -234,11 +236,14 @@ class OpenAICompatModel:
                 if 300 <= status < 400:
                     raise redirect_error(response)
                 if status >= 400:
-                    raise http_error(status, self._error_body(response, deadline), self.endpoint)
+                    said = error_body(response, deadline, self.endpoint.read_timeout)
+                    raise http_error(status, said, self.endpoint)
                 yield from self._answer(response, deadline)
                 return
 
-    def _send(self, body: dict[str, Any], deadline: Deadline) -> _Closing:
+    def _send(self, body: dict[str, Any], deadline: Deadline) -> closing[httpx.Response]:
+        """The answer, its body not read yet; it is closed however the `with` block is left
+        (Ctrl-C included)."""
         deadline.check()
         remaining = deadline.remaining()
         endpoint = self.endpoint
@@ -274,33 +279,17 @@ class OpenAICompatModel:
             ) from None
         if response is None:
             raise deadline.error()
-        return _Closing(response)
-
-    def _decoded(
-        self, response: httpx.Response, deadline: Deadline, max_bytes: int
-    ) -> Iterator[bytes]:
-        """The answer's body, decompressed, with the network's failures named."""
-        return body_pieces(
-            response,
-            max_bytes=max_bytes,
-            deadline=deadline,
-            read_timeout=self.endpoint.read_timeout,
-        )
-
-    def _error_body(self, response: httpx.Response, deadline: Deadline) -> bytes:
-        """The start of an error answer; if it will not come whole, what came is enough."""
-        body = bytearray()
-        try:
-            for piece in self._decoded(response, deadline, ERROR_BODY_BYTES):
-                body += piece
-        except ModelError:
-            pass
-        return bytes(body)
+        return closing(response)
 
     def _answer(self, response: httpx.Response, deadline: Deadline) -> Iterator[dict[str, Any]]:
         """The answer read by its shape, not by what was asked or what its headers claim: a
         server that ignores `stream` still answers, and one that sends nothing useful fails."""
-        pieces = self._decoded(response, deadline, self.endpoint.max_response_bytes)
+        pieces = body_pieces(
+            response,
+            max_bytes=self.endpoint.max_response_bytes,
+            deadline=deadline,
+            read_timeout=self.endpoint.read_timeout,
+        )
         redactor = ReplyRedactor(self._mask)
         first = next((piece for piece in pieces if piece.strip()), None)
         if first is None:
@@ -310,9 +299,7 @@ class OpenAICompatModel:
             )
         if first.lstrip().removeprefix(b"\xef\xbb\xbf")[:1] in (b"{", b"["):
             # JSON (after any byte-order mark); an SSE stream starts with a field name
-            body = bytearray(first)
-            for piece in pieces:
-                body += piece
+            body = first + b"".join(pieces)
             yield redactor.chunk(completion_from(body), last=True)
         else:
             for event in self._events(itertools.chain([first], pieces)):
@@ -349,19 +336,6 @@ class OpenAICompatModel:
         self._client.close()
 
 
-class _Closing:
-    """Closes a streamed response however the `with` block is left (including Ctrl-C)."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        self.response = response
-
-    def __enter__(self) -> httpx.Response:
-        return self.response
-
-    def __exit__(self, *exc: object) -> None:
-        self.response.close()
-
-
 JSON_BODY = {"Content-Type": "application/json"}
 
 
@@ -379,29 +353,37 @@ MAX_JSON_CONTAINERS = 100_000
 dozen; 32 MiB of `{},{},...` would become millions of dicts, a gigabyte of memory."""
 
 
+class TooLarge(ValueError):
+    """JSON holding more objects and arrays than any answer does."""
+
+
+class TooDeep(ValueError):
+    """JSON nested too deeply for Python's recursion limit."""
+
+
 def loads(text: str | bytes | bytearray) -> Any:
-    """json.loads, with JSON nested too deeply for Python's recursion limit as a ValueError, and
-    JSON holding more objects than any answer does refused before it is built."""
+    """json.loads, with JSON nested too deeply as a TooDeep, and JSON holding more objects than
+    any answer does refused (TooLarge) before it is built; both are ValueErrors."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if data.count(b"{") + data.count(b"[") > MAX_JSON_CONTAINERS:
         # The quick count also sees brackets inside strings (a model may write thousands of
         # them in its text); only the ones outside strings become objects.
         outside = _JSON_STRING.sub(b"", data)
         if outside.count(b"{") + outside.count(b"[") > MAX_JSON_CONTAINERS:
-            raise ValueError(f"JSON with over {MAX_JSON_CONTAINERS:,} objects and arrays")
+            raise TooLarge(f"JSON with over {MAX_JSON_CONTAINERS:,} objects and arrays")
     try:
         return json.loads(text)
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        raise TooDeep("JSON nested too deeply") from None
 
 
 def event_from(data: str) -> dict[str, Any]:
     try:
         event = loads(data)
+    except TooLarge as error:
+        raise ModelError(f"the stream sent an event of {error}", kind="too_large") from None
     except ValueError as error:
-        if "objects and arrays" in str(error):
-            raise ModelError(f"the stream sent an event of {error}", kind="too_large") from None
-        why = " (nested too deeply)" if "too deeply" in str(error) else ""
+        why = " (nested too deeply)" if isinstance(error, TooDeep) else ""
         raise ModelError(
             f"the stream sent a malformed event{why}: {data[:80]!r}", kind="protocol"
         ) from None
@@ -409,34 +391,26 @@ def event_from(data: str) -> dict[str, Any]:
         raise ModelError(
             f"the stream sent an event that is not a JSON object: {data[:80]!r}", kind="protocol"
         )
-    if "error" in event and not event.get("choices"):
-        detail = error_text(event)
-        raise overflow_error(200, event, detail) or ModelError(
-            f"the stream reported an error: {detail}", kind="server"
-        )
+    raise_reported(event, "the stream")
     return event
 
 
-def completion_from(body: bytes | bytearray) -> dict[str, Any]:
+def completion_from(body: bytes) -> dict[str, Any]:
     """A whole chat completion, or the ModelError that says why the body is not one."""
     try:
         value = loads(body)
-    except ValueError as error:
-        if "objects and arrays" in str(error):
-            raise ModelError(f"the endpoint answered with {error}", kind="too_large") from None
-        if "too deeply" in str(error):
-            raise ModelError(
-                "the endpoint answered with JSON nested too deeply to read", kind="protocol"
-            ) from None
-        snippet = bytes(body[:80]).decode("utf-8", errors="replace").replace("\n", " ")
+    except TooLarge as error:
+        raise ModelError(f"the endpoint answered with {error}", kind="too_large") from None
+    except TooDeep:
+        raise ModelError(
+            "the endpoint answered with JSON nested too deeply to read", kind="protocol"
+        ) from None
+    except ValueError:
+        snippet = body[:80].decode("utf-8", errors="replace").replace("\n", " ")
         raise ModelError(
             f"the endpoint answered with something that is not JSON: {snippet!r}", kind="protocol"
         ) from None
-    if isinstance(value, dict) and "error" in value and not value.get("choices"):
-        detail = error_text(value)
-        raise overflow_error(200, value, detail) or ModelError(
-            f"the endpoint reported an error: {detail}", kind="server"
-        )
+    raise_reported(value, "the endpoint")
     choices = value.get("choices") if isinstance(value, dict) else None
     if not isinstance(choices, list) or not choices:
         raise ModelError(
@@ -444,6 +418,15 @@ def completion_from(body: bytes | bytearray) -> dict[str, Any]:
         )
     completion: dict[str, Any] = value
     return completion
+
+
+def raise_reported(value: Any, who: str) -> None:
+    """Raises the error an answer reports in place of a completion (`error`, no `choices`)."""
+    if isinstance(value, dict) and "error" in value and not value.get("choices"):
+        detail = error_text(value)
+        raise overflow_error(200, value, detail) or ModelError(
+            f"{who} reported an error: {detail}", kind="server"
+        )
 
 
 RETRY_TEMPERATURE = 0.5
@@ -507,13 +490,9 @@ def retry_wait(
 
 
 def _seconds_until(date: str, now: Callable[[], float]) -> float | None:
-    from email.utils import parsedate_to_datetime
-
     try:
         moment = parsedate_to_datetime(date)
         if moment.tzinfo is None:  # "-0000" means UTC as well
-            from datetime import timezone
-
             moment = moment.replace(tzinfo=timezone.utc)
         return moment.timestamp() - now()
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -614,12 +593,8 @@ def mentions_tools(detail: str) -> bool:
 
 def connect_message(shown_url: str, error: httpx.ConnectError) -> str:
     text = str(error).lower()
-    if (
-        "name or service not known" in text
-        or "nodename" in text
-        or "getaddrinfo" in text
-        or "resolve" in text
-    ):
+    unresolved = ("name or service not known", "nodename", "getaddrinfo", "resolve")
+    if any(word in text for word in unresolved):
         return f"cannot resolve the host of {shown_url}; check --base-url"
     return f"cannot connect to {shown_url} (connection refused?); is the server running?"
 

@@ -196,15 +196,13 @@ def check_reply(value: Any, where: str) -> Reply:
         raise ValueError(
             f"{where}: a reply must be a JSON string or object, got {json_type(value)}"
         )
-    problem = message_problem(value)
-    if problem:
+    if problem := message_problem(value):
         raise ValueError(f"{where}: {problem}")
     return value
 
 
 def message_problem(message: dict[str, Any]) -> str | None:
-    problem = unknown_key(message, MESSAGE_KEYS, "")
-    if problem:
+    if problem := unknown_key(message, MESSAGE_KEYS, ""):
         return problem
     if message.get("role", "assistant") != "assistant":
         return f'`role` must be "assistant", got {json.dumps(message["role"])}'
@@ -217,8 +215,7 @@ def message_problem(message: dict[str, Any]) -> str | None:
     if not isinstance(calls, list):
         return f"`tool_calls` must be a list of calls, got {json_type(calls)}"
     for index, call in enumerate(calls):
-        problem = call_problem(call, f"tool_calls[{index}]")
-        if problem:
+        if problem := call_problem(call, f"tool_calls[{index}]"):
             return problem
     return None
 
@@ -240,8 +237,7 @@ def envelope_problem(call: dict[str, Any], key: str) -> str | None:
         return (
             f"`{key}` gives `function` and `{flat}`: use `function` or `name`/`arguments`, not both"
         )
-    problem = unknown_key(call, CALL_KEYS if "function" in call else FLAT_CALL_KEYS, key)
-    if problem:
+    if problem := unknown_key(call, CALL_KEYS if "function" in call else FLAT_CALL_KEYS, key):
         return problem
     if call.get("id") is not None and not isinstance(call["id"], str):
         return f"`{key}.id` must be a string, got {json_type(call['id'])}"

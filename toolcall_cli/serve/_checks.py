@@ -100,8 +100,7 @@ _INTEGERS: dict[str, tuple[int, int | None]] = {
     "top_logprobs": (0, 20),
     "seed": (-(2**63), 2**63 - 1),
 }
-_BOOLEANS = ("logprobs", "parallel_tool_calls", "store")
-_STRINGS = ("user",)
+_TYPED = {"logprobs": bool, "parallel_tool_calls": bool, "store": bool, "user": str}
 MAX_STOP = 4
 """Stop sequences OpenAI takes at most."""
 
@@ -109,27 +108,22 @@ MAX_STOP = 4
 def check_sampling(body: dict[str, Any]) -> None:
     """Each sampling parameter is of its type and within its range, as OpenAI checks them."""
     for name, (low, high) in _DECIMALS.items():
-        value = body.get(name)
-        if value is not None:
-            check_range(name, value, low, high, "decimal")
+        if body.get(name) is not None:
+            check_range(name, body[name], low, high, "decimal")
     for name, (low_int, high_int) in _INTEGERS.items():
-        value = body.get(name)
-        if value is not None and not (isinstance(value, int) and not isinstance(value, bool)):
-            raise invalid_type(name, "an integer", value)
-        if value is not None:
-            check_range(name, value, low_int, high_int, "integer")
-    for name in _BOOLEANS:
-        if body.get(name) is not None and not isinstance(body[name], bool):
-            raise invalid_type(name, "a boolean", body[name])
-    for name in _STRINGS:
-        if body.get(name) is not None and not isinstance(body[name], str):
-            raise invalid_type(name, "a string", body[name])
+        if body.get(name) is not None:
+            check_range(name, body[name], low_int, high_int, "integer")
+    for name, kind in _TYPED.items():
+        if body.get(name) is not None and not isinstance(body[name], kind):
+            raise invalid_type(name, "a boolean" if kind is bool else "a string", body[name])
     check_stop(body.get("stop"))
 
 
 def check_range(name: str, value: Any, low: float, high: float | None, kind: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise invalid_type(name, f"a {kind}", value)
+    """`value` is a number of its `kind` ("decimal" or "integer") within [low, high]."""
+    integer = kind == "integer"
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        raise invalid_type(name, "an integer" if integer else "a decimal", value)
     if value < low:
         raise bad(
             f"Invalid '{name}': {kind} below minimum value. Expected a value >= {number(low)}, "

@@ -7,7 +7,7 @@ writer), `sse` (server-sent events) and `tokens` (a token estimate)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 
@@ -29,8 +29,7 @@ class ModelRequest:
 @dataclass(frozen=True)
 class Sampling:
     """The sampling settings a request carries (`--temperature`, `--top-p`, `--seed`, and the
-    reply's length, `--max-tokens`); None
-    leaves the server's own default, and the field is not sent at all.
+    reply's length, `--max-tokens`); None leaves the server's own default, and is not sent.
 
     No default is chosen here on purpose: llama-server samples at 0.8 when told nothing, and the
     tool-use defaults are set where the bench measured them, for the kind of server they were
@@ -45,14 +44,8 @@ class Sampling:
     the server instead of running into the read timeout (or the context window)."""
 
     def fields(self) -> dict[str, float | int]:
-        """The settings that are set, by their request-body names."""
-        chosen = {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "seed": self.seed,
-            "max_tokens": self.max_tokens,
-        }
-        return {key: value for key, value in chosen.items() if value is not None}
+        """The settings that are set, by their request-body names (the fields' own names)."""
+        return {key: value for key, value in asdict(self).items() if value is not None}
 
     def on(self, body: dict[str, Any]) -> dict[str, Any]:
         """`body` with the settings that are set added."""

@@ -63,8 +63,12 @@ def completion(
         "logprobs": None,
         "finish_reason": output.finish_reason,
     }
-    head = {"id": response_id, "object": "chat.completion", "created": CREATED, "model": model}
-    return {**head, "choices": [choice], "usage": usage}
+    return {**head("chat.completion", response_id, model), "choices": [choice], "usage": usage}
+
+
+def head(kind: str, response_id: str, model: str) -> dict[str, Any]:
+    """The fields every object of one answer begins with."""
+    return {"id": response_id, "object": kind, "created": CREATED, "model": model}
 
 
 def split_text(text: str, rng: random.Random, cuts: Sequence[int] = ()) -> list[str]:
@@ -124,10 +128,5 @@ def respond(
         return
     options = body.get("stream_options")
     wanted = isinstance(options, dict) and bool(options.get("include_usage"))
-    head = {
-        "id": response_id,
-        "object": "chat.completion.chunk",
-        "created": CREATED,
-        "model": model,
-    }
-    yield from chunks(output, head, rng, usage if wanted else None)
+    each = head("chat.completion.chunk", response_id, model)
+    yield from chunks(output, each, rng, usage if wanted else None)
