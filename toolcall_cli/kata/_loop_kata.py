@@ -17,6 +17,7 @@ import json_repair
 from toolcall_cli.kata._battery import Battery, Case, Solution, Source, Verdict, canonical, shown
 from toolcall_cli.kata._conformance import streamed_calls
 from toolcall_cli.kata._offline import (
+    FAULT_CATEGORY,
     OfflineChat,
     ScriptedChat,
     bundled_tools,
@@ -263,26 +264,14 @@ BUILT_IN: tuple[Run, ...] = (
     ),
 )
 
-FAULT_CATEGORY = {
-    "no_tool": "no call",
-    "unknown_tool": "unknown tool",
-    "wrong_param": "wrong arguments",
-    "missing_arg": "wrong arguments",
-    "extra_arg": "wrong arguments",
-    "wrong_type": "wrong arguments",
-    "repeat_call": "loop",
-    "single_quotes": "broken JSON",
-    "trailing_comma": "broken JSON",
-    "unquoted_keys": "broken JSON",
-    "broken_batch": "broken JSON",
-    "truncated": "cut off",
-}
+LOOP_CATEGORY = {**FAULT_CATEGORY, "repeat_call": "loop"}
+"""A repeated call is the loop's to stop: it is filed with the other limits."""
 
 
 def fault_runs() -> tuple[list[Run], str]:
     kinds, others = kinds_for("native")
     runs = [
-        Run(FAULT_CATEGORY.get(k, k), "offline faults", k, question_for(k), offline(k))
+        Run(LOOP_CATEGORY.get(k, k), "offline faults", k, question_for(k), offline(k))
         for k in kinds
     ]
     coverage = f"offline fault kinds: {', '.join(kinds)}"

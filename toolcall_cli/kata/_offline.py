@@ -38,6 +38,28 @@ def bundled_tools(*names: str) -> ToolRegistry:
     return ToolRegistry(tool for tool in registry if tool.name in names)
 
 
+FAULT_CATEGORY: dict[str, str] = {
+    "no_tool": "no call",
+    "unknown_tool": "unknown tool",
+    "wrong_param": "wrong arguments",
+    "missing_arg": "wrong arguments",
+    "extra_arg": "wrong arguments",
+    "wrong_type": "wrong arguments",
+    "repeat_call": "repeated call",
+    "single_quotes": "broken JSON",
+    "trailing_comma": "broken JSON",
+    "unquoted_keys": "broken JSON",
+    "broken_batch": "broken JSON",
+    "code_fence": "code fence",
+    "missing_close_tag": "missing close tag",
+    "prose_around": "prose around",
+    "truncated": "cut off",
+    "split_tags": "split tags",
+}
+"""The kata category of the replies a fault kind makes (its recovery replies included); a
+kata that files a kind elsewhere says so over this."""
+
+
 def kinds_for(shape: str) -> tuple[list[str], list[str]]:
     """The fault kinds that apply to a wire shape ("text", "native", "json"), and the rest."""
     applies = [k for k in FAULT_KINDS if shape in make_faults([k])[0].shapes]

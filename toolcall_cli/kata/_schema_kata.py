@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
 from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, canonical, shown
-from toolcall_cli.kata._offline import bundled_tools, json_mode_reply, kinds_for
+from toolcall_cli.kata._offline import FAULT_CATEGORY, bundled_tools, json_mode_reply, kinds_for
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.strategies.schema import answer_or_call_schema
 from toolcall_cli.tools.coerce import coerce_arguments
@@ -393,14 +393,8 @@ def validation_cases(tools: list[Tool]) -> list[Case]:
 
 # --- the offline model's wrong calls ----------------------------------------------------------
 
-FAULT_CATEGORY = {
-    "unknown_tool": "unknown tool",
-    "wrong_param": "wrong arguments",
-    "missing_arg": "wrong arguments",
-    "extra_arg": "wrong arguments",
-    "wrong_type": "coercion",
-    "no_tool": "no call",
-}
+SCHEMA_CATEGORY = {**FAULT_CATEGORY, "wrong_type": "coercion"}
+"""A wrong type in JSON mode is a value validate_call coerces."""
 QUESTIONS = {"wrong_type": "Convert 5 km to miles"}
 
 
@@ -463,7 +457,7 @@ def fault_cases(tools: list[Tool]) -> tuple[list[Case], str]:
 
 
 def fault_case(kind: str, reply: dict[str, Any], tools: list[Tool]) -> list[Case]:
-    category = FAULT_CATEGORY.get(kind, kind)
+    category = SCHEMA_CATEGORY.get(kind, kind)
     if "answer" in reply:
         return [schema_fault(category, f"{kind}: your schema takes the answer", tools, reply, True)]
     fixed, errors = expected_check(tools, reply)
