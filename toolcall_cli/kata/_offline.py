@@ -99,16 +99,23 @@ def text_replies(kind: str | None, question: str) -> list[list[str]]:
 
 
 def json_mode_reply(
-    kind: str | None, question: str, response_format: dict[str, Any], specs: Sequence[ToolSpec]
+    kind: str | None, question: str, schema: dict[str, Any], specs: Sequence[ToolSpec]
 ) -> str:
-    """The offline model's first reply in JSON mode, under `response_format`."""
+    """The offline model's first reply in JSON mode, under the response schema `schema`."""
     strategy = get_strategy("schema", schema_mode="json")
     body = dict(strategy.build_request([user(question)], list(specs), "offline").body)
-    body["response_format"] = response_format
+    json_schema = {"name": "reply", "strict": True, "schema": schema}
+    body["response_format"] = {"type": "json_schema", "json_schema": json_schema}
     model = OfflineModel(seed=0, faults=make_faults([kind] if kind else []))
-    completion = next(iter(model.stream(ModelRequest(body))))
-    content = completion["choices"][0]["message"].get("content")
+    content = first_message(model, body).get("content")
     return content if isinstance(content, str) else ""
+
+
+def first_message(model: OfflineModel, body: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message of the model's (unstreamed) answer to `body`."""
+    completion = next(iter(model.stream(ModelRequest(body))))
+    message: dict[str, Any] = completion["choices"][0]["message"]
+    return message
 
 
 class Refused(RuntimeError):
@@ -132,8 +139,7 @@ class OfflineChat:
     def __call__(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         sent = self.take(messages)
         body = {"model": "offline", "messages": sent, "tools": [s.to_openai() for s in self.specs]}
-        completion = next(iter(self.model.stream(ModelRequest(body))))
-        message = completion["choices"][0]["message"]
+        message = first_message(self.model, body)
         reply: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
         if message.get("tool_calls"):
             reply["tool_calls"] = message["tool_calls"]

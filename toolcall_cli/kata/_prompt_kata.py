@@ -15,9 +15,13 @@ from typing import Any
 
 from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, shown
 from toolcall_cli.kata._follower import Intended, PromptFollower, ReplyModel
-from toolcall_cli.kata._offline import bundled_tools
+from toolcall_cli.kata._offline import bundled_tools, first_message
 from toolcall_cli.kata._samples import SAMPLES
 from toolcall_cli.kata._toolbox import TOOL_NAMES
+from toolcall_cli.offline import OfflineModel
+from toolcall_cli.strategies.text_parser import parse_text
+from toolcall_cli.strategies.text_prompt import system_prompt
+from toolcall_cli.tools.schema import spec_from_function
 
 BUNDLED_PLANS: dict[str, tuple[Intended, ...]] = {
     "What's the weather in Paris?": (Intended("get_weather", {"city": "Paris"}),),
@@ -75,16 +79,11 @@ def bundled_entries() -> list[dict[str, Any]]:
 
 @cache
 def sample_entries() -> list[dict[str, Any]]:
-    from toolcall_cli.tools.schema import spec_from_function
-
     return [spec_from_function(SAMPLES[name]).to_openai() for name in SAMPLE_TOOLS]
 
 
 def offline_reply(prompt: str, question: str) -> str:
     """`ReplyModel`: toolcall's offline model, the prompt as its system message, no `tools`."""
-    from toolcall_cli.offline import OfflineModel
-    from toolcall_cli.wire import ModelRequest
-
     body = {
         "model": "offline",
         "messages": [
@@ -92,8 +91,7 @@ def offline_reply(prompt: str, question: str) -> str:
             {"role": "user", "content": question},
         ],
     }
-    completion = next(iter(OfflineModel(seed=0).stream(ModelRequest(body))))
-    content = completion["choices"][0]["message"].get("content")
+    content = first_message(OfflineModel(seed=0), body).get("content")
     return content if isinstance(content, str) else ""
 
 
@@ -101,9 +99,6 @@ def offline_reply(prompt: str, question: str) -> str:
 def offline_intends(question: str) -> tuple[Intended, ...]:
     """The calls the offline model makes for `question` under toolcall's own prompt: what it
     means to do, whatever prompt it is then given."""
-    from toolcall_cli.strategies.text_parser import parse_text
-    from toolcall_cli.strategies.text_prompt import system_prompt
-
     specs = [tool.spec for tool in bundled_tools(*TOOL_NAMES)]
     reply = offline_reply(system_prompt(specs), question)
     return tuple(Intended(c.name, dict(c.arguments)) for c in parse_text(reply).calls)
@@ -115,8 +110,6 @@ def key(name: str, arguments: Any) -> str:
 
 def judge(intended: Sequence[Intended], reply: str) -> Verdict:
     """Every intended call parsed back whole, and nothing else."""
-    from toolcall_cli.strategies.text_parser import parse_text
-
     parsed = parse_text(reply)
     wanted = Counter(key(c.name, c.arguments) for c in intended)
     found = Counter(key(c.name, c.arguments) for c in parsed.calls)

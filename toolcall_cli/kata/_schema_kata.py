@@ -53,6 +53,10 @@ def as_tool(spec: ToolSpec) -> Tool:
     return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
 
 
+def as_specs(tools: list[Tool]) -> list[ToolSpec]:
+    return [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
+
+
 def battery(conformance: Path | None) -> Battery:
     tools = tool_dicts()
     faults, coverage = fault_cases(tools)
@@ -161,18 +165,14 @@ ROUND_TRIP_QUESTIONS = (
 
 def round_trips(tools: list[Tool]) -> list[Case]:
     """The offline model answers under the user's schema; its reply must match the schema."""
-    specs = [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
+    specs = as_specs(tools)
 
     def make(question: str) -> Callable[[Solution], Verdict]:
         def check(solution: Solution) -> Verdict:
             validator = user_schema(solution, tools)
             if isinstance(validator, str):
                 return Verdict(False, "the model's reply matches the schema", validator)
-            response_format = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "strict": True, "schema": validator.schema},
-            }
-            reply = json.loads(json_mode_reply(None, question, response_format, specs))
+            reply = json.loads(json_mode_reply(None, question, validator.schema, specs))
             found = "matches" if validator.is_valid(reply) else "does not match"
             return Verdict(
                 found == "matches",
@@ -404,8 +404,7 @@ def expected_check(tools: list[Tool], call: dict[str, Any]) -> tuple[Any, Errors
     tool = next((t for t in tools if t["name"] == call.get("name")), None)
     if tool is None:
         return {}, {"name": ["unknown_tool"]}
-    spec = ToolSpec(tool["name"], tool["description"], tool["parameters"])
-    fixed, _ = coerce_arguments(spec, call["arguments"])
+    fixed, _ = coerce_arguments(as_specs([tool])[0], call["arguments"])
     schema = {**tool["parameters"], "additionalProperties": False}
     errors: Errors = {}
     for error in schema_validator(schema).iter_errors(fixed):
@@ -423,30 +422,23 @@ def expected_check(tools: list[Tool], call: dict[str, Any]) -> tuple[Any, Errors
 def fault_cases(tools: list[Tool]) -> tuple[list[Case], str]:
     """Each JSON-mode fault kind's first reply: validate_call must read it as toolcall does,
     and the user's schema must refuse a wrong call (and take an answer)."""
-    specs = [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
-    response_format = {
-        "type": "json_schema",
-        "json_schema": {"name": "reply", "strict": True, "schema": answer_or_call_schema(specs)},
-    }
+    specs = as_specs(tools)
+    schema = answer_or_call_schema(specs)
     kinds, others = kinds_for("json")
     cases: list[Case] = []
     not_here: list[str] = []
-    plain = {
-        q: json_mode_reply(None, q, response_format, specs)
-        for q in {*QUESTIONS.values(), "What's the weather in Paris and in Tokyo?"}
-    }
     for kind in kinds:
         question = QUESTIONS.get(kind, "What's the weather in Paris and in Tokyo?")
-        text = json_mode_reply(kind, question, response_format, specs)
+        text = json_mode_reply(kind, question, schema, specs)
         try:
             reply = json.loads(text)
         except ValueError:
-            not_here.append(kind)
+            reply = None
+        if reply is None or text == json_mode_reply(None, question, schema, specs):
+            not_here.append(kind)  # not JSON, or the fault did not fire on the first reply
             continue
-        if text == plain[question]:
-            not_here.append(kind)
-            continue
-        cases += fault_case(kind, reply, tools)
+        takes = schema_validator(schema).is_valid(reply)
+        cases += fault_case(SCHEMA_CATEGORY.get(kind, kind), kind, reply, tools, takes)
     coverage = f"offline fault kinds: {', '.join(k for k in kinds if k not in not_here)}"
     if not_here or others:
         coverage += (
@@ -456,16 +448,14 @@ def fault_cases(tools: list[Tool]) -> tuple[list[Case], str]:
     return cases, coverage
 
 
-def fault_case(kind: str, reply: dict[str, Any], tools: list[Tool]) -> list[Case]:
-    category = SCHEMA_CATEGORY.get(kind, kind)
+def fault_case(
+    category: str, kind: str, reply: dict[str, Any], tools: list[Tool], takes: bool
+) -> list[Case]:
+    """`takes`: whether toolcall's own response schema takes the reply (the user's must agree)."""
     if "answer" in reply:
         return [schema_fault(category, f"{kind}: your schema takes the answer", tools, reply, True)]
     fixed, errors = expected_check(tools, reply)
-    wrong = schema_validator(
-        answer_or_call_schema(
-            [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
-        )
-    ).is_valid(reply)
+    verb = "takes" if takes else "refuses"
     return [
         Case(
             category,
@@ -473,13 +463,7 @@ def fault_case(kind: str, reply: dict[str, Any], tools: list[Tool]) -> list[Case
             f"{kind}: validate_call reads {shown(reply)}",
             lambda solution: judge_call(solution, tools, reply, fixed, errors),
         ),
-        schema_fault(
-            category,
-            f"{kind}: your schema {'takes' if wrong else 'refuses'} it",
-            tools,
-            reply,
-            wrong,
-        ),
+        schema_fault(category, f"{kind}: your schema {verb} it", tools, reply, takes),
     ]
 
 
