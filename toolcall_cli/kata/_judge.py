@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from toolcall_cli.kata._battery import Case, Chat, Step, Verdict, clipped
 from toolcall_cli.kata._catalog import Kata, find_kata
-from toolcall_cli.kata._keeper import shield
+from toolcall_cli.kata._keeper import how_ended, shield
 from toolcall_cli.kata._values import Lines, Malformed, decode, encode, unpack
 from toolcall_cli.tools.sandbox import become_subreaper, sweep_children
 
@@ -141,7 +141,7 @@ class CodeProcess:
             return None
         return record if isinstance(record, dict) else None
 
-    def stop(self) -> int | None:
+    def stop(self) -> int:
         """End the sandbox and everything in it; the code's exit code (negative: a signal)."""
         if self.ended is not None:
             return self.ended
@@ -242,7 +242,9 @@ class RemoteSolution:
     def remaining(self) -> float:
         return max(self.deadline - time.monotonic(), 0.01)
 
-    def returned(self, answer: dict[str, Any]) -> Any:
+    def ask(self, request: dict[str, Any], chat: Chat | None = None) -> Any:
+        """What the user's code returned for `request`, within the case's time left."""
+        answer = self.process.ask(request, self.remaining(), chat)
         if "returned" in answer:
             return unpack(answer["returned"])
         if "raised" in answer:
@@ -254,16 +256,14 @@ class RemoteSolution:
         raise Malformed("an answer of no known kind")
 
     def call(self, function: str, *arguments: Any) -> Any:
-        request = {"op": "call", "function": function, "arguments": list(arguments)}
-        return self.returned(self.process.ask(request, self.remaining()))
+        return self.ask({"op": "call", "function": function, "arguments": list(arguments)})
 
     def call_on_samples(self, function: str, *arguments: Any) -> Any:
         request = {"op": "call_on_samples", "function": function, "arguments": list(arguments)}
-        return self.returned(self.process.ask(request, self.remaining()))
+        return self.ask(request)
 
     def parsers(self, steps: Sequence[Step]) -> list[Any]:
-        request = {"op": "parsers", "steps": steps}
-        returned = self.returned(self.process.ask(request, self.remaining()))
+        returned = self.ask({"op": "parsers", "steps": steps})
         if not (isinstance(returned, list) and len(returned) == len(steps)):
             raise Malformed("not one answer per step")
         return returned
@@ -283,7 +283,7 @@ class RemoteSolution:
             "max_iterations": max_iterations,
             "options": options,
         }
-        return self.returned(self.process.ask(request, self.remaining(), chat))
+        return self.ask(request, chat)
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -302,16 +302,7 @@ class Run:
         return f"{left} case{'s' * (left != 1)} not run"
 
     def how(self) -> str:
-        code = self.process.stop()
-        code = -9 if code is None else code
-        return f"was killed by {signal_name(-code)}" if code < 0 else f"exited (code {code})"
-
-
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+        return how_ended(self.process.stop())
 
 
 def load(run: Run, kata: Kata, file: Path) -> tuple[str, str] | None:

@@ -165,6 +165,16 @@ def describe(sandbox: Sandbox) -> str:
     )
 
 
+def how_ended(code: int) -> str:
+    """How a process ended, from its exit code (negative: the signal that killed it)."""
+    if code >= 0:
+        return f"exited (code {code})"
+    try:
+        return f"was killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"was killed by signal {-code}"
+
+
 def tell(report: IO[str], **record: Any) -> None:
     report.write(json.dumps(record) + "\n")
     report.flush()

@@ -142,8 +142,8 @@ class Work:
     prepare: Callable[[dict[str, Any]], Any] = lambda request: None
 
 
-def call(user: ModuleType, request: dict[str, Any], channel: Channel, prepared: Any) -> Any:
-    return getattr(user, request["function"])(*request["arguments"])
+def call(user: ModuleType, request: dict[str, Any], channel: Channel, arguments: Any) -> Any:
+    return getattr(user, request["function"])(*arguments)
 
 
 def samples(request: dict[str, Any]) -> Any:
@@ -151,12 +151,6 @@ def samples(request: dict[str, Any]) -> Any:
     from toolcall_cli.kata._samples import with_functions
 
     return with_functions(request["arguments"])
-
-
-def call_on_samples(
-    user: ModuleType, request: dict[str, Any], channel: Channel, arguments: Any
-) -> Any:
-    return getattr(user, request["function"])(*arguments)
 
 
 def parsers(user: ModuleType, request: dict[str, Any], channel: Channel, prepared: Any) -> Any:
@@ -208,8 +202,8 @@ def agent_loop(user: ModuleType, request: dict[str, Any], channel: Channel, box:
 
 
 WORK: dict[str, Work] = {
-    "call": Work(call),
-    "call_on_samples": Work(call_on_samples, samples),
+    "call": Work(call, lambda request: request["arguments"]),
+    "call_on_samples": Work(call, samples),
     "parsers": Work(parsers),
     "loop": Work(agent_loop, toolbox),
 }

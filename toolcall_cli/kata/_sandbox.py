@@ -11,7 +11,6 @@ import json
 import math
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from typing import IO, Any, Literal, get_args
 
 from toolcall_cli.kata._battery import SOURCES
 from toolcall_cli.kata._catalog import Kata
+from toolcall_cli.kata._keeper import how_ended
 from toolcall_cli.tools.isolated import kill_group
 from toolcall_cli.tools.sandbox import undumpable
 
@@ -308,7 +308,7 @@ def ended_early(grader: subprocess.Popen[bytes], check: CheckRun, running: Runni
     except subprocess.TimeoutExpired:  # it closed our pipe and went on: it has had its time
         kill_group(grader)
         code = grader.wait()
-    how = f"was killed by {signal_name(-code)}" if code < 0 else f"exited (code {code})"
+    how = how_ended(code)
     if not check.cases:  # before any of the user's code ran: the grader itself failed
         check.problem = f"the grader process {how} before it could run any case"
         return
@@ -319,13 +319,6 @@ def ended_early(grader: subprocess.Popen[bytes], check: CheckRun, running: Runni
     check.problem = (
         f"stopped: the grader process {how}{where}; the code under check may have ended it"
     )
-
-
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def tail(printed: IO[bytes]) -> str:
