@@ -227,130 +227,86 @@ def judge_call(
 
 TRIP = {"origin": "Paris", "destination": "Tokyo"}
 
-VALIDATION: tuple[tuple[str, str, dict[str, Any], Any, Errors], ...] = (
-    # (category, name, arguments of search_flights, arguments after coercion, errors)
-    ("coercion", "valid as it is", {**TRIP, "passengers": 2}, {**TRIP, "passengers": 2}, {}),
-    ("coercion", 'integer from "2"', {**TRIP, "passengers": "2"}, {**TRIP, "passengers": 2}, {}),
-    ("coercion", "integer from 2.0", {**TRIP, "passengers": 2.0}, {**TRIP, "passengers": 2}, {}),
-    (
-        "coercion",
-        'number from "199.5"',
-        {**TRIP, "max_price": "199.5"},
-        {**TRIP, "max_price": 199.5},
-        {},
-    ),
-    (
-        "coercion",
-        'boolean from "False"',
-        {**TRIP, "nonstop": "False"},
-        {**TRIP, "nonstop": False},
-        {},
-    ),
-    (
-        "coercion",
-        'enum from "Business"',
-        {**TRIP, "cabin": "Business"},
-        {**TRIP, "cabin": "business"},
-        {},
-    ),
-    ("coercion", 'enum number from "1"', {**TRIP, "stops": "1"}, {**TRIP, "stops": 1}, {}),
-    (
-        "coercion",
-        "string from a number",
-        {**TRIP, "origin": 600519},
-        {**TRIP, "origin": "600519"},
-        {},
-    ),
-    (
-        "coercion",
-        "array from a lone value",
-        {**TRIP, "dates": "2025-05-01"},
-        {**TRIP, "dates": ["2025-05-01"]},
-        {},
-    ),
-    (
+Validation = tuple[str, str, dict[str, Any], Any, Errors]
+"""(category, name, the call, its arguments after coercion, the errors)."""
+
+
+def flights(arguments: Any) -> dict[str, Any]:
+    return {"name": "search_flights", "arguments": arguments}
+
+
+def trip(
+    category: str, name: str, given: dict[str, Any], fixed: Any = None, **errors: list[str]
+) -> Validation:
+    """A search_flights call from Paris to Tokyo with `given` on top; `fixed`: what coercion
+    makes of `given` (by default, `given` as it is)."""
+    fixed = given if fixed is None else fixed
+    return category, name, flights({**TRIP, **given}), {**TRIP, **fixed}, errors
+
+
+VALIDATION: tuple[Validation, ...] = (
+    trip("coercion", "valid as it is", {"passengers": 2}),
+    trip("coercion", 'integer from "2"', {"passengers": "2"}, {"passengers": 2}),
+    trip("coercion", "integer from 2.0", {"passengers": 2.0}, {"passengers": 2}),
+    trip("coercion", 'number from "199.5"', {"max_price": "199.5"}, {"max_price": 199.5}),
+    trip("coercion", 'boolean from "False"', {"nonstop": "False"}, {"nonstop": False}),
+    trip("coercion", 'enum from "Business"', {"cabin": "Business"}, {"cabin": "business"}),
+    trip("coercion", 'enum number from "1"', {"stops": "1"}, {"stops": 1}),
+    trip("coercion", "string from a number", {"origin": 600519}, {"origin": "600519"}),
+    trip("coercion", "array from a lone value", {"dates": "2025-05-01"}, {"dates": ["2025-05-01"]}),
+    trip(
         "coercion",
         "array from a JSON string",
-        {**TRIP, "dates": '["2025-05-01", "2025-05-03"]'},
-        {**TRIP, "dates": ["2025-05-01", "2025-05-03"]},
-        {},
+        {"dates": '["2025-05-01", "2025-05-03"]'},
+        {"dates": ["2025-05-01", "2025-05-03"]},
     ),
-    (
-        "type errors",
-        "2.5 is not an integer",
-        {**TRIP, "passengers": 2.5},
-        {**TRIP, "passengers": 2.5},
-        {"passengers": ["type"]},
-    ),
-    (
-        "type errors",
-        '"yes" is not a boolean',
-        {**TRIP, "nonstop": "yes"},
-        {**TRIP, "nonstop": "yes"},
-        {"nonstop": ["type"]},
-    ),
-    (
-        "type errors",
-        "true is not a number",
-        {**TRIP, "passengers": True},
-        {**TRIP, "passengers": True},
-        {"passengers": ["type"]},
-    ),
-    (
-        "type errors",
-        '"cheap" is not a number',
-        {**TRIP, "max_price": "cheap"},
-        {**TRIP, "max_price": "cheap"},
-        {"max_price": ["type"]},
-    ),
-    (
-        "type errors",
-        "null is not a string",
-        {**TRIP, "cabin": None},
-        {**TRIP, "cabin": None},
-        {"cabin": ["type", "enum"]},
-    ),
-    (
-        "range",
-        "over the maximum",
-        {**TRIP, "passengers": 12},
-        {**TRIP, "passengers": 12},
-        {"passengers": ["maximum"]},
-    ),
-    (
+    trip("type errors", "2.5 is not an integer", {"passengers": 2.5}, passengers=["type"]),
+    trip("type errors", '"yes" is not a boolean', {"nonstop": "yes"}, nonstop=["type"]),
+    trip("type errors", "true is not a number", {"passengers": True}, passengers=["type"]),
+    trip("type errors", '"cheap" is not a number', {"max_price": "cheap"}, max_price=["type"]),
+    trip("type errors", "null is not a string", {"cabin": None}, cabin=["type", "enum"]),
+    trip("range", "over the maximum", {"passengers": 12}, passengers=["maximum"]),
+    trip(
         "range",
         'under the minimum, after coercing "0"',
-        {**TRIP, "passengers": "0"},
-        {**TRIP, "passengers": 0},
-        {"passengers": ["minimum"]},
+        {"passengers": "0"},
+        {"passengers": 0},
+        passengers=["minimum"],
     ),
-    (
-        "enum",
-        "not one of the enum",
-        {**TRIP, "cabin": "premium"},
-        {**TRIP, "cabin": "premium"},
-        {"cabin": ["enum"]},
-    ),
+    trip("enum", "not one of the enum", {"cabin": "premium"}, cabin=["enum"]),
     (
         "wrong arguments",
         "a required argument missing",
-        {"origin": "Paris"},
+        flights({"origin": "Paris"}),
         {"origin": "Paris"},
         {"destination": ["missing"]},
     ),
-    (
+    trip(
         "wrong arguments",
         "an argument the tool does not take",
-        {**TRIP, "seat": "12A"},
-        {**TRIP, "seat": "12A"},
-        {"seat": ["unexpected"]},
+        {"seat": "12A"},
+        seat=["unexpected"],
     ),
     (
         "wrong arguments",
         "three problems at once",
-        {"origin": "Paris", "passengers": 20, "pets": True},
+        flights({"origin": "Paris", "passengers": 20, "pets": True}),
         {"origin": "Paris", "passengers": 20, "pets": True},
         {"destination": ["missing"], "passengers": ["maximum"], "pets": ["unexpected"]},
+    ),
+    (
+        "unknown tool",
+        "a tool that does not exist",
+        {"name": "search_flight", "arguments": TRIP},
+        {},
+        {"name": ["unknown_tool"]},
+    ),
+    (
+        "type errors",
+        "arguments that are not an object",
+        flights("Paris to Tokyo"),
+        {},
+        {"arguments": ["type"]},
     ),
 )
 
@@ -359,36 +315,10 @@ def validation_cases(tools: list[Tool]) -> list[Case]:
     def make(call: dict[str, Any], arguments: Any, errors: Errors) -> Callable[[Solution], Verdict]:
         return lambda solution: judge_call(solution, tools, call, arguments, errors)
 
-    cases = [
-        Case(
-            category,
-            "built-in",
-            name,
-            make({"name": "search_flights", "arguments": given}, fixed, errors),
-        )
-        for category, name, given, fixed, errors in VALIDATION
-    ]
-    odd: list[tuple[str, str, dict[str, Any], Any, Errors]] = [
-        (
-            "unknown tool",
-            "a tool that does not exist",
-            {"name": "search_flight", "arguments": TRIP},
-            {},
-            {"name": ["unknown_tool"]},
-        ),
-        (
-            "type errors",
-            "arguments that are not an object",
-            {"name": "search_flights", "arguments": "Paris to Tokyo"},
-            {},
-            {"arguments": ["type"]},
-        ),
-    ]
-    cases += [
+    return [
         Case(category, "built-in", name, make(call, fixed, errors))
-        for category, name, call, fixed, errors in odd
+        for category, name, call, fixed, errors in VALIDATION
     ]
-    return cases
 
 
 # --- the offline model's wrong calls ----------------------------------------------------------
