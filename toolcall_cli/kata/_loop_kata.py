@@ -203,63 +203,38 @@ def offline(*faults: str) -> Callable[[], OfflineChat]:
     return lambda: OfflineChat(specs, faults)
 
 
+def built_in(category: str, name: str, question: str, *faults: str, **options: Any) -> Run:
+    """A run written here, against the offline model with `faults` switched on."""
+    return Run(category, "built-in", name, question, offline(*faults), **options)
+
+
 PARIS = "What's the weather in Paris?"
 
 BUILT_IN: tuple[Run, ...] = (
-    Run("single call", "built-in", "one city's weather", PARIS, offline()),
-    Run(
-        "several calls",
-        "built-in",
-        "two cities at once",
-        "What's the weather in Paris and in Tokyo?",
-        offline(),
-    ),
-    Run(
-        "several calls",
-        "built-in",
-        "two cities, asked in Chinese",
-        "北京和上海今天天气怎么样？",
-        offline(),
-    ),
-    Run(
-        "several calls",
-        "built-in",
-        "two different tools",
-        "What is 17 * 23, and the weather in London?",
-        offline(),
-    ),
-    Run("no call", "built-in", "a question that needs no tool", "Hello! Who are you?", offline()),
-    Run(
+    built_in("single call", "one city's weather", PARIS),
+    built_in("several calls", "two cities at once", "What's the weather in Paris and in Tokyo?"),
+    built_in("several calls", "two cities, asked in Chinese", "北京和上海今天天气怎么样？"),
+    built_in("several calls", "two different tools", "What is 17 * 23, and the weather in London?"),
+    built_in("no call", "a question that needs no tool", "Hello! Who are you?"),
+    built_in("loop", "max_iterations=1 stops after one reply", PARIS, max_iterations=1),
+    built_in(
         "loop",
-        "built-in",
-        "max_iterations=1 stops after one reply",
-        PARIS,
-        offline(),
-        max_iterations=1,
-    ),
-    Run(
-        "loop",
-        "built-in",
         "max_iterations=2 and a model that repeats its call",
         PARIS,
-        offline("repeat_call"),
+        "repeat_call",
         max_iterations=2,
     ),
-    Run(
+    built_in(
         "exception",
-        "built-in",
         "a tool that raises",
         PARIS,
-        offline(),
-        ("failing", "the weather service is down for maintenance"),
+        toolbox=("failing", "the weather service is down for maintenance"),
     ),
-    Run(
+    built_in(
         "timeout",
-        "built-in",
         f"a tool that hangs (tool_timeout={TOOL_TIMEOUT})",
         PARIS,
-        offline(),
-        ("hanging",),
+        toolbox=("hanging",),
         tool_timeout=TOOL_TIMEOUT,
     ),
 )
