@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -70,6 +69,7 @@ SAMPLE_PLANS: dict[str, tuple[Intended, ...]] = {
     ),
 }
 """Questions on tools the prompt was not written for (the request kata's sample functions)."""
+PLANS = {**BUNDLED_PLANS, **SAMPLE_PLANS}
 
 
 @cache
@@ -127,45 +127,29 @@ def judge(intended: Sequence[Intended], reply: str) -> Verdict:
     )
 
 
-@dataclass(frozen=True)
-class Asked:
-    """One question put to one model, under the user's prompt for one set of tools."""
+def asked(category: str, question: str, follower: bool, samples: bool = False) -> Case:
+    """One question put to one model (the offline one, or the follower), under the user's
+    prompt for the bundled tools or the sample ones."""
 
-    category: str
-    question: str
-    model: str
-    """"offline" or "follower"."""
-    samples: bool = False
+    def check(solution: Solution) -> Verdict:
+        prompt = solution.call("system_prompt", sample_entries() if samples else bundled_entries())
+        if not isinstance(prompt, str) or not prompt.strip():
+            return Verdict(False, "the prompt, as a str", shown(prompt))
+        model: ReplyModel = PromptFollower(PLANS) if follower else offline_reply
+        intended = PLANS[question] if follower else offline_intends(question)
+        return judge(intended, model(prompt, question))
 
-    def case(self) -> Case:
-        def check(solution: Solution) -> Verdict:
-            tools = sample_entries() if self.samples else bundled_entries()
-            prompt = solution.call("system_prompt", tools)
-            if not isinstance(prompt, str) or not prompt.strip():
-                return Verdict(False, "the prompt, as a str", shown(prompt))
-            return judge(self.intended(), self.reply_model()(prompt, self.question))
-
-        return Case(self.category, "built-in", self.question, check)
-
-    def intended(self) -> tuple[Intended, ...]:
-        if self.model == "offline":
-            return offline_intends(self.question)
-        return {**BUNDLED_PLANS, **SAMPLE_PLANS}[self.question]
-
-    def reply_model(self) -> ReplyModel:
-        if self.model == "offline":
-            return offline_reply
-        return PromptFollower({**BUNDLED_PLANS, **SAMPLE_PLANS})
+    return Case(category, "built-in", question, check)
 
 
 def battery(conformance: Path | None) -> Battery:
-    asked = [
-        *(Asked("offline model", q, "offline") for q in BUNDLED_PLANS),
-        *(Asked("prompt follower", q, "follower") for q in BUNDLED_PLANS),
-        *(Asked("other tools (follower)", q, "follower", samples=True) for q in SAMPLE_PLANS),
+    cases = [
+        *(asked("offline model", q, follower=False) for q in BUNDLED_PLANS),
+        *(asked("prompt follower", q, follower=True) for q in BUNDLED_PLANS),
+        *(asked("other tools (follower)", q, follower=True, samples=True) for q in SAMPLE_PLANS),
     ]
     return Battery(
-        tuple(a.case() for a in asked),
+        tuple(cases),
         "none used: a prompt is judged by what models write after reading it",
         "offline faults: none (the offline model is asked as it is: the prompt is the variable)",
     )
