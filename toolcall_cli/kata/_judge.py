@@ -1,17 +1,10 @@
-"""The process that grades a user's kata file: `python -m toolcall_cli.kata._judge ...`, started
-by `toolcall kata check` and never imported by it. It builds the kata's battery, starts the
-user's code in its sandbox (see _keeper; the code runs in _runner), and runs every case's check
-here, asking the code's process for what the user's code returns. It writes one JSON line per
-step on the file descriptor the CLI gave it.
+"""The process that grades a user's kata file: `python -m toolcall_cli.kata._judge`, started by
+`toolcall kata check`. It builds the battery, starts the code in its sandbox (_keeper, _runner),
+and judges every case here, writing one JSON line per step on the descriptor the CLI gave it.
 
-The verdicts are made here, from data, in a process the code under check cannot reach: the
-code has no way to this process's memory, to its pipe to the CLI, or (where the sandbox has a
-PID namespace) to any signal that would end it. What comes back from the code's process is
-read as untrusted data: a message of the wrong shape stops the check with one line.
-
-Three cases past their limit, or one out of memory, stop the run: the rest would only cost more
-of the same. Code that does not yield to the timer is stopped with its whole sandbox.
-"""
+The verdicts are made from data, in a process the code under check cannot reach (where the
+sandbox has a PID namespace, not even by a signal). What the code's process sends is untrusted:
+a message of the wrong shape stops the check with one line."""
 
 from __future__ import annotations
 
@@ -39,6 +32,8 @@ from toolcall_cli.kata._values import Lines, Malformed, decode, encode, unpack
 from toolcall_cli.tools.sandbox import become_subreaper, sweep_children
 
 MAX_TIMEOUTS = 3
+"""Cases past their limit that stop the run (as one out of memory does): the rest would only
+cost more of the same."""
 GRACE_SECONDS = 3.0
 """How long past a limit the code's own timer has to stop it before its sandbox is ended."""
 START_SECONDS = 60.0
