@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 ReplyModel = Callable[[str, str], str]
@@ -95,14 +95,8 @@ class PromptFollower:
     """`ReplyModel`: each question's intended calls, written as the prompt says."""
 
     plans: Mapping[str, Sequence[Intended]]
-    replies: list[str] = field(default_factory=list)
 
     def __call__(self, prompt: str, question: str) -> str:
-        reply = self.reply(prompt, question)
-        self.replies.append(reply)
-        return reply
-
-    def reply(self, prompt: str, question: str) -> str:
         intended = self.plans.get(question, ())
         if not intended:
             return ANSWER

@@ -1,17 +1,10 @@
-"""The process that grades a user's kata file: `python -m toolcall_cli.kata._judge ...`, started
-by `toolcall kata check` and never imported by it. It builds the kata's battery, starts the
-user's code in its sandbox (see _keeper; the code runs in _runner), and runs every case's check
-here, asking the code's process for what the user's code returns. It writes one JSON line per
-step on the file descriptor the CLI gave it.
+"""The process that grades a user's kata file: `python -m toolcall_cli.kata._judge`, started by
+`toolcall kata check`. It builds the battery, starts the code in its sandbox (_keeper, _runner),
+and judges every case here, writing one JSON line per step on the descriptor the CLI gave it.
 
-The verdicts are made here, from data, in a process the code under check cannot reach: the
-code has no way to this process's memory, to its pipe to the CLI, or (where the sandbox has a
-PID namespace) to any signal that would end it. What comes back from the code's process is
-read as untrusted data: a message of the wrong shape stops the check with one line.
-
-Three cases past their limit, or one out of memory, stop the run: the rest would only cost more
-of the same. Code that does not yield to the timer is stopped with its whole sandbox.
-"""
+The verdicts are made from data, in a process the code under check cannot reach (where the
+sandbox has a PID namespace, not even by a signal). What the code's process sends is untrusted:
+a message of the wrong shape stops the check with one line."""
 
 from __future__ import annotations
 
@@ -34,11 +27,13 @@ from typing import IO, Any
 
 from toolcall_cli.kata._battery import Case, Chat, Step, Verdict, clipped
 from toolcall_cli.kata._catalog import Kata, find_kata
-from toolcall_cli.kata._keeper import shield
+from toolcall_cli.kata._keeper import how_ended, shield
 from toolcall_cli.kata._values import Lines, Malformed, decode, encode, unpack
 from toolcall_cli.tools.sandbox import become_subreaper, sweep_children
 
 MAX_TIMEOUTS = 3
+"""Cases past their limit that stop the run (as one out of memory does): the rest would only
+cost more of the same."""
 GRACE_SECONDS = 3.0
 """How long past a limit the code's own timer has to stop it before its sandbox is ended."""
 START_SECONDS = 60.0
@@ -141,7 +136,7 @@ class CodeProcess:
             return None
         return record if isinstance(record, dict) else None
 
-    def stop(self) -> int | None:
+    def stop(self) -> int:
         """End the sandbox and everything in it; the code's exit code (negative: a signal)."""
         if self.ended is not None:
             return self.ended
@@ -242,7 +237,9 @@ class RemoteSolution:
     def remaining(self) -> float:
         return max(self.deadline - time.monotonic(), 0.01)
 
-    def returned(self, answer: dict[str, Any]) -> Any:
+    def ask(self, request: dict[str, Any], chat: Chat | None = None) -> Any:
+        """What the user's code returned for `request`, within the case's time left."""
+        answer = self.process.ask(request, self.remaining(), chat)
         if "returned" in answer:
             return unpack(answer["returned"])
         if "raised" in answer:
@@ -254,16 +251,14 @@ class RemoteSolution:
         raise Malformed("an answer of no known kind")
 
     def call(self, function: str, *arguments: Any) -> Any:
-        request = {"op": "call", "function": function, "arguments": list(arguments)}
-        return self.returned(self.process.ask(request, self.remaining()))
+        return self.ask({"op": "call", "function": function, "arguments": list(arguments)})
 
     def call_on_samples(self, function: str, *arguments: Any) -> Any:
         request = {"op": "call_on_samples", "function": function, "arguments": list(arguments)}
-        return self.returned(self.process.ask(request, self.remaining()))
+        return self.ask(request)
 
     def parsers(self, steps: Sequence[Step]) -> list[Any]:
-        request = {"op": "parsers", "steps": steps}
-        returned = self.returned(self.process.ask(request, self.remaining()))
+        returned = self.ask({"op": "parsers", "steps": steps})
         if not (isinstance(returned, list) and len(returned) == len(steps)):
             raise Malformed("not one answer per step")
         return returned
@@ -283,7 +278,7 @@ class RemoteSolution:
             "max_iterations": max_iterations,
             "options": options,
         }
-        return self.returned(self.process.ask(request, self.remaining(), chat))
+        return self.ask(request, chat)
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -302,16 +297,7 @@ class Run:
         return f"{left} case{'s' * (left != 1)} not run"
 
     def how(self) -> str:
-        code = self.process.stop()
-        code = -9 if code is None else code
-        return f"was killed by {signal_name(-code)}" if code < 0 else f"exited (code {code})"
-
-
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+        return how_ended(self.process.stop())
 
 
 def load(run: Run, kata: Kata, file: Path) -> tuple[str, str] | None:

@@ -1,19 +1,9 @@
 """The sandbox a user's kata file runs in, and the small process that keeps it:
-`python -m toolcall_cli.kata._keeper`, started by the judge, never imported by the CLI.
+`python -m toolcall_cli.kata._keeper`, started by the judge (how it contains: tools/sandbox.py).
 
-Where Linux lets a user make namespaces, the code runs as PID 1 of a PID namespace of its own,
-with a /proc of its own, in a user namespace where it holds no privilege: it can neither see
-nor signal a process outside, and when it ends the kernel ends every process it started,
-however it detached (setsid, a double fork). Elsewhere on Linux the keeper is a child
-subreaper: what the code leaves behind is reparented to the keeper, which kills it all.
-Elsewhere still, the code's session is killed. The first line the keeper writes on its report
-pipe says which holds, the last how the code's process ended.
-
-Either way the code runs in a session of its own, with hard limits (soft = hard: it cannot raise
-them back) on address space, CPU time, file size, open files and core files, and on processes
-where the kernel counts them per sandbox. The keeper itself takes no signal it can ignore: the
-judge ends the sandbox by closing the keeper's stdin, or by ending (which closes it too).
-"""
+Its report pipe's first line says which containment holds, its last how the code's process
+ended. It ignores every signal it can: the judge ends the sandbox by closing the keeper's stdin,
+or by ending (which closes it too)."""
 
 from __future__ import annotations
 
@@ -163,6 +153,16 @@ def describe(sandbox: Sandbox) -> str:
         "sandbox: a session of its own, killed at the end (no PID namespace on this platform: "
         "a process that leaves the session can outlive the check)"
     )
+
+
+def how_ended(code: int) -> str:
+    """How a process ended, from its exit code (negative: the signal that killed it)."""
+    if code >= 0:
+        return f"exited (code {code})"
+    try:
+        return f"was killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"was killed by signal {-code}"
 
 
 def tell(report: IO[str], **record: Any) -> None:

@@ -17,6 +17,7 @@ import json_repair
 from toolcall_cli.kata._battery import Battery, Case, Solution, Source, Verdict, canonical, shown
 from toolcall_cli.kata._conformance import streamed_calls
 from toolcall_cli.kata._offline import (
+    FAULT_CATEGORY,
     OfflineChat,
     ScriptedChat,
     bundled_tools,
@@ -202,87 +203,50 @@ def offline(*faults: str) -> Callable[[], OfflineChat]:
     return lambda: OfflineChat(specs, faults)
 
 
+def built_in(category: str, name: str, question: str, *faults: str, **options: Any) -> Run:
+    """A run written here, against the offline model with `faults` switched on."""
+    return Run(category, "built-in", name, question, offline(*faults), **options)
+
+
 PARIS = "What's the weather in Paris?"
 
 BUILT_IN: tuple[Run, ...] = (
-    Run("single call", "built-in", "one city's weather", PARIS, offline()),
-    Run(
-        "several calls",
-        "built-in",
-        "two cities at once",
-        "What's the weather in Paris and in Tokyo?",
-        offline(),
-    ),
-    Run(
-        "several calls",
-        "built-in",
-        "two cities, asked in Chinese",
-        "北京和上海今天天气怎么样？",
-        offline(),
-    ),
-    Run(
-        "several calls",
-        "built-in",
-        "two different tools",
-        "What is 17 * 23, and the weather in London?",
-        offline(),
-    ),
-    Run("no call", "built-in", "a question that needs no tool", "Hello! Who are you?", offline()),
-    Run(
+    built_in("single call", "one city's weather", PARIS),
+    built_in("several calls", "two cities at once", "What's the weather in Paris and in Tokyo?"),
+    built_in("several calls", "two cities, asked in Chinese", "北京和上海今天天气怎么样？"),
+    built_in("several calls", "two different tools", "What is 17 * 23, and the weather in London?"),
+    built_in("no call", "a question that needs no tool", "Hello! Who are you?"),
+    built_in("loop", "max_iterations=1 stops after one reply", PARIS, max_iterations=1),
+    built_in(
         "loop",
-        "built-in",
-        "max_iterations=1 stops after one reply",
-        PARIS,
-        offline(),
-        max_iterations=1,
-    ),
-    Run(
-        "loop",
-        "built-in",
         "max_iterations=2 and a model that repeats its call",
         PARIS,
-        offline("repeat_call"),
+        "repeat_call",
         max_iterations=2,
     ),
-    Run(
+    built_in(
         "exception",
-        "built-in",
         "a tool that raises",
         PARIS,
-        offline(),
-        ("failing", "the weather service is down for maintenance"),
+        toolbox=("failing", "the weather service is down for maintenance"),
     ),
-    Run(
+    built_in(
         "timeout",
-        "built-in",
         f"a tool that hangs (tool_timeout={TOOL_TIMEOUT})",
         PARIS,
-        offline(),
-        ("hanging",),
+        toolbox=("hanging",),
         tool_timeout=TOOL_TIMEOUT,
     ),
 )
 
-FAULT_CATEGORY = {
-    "no_tool": "no call",
-    "unknown_tool": "unknown tool",
-    "wrong_param": "wrong arguments",
-    "missing_arg": "wrong arguments",
-    "extra_arg": "wrong arguments",
-    "wrong_type": "wrong arguments",
-    "repeat_call": "loop",
-    "single_quotes": "broken JSON",
-    "trailing_comma": "broken JSON",
-    "unquoted_keys": "broken JSON",
-    "broken_batch": "broken JSON",
-    "truncated": "cut off",
-}
+LOOP_CATEGORY = {**FAULT_CATEGORY, "repeat_call": "loop"}
+"""A repeated call is the loop's to stop: it is filed with the other limits."""
 
 
 def fault_runs() -> tuple[list[Run], str]:
     kinds, others = kinds_for("native")
     runs = [
-        Run(FAULT_CATEGORY.get(k, k), "offline faults", k, question_for(k), offline(k))
+        Run(LOOP_CATEGORY.get(k, k), "offline faults", k, question_for(k), offline(k))
         for k in kinds
     ]
     coverage = f"offline fault kinds: {', '.join(kinds)}"

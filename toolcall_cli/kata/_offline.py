@@ -38,6 +38,28 @@ def bundled_tools(*names: str) -> ToolRegistry:
     return ToolRegistry(tool for tool in registry if tool.name in names)
 
 
+FAULT_CATEGORY: dict[str, str] = {
+    "no_tool": "no call",
+    "unknown_tool": "unknown tool",
+    "wrong_param": "wrong arguments",
+    "missing_arg": "wrong arguments",
+    "extra_arg": "wrong arguments",
+    "wrong_type": "wrong arguments",
+    "repeat_call": "repeated call",
+    "single_quotes": "broken JSON",
+    "trailing_comma": "broken JSON",
+    "unquoted_keys": "broken JSON",
+    "broken_batch": "broken JSON",
+    "code_fence": "code fence",
+    "missing_close_tag": "missing close tag",
+    "prose_around": "prose around",
+    "truncated": "cut off",
+    "split_tags": "split tags",
+}
+"""The kata category of the replies a fault kind makes (its recovery replies included); a
+kata that files a kind elsewhere says so over this."""
+
+
 def kinds_for(shape: str) -> tuple[list[str], list[str]]:
     """The fault kinds that apply to a wire shape ("text", "native", "json"), and the rest."""
     applies = [k for k in FAULT_KINDS if shape in make_faults([k])[0].shapes]
@@ -77,16 +99,23 @@ def text_replies(kind: str | None, question: str) -> list[list[str]]:
 
 
 def json_mode_reply(
-    kind: str | None, question: str, response_format: dict[str, Any], specs: Sequence[ToolSpec]
+    kind: str | None, question: str, schema: dict[str, Any], specs: Sequence[ToolSpec]
 ) -> str:
-    """The offline model's first reply in JSON mode, under `response_format`."""
+    """The offline model's first reply in JSON mode, under the response schema `schema`."""
     strategy = get_strategy("schema", schema_mode="json")
     body = dict(strategy.build_request([user(question)], list(specs), "offline").body)
-    body["response_format"] = response_format
+    json_schema = {"name": "reply", "strict": True, "schema": schema}
+    body["response_format"] = {"type": "json_schema", "json_schema": json_schema}
     model = OfflineModel(seed=0, faults=make_faults([kind] if kind else []))
-    completion = next(iter(model.stream(ModelRequest(body))))
-    content = completion["choices"][0]["message"].get("content")
+    content = first_message(model, body).get("content")
     return content if isinstance(content, str) else ""
+
+
+def first_message(model: OfflineModel, body: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message of the model's (unstreamed) answer to `body`."""
+    completion = next(iter(model.stream(ModelRequest(body))))
+    message: dict[str, Any] = completion["choices"][0]["message"]
+    return message
 
 
 class Refused(RuntimeError):
@@ -110,8 +139,7 @@ class OfflineChat:
     def __call__(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         sent = self.take(messages)
         body = {"model": "offline", "messages": sent, "tools": [s.to_openai() for s in self.specs]}
-        completion = next(iter(self.model.stream(ModelRequest(body))))
-        message = completion["choices"][0]["message"]
+        message = first_message(self.model, body)
         reply: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
         if message.get("tool_calls"):
             reply["tool_calls"] = message["tool_calls"]

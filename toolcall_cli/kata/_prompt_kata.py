@@ -8,16 +8,19 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, shown
 from toolcall_cli.kata._follower import Intended, PromptFollower, ReplyModel
-from toolcall_cli.kata._offline import bundled_tools
+from toolcall_cli.kata._offline import bundled_tools, first_message
 from toolcall_cli.kata._samples import SAMPLES
 from toolcall_cli.kata._toolbox import TOOL_NAMES
+from toolcall_cli.offline import OfflineModel
+from toolcall_cli.strategies.text_parser import parse_text
+from toolcall_cli.strategies.text_prompt import system_prompt
+from toolcall_cli.tools.schema import spec_from_function
 
 BUNDLED_PLANS: dict[str, tuple[Intended, ...]] = {
     "What's the weather in Paris?": (Intended("get_weather", {"city": "Paris"}),),
@@ -66,6 +69,7 @@ SAMPLE_PLANS: dict[str, tuple[Intended, ...]] = {
     ),
 }
 """Questions on tools the prompt was not written for (the request kata's sample functions)."""
+PLANS = {**BUNDLED_PLANS, **SAMPLE_PLANS}
 
 
 @cache
@@ -75,16 +79,11 @@ def bundled_entries() -> list[dict[str, Any]]:
 
 @cache
 def sample_entries() -> list[dict[str, Any]]:
-    from toolcall_cli.tools.schema import spec_from_function
-
     return [spec_from_function(SAMPLES[name]).to_openai() for name in SAMPLE_TOOLS]
 
 
 def offline_reply(prompt: str, question: str) -> str:
     """`ReplyModel`: toolcall's offline model, the prompt as its system message, no `tools`."""
-    from toolcall_cli.offline import OfflineModel
-    from toolcall_cli.wire import ModelRequest
-
     body = {
         "model": "offline",
         "messages": [
@@ -92,8 +91,7 @@ def offline_reply(prompt: str, question: str) -> str:
             {"role": "user", "content": question},
         ],
     }
-    completion = next(iter(OfflineModel(seed=0).stream(ModelRequest(body))))
-    content = completion["choices"][0]["message"].get("content")
+    content = first_message(OfflineModel(seed=0), body).get("content")
     return content if isinstance(content, str) else ""
 
 
@@ -101,9 +99,6 @@ def offline_reply(prompt: str, question: str) -> str:
 def offline_intends(question: str) -> tuple[Intended, ...]:
     """The calls the offline model makes for `question` under toolcall's own prompt: what it
     means to do, whatever prompt it is then given."""
-    from toolcall_cli.strategies.text_parser import parse_text
-    from toolcall_cli.strategies.text_prompt import system_prompt
-
     specs = [tool.spec for tool in bundled_tools(*TOOL_NAMES)]
     reply = offline_reply(system_prompt(specs), question)
     return tuple(Intended(c.name, dict(c.arguments)) for c in parse_text(reply).calls)
@@ -115,8 +110,6 @@ def key(name: str, arguments: Any) -> str:
 
 def judge(intended: Sequence[Intended], reply: str) -> Verdict:
     """Every intended call parsed back whole, and nothing else."""
-    from toolcall_cli.strategies.text_parser import parse_text
-
     parsed = parse_text(reply)
     wanted = Counter(key(c.name, c.arguments) for c in intended)
     found = Counter(key(c.name, c.arguments) for c in parsed.calls)
@@ -134,45 +127,29 @@ def judge(intended: Sequence[Intended], reply: str) -> Verdict:
     )
 
 
-@dataclass(frozen=True)
-class Asked:
-    """One question put to one model, under the user's prompt for one set of tools."""
+def asked(category: str, question: str, follower: bool, samples: bool = False) -> Case:
+    """One question put to one model (the offline one, or the follower), under the user's
+    prompt for the bundled tools or the sample ones."""
 
-    category: str
-    question: str
-    model: str
-    """"offline" or "follower"."""
-    samples: bool = False
+    def check(solution: Solution) -> Verdict:
+        prompt = solution.call("system_prompt", sample_entries() if samples else bundled_entries())
+        if not isinstance(prompt, str) or not prompt.strip():
+            return Verdict(False, "the prompt, as a str", shown(prompt))
+        model: ReplyModel = PromptFollower(PLANS) if follower else offline_reply
+        intended = PLANS[question] if follower else offline_intends(question)
+        return judge(intended, model(prompt, question))
 
-    def case(self) -> Case:
-        def check(solution: Solution) -> Verdict:
-            tools = sample_entries() if self.samples else bundled_entries()
-            prompt = solution.call("system_prompt", tools)
-            if not isinstance(prompt, str) or not prompt.strip():
-                return Verdict(False, "the prompt, as a str", shown(prompt))
-            return judge(self.intended(), self.reply_model()(prompt, self.question))
-
-        return Case(self.category, "built-in", self.question, check)
-
-    def intended(self) -> tuple[Intended, ...]:
-        if self.model == "offline":
-            return offline_intends(self.question)
-        return {**BUNDLED_PLANS, **SAMPLE_PLANS}[self.question]
-
-    def reply_model(self) -> ReplyModel:
-        if self.model == "offline":
-            return offline_reply
-        return PromptFollower({**BUNDLED_PLANS, **SAMPLE_PLANS})
+    return Case(category, "built-in", question, check)
 
 
 def battery(conformance: Path | None) -> Battery:
-    asked = [
-        *(Asked("offline model", q, "offline") for q in BUNDLED_PLANS),
-        *(Asked("prompt follower", q, "follower") for q in BUNDLED_PLANS),
-        *(Asked("other tools (follower)", q, "follower", samples=True) for q in SAMPLE_PLANS),
+    cases = [
+        *(asked("offline model", q, follower=False) for q in BUNDLED_PLANS),
+        *(asked("prompt follower", q, follower=True) for q in BUNDLED_PLANS),
+        *(asked("other tools (follower)", q, follower=True, samples=True) for q in SAMPLE_PLANS),
     ]
     return Battery(
-        tuple(a.case() for a in asked),
+        tuple(cases),
         "none used: a prompt is judged by what models write after reading it",
         "offline faults: none (the offline model is asked as it is: the prompt is the variable)",
     )

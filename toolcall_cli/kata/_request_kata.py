@@ -10,7 +10,7 @@ import contextlib
 import json
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -404,11 +404,11 @@ def as_read(message: Any) -> Any:
     return {k: message[k] for k in ("role", "content", "tool_call_id") if k in message}
 
 
-def body_case(body: Body, server: Callable[[], str]) -> Case:
+def body_case(body: Body) -> Case:
     def check(solution: Solution) -> Verdict:
         tools = [named(name) for name in body.tools]
         got = solution.call_on_samples("build_request", body.question, tools, list(body.history))
-        return judge_body(body, got) or served(got, server)
+        return judge_body(body, got) or served(got)
 
     return Case(body.category, "built-in", body.name, check)
 
@@ -440,10 +440,10 @@ SERVE_ANSWER_BYTES = 1024 * 1024
 """Most of the server's answer read: a chat completion of the offline model, or its error."""
 
 
-def served(got: dict[str, Any], server: Callable[[], str]) -> Verdict:
+def served(got: dict[str, Any]) -> Verdict:
     """What `toolcall serve` says to the body: a chat completion, or its error."""
     try:
-        status, body = post_to_serve(f"{server()}/chat/completions", got)
+        status, body = post_to_serve(f"{serve_url()}/chat/completions", got)
     except (httpx.HTTPError, ModelError) as error:
         return Verdict(False, "an answer from toolcall serve", f"no answer: {error}")
     if status == 200:
@@ -474,21 +474,9 @@ def post_to_serve(url: str, body: dict[str, Any]) -> tuple[int, bytes]:
         return response.status_code, answer
 
 
-@dataclass
-class LocalServe:
+@cache
+def serve_url() -> str:
     """`toolcall serve` in a thread of the judge, on 127.0.0.1, started at its first use."""
-
-    url: str = ""
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __call__(self) -> str:
-        with self.lock:
-            if not self.url:
-                self.url = start_serve()
-            return self.url
-
-
-def start_serve() -> str:
     from toolcall_cli.serve import Answerer, ServeServer, ServeSettings
 
     server = ServeServer(("127.0.0.1", 0), Answerer(ServeSettings()), lambda exchange: None)
@@ -497,8 +485,7 @@ def start_serve() -> str:
 
 
 def battery(conformance: Path | None) -> Battery:
-    server = LocalServe()
-    cases: Sequence[Case] = [*schema_cases(), *(body_case(b, server) for b in BODIES)]
+    cases: Sequence[Case] = [*schema_cases(), *(body_case(b) for b in BODIES)]
     return Battery(
         tuple(cases),
         "none used: a request is judged by the request shape and by toolcall serve",

@@ -1,13 +1,7 @@
 """The process that runs a user's kata file: `python -m toolcall_cli.kata._runner`, started in
-the sandbox (see _keeper) and never imported by toolcall. It imports the user's file and does
-what the judge asks of it - call a function, feed parsers, run the agent loop - sending back
-what the user's code returned, as data. It decides nothing: every verdict is the judge's, in
-another process, so that nothing the user's code does here can make a case pass.
-
-Each request runs under a timer: past its limit, the code is interrupted (CaseTimeout, not an
-Exception, so a loop's `except Exception` cannot swallow it). Code that does not yield to the
-timer is the judge's to stop, which it does by ending the whole sandbox.
-"""
+the sandbox (see _keeper). It does what the judge asks of the user's code and sends back what
+the code returned, as data. It decides nothing: every verdict is the judge's, in another
+process, so that nothing the user's code does here can make a case pass."""
 
 from __future__ import annotations
 
@@ -37,7 +31,9 @@ FAILURE_CHARS = 2000
 
 
 class CaseTimeout(BaseException):
-    """The request ran past its limit (raised by the timer, inside the user's code)."""
+    """The request ran past its limit (raised by the timer, inside the user's code). Not an
+    Exception, so that a loop's `except Exception` cannot swallow it; code that does not yield
+    to the timer is the judge's to stop, with its whole sandbox."""
 
 
 class Refused(RuntimeError):
@@ -142,8 +138,8 @@ class Work:
     prepare: Callable[[dict[str, Any]], Any] = lambda request: None
 
 
-def call(user: ModuleType, request: dict[str, Any], channel: Channel, prepared: Any) -> Any:
-    return getattr(user, request["function"])(*request["arguments"])
+def call(user: ModuleType, request: dict[str, Any], channel: Channel, arguments: Any) -> Any:
+    return getattr(user, request["function"])(*arguments)
 
 
 def samples(request: dict[str, Any]) -> Any:
@@ -151,12 +147,6 @@ def samples(request: dict[str, Any]) -> Any:
     from toolcall_cli.kata._samples import with_functions
 
     return with_functions(request["arguments"])
-
-
-def call_on_samples(
-    user: ModuleType, request: dict[str, Any], channel: Channel, arguments: Any
-) -> Any:
-    return getattr(user, request["function"])(*arguments)
 
 
 def parsers(user: ModuleType, request: dict[str, Any], channel: Channel, prepared: Any) -> Any:
@@ -208,8 +198,8 @@ def agent_loop(user: ModuleType, request: dict[str, Any], channel: Channel, box:
 
 
 WORK: dict[str, Work] = {
-    "call": Work(call),
-    "call_on_samples": Work(call_on_samples, samples),
+    "call": Work(call, lambda request: request["arguments"]),
+    "call_on_samples": Work(call, samples),
     "parsers": Work(parsers),
     "loop": Work(agent_loop, toolbox),
 }

@@ -7,11 +7,11 @@ either way the check ends with a report, never a hung or crashed CLI."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +23,7 @@ from typing import IO, Any, Literal, get_args
 
 from toolcall_cli.kata._battery import SOURCES
 from toolcall_cli.kata._catalog import Kata
+from toolcall_cli.kata._keeper import how_ended
 from toolcall_cli.tools.isolated import kill_group
 from toolcall_cli.tools.sandbox import undumpable
 
@@ -112,7 +113,6 @@ def run_check(
 ) -> CheckRun:
     check = CheckRun(kata, file)
     read_end, write_end = os.pipe()
-    printed = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after the grader ends
     command = [
         sys.executable, "-m", "toolcall_cli.kata._judge",
         "--kata", kata.name, "--file", str(file.resolve()), "--results-fd", str(write_end),
@@ -120,40 +120,37 @@ def run_check(
         "--cpu-seconds", str(CPU_SECONDS), "--conformance", str(conformance or ""),
         *([] if limits.namespace else ["--no-namespace"]),
     ]  # fmt: skip
-    # An empty working directory: `python -m` puts it first on sys.path, where a json.py of
-    # the user's (beside their file, or in our own working directory) would shadow the stdlib.
-    workdir = tempfile.TemporaryDirectory(prefix="toolcall-kata-")
-    try:
-        grader = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=printed,
-            stderr=printed,
-            pass_fds=(write_end,),
-            env=environment(),
-            cwd=workdir.name,
-            start_new_session=True,  # its own process group: killed whole, deaf to our Ctrl-C
-        )
-    except OSError as error:
-        os.close(read_end)
-        os.close(write_end)
-        printed.close()
-        workdir.cleanup()
-        check.problem = f"the grader process could not start: {error}"
-        return check
-    os.close(write_end)
-    try:
-        with undumpable():  # where the sandbox is weakest, its code shares our user
-            watch(grader, read_end, check, clock)
-    finally:
-        kill_group(grader)
-        grader.wait()
-        os.close(read_end)
-        ran = any(c.outcome != "not run" for c in check.cases)
-        if check.problem and (ran or not check.cases):  # not for a file that did not load
-            check.output = tail(printed)
-        printed.close()
-        workdir.cleanup()
+    with contextlib.ExitStack() as held:
+        held.callback(os.close, read_end)
+        printed = held.enter_context(tempfile.TemporaryFile())
+        # An empty working directory: `python -m` puts it first on sys.path, where a json.py of
+        # the user's (beside their file, or in our own working directory) would shadow the stdlib.
+        workdir = held.enter_context(tempfile.TemporaryDirectory(prefix="toolcall-kata-"))
+        try:
+            grader = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=printed,
+                stderr=printed,
+                pass_fds=(write_end,),
+                env=environment(),
+                cwd=workdir,
+                start_new_session=True,  # its own process group: killed whole, deaf to our Ctrl-C
+            )
+        except OSError as error:
+            check.problem = f"the grader process could not start: {error}"
+            return check
+        finally:
+            os.close(write_end)
+        try:
+            with undumpable():  # where the sandbox is weakest, its code shares our user
+                watch(grader, read_end, check, clock)
+        finally:
+            kill_group(grader)
+            grader.wait()
+            ran = any(c.outcome != "not run" for c in check.cases)
+            if check.problem and (ran or not check.cases):  # not for a file that did not load
+                check.output = tail(printed)
     return check
 
 
@@ -308,7 +305,7 @@ def ended_early(grader: subprocess.Popen[bytes], check: CheckRun, running: Runni
     except subprocess.TimeoutExpired:  # it closed our pipe and went on: it has had its time
         kill_group(grader)
         code = grader.wait()
-    how = f"was killed by {signal_name(-code)}" if code < 0 else f"exited (code {code})"
+    how = how_ended(code)
     if not check.cases:  # before any of the user's code ran: the grader itself failed
         check.problem = f"the grader process {how} before it could run any case"
         return
@@ -319,13 +316,6 @@ def ended_early(grader: subprocess.Popen[bytes], check: CheckRun, running: Runni
     check.problem = (
         f"stopped: the grader process {how}{where}; the code under check may have ended it"
     )
-
-
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def tail(printed: IO[bytes]) -> str:

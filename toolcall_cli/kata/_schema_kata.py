@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped, unused-ignore]
 
 from toolcall_cli.kata._battery import Battery, Case, Solution, Verdict, canonical, shown
-from toolcall_cli.kata._offline import bundled_tools, json_mode_reply, kinds_for
+from toolcall_cli.kata._offline import FAULT_CATEGORY, bundled_tools, json_mode_reply, kinds_for
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.strategies.schema import answer_or_call_schema
 from toolcall_cli.tools.coerce import coerce_arguments
@@ -51,6 +51,10 @@ def tool_dicts() -> list[Tool]:
 
 def as_tool(spec: ToolSpec) -> Tool:
     return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+
+
+def as_specs(tools: list[Tool]) -> list[ToolSpec]:
+    return [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
 
 
 def battery(conformance: Path | None) -> Battery:
@@ -161,18 +165,14 @@ ROUND_TRIP_QUESTIONS = (
 
 def round_trips(tools: list[Tool]) -> list[Case]:
     """The offline model answers under the user's schema; its reply must match the schema."""
-    specs = [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
+    specs = as_specs(tools)
 
     def make(question: str) -> Callable[[Solution], Verdict]:
         def check(solution: Solution) -> Verdict:
             validator = user_schema(solution, tools)
             if isinstance(validator, str):
                 return Verdict(False, "the model's reply matches the schema", validator)
-            response_format = {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "strict": True, "schema": validator.schema},
-            }
-            reply = json.loads(json_mode_reply(None, question, response_format, specs))
+            reply = json.loads(json_mode_reply(None, question, validator.schema, specs))
             found = "matches" if validator.is_valid(reply) else "does not match"
             return Verdict(
                 found == "matches",
@@ -227,130 +227,86 @@ def judge_call(
 
 TRIP = {"origin": "Paris", "destination": "Tokyo"}
 
-VALIDATION: tuple[tuple[str, str, dict[str, Any], Any, Errors], ...] = (
-    # (category, name, arguments of search_flights, arguments after coercion, errors)
-    ("coercion", "valid as it is", {**TRIP, "passengers": 2}, {**TRIP, "passengers": 2}, {}),
-    ("coercion", 'integer from "2"', {**TRIP, "passengers": "2"}, {**TRIP, "passengers": 2}, {}),
-    ("coercion", "integer from 2.0", {**TRIP, "passengers": 2.0}, {**TRIP, "passengers": 2}, {}),
-    (
-        "coercion",
-        'number from "199.5"',
-        {**TRIP, "max_price": "199.5"},
-        {**TRIP, "max_price": 199.5},
-        {},
-    ),
-    (
-        "coercion",
-        'boolean from "False"',
-        {**TRIP, "nonstop": "False"},
-        {**TRIP, "nonstop": False},
-        {},
-    ),
-    (
-        "coercion",
-        'enum from "Business"',
-        {**TRIP, "cabin": "Business"},
-        {**TRIP, "cabin": "business"},
-        {},
-    ),
-    ("coercion", 'enum number from "1"', {**TRIP, "stops": "1"}, {**TRIP, "stops": 1}, {}),
-    (
-        "coercion",
-        "string from a number",
-        {**TRIP, "origin": 600519},
-        {**TRIP, "origin": "600519"},
-        {},
-    ),
-    (
-        "coercion",
-        "array from a lone value",
-        {**TRIP, "dates": "2025-05-01"},
-        {**TRIP, "dates": ["2025-05-01"]},
-        {},
-    ),
-    (
+Validation = tuple[str, str, dict[str, Any], Any, Errors]
+"""(category, name, the call, its arguments after coercion, the errors)."""
+
+
+def flights(arguments: Any) -> dict[str, Any]:
+    return {"name": "search_flights", "arguments": arguments}
+
+
+def trip(
+    category: str, name: str, given: dict[str, Any], fixed: Any = None, **errors: list[str]
+) -> Validation:
+    """A search_flights call from Paris to Tokyo with `given` on top; `fixed`: what coercion
+    makes of `given` (by default, `given` as it is)."""
+    fixed = given if fixed is None else fixed
+    return category, name, flights({**TRIP, **given}), {**TRIP, **fixed}, errors
+
+
+VALIDATION: tuple[Validation, ...] = (
+    trip("coercion", "valid as it is", {"passengers": 2}),
+    trip("coercion", 'integer from "2"', {"passengers": "2"}, {"passengers": 2}),
+    trip("coercion", "integer from 2.0", {"passengers": 2.0}, {"passengers": 2}),
+    trip("coercion", 'number from "199.5"', {"max_price": "199.5"}, {"max_price": 199.5}),
+    trip("coercion", 'boolean from "False"', {"nonstop": "False"}, {"nonstop": False}),
+    trip("coercion", 'enum from "Business"', {"cabin": "Business"}, {"cabin": "business"}),
+    trip("coercion", 'enum number from "1"', {"stops": "1"}, {"stops": 1}),
+    trip("coercion", "string from a number", {"origin": 600519}, {"origin": "600519"}),
+    trip("coercion", "array from a lone value", {"dates": "2025-05-01"}, {"dates": ["2025-05-01"]}),
+    trip(
         "coercion",
         "array from a JSON string",
-        {**TRIP, "dates": '["2025-05-01", "2025-05-03"]'},
-        {**TRIP, "dates": ["2025-05-01", "2025-05-03"]},
-        {},
+        {"dates": '["2025-05-01", "2025-05-03"]'},
+        {"dates": ["2025-05-01", "2025-05-03"]},
     ),
-    (
-        "type errors",
-        "2.5 is not an integer",
-        {**TRIP, "passengers": 2.5},
-        {**TRIP, "passengers": 2.5},
-        {"passengers": ["type"]},
-    ),
-    (
-        "type errors",
-        '"yes" is not a boolean',
-        {**TRIP, "nonstop": "yes"},
-        {**TRIP, "nonstop": "yes"},
-        {"nonstop": ["type"]},
-    ),
-    (
-        "type errors",
-        "true is not a number",
-        {**TRIP, "passengers": True},
-        {**TRIP, "passengers": True},
-        {"passengers": ["type"]},
-    ),
-    (
-        "type errors",
-        '"cheap" is not a number',
-        {**TRIP, "max_price": "cheap"},
-        {**TRIP, "max_price": "cheap"},
-        {"max_price": ["type"]},
-    ),
-    (
-        "type errors",
-        "null is not a string",
-        {**TRIP, "cabin": None},
-        {**TRIP, "cabin": None},
-        {"cabin": ["type", "enum"]},
-    ),
-    (
-        "range",
-        "over the maximum",
-        {**TRIP, "passengers": 12},
-        {**TRIP, "passengers": 12},
-        {"passengers": ["maximum"]},
-    ),
-    (
+    trip("type errors", "2.5 is not an integer", {"passengers": 2.5}, passengers=["type"]),
+    trip("type errors", '"yes" is not a boolean', {"nonstop": "yes"}, nonstop=["type"]),
+    trip("type errors", "true is not a number", {"passengers": True}, passengers=["type"]),
+    trip("type errors", '"cheap" is not a number', {"max_price": "cheap"}, max_price=["type"]),
+    trip("type errors", "null is not a string", {"cabin": None}, cabin=["type", "enum"]),
+    trip("range", "over the maximum", {"passengers": 12}, passengers=["maximum"]),
+    trip(
         "range",
         'under the minimum, after coercing "0"',
-        {**TRIP, "passengers": "0"},
-        {**TRIP, "passengers": 0},
-        {"passengers": ["minimum"]},
+        {"passengers": "0"},
+        {"passengers": 0},
+        passengers=["minimum"],
     ),
-    (
-        "enum",
-        "not one of the enum",
-        {**TRIP, "cabin": "premium"},
-        {**TRIP, "cabin": "premium"},
-        {"cabin": ["enum"]},
-    ),
+    trip("enum", "not one of the enum", {"cabin": "premium"}, cabin=["enum"]),
     (
         "wrong arguments",
         "a required argument missing",
-        {"origin": "Paris"},
+        flights({"origin": "Paris"}),
         {"origin": "Paris"},
         {"destination": ["missing"]},
     ),
-    (
+    trip(
         "wrong arguments",
         "an argument the tool does not take",
-        {**TRIP, "seat": "12A"},
-        {**TRIP, "seat": "12A"},
-        {"seat": ["unexpected"]},
+        {"seat": "12A"},
+        seat=["unexpected"],
     ),
     (
         "wrong arguments",
         "three problems at once",
-        {"origin": "Paris", "passengers": 20, "pets": True},
+        flights({"origin": "Paris", "passengers": 20, "pets": True}),
         {"origin": "Paris", "passengers": 20, "pets": True},
         {"destination": ["missing"], "passengers": ["maximum"], "pets": ["unexpected"]},
+    ),
+    (
+        "unknown tool",
+        "a tool that does not exist",
+        {"name": "search_flight", "arguments": TRIP},
+        {},
+        {"name": ["unknown_tool"]},
+    ),
+    (
+        "type errors",
+        "arguments that are not an object",
+        flights("Paris to Tokyo"),
+        {},
+        {"arguments": ["type"]},
     ),
 )
 
@@ -359,48 +315,16 @@ def validation_cases(tools: list[Tool]) -> list[Case]:
     def make(call: dict[str, Any], arguments: Any, errors: Errors) -> Callable[[Solution], Verdict]:
         return lambda solution: judge_call(solution, tools, call, arguments, errors)
 
-    cases = [
-        Case(
-            category,
-            "built-in",
-            name,
-            make({"name": "search_flights", "arguments": given}, fixed, errors),
-        )
-        for category, name, given, fixed, errors in VALIDATION
-    ]
-    odd: list[tuple[str, str, dict[str, Any], Any, Errors]] = [
-        (
-            "unknown tool",
-            "a tool that does not exist",
-            {"name": "search_flight", "arguments": TRIP},
-            {},
-            {"name": ["unknown_tool"]},
-        ),
-        (
-            "type errors",
-            "arguments that are not an object",
-            {"name": "search_flights", "arguments": "Paris to Tokyo"},
-            {},
-            {"arguments": ["type"]},
-        ),
-    ]
-    cases += [
+    return [
         Case(category, "built-in", name, make(call, fixed, errors))
-        for category, name, call, fixed, errors in odd
+        for category, name, call, fixed, errors in VALIDATION
     ]
-    return cases
 
 
 # --- the offline model's wrong calls ----------------------------------------------------------
 
-FAULT_CATEGORY = {
-    "unknown_tool": "unknown tool",
-    "wrong_param": "wrong arguments",
-    "missing_arg": "wrong arguments",
-    "extra_arg": "wrong arguments",
-    "wrong_type": "coercion",
-    "no_tool": "no call",
-}
+SCHEMA_CATEGORY = {**FAULT_CATEGORY, "wrong_type": "coercion"}
+"""A wrong type in JSON mode is a value validate_call coerces."""
 QUESTIONS = {"wrong_type": "Convert 5 km to miles"}
 
 
@@ -410,8 +334,7 @@ def expected_check(tools: list[Tool], call: dict[str, Any]) -> tuple[Any, Errors
     tool = next((t for t in tools if t["name"] == call.get("name")), None)
     if tool is None:
         return {}, {"name": ["unknown_tool"]}
-    spec = ToolSpec(tool["name"], tool["description"], tool["parameters"])
-    fixed, _ = coerce_arguments(spec, call["arguments"])
+    fixed, _ = coerce_arguments(as_specs([tool])[0], call["arguments"])
     schema = {**tool["parameters"], "additionalProperties": False}
     errors: Errors = {}
     for error in schema_validator(schema).iter_errors(fixed):
@@ -429,30 +352,23 @@ def expected_check(tools: list[Tool], call: dict[str, Any]) -> tuple[Any, Errors
 def fault_cases(tools: list[Tool]) -> tuple[list[Case], str]:
     """Each JSON-mode fault kind's first reply: validate_call must read it as toolcall does,
     and the user's schema must refuse a wrong call (and take an answer)."""
-    specs = [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
-    response_format = {
-        "type": "json_schema",
-        "json_schema": {"name": "reply", "strict": True, "schema": answer_or_call_schema(specs)},
-    }
+    specs = as_specs(tools)
+    schema = answer_or_call_schema(specs)
     kinds, others = kinds_for("json")
     cases: list[Case] = []
     not_here: list[str] = []
-    plain = {
-        q: json_mode_reply(None, q, response_format, specs)
-        for q in {*QUESTIONS.values(), "What's the weather in Paris and in Tokyo?"}
-    }
     for kind in kinds:
         question = QUESTIONS.get(kind, "What's the weather in Paris and in Tokyo?")
-        text = json_mode_reply(kind, question, response_format, specs)
+        text = json_mode_reply(kind, question, schema, specs)
         try:
             reply = json.loads(text)
         except ValueError:
-            not_here.append(kind)
+            reply = None
+        if reply is None or text == json_mode_reply(None, question, schema, specs):
+            not_here.append(kind)  # not JSON, or the fault did not fire on the first reply
             continue
-        if text == plain[question]:
-            not_here.append(kind)
-            continue
-        cases += fault_case(kind, reply, tools)
+        takes = schema_validator(schema).is_valid(reply)
+        cases += fault_case(SCHEMA_CATEGORY.get(kind, kind), kind, reply, tools, takes)
     coverage = f"offline fault kinds: {', '.join(k for k in kinds if k not in not_here)}"
     if not_here or others:
         coverage += (
@@ -462,16 +378,14 @@ def fault_cases(tools: list[Tool]) -> tuple[list[Case], str]:
     return cases, coverage
 
 
-def fault_case(kind: str, reply: dict[str, Any], tools: list[Tool]) -> list[Case]:
-    category = FAULT_CATEGORY.get(kind, kind)
+def fault_case(
+    category: str, kind: str, reply: dict[str, Any], tools: list[Tool], takes: bool
+) -> list[Case]:
+    """`takes`: whether toolcall's own response schema takes the reply (the user's must agree)."""
     if "answer" in reply:
         return [schema_fault(category, f"{kind}: your schema takes the answer", tools, reply, True)]
     fixed, errors = expected_check(tools, reply)
-    wrong = schema_validator(
-        answer_or_call_schema(
-            [ToolSpec(t["name"], t["description"], t["parameters"]) for t in tools]
-        )
-    ).is_valid(reply)
+    verb = "takes" if takes else "refuses"
     return [
         Case(
             category,
@@ -479,13 +393,7 @@ def fault_case(kind: str, reply: dict[str, Any], tools: list[Tool]) -> list[Case
             f"{kind}: validate_call reads {shown(reply)}",
             lambda solution: judge_call(solution, tools, reply, fixed, errors),
         ),
-        schema_fault(
-            category,
-            f"{kind}: your schema {'takes' if wrong else 'refuses'} it",
-            tools,
-            reply,
-            wrong,
-        ),
+        schema_fault(category, f"{kind}: your schema {verb} it", tools, reply, takes),
     ]
 
 

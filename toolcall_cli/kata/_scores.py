@@ -105,11 +105,6 @@ def best_scores(path: Path | None = None) -> dict[str, Score]:
     return best
 
 
-def interviews(path: Path | None = None) -> list[dict[str, Any]]:
-    """The mock interviews recorded, oldest first."""
-    return [r for r in records(path) if r.get("kind") == "interview"]
-
-
 def duration(seconds: float | None) -> str:
     """`12 min 5 s`, `1 h 3 min`, or `-` when unknown."""
     if seconds is None:

@@ -49,6 +49,11 @@ class Fed:
     def events(self) -> list[dict[str, Any]]:
         return [event for events in self.per_feed for event in events]
 
+    @property
+    def texts(self) -> list[str]:
+        """The display text of each feed, then of close()."""
+        return [text_of(events) for events in self.per_feed]
+
     def reading(self, with_errors: bool) -> dict[str, Any]:
         events = self.events
         found: dict[str, Any] = {
@@ -57,13 +62,15 @@ class Fed:
                 for e in events
                 if e.get("type") == "call"
             ],
-            "text": normal_space(
-                "".join(str(e.get("text", "")) for e in events if e.get("type") == "text")
-            ),
+            "text": normal_space(text_of(events)),
         }
         if with_errors:
             found["errors"] = sum(1 for e in events if e.get("type") == "error")
         return found
+
+
+def text_of(events: list[dict[str, Any]]) -> str:
+    return "".join(str(e.get("text", "")) for e in events if e.get("type") == "text")
 
 
 def feed(solution: Solution, chunks: Sequence[str]) -> Fed:
@@ -122,26 +129,19 @@ def case(reply: Reply) -> Case:
 
 
 def streaming(
-    name: str, category: str = "streaming"
+    name: str, category: str = "streaming", time_limit: float | None = None
 ) -> Callable[[Callable[[Solution], Verdict]], Case]:
     def make(check: Callable[[Solution], Verdict]) -> Case:
-        return Case(category, "built-in", name, check)
+        return Case(category, "built-in", name, check, time_limit)
 
     return make
-
-
-def texts_by_feed(fed: Fed) -> list[str]:
-    return [
-        "".join(str(e.get("text", "")) for e in events if e.get("type") == "text")
-        for events in fed.per_feed
-    ]
 
 
 @streaming("prose goes out with the chunk that brought it")
 def text_early(solution: Solution) -> Verdict:
     chunks = ["The weather ", "in Paris ", "is sunny."]
     expected = [*chunks, ""]
-    got = texts_by_feed(feed(solution, chunks))
+    got = feed(solution, chunks).texts
     return agree(expected, got)
 
 
@@ -154,7 +154,7 @@ def split_opener(solution: Solution) -> Verdict:
     ]
     fed = feed(solution, chunks)
     got = {
-        "text": texts_by_feed(fed),
+        "text": fed.texts,
         "calls per feed": [sum(e.get("type") == "call" for e in events) for events in fed.per_feed],
     }
     expected = {"text": ["Checking ", "", " done", ""], "calls per feed": [0, 0, 1, 0]}
@@ -176,10 +176,7 @@ def call_on_time(solution: Solution) -> Verdict:
 
 @streaming("what might be a tag at the end is shown at close()")
 def partial_at_end(solution: Solution) -> Verdict:
-    fed = feed(solution, ["See <tool_c"])
-    got = texts_by_feed(fed)
-    expected = ["See ", "<tool_c"]
-    return agree(expected, got)
+    return agree(["See ", "<tool_c"], feed(solution, ["See <tool_c"]).texts)
 
 
 @streaming("two parsers keep their own state")
@@ -191,11 +188,15 @@ def separate_state(solution: Solution) -> Verdict:
         ("feed", 1, "plain text"),
     ]
     returned = solution.parsers([*steps, ("close", 1)])
-    events = as_events(returned[3]) + as_events(returned[4])
-    got = "".join(str(e.get("text", "")) for e in events if e.get("type") == "text")
+    got = text_of(as_events(returned[3]) + as_events(returned[4]))
     return Verdict(got == "plain text", shown("plain text"), shown(got))
 
 
+@streaming(
+    f"a {LONG_REPLY_CHARS:,}-character call fed one character at a time",
+    "long reply",
+    LONG_REPLY_SECONDS,
+)
 def long_reply(solution: Solution) -> Verdict:
     content = "All work and no play makes Jack a dull boy. " * (LONG_REPLY_CHARS // 44)
     text = (
@@ -212,11 +213,5 @@ STREAMING: tuple[Case, ...] = (
     call_on_time,
     partial_at_end,
     separate_state,
-    Case(
-        "long reply",
-        "built-in",
-        f"a {LONG_REPLY_CHARS:,}-character call fed one character at a time",
-        long_reply,
-        time_limit=LONG_REPLY_SECONDS,
-    ),
+    long_reply,
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 from toolcall_cli.kata._battery import Source
 from toolcall_cli.kata._conformance import tagged_outputs
-from toolcall_cli.kata._offline import kinds_for, question_for, text_replies
+from toolcall_cli.kata._offline import FAULT_CATEGORY, kinds_for, question_for, text_replies
 from toolcall_cli.strategies.text_parser import parse_text
 
 Call = dict[str, Any]
@@ -205,26 +205,6 @@ BUILT_IN: tuple[Reply, ...] = (
     written("code fence", "a bare ``` block", f"```\n{PARIS_JSON}\n```", (PARIS,)),
     written("code fence", "a code block that is no call", "Run this:\n```python\nprint('hi')\n```"),
 )
-
-FAULT_CATEGORY: dict[str, str] = {
-    "no_tool": "no call",
-    "unknown_tool": "unknown tool",
-    "wrong_param": "wrong arguments",
-    "missing_arg": "wrong arguments",
-    "extra_arg": "wrong arguments",
-    "wrong_type": "wrong arguments",
-    "repeat_call": "repeated call",
-    "single_quotes": "broken JSON",
-    "trailing_comma": "broken JSON",
-    "unquoted_keys": "broken JSON",
-    "broken_batch": "broken JSON",
-    "code_fence": "code fence",
-    "missing_close_tag": "missing close tag",
-    "prose_around": "prose around",
-    "truncated": "cut off",
-    "split_tags": "split tags",
-}
-"""The category of the replies a fault kind makes (its recovery replies included)."""
 
 
 def reading(category: str, source: Source, name: str, chunks: list[str]) -> Reply:
