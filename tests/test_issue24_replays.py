@@ -33,6 +33,7 @@ from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.request_tools import Retrieval
+from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.strategies.schema import native_wire
 from toolcall_cli.tools._outcome import result_text
@@ -266,8 +267,13 @@ def test_every_note_that_asks_for_the_answer_says_the_question_again() -> None:
         result,
         result,  # the last request, without tools
     ]
-    _, history = play(question, replies, max_iterations=4)
-    asked = [m.content or "" for m in history[1:] if m.role == "user"]
+    model = ScriptedModel(replies)
+    list(
+        run(question, model=model, strategy=get_strategy("schema"), registry=BUNDLED,
+            history=[], limits=Limits(max_iterations=4))
+    )  # fmt: skip
+    last_request = model.requests[-1]["messages"]
+    asked = [m["content"] for m in last_request[2:] if m["role"] == "user"]
     notes = [text for text in asked if text != question]
     assert len(notes) == 4  # the withdrawal, two "not an answer", the last round
     # The question, then what to do with it, as the note's last line.
@@ -288,15 +294,23 @@ def test_the_question_comes_last_in_every_request_without_tools() -> None:
         "Convert 26 miles to kilometers.",  # the question said back: no answer
         "26 miles is 41.84 kilometres.",
     ]
-    events, history = play(question, replies)
+    model = ScriptedModel(replies)
+    history: list[Message] = []
+    events = list(
+        run(question, model=model, strategy=get_strategy("schema"), registry=BUNDLED,
+            history=history, limits=Limits())
+    )  # fmt: skip
     assert [a.text for a in of(events, FinalAnswer)] == ["26 miles is 41.84 kilometres."]
     withdrawn = of(events, AnswerWithoutTools)
     assert [w.asked_again for w in withdrawn] == [question]
     # Every request after the withdrawal: the note, then the question, last.
-    after = history.index(next(m for m in history if m.content == withdrawn[0].message))
-    assert history[after + 1].content == question
-    assert history[-2].content == question  # after the "not an answer" note too
-    assert history[-3].content.startswith("[toolcall] That was not an answer")
+    third, fourth = (body["messages"] for body in model.requests[2:])
+    assert [m["content"] for m in third[-2:]] == [withdrawn[0].message, question]
+    assert fourth[-1]["content"] == question  # after the "not an answer" note too
+    assert fourth[-2]["content"].startswith("[toolcall] That was not an answer")
+    # The copies were the requests' business: the history keeps the question once.
+    assert [m.content for m in history if m.role == "user"].count(question) == 1
+    assert history[-1].content == "26 miles is 41.84 kilometres."
 
 
 @pytest.mark.parametrize(
@@ -711,3 +725,26 @@ def test_the_view_shows_the_question_asked_again_after_the_note(tmp_path: Path) 
     withdrawn = next(i for i, line in enumerate(lines) if "tools withdrawn:" in line)
     following = next(i for i, line in enumerate(lines) if i > withdrawn and line.startswith("=="))
     assert f"then asked again: {question}" in lines[withdrawn:following], done.stdout
+
+
+def test_a_chat_carries_a_question_asked_again_only_once_into_its_next_turn() -> None:
+    """The question said again after a withdrawal is for that request: the next turn's request
+    holds the first turn's question once, its note and its answer."""
+    question = "Convert 26 miles to kilometers."
+    call: dict[str, Any] = {"value": 26, "from_unit": "mi", "to_unit": "km"}
+    replies = [
+        native("convert_units", **call),
+        native("convert_units", "call_2", **call),
+        "26 miles is 41.84 kilometres.",
+        "You're welcome.",
+    ]
+    model = ScriptedModel(replies)
+    session = Session(model=model, strategy=get_strategy("schema"), registry=BUNDLED)
+    first = list(session.ask(question))
+    assert len(of(first, AnswerWithoutTools)) == 1
+    assert [m["content"] for m in model.requests[2]["messages"]].count(question) == 2
+    list(session.ask("Thanks!"))
+    carried = [m["content"] for m in model.requests[3]["messages"] if m["role"] == "user"]
+    assert carried.count(question) == 1
+    assert carried[-1] == "Thanks!"
+    assert "26 miles is 41.84 kilometres." in [m["content"] for m in model.requests[3]["messages"]]

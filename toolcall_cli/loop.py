@@ -164,6 +164,9 @@ class Run:
         self.answer_check = AnswerCheck(limits.grounding)
         """--grounding: the answer's figures too (one nudge, then it stands, marked)."""
         self.tools_withdrawn = False
+        self.asked_again: list[Message] = []
+        """The copies of the question put after an instruction to answer: for the requests of this
+        run only, so they leave the history when it ends."""
         self.dropped = 0
         """Calls of this iteration's reply past --max-calls-per-reply, never run."""
 
@@ -184,6 +187,7 @@ class Run:
             # What the round had started was stopped as the exception passed through it.
             yield Notice(level="warning", message=STOPPED_AT_A_STEP)
             stop = "interrupted"
+        self.forget_the_copies()
         yield self.finished(stop)
 
     def timing_waits(
@@ -420,7 +424,14 @@ class Run:
         tuning half sent again: 56 of 120 right with the question last, 51 with the note last;
         bench/results/tuning_default/)."""
         self.history.append(user(instruction))
-        self.history.append(user(self.question))
+        self.asked_again.append(user(self.question))
+        self.history.append(self.asked_again[-1])
+
+    def forget_the_copies(self) -> None:
+        """The question said again after each instruction leaves the history: the next turn of a
+        chat reads it once, with the instruction and the answer that followed."""
+        copies = {id(message) for message in self.asked_again}
+        self.history[:] = [message for message in self.history if id(message) not in copies]
 
     # --- inside the steps -----------------------------------------------------------------------
 
