@@ -30,7 +30,7 @@ from typing import Any
 from toolcall_cli.feedback import Problem
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.tools._capture import CapturedOutput, captured
-from toolcall_cli.tools._outcome import Outcome, run_in_thread
+from toolcall_cli.tools._outcome import Outcome, outcome_of
 from toolcall_cli.tools.executor import error_result, prepare
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
@@ -253,7 +253,7 @@ def start_thread(
         outcome = Outcome()
         try:
             with captured(output):
-                run_in_thread(tool, arguments, outcome)
+                outcome = outcome_of(lambda: tool.func(**arguments))
         finally:
             report(outcome)
 

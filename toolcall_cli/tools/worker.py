@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from toolcall_cli.tools.sandbox import (
     Handlers,
@@ -37,6 +37,9 @@ from toolcall_cli.tools.sandbox import (
     restore_signals,
     set_dumpable,
 )
+
+if TYPE_CHECKING:
+    from toolcall_cli.tools._outcome import Outcome
 
 PROCESSES = 1024
 """Processes and threads together that one call may have at once (where the kernel counts them
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.path[:] = [str(p) for p in request.get("path", sys.path)]
     if not hasattr(os, "fork"):  # no sandbox to keep here: the call runs in this process
         limit(request, count_processes=False)
-        answer(answer_fd, *run(request["target"], request["arguments"]))
+        answer(answer_fd, run(request["target"], request["arguments"]))
         return
     end_as(keep_call(request, answer_fd))
 
@@ -145,7 +148,7 @@ def call_in_sandbox(sandboxed: Sandboxed, keeper_alive: int | None) -> NoReturn:
         request = sandboxed.request
         limit(request, count_processes=sandboxed.namespace and os.geteuid() != 0)
         drop_capabilities()
-        answer(sandboxed.answer_fd, *run(request["target"], request["arguments"]))
+        answer(sandboxed.answer_fd, run(request["target"], request["arguments"]))
     except BaseException:
         import traceback
 
@@ -159,9 +162,11 @@ def call_in_sandbox(sandboxed: Sandboxed, keeper_alive: int | None) -> NoReturn:
         os._exit(code)
 
 
-def answer(answer_fd: int, failure: bool, text: str) -> None:
+def answer(answer_fd: int, outcome: Outcome) -> None:
+    failure = outcome.failure
+    text = failure[1] if failure else outcome.text
     with os.fdopen(answer_fd, "w", encoding="utf-8") as answers:
-        json.dump({"failure": failure, "text": text}, answers, ensure_ascii=False)
+        json.dump({"failure": failure is not None, "text": text}, answers, ensure_ascii=False)
 
 
 def end_as(code: int) -> NoReturn:
@@ -181,17 +186,11 @@ def end_as(code: int) -> NoReturn:
     os._exit(code)
 
 
-def run(target: list[str], arguments: dict[str, Any]) -> tuple[bool, str]:
-    from toolcall_cli.tools._outcome import exception_text, result_text, unserialisable_text
+def run(target: list[str], arguments: dict[str, Any]) -> Outcome:
+    from toolcall_cli.tools._outcome import outcome_of
 
-    try:
-        value = function(target)(**arguments)
-    except BaseException as error:  # even SystemExit: it is the tool's failure, reported
-        return True, exception_text(error)
-    try:
-        return False, result_text(value)
-    except BaseException as error:
-        return True, unserialisable_text(error)
+    # Finding the function runs the plugin's import: its failure is the tool's too.
+    return outcome_of(lambda: function(target)(**arguments))
 
 
 def function(target: list[str]) -> Callable[..., Any]:
