@@ -27,17 +27,18 @@ def outcome_of(call: Callable[[], object]) -> Outcome:
     try:
         value = call()
     except BaseException as error:  # even SystemExit must not end the run
-        return _failed(exception_text(error))
+        return failed(exception_text(error))
     try:
         return Outcome(text=result_text(value))
     except RecursionError:
         too_deep = "the result is nested too deeply to be turned into JSON; return a flatter value."
-        return _failed(too_deep)
+        return failed(too_deep)
     except BaseException as error:
-        return _failed(f"the result could not be turned into text: {exception_text(error)}")
+        return failed(f"the result could not be turned into text: {exception_text(error)}")
 
 
-def _failed(message: str) -> Outcome:
+def failed(message: str) -> Outcome:
+    """The outcome of a call that failed, with what the model reads of why."""
     return Outcome(failure=("tool_error", message))
 
 
