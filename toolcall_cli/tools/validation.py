@@ -149,33 +149,25 @@ def readable_schema(schema: dict[str, Any]) -> dict[str, Any]:
         return {"not": {}} if part is False else part
 
     copied: dict[str, Any] = json.loads(json.dumps(schema))
-    stack = [copied]
+    stack: list[Any] = [copied]
     while stack:
         current = stack.pop()
-        for keyword in _ONE_SCHEMA:
+        if not isinstance(current, dict):
+            continue
+        for keyword in (*_ONE_SCHEMA, "additionalProperties", "unevaluatedProperties"):
             if keyword in current:
-                current[keyword] = readable(current[keyword])
+                if keyword in _ONE_SCHEMA:
+                    current[keyword] = readable(current[keyword])
+                stack.append(current[keyword])
         for keyword in _SCHEMA_LISTS:
             if isinstance(current.get(keyword), list):
                 current[keyword] = [readable(part) for part in current[keyword]]
+                stack += current[keyword]
         for keyword in _SCHEMA_MAPS:
             if isinstance(current.get(keyword), dict):
                 current[keyword] = {k: readable(v) for k, v in current[keyword].items()}
-        stack += [part for part in _parts(current) if isinstance(part, dict)]
+                stack += current[keyword].values()
     return copied
-
-
-def _parts(schema: dict[str, Any]) -> Iterator[Any]:
-    """The subschemas `readable_schema` looks into, one level down."""
-    for keyword in (*_ONE_SCHEMA, "additionalProperties", "unevaluatedProperties"):
-        if keyword in schema:
-            yield schema[keyword]
-    for keyword in _SCHEMA_LISTS:
-        if isinstance(schema.get(keyword), list):
-            yield from schema[keyword]
-    for keyword in _SCHEMA_MAPS:
-        if isinstance(schema.get(keyword), dict):
-            yield from schema[keyword].values()
 
 
 # --- what a schema refers to and matches ------------------------------------------------------
