@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.tools.validation import json_text
 
 MAX_RANKED_NAME_CHARS = 128
 """Names longer than this are never compared for similarity: no real tool or parameter name is
@@ -65,13 +66,8 @@ def coerce_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[st
             continue
         if new != value or type(new) is not type(value):
             fixed[name] = new
-            notes.append(f"`{name}`: {short(value)} → {short(new)}")
+            notes.append(f"`{name}`: {json_text(value)} → {json_text(new)}")
     return fixed, notes
-
-
-def short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def single_type(schema: dict[str, Any]) -> str | None:
