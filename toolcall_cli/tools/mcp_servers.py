@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.tools._mcp_wire import Listing, bounded_stdio, guarded
+from toolcall_cli.tools._mcp_wire import bounded_stdio, guarded
 from toolcall_cli.tools.mcp_spec import (
     PREFIX_SEPARATOR,
     TOOL_NAME,
@@ -95,7 +95,8 @@ class _Server:
     stopping: bool = False
     names: dict[str, str] = field(default_factory=dict)
     """Registry name → the server's own tool name."""
-    listing: Listing = field(default_factory=Listing)
+    left_out: list[str] = field(default_factory=list)
+    """One line per listed tool the protocol cannot read (see _mcp_wire.guarded)."""
     notes: list[str] = field(default_factory=list)
     """Notes on the server not shown yet (see note())."""
     noted: set[str] = field(default_factory=set)
@@ -240,7 +241,7 @@ class McpServers:
                 async with contextlib.AsyncExitStack() as stack:
                     streams = await stack.enter_async_context(self._transport(server))
                     streams = await stack.enter_async_context(
-                        guarded(streams, server.listing, server.note)
+                        guarded(streams, server.left_out, server.note)
                     )
                     session = await stack.enter_async_context(ClientSession(*streams))
                     await session.initialize()
@@ -296,9 +297,7 @@ class McpServers:
                 offered[key] = offered.get(key, 0) + 1
         problems: list[str] = []
         for server in self._servers:
-            problems += [
-                f"MCP server {server.spec.name!r}: {line}" for line in server.listing.left_out
-            ]
+            problems += [f"MCP server {server.spec.name!r}: {line}" for line in server.left_out]
             for listed in server.listed:
                 own = safe_name(str(listed.name))
                 clash = own in registry or offered.get(own, 0) > 1
