@@ -193,10 +193,7 @@ def substitute(arguments: Any, results: Mapping[str, str]) -> Any:
 
 def resolve(reference: Reference, results: Mapping[str, str]) -> Any:
     """The value a reference points at in its call's result."""
-    text = results[reference.ref]
-    if not reference.path:
-        return _json_or_text(text)
-    value: Any = _json_or_text(text)
+    value: Any = _json_or_text(results[reference.ref])
     walked: list[str] = []
     for step in reference.path:
         value = _step(value, step, reference, walked)

@@ -214,10 +214,7 @@ class ToolPool:
             result = error_result(call, kind, Problem("tool_error", call.name, detail=message))
         else:
             result = ToolResult(call_id=call.id, name=call.name, content=outcome.text)
-        result = replace(result, output=running.output.text(), coerced=running.job.coerced)
-        return Finished(
-            call, replace(result, duration=ended - running.started), running.started, ended
-        )
+        return _finished(running, replace(result, coerced=running.job.coerced), ended)
 
     def _expired(self) -> Finished | None:
         now = self._clock()
@@ -234,8 +231,14 @@ def _timed_out(running: _Running, now: float) -> Finished:
     job = running.job
     how = "; its process was killed" if job.isolate else ""
     late = Problem("tool_timeout", job.tool.name, detail=f"{job.timeout:g} s{how}")
-    result = replace(error_result(job.call, "timeout", late), output=running.output.text())
-    return Finished(job.call, replace(result, duration=now - running.started), running.started, now)
+    return _finished(running, error_result(job.call, "timeout", late), now)
+
+
+def _finished(running: _Running, result: ToolResult, ended: float) -> Finished:
+    """A call's end: its result with what the tool printed and how long it took."""
+    duration = ended - running.started
+    result = replace(result, output=running.output.text(), duration=duration)
+    return Finished(running.job.call, result, running.started, ended)
 
 
 def start_thread(

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from toolcall_cli.tools.sandbox import (
     Handlers,
@@ -199,13 +199,11 @@ def function(target: list[str]) -> Callable[..., Any]:
         from toolcall_cli.tools.loader import import_plugin
 
         # fresh: the file as it is now, which chat's hot reload may have just loaded anew.
-        found: Callable[..., Any] = getattr(import_plugin(Path(where), fresh=True), name)
-        return found
+        return cast(Callable[..., Any], getattr(import_plugin(Path(where), fresh=True), name))
     value: Any = importlib.import_module(where)
     for part in name.split("."):
         value = getattr(value, part)
-    result: Callable[..., Any] = value
-    return result
+    return cast(Callable[..., Any], value)
 
 
 def limit(request: dict[str, Any], *, count_processes: bool) -> list[str]:
