@@ -119,23 +119,23 @@ def load_tools(
                 why = "is not a directory" if directory.exists() else "no such directory"
                 result.problems.append(f"--tools {directory}: {why}")
             continue
-        for path in plugin_files(directory):
-            identity = plugin_identity(path)
-            if identity in loaded:
-                continue
-            if identity is not None:
-                loaded.add(identity)
+        for path, identity in plugin_files(directory, loaded):
             load_file(path, result, identity=identity, deadline=deadline)
     return result
 
 
-def plugin_files(directory: Path) -> list[Path]:
-    """The plugin files of one tools.d directory, in load order."""
-    return [
-        path
-        for path in sorted(directory.glob("*.py"))
-        if is_plugin_name(path.name) and path.is_file()
-    ]
+def plugin_files(directory: Path, seen: set[str]) -> list[tuple[Path, str | None]]:
+    """The plugin files of one tools.d directory, in load order, each with its identity (see
+    plugin_identity): those byte-identical to one `seen` before left out, the others added."""
+    found: list[tuple[Path, str | None]] = []
+    for path in sorted(directory.glob("*.py")):
+        if is_plugin_name(path.name) and path.is_file():
+            identity = plugin_identity(path)
+            if identity not in seen:
+                found.append((path, identity))
+            if identity is not None:
+                seen.add(identity)
+    return found
 
 
 def is_plugin_name(name: str) -> bool:

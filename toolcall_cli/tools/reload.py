@@ -25,7 +25,6 @@ from toolcall_cli.tools.loader import (
     display_path,
     load_plugin,
     plugin_files,
-    plugin_identity,
 )
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
@@ -127,17 +126,9 @@ class ToolReloader:
     def _current_files(self) -> list[tuple[Path, str | None]]:
         """The plugin files now, in load order, as load_tools takes them: a file
         byte-identical to an earlier one is that plugin again, and is passed over."""
-        found: list[tuple[Path, str | None]] = []
         seen: set[str] = set()
-        for directory in self.watched_dirs():
-            for path in plugin_files(directory):
-                identity = plugin_identity(path)
-                if identity is not None and identity in seen:
-                    continue
-                if identity is not None:
-                    seen.add(identity)
-                found.append((path, identity))
-        return found
+        dirs = self.watched_dirs()
+        return [found for directory in dirs for found in plugin_files(directory, seen)]
 
     def _claim(
         self,
