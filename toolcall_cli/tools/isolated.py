@@ -1,16 +1,6 @@
-"""A tool call in a worker process of its own: killed at its timeout, and whatever the tool does
-there (os._exit, a crash, memory without end) ends as an error result while toolcall goes on.
-
-The worker is a fresh interpreter (`python -m toolcall_cli.tools.worker`), not a
-multiprocessing child: those re-run the program's main module and unpickle the call, and a
-plugin's function cannot be pickled. The worker gets the call as JSON on a pipe, and keeps the
-tool's process in a sandbox (see worker.py and sandbox.py): hard limits, no capabilities, and,
-where the machine allows, namespaces of its own, so that every process the tool starts ends
-with the call. The tool answers as JSON on a pipe of its own; everything it prints, and whatever
-its own subprocesses write, lands in a file kept as the call's output. The worker gets only the
-environment variables in PASSED_ENVIRONMENT and those the user names: no API key toolcall
-holds reaches a tool unless the user says so.
-"""
+"""A tool call in a worker process of its own (`python -m toolcall_cli.tools.worker`): killed at
+its timeout, and whatever the tool does there (os._exit, a crash, memory without end) ends as an
+error result while toolcall goes on."""
 
 from __future__ import annotations
 
@@ -61,7 +51,12 @@ def start_isolated(
     output: CapturedOutput,
     report: Callable[[Outcome], None],
 ) -> Callable[[], None]:
-    """Start the call in a worker; `report` gets its outcome. Returns what ends the call."""
+    """Start the call in a worker; `report` gets its outcome. Returns what ends the call.
+
+    A fresh interpreter, not a multiprocessing child: those re-run the program's main module and
+    unpickle the call, and a plugin's function cannot be pickled. The call goes as JSON on one
+    pipe and the answer comes back on another; all the tool (and any process it starts) prints
+    lands in a file kept as the call's output."""
     request_read, request_write = os.pipe()
     answer_read, answer_write = os.pipe()
     printed = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the thread that waits

@@ -1,14 +1,6 @@
-"""The worker process of an isolated tool call (see isolated.py), and the sandbox it keeps.
-
-Run as `python -m toolcall_cli.tools.worker --request-fd R --answer-fd A`; never imported by
-toolcall itself. It reads the call as JSON on R, then forks the tool's process and keeps it
-(see sandbox.py): on Linux, in user, PID and mount namespaces of its own where the machine
-allows (under a small init, the namespace's PID 1), else as its subreaper. The tool's process
-imports the plugin, runs the tool under hard limits, with no capabilities, and writes
-{"failure", "text"} as JSON on A. When it ends, or when toolcall closes the worker's stdin (the
-call's timeout, a cancel, toolcall's own end), every process the tool started ends too, and the
-worker exits as the tool's process did.
-"""
+"""The worker process of an isolated tool call (see isolated.py), never imported by toolcall:
+`python -m toolcall_cli.tools.worker --request-fd R --answer-fd A` reads the call as JSON on R,
+runs it in a sandbox (sandbox.py), and writes {"failure", "text"} as JSON on A."""
 
 from __future__ import annotations
 
@@ -62,8 +54,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def keep_call(request: dict[str, Any], answer_fd: int) -> int:
-    """Fork the tool's process into its sandbox and keep it until it ends or toolcall closes
-    our stdin; then end all it left. Its exit code (negative: the signal that ended it)."""
+    """Fork the tool's process into its sandbox (namespaces of its own under a small init where
+    the machine allows, else as its subreaper) and keep it until it ends or toolcall closes our
+    stdin (the call's timeout, a cancel, toolcall's own end); then end all it left. Its exit
+    code (negative: the signal that ended it)."""
     handlers = ignore_signals()
     namespaces = bool(request.get("namespaces", True))
     containment, _ = contain(namespace=namespaces, network=False, root_inside=0)
