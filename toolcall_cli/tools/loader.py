@@ -167,8 +167,12 @@ def load_file(
         return
     result.problems += [f"{display_path(path)}: {problem}" for problem in found.problems]
     plugin.tools = list(found.tools)
-    for item in found.tools:
-        register(item, result)
+    for item in found.tools:  # a name already taken stays with the first tool loaded
+        existing = result.registry.get(item.name)
+        if existing is None:
+            result.registry.add(item)
+        else:
+            result.problems.append(clash_line(item, existing))
 
 
 def load_plugin(
@@ -249,15 +253,6 @@ def replaced_definitions(marked: list[Any], module: types.ModuleType) -> list[st
         for name, count in seen.items()
         if count > 1
     ]
-
-
-def register(item: Tool, result: LoadResult) -> None:
-    """Add a tool unless its name is taken; the first one loaded wins."""
-    existing = result.registry.get(item.name)
-    if existing is None:
-        result.registry.add(item)
-        return
-    result.problems.append(clash_line(item, existing))
 
 
 def clash_line(item: Tool, existing: Tool) -> str:

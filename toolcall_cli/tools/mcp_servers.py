@@ -30,12 +30,12 @@ from toolcall_cli.messages import ToolSpec
 from toolcall_cli.tools._mcp_wire import bounded_stdio, guarded
 from toolcall_cli.tools.mcp_spec import (
     PREFIX_SEPARATOR,
-    TOOL_NAME,
     ServerSpec,
     policy_from_annotations,
     safe_name,
 )
 from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.schema import TOOL_NAME
 from toolcall_cli.tools.validation import readable_schema, schema_problem
 
 if TYPE_CHECKING:

@@ -14,9 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from toolcall_cli.keys import masked, redact
-
-TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-"""What OpenAI (and the servers that copy it) accept as a tool name."""
+from toolcall_cli.tools.schema import TOOL_NAME
 
 PREFIX_SEPARATOR = "__"
 """Between a server's name and its tool's when names clash: `time__get_current_time`."""
