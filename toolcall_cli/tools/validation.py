@@ -1,17 +1,9 @@
-"""Checking arguments against a tool's JSON Schema: nothing fetched, nothing unbounded.
-
-A tool's schema may be somebody else's (an MCP server's), so every check of one in toolcall
-goes through here (the executor, the MCP servers' listing, the schema kata):
-
-- references resolve only inside the schema itself (and JSON Schema's own metaschemas, which
-  jsonschema ships): a remote or file `$ref` is never fetched or read. At load, a schema with a
-  reference that does not resolve so is not usable (`schema_problem` names the reference);
-- regular expressions (`pattern`, `patternProperties`, and what `additionalProperties` reads of
-  them) run on the `regex` module, which stops at a deadline and lets other threads run
-  meanwhile, and every keyword checks the deadline too: a check ends within the time it is
-  given (`within`), whatever the schema and the arguments, and says so (`CheckTimedOut`).
-  The stdlib `re` can do neither: `^(a|aa)+$` against 60 `a`s and a `!` runs for hours with
-  the interpreter's lock held.
+"""Checking arguments against a tool's JSON Schema, which may be somebody else's (an MCP
+server's), so every such check in toolcall goes through here: nothing is fetched (a `$ref`
+resolves only inside the schema), and nothing is unbounded (a check ends within the time it is
+given, `within`, and says so, `CheckTimedOut`). Patterns run on the `regex` module, which stops
+at a deadline and lets other threads run meanwhile; the stdlib `re` can do neither, and
+`^(a|aa)+$` against 60 `a`s and a `!` runs for hours with the interpreter's lock held.
 """
 
 from __future__ import annotations
