@@ -8,6 +8,7 @@ reject with a message the model can act on.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
@@ -122,15 +123,14 @@ def to_integer(value: Any) -> int:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    try:
+    # ValueError: over int()'s digit limit; OverflowError: an infinite float.
+    with contextlib.suppress(ValueError, OverflowError):
         if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
             return int(value.strip())
         if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
             number = float(value.strip())
             if number.is_integer():
                 return int(number)
-    except (ValueError, OverflowError):  # over int()'s digit limit, or an infinite float
-        pass
     raise _Skip
 
 

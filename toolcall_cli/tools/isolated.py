@@ -160,11 +160,9 @@ def _converse(
     output: CapturedOutput,
 ) -> Outcome:
     try:
-        try:
-            with os.fdopen(request_write, "wb") as requests:
-                requests.write(json.dumps(request, ensure_ascii=False).encode())
-        except OSError:  # it is already gone; its exit code will say how
-            pass
+        # OSError: it is already gone; its exit code will say how.
+        with contextlib.suppress(OSError), os.fdopen(request_write, "wb") as requests:
+            requests.write(json.dumps(request, ensure_ascii=False).encode())
         answer = read_answer(answer_read)
         if answer is None:
             stop(worker)

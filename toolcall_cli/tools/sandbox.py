@@ -148,11 +148,9 @@ def enter_namespaces(*, network: bool, root_inside: int = NOBODY) -> str:
         ("uid_map", f"{uid or root_inside} {uid} 1"),
         ("gid_map", f"{gid or root_inside} {gid} 1"),
     ):
-        try:
-            with open(f"/proc/self/{name}", "w", encoding="ascii") as map_file:
-                map_file.write(text)
-        except FileNotFoundError:  # an old kernel without setgroups: nothing to deny
-            pass
+        # FileNotFoundError: an old kernel without setgroups, nothing to deny.
+        with contextlib.suppress(FileNotFoundError), open(f"/proc/self/{name}", "w") as map_file:
+            map_file.write(text)
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # no mount here reaches the host
     return entered
 
@@ -317,13 +315,11 @@ def reap(pid: int) -> int | None:
 
 def end(pid: int, containment: Containment) -> None:
     """Kill the code's process and, as far as the containment reaches, all it started."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         if containment == "namespace":
             os.kill(pid, signal.SIGKILL)  # PID 1: the kernel ends the rest
         else:
             os.killpg(pid, signal.SIGKILL)  # its session's first process group
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def sweep_children() -> None:

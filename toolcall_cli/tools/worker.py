@@ -167,12 +167,10 @@ def end_as(code: int) -> NoReturn:
     """Exit as the tool's process did: with its code, or killed by the same signal (which
     toolcall names in the call's error)."""
     if code < 0:
-        try:
+        with contextlib.suppress(ImportError, ValueError, OSError):
             import resource
 
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the tool's crash, not ours
-        except (ImportError, ValueError, OSError):
-            pass
         with contextlib.suppress(OSError, ValueError):  # SIGKILL has no handler to reset
             signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
