@@ -22,6 +22,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -290,17 +291,13 @@ class McpServers:
         """Add every started server's tools to `registry`; a name another tool (a plugin's, or
         another server's) already has takes the server's prefix: `time__get_current_time`.
         One line per tool that still could not be added."""
-        offered: dict[str, int] = {}
-        for server in self._servers:
-            for listed in server.listed:
-                key = safe_name(str(listed.name))
-                offered[key] = offered.get(key, 0) + 1
+        offered = Counter(safe_name(str(tool.name)) for s in self._servers for tool in s.listed)
         problems: list[str] = []
         for server in self._servers:
             problems += [f"MCP server {server.spec.name!r}: {line}" for line in server.left_out]
             for listed in server.listed:
                 own = safe_name(str(listed.name))
-                clash = own in registry or offered.get(own, 0) > 1
+                clash = own in registry or offered[own] > 1
                 name = f"{server.spec.name}{PREFIX_SEPARATOR}{own}" if clash else own
                 schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
                 unusable = schema_problem(schema) if schema else None
@@ -316,13 +313,12 @@ class McpServers:
                         f"name of at most 64 letters, digits, _ or - is free for it (tried {name})"
                     )
                     continue
-                registry.add(self._tool(server, listed, name))
+                registry.add(self._tool(server, listed, name, schema))
                 server.names[name] = str(listed.name)
         return problems
 
-    def _tool(self, server: _Server, listed: Any, name: str) -> Tool:
+    def _tool(self, server: _Server, listed: Any, name: str, schema: dict[str, Any]) -> Tool:
         hints = policy_from_annotations(listed.annotations)
-        schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
         spec = ToolSpec(
             name=name,
             description=str(listed.description or getattr(listed, "title", None) or ""),
