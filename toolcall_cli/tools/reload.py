@@ -1,11 +1,6 @@
 """Hot reload of tools.d in chat: which plugin files changed since they were loaded, their new
-tools put in the registry, and what that changed, one line each.
-
-Only tools loaded from the plugin files of the watched directories are touched: MCP tools and
-the built-in `search_tools` stay as they are. A file whose new version is broken keeps its
-last good version in use. A changed file is tried in a child process before the chat imports
-it (_import_check.py): one that hangs, exits or crashes at import is broken like any other.
-"""
+tools put in the registry (only the plugin files' tools: MCP tools and `search_tools` stay as they
+are), and what that changed, one line each."""
 
 from __future__ import annotations
 
