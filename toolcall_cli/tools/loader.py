@@ -89,14 +89,8 @@ def tool_dirs(extra: Sequence[Path], *, include_bundled: bool, cwd: Path) -> lis
         implicit.insert(0, bundled)
     else:
         implicit = [path for path in implicit if path.resolve() != bundled]
-    seen: set[Path] = set()
-    dirs: list[Path] = []
-    for path in [*implicit, *(cwd / path for path in extra)]:
-        resolved = path.resolve()
-        if resolved not in seen:
-            seen.add(resolved)
-            dirs.append(resolved)
-    return dirs
+    named = [cwd / path for path in extra]
+    return list(dict.fromkeys(path.resolve() for path in [*implicit, *named]))
 
 
 def load_tools(
