@@ -1,14 +1,7 @@
 """The pieces of a sandbox for code toolcall runs but does not trust: an isolated tool's call
-(see worker.py) and a kata file under `kata check` (see kata/_keeper.py).
-
-A keeper process holds the code's process. Where Linux lets a user make namespaces, the code
-runs in a PID namespace of its own, with a /proc of its own, in a user namespace: it cannot see
-or signal a process outside, and when the namespace's first process (its PID 1) ends, the
-kernel ends every process in it, however it detached (setsid, a double fork). Elsewhere on
-Linux the keeper is a child subreaper: what the code leaves behind is reparented to the keeper,
-which kills it all. Elsewhere still, the code's session is killed. Limits are set hard
-(soft = hard), so the code cannot raise them back.
-"""
+(worker.py) and a kata file under `kata check` (kata/_keeper.py). A keeper process holds the
+code's process, contained as strongly as the machine allows (see Containment), under limits set
+hard (soft = hard), so that the code cannot raise them back."""
 
 from __future__ import annotations
 
@@ -24,8 +17,11 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 Containment = Literal["namespace", "subreaper", "session"]
-"""What ends every process the code starts: its PID namespace, its keeper as their subreaper,
-or (the weakest) killing its session."""
+"""What ends every process the code starts, strongest first. "namespace": the code runs in PID,
+user and mount namespaces of its own, with its own /proc: it cannot see or signal a process
+outside, and when the namespace's PID 1 ends, the kernel ends every process in it, however it
+detached (setsid, a double fork). "subreaper" (Linux without them): what the code leaves behind
+is reparented to its keeper, which kills it all. "session" (elsewhere): its session is killed."""
 
 IGNORED_SIGNALS = (
     "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM",
