@@ -173,8 +173,8 @@ def _converse(
     finally:
         printed.close()
     if answer is None:
-        too_long = f"the tool's answer was over {ANSWER_BYTES >> 20} MiB"
-        return failed(f"{too_long}; its process was killed")
+        mib = ANSWER_BYTES >> 20
+        return failed(f"the tool's answer was over {mib} MiB; its process was killed")
     try:
         message = json.loads(answer) if answer else None
     except ValueError:
