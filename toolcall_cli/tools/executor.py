@@ -1,7 +1,5 @@
-"""Run one ToolCall against the registry: look up, validate, run with a timeout, report.
-
-Every failure becomes an error ToolResult the model can learn from; nothing here raises.
-"""
+"""Prepare one ToolCall to run (pool.py runs it): its tool looked up, its arguments coerced and
+validated; or else the error ToolResult the model can learn from (nothing here raises)."""
 
 from __future__ import annotations
 

@@ -211,9 +211,7 @@ def schema_for_type(annotation: Any) -> JsonSchema:
 
 def _enum_schema(values: list[Any]) -> JsonSchema:
     kinds = sorted({_json_type(v) for v in values})
-    schema: JsonSchema = {"type": kinds[0] if len(kinds) == 1 else kinds}
-    schema["enum"] = values
-    return schema
+    return {"type": kinds[0] if len(kinds) == 1 else kinds, "enum": values}
 
 
 def _json_type(value: Any) -> str:
