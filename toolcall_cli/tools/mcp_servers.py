@@ -294,27 +294,23 @@ class McpServers:
         offered = Counter(safe_name(str(tool.name)) for s in self._servers for tool in s.listed)
         problems: list[str] = []
         for server in self._servers:
-            problems += [f"MCP server {server.spec.name!r}: {line}" for line in server.left_out]
+            left_out = list(server.left_out)
             for listed in server.listed:
                 own = safe_name(str(listed.name))
                 clash = own in registry or offered[own] > 1
                 name = f"{server.spec.name}{PREFIX_SEPARATOR}{own}" if clash else own
                 schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
                 unusable = schema_problem(schema) if schema else None
+                skipped = f"tool {listed.name!r} left out:"
                 if unusable is not None:
-                    problems.append(
-                        f"MCP server {server.spec.name!r}: tool {listed.name!r} left out: its "
-                        f"input schema {unusable}"
-                    )
-                    continue
-                if not TOOL_NAME.fullmatch(name) or name in registry:
-                    problems.append(
-                        f"MCP server {server.spec.name!r}: tool {listed.name!r} left out: no "
-                        f"name of at most 64 letters, digits, _ or - is free for it (tried {name})"
-                    )
-                    continue
-                registry.add(self._tool(server, listed, name, schema))
-                server.names[name] = str(listed.name)
+                    left_out.append(f"{skipped} its input schema {unusable}")
+                elif not TOOL_NAME.fullmatch(name) or name in registry:
+                    free = "no name of at most 64 letters, digits, _ or - is free for it"
+                    left_out.append(f"{skipped} {free} (tried {name})")
+                else:
+                    registry.add(self._tool(server, listed, name, schema))
+                    server.names[name] = str(listed.name)
+            problems += [f"MCP server {server.spec.name!r}: {line}" for line in left_out]
         return problems
 
     def _tool(self, server: _Server, listed: Any, name: str, schema: dict[str, Any]) -> Tool:
