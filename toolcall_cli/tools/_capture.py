@@ -92,7 +92,27 @@ def _current_output() -> CapturedOutput | None:
     return _outputs.get(threading.get_ident())
 
 
-class StreamRouter:
+class _Router:
+    """What both routers share: `write` is each one's own; everything else goes to the real
+    stream, flushed only from a thread that is not running a tool."""
+
+    real: Any
+
+    def writelines(self, lines: Iterable[Any]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if _current_output() is None:
+            self.real.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "real":  # not set yet (a copy being made): no endless lookup
+            raise AttributeError(name)
+        return getattr(self.real, name)
+
+
+class StreamRouter(_Router):
     """Stands in for a text stream: writes from a tool's thread go to its captured output, all
     others (and every other attribute) to the real stream."""
 
@@ -109,14 +129,6 @@ class StreamRouter:
         output.write(text)
         return len(text)
 
-    def writelines(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        if _current_output() is None:
-            self.real.flush()
-
     @property
     def buffer(self) -> BinaryRouter:
         """The binary stream under it, routed the same way (`sys.stdout.buffer.write(b"...")`)."""
@@ -124,13 +136,8 @@ class StreamRouter:
             self._buffer = BinaryRouter(self.real.buffer, self.real)
         return self._buffer
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "real":  # not set yet (a copy being made): no endless lookup
-            raise AttributeError(name)
-        return getattr(self.real, name)
 
-
-class BinaryRouter:
+class BinaryRouter(_Router):
     """The binary side of a StreamRouter: a tool's bytes are decoded into its captured output."""
 
     def __init__(self, real: Any, text_stream: Any) -> None:
@@ -143,16 +150,3 @@ class BinaryRouter:
             return int(self.real.write(data))
         output.write(bytes(data).decode(self._encoding, "replace"))
         return len(data)
-
-    def writelines(self, lines: Iterable[bytes]) -> None:
-        for line in lines:
-            self.write(line)
-
-    def flush(self) -> None:
-        if _current_output() is None:
-            self.real.flush()
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "real":  # not set yet (a copy being made): no endless lookup
-            raise AttributeError(name)
-        return getattr(self.real, name)

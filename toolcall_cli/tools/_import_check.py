@@ -81,11 +81,9 @@ def _verdict(child: subprocess.Popen[bytes], deadline: float, give_up: float) ->
 def ended_at_import(code: int | None) -> str:
     """How a child that never answered ended: `exited with code 3 at import`."""
     if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"was killed by {name} at import"
+        from toolcall_cli.tools.isolated import signal_name
+
+        return f"was killed by {signal_name(-code)} at import"
     return f"exited with code {code} at import"
 
 

@@ -20,7 +20,6 @@ import contextlib
 import os
 import signal
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,14 +32,6 @@ first time (lines that are not JSON-RPC come by the hundred) or each time (a cut
 
 STOP_WAIT = 2.0
 """Seconds a stopping server has after its stdin closes, then after SIGTERM (as the SDK)."""
-
-
-@dataclass
-class Listing:
-    """What `guarded` found wrong in a server's `tools/list` answers."""
-
-    left_out: list[str] = field(default_factory=list)
-    """One line per tool left out: its name and why."""
 
 
 # --- stdio, bounded ---------------------------------------------------------------------------
@@ -242,11 +233,12 @@ async def _exited(process: Any, within: float) -> bool:
 
 @contextlib.asynccontextmanager
 async def guarded(
-    streams: TransportStreams, listing: Listing, note: Note
+    streams: TransportStreams, left_out: list[str], note: Note
 ) -> AsyncIterator[TransportStreams]:
     """The transport's streams with the session's side checked: each `tools/list` answer keeps
-    the tools the protocol can read (the rest are named in `listing`) and none of their output
-    schemas; an exception the transport hands over (a line it could not read) is noted once."""
+    the tools the protocol can read (a line for each other goes to `left_out`) and none of their
+    output schemas; an exception the transport hands over (a line it could not read) is noted
+    once."""
     import anyio
     from mcp.shared.message import SessionMessage
 
@@ -264,7 +256,7 @@ async def guarded(
                     if isinstance(item, Exception):
                         note(f"sent what could not be read: {_one_line(item)}", True)
                         continue
-                    _check(item, asked, version, listing)
+                    _check(item, asked, version, left_out)
                     await to_session.send(item)
 
     async def outward() -> None:
@@ -286,7 +278,7 @@ async def guarded(
 
 
 def _check(
-    item: SessionMessage, asked: dict[Any, str], version: list[str], listing: Listing
+    item: SessionMessage, asked: dict[Any, str], version: list[str], left_out: list[str]
 ) -> None:
     result = getattr(item.message, "result", None)
     method = asked.pop(getattr(item.message, "id", None), None)
@@ -295,10 +287,10 @@ def _check(
     if method == "initialize" and isinstance(result.get("protocolVersion"), str):
         version[:] = [result["protocolVersion"]]
     if method == "tools/list" and isinstance(result.get("tools"), list):
-        result["tools"] = _readable_tools(result, version[0] if version else "", listing)
+        result["tools"] = _readable_tools(result, version[0] if version else "", left_out)
 
 
-def _readable_tools(result: dict[str, Any], version: str, listing: Listing) -> list[Any]:
+def _readable_tools(result: dict[str, Any], version: str, left_out: list[str]) -> list[Any]:
     """The listed tools the SDK can read, each without its output schema."""
     kept: list[Any] = []
     for index, tool in enumerate(result["tools"]):
@@ -308,9 +300,7 @@ def _readable_tools(result: dict[str, Any], version: str, listing: Listing) -> l
             continue
         name = tool.get("name") if isinstance(tool, dict) else None
         named = repr(name) if isinstance(name, str) else f"number {index + 1}"
-        listing.left_out.append(
-            f"tool {named[:80]} left out: its listing is not valid MCP ({problem})"
-        )
+        left_out.append(f"tool {named[:80]} left out: its listing is not valid MCP ({problem})")
     return kept
 
 

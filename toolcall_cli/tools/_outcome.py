@@ -4,35 +4,42 @@ reads: shared by the thread pool and the isolated worker, so both give the same 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from toolcall_cli import strictjson
-from toolcall_cli.tools.registry import Tool
 
 
 @dataclass
 class Outcome:
-    """What the tool's thread produced: the result's text, or why there is none."""
+    """What the tool's thread or process produced: the result's text, or why there is none."""
 
     text: str = ""
     failure: tuple[str, str] | None = None
     """(error kind, message) when the tool raised or its result could not become text."""
 
 
-def run_in_thread(found: Tool, arguments: dict[str, Any], outcome: Outcome) -> None:
-    """Run the tool and turn its value (or exception) into text, all in the tool's thread: both
-    run the tool's own code (`__str__`, `default=str`), which may fail in any way or hang, and
-    only this thread is bounded by the timeout and safe to let anything escape from."""
+def outcome_of(call: Callable[[], object]) -> Outcome:
+    """Run the tool (`call`) and turn its value (or exception) into text, all in the tool's own
+    thread or process: both run the tool's own code (`__str__`, `default=str`), which may fail in
+    any way or hang, and only there is it bounded by the timeout and safe to let anything escape
+    from."""
     try:
-        value = found.func(**arguments)
+        value = call()
     except BaseException as error:  # even SystemExit must not end the run
-        outcome.failure = ("tool_error", exception_text(error))
-        return
+        return failed(exception_text(error))
     try:
-        outcome.text = result_text(value)
+        return Outcome(text=result_text(value))
+    except RecursionError:
+        too_deep = "the result is nested too deeply to be turned into JSON; return a flatter value."
+        return failed(too_deep)
     except BaseException as error:
-        outcome.failure = ("tool_error", unserialisable_text(error))
+        return failed(f"the result could not be turned into text: {exception_text(error)}")
+
+
+def failed(message: str) -> Outcome:
+    """The outcome of a call that failed, with what the model reads of why."""
+    return Outcome(failure=("tool_error", message))
 
 
 def exception_text(error: BaseException) -> str:
@@ -42,13 +49,6 @@ def exception_text(error: BaseException) -> str:
     except BaseException:  # a hostile __str__; the type name still says what happened
         message = "(its message could not be read)"
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
-
-
-def unserialisable_text(error: BaseException) -> str:
-    """Why a returned value could not become the text the model reads."""
-    if isinstance(error, RecursionError):
-        return "the result is nested too deeply to be turned into JSON; return a flatter value."
-    return f"the result could not be turned into text: {exception_text(error)}"
 
 
 def result_text(value: object) -> str:

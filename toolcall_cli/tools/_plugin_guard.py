@@ -27,19 +27,9 @@ class ImportStopped(BaseException):
     BaseException, so that a plugin's `except Exception:` does not swallow it."""
 
 
-class ImportHung(ImportStopped):
-    def __init__(self, deadline: float) -> None:
-        super().__init__(f"hung at import for more than {deadline:g} s")
-
-
-class ImportExited(ImportStopped):
-    def __init__(self, code: object) -> None:
-        super().__init__(f"called os._exit({code!r}) at import")
-
-
 def _plugin_exit(status: int) -> NoReturn:
     """os._exit while a plugin imports: the plugin's exit, not toolcall's."""
-    raise ImportExited(status)
+    raise ImportStopped(f"called os._exit({status!r}) at import")
 
 
 class ImportGuard:
@@ -102,7 +92,7 @@ class ImportGuard:
 
         def on_alarm(number: int, frame: FrameType | None) -> None:
             if self._armed:
-                raise ImportHung(self.deadline)
+                raise ImportStopped(f"hung at import for more than {self.deadline:g} s")
 
         self._saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, on_alarm)
         self._armed = self._timer_set = True

@@ -8,6 +8,7 @@ reject with a message the model can act on.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import math
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.tools.validation import json_text
 
 MAX_RANKED_NAME_CHARS = 128
 """Names longer than this are never compared for similarity: no real tool or parameter name is
@@ -65,13 +67,8 @@ def coerce_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[st
             continue
         if new != value or type(new) is not type(value):
             fixed[name] = new
-            notes.append(f"`{name}`: {short(value)} → {short(new)}")
+            notes.append(f"`{name}`: {json_text(value)} → {json_text(new)}")
     return fixed, notes
-
-
-def short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def single_type(schema: dict[str, Any]) -> str | None:
@@ -126,15 +123,14 @@ def to_integer(value: Any) -> int:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    try:
+    # ValueError: over int()'s digit limit; OverflowError: an infinite float.
+    with contextlib.suppress(ValueError, OverflowError):
         if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
             return int(value.strip())
         if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
             number = float(value.strip())
             if number.is_integer():
                 return int(number)
-    except (ValueError, OverflowError):  # over int()'s digit limit, or an infinite float
-        pass
     raise _Skip
 
 

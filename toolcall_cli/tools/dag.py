@@ -9,6 +9,7 @@ waiting for itself, a cycle, a repeated id or a malformed placeholder runs none 
 
 from __future__ import annotations
 
+import graphlib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -156,28 +157,12 @@ def _ref_or_name(calls: Sequence[ToolCall], call_id: str, names: Mapping[str, st
 
 
 def _cycle(waits_for: Mapping[str, tuple[str, ...]]) -> list[str]:
-    """One cycle of the graph (its call ids in order), or [] when it has none."""
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    for start in waits_for:
-        if state.get(start):
-            continue
-        path: list[str] = []
-        stack: list[tuple[str, Iterator[str]]] = [(start, iter(waits_for.get(start, ())))]
-        state[start] = 1
-        path.append(start)
-        while stack:
-            node, deps = stack[-1]
-            nxt = next(deps, None)
-            if nxt is None:
-                stack.pop()
-                path.pop()
-                state[node] = 2
-            elif state.get(nxt) == 1:
-                return path[path.index(nxt) :]
-            elif not state.get(nxt):
-                state[nxt] = 1
-                path.append(nxt)
-                stack.append((nxt, iter(waits_for.get(nxt, ()))))
+    """One cycle of the graph (its call ids, each waiting for the next), or [] when it has none."""
+    try:
+        graphlib.TopologicalSorter(waits_for).prepare()
+    except graphlib.CycleError as error:
+        # graphlib lists each node before the one that waits for it, the first node again last.
+        return list(reversed(error.args[1]))[:-1]
     return []
 
 
@@ -208,10 +193,7 @@ def substitute(arguments: Any, results: Mapping[str, str]) -> Any:
 
 def resolve(reference: Reference, results: Mapping[str, str]) -> Any:
     """The value a reference points at in its call's result."""
-    text = results[reference.ref]
-    if not reference.path:
-        return _json_or_text(text)
-    value: Any = _json_or_text(text)
+    value: Any = _json_or_text(results[reference.ref])
     walked: list[str] = []
     for step in reference.path:
         value = _step(value, step, reference, walked)

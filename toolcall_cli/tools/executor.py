@@ -1,7 +1,5 @@
-"""Run one ToolCall against the registry: look up, validate, run with a timeout, report.
-
-Every failure becomes an error ToolResult the model can learn from; nothing here raises.
-"""
+"""Prepare one ToolCall to run (pool.py runs it): its tool looked up, its arguments coerced and
+validated; or else the error ToolResult the model can learn from (nothing here raises)."""
 
 from __future__ import annotations
 
@@ -155,17 +153,13 @@ def unknown_tool_result(call: ToolCall, available: list[str]) -> ToolResult:
 def unknown_tool(name: str, available: list[str]) -> Problem:
     """The problem of a call to no tool there is: what it named, and the tools there are (the
     closest first, unless the name is too long to be a misspelt one)."""
-    ranked = available
+    ranked, closest = available, ""
     if len(name) <= MAX_RANKED_NAME_CHARS:  # too long to be a misspelt tool name otherwise
         ranked = rank_by_similarity(name, available)
-    close = (
-        bool(ranked)
-        and len(name) <= MAX_RANKED_NAME_CHARS
-        and difflib.SequenceMatcher(None, name, ranked[0]).ratio() >= 0.6
-    )
+        if ranked and difflib.SequenceMatcher(None, name, ranked[0]).ratio() >= 0.6:
+            closest = ranked[0]
     listed = tuple(ranked[:MAX_LISTED_TOOLS])
     more = max(len(ranked) - MAX_LISTED_TOOLS, 0)
-    closest = ranked[0] if close else ""
     if not name:
         return Problem("no_tool_named", allowed=listed, closest=closest, more=more)
     if len(name) > MAX_TOOL_NAME_CHARS:
@@ -467,8 +461,5 @@ def describe_schema(schema: Any) -> str:
         return " or ".join(describe_schema(s) for s in schema["anyOf"])
     if schema.get("type") == "array" and "items" in schema:
         return f"array of {describe_schema(schema['items'])}"
-    return describe_types(schema.get("type", "any value"))
-
-
-def describe_types(kinds: str | list[str]) -> str:
+    kinds = schema.get("type", "any value")
     return kinds if isinstance(kinds, str) else " or ".join(kinds)

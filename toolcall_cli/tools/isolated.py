@@ -1,16 +1,6 @@
-"""A tool call in a worker process of its own: killed at its timeout, and whatever the tool does
-there (os._exit, a crash, memory without end) ends as an error result while toolcall goes on.
-
-The worker is a fresh interpreter (`python -m toolcall_cli.tools.worker`), not a
-multiprocessing child: those re-run the program's main module and unpickle the call, and a
-plugin's function cannot be pickled. The worker gets the call as JSON on a pipe, and keeps the
-tool's process in a sandbox (see worker.py and sandbox.py): hard limits, no capabilities, and,
-where the machine allows, namespaces of its own, so that every process the tool starts ends
-with the call. The tool answers as JSON on a pipe of its own; everything it prints, and whatever
-its own subprocesses write, lands in a file kept as the call's output. The worker gets only the
-environment variables in PASSED_ENVIRONMENT and those the user names: no API key toolcall
-holds reaches a tool unless the user says so.
-"""
+"""A tool call in a worker process of its own (`python -m toolcall_cli.tools.worker`): killed at
+its timeout, and whatever the tool does there (os._exit, a crash, memory without end) ends as an
+error result while toolcall goes on."""
 
 from __future__ import annotations
 
@@ -26,8 +16,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
-from toolcall_cli.tools._capture import CapturedOutput
-from toolcall_cli.tools._outcome import Outcome
+from toolcall_cli.tools._capture import MAX_OUTPUT_CHARS, CapturedOutput
+from toolcall_cli.tools._outcome import Outcome, failed
 from toolcall_cli.tools.registry import Tool
 from toolcall_cli.tools.sandbox import hold_undumpable, release_undumpable
 
@@ -61,7 +51,12 @@ def start_isolated(
     output: CapturedOutput,
     report: Callable[[Outcome], None],
 ) -> Callable[[], None]:
-    """Start the call in a worker; `report` gets its outcome. Returns what ends the call."""
+    """Start the call in a worker; `report` gets its outcome. Returns what ends the call.
+
+    A fresh interpreter, not a multiprocessing child: those re-run the program's main module and
+    unpickle the call, and a plugin's function cannot be pickled. The call goes as JSON on one
+    pipe and the answer comes back on another; all the tool (and any process it starts) prints
+    lands in a file kept as the call's output."""
     request_read, request_write = os.pipe()
     answer_read, answer_write = os.pipe()
     printed = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the thread that waits
@@ -85,9 +80,7 @@ def start_isolated(
         for fd in (request_read, request_write, answer_read, answer_write):
             os.close(fd)
         printed.close()
-        outcome = Outcome()
-        outcome.failure = ("tool_error", f"the tool's worker process could not start: {error}")
-        report(outcome)
+        report(failed(f"the tool's worker process could not start: {error}"))
         return lambda: None
     os.close(request_read)
     os.close(answer_write)  # the worker holds its end: EOF on ours means the call is over
@@ -141,12 +134,10 @@ def kill_group(worker: subprocess.Popen[bytes]) -> None:
     """Kill a process started in a session of its own, and the processes of its first group
     (a child that called setsid() is not among them: only a sandbox's keeper reaches those)."""
     if hasattr(os, "killpg"):
-        try:
+        # Lookup: the group is gone (the worker and all it started ended). Permission: a child
+        # that left the group and changed user, not ours.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(worker.pid, signal.SIGKILL)
-        except ProcessLookupError:  # the group is gone: the worker and all it started ended
-            pass
-        except PermissionError:  # a child that left the group and changed user: not ours
-            pass
         return
     if worker.poll() is None:
         worker.kill()
@@ -168,40 +159,29 @@ def _converse(
     printed: IO[bytes],
     output: CapturedOutput,
 ) -> Outcome:
-    outcome = Outcome()
     try:
-        try:
-            with os.fdopen(request_write, "wb") as requests:
-                requests.write(json.dumps(request, ensure_ascii=False).encode())
-        except OSError:  # it is already gone; its exit code will say how
-            pass
+        # OSError: it is already gone; its exit code will say how.
+        with contextlib.suppress(OSError), os.fdopen(request_write, "wb") as requests:
+            requests.write(json.dumps(request, ensure_ascii=False).encode())
         answer = read_answer(answer_read)
         if answer is None:
             stop(worker)
         worker.wait()
         stop(worker)  # its stdin closed: nothing of ours stays open
         printed.seek(0)
-        output.write(printed.read(output_limit()).decode("utf-8", errors="replace"))
+        output.write(printed.read(MAX_OUTPUT_CHARS * 4).decode("utf-8", errors="replace"))
     finally:
         printed.close()
     if answer is None:
-        outcome.failure = (
-            "tool_error",
-            f"the tool's answer was over {ANSWER_BYTES >> 20} MiB; its process was killed",
-        )
-        return outcome
+        mib = ANSWER_BYTES >> 20
+        return failed(f"the tool's answer was over {mib} MiB; its process was killed")
     try:
         message = json.loads(answer) if answer else None
     except ValueError:
         message = None
     if isinstance(message, dict) and isinstance(message.get("text"), str):
-        if message.get("failure"):
-            outcome.failure = ("tool_error", message["text"])
-        else:
-            outcome.text = message["text"]
-        return outcome
-    outcome.failure = ("tool_error", ended_without_result(worker.returncode))
-    return outcome
+        return failed(message["text"]) if message.get("failure") else Outcome(message["text"])
+    return failed(ended_without_result(worker.returncode))
 
 
 def read_answer(answer_read: int) -> bytes | None:
@@ -218,17 +198,16 @@ def read_answer(answer_read: int) -> bytes | None:
     return b"".join(parts)
 
 
-def output_limit() -> int:
-    from toolcall_cli.tools._capture import MAX_OUTPUT_CHARS
-
-    return MAX_OUTPUT_CHARS * 4
-
-
 def ended_without_result(exitcode: int | None) -> str:
     if exitcode is not None and exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = f"signal {-exitcode}"
-        return f"the tool's process was killed by {name} before it returned a result"
+        killer = signal_name(-exitcode)
+        return f"the tool's process was killed by {killer} before it returned a result"
     return f"the tool's process ended (exit code {exitcode}) before it returned a result"
+
+
+def signal_name(number: int) -> str:
+    """`SIGKILL`, or `signal 77` for a number Python has no name for."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

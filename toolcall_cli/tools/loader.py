@@ -89,14 +89,8 @@ def tool_dirs(extra: Sequence[Path], *, include_bundled: bool, cwd: Path) -> lis
         implicit.insert(0, bundled)
     else:
         implicit = [path for path in implicit if path.resolve() != bundled]
-    seen: set[Path] = set()
-    dirs: list[Path] = []
-    for path in [*implicit, *(cwd / path for path in extra)]:
-        resolved = path.resolve()
-        if resolved not in seen:
-            seen.add(resolved)
-            dirs.append(resolved)
-    return dirs
+    named = [cwd / path for path in extra]
+    return list(dict.fromkeys(path.resolve() for path in [*implicit, *named]))
 
 
 def load_tools(
@@ -119,23 +113,23 @@ def load_tools(
                 why = "is not a directory" if directory.exists() else "no such directory"
                 result.problems.append(f"--tools {directory}: {why}")
             continue
-        for path in plugin_files(directory):
-            identity = plugin_identity(path)
-            if identity in loaded:
-                continue
-            if identity is not None:
-                loaded.add(identity)
+        for path, identity in plugin_files(directory, loaded):
             load_file(path, result, identity=identity, deadline=deadline)
     return result
 
 
-def plugin_files(directory: Path) -> list[Path]:
-    """The plugin files of one tools.d directory, in load order."""
-    return [
-        path
-        for path in sorted(directory.glob("*.py"))
-        if is_plugin_name(path.name) and path.is_file()
-    ]
+def plugin_files(directory: Path, seen: set[str]) -> list[tuple[Path, str | None]]:
+    """The plugin files of one tools.d directory, in load order, each with its identity (see
+    plugin_identity): those byte-identical to one `seen` before left out, the others added."""
+    found: list[tuple[Path, str | None]] = []
+    for path in sorted(directory.glob("*.py")):
+        if is_plugin_name(path.name) and path.is_file():
+            identity = plugin_identity(path)
+            if identity not in seen:
+                found.append((path, identity))
+            if identity is not None:
+                seen.add(identity)
+    return found
 
 
 def is_plugin_name(name: str) -> bool:
@@ -167,8 +161,12 @@ def load_file(
         return
     result.problems += [f"{display_path(path)}: {problem}" for problem in found.problems]
     plugin.tools = list(found.tools)
-    for item in found.tools:
-        register(item, result)
+    for item in found.tools:  # a name already taken stays with the first tool loaded
+        existing = result.registry.get(item.name)
+        if existing is None:
+            result.registry.add(item)
+        else:
+            result.problems.append(clash_line(item, existing))
 
 
 def load_plugin(
@@ -249,15 +247,6 @@ def replaced_definitions(marked: list[Any], module: types.ModuleType) -> list[st
         for name, count in seen.items()
         if count > 1
     ]
-
-
-def register(item: Tool, result: LoadResult) -> None:
-    """Add a tool unless its name is taken; the first one loaded wins."""
-    existing = result.registry.get(item.name)
-    if existing is None:
-        result.registry.add(item)
-        return
-    result.problems.append(clash_line(item, existing))
 
 
 def clash_line(item: Tool, existing: Tool) -> str:

@@ -22,20 +22,21 @@ import logging
 import os
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from toolcall_cli.messages import ToolSpec
-from toolcall_cli.tools._mcp_wire import Listing, bounded_stdio, guarded
+from toolcall_cli.tools._mcp_wire import bounded_stdio, guarded
 from toolcall_cli.tools.mcp_spec import (
     PREFIX_SEPARATOR,
-    TOOL_NAME,
     ServerSpec,
     policy_from_annotations,
     safe_name,
 )
 from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.tools.schema import TOOL_NAME
 from toolcall_cli.tools.validation import readable_schema, schema_problem
 
 if TYPE_CHECKING:
@@ -95,7 +96,8 @@ class _Server:
     stopping: bool = False
     names: dict[str, str] = field(default_factory=dict)
     """Registry name → the server's own tool name."""
-    listing: Listing = field(default_factory=Listing)
+    left_out: list[str] = field(default_factory=list)
+    """One line per listed tool the protocol cannot read (see _mcp_wire.guarded)."""
     notes: list[str] = field(default_factory=list)
     """Notes on the server not shown yet (see note())."""
     noted: set[str] = field(default_factory=set)
@@ -240,7 +242,7 @@ class McpServers:
                 async with contextlib.AsyncExitStack() as stack:
                     streams = await stack.enter_async_context(self._transport(server))
                     streams = await stack.enter_async_context(
-                        guarded(streams, server.listing, server.note)
+                        guarded(streams, server.left_out, server.note)
                     )
                     session = await stack.enter_async_context(ClientSession(*streams))
                     await session.initialize()
@@ -289,41 +291,30 @@ class McpServers:
         """Add every started server's tools to `registry`; a name another tool (a plugin's, or
         another server's) already has takes the server's prefix: `time__get_current_time`.
         One line per tool that still could not be added."""
-        offered: dict[str, int] = {}
-        for server in self._servers:
-            for listed in server.listed:
-                key = safe_name(str(listed.name))
-                offered[key] = offered.get(key, 0) + 1
+        offered = Counter(safe_name(str(tool.name)) for s in self._servers for tool in s.listed)
         problems: list[str] = []
         for server in self._servers:
-            problems += [
-                f"MCP server {server.spec.name!r}: {line}" for line in server.listing.left_out
-            ]
+            left_out = list(server.left_out)
             for listed in server.listed:
                 own = safe_name(str(listed.name))
-                clash = own in registry or offered.get(own, 0) > 1
+                clash = own in registry or offered[own] > 1
                 name = f"{server.spec.name}{PREFIX_SEPARATOR}{own}" if clash else own
                 schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
                 unusable = schema_problem(schema) if schema else None
+                skipped = f"tool {listed.name!r} left out:"
                 if unusable is not None:
-                    problems.append(
-                        f"MCP server {server.spec.name!r}: tool {listed.name!r} left out: its "
-                        f"input schema {unusable}"
-                    )
-                    continue
-                if not TOOL_NAME.fullmatch(name) or name in registry:
-                    problems.append(
-                        f"MCP server {server.spec.name!r}: tool {listed.name!r} left out: no "
-                        f"name of at most 64 letters, digits, _ or - is free for it (tried {name})"
-                    )
-                    continue
-                registry.add(self._tool(server, listed, name))
-                server.names[name] = str(listed.name)
+                    left_out.append(f"{skipped} its input schema {unusable}")
+                elif not TOOL_NAME.fullmatch(name) or name in registry:
+                    free = "no name of at most 64 letters, digits, _ or - is free for it"
+                    left_out.append(f"{skipped} {free} (tried {name})")
+                else:
+                    registry.add(self._tool(server, listed, name, schema))
+                    server.names[name] = str(listed.name)
+            problems += [f"MCP server {server.spec.name!r}: {line}" for line in left_out]
         return problems
 
-    def _tool(self, server: _Server, listed: Any, name: str) -> Tool:
+    def _tool(self, server: _Server, listed: Any, name: str, schema: dict[str, Any]) -> Tool:
         hints = policy_from_annotations(listed.annotations)
-        schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
         spec = ToolSpec(
             name=name,
             description=str(listed.description or getattr(listed, "title", None) or ""),

@@ -10,13 +10,11 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from toolcall_cli.keys import masked, redact
-
-TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-"""What OpenAI (and the servers that copy it) accept as a tool name."""
+from toolcall_cli.tools.schema import TOOL_NAME
 
 PREFIX_SEPARATOR = "__"
 """Between a server's name and its tool's when names clash: `time__get_current_time`."""
@@ -213,12 +211,8 @@ def named_apart(servers: Iterable[ServerSpec]) -> list[ServerSpec]:
             n += 1
             name = f"{server.name[:60]}-{n}"
         seen.add(name)
-        named.append(server if name == server.name else _renamed(server, name))
+        named.append(server if name == server.name else replace(server, name=name))
     return named
-
-
-def _renamed(server: ServerSpec, name: str) -> ServerSpec:
-    return ServerSpec(name, server.command, server.args, server.env, server.url)
 
 
 def start_timeout(environ: Mapping[str, str] = os.environ) -> float:

@@ -1,20 +1,6 @@
 """The one executor: runs prepared calls, at most `max_parallel` at a time, each tool within its
-own concurrency limit, and owns every call's timeout.
-
-Tools run in threads by default, or in a worker process when isolated. Threads stay the
-default because most tools are quick and trusted: a thread starts in microseconds and shares
-the loaded plugin, while a process costs a fresh interpreter (tens of milliseconds and more) and
-a re-import of the plugin. But Python cannot stop a thread: a thread tool past its timeout is
-abandoned (its slot is freed, it runs on until it returns, its result is dropped), whereas an
-isolated tool's process is killed, and an os._exit, a crash or runaway memory there is only an
-error result. bench/ measures both.
-
-The caller waits with `wait()`, which blocks on a queue until a call finishes or the nearest
-deadline passes: no polling. The clock is injectable, for the timeline and for tests.
-
-A call's end is read on its own thread, when it reports, not when the caller next looks: the
-caller may be away for a while (at a --step or approval prompt for the next call), and a tool
-that finished in 0.01 s must not come back as timed out, nor as having taken 13 s.
+own concurrency limit, in a thread or (isolated) a worker process, and owns every call's timeout.
+Why threads by default, and what isolation costs: docs/tools.md, Isolation; bench/ measures it.
 """
 
 from __future__ import annotations
@@ -30,7 +16,7 @@ from typing import Any
 from toolcall_cli.feedback import Problem
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.tools._capture import CapturedOutput, captured
-from toolcall_cli.tools._outcome import Outcome, run_in_thread
+from toolcall_cli.tools._outcome import Outcome, outcome_of
 from toolcall_cli.tools.executor import error_result, prepare
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
@@ -70,6 +56,8 @@ class _Running:
 
 
 class ToolPool:
+    """Calls waiting, running and finished; `clock` is injectable, for the timeline and tests."""
+
     def __init__(self, *, max_parallel: int = 4, clock: Clock = time.monotonic) -> None:
         if max_parallel < 1:
             raise ValueError("max_parallel must be at least 1")
@@ -94,7 +82,8 @@ class ToolPool:
 
     def wait(self, timeout: float | None = None) -> Finished | None:
         """The next call to finish (or to pass its deadline); None when `timeout` seconds pass
-        first, or when nothing is pending."""
+        first, or when nothing is pending. Blocks on a queue until a call reports or the nearest
+        deadline passes: no polling."""
         give_up = None if timeout is None else self._clock() + timeout
         while self.pending:
             # What has reported comes first: a call that ended in time is never judged by when
@@ -195,7 +184,9 @@ class ToolPool:
 
     def _reporter(self, call_id: str) -> Callable[[Outcome], None]:
         def report(outcome: Outcome) -> None:
-            # The end is read here, on the call's own thread, as it ends.
+            # The end is read here, on the call's own thread, as it ends, not when the caller
+            # next looks: it may be away a while (at a --step or approval prompt), and a tool
+            # that finished in 0.01 s must not come back as timed out, nor as taking 13 s.
             self._inbox.put((call_id, outcome, self._clock()))
 
         return report
@@ -214,10 +205,7 @@ class ToolPool:
             result = error_result(call, kind, Problem("tool_error", call.name, detail=message))
         else:
             result = ToolResult(call_id=call.id, name=call.name, content=outcome.text)
-        result = replace(result, output=running.output.text(), coerced=running.job.coerced)
-        return Finished(
-            call, replace(result, duration=ended - running.started), running.started, ended
-        )
+        return _finished(running, replace(result, coerced=running.job.coerced), ended)
 
     def _expired(self) -> Finished | None:
         now = self._clock()
@@ -234,8 +222,14 @@ def _timed_out(running: _Running, now: float) -> Finished:
     job = running.job
     how = "; its process was killed" if job.isolate else ""
     late = Problem("tool_timeout", job.tool.name, detail=f"{job.timeout:g} s{how}")
-    result = replace(error_result(job.call, "timeout", late), output=running.output.text())
-    return Finished(job.call, replace(result, duration=now - running.started), running.started, now)
+    return _finished(running, error_result(job.call, "timeout", late), now)
+
+
+def _finished(running: _Running, result: ToolResult, ended: float) -> Finished:
+    """A call's end: its result with what the tool printed and how long it took."""
+    duration = ended - running.started
+    result = replace(result, output=running.output.text(), duration=duration)
+    return Finished(running.job.call, result, running.started, ended)
 
 
 def start_thread(
@@ -253,7 +247,7 @@ def start_thread(
         outcome = Outcome()
         try:
             with captured(output):
-                run_in_thread(tool, arguments, outcome)
+                outcome = outcome_of(lambda: tool.func(**arguments))
         finally:
             report(outcome)
 

@@ -110,27 +110,22 @@ def tool_options(obj: object) -> ToolOptions | None:
 
 @dataclass(frozen=True)
 class Tool:
-    """A runnable tool: what the model sees (spec) plus the callable and its policy."""
+    """A runnable tool: what the model sees (spec) plus the callable and its policy, whose fields
+    mean what `tool()` says of its options (None: the run's default, or no limit)."""
 
     spec: ToolSpec
     func: Callable[..., Any]
     source: str
     """The file the tool was loaded from ("" when built in code)."""
     timeout: float | None = None
-    """Seconds before a call is abandoned; None means the run's default."""
     dangerous: bool = False
-    """Needs the user's approval before each call."""
     cacheable: bool = True
-    """Same arguments give the same result, so a repeated call may reuse it."""
     permission: Permission = "write"
-    """What the tool may do: read < write < admin; the session's --allow must reach it. A tool
-    that does not say is taken to write: only a declared `read` runs under `--allow read`."""
+    """A tool that does not say is taken to write: only a declared `read` runs under `--allow
+    read`."""
     rate_limit: float | None = None
-    """Calls per minute across the session; None: no limit."""
     concurrency: int | None = None
-    """How many of its calls may run at once; None: as many as the pool allows."""
     isolate: bool = False
-    """Run each call in a worker process, killed at its timeout."""
 
     @property
     def name(self) -> str:

@@ -1,11 +1,6 @@
 """Hot reload of tools.d in chat: which plugin files changed since they were loaded, their new
-tools put in the registry, and what that changed, one line each.
-
-Only tools loaded from the plugin files of the watched directories are touched: MCP tools and
-the built-in `search_tools` stay as they are. A file whose new version is broken keeps its
-last good version in use. A changed file is tried in a child process before the chat imports
-it (_import_check.py): one that hangs, exits or crashes at import is broken like any other.
-"""
+tools put in the registry (only the plugin files' tools: MCP tools and `search_tools` stay as they
+are), and what that changed, one line each."""
 
 from __future__ import annotations
 
@@ -25,7 +20,6 @@ from toolcall_cli.tools.loader import (
     display_path,
     load_plugin,
     plugin_files,
-    plugin_identity,
 )
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
@@ -127,17 +121,9 @@ class ToolReloader:
     def _current_files(self) -> list[tuple[Path, str | None]]:
         """The plugin files now, in load order, as load_tools takes them: a file
         byte-identical to an earlier one is that plugin again, and is passed over."""
-        found: list[tuple[Path, str | None]] = []
         seen: set[str] = set()
-        for directory in self.watched_dirs():
-            for path in plugin_files(directory):
-                identity = plugin_identity(path)
-                if identity is not None and identity in seen:
-                    continue
-                if identity is not None:
-                    seen.add(identity)
-                found.append((path, identity))
-        return found
+        dirs = self.watched_dirs()
+        return [found for directory in dirs for found in plugin_files(directory, seen)]
 
     def _claim(
         self,

@@ -277,17 +277,11 @@ class VectorStore(Protocol):
     def put(self, vectors: Mapping[str, list[float]]) -> None: ...
 
 
-class MemoryVectors:
+class MemoryVectors(dict[str, list[float]]):
     """A VectorStore that forgets at exit: for a session without a state directory, and tests."""
 
-    def __init__(self) -> None:
-        self._vectors: dict[str, list[float]] = {}
-
-    def get(self, key: str) -> list[float] | None:
-        return self._vectors.get(key)
-
     def put(self, vectors: Mapping[str, list[float]]) -> None:
-        self._vectors.update(vectors)
+        self.update(vectors)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

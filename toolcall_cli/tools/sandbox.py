@@ -1,14 +1,7 @@
 """The pieces of a sandbox for code toolcall runs but does not trust: an isolated tool's call
-(see worker.py) and a kata file under `kata check` (see kata/_keeper.py).
-
-A keeper process holds the code's process. Where Linux lets a user make namespaces, the code
-runs in a PID namespace of its own, with a /proc of its own, in a user namespace: it cannot see
-or signal a process outside, and when the namespace's first process (its PID 1) ends, the
-kernel ends every process in it, however it detached (setsid, a double fork). Elsewhere on
-Linux the keeper is a child subreaper: what the code leaves behind is reparented to the keeper,
-which kills it all. Elsewhere still, the code's session is killed. Limits are set hard
-(soft = hard), so the code cannot raise them back.
-"""
+(worker.py) and a kata file under `kata check` (kata/_keeper.py). A keeper process holds the
+code's process, contained as strongly as the machine allows (see Containment), under limits set
+hard (soft = hard), so that the code cannot raise them back."""
 
 from __future__ import annotations
 
@@ -24,8 +17,11 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 Containment = Literal["namespace", "subreaper", "session"]
-"""What ends every process the code starts: its PID namespace, its keeper as their subreaper,
-or (the weakest) killing its session."""
+"""What ends every process the code starts, strongest first. "namespace": the code runs in PID,
+user and mount namespaces of its own, with its own /proc: it cannot see or signal a process
+outside, and when the namespace's PID 1 ends, the kernel ends every process in it, however it
+detached (setsid, a double fork). "subreaper" (Linux without them): what the code leaves behind
+is reparented to its keeper, which kills it all. "session" (elsewhere): its session is killed."""
 
 IGNORED_SIGNALS = (
     "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM",
@@ -148,11 +144,9 @@ def enter_namespaces(*, network: bool, root_inside: int = NOBODY) -> str:
         ("uid_map", f"{uid or root_inside} {uid} 1"),
         ("gid_map", f"{gid or root_inside} {gid} 1"),
     ):
-        try:
-            with open(f"/proc/self/{name}", "w", encoding="ascii") as map_file:
-                map_file.write(text)
-        except FileNotFoundError:  # an old kernel without setgroups: nothing to deny
-            pass
+        # FileNotFoundError: an old kernel without setgroups, nothing to deny.
+        with contextlib.suppress(FileNotFoundError), open(f"/proc/self/{name}", "w") as map_file:
+            map_file.write(text)
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # no mount here reaches the host
     return entered
 
@@ -317,13 +311,11 @@ def reap(pid: int) -> int | None:
 
 def end(pid: int, containment: Containment) -> None:
     """Kill the code's process and, as far as the containment reaches, all it started."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         if containment == "namespace":
             os.kill(pid, signal.SIGKILL)  # PID 1: the kernel ends the rest
         else:
             os.killpg(pid, signal.SIGKILL)  # its session's first process group
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def sweep_children() -> None:

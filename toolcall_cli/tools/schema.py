@@ -18,8 +18,8 @@ from toolcall_cli.messages import ToolSpec
 
 JsonSchema = dict[str, Any]
 
-# The names OpenAI-compatible servers accept for a function.
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What OpenAI (and the servers that copy it) accept as a tool name (whole: use fullmatch)."""
 
 _SCALARS: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -44,7 +44,7 @@ def spec_from_function(func: Callable[..., Any], *, name: str | None = None) -> 
     """The ToolSpec for `func`, named `name` or the function's own name."""
     func_name = getattr(func, "__name__", repr(func))
     tool_name = name or func_name
-    if not _TOOL_NAME.match(tool_name):
+    if not TOOL_NAME.fullmatch(tool_name):
         raise ToolDefinitionError(
             f"{func_name}: tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'"
         )
@@ -211,9 +211,7 @@ def schema_for_type(annotation: Any) -> JsonSchema:
 
 def _enum_schema(values: list[Any]) -> JsonSchema:
     kinds = sorted({_json_type(v) for v in values})
-    schema: JsonSchema = {"type": kinds[0] if len(kinds) == 1 else kinds}
-    schema["enum"] = values
-    return schema
+    return {"type": kinds[0] if len(kinds) == 1 else kinds, "enum": values}
 
 
 def _json_type(value: Any) -> str:

@@ -1,17 +1,9 @@
-"""Checking arguments against a tool's JSON Schema: nothing fetched, nothing unbounded.
-
-A tool's schema may be somebody else's (an MCP server's), so every check of one in toolcall
-goes through here (the executor, the MCP servers' listing, the schema kata):
-
-- references resolve only inside the schema itself (and JSON Schema's own metaschemas, which
-  jsonschema ships): a remote or file `$ref` is never fetched or read. At load, a schema with a
-  reference that does not resolve so is not usable (`schema_problem` names the reference);
-- regular expressions (`pattern`, `patternProperties`, and what `additionalProperties` reads of
-  them) run on the `regex` module, which stops at a deadline and lets other threads run
-  meanwhile, and every keyword checks the deadline too: a check ends within the time it is
-  given (`within`), whatever the schema and the arguments, and says so (`CheckTimedOut`).
-  The stdlib `re` can do neither: `^(a|aa)+$` against 60 `a`s and a `!` runs for hours with
-  the interpreter's lock held.
+"""Checking arguments against a tool's JSON Schema, which may be somebody else's (an MCP
+server's), so every such check in toolcall goes through here: nothing is fetched (a `$ref`
+resolves only inside the schema), and nothing is unbounded (a check ends within the time it is
+given, `within`, and says so, `CheckTimedOut`). Patterns run on the `regex` module, which stops
+at a deadline and lets other threads run meanwhile; the stdlib `re` can do neither, and
+`^(a|aa)+$` against 60 `a`s and a `!` runs for hours with the interpreter's lock held.
 """
 
 from __future__ import annotations
@@ -149,33 +141,25 @@ def readable_schema(schema: dict[str, Any]) -> dict[str, Any]:
         return {"not": {}} if part is False else part
 
     copied: dict[str, Any] = json.loads(json.dumps(schema))
-    stack = [copied]
+    stack: list[Any] = [copied]
     while stack:
         current = stack.pop()
-        for keyword in _ONE_SCHEMA:
+        if not isinstance(current, dict):
+            continue
+        for keyword in (*_ONE_SCHEMA, "additionalProperties", "unevaluatedProperties"):
             if keyword in current:
-                current[keyword] = readable(current[keyword])
+                if keyword in _ONE_SCHEMA:
+                    current[keyword] = readable(current[keyword])
+                stack.append(current[keyword])
         for keyword in _SCHEMA_LISTS:
             if isinstance(current.get(keyword), list):
                 current[keyword] = [readable(part) for part in current[keyword]]
+                stack += current[keyword]
         for keyword in _SCHEMA_MAPS:
             if isinstance(current.get(keyword), dict):
                 current[keyword] = {k: readable(v) for k, v in current[keyword].items()}
-        stack += [part for part in _parts(current) if isinstance(part, dict)]
+                stack += current[keyword].values()
     return copied
-
-
-def _parts(schema: dict[str, Any]) -> Iterator[Any]:
-    """The subschemas `readable_schema` looks into, one level down."""
-    for keyword in (*_ONE_SCHEMA, "additionalProperties", "unevaluatedProperties"):
-        if keyword in schema:
-            yield schema[keyword]
-    for keyword in _SCHEMA_LISTS:
-        if isinstance(schema.get(keyword), list):
-            yield from schema[keyword]
-    for keyword in _SCHEMA_MAPS:
-        if isinstance(schema.get(keyword), dict):
-            yield from schema[keyword].values()
 
 
 # --- what a schema refers to and matches ------------------------------------------------------

@@ -1,14 +1,6 @@
-"""The worker process of an isolated tool call (see isolated.py), and the sandbox it keeps.
-
-Run as `python -m toolcall_cli.tools.worker --request-fd R --answer-fd A`; never imported by
-toolcall itself. It reads the call as JSON on R, then forks the tool's process and keeps it
-(see sandbox.py): on Linux, in user, PID and mount namespaces of its own where the machine
-allows (under a small init, the namespace's PID 1), else as its subreaper. The tool's process
-imports the plugin, runs the tool under hard limits, with no capabilities, and writes
-{"failure", "text"} as JSON on A. When it ends, or when toolcall closes the worker's stdin (the
-call's timeout, a cancel, toolcall's own end), every process the tool started ends too, and the
-worker exits as the tool's process did.
-"""
+"""The worker process of an isolated tool call (see isolated.py), never imported by toolcall:
+`python -m toolcall_cli.tools.worker --request-fd R --answer-fd A` reads the call as JSON on R,
+runs it in a sandbox (sandbox.py), and writes {"failure", "text"} as JSON on A."""
 
 from __future__ import annotations
 
@@ -22,7 +14,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from toolcall_cli.tools.sandbox import (
     Handlers,
@@ -37,6 +29,9 @@ from toolcall_cli.tools.sandbox import (
     restore_signals,
     set_dumpable,
 )
+
+if TYPE_CHECKING:
+    from toolcall_cli.tools._outcome import Outcome
 
 PROCESSES = 1024
 """Processes and threads together that one call may have at once (where the kernel counts them
@@ -53,14 +48,16 @@ def main(argv: list[str] | None = None) -> None:
     sys.path[:] = [str(p) for p in request.get("path", sys.path)]
     if not hasattr(os, "fork"):  # no sandbox to keep here: the call runs in this process
         limit(request, count_processes=False)
-        answer(answer_fd, *run(request["target"], request["arguments"]))
+        answer(answer_fd, run(request["target"], request["arguments"]))
         return
     end_as(keep_call(request, answer_fd))
 
 
 def keep_call(request: dict[str, Any], answer_fd: int) -> int:
-    """Fork the tool's process into its sandbox and keep it until it ends or toolcall closes
-    our stdin; then end all it left. Its exit code (negative: the signal that ended it)."""
+    """Fork the tool's process into its sandbox (namespaces of its own under a small init where
+    the machine allows, else as its subreaper) and keep it until it ends or toolcall closes our
+    stdin (the call's timeout, a cancel, toolcall's own end); then end all it left. Its exit
+    code (negative: the signal that ended it)."""
     handlers = ignore_signals()
     namespaces = bool(request.get("namespaces", True))
     containment, _ = contain(namespace=namespaces, network=False, root_inside=0)
@@ -145,7 +142,7 @@ def call_in_sandbox(sandboxed: Sandboxed, keeper_alive: int | None) -> NoReturn:
         request = sandboxed.request
         limit(request, count_processes=sandboxed.namespace and os.geteuid() != 0)
         drop_capabilities()
-        answer(sandboxed.answer_fd, *run(request["target"], request["arguments"]))
+        answer(sandboxed.answer_fd, run(request["target"], request["arguments"]))
     except BaseException:
         import traceback
 
@@ -159,21 +156,21 @@ def call_in_sandbox(sandboxed: Sandboxed, keeper_alive: int | None) -> NoReturn:
         os._exit(code)
 
 
-def answer(answer_fd: int, failure: bool, text: str) -> None:
+def answer(answer_fd: int, outcome: Outcome) -> None:
+    failure = outcome.failure
+    text = failure[1] if failure else outcome.text
     with os.fdopen(answer_fd, "w", encoding="utf-8") as answers:
-        json.dump({"failure": failure, "text": text}, answers, ensure_ascii=False)
+        json.dump({"failure": failure is not None, "text": text}, answers, ensure_ascii=False)
 
 
 def end_as(code: int) -> NoReturn:
     """Exit as the tool's process did: with its code, or killed by the same signal (which
     toolcall names in the call's error)."""
     if code < 0:
-        try:
+        with contextlib.suppress(ImportError, ValueError, OSError):
             import resource
 
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the tool's crash, not ours
-        except (ImportError, ValueError, OSError):
-            pass
         with contextlib.suppress(OSError, ValueError):  # SIGKILL has no handler to reset
             signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
@@ -181,17 +178,11 @@ def end_as(code: int) -> NoReturn:
     os._exit(code)
 
 
-def run(target: list[str], arguments: dict[str, Any]) -> tuple[bool, str]:
-    from toolcall_cli.tools._outcome import exception_text, result_text, unserialisable_text
+def run(target: list[str], arguments: dict[str, Any]) -> Outcome:
+    from toolcall_cli.tools._outcome import outcome_of
 
-    try:
-        value = function(target)(**arguments)
-    except BaseException as error:  # even SystemExit: it is the tool's failure, reported
-        return True, exception_text(error)
-    try:
-        return False, result_text(value)
-    except BaseException as error:
-        return True, unserialisable_text(error)
+    # Finding the function runs the plugin's import: its failure is the tool's too.
+    return outcome_of(lambda: function(target)(**arguments))
 
 
 def function(target: list[str]) -> Callable[..., Any]:
@@ -200,13 +191,11 @@ def function(target: list[str]) -> Callable[..., Any]:
         from toolcall_cli.tools.loader import import_plugin
 
         # fresh: the file as it is now, which chat's hot reload may have just loaded anew.
-        found: Callable[..., Any] = getattr(import_plugin(Path(where), fresh=True), name)
-        return found
+        return cast(Callable[..., Any], getattr(import_plugin(Path(where), fresh=True), name))
     value: Any = importlib.import_module(where)
     for part in name.split("."):
         value = getattr(value, part)
-    result: Callable[..., Any] = value
-    return result
+    return cast(Callable[..., Any], value)
 
 
 def limit(request: dict[str, Any], *, count_processes: bool) -> list[str]:
