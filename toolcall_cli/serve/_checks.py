@@ -4,16 +4,15 @@ loop meets here the same 400 it would meet there (a tool result without its call
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from toolcall_cli.tools.schema import TOOL_NAME
 from toolcall_cli.wire.tokens import request_tokens
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 TOOL_CHOICES = ("none", "auto", "required")
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """OpenAI's rule for a function name."""
 MAX_MESSAGES = 2048
 MAX_TOOLS = 128
@@ -294,7 +293,7 @@ def check_tools(tools: Any) -> list[str]:
         if not isinstance(function, dict):
             raise bad(f"'{where}.function' must be an object.", f"{where}.function")
         name = function.get("name")
-        if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
+        if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
             raise bad(
                 f"'{where}.function.name' must match ^[a-zA-Z0-9_-]{{1,64}}$, got {name!r}.",
                 f"{where}.function.name",
