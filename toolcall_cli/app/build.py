@@ -31,7 +31,7 @@ from toolcall_cli.app.settings import (
     strategy_chosen,
     strategy_settings,
 )
-from toolcall_cli.app.variants import Variant, all_variants
+from toolcall_cli.app.variants import Variant, all_variants, strategy_label
 from toolcall_cli.config import FileConfig, Resolved
 from toolcall_cli.loop import ToolPolicy
 from toolcall_cli.messages import user
@@ -382,19 +382,16 @@ def check_recording_format(
     if asked != recording.wire:
         raise AppError(
             f"the trace {recording.path} cannot be played back under strategy "
-            f"{strategy_label(strategy, options)}: its replies came as "
+            f"{session_label(strategy, options)}: its replies came as "
             f"{recording.wire.describe()}, and this strategy asks for {asked.describe()} "
             f"(recorded with {recording.strategy})"
         )
 
 
-def strategy_label(strategy: Strategy, options: SessionOptions) -> str:
-    """`schema tools`, `stream native`, `regex`: the strategy named as compare names it."""
-    if strategy.name == "schema":
-        return f"schema {options.strategy.schema_mode or 'tools'}"
-    if strategy.name == "stream":
-        return f"stream {options.strategy.stream_mode}"
-    return strategy.name
+def session_label(strategy: Strategy, options: SessionOptions) -> str:
+    """The session's strategy named as compare names it (`schema tools`)."""
+    chosen = options.strategy
+    return strategy_label(strategy.name, chosen.schema_mode or "tools", chosen.stream_mode)
 
 
 def traced_settings(

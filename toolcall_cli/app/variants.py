@@ -22,8 +22,7 @@ class Variant:
 
     @property
     def label(self) -> str:
-        mode = self.schema_mode or self.stream_mode
-        return f"{self.strategy} {mode}" if mode else self.strategy
+        return strategy_label(self.strategy, self.schema_mode, self.stream_mode)
 
     def record(self) -> dict[str, Any]:
         """The variant as `--json` gives it."""
@@ -42,6 +41,13 @@ class Variant:
             schema_mode=self.schema_mode or "tools",
             stream_mode=self.stream_mode or options.strategy.stream_mode,
         )
+
+
+def strategy_label(name: str, schema_mode: Any, stream_mode: Any) -> str:
+    """`schema tools`, `stream native`, `regex`: a strategy named as compare names it, with the
+    mode of its own kind where it has one (a trace's header records both modes)."""
+    mode = {"schema": schema_mode, "stream": stream_mode}.get(name)
+    return f"{name} {mode}" if mode else name
 
 
 def all_variants(stream_mode: StreamMode) -> tuple[Variant, ...]:

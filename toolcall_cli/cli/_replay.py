@@ -276,19 +276,24 @@ def show(
     replay_trace: Path | None,
     as_json: bool,
 ) -> None:
-    from toolcall_cli.app.build import strategy_label
+    from toolcall_cli.app.build import session_label
     from toolcall_cli.app.replaying import recorded_settings
+    from toolcall_cli.app.variants import strategy_label
     from toolcall_cli.cli._running import pipe_console
 
     session = assembled.session
     settings = recorded_settings(recording)
     now = {
         "model": session.model.name,
-        "strategy": strategy_label(session.strategy, assembled.options),
+        "strategy": session_label(session.strategy, assembled.options),
     }
     then = {
         "model": str(settings.get("model", "?")),
-        "strategy": recorded_label(settings),
+        "strategy": strategy_label(
+            str(settings.get("strategy", "?")),
+            settings.get("schema_mode"),
+            settings.get("stream_mode"),
+        ),
     }
     if as_json:
         shown = {
@@ -305,12 +310,3 @@ def show(
     console = pipe_console()
     console.soft_wrap = not console.is_terminal  # piped: whole lines
     print_replay(diff, recording.path, then, now, replay_trace, console)
-
-
-def recorded_label(settings: Mapping[str, Any]) -> str:
-    name = str(settings.get("strategy", "?"))
-    if name == "schema" and settings.get("schema_mode"):
-        return f"schema {settings['schema_mode']}"
-    if name == "stream" and settings.get("stream_mode"):
-        return f"stream {settings['stream_mode']}"
-    return name
