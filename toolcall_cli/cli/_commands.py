@@ -478,15 +478,14 @@ def doctor(
     Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
     """
     from toolcall_cli.cli._running import pipe_console
+    from toolcall_cli.cli._trace_commands import load_trace
     from toolcall_cli.doctor import as_record, diagnose
     from toolcall_cli.render.doctor import print_diagnosis
-    from toolcall_cli.trace import TraceError, read_trace
-    from toolcall_cli.trace.files import find_trace, trace_dir
+    from toolcall_cli.trace import TraceError
 
-    if trace is not None and trace.startswith("--"):  # let through only for -N
-        fail(f"no such option: {trace} (see `toolcall doctor --help`)")
+    recording = load_trace(trace, "doctor")
     try:
-        diagnosis = diagnose(read_trace(find_trace(trace, trace_dir())))
+        diagnosis = diagnose(recording)
     except TraceError as error:
         fail(str(error))
     if as_json:

@@ -75,11 +75,10 @@ def replay(
         recorded_system_prompt,
         replay_options,
     )
+    from toolcall_cli.cli._trace_commands import load_trace
     from toolcall_cli.cli._tracing import choose_trace, start_trace
 
-    if which.startswith("--"):  # let through only for -N
-        fail(f"no such option: {which} (see `toolcall replay --help`)")
-    recording = load_recording(which)
+    recording = load_trace(which, "replay")
     questions = recorded_questions(recording)
     given = {name for name in options.flat() if was_given(ctx, name)}
     settings = recorded_settings(recording)
@@ -105,16 +104,6 @@ def was_given(ctx: typer.Context, name: str) -> bool:
     """Whether the user gave this flag (rather than its default standing)."""
     source = ctx.get_parameter_source(name)
     return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
-
-
-def load_recording(which: str) -> Trace:
-    from toolcall_cli.trace import TraceError, read_trace
-    from toolcall_cli.trace.files import find_trace, trace_dir
-
-    try:
-        return read_trace(find_trace(which, trace_dir()))
-    except TraceError as error:
-        fail(str(error))
 
 
 def recorded_questions(recording: Trace) -> list[str]:
