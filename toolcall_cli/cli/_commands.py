@@ -55,7 +55,7 @@ def run(
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
     from toolcall_cli.cli._running import render_run, show_trace_path
-    from toolcall_cli.cli._tracing import choose_trace, start_trace
+    from toolcall_cli.cli._tracing import start_trace
     from toolcall_cli.models.scripted import scripted_model
 
     if not question.strip():
@@ -64,8 +64,7 @@ def run(
     assembled = watched_session(options, mode, step_flag(stepping))
     session = assembled.session
     try:
-        target = choose_trace(trace, assembled)
-        run_trace = start_trace(target, "run", assembled)
+        run_trace = start_trace(trace, "run", assembled)
         code = render_run(
             session.ask(question),
             mode,
@@ -77,7 +76,7 @@ def run(
         )
     finally:
         session.close()
-    if target.default and run_trace.path is not None and code != EXIT_USAGE:
+    if run_trace.default and run_trace.path is not None and code != EXIT_USAGE:
         show_trace_path(run_trace.path, mode)  # (a question refused unasked has nothing to see)
     raise typer.Exit(code)
 
@@ -137,17 +136,14 @@ def chat(
     stepping: Stepping,
 ) -> None:
     """A conversation that keeps its memory between questions (/help for commands)."""
-    from toolcall_cli.cli._tracing import choose_trace, start_trace
+    from toolcall_cli.cli._tracing import start_trace
 
     mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
     assembled = watched_session(options, mode, step_flag(stepping))
     try:
-        target = choose_trace(trace, assembled)
-        run_trace = start_trace(target, "chat", assembled)
+        run_trace = start_trace(trace, "chat", assembled)
         try:
-            code = chat_session(
-                assembled, run_trace, history_file, mode, target.default, explained(stepping)
-            )
+            code = chat_session(assembled, run_trace, history_file, mode, explained(stepping))
         finally:
             run_trace.close()
     finally:
@@ -160,7 +156,6 @@ def chat_session(
     run_trace: RunTrace,
     history_file: Path | None,
     mode: RenderMode,
-    show_path: bool,
     shown: Explain,
 ) -> int:
     """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
@@ -182,7 +177,7 @@ def chat_session(
         )
     except PathProblem as error:
         fail(str(error))
-    if show_path and run_trace.path is not None:
+    if run_trace.default and run_trace.path is not None:
         show_trace_path(run_trace.path, mode)
     try:
         code = repl.loop()

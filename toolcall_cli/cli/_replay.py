@@ -76,7 +76,7 @@ def replay(
         replay_options,
     )
     from toolcall_cli.cli._trace_commands import load_trace
-    from toolcall_cli.cli._tracing import choose_trace, start_trace
+    from toolcall_cli.cli._tracing import start_trace
 
     recording = load_trace(which, "replay")
     questions = recorded_questions(recording)
@@ -87,8 +87,7 @@ def replay(
     # Nobody is there to be asked: dangerous tools run with --yes, and are declined without.
     assembled = build_session(options, system_prompt=own_prompt, warn=warn)
     try:
-        target = choose_trace(trace, assembled, "replay")
-        run_trace = start_trace(target, "replay", assembled, replay_of=recording.path)
+        run_trace = start_trace(trace, "replay", assembled, replay_of=recording.path)
         try:
             replayed, ends = ask_again(assembled, questions, run_trace)
         finally:

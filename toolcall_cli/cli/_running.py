@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 import typer
 
@@ -21,7 +21,6 @@ from toolcall_cli.cli.entry import (
     EXIT_LIMIT,
     EXIT_SCRIPT_MISMATCH,
     fail,
-    warn,
 )
 
 if TYPE_CHECKING:
@@ -60,79 +59,46 @@ def report_stop(event: Event) -> None:
         typer.echo(f"toolcall: {event.message}", err=True)
 
 
+@dataclass(frozen=True)
 class RunTrace:
-    """The run's trace, if it has one. A write that fails stops the run with one line and
-    exit 1, rather than letting it go on with a trace that silently ends early."""
+    """The run's trace, if it has one (see _tracing.start_trace). A write that fails stops the
+    run with one line and exit 1, rather than letting it go on with a trace that silently ends
+    early."""
 
-    def __init__(self, writer: TraceWriter | None = None) -> None:
-        self._writer = writer
+    writer: TraceWriter | None = None
+    """Chat records its runs one by one through the writer itself."""
+    default: bool = False
+    """In the trace directory, where the user did not say: then its path is shown once."""
 
     @property
     def path(self) -> Path | None:
-        return self._writer.path if self._writer is not None else None
-
-    @property
-    def writer(self) -> TraceWriter | None:
-        """The writer itself, for chat, which records its runs one by one."""
-        return self._writer
+        return self.writer.path if self.writer is not None else None
 
     def write(self, event: Event) -> None:
         """Raises TraceWriteError when the trace stops taking writes."""
-        if self._writer is not None:
-            self._writer.write(event)
+        if self.writer is not None:
+            self.writer.write(event)
 
     def script_end(self, end: ScriptEnd) -> None:
         """Raises TraceWriteError when the trace stops taking writes."""
-        if self._writer is not None:
-            self._writer.script_end(end)
+        if self.writer is not None:
+            self.writer.script_end(end)
 
     def cut_short(self, reason: InterruptReason, detail: str, final: RunFinished | None) -> None:
         """The end of a run that did not end itself: its final event (unless it had sent one),
         then the `interrupted` line. A trace that cannot take them keeps what it has."""
         from toolcall_cli.trace import TraceWriteError
 
-        if self._writer is None:
+        if self.writer is None:
             return
         with contextlib.suppress(TraceWriteError):
             if final is not None:
-                self._writer.write(final)
-            self._writer.interrupted(reason, " ".join(detail.split()))
+                self.writer.write(final)
+            self.writer.interrupted(reason, " ".join(detail.split()))
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-
-
-def open_trace(
-    path: Path | None,
-    header: dict[str, Any] | None = None,
-    secrets: Sequence[str] = (),
-    *,
-    asked: bool = True,
-) -> RunTrace:
-    """The trace, opened (and its header written) before the run starts: a path the user
-    `asked` for that cannot be written is a usage error naming it, and nothing has run yet; a
-    default trace that cannot be is left out, with a warning."""
-    from toolcall_cli.private_files import PathProblem
-
-    if path is None:
-        return RunTrace()
-    from toolcall_cli.trace import TraceWriteError, TraceWriter
-
-    try:
-        writer = TraceWriter.open(path, secrets=secrets)
-    except PathProblem as error:
-        if not asked:
-            warn(f"no trace written: {error}")
-            return RunTrace()
-        fail(str(error))
-    if header is not None:
-        try:
-            writer.header(header)
-        except TraceWriteError as error:
-            writer.close()
-            fail(str(error), EXIT_FAILURE)
-    return RunTrace(writer)
+        if self.writer is not None:
+            self.writer.close()
 
 
 def show_trace_path(path: Path, mode: RenderMode) -> None:
@@ -184,7 +150,7 @@ def renderer_stdout(mode: RenderMode) -> Iterator[IO[str] | None]:
 def render_run(
     events: Iterator[Event],
     mode: RenderMode,
-    trace: Path | RunTrace | None = None,
+    run_trace: RunTrace,
     answers: Answers | None = None,
     show_request: bool = False,
     script: ScriptedModel | None = None,
@@ -192,13 +158,12 @@ def render_run(
     explain: Explain | None = None,
 ) -> int:
     """Render a run's events, trace them, and return the exit code the run's end calls for.
-    `trace` is an open trace (see open_trace), or a file to open as one. `script`: the run's
+    `script`: the run's
     scripted model, whose script not lining up with the run is told before the run's end.
     `answers`: who answers what the run asks (approval, --step), with the view suspended while
     they ask; `explain`: notes after the steps (--explain)."""
     from toolcall_cli.render.explain import Explain
 
-    run_trace = trace if isinstance(trace, RunTrace) else open_trace(trace)
     shown = Shown(answers, show_request, script, explain or Explain())
     try:
         with renderer_stdout(mode) as stdout:
