@@ -20,7 +20,7 @@ from toolcall_cli.app._measured import (
     strategy_note,
 )
 from toolcall_cli.app._model_choice import ModelChoice, make_model
-from toolcall_cli.app.errors import AppError
+from toolcall_cli.app.errors import AppError, usage_errors
 from toolcall_cli.app.options import DEFAULT_LIMITS, SessionOptions
 from toolcall_cli.app.settings import (
     Settings,
@@ -91,10 +91,8 @@ def mcp_specs(flags: tuple[str, ...], config: FileConfig) -> list[ServerSpec]:
         return []
     from toolcall_cli.tools.mcp_spec import McpSpecError, named_apart, server_from_flag
 
-    try:
+    with usage_errors(McpSpecError):
         given = [server_from_flag(text) for text in flags]
-    except McpSpecError as error:
-        raise AppError(str(error)) from None
     return named_apart([*config.mcp_servers, *given])
 
 
@@ -328,10 +326,8 @@ def assemble(
 
 
 def model_for(choice: ModelChoice, options: SessionOptions) -> Model:
-    try:
+    with usage_errors(ModelConfigError):
         return make_model(choice, options.local.pace)
-    except ModelConfigError as error:
-        raise AppError(str(error)) from None
 
 
 def check_recording_format(
