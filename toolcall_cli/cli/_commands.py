@@ -486,10 +486,7 @@ def doctor(
     if as_json:
         typer.echo(strictjson.dumps(as_record(diagnosis), indent=2))
     else:
-        console = pipe_console()
-        # Piped: whole lines, not cut to the width of a terminal that is not there.
-        console.soft_wrap = not console.is_terminal
-        print_diagnosis(diagnosis, console)
+        print_diagnosis(diagnosis, pipe_console(whole_lines=True))
     raise typer.Exit(EXIT_PROBLEMS if diagnosis.problem_count else 0)
 
 

@@ -4,10 +4,9 @@ strategy over the seeds S, S+1, ... S+N-1."""
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from toolcall_cli.app.build import Toolbox, load_toolbox, variant_session
 from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.app.settings import Settings, resolve_settings, session_retrieval
 from toolcall_cli.app.variants import Variant, all_variants
-from toolcall_cli.cli._running import RunTrace, pipe_console
+from toolcall_cli.cli._running import RunTrace, pipe_console, status_line
 from toolcall_cli.cli._tracing import TraceDir, choose_trace_dir, open_trace
 from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.evaluate.figures import RunFigures, RunTally, StrategyRates, rates
@@ -94,8 +93,8 @@ def compare_all(
             traces=choose_trace_dir(trace_dir, no_trace, settings.config),
             stamp=trace_stamp(),
         )
-        with progress_line(plan) as starting:
-            runs = run_all(plan, starting)
+        with status_line("compare") as say:
+            runs = run_all(plan, say)
     finally:
         toolbox.close()
     if as_json:
@@ -131,15 +130,13 @@ def trace_stamp() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
 
 
-def run_all(
-    plan: ComparePlan, starting: Callable[[Variant, int, int], None] = lambda *_: None
-) -> list[RunFigures]:
-    """Every variant under every seed, seed by seed. `starting(variant, seed, n)` is told before
-    the n-th run (from 1) begins, for a progress line."""
+def run_all(plan: ComparePlan, say: Callable[[str], None] = lambda _: None) -> list[RunFigures]:
+    """Every variant under every seed, seed by seed; `say` is told which run begins, for a
+    status line."""
     done: list[RunFigures] = []
     for seed in plan.seeds:
         for variant in plan.variants:
-            starting(variant, seed, len(done) + 1)
+            say(f"{variant.label}, seed {seed} ({len(done) + 1}/{plan.runs})")
             done.append(run_one(plan, variant, seed))
     return done
 
@@ -179,21 +176,6 @@ def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
         run_trace.close()
         session.close()
     return tally.figures()
-
-
-@contextlib.contextmanager
-def progress_line(plan: ComparePlan) -> Iterator[Callable[[Variant, int, int], None]]:
-    """On a terminal, which run is going (stderr, gone when done); elsewhere nothing."""
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield lambda *_: None
-        return
-    with console.status("compare") as status:
-
-        def starting(variant: Variant, seed: int, n: int) -> None:
-            status.update(f"{variant.label}, seed {seed} ({n}/{plan.runs})")
-
-        yield starting
 
 
 def by_strategy(plan: ComparePlan, runs: Sequence[RunFigures]) -> list[StrategyRates]:

@@ -151,10 +151,8 @@ def kata_check(
         fail(f"cannot tell which kata {file} is: give --kata KATA")
     chosen = kata_named(kata) if kata else header.kata  # type: ignore[union-attr]
     check = run_check(chosen, file, conformance_dir(conformance), Limits(time_limit, memory))
-    console = pipe_console()
-    console.soft_wrap = not console.is_terminal  # piped: whole lines
     now = datetime.now().astimezone()
-    print_check(check, header, now, console)
+    print_check(check, header, now, pipe_console(whole_lines=True))
     keep_score(check, header, now)
     raise typer.Exit(0 if check.passed else EXIT_FAILURE)
 

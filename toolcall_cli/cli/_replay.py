@@ -7,8 +7,7 @@ read from a trace grants a permission.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -125,6 +124,7 @@ def ask_again(
 ) -> tuple[list[list[Event]], list[str]]:
     """Each question asked in turn in the one session, quietly, every event traced; and what
     the scripted model's script said of lining up with them (if the model is scripted)."""
+    from toolcall_cli.cli._running import status_line
     from toolcall_cli.events import RunFinished
     from toolcall_cli.models.scripted import scripted_model
     from toolcall_cli.trace import RunProgress, TraceWriteError
@@ -133,9 +133,9 @@ def ask_again(
     script = scripted_model(session.model)
     replayed: list[list[Event]] = []
     ends: list[str] = []
-    with progress_line(len(questions)) as asking:
+    with status_line("replay") as say:
         for number, question in enumerate(questions, start=1):
-            asking(number)
+            say(f"replaying question {number} of {len(questions)}")
             events: list[Event] = []
             progress = RunProgress()
             try:
@@ -155,19 +155,6 @@ def ask_again(
                 fail(str(error), EXIT_FAILURE)
             replayed.append(events)
     return replayed, ends
-
-
-@contextlib.contextmanager
-def progress_line(count: int) -> Iterator[Callable[[int], None]]:
-    """On a terminal, which question is being asked (stderr, gone when done)."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield lambda _: None
-        return
-    with console.status("replay") as status:
-        yield lambda n: status.update(f"replaying question {n} of {count}")
 
 
 def compared(
@@ -295,6 +282,5 @@ def show(
         return
     from toolcall_cli.render.replay import print_replay
 
-    console = pipe_console()
-    console.soft_wrap = not console.is_terminal  # piped: whole lines
+    console = pipe_console(whole_lines=True)
     print_replay(diff, recording.path, then, now, replay_trace, console)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -36,16 +36,33 @@ if TYPE_CHECKING:
     from toolcall_cli.trace.writer import InterruptReason
 
 
-def pipe_console() -> Console:
+def pipe_console(whole_lines: bool = False) -> Console:
     """A rich Console for stdout whose broken pipe reaches main() like any other command's
-    (rich's own handling exits 1 on the spot)."""
+    (rich's own handling exits 1 on the spot). `whole_lines`: piped, lines are not cut to the
+    width of a terminal that is not there."""
     from rich.console import Console
 
     class PipeConsole(Console):
         def on_broken_pipe(self) -> None:
             raise BrokenPipeError
 
-    return PipeConsole(highlight=False)
+    console = PipeConsole(highlight=False)
+    console.soft_wrap = whole_lines and not console.is_terminal
+    return console
+
+
+@contextlib.contextmanager
+def status_line(title: str) -> Iterator[Callable[[str], None]]:
+    """On a terminal, a line on stderr that says what is going on, gone when done; elsewhere
+    nothing."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda _: None
+        return
+    with console.status(title) as status:
+        yield status.update
 
 
 def report_stop(event: Event) -> None:
