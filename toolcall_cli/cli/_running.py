@@ -175,16 +175,19 @@ def render_run(
     explain: Explain | None = None,
 ) -> int:
     """Render a run's events, trace them, and return the exit code the run's end calls for.
-    `script`: the run's
-    scripted model, whose script not lining up with the run is told before the run's end.
-    `answers`: who answers what the run asks (approval, --step), with the view suspended while
-    they ask; `explain`: notes after the steps (--explain)."""
+    `script`: the run's scripted model, whose script not lining up with the run is told before
+    the run's end. `answers`: who answers what the run asks (approval, --step), with the view
+    suspended while they ask; `explain`: notes after the steps (--explain)."""
+    from toolcall_cli.render import make_renderer
     from toolcall_cli.render.explain import Explain
+    from toolcall_cli.session import answered
 
-    shown = Shown(answers, show_request, script, explain or Explain())
     try:
         with renderer_stdout(mode) as stdout:
-            return _render(events, mode, run_trace, stdout, shown)
+            renderer = make_renderer(mode, stdout, show_request=show_request)
+            events = answered(events, answers, renderer.suspended)
+            renderer = (explain or Explain()).wrap(renderer)
+            return _render(events, mode, run_trace, renderer, script)
     finally:
         run_trace.close()
 
@@ -211,31 +214,15 @@ def script_mismatch_code(code: int) -> int:
     return EXIT_SCRIPT_MISMATCH if code in (EXIT_ANSWERED, EXIT_FAILURE, EXIT_LIMIT) else code
 
 
-@dataclass(frozen=True)
-class Shown:
-    """How a run is shown, and who may take the terminal from the view while it runs."""
-
-    answers: Answers | None
-    show_request: bool
-    script: ScriptedModel | None
-    explain: Explain
-
-
 def _render(
     events: Iterator[Event],
     mode: RenderMode,
     run_trace: RunTrace,
-    stdout: IO[str] | None,
-    shown: Shown,
+    renderer: Renderer,
+    script: ScriptedModel | None,
 ) -> int:
-    from toolcall_cli.render import make_renderer
-    from toolcall_cli.session import answered
     from toolcall_cli.trace import RunProgress, TraceWriteError
 
-    renderer = make_renderer(mode, stdout, show_request=shown.show_request)
-    events = answered(events, shown.answers, renderer.suspended)
-    renderer = shown.explain.wrap(renderer)
-    script = shown.script
     progress = RunProgress()
     code = EXIT_FAILURE
     mismatch = False
