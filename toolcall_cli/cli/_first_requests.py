@@ -22,13 +22,9 @@ from toolcall_cli.cli.entry import warn
 from toolcall_cli.render.base import visible
 from toolcall_cli.wire.tokens import as_json, estimate_tokens, request_tokens
 
-PARTS = ("system_prompt", "tools", "response_format")
-"""The parts of a request that carry the tools and the call format, in the order shown."""
-PART_TITLES = {
-    "system_prompt": "system prompt",
-    "tools": "tools",
-    "response_format": "response_format",
-}
+PARTS = {"system_prompt": "system prompt", "tools": "tools", "response_format": "response_format"}
+"""The parts of a request that carry the tools and the call format, in the order shown, with
+their columns' titles."""
 PANEL_WIDTH = 48
 """Narrowest panel; a terminal with room for fewer than two stacks them."""
 
@@ -127,8 +123,8 @@ def size_table(requests: Sequence[FirstRequest]) -> Table:
         title="first request: characters / estimated tokens", title_justify="left", expand=False
     )
     table.add_column("strategy", style="bold cyan", no_wrap=True)
-    for part in PARTS:
-        table.add_column(PART_TITLES[part], justify="right", no_wrap=True)
+    for title in PARTS.values():
+        table.add_column(title, justify="right", no_wrap=True)
     table.add_column("request\ntokens", justify="right", no_wrap=True)
     for request in requests:
         sizes = request.sizes()
