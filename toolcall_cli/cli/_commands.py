@@ -54,7 +54,7 @@ def run(
     stepping: Stepping,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
-    from toolcall_cli.cli._running import render_run, show_trace_path
+    from toolcall_cli.cli._running import render_run
     from toolcall_cli.cli._tracing import start_trace
     from toolcall_cli.models.scripted import scripted_model
 
@@ -76,8 +76,8 @@ def run(
         )
     finally:
         session.close()
-    if run_trace.default and run_trace.path is not None and code != EXIT_USAGE:
-        show_trace_path(run_trace.path, mode)  # (a question refused unasked has nothing to see)
+    if code != EXIT_USAGE:  # a question refused unasked has nothing to see
+        run_trace.show_path(mode)
     raise typer.Exit(code)
 
 
@@ -160,7 +160,7 @@ def chat_session(
 ) -> int:
     """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
     or by a bug, its trace ends with an `interrupted` line."""
-    from toolcall_cli.cli._running import script_mismatch_code, show_trace_path
+    from toolcall_cli.cli._running import script_mismatch_code
     from toolcall_cli.private_files import PathProblem
     from toolcall_cli.repl import Repl, default_history_file
     from toolcall_cli.tools.reload import ToolReloader
@@ -177,8 +177,7 @@ def chat_session(
         )
     except PathProblem as error:
         fail(str(error))
-    if run_trace.default and run_trace.path is not None:
-        show_trace_path(run_trace.path, mode)
+    run_trace.show_path(mode)
     try:
         code = repl.loop()
         return script_mismatch_code(code) if repl.script_mismatch else code

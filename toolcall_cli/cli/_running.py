@@ -117,16 +117,17 @@ class RunTrace:
         if self.writer is not None:
             self.writer.close()
 
+    def show_path(self, mode: RenderMode) -> None:
+        """Where a default trace went, said once: under the live view's footer, or on stderr
+        for plain text; --quiet and --json keep their output to what they promise."""
+        if not self.default or self.path is None:
+            return
+        if mode == "live":
+            from rich.text import Text
 
-def show_trace_path(path: Path, mode: RenderMode) -> None:
-    """Where the trace went, said once: under the live view's footer, or on stderr for plain
-    text; --quiet and --json keep their output to what they promise."""
-    if mode == "live":
-        from rich.text import Text
-
-        pipe_console().print(Text(f"trace {path}", style="dim"))
-    elif mode == "plain":
-        typer.echo(f"toolcall: trace {path}", err=True)
+            pipe_console().print(Text(f"trace {self.path}", style="dim"))
+        elif mode == "plain":
+            typer.echo(f"toolcall: trace {self.path}", err=True)
 
 
 @contextlib.contextmanager
