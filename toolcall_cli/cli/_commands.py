@@ -505,16 +505,15 @@ def config_show(
     choice: Annotated[StrategyOptions, Only("strategy")],
 ) -> None:
     """Show the settings a run would use and where each came from. Keys are masked."""
+    from toolcall_cli.app.errors import usage_errors
     from toolcall_cli.app.settings import resolved_settings
     from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve_limits
     from toolcall_cli.keys import display_url
 
     path = config_path()
-    try:
+    with usage_errors(ConfigError):  # said as any command says an AppError (entry.py)
         config = load_config(path)
         _, limit_sources = resolve_limits({}, config)
-    except ConfigError as error:
-        fail(str(error))
     resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
     grounding = grounding_line(config)
     typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
@@ -542,13 +541,9 @@ def config_show(
 
 def grounding_line(config: FileConfig) -> str:
     """The grounding mode and where it came from: `warn  [default]`."""
-    from toolcall_cli.app.errors import AppError
     from toolcall_cli.app.settings import grounding_of
 
-    try:
-        mode = grounding_of(None, config)
-    except AppError as error:
-        fail(str(error))
+    mode = grounding_of(None, config)
     source = "config" if "grounding" in config.defaults else "default"
     return f"{mode}  [{source}]"
 
