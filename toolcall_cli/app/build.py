@@ -24,7 +24,6 @@ from toolcall_cli.app.errors import AppError, usage_errors
 from toolcall_cli.app.options import DEFAULT_LIMITS, SessionOptions
 from toolcall_cli.app.settings import (
     Settings,
-    pick_strategy,
     resolve_settings,
     retrieval_settings,
     session_retrieval,
@@ -40,6 +39,7 @@ from toolcall_cli.models.base import Model, context_window_of
 from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.session import Answers, Session
+from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
 from toolcall_cli.tools.registry import Tool, ToolRegistry
@@ -181,6 +181,8 @@ class Measured:
     been applied where the user chose nothing, and the notes that say so."""
 
     strategy: Strategy
+    strategy_settings: dict[str, Any]
+    """What the strategy was made with besides its name (the session keeps it for /strategy)."""
     options: SessionOptions
     sampling: Sampling
     retrieval: Retrieval
@@ -237,8 +239,10 @@ def with_measured(
         sampling, sampling_note = small_model_sampling(sampling, window)
         retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools)
         notes += tuple(note for note in (sampling_note, retrieval_note) if note)
-    strategy = pick_strategy(name, options, sampling, settings.system_prompt)
-    return Measured(strategy, options, sampling, retrieval, notes)
+    chosen = strategy_settings(options, sampling, settings.system_prompt)
+    with usage_errors(UnknownStrategy):
+        strategy = get_strategy(name, **chosen)
+    return Measured(strategy, chosen, options, sampling, retrieval, notes)
 
 
 def build_session(
@@ -309,7 +313,7 @@ def assemble(
     session = Session(
         model=model,
         strategy=measured.strategy,
-        strategy_settings=strategy_settings(options, sampling, settings.system_prompt),
+        strategy_settings=measured.strategy_settings,
         policy=tool_policy(options),
         registry=toolbox.registry,
         retrieval=measured.retrieval,

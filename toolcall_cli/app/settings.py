@@ -26,10 +26,8 @@ from toolcall_cli.config import (
 from toolcall_cli.limits import GROUNDING_MODES, GroundingMode, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
 from toolcall_cli.request_tools import Retrieval
-from toolcall_cli.strategies import UnknownStrategy, get_strategy
-from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.retrieval import EmbedRanker
-from toolcall_cli.wire import NO_SAMPLING, ContextWindow, Sampling
+from toolcall_cli.wire import ContextWindow, Sampling
 
 
 def file_config() -> FileConfig:
@@ -161,7 +159,7 @@ def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
 
 
 def strategy_settings(
-    options: SessionOptions, sampling: Sampling = NO_SAMPLING, system_prompt: str | None = None
+    options: SessionOptions, sampling: Sampling, system_prompt: str | None
 ) -> dict[str, Any]:
     """What get_strategy takes besides the name; the session keeps it for /strategy."""
     strategy = options.strategy
@@ -173,16 +171,6 @@ def strategy_settings(
         "sampling": sampling,
         "system_prompt": system_prompt,
     }
-
-
-def pick_strategy(
-    name: str,
-    options: SessionOptions,
-    sampling: Sampling = NO_SAMPLING,
-    system_prompt: str | None = None,
-) -> Strategy:
-    with usage_errors(UnknownStrategy):
-        return get_strategy(name, **strategy_settings(options, sampling, system_prompt))
 
 
 def read_system_prompt(path: Path | None) -> str | None:
