@@ -3,6 +3,7 @@ spends on teaching the model its tools (system prompt, tools JSON, response_form
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,9 +36,6 @@ class Size:
     tokens: int
     """Estimated as the context-window check estimates them (wire/tokens.py)."""
 
-    def record(self) -> dict[str, int]:
-        return {"chars": self.chars, "tokens": self.tokens}
-
 
 @dataclass(frozen=True)
 class FirstRequest:
@@ -59,7 +57,7 @@ class FirstRequest:
     def record(self) -> dict[str, Any]:
         return {
             **self.variant.record(),
-            "sizes": {part: size.record() for part, size in self.sizes().items()},
+            "sizes": {part: dataclasses.asdict(size) for part, size in self.sizes().items()},
             "request_tokens": request_tokens(self.body),
             "body": self.body,
         }
