@@ -3,6 +3,7 @@ choose it for `run` (`schema json` is `--strategy schema --schema-mode json`).""
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -25,13 +26,8 @@ class Variant:
         return strategy_label(self.strategy, self.schema_mode, self.stream_mode)
 
     def record(self) -> dict[str, Any]:
-        """The variant as `--json` gives it."""
-        return {
-            "label": self.label,
-            "strategy": self.strategy,
-            "schema_mode": self.schema_mode,
-            "stream_mode": self.stream_mode,
-        }
+        """The variant as `--json` gives it: its label, then its fields."""
+        return {"label": self.label, **dataclasses.asdict(self)}
 
     def options(self, options: SessionOptions) -> SessionOptions:
         """`options` with this variant's strategy and modes; the rest (prompt style, --dag) as
