@@ -20,18 +20,17 @@ from toolcall_cli.app._measured import (
     strategy_note,
 )
 from toolcall_cli.app._model_choice import ModelChoice, make_model
-from toolcall_cli.app.errors import AppError
+from toolcall_cli.app.errors import AppError, usage_errors
 from toolcall_cli.app.options import DEFAULT_LIMITS, SessionOptions
 from toolcall_cli.app.settings import (
     Settings,
-    pick_strategy,
     resolve_settings,
     retrieval_settings,
     session_retrieval,
     strategy_chosen,
     strategy_settings,
 )
-from toolcall_cli.app.variants import Variant, all_variants
+from toolcall_cli.app.variants import Variant, all_variants, strategy_label
 from toolcall_cli.config import FileConfig, Resolved
 from toolcall_cli.loop import ToolPolicy
 from toolcall_cli.messages import user
@@ -40,6 +39,7 @@ from toolcall_cli.models.base import Model, context_window_of
 from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.session import Answers, Session
+from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
 from toolcall_cli.tools.registry import Tool, ToolRegistry
@@ -91,10 +91,8 @@ def mcp_specs(flags: tuple[str, ...], config: FileConfig) -> list[ServerSpec]:
         return []
     from toolcall_cli.tools.mcp_spec import McpSpecError, named_apart, server_from_flag
 
-    try:
+    with usage_errors(McpSpecError):
         given = [server_from_flag(text) for text in flags]
-    except McpSpecError as error:
-        raise AppError(str(error)) from None
     return named_apart([*config.mcp_servers, *given])
 
 
@@ -183,54 +181,17 @@ class Measured:
     been applied where the user chose nothing, and the notes that say so."""
 
     strategy: Strategy
+    strategy_settings: dict[str, Any]
+    """What the strategy was made with besides its name (the session keeps it for /strategy)."""
     options: SessionOptions
     sampling: Sampling
     retrieval: Retrieval
     notes: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class SmallModel:
-    """The sampling and retrieval a small model's session runs with, and the lines that say
-    what was applied."""
-
-    sampling: Sampling
-    retrieval: Retrieval
-    notes: tuple[str, ...]
-
-
-def small_model(
-    settings: Settings,
-    model: Model,
-    chosen: tuple[Sampling, Retrieval],
-    tools: int,
-    strategy_open: bool = False,
-) -> SmallModel | None:
-    """The defaults for a small model applied to `chosen` (the sampling and retrieval the user
-    chose, for `tools` registered tools), whichever strategy runs; None when the server is no
-    llama.cpp server. The server is asked what it is only when a default could change
-    something: a session whose every such setting was chosen, with its window from a profile,
-    asks nothing."""
-    sampling, retrieval = chosen
-    over_given = "retrieve_over" in retrieval_settings(settings).given
-    left_open = (
-        strategy_open
-        or sampling.temperature is None
-        or sampling.max_tokens is None
-        or small_model_retrieves(retrieval, over_given, tools)
-    )
-    if not left_open or not serves_a_small_model(model):
-        return None
-    window = settings.limits.context_window or context_window_of(model)
-    sampling, sampling_note = small_model_sampling(sampling, window)
-    retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools)
-    notes = tuple(note for note in (sampling_note, retrieval_note) if note)
-    return SmallModel(sampling, retrieval, notes)
-
-
 def small_model_takes(resolved: Resolved) -> list[str]:
     """What a run on a llama.cpp server takes for the settings nobody chose, by the tests
-    with_measured and small_model make: the measured strategy, temperature and max_tokens."""
+    with_measured makes: the measured strategy, temperature and max_tokens."""
     strategy, mode = measured_strategy()
     taken: list[str] = []
     if not strategy_chosen(resolved):
@@ -242,22 +203,46 @@ def small_model_takes(resolved: Resolved) -> list[str]:
     return taken
 
 
-def with_measured(settings: Settings, model: Model, tools: int) -> Measured:
-    """The session `run` would build: on a llama.cpp server, the measured strategy when none
-    was chosen, and the defaults for a small model under whichever strategy runs."""
+def with_measured(
+    settings: Settings,
+    model: Model,
+    tools: int,
+    variant: Variant | None = None,
+    retrieval: Retrieval | None = None,
+) -> Measured:
+    """The session `run` would build, or with `variant`'s strategy: on a llama.cpp server, the
+    measured strategy when none was chosen (never for a variant), and the defaults for a small
+    model where the user chose none, whichever strategy runs. `tools`: how many are registered;
+    `retrieval`: the session's, when it is made already."""
     options, name = settings.options, settings.strategy_name
-    strategy_open = not settings.choice.strategy_given
-    sampling, retrieval = settings.sampling, session_retrieval(settings)
-    defaults = small_model(settings, model, (sampling, retrieval), tools, strategy_open)
+    if variant is not None:
+        options, name = variant.options(options), variant.strategy
+    strategy_open = variant is None and not settings.choice.strategy_given
+    sampling = settings.sampling
+    retrieval = retrieval if retrieval is not None else session_retrieval(settings)
+    over_given = "retrieve_over" in retrieval_settings(settings).given
+    # The server is asked what it is only when a default could change something: a session
+    # whose every such setting was chosen, with its window from a profile, asks nothing.
+    left_open = (
+        strategy_open
+        or sampling.temperature is None
+        or sampling.max_tokens is None
+        or small_model_retrieves(retrieval, over_given, tools)
+    )
     notes: tuple[str, ...] = ()
-    if defaults is not None:
+    if left_open and serves_a_small_model(model):
         if strategy_open:
             name, mode = measured_strategy()
             options = options.replace(schema_mode=mode)
             notes = (strategy_note(name, mode),)
-        sampling, retrieval, notes = defaults.sampling, defaults.retrieval, notes + defaults.notes
-    strategy = pick_strategy(name, options, sampling, settings.system_prompt)
-    return Measured(strategy, options, sampling, retrieval, notes)
+        window = settings.limits.context_window or context_window_of(model)
+        sampling, sampling_note = small_model_sampling(sampling, window)
+        retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools)
+        notes += tuple(note for note in (sampling_note, retrieval_note) if note)
+    chosen = strategy_settings(options, sampling, settings.system_prompt)
+    with usage_errors(UnknownStrategy):
+        strategy = get_strategy(name, **chosen)
+    return Measured(strategy, chosen, options, sampling, retrieval, notes)
 
 
 def build_session(
@@ -281,32 +266,11 @@ def build_session(
         for tool in tools:
             toolbox.registry.add(tool)
         measured = with_measured(settings, model, len(toolbox.registry))
-        options, sampling, strategy = measured.options, measured.sampling, measured.strategy
-        check_recording_format(model, strategy, toolbox.registry, options)
+        check_recording_format(model, measured.strategy, toolbox.registry, measured.options)
     except BaseException:
         toolbox.close()
         raise
-    session = Session(
-        retrieval=measured.retrieval,
-        model=model,
-        strategy=strategy,
-        strategy_settings=strategy_settings(options, sampling, settings.system_prompt),
-        policy=tool_policy(options),
-        registry=toolbox.registry,
-        limits=settings.limits,
-        answers=answers,
-        notes=measured.notes,
-        mcp=toolbox.servers,
-    )
-    traced = traced_settings(options, settings.choice, session, sampling, settings.system_prompt)
-    return Assembled(
-        session=session,
-        choice=settings.choice,
-        config=settings.config,
-        settings=traced,
-        options=options,
-        plugins=toolbox.plugins,
-    )
+    return assemble(settings, model, toolbox, measured, answers, owns_servers=True)
 
 
 def variant_session(
@@ -321,50 +285,53 @@ def variant_session(
     """A session of one strategy of those compared (compare, prompt --all, eval), on tools
     loaded once for all of them: its own model (unless one is given), seeded with `seed`, and
     its own memory of approvals and rate limits. Closing it leaves the toolbox's servers
-    running. `variant` None: the strategy, sampling and retrieval `run` would pick (the measured
-    default for the server where the options chose none; `retrieval` is then not used). A
-    variant gets the defaults for a small model as `run` would, where the options chose none:
-    every strategy is compared as a user would run it."""
-    choice, sampling = settings.choice, settings.sampling
+    running. `variant` None: the strategy `run` would pick. Every strategy gets the defaults for
+    a small model as `run` would, where the options chose none: each is compared as a user
+    would run it."""
     if seed is not None:
-        choice = dataclasses.replace(choice, seed=seed)
-        sampling = dataclasses.replace(sampling, seed=seed)
-    options = variant.options(settings.options) if variant is not None else settings.options
-    model = model if model is not None else model_for(choice, options)
-    notes: tuple[str, ...] = ()
-    tools = len(toolbox.registry)
-    if variant is None:
-        seeded = dataclasses.replace(settings, choice=choice, sampling=sampling)
-        measured = with_measured(seeded, model, tools)
-        options, sampling, strategy = measured.options, measured.sampling, measured.strategy
-        retrieval, notes = measured.retrieval, measured.notes
-    else:
-        retrieval = retrieval if retrieval is not None else session_retrieval(settings)
-        defaults = small_model(settings, model, (sampling, retrieval), tools)
-        if defaults is not None:
-            sampling, retrieval, notes = defaults.sampling, defaults.retrieval, defaults.notes
-        strategy = pick_strategy(variant.strategy, options, sampling, settings.system_prompt)
+        choice = dataclasses.replace(settings.choice, seed=seed)
+        sampling = dataclasses.replace(settings.sampling, seed=seed)
+        settings = dataclasses.replace(settings, choice=choice, sampling=sampling)
+    model = model if model is not None else model_for(settings.choice, settings.options)
+    measured = with_measured(settings, model, len(toolbox.registry), variant, retrieval)
+    return assemble(settings, model, toolbox, measured)
+
+
+def assemble(
+    settings: Settings,
+    model: Model,
+    toolbox: Toolbox,
+    measured: Measured,
+    answers: Answers | None = None,
+    *,
+    owns_servers: bool = False,
+) -> Assembled:
+    """The session on the toolbox's tools, and what a trace's header records of it.
+    `owns_servers`: closing the session stops the MCP servers (the sessions compared share
+    them, and leave them running)."""
+    options, sampling = measured.options, measured.sampling
     session = Session(
         model=model,
-        strategy=strategy,
-        strategy_settings=strategy_settings(options, sampling, settings.system_prompt),
-        registry=toolbox.registry,
-        retrieval=retrieval,
-        limits=settings.limits,
+        strategy=measured.strategy,
+        strategy_settings=measured.strategy_settings,
         policy=tool_policy(options),
-        notes=notes,
+        registry=toolbox.registry,
+        retrieval=measured.retrieval,
+        limits=settings.limits,
+        answers=answers,
+        notes=measured.notes,
+        mcp=toolbox.servers if owns_servers else None,
     )
-    traced = traced_settings(options, choice, session, sampling, settings.system_prompt)
+    traced = traced_settings(options, settings.choice, session, sampling, settings.system_prompt)
     if toolbox.servers is not None:
+        # The servers a header records: command or URL, env values masked.
         traced["mcp_servers"] = [spec.traced() for spec in toolbox.servers.specs]
-    return Assembled(session, choice, settings.config, traced, options, toolbox.plugins)
+    return Assembled(session, settings.choice, settings.config, traced, options, toolbox.plugins)
 
 
 def model_for(choice: ModelChoice, options: SessionOptions) -> Model:
-    try:
+    with usage_errors(ModelConfigError):
         return make_model(choice, options.local.pace)
-    except ModelConfigError as error:
-        raise AppError(str(error)) from None
 
 
 def check_recording_format(
@@ -382,19 +349,16 @@ def check_recording_format(
     if asked != recording.wire:
         raise AppError(
             f"the trace {recording.path} cannot be played back under strategy "
-            f"{strategy_label(strategy, options)}: its replies came as "
+            f"{session_label(strategy, options)}: its replies came as "
             f"{recording.wire.describe()}, and this strategy asks for {asked.describe()} "
             f"(recorded with {recording.strategy})"
         )
 
 
-def strategy_label(strategy: Strategy, options: SessionOptions) -> str:
-    """`schema tools`, `stream native`, `regex`: the strategy named as compare names it."""
-    if strategy.name == "schema":
-        return f"schema {options.strategy.schema_mode or 'tools'}"
-    if strategy.name == "stream":
-        return f"stream {options.strategy.stream_mode}"
-    return strategy.name
+def session_label(strategy: Strategy, options: SessionOptions) -> str:
+    """The session's strategy named as compare names it (`schema tools`)."""
+    chosen = options.strategy
+    return strategy_label(strategy.name, chosen.schema_mode or "tools", chosen.stream_mode)
 
 
 def traced_settings(
@@ -428,7 +392,6 @@ def traced_settings(
         "allow": tools.allow,
         "max_parallel": tools.max_parallel,
         "retrieval": retrieval_record(session.retrieval),
-        **mcp_settings(session),
     }
 
 
@@ -441,14 +404,6 @@ def retrieval_record(retrieval: Retrieval | None) -> dict[str, Any] | None:
         "retrieve_over": retrieval.over,
         "ranker": retrieval.ranker.name,
     }
-
-
-def mcp_settings(session: Session) -> dict[str, Any]:
-    """The MCP servers a trace's header records (command or URL; env values masked), when the
-    session has any: a header without them reads as before."""
-    if session.mcp is None:
-        return {}
-    return {"mcp_servers": [spec.traced() for spec in session.mcp.specs]}
 
 
 # --- the first request ------------------------------------------------------------------------

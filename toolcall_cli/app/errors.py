@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Literal
 
 FailureKind = Literal["usage", "failure"]
@@ -16,3 +18,12 @@ class AppError(Exception):
         super().__init__(message)
         self.message = message
         self.kind: FailureKind = kind
+
+
+@contextlib.contextmanager
+def usage_errors(*kinds: type[Exception]) -> Iterator[None]:
+    """These errors of the layers below, raised inside, as the usage error of their message."""
+    try:
+        yield
+    except kinds as error:
+        raise AppError(str(error)) from None

@@ -30,27 +30,18 @@ def one_of(kind: Any, value: Any) -> bool:
     return value in typing.get_args(kind)
 
 
+@dataclass(frozen=True, slots=True)
 class Flag:
     """How an option is given on the command line: its names (the long one first), what it
     means, the bounds of a number, and the placeholder `--help` shows for its value: a word
     in capitals that names the thing (SECONDS, DIR, URL). A flag of choices, or one that takes
     no value, needs none: its choices are listed, or it has no value to name."""
 
-    __slots__ = ("help", "max", "metavar", "min", "names")
-
-    def __init__(
-        self,
-        names: tuple[str, ...],
-        help: str,
-        min: float | None,
-        max: float | None,
-        metavar: str | None = None,
-    ) -> None:
-        self.names = names
-        self.help = help
-        self.min = min
-        self.max = max
-        self.metavar = metavar
+    names: tuple[str, ...]
+    help: str
+    min: float | None
+    max: float | None
+    metavar: str | None = None
 
 
 def option(
@@ -69,10 +60,6 @@ def option(
 DEFAULT_LIMITS = Limits()
 """Where the limit flags' defaults come from, so the loop's defaults are written once. The flags
 themselves default to None, so that a flag not given lets the config file's [limits] speak."""
-
-
-def limit_minimum(key: str) -> float:
-    return LIMIT_SETTINGS[key].minimum
 
 
 # --- the groups -------------------------------------------------------------------------------
@@ -207,12 +194,8 @@ class LocalModel:
 
     @property
     def fault_names(self) -> tuple[str, ...]:
-        return fault_names(self.faults)
-
-
-def fault_names(faults: str | None) -> tuple[str, ...]:
-    """`--faults a, b` as the names it lists."""
-    return tuple(name.strip() for name in (faults or "").split(",") if name.strip())
+        """`--faults a, b` as the names it lists."""
+        return tuple(name.strip() for name in (self.faults or "").split(",") if name.strip())
 
 
 @dataclass(frozen=True)
@@ -334,11 +317,11 @@ class RetrievalOptions:
 def limit(key: str, help: str, metavar: str) -> Any:
     """A limit's option: not given (None) by default, bounded below as the config file's
     [limits] are."""
-    kind = LIMIT_SETTINGS[key].kind
+    setting = LIMIT_SETTINGS[key]
     return option(
         None,
         "--" + key.replace("_", "-"),
-        min=kind(limit_minimum(key)),
+        min=setting.kind(setting.minimum),
         metavar=metavar,
         help=help,
     )
@@ -449,13 +432,10 @@ class SessionOptions:
     retrieval: RetrievalOptions = field(default_factory=RetrievalOptions)
     limits: LimitOptions = field(default_factory=LimitOptions)
 
-    def groups(self) -> Iterator[Any]:
-        for group in dataclasses.fields(self):
-            yield getattr(self, group.name)
-
     def flat(self) -> dict[str, Any]:
         """Every option by its field name (each name is one flag's, whatever its group)."""
-        return {name: value for group in self.groups() for name, value in values_of(group).items()}
+        groups = values_of(self).values()
+        return {name: value for group in groups for name, value in values_of(group).items()}
 
     def replace(self, **values: Any) -> "SessionOptions":
         """These options with the named ones changed, whatever group each is in."""
@@ -463,11 +443,10 @@ class SessionOptions:
         if unknown:
             raise TypeError(f"no session option named {', '.join(sorted(unknown))}")
         changed = {}
-        for group_field in dataclasses.fields(self):
-            group = getattr(self, group_field.name)
+        for name, group in values_of(self).items():
             own = {k: v for k, v in values.items() if k in values_of(group)}
             if own:
-                changed[group_field.name] = dataclasses.replace(group, **own)
+                changed[name] = dataclasses.replace(group, **own)
         return dataclasses.replace(self, **changed)
 
     @classmethod

@@ -107,7 +107,9 @@ def recorded_flags(settings: Mapping[str, Any]) -> dict[str, Any]:
         chosen["dag"] = settings["dag"]
     if isinstance(settings.get("faults"), list):
         chosen["faults"] = ",".join(map(str, settings["faults"])) or None
-    chosen.update({name: settings[name] for name in RECORDED_NUMBERS if is_number(settings, name)})
+    chosen.update(
+        {name: settings[name] for name in RECORDED_NUMBERS if is_number(settings.get(name))}
+    )
     chosen.update(recorded_limits(settings.get("limits")))
     chosen.update(recorded_retrieval(settings.get("retrieval")))
     return chosen
@@ -122,8 +124,7 @@ def recorded_choices(settings: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def is_number(settings: Mapping[str, Any], name: str) -> bool:
-    value = settings.get(name)
+def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -173,8 +174,7 @@ def check_recorded(chosen: Mapping[str, Any], path: Path, header_line: int | Non
 
 def _between(low: float, high: float) -> Callable[[Any], str | None]:
     def problem(value: Any) -> str | None:
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        within = number and low <= value <= high
+        within = is_number(value) and low <= value <= high
         return None if within else f"must be from {low:g} to {high:g}, not {value!r}"
 
     return problem

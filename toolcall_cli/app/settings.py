@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from toolcall_cli.app._model_choice import ModelChoice, check_base_url
-from toolcall_cli.app.errors import AppError
+from toolcall_cli.app.errors import AppError, usage_errors
 from toolcall_cli.app.options import DEFAULT_LIMITS, LIMIT_FIELDS, SessionOptions
 from toolcall_cli.config import (
     ConfigError,
@@ -26,25 +26,19 @@ from toolcall_cli.config import (
 from toolcall_cli.limits import GROUNDING_MODES, GroundingMode, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
 from toolcall_cli.request_tools import Retrieval
-from toolcall_cli.strategies import UnknownStrategy, get_strategy
-from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.retrieval import EmbedRanker
-from toolcall_cli.wire import NO_SAMPLING, ContextWindow, Sampling
+from toolcall_cli.wire import ContextWindow, Sampling
 
 
 def file_config() -> FileConfig:
-    try:
+    with usage_errors(ConfigError):
         return load_config(config_path())
-    except ConfigError as error:
-        raise AppError(str(error)) from None
 
 
 def session_limits(options: SessionOptions, config: FileConfig) -> Limits:
     """Flags > the config file's [limits] > Limits' defaults."""
-    try:
+    with usage_errors(ConfigError):
         chosen, _ = resolve_limits(options.limits.by_key(), config)
-    except ConfigError as error:
-        raise AppError(str(error)) from None
     last_answer = not options.limits.no_final_answer
     grounding = grounding_of(options.limits.grounding, config)
     return dataclasses.replace(limits_with(chosen), last_answer=last_answer, grounding=grounding)
@@ -81,10 +75,8 @@ def resolved_settings(options: SessionOptions, config: FileConfig) -> Resolved:
         "schema_mode": choice.schema_mode,
         **dataclasses.asdict(sampling),
     }
-    try:
+    with usage_errors(ConfigError):
         return resolve(flags=flags, config=config)
-    except ConfigError as error:
-        raise AppError(str(error)) from None
 
 
 def model_choice(
@@ -130,11 +122,9 @@ def check_endpoint(resolved: Resolved) -> None:
     if resolved.base_url and resolved.model in LOCAL_MODELS:
         check_endpoint_has_a_model(resolved.sources)
     elif resolved.base_url:
-        try:
+        with usage_errors(ModelConfigError):
             where = base_url_setting(resolved.sources.get("base_url", ""))
             check_base_url(resolved.base_url, where)
-        except ModelConfigError as error:
-            raise AppError(str(error)) from None
 
 
 def chosen_window(flag: int | None, resolved: Resolved) -> ContextWindow | None:
@@ -169,7 +159,7 @@ def check_endpoint_has_a_model(sources: Mapping[str, str]) -> None:
 
 
 def strategy_settings(
-    options: SessionOptions, sampling: Sampling = NO_SAMPLING, system_prompt: str | None = None
+    options: SessionOptions, sampling: Sampling, system_prompt: str | None
 ) -> dict[str, Any]:
     """What get_strategy takes besides the name; the session keeps it for /strategy."""
     strategy = options.strategy
@@ -181,18 +171,6 @@ def strategy_settings(
         "sampling": sampling,
         "system_prompt": system_prompt,
     }
-
-
-def pick_strategy(
-    name: str,
-    options: SessionOptions,
-    sampling: Sampling = NO_SAMPLING,
-    system_prompt: str | None = None,
-) -> Strategy:
-    try:
-        return get_strategy(name, **strategy_settings(options, sampling, system_prompt))
-    except UnknownStrategy as error:
-        raise AppError(str(error)) from None
 
 
 def read_system_prompt(path: Path | None) -> str | None:
@@ -252,10 +230,8 @@ def resolve_settings(
 
 def retrieval_settings(settings: Settings) -> RetrievalSettings:
     """--retrieve and its kin > environment > [retrieval] > defaults, with which were given."""
-    try:
+    with usage_errors(ConfigError):
         return resolve_retrieval(settings.options.retrieval.by_key(), settings.config)
-    except ConfigError as error:
-        raise AppError(str(error)) from None
 
 
 def session_retrieval(settings: Settings) -> Retrieval:
@@ -281,10 +257,8 @@ def embed_ranker(chosen: RetrievalSettings, choice: ModelChoice) -> EmbedRanker:
         raise AppError(
             "--retriever embed needs --embed-model NAME: the embedding model at that endpoint"
         )
-    try:
+    with usage_errors(ModelConfigError):
         check_base_url(url, "--embed-url" if chosen.embed_url else "--base-url")
-    except ModelConfigError as error:
-        raise AppError(str(error)) from None
     own = choice.base_url is not None and url_origin(url) == url_origin(choice.base_url)
     client = EmbeddingClient(
         url,

@@ -3,6 +3,7 @@ choose it for `run` (`schema json` is `--strategy schema --schema-mode json`).""
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -22,17 +23,11 @@ class Variant:
 
     @property
     def label(self) -> str:
-        mode = self.schema_mode or self.stream_mode
-        return f"{self.strategy} {mode}" if mode else self.strategy
+        return strategy_label(self.strategy, self.schema_mode, self.stream_mode)
 
     def record(self) -> dict[str, Any]:
-        """The variant as `--json` gives it."""
-        return {
-            "label": self.label,
-            "strategy": self.strategy,
-            "schema_mode": self.schema_mode,
-            "stream_mode": self.stream_mode,
-        }
+        """The variant as `--json` gives it: its label, then its fields."""
+        return {"label": self.label, **dataclasses.asdict(self)}
 
     def options(self, options: SessionOptions) -> SessionOptions:
         """`options` with this variant's strategy and modes; the rest (prompt style, --dag) as
@@ -42,6 +37,13 @@ class Variant:
             schema_mode=self.schema_mode or "tools",
             stream_mode=self.stream_mode or options.strategy.stream_mode,
         )
+
+
+def strategy_label(name: str, schema_mode: Any, stream_mode: Any) -> str:
+    """`schema tools`, `stream native`, `regex`: a strategy named as compare names it, with the
+    mode of its own kind where it has one (a trace's header records both modes)."""
+    mode = {"schema": schema_mode, "stream": stream_mode}.get(name)
+    return f"{name} {mode}" if mode else name
 
 
 def all_variants(stream_mode: StreamMode) -> tuple[Variant, ...]:

@@ -54,8 +54,8 @@ def run(
     stepping: Stepping,
 ) -> None:
     """Answer one question, showing every iteration of the tool-use loop."""
-    from toolcall_cli.cli._running import render_run, show_trace_path
-    from toolcall_cli.cli._tracing import choose_trace, start_trace
+    from toolcall_cli.cli._running import render_run
+    from toolcall_cli.cli._tracing import start_trace
     from toolcall_cli.models.scripted import scripted_model
 
     if not question.strip():
@@ -64,8 +64,7 @@ def run(
     assembled = watched_session(options, mode, step_flag(stepping))
     session = assembled.session
     try:
-        target = choose_trace(trace, assembled)
-        run_trace = start_trace(target, "run", assembled)
+        run_trace = start_trace(trace, "run", assembled)
         code = render_run(
             session.ask(question),
             mode,
@@ -77,8 +76,8 @@ def run(
         )
     finally:
         session.close()
-    if target.default and run_trace.path is not None and code != EXIT_USAGE:
-        show_trace_path(run_trace.path, mode)  # (a question refused unasked has nothing to see)
+    if code != EXIT_USAGE:  # a question refused unasked has nothing to see
+        run_trace.show_path(mode)
     raise typer.Exit(code)
 
 
@@ -137,17 +136,14 @@ def chat(
     stepping: Stepping,
 ) -> None:
     """A conversation that keeps its memory between questions (/help for commands)."""
-    from toolcall_cli.cli._tracing import choose_trace, start_trace
+    from toolcall_cli.cli._tracing import start_trace
 
     mode: RenderMode = "live" if sys.stdout.isatty() else "plain"
     assembled = watched_session(options, mode, step_flag(stepping))
     try:
-        target = choose_trace(trace, assembled)
-        run_trace = start_trace(target, "chat", assembled)
+        run_trace = start_trace(trace, "chat", assembled)
         try:
-            code = chat_session(
-                assembled, run_trace, history_file, mode, target.default, explained(stepping)
-            )
+            code = chat_session(assembled, run_trace, history_file, mode, explained(stepping))
         finally:
             run_trace.close()
     finally:
@@ -160,12 +156,11 @@ def chat_session(
     run_trace: RunTrace,
     history_file: Path | None,
     mode: RenderMode,
-    show_path: bool,
     shown: Explain,
 ) -> int:
     """The chat until /exit or Ctrl-D; its exit code. Cut short by Ctrl-C outside a question
     or by a bug, its trace ends with an `interrupted` line."""
-    from toolcall_cli.cli._running import script_mismatch_code, show_trace_path
+    from toolcall_cli.cli._running import script_mismatch_code
     from toolcall_cli.private_files import PathProblem
     from toolcall_cli.repl import Repl, default_history_file
     from toolcall_cli.tools.reload import ToolReloader
@@ -182,8 +177,7 @@ def chat_session(
         )
     except PathProblem as error:
         fail(str(error))
-    if show_path and run_trace.path is not None:
-        show_trace_path(run_trace.path, mode)
+    run_trace.show_path(mode)
     try:
         code = repl.loop()
         return script_mismatch_code(code) if repl.script_mismatch else code
@@ -478,24 +472,20 @@ def doctor(
     Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
     """
     from toolcall_cli.cli._running import pipe_console
+    from toolcall_cli.cli._trace_commands import load_trace
     from toolcall_cli.doctor import as_record, diagnose
     from toolcall_cli.render.doctor import print_diagnosis
-    from toolcall_cli.trace import TraceError, read_trace
-    from toolcall_cli.trace.files import find_trace, trace_dir
+    from toolcall_cli.trace import TraceError
 
-    if trace is not None and trace.startswith("--"):  # let through only for -N
-        fail(f"no such option: {trace} (see `toolcall doctor --help`)")
+    recording = load_trace(trace, "doctor")
     try:
-        diagnosis = diagnose(read_trace(find_trace(trace, trace_dir())))
+        diagnosis = diagnose(recording)
     except TraceError as error:
         fail(str(error))
     if as_json:
         typer.echo(strictjson.dumps(as_record(diagnosis), indent=2))
     else:
-        console = pipe_console()
-        # Piped: whole lines, not cut to the width of a terminal that is not there.
-        console.soft_wrap = not console.is_terminal
-        print_diagnosis(diagnosis, console)
+        print_diagnosis(diagnosis, pipe_console(whole_lines=True))
     raise typer.Exit(EXIT_PROBLEMS if diagnosis.problem_count else 0)
 
 
@@ -515,16 +505,15 @@ def config_show(
     choice: Annotated[StrategyOptions, Only("strategy")],
 ) -> None:
     """Show the settings a run would use and where each came from. Keys are masked."""
+    from toolcall_cli.app.errors import usage_errors
     from toolcall_cli.app.settings import resolved_settings
     from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve_limits
     from toolcall_cli.keys import display_url
 
     path = config_path()
-    try:
+    with usage_errors(ConfigError):  # said as any command says an AppError (entry.py)
         config = load_config(path)
         _, limit_sources = resolve_limits({}, config)
-    except ConfigError as error:
-        fail(str(error))
     resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
     grounding = grounding_line(config)
     typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
@@ -552,13 +541,9 @@ def config_show(
 
 def grounding_line(config: FileConfig) -> str:
     """The grounding mode and where it came from: `warn  [default]`."""
-    from toolcall_cli.app.errors import AppError
     from toolcall_cli.app.settings import grounding_of
 
-    try:
-        mode = grounding_of(None, config)
-    except AppError as error:
-        fail(str(error))
+    mode = grounding_of(None, config)
     source = "config" if "grounding" in config.defaults else "default"
     return f"{mode}  [{source}]"
 

@@ -4,10 +4,9 @@ strategy over the seeds S, S+1, ... S+N-1."""
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,19 +19,18 @@ from rich.table import Table
 from rich.text import Text
 
 from toolcall_cli import strictjson
-from toolcall_cli.app.build import Assembled, Toolbox, load_toolbox, variant_session
+from toolcall_cli.app.build import Toolbox, load_toolbox, variant_session
 from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.app.settings import Settings, resolve_settings, session_retrieval
 from toolcall_cli.app.variants import Variant, all_variants
-from toolcall_cli.cli._running import RunTrace, open_trace, pipe_console
-from toolcall_cli.cli._tracing import TraceDir, choose_trace_dir
+from toolcall_cli.cli._running import RunTrace, pipe_console, status_line
+from toolcall_cli.cli._tracing import TraceDir, choose_trace_dir, open_trace
 from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.evaluate.figures import RunFigures, RunTally, StrategyRates, rates
 from toolcall_cli.limits import question_too_long
 from toolcall_cli.render.base import one_line, visible
 from toolcall_cli.request_tools import Retrieval
-from toolcall_cli.trace import RunProgress, TraceWriteError, trace_header
-from toolcall_cli.trace.writer import session_secrets
+from toolcall_cli.trace import RunProgress, TraceWriteError
 
 RECOVERED_MEANS = (
     "recovered: parse and tool errors in a run that went on to answer "
@@ -95,8 +93,8 @@ def compare_all(
             traces=choose_trace_dir(trace_dir, no_trace, settings.config),
             stamp=trace_stamp(),
         )
-        with progress_line(plan) as starting:
-            runs = run_all(plan, starting)
+        with status_line("compare") as say:
+            runs = run_all(plan, say)
     finally:
         toolbox.close()
     if as_json:
@@ -132,15 +130,13 @@ def trace_stamp() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
 
 
-def run_all(
-    plan: ComparePlan, starting: Callable[[Variant, int, int], None] = lambda *_: None
-) -> list[RunFigures]:
-    """Every variant under every seed, seed by seed. `starting(variant, seed, n)` is told before
-    the n-th run (from 1) begins, for a progress line."""
+def run_all(plan: ComparePlan, say: Callable[[str], None] = lambda _: None) -> list[RunFigures]:
+    """Every variant under every seed, seed by seed; `say` is told which run begins, for a
+    status line."""
     done: list[RunFigures] = []
     for seed in plan.seeds:
         for variant in plan.variants:
-            starting(variant, seed, len(done) + 1)
+            say(f"{variant.label}, seed {seed} ({len(done) + 1}/{plan.runs})")
             done.append(run_one(plan, variant, seed))
     return done
 
@@ -156,7 +152,10 @@ def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
         retrieval=plan.retrieval,
     )
     session = assembled.session
-    run_trace = start_run_trace(plan, variant, seed, assembled)
+    path = trace_path(plan, variant, seed)
+    run_trace = RunTrace()
+    if path is not None and plan.traces is not None:
+        run_trace = open_trace(path, "compare", assembled, default=plan.traces.default)
     tally = RunTally(variant.label, seed, str(run_trace.path) if run_trace.path else None)
     progress = RunProgress()
     try:
@@ -177,36 +176,6 @@ def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
         run_trace.close()
         session.close()
     return tally.figures()
-
-
-def start_run_trace(
-    plan: ComparePlan, variant: Variant, seed: int, assembled: Assembled
-) -> RunTrace:
-    """One run's trace, its header written as `toolcall run` writes it (the settings of this
-    strategy and seed), with the session's credentials masked in every record."""
-    path = trace_path(plan, variant, seed)
-    if path is None:
-        return RunTrace()
-    header = trace_header("compare", assembled.settings, plan.toolbox.registry)
-    choice = assembled.choice
-    secrets = session_secrets(choice.api_key, choice.base_url)
-    where = plan.traces
-    return open_trace(path, header, secrets, asked=where is not None and not where.default)
-
-
-@contextlib.contextmanager
-def progress_line(plan: ComparePlan) -> Iterator[Callable[[Variant, int, int], None]]:
-    """On a terminal, which run is going (stderr, gone when done); elsewhere nothing."""
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield lambda *_: None
-        return
-    with console.status("compare") as status:
-
-        def starting(variant: Variant, seed: int, n: int) -> None:
-            status.update(f"{variant.label}, seed {seed} ({n}/{plan.runs})")
-
-        yield starting
 
 
 def by_strategy(plan: ComparePlan, runs: Sequence[RunFigures]) -> list[StrategyRates]:

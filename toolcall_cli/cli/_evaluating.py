@@ -5,7 +5,6 @@ code --fail-under asks for. The running and the grading are evaluate/'s."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -50,13 +49,7 @@ def eval_command(
     folder (toolcall trace show FILE, doctor FILE, replay FILE). Exit 0 when it ran; 1 when
     --fail-under is not reached; 2 on a usage error.
     """
-    listed_flags = dataclasses.replace(
-        flags,
-        models=listed(flags.models),
-        profiles=listed(flags.profiles),
-        base_urls=listed(flags.base_urls),
-    )
-    raise typer.Exit(evaluate(cases, listed_flags, options))
+    raise typer.Exit(evaluate(cases, flags, options))
 
 
 def listed(values: Sequence[str] | None) -> tuple[str, ...]:
@@ -71,8 +64,7 @@ def evaluate(cases_file: Path, flags: EvalFlags, options: SessionOptions) -> int
     from toolcall_cli.evaluate.runner import run_eval
 
     cases = read_cases(cases_file, flags.case_format)
-    calls_only = flags.calls_only or flags.case_format == "bfcl"
-    plan = make_plan(cases_file, flags, options, cases, calls_only)
+    plan = make_plan(cases_file, flags, options, cases)
     with progress_bar(plan) as done:
         runs = run_eval(plan, done, warn)
     return report(flags, plan, runs)
@@ -82,13 +74,15 @@ def evaluate(cases_file: Path, flags: EvalFlags, options: SessionOptions) -> int
 
 
 def targets(flags: EvalFlags, options: SessionOptions) -> list[Target]:
-    """A model per profile × base URL × model name given (each list, or none)."""
+    """A model per profile × base URL × model name given (each a list, or none)."""
     from toolcall_cli.app.settings import resolve_settings
     from toolcall_cli.evaluate.runner import Target
 
     made = []
     for profile, base_url, name in itertools.product(
-        flags.profiles or (None,), flags.base_urls or (None,), flags.models or (None,)
+        listed(flags.profiles) or (None,),
+        listed(flags.base_urls) or (None,),
+        listed(flags.models) or (None,),
     ):
         chosen = options.replace(model=name, profile=profile, base_url=base_url)
         settings = resolve_settings(chosen)
@@ -151,7 +145,6 @@ def make_plan(
     flags: EvalFlags,
     options: SessionOptions,
     cases: list[Case],
-    calls_only: bool,
 ) -> EvalPlan:
     from toolcall_cli.evaluate.runner import EvalPlan, read_results, write_meta
 
@@ -167,7 +160,7 @@ def make_plan(
         strategies=strategies(flags.strategies, options),
         seeds=tuple(base_seed + k for k in range(flags.repeat)),
         folder=folder,
-        calls_only=calls_only,
+        calls_only=flags.calls_only or flags.case_format == "bfcl",
         jobs=flags.jobs,
         done=done,
     )

@@ -3,6 +3,7 @@ spends on teaching the model its tools (system prompt, tools JSON, response_form
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,13 +23,9 @@ from toolcall_cli.cli.entry import warn
 from toolcall_cli.render.base import visible
 from toolcall_cli.wire.tokens import as_json, estimate_tokens, request_tokens
 
-PARTS = ("system_prompt", "tools", "response_format")
-"""The parts of a request that carry the tools and the call format, in the order shown."""
-PART_TITLES = {
-    "system_prompt": "system prompt",
-    "tools": "tools",
-    "response_format": "response_format",
-}
+PARTS = {"system_prompt": "system prompt", "tools": "tools", "response_format": "response_format"}
+"""The parts of a request that carry the tools and the call format, in the order shown, with
+their columns' titles."""
 PANEL_WIDTH = 48
 """Narrowest panel; a terminal with room for fewer than two stacks them."""
 
@@ -38,9 +35,6 @@ class Size:
     chars: int
     tokens: int
     """Estimated as the context-window check estimates them (wire/tokens.py)."""
-
-    def record(self) -> dict[str, int]:
-        return {"chars": self.chars, "tokens": self.tokens}
 
 
 @dataclass(frozen=True)
@@ -63,7 +57,7 @@ class FirstRequest:
     def record(self) -> dict[str, Any]:
         return {
             **self.variant.record(),
-            "sizes": {part: size.record() for part, size in self.sizes().items()},
+            "sizes": {part: dataclasses.asdict(size) for part, size in self.sizes().items()},
             "request_tokens": request_tokens(self.body),
             "body": self.body,
         }
@@ -127,8 +121,8 @@ def size_table(requests: Sequence[FirstRequest]) -> Table:
         title="first request: characters / estimated tokens", title_justify="left", expand=False
     )
     table.add_column("strategy", style="bold cyan", no_wrap=True)
-    for part in PARTS:
-        table.add_column(PART_TITLES[part], justify="right", no_wrap=True)
+    for title in PARTS.values():
+        table.add_column(title, justify="right", no_wrap=True)
     table.add_column("request\ntokens", justify="right", no_wrap=True)
     for request in requests:
         sizes = request.sizes()

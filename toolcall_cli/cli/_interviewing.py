@@ -44,6 +44,11 @@ def checked(kata: Kata, file: Path) -> CheckRun:
     return run_check(kata, file, conformance_dir(), Limits())
 
 
+def stage_files(directory: Path) -> list[tuple[Kata, Path]]:
+    """The interview's katas in order, each with its file in `directory`."""
+    return [(kata, directory / kata.file_name) for kata in map(find_kata, STAGES)]
+
+
 def left_text(seconds: float) -> str:
     """`44:59`, never below `00:00`."""
     whole = max(int(seconds), 0)
@@ -66,9 +71,6 @@ class Interview:
     @property
     def left(self) -> float:
         return self.started + self.minutes * 60 - self.clock()
-
-    def files(self) -> list[tuple[Kata, Path]]:
-        return [(find_kata(n), self.directory / find_kata(n).file_name) for n in STAGES]
 
     def stage(self, number: int, kata: Kata, file: Path) -> None:
         """Until the stage's file passes, the candidate moves on, or the time is up."""
@@ -111,12 +113,12 @@ class Interview:
             f"Mock interview: {self.minutes:g} minutes for request → parse → loop, then "
             f"{FOLLOW_UPS} follow-up questions. Your files are in {self.directory}."
         )
-        for number, (kata, file) in enumerate(self.files(), 1):
+        for number, (kata, file) in enumerate(stage_files(self.directory), 1):
             if not self.ended:
                 self.stage(number, kata, file)
         used = min(self.clock() - self.started, self.minutes * 60)
         typer.echo(f"\n== graded as your files stand, after {duration(used)} ==")
-        scores = [self.grade(kata, file, used) for kata, file in self.files()]
+        scores = [self.grade(kata, file, used) for kata, file in stage_files(self.directory)]
         marked = self.follow_ups()
         report(scores, marked, used)
         keep(scores, marked, used)

@@ -151,10 +151,8 @@ def kata_check(
         fail(f"cannot tell which kata {file} is: give --kata KATA")
     chosen = kata_named(kata) if kata else header.kata  # type: ignore[union-attr]
     check = run_check(chosen, file, conformance_dir(conformance), Limits(time_limit, memory))
-    console = pipe_console()
-    console.soft_wrap = not console.is_terminal  # piped: whole lines
     now = datetime.now().astimezone()
-    print_check(check, header, now, console)
+    print_check(check, header, now, pipe_console(whole_lines=True))
     keep_score(check, header, now)
     raise typer.Exit(0 if check.passed else EXIT_FAILURE)
 
@@ -215,18 +213,18 @@ def kata_interview(
     Then three of the drill's follow-up questions. Every file is graded as it stands when the
     time is up, and the score is kept (`kata list` shows your best)."""
     from toolcall_cli.cli._drilling import answer_input, locale_lang
-    from toolcall_cli.cli._interviewing import STAGES, Interview
-    from toolcall_cli.kata import find_kata, starter_text
+    from toolcall_cli.cli._interviewing import Interview, stage_files
+    from toolcall_cli.kata import starter_text
 
-    files = [(directory / find_kata(n).file_name, find_kata(n)) for n in STAGES]
-    existing = [str(path) for path, _ in files if path.exists()]
+    files = stage_files(directory)
+    existing = [str(path) for _, path in files if path.exists()]
     if existing:
         fail(f"{', '.join(existing)} exists already: give another DIR for a new interview")
     answers = answer_input()
     now = datetime.now().astimezone()
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        for path, kata in files:
+        for kata, path in files:
             with path.open("x", encoding="utf-8") as starter:
                 starter.write(starter_text(kata, now))
     except OSError as error:

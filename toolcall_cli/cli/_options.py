@@ -110,28 +110,13 @@ class TraceFile:
 # --- groups as flags --------------------------------------------------------------------------
 
 
-class Grouped:
-    """One parameter of a command that takes a group: where its flags come from."""
-
-    def __init__(self, group: type, without: frozenset[str] = frozenset()) -> None:
-        self.group = group
-        self.without = without
-
-    def leaves(self) -> Iterator[type]:
-        """The groups whose fields are flags (SessionOptions is a group of groups)."""
-        if hasattr(self.group, "PANEL"):
-            yield self.group
-            return
-        for part in parts_of(self.group).values():
-            yield from Grouped(part).leaves()
-
-    def parameters(self) -> Iterator[inspect.Parameter]:
-        for group in self.leaves():
-            yield from flag_parameters(group, self.without)
-
-    def build(self, given: Mapping[str, Any]) -> Any:
-        """The group from the flags given."""
-        return built(self.group, given)
+def leaves(group: type) -> Iterator[type]:
+    """The groups whose fields are flags (SessionOptions is a group of groups)."""
+    if hasattr(group, "PANEL"):
+        yield group
+        return
+    for part in parts_of(group).values():
+        yield from leaves(part)
 
 
 def built(group: type, given: Mapping[str, Any]) -> Any:
@@ -195,8 +180,9 @@ def choices_metavar(kind: Any) -> str | None:
     return None
 
 
-def grouped(hint: Any) -> Grouped | None:
-    """What a parameter's type says of its flags, when it is a group."""
+def grouped(hint: Any) -> tuple[type, frozenset[str]] | None:
+    """The group a parameter's type names, and the fields left out of its flags; None when it
+    names no group."""
     extras: tuple[Any, ...] = ()
     if typing.get_origin(hint) is Annotated:
         hint, *rest = typing.get_args(hint)
@@ -204,22 +190,23 @@ def grouped(hint: Any) -> Grouped | None:
     if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
         return None
     narrowed = next((extra for extra in extras if isinstance(extra, Without)), None)
-    return Grouped(hint, narrowed.leaves_out(hint) if narrowed else frozenset())
+    return hint, narrowed.leaves_out(hint) if narrowed else frozenset()
 
 
 def with_groups(command: Command) -> Command:
     """The command with one flag per field of each group it takes (see the module's doc)."""
     hints = typing.get_type_hints(command, include_extras=True)
     own: list[inspect.Parameter] = []
-    groups: dict[str, Grouped] = {}
+    groups: dict[str, type] = {}
     flags: list[inspect.Parameter] = []
     for param in inspect.signature(command).parameters.values():
         found = grouped(hints.get(param.name))
         if found is None:
             own.append(param.replace(annotation=hints.get(param.name, param.annotation)))
-        else:
-            groups[param.name] = found
-            flags += found.parameters()
+            continue
+        group, without = found
+        groups[param.name] = group
+        flags += [flag for leaf in leaves(group) for flag in flag_parameters(leaf, without)]
     names = [param.name for param in own + flags]
     if len(names) != len(set(names)):
         raise TypeError(f"{command.__name__}: two flags of the same name")
@@ -228,7 +215,7 @@ def with_groups(command: Command) -> Command:
     @functools.wraps(command)
     def call(**given: Any) -> Any:
         own_values = {name: value for name, value in given.items() if name in own_names}
-        group_values = {name: group.build(given) for name, group in groups.items()}
+        group_values = {name: built(group, given) for name, group in groups.items()}
         return command(**own_values, **group_values)
 
     signature = inspect.Signature(own + flags)

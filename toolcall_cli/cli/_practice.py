@@ -3,6 +3,7 @@ practise against it."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -10,10 +11,12 @@ import typer
 
 from toolcall_cli.app.options import LocalModel, StrategyName
 from toolcall_cli.cli._options import PanelledCommand, Without, choices_metavar, with_groups
-from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_USAGE, app, fail
+from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail
 
 DEFAULT_PORT = 8765
 """Clear of the ports local model servers take (vLLM 8000, llama-server 8080, Ollama 11434)."""
+POLL_SECONDS = 0.2
+"""How often the server loop looks for a shutdown request (the log's reader gone)."""
 
 
 PortOpt = Annotated[
@@ -51,15 +54,30 @@ def serve(
     /v1/chat/completions (streamed or not; tools, tool_choice, response_format) and GET
     /v1/models. Each exchange is logged here. Ctrl-C stops it."""
     from toolcall_cli.cli._running import pipe_console
-    from toolcall_cli.cli._serving import ServeError
-    from toolcall_cli.cli._serving import serve as serve_forever
-    from toolcall_cli.serve import ServeSettings
+    from toolcall_cli.render.serve_log import ServeLog, banner
+    from toolcall_cli.serve import Answerer, ServeServer, ServeSettings, host_note
 
     settings = ServeSettings(seed=seed, faults=local.fault_names, fault_rate=local.fault_rate)
     try:
-        serve_forever(settings, host, port, pipe_console())
-    except ServeError as error:
-        fail(str(error), EXIT_USAGE if error.usage else EXIT_FAILURE)
+        answerer = Answerer(settings)
+    except ValueError as error:  # UnknownFault, or a rate outside 0..1
+        fail(str(error))
+    log = ServeLog(pipe_console())
+    try:
+        server = ServeServer((host, port), answerer, log.exchange)
+    except OSError as error:
+        fail(f"cannot listen on {host}:{port}: {error.strerror or error}", EXIT_FAILURE)
+    # The log's reader gone (`toolcall serve | head`): stop serving, as any command stops then.
+    log.on_closed = lambda: threading.Thread(target=server.shutdown, daemon=True).start()
+    try:
+        log.show(banner(server.url, settings, host_note(host)))
+        server.serve_forever(poll_interval=POLL_SECONDS)
+    except KeyboardInterrupt:
+        log.show("stopped (Ctrl-C)")
+    finally:
+        server.server_close()
+    if log.closed:
+        raise BrokenPipeError  # the reader of the log went away
 
 
 @app.command(cls=PanelledCommand)

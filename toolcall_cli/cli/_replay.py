@@ -7,8 +7,7 @@ read from a trace grants a permission.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -75,11 +74,10 @@ def replay(
         recorded_system_prompt,
         replay_options,
     )
-    from toolcall_cli.cli._tracing import choose_trace, start_trace
+    from toolcall_cli.cli._trace_commands import load_trace
+    from toolcall_cli.cli._tracing import start_trace
 
-    if which.startswith("--"):  # let through only for -N
-        fail(f"no such option: {which} (see `toolcall replay --help`)")
-    recording = load_recording(which)
+    recording = load_trace(which, "replay")
     questions = recorded_questions(recording)
     given = {name for name in options.flat() if was_given(ctx, name)}
     settings = recorded_settings(recording)
@@ -88,8 +86,7 @@ def replay(
     # Nobody is there to be asked: dangerous tools run with --yes, and are declined without.
     assembled = build_session(options, system_prompt=own_prompt, warn=warn)
     try:
-        target = choose_trace(trace, assembled, "replay")
-        run_trace = start_trace(target, "replay", assembled, replay_of=recording.path)
+        run_trace = start_trace(trace, "replay", assembled, replay_of=recording.path)
         try:
             replayed, ends = ask_again(assembled, questions, run_trace)
         finally:
@@ -105,16 +102,6 @@ def was_given(ctx: typer.Context, name: str) -> bool:
     """Whether the user gave this flag (rather than its default standing)."""
     source = ctx.get_parameter_source(name)
     return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
-
-
-def load_recording(which: str) -> Trace:
-    from toolcall_cli.trace import TraceError, read_trace
-    from toolcall_cli.trace.files import find_trace, trace_dir
-
-    try:
-        return read_trace(find_trace(which, trace_dir()))
-    except TraceError as error:
-        fail(str(error))
 
 
 def recorded_questions(recording: Trace) -> list[str]:
@@ -137,6 +124,7 @@ def ask_again(
 ) -> tuple[list[list[Event]], list[str]]:
     """Each question asked in turn in the one session, quietly, every event traced; and what
     the scripted model's script said of lining up with them (if the model is scripted)."""
+    from toolcall_cli.cli._running import status_line
     from toolcall_cli.events import RunFinished
     from toolcall_cli.models.scripted import scripted_model
     from toolcall_cli.trace import RunProgress, TraceWriteError
@@ -145,9 +133,9 @@ def ask_again(
     script = scripted_model(session.model)
     replayed: list[list[Event]] = []
     ends: list[str] = []
-    with progress_line(len(questions)) as asking:
+    with status_line("replay") as say:
         for number, question in enumerate(questions, start=1):
-            asking(number)
+            say(f"replaying question {number} of {len(questions)}")
             events: list[Event] = []
             progress = RunProgress()
             try:
@@ -167,19 +155,6 @@ def ask_again(
                 fail(str(error), EXIT_FAILURE)
             replayed.append(events)
     return replayed, ends
-
-
-@contextlib.contextmanager
-def progress_line(count: int) -> Iterator[Callable[[int], None]]:
-    """On a terminal, which question is being asked (stderr, gone when done)."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield lambda _: None
-        return
-    with console.status("replay") as status:
-        yield lambda n: status.update(f"replaying question {n} of {count}")
 
 
 def compared(
@@ -276,19 +251,24 @@ def show(
     replay_trace: Path | None,
     as_json: bool,
 ) -> None:
-    from toolcall_cli.app.build import strategy_label
+    from toolcall_cli.app.build import session_label
     from toolcall_cli.app.replaying import recorded_settings
+    from toolcall_cli.app.variants import strategy_label
     from toolcall_cli.cli._running import pipe_console
 
     session = assembled.session
     settings = recorded_settings(recording)
     now = {
         "model": session.model.name,
-        "strategy": strategy_label(session.strategy, assembled.options),
+        "strategy": session_label(session.strategy, assembled.options),
     }
     then = {
         "model": str(settings.get("model", "?")),
-        "strategy": recorded_label(settings),
+        "strategy": strategy_label(
+            str(settings.get("strategy", "?")),
+            settings.get("schema_mode"),
+            settings.get("stream_mode"),
+        ),
     }
     if as_json:
         shown = {
@@ -302,15 +282,5 @@ def show(
         return
     from toolcall_cli.render.replay import print_replay
 
-    console = pipe_console()
-    console.soft_wrap = not console.is_terminal  # piped: whole lines
+    console = pipe_console(whole_lines=True)
     print_replay(diff, recording.path, then, now, replay_trace, console)
-
-
-def recorded_label(settings: Mapping[str, Any]) -> str:
-    name = str(settings.get("strategy", "?"))
-    if name == "schema" and settings.get("schema_mode"):
-        return f"schema {settings['schema_mode']}"
-    if name == "stream" and settings.get("stream_mode"):
-        return f"stream {settings['stream_mode']}"
-    return name

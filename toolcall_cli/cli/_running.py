@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 import typer
 
@@ -21,7 +21,6 @@ from toolcall_cli.cli.entry import (
     EXIT_LIMIT,
     EXIT_SCRIPT_MISMATCH,
     fail,
-    warn,
 )
 
 if TYPE_CHECKING:
@@ -37,16 +36,33 @@ if TYPE_CHECKING:
     from toolcall_cli.trace.writer import InterruptReason
 
 
-def pipe_console() -> Console:
+def pipe_console(whole_lines: bool = False) -> Console:
     """A rich Console for stdout whose broken pipe reaches main() like any other command's
-    (rich's own handling exits 1 on the spot)."""
+    (rich's own handling exits 1 on the spot). `whole_lines`: piped, lines are not cut to the
+    width of a terminal that is not there."""
     from rich.console import Console
 
     class PipeConsole(Console):
         def on_broken_pipe(self) -> None:
             raise BrokenPipeError
 
-    return PipeConsole(highlight=False)
+    console = PipeConsole(highlight=False)
+    console.soft_wrap = whole_lines and not console.is_terminal
+    return console
+
+
+@contextlib.contextmanager
+def status_line(title: str) -> Iterator[Callable[[str], None]]:
+    """On a terminal, a line on stderr that says what is going on, gone when done; elsewhere
+    nothing."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda _: None
+        return
+    with console.status(title) as status:
+        yield status.update
 
 
 def report_stop(event: Event) -> None:
@@ -60,90 +76,58 @@ def report_stop(event: Event) -> None:
         typer.echo(f"toolcall: {event.message}", err=True)
 
 
+@dataclass(frozen=True)
 class RunTrace:
-    """The run's trace, if it has one. A write that fails stops the run with one line and
-    exit 1, rather than letting it go on with a trace that silently ends early."""
+    """The run's trace, if it has one (see _tracing.start_trace). A write that fails stops the
+    run with one line and exit 1, rather than letting it go on with a trace that silently ends
+    early."""
 
-    def __init__(self, writer: TraceWriter | None = None) -> None:
-        self._writer = writer
+    writer: TraceWriter | None = None
+    """Chat records its runs one by one through the writer itself."""
+    default: bool = False
+    """In the trace directory, where the user did not say: then its path is shown once."""
 
     @property
     def path(self) -> Path | None:
-        return self._writer.path if self._writer is not None else None
-
-    @property
-    def writer(self) -> TraceWriter | None:
-        """The writer itself, for chat, which records its runs one by one."""
-        return self._writer
+        return self.writer.path if self.writer is not None else None
 
     def write(self, event: Event) -> None:
         """Raises TraceWriteError when the trace stops taking writes."""
-        if self._writer is not None:
-            self._writer.write(event)
+        if self.writer is not None:
+            self.writer.write(event)
 
     def script_end(self, end: ScriptEnd) -> None:
         """Raises TraceWriteError when the trace stops taking writes."""
-        if self._writer is not None:
-            self._writer.script_end(end)
+        if self.writer is not None:
+            self.writer.script_end(end)
 
     def cut_short(self, reason: InterruptReason, detail: str, final: RunFinished | None) -> None:
         """The end of a run that did not end itself: its final event (unless it had sent one),
         then the `interrupted` line. A trace that cannot take them keeps what it has."""
         from toolcall_cli.trace import TraceWriteError
 
-        if self._writer is None:
+        if self.writer is None:
             return
         with contextlib.suppress(TraceWriteError):
             if final is not None:
-                self._writer.write(final)
-            self._writer.interrupted(reason, " ".join(detail.split()))
+                self.writer.write(final)
+            self.writer.interrupted(reason, " ".join(detail.split()))
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
+        if self.writer is not None:
+            self.writer.close()
 
+    def show_path(self, mode: RenderMode) -> None:
+        """Where a default trace went, said once: under the live view's footer, or on stderr
+        for plain text; --quiet and --json keep their output to what they promise."""
+        if not self.default or self.path is None:
+            return
+        if mode == "live":
+            from rich.text import Text
 
-def open_trace(
-    path: Path | None,
-    header: dict[str, Any] | None = None,
-    secrets: Sequence[str] = (),
-    *,
-    asked: bool = True,
-) -> RunTrace:
-    """The trace, opened (and its header written) before the run starts: a path the user
-    `asked` for that cannot be written is a usage error naming it, and nothing has run yet; a
-    default trace that cannot be is left out, with a warning."""
-    from toolcall_cli.private_files import PathProblem
-
-    if path is None:
-        return RunTrace()
-    from toolcall_cli.trace import TraceWriteError, TraceWriter
-
-    try:
-        writer = TraceWriter.open(path, secrets=secrets)
-    except PathProblem as error:
-        if not asked:
-            warn(f"no trace written: {error}")
-            return RunTrace()
-        fail(str(error))
-    if header is not None:
-        try:
-            writer.header(header)
-        except TraceWriteError as error:
-            writer.close()
-            fail(str(error), EXIT_FAILURE)
-    return RunTrace(writer)
-
-
-def show_trace_path(path: Path, mode: RenderMode) -> None:
-    """Where the trace went, said once: under the live view's footer, or on stderr for plain
-    text; --quiet and --json keep their output to what they promise."""
-    if mode == "live":
-        from rich.text import Text
-
-        pipe_console().print(Text(f"trace {path}", style="dim"))
-    elif mode == "plain":
-        typer.echo(f"toolcall: trace {path}", err=True)
+            pipe_console().print(Text(f"trace {self.path}", style="dim"))
+        elif mode == "plain":
+            typer.echo(f"toolcall: trace {self.path}", err=True)
 
 
 @contextlib.contextmanager
@@ -184,7 +168,7 @@ def renderer_stdout(mode: RenderMode) -> Iterator[IO[str] | None]:
 def render_run(
     events: Iterator[Event],
     mode: RenderMode,
-    trace: Path | RunTrace | None = None,
+    run_trace: RunTrace,
     answers: Answers | None = None,
     show_request: bool = False,
     script: ScriptedModel | None = None,
@@ -192,17 +176,19 @@ def render_run(
     explain: Explain | None = None,
 ) -> int:
     """Render a run's events, trace them, and return the exit code the run's end calls for.
-    `trace` is an open trace (see open_trace), or a file to open as one. `script`: the run's
-    scripted model, whose script not lining up with the run is told before the run's end.
-    `answers`: who answers what the run asks (approval, --step), with the view suspended while
-    they ask; `explain`: notes after the steps (--explain)."""
+    `script`: the run's scripted model, whose script not lining up with the run is told before
+    the run's end. `answers`: who answers what the run asks (approval, --step), with the view
+    suspended while they ask; `explain`: notes after the steps (--explain)."""
+    from toolcall_cli.render import make_renderer
     from toolcall_cli.render.explain import Explain
+    from toolcall_cli.session import answered
 
-    run_trace = trace if isinstance(trace, RunTrace) else open_trace(trace)
-    shown = Shown(answers, show_request, script, explain or Explain())
     try:
         with renderer_stdout(mode) as stdout:
-            return _render(events, mode, run_trace, stdout, shown)
+            renderer = make_renderer(mode, stdout, show_request=show_request)
+            events = answered(events, answers, renderer.suspended)
+            renderer = (explain or Explain()).wrap(renderer)
+            return _render(events, mode, run_trace, renderer, script)
     finally:
         run_trace.close()
 
@@ -229,31 +215,15 @@ def script_mismatch_code(code: int) -> int:
     return EXIT_SCRIPT_MISMATCH if code in (EXIT_ANSWERED, EXIT_FAILURE, EXIT_LIMIT) else code
 
 
-@dataclass(frozen=True)
-class Shown:
-    """How a run is shown, and who may take the terminal from the view while it runs."""
-
-    answers: Answers | None
-    show_request: bool
-    script: ScriptedModel | None
-    explain: Explain
-
-
 def _render(
     events: Iterator[Event],
     mode: RenderMode,
     run_trace: RunTrace,
-    stdout: IO[str] | None,
-    shown: Shown,
+    renderer: Renderer,
+    script: ScriptedModel | None,
 ) -> int:
-    from toolcall_cli.render import make_renderer
-    from toolcall_cli.session import answered
     from toolcall_cli.trace import RunProgress, TraceWriteError
 
-    renderer = make_renderer(mode, stdout, show_request=shown.show_request)
-    events = answered(events, shown.answers, renderer.suspended)
-    renderer = shown.explain.wrap(renderer)
-    script = shown.script
     progress = RunProgress()
     code = EXIT_FAILURE
     mismatch = False

@@ -176,11 +176,9 @@ def trace_show(
     from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.render.recorded import show_live
 
-    if which is not None and which.startswith("--"):  # let through only for -N
-        fail(f"no such option: {which} (see `toolcall trace show --help`)")
     if plain and as_json:
         fail("--plain and --json cannot be used together")
-    trace = load_trace(which)
+    trace = load_trace(which, "trace show")
     if as_json:
         for record in [*([trace.header] if trace.header else []), *trace.records]:
             typer.echo(strictjson.dumps(record))
@@ -195,11 +193,15 @@ def trace_show(
         show_live(trace, events, pipe_console())
 
 
-def load_trace(which: str | None) -> Trace:
-    """The trace `which` names, read; one clear line and exit 2 when it cannot be."""
+def load_trace(which: str | None, command: str) -> Trace:
+    """The trace `which` names (an id, a file, -N), read; one clear line and exit 2 when it
+    cannot be. The commands that take one let unknown options through, for -N: `command`'s
+    help is named for any other."""
     from toolcall_cli.trace import TraceError, read_trace
     from toolcall_cli.trace.files import find_trace, trace_dir
 
+    if which is not None and which.startswith("--"):
+        fail(f"no such option: {which} (see `toolcall {command} --help`)")
     try:
         return read_trace(find_trace(which, trace_dir()))
     except TraceError as error:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolcall_cli.cli._running import RunTrace, open_trace
-from toolcall_cli.cli.entry import fail, warn
+from toolcall_cli.cli._running import RunTrace
+from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
@@ -19,23 +19,18 @@ if TYPE_CHECKING:
     from toolcall_cli.trace.writer import Command
 
 
-@dataclass(frozen=True)
-class TraceChoice:
-    path: Path | None
-    """None: no trace."""
-    default: bool = False
-    """In the trace directory, where the user did not say: then its path is shown once."""
-
-
-def choose_trace(flags: TraceFile, assembled: Assembled, command: Command = "run") -> TraceChoice:
-    """The trace a `command` writes: in the trace directory by default, a replay's kept apart
-    from the user's own runs (trace/files.py)."""
+def start_trace(
+    flags: TraceFile, command: Command, assembled: Assembled, replay_of: Path | None = None
+) -> RunTrace:
+    """The trace a `command` writes, opened: in the trace directory by default, a replay's kept
+    apart from the user's own runs (trace/files.py). `replay_of`: the trace a replay asks
+    again, named in the header."""
     if flags.trace is not None and flags.no_trace:
         fail("--trace and --no-trace cannot be used together")
     if flags.trace is not None:
-        return TraceChoice(flags.trace)
+        return open_trace(flags.trace, command, assembled, replay_of=replay_of)
     if flags.no_trace or not assembled.config.trace:
-        return TraceChoice(None)
+        return RunTrace()
     from toolcall_cli.trace.files import (
         kept_apart_dir,
         make_trace_dir,
@@ -51,28 +46,44 @@ def choose_trace(flags: TraceFile, assembled: Assembled, command: Command = "run
     except OSError as error:
         # Nobody asked for this trace: the run goes on without it, and says why once.
         warn(f"no trace written: cannot make {directory}: {error.strerror or error}")
-        return TraceChoice(None)
-    prune(directory, assembled.config.trace_keep, spare=path)
-    return TraceChoice(path, default=True)
-
-
-def start_trace(
-    choice: TraceChoice, command: Command, assembled: Assembled, replay_of: Path | None = None
-) -> RunTrace:
-    """The chosen trace, opened with its header written; a file --trace names that cannot be
-    written is a usage error before anything runs. `replay_of`: the trace a replay asks again,
-    named in the header."""
-    if choice.path is None:
         return RunTrace()
-    from toolcall_cli.trace import trace_header
+    prune(directory, assembled.config.trace_keep, spare=path)
+    return open_trace(path, command, assembled, default=True, replay_of=replay_of)
+
+
+def open_trace(
+    path: Path,
+    command: Command,
+    assembled: Assembled,
+    *,
+    default: bool = False,
+    replay_of: Path | None = None,
+) -> RunTrace:
+    """The trace, opened and its header written before the run starts, with the session's
+    credentials masked in every record. A path the user asked for that cannot be written is a
+    usage error naming it, and nothing has run yet; a `default` trace (in the trace directory,
+    where the user did not say) that cannot be is left out, with a warning."""
+    from toolcall_cli.private_files import PathProblem
+    from toolcall_cli.trace import TraceWriteError, TraceWriter, trace_header
     from toolcall_cli.trace.writer import session_secrets
 
-    session = assembled.session
-    header = trace_header(command, assembled.settings, session.registry)
+    header = trace_header(command, assembled.settings, assembled.session.registry)
     if replay_of is not None:
         header["replay_of"] = str(replay_of)
     secrets = session_secrets(assembled.choice.api_key, assembled.choice.base_url)
-    return open_trace(choice.path, header, secrets, asked=not choice.default)
+    try:
+        writer = TraceWriter.open(path, secrets=secrets)
+    except PathProblem as error:
+        if default:
+            warn(f"no trace written: {error}")
+            return RunTrace()
+        fail(str(error))
+    try:
+        writer.header(header)
+    except TraceWriteError as error:
+        writer.close()
+        fail(str(error), EXIT_FAILURE)
+    return RunTrace(writer, default)
 
 
 @dataclass(frozen=True)

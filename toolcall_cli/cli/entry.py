@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -18,10 +18,6 @@ try:  # typer >= 0.26 vendors click and raises its own copies of click's excepti
 except ImportError:  # pragma: no cover - older typer uses the click package
     from click import Context as ClickContext  # type: ignore[import-not-found, no-redef, assignment, unused-ignore]
     from click import exceptions as click_exceptions  # type: ignore[import-not-found, no-redef, unused-ignore]
-
-
-if TYPE_CHECKING:
-    pass
 
 
 EXIT_ANSWERED = 0
