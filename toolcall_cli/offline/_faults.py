@@ -198,8 +198,8 @@ def extra_arg(fault: Fault, decision: Decision, c: Context) -> Decision:
     call = decision.calls[0]
     allowed = list(rq.properties(c.tool(call.name))) or list(call.arguments)
     options = (("verbose", True), ("lang", "zh"), ("format", "json"))
-    invented = [(n, v) for n, v in options if unlike(n, allowed)]
-    name, value = fault.rng(c).choice(invented or [("xtra", 1)])
+    unrelated = [(n, v) for n, v in options if unlike(n, allowed)]
+    name, value = fault.rng(c).choice(unrelated or [("xtra", 1)])
     return changed(decision, 0, arguments={**call.arguments, name: value})
 
 
