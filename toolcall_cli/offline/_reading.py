@@ -55,8 +55,8 @@ def positions(lowered: str, spelling: str) -> list[int]:
 def spans(text: str, table: dict[str, tuple[str, ...]]) -> list[tuple[int, int, str]]:
     """(start, end, name) of each name of `table` spelled, in order; the longest wins."""
     lowered, used, found = text.lower(), bytearray(len(text)), []
-    spellings = sorted((s.lower(), n) for n, ss in table.items() for s in ss)
-    for spelling, name in sorted(spellings, key=lambda s: -len(s[0])):
+    spellings = ((s.lower(), n) for n, ss in table.items() for s in ss)
+    for spelling, name in sorted(spellings, key=lambda s: (-len(s[0]), s)):
         for start in positions(lowered, spelling):
             end = start + len(spelling)
             if not any(used[start:end]):
