@@ -257,7 +257,7 @@ def failure(e: Exchange, reading: rd.Reading, tools: Tools) -> list[str]:
 
 def ask_back(e: Exchange, zh: bool, tools: Tools) -> str:
     """What to tell me to try again: the required values the error names and the call lacked."""
-    spec = next((t for t in tools if t.name == e.call.name), ToolSpec(e.call.name, "", {}))
+    spec = rd.tool_named(tools, e.call.name)
     needed = [p for p in rq.required(spec) if p not in e.call.arguments]
     missing = [p for p in needed if named(e.result or "", p)]
     return lx.phrase("tell", zh, names=("、" if zh else ", ").join(missing)) if missing else ""

@@ -1,7 +1,5 @@
 """Faults: the model misbehaving as real models do, in what it decides (a wrong name) or how it
-writes it (a reply cut off). One fires with probability `rate` at its first chance; told of the
-mistake, the model makes it again one time in five, never a third time in a row. A fault knows
-its mistakes by the calls as the conversation shows them, never by an error's words."""
+writes it (a reply cut off). Each knows its mistakes by the calls shown, never by error words."""
 
 from __future__ import annotations
 
@@ -61,7 +59,7 @@ class Context:
     zh: bool  # the question is in Chinese: so is what the model says
 
     def tool(self, name: str) -> ToolSpec:
-        return next((t for t in self.conversation.tools if t.name == name), ToolSpec(name, "", {}))
+        return rd.tool_named(self.conversation.tools, name)
 
     def knows(self, name: str) -> bool:
         return any(t.name == name for t in self.conversation.tools)
@@ -85,6 +83,7 @@ class Fault:
         return random.Random(f"{c.key}:{self.kind}")
 
     def fires(self, c: Context, applicable: bool) -> bool:
+        """At its first chance (at `rate`); told of it, again once in five, never thrice running."""
         if not applicable or self.rate <= 0 or c.conversation.format.shape not in self.shapes:
             return False
         chance = random.Random(f"{c.key}:{self.kind}:fires").random()
@@ -199,8 +198,8 @@ def extra_arg(fault: Fault, decision: Decision, c: Context) -> Decision:
     call = decision.calls[0]
     allowed = list(rq.properties(c.tool(call.name))) or list(call.arguments)
     options = (("verbose", True), ("lang", "zh"), ("format", "json"))
-    invented = [(n, v) for n, v in options if unlike(n, allowed)]
-    name, value = fault.rng(c).choice(invented or [("xtra", 1)])
+    unrelated = [(n, v) for n, v in options if unlike(n, allowed)]
+    name, value = fault.rng(c).choice(unrelated or [("xtra", 1)])
     return changed(decision, 0, arguments={**call.arguments, name: value})
 
 

@@ -18,10 +18,8 @@ def table(text: str) -> dict[str, tuple[str, ...]]:
     for line in text.strip("\n").replace(" ; ", "\n").splitlines():
         key, _, line = (key, "", line.lstrip()) if line.startswith(" ") else line.partition(": ")
         entries[key] = f"{entries.get(key, '')} {line}"
-    split = {k: v.split(between) for k, v in entries.items()}
-    return {
-        k: tuple(w.strip().replace("~", " ") for w in ws if w.strip()) for k, ws in split.items()
-    }
+    split = {k: [w.strip().replace("~", " ") for w in v.split(between)] for k, v in entries.items()}
+    return {k: tuple(w for w in words if w) for k, words in split.items()}
 
 
 CONCEPTS = table("""

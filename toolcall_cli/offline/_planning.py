@@ -178,27 +178,29 @@ def measures(data: Any) -> list[Measure]:
     return [(v, u, k) for v, u, k in found if u]
 
 
-def converter(tools: Tools) -> ToolSpec | None:
-    return next((t for t in tools if {"number", "unit_from", "unit_to"} <= rd.roles_of(t)), None)
+def converter(tools: Tools, reading: rd.Reading) -> ToolSpec | None:
+    """A tool that converts a number between units, when the question names a unit."""
+    roles = {"number", "unit_from", "unit_to"}
+    return next((t for t in tools if reading.units and roles <= rd.roles_of(t)), None)
 
 
 def conversion_calls(reading: rd.Reading, tools: Tools, history: History) -> list[Call]:
     """Each result's measure converted into a unit the question wants and no result is in."""
-    tool = converter(tools)
-    if tool is None or not reading.units:
+    tool = converter(tools, reading)
+    if tool is None:
         return []
     done = [read_json(e.result or "") for e in history if not e.failed and e.call.name != tool.name]
     made = [e.call for e in history if e.call.name == tool.name and not e.unparsed]
-    wanted = conversions(tool, [measures(data) for data in done], reading)
+    pairs = to_convert([measures(data) for data in done], reading)
+    wanted = [conversion(tool, measure, target) for target, measure in pairs]
     return [c for i, c in enumerate(wanted) if c not in made and c not in wanted[:i]]
 
 
-def conversions(tool: ToolSpec, results: list[list[Measure]], reading: rd.Reading) -> list[Call]:
-    """A conversion of each result's measure into each unit asked for that no result is in."""
+def to_convert(results: list[list[Measure]], reading: rd.Reading) -> list[tuple[str, Measure]]:
+    """(unit, measure): each result's measure meant for each unit asked that no result is in."""
     have = {unit for found in results for _, unit, _ in found}
     targets = dict.fromkeys(u for _, u in reading.units if u not in have)
-    pairs = [(t, m) for t in targets for r in results for m in meant(r, t, reading.extremes)]
-    return [conversion(tool, m, target) for target, m in pairs]
+    return [(t, m) for t in targets for r in results for m in meant(r, t, reading.extremes)]
 
 
 def meant(found: Sequence[Measure], unit: str, extremes: Sequence[str]) -> list[Measure]:
@@ -223,8 +225,8 @@ def conversion(tool: ToolSpec, source: Measure, target: str) -> Call:
 def chained_calls(calls: Sequence[Call], reading: rd.Reading, tools: Tools) -> tuple[Call, ...]:
     """With --dag, the question's calls and the conversions it asks of their results in one reply,
     the value a placeholder for a field its description names (`high_c`); () when none chains."""
-    tool = converter(tools)
-    if tool is None or not reading.units:
+    tool = converter(tools, reading)
+    if tool is None:
         return ()
     refs: list[str] = []
     firsts, seconds = [], []
@@ -243,9 +245,7 @@ def convertible(description: str, reading: rd.Reading) -> list[tuple[str, Measur
     """(unit wanted, field) for each field a tool's description says it returns (`high_c`)
     that the question wants in another unit."""
     fields = re.findall(r"(?<![\w.])[A-Za-z]+(?:_[A-Za-z0-9]+)+", description)
-    found = [(0, u, k) for k in dict.fromkeys(fields) if (u := rd.unit_of_field(k))]
-    wanted = [u for _, u in reading.units if u not in {m[1] for m in found}]
-    return [(t, m) for t in dict.fromkeys(wanted) for m in meant(found, t, reading.extremes)]
+    return to_convert([measures(dict.fromkeys(fields, 0))], reading)  # a field's value unknown
 
 
 def fresh_ref(tool: str, refs: list[str]) -> str:
@@ -270,8 +270,8 @@ def handles_currencies(spec: ToolSpec) -> bool:
 
 def fix_call(exchange: Exchange, reading: rd.Reading, tools: Tools) -> Call | None:
     """The call put right from what its error names, a value it lacks from the question."""
-    spec = next((t for t in tools if t.name == exchange.call.name), None)
-    values = filled(spec, reading)[0][0].arguments if spec else {}  # its first call's values
+    spec = rd.tool_named(tools, exchange.call.name)
+    values = filled(spec, reading)[0][0].arguments  # its first call's values
     return rq.repaired(exchange.call, exchange.result or "", tools, lambda n, _: values.get(n))
 
 
@@ -282,7 +282,7 @@ def retry_allowed(fixed: Call, failed: Exchange, history: History, tools: Tools)
     same = [e for e in history if e.failed and e.call == fixed]
     if fixed != failed.call:
         return not same
-    spec = next((t for t in tools if t.name == fixed.name), ToolSpec("", "", {}))
+    spec = rd.tool_named(tools, fixed.name)
     words = [*map(str, fixed.arguments.values()), *fixed.arguments, *rq.properties(spec)]
     told = failed.result or ""
     refused = rd.mentions(told, lx.WORDS["refusal"])  # a person or a rule stopped it

@@ -55,8 +55,8 @@ def positions(lowered: str, spelling: str) -> list[int]:
 def spans(text: str, table: dict[str, tuple[str, ...]]) -> list[tuple[int, int, str]]:
     """(start, end, name) of each name of `table` spelled, in order; the longest wins."""
     lowered, used, found = text.lower(), bytearray(len(text)), []
-    spellings = sorted((s.lower(), n) for n, ss in table.items() for s in ss)
-    for spelling, name in sorted(spellings, key=lambda s: -len(s[0])):
+    spellings = ((s.lower(), n) for n, ss in table.items() for s in ss)
+    for spelling, name in sorted(spellings, key=lambda s: (-len(s[0]), s)):
         for start in positions(lowered, spelling):
             end = start + len(spelling)
             if not any(used[start:end]):
@@ -181,20 +181,15 @@ def read_question(text: str, tools: Sequence[ToolSpec] = ()) -> Reading:
     described = [t.description[:2000] for t in tools if "expression" in roles_of(t)]
     named = {w for d in described for w in re.findall(r"\b[a-z][a-z0-9_]*\b", d)}  # gcd, lcm
     expressions = find_expressions(arithmetic, frozenset(lx.WORDS["math"]) | named)
-    words, lowered = english_words(arithmetic), text.lower()
+    words = english_words(arithmetic)
     concepts = frozenset(concepts_of(text, words) | ({"math"} if expressions else set()))
     numbers = tuple(float(n) for n in _NUMBER.findall(arithmetic))
     units, money = (tuple((s, n) for s, _, n in spans(text, t)) for t in (lx.UNITS, lx.CURRENCIES))
+    extremes = tuple(dict.fromkeys(name for _, _, name in spans(text, lx.EXTREMES)))
     tickers = re.findall(r"(?<![A-Za-z0-9])[A-Z]{2,5}(?:\.[A-Z]{1,2})?(?![A-Za-z0-9])", text)
     tickers = [t for t in dict.fromkeys(tickers) if t not in lx.WORDS["not_tickers"]]
     known = (frozenset(words), concepts, find_places(text), expressions, numbers, tuple(tickers))
-    return Reading(text, lx.has_cjk(text), *known, units, money, extremes_asked(lowered))
-
-
-def extremes_asked(lowered: str) -> tuple[str, ...]:
-    """The measures of a day a question asks for ("high", "low"), in the order it asks."""
-    asked = {e: [p for s in ss for p in positions(lowered, s)] for e, ss in lx.EXTREMES.items()}
-    return tuple(sorted((e for e in asked if asked[e]), key=lambda e: min(asked[e])))
+    return Reading(text, lx.has_cjk(text), *known, units, money, extremes)
 
 
 _ROLE_WORDS = lx.table("""
@@ -241,3 +236,8 @@ def worded_role(names: set[str], words: set[str]) -> str:
 
 def roles_of(spec: ToolSpec) -> set[str]:
     return {param_role(n, s) for n, s in properties(spec).items()}
+
+
+def tool_named(tools: Sequence[ToolSpec], name: str) -> ToolSpec:
+    """The tool of that name, else one that takes nothing (a name no tool has)."""
+    return next((t for t in tools if t.name == name), ToolSpec(name, "", {}))
