@@ -19,11 +19,12 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
+from toolcall_cli.history import preview
 from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
 from toolcall_cli.private_files import PathProblem, app_dir, open_private
 from toolcall_cli.render import RenderMode, make_renderer
-from toolcall_cli.render.base import one_line, visible
+from toolcall_cli.render.base import visible
 from toolcall_cli.render.explain import Explain
 from toolcall_cli.session import Session, answered
 from toolcall_cli.strategies import STRATEGY_NAMES, UnknownStrategy
@@ -265,7 +266,7 @@ class Repl:
         if len(line) > self.session.limits.max_question_chars:
             # The run refuses it as too long: the transcript says what came, not all of it, and
             # the history does not keep it.
-            shown = visible(one_line(line, ECHO_CHARS))
+            shown = visible(preview(line, ECHO_CHARS))
             self.say(f"you> {shown} ({len(line):,} characters)")
             return line
         self.say(f"you> {line}")  # the transcript shows what was asked, as on a terminal

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 
 from toolcall_cli.events import StepPaused
+from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.render.base import compact_json, one_line, visible
+from toolcall_cli.render.base import compact_json, visible
 from toolcall_cli.render.explain import Lang, language_of
 from toolcall_cli.rounds import Edited, StepAction
 from toolcall_cli.wire.tokens import request_tokens
@@ -118,7 +119,7 @@ def request_preview(iteration: int, body: dict[str, Any], lang: Lang = "en") -> 
     ]
     if messages and isinstance(messages[-1], dict):
         last = messages[-1]
-        text = visible(one_line(_text_of(last), LAST_MESSAGE_CHARS))
+        text = visible(preview(_text_of(last), LAST_MESSAGE_CHARS))
         lines.append(words["last"].format(role=visible(str(last.get("role", "?"))), text=text))
     return "\n".join(lines)
 
@@ -129,7 +130,7 @@ def _text_of(message: dict[str, Any]) -> str:
 
 
 def call_preview(call: ToolCall, lang: Lang = "en") -> str:
-    args = visible(one_line(compact_json(call.arguments), ARGUMENTS_CHARS))
+    args = visible(preview(compact_json(call.arguments), ARGUMENTS_CHARS))
     return WORDS[lang]["call"].format(name=visible(call.name), arguments=args, id=visible(call.id))
 
 

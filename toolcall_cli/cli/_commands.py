@@ -230,7 +230,8 @@ def tools_command(
 
 def print_ranking(question: str, registry: ToolRegistry, top: int) -> None:
     """`toolcall tools --rank QUESTION`: each tool's BM25 score and the words that matched."""
-    from toolcall_cli.render.base import one_line, visible
+    from toolcall_cli.history import preview
+    from toolcall_cli.render.base import visible
     from toolcall_cli.tools.retrieval import query_terms, spec_terms
     from toolcall_cli.tools.retrieval import rank as rank_tools  # `rank` is the flag here
 
@@ -244,7 +245,7 @@ def print_ranking(question: str, registry: ToolRegistry, top: int) -> None:
         matched = sorted(set(spec_terms(spec)) & set(asked))
         words = f"  [{' '.join(visible(w) for w in matched)}]" if matched else ""
         typer.echo(
-            f"{score:7.2f}  {visible(name)}{words}  {visible(one_line(spec.description, 60))}"
+            f"{score:7.2f}  {visible(name)}{words}  {visible(preview(spec.description, 60))}"
         )
 
 

@@ -27,8 +27,9 @@ from toolcall_cli.cli._running import RunTrace, pipe_console, status_line
 from toolcall_cli.cli._tracing import TraceDir, choose_trace_dir, open_trace
 from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.evaluate.figures import RunFigures, RunTally, StrategyRates, rates
+from toolcall_cli.history import preview
 from toolcall_cli.limits import question_too_long
-from toolcall_cli.render.base import one_line, visible
+from toolcall_cli.render.base import visible
 from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.trace import RunProgress, TraceWriteError
 
@@ -234,7 +235,7 @@ def runs_with_answers(runs: Sequence[RunFigures], console: Console) -> tuple[Tab
 def heading(plan: ComparePlan) -> str:
     seeds = plan.seeds
     seed = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
-    return visible(f"{one_line(plan.question, 60)}  ({plan.settings.choice.name}, {seed})")
+    return visible(f"{preview(plan.question, 60)}  ({plan.settings.choice.name}, {seed})")
 
 
 def figure_table(first: str, columns: Sequence[str]) -> Table:
@@ -329,4 +330,4 @@ def answer_cell(run: RunFigures) -> Text:
         text, style = "(no answer)", "dim"
     else:
         text, style = ("" if run.answered else "best effort: ") + run.answer, ""
-    return Text(visible(one_line(text, 500)), style=style, no_wrap=True, overflow="ellipsis")
+    return Text(visible(preview(text, 500)), style=style, no_wrap=True, overflow="ellipsis")

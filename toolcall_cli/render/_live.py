@@ -45,6 +45,7 @@ from toolcall_cli.events import (
     ToolStarted,
     ToolTimeline,
 )
+from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
     RESULT_SHOWN,
@@ -63,7 +64,6 @@ from toolcall_cli.render.base import (
     from_result_line,
     grounding_line,
     indent,
-    one_line,
     partial_arguments,
     plural,
     reply_summary,
@@ -421,7 +421,7 @@ class LiveRenderer:
         if not call.repaired:
             return line
         note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
-        note.append(visible(one_line(call.raw, 200)), style="dim")
+        note.append(visible(preview(call.raw, 200)), style="dim")
         return Group(line, note)
 
     def _parse_error_block(self, error: ParseError) -> RenderableType:
@@ -500,7 +500,7 @@ def _tail(text: str, lines: int, style: str) -> Text:
 def _forming_text(event: CallForming) -> Text:
     label = Text.assemble(("forming ", "yellow"), (shown_name(event.name or "?"), "bold"), " ")
     shown = partial_arguments(event.arguments_text)[-120:]
-    label.append(visible(one_line(shown, 120)), style="dim")
+    label.append(visible(preview(shown, 120)), style="dim")
     return label
 
 

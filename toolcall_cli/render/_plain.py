@@ -32,6 +32,7 @@ from toolcall_cli.events import (
     ToolStarted,
     ToolTimeline,
 )
+from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
     RESULT_SHOWN,
@@ -52,7 +53,6 @@ from toolcall_cli.render.base import (
     from_result_line,
     grounding_line,
     indent,
-    one_line,
     reply_summary,
     request_summary,
     setting,
@@ -248,7 +248,7 @@ def _call(call: ToolCall) -> list[str]:
     if call.repaired:
         lines.append(
             indent(
-                f"(json-repair fixed the JSON; the model wrote: {visible(one_line(call.raw, 200))})"
+                f"(json-repair fixed the JSON; the model wrote: {visible(preview(call.raw, 200))})"
             )
         )
     return lines

@@ -36,6 +36,7 @@ from toolcall_cli.events import (
     ToolStarted,
     ToolTimeline,
 )
+from toolcall_cli.history import preview
 
 
 class Renderer(Protocol):
@@ -153,12 +154,6 @@ def shown_arguments(arguments: Any) -> str:
     return visible(cut(compact_json(arguments), ARGUMENT_CHARS).with_note())
 
 
-def one_line(text: str, max_chars: int) -> str:
-    """Whitespace collapsed to single spaces and cut with `…`: for previews."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
-
-
 def compact_json(value: Any) -> str:
     """Arguments as one line of JSON; anything JSON cannot hold is shown by its repr."""
     try:
@@ -237,7 +232,7 @@ def message_preview(message: dict[str, Any], max_chars: int = 100) -> str:
     if role == "tool":
         name, call_id = message.get("name"), message.get("tool_call_id")
         label = " ".join(str(p) for p in ("tool", name, f"[{call_id}]" if call_id else None) if p)
-    parts = [one_line(_content_text(message.get("content")), max_chars)]
+    parts = [preview(_content_text(message.get("content")), max_chars)]
     calls = message.get("tool_calls")
     if isinstance(calls, list) and calls:
         parts.append("calls " + ", ".join(_call_preview(c) for c in calls))
@@ -264,7 +259,7 @@ def fed_back_lines(message: dict[str, Any], max_chars: int = 100) -> list[str]:
         return [message_preview(message, max_chars)]
     lines = [f"user: {plural(len(blocks), 'result block')}"]
     for head, body in blocks:
-        lines.append(visible(f"  {one_line(head, NAME_CHARS * 2)} {one_line(body, max_chars)}"))
+        lines.append(visible(f"  {preview(head, NAME_CHARS * 2)} {preview(body, max_chars)}"))
     return lines
 
 
@@ -298,8 +293,8 @@ def _content_text(content: Any) -> str:
 def _call_preview(call: Any) -> str:
     function = call.get("function") if isinstance(call, dict) else None
     if not isinstance(function, dict):
-        return one_line(compact_json(call), 60)
-    return f"{function.get('name')}({one_line(str(function.get('arguments', '')), 60)})"
+        return preview(compact_json(call), 60)
+    return f"{function.get('name')}({preview(str(function.get('arguments', '')), 60)})"
 
 
 @dataclass
@@ -358,7 +353,7 @@ TIMELINE_WIDTH = 32
 def filled_line(event: PlaceholdersFilled) -> str:
     """`filled convert_units {"value": 13, ...} from {{weather.high_c}}`: what the tool gets."""
     call = event.call
-    written = ", ".join(visible(one_line(p, 80)) for p in event.placeholders)
+    written = ", ".join(visible(preview(p, 80)) for p in event.placeholders)
     return f"filled {shown_name(call.name)} {shown_arguments(call.arguments)} from {written}"
 
 
@@ -401,7 +396,7 @@ def answer_label(answer: FinalAnswer) -> str:
     if answer.best_effort:
         return "answer (best effort: made without tools at the iteration limit)"
     if answer.ungrounded:
-        figures = ", ".join(visible(one_line(f, 40)) for f in answer.ungrounded[:5])
+        figures = ", ".join(visible(preview(f, 40)) for f in answer.ungrounded[:5])
         return f"answer (unchecked: {figures} in no tool result)"
     return "answer"
 
@@ -418,7 +413,7 @@ GROUNDING_DONE = {
 def grounding_line(event: GroundingChecked) -> str:
     """`grounding: convert_units: value=25 in neither the question nor any result: not run; …`
     or `grounding: the answer's 2 in no tool result: the model is told, and asked once more`."""
-    figures = ", ".join(visible(one_line(f, 60)) for f in event.figures[:8])
+    figures = ", ".join(visible(preview(f, 60)) for f in event.figures[:8])
     if event.call is not None:
         where = f"{shown_name(event.call.name)}: {figures} in neither the question nor any result"
     else:

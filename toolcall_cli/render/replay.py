@@ -11,7 +11,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from toolcall_cli.render.base import one_line, plural, visible
+from toolcall_cli.history import preview
+from toolcall_cli.render.base import plural, visible
 from toolcall_cli.trace.diff import Compared, QuestionDiff, ReplayDiff
 
 SAME, DIFFERENT, SHOWN = "=", "≠", "·"
@@ -49,7 +50,7 @@ def print_question(question: QuestionDiff, console: Console) -> None:
     console.print(
         Text.assemble(
             (f"Question {question.number}", "bold"),
-            f"  {visible(one_line(question.question, 200))}",
+            f"  {visible(preview(question.question, 200))}",
         )
     )
     iteration: int | None = None
@@ -106,7 +107,7 @@ def diff_lines(recorded: tuple[str, ...], replayed: tuple[str, ...]) -> Iterator
 
 
 def cut(line: str) -> str:
-    return visible(one_line(line, LINE_CHARS))
+    return visible(preview(line, LINE_CHARS))
 
 
 def verdict(diff: ReplayDiff) -> Text:
