@@ -180,8 +180,9 @@ def measures(data: Any) -> list[Measure]:
 
 def converter(tools: Tools, reading: rd.Reading) -> ToolSpec | None:
     """A tool that converts a number between units, when the question names a unit."""
-    roles = {"number", "unit_from", "unit_to"}
-    return next((t for t in tools if reading.units and roles <= rd.roles_of(t)), None)
+    if not reading.units:
+        return None
+    return next((t for t in tools if {"number", "unit_from", "unit_to"} <= rd.roles_of(t)), None)
 
 
 def conversion_calls(reading: rd.Reading, tools: Tools, history: History) -> list[Call]:

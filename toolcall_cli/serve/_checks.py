@@ -13,7 +13,6 @@ from toolcall_cli.wire.tokens import request_tokens
 ROLES = ("system", "developer", "user", "assistant", "tool")
 TOOL_CHOICES = ("none", "auto", "required")
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
-"""OpenAI's rule for a function name."""
 MAX_MESSAGES = 2048
 MAX_TOOLS = 128
 """The most messages and tools one request may hold, as OpenAI allows."""
