@@ -328,6 +328,8 @@ def test_convert_below_absolute_zero() -> None:
             lambda: get_weather("New York City weather"),
             "get_weather(city='New York City', day='today')",
         ),
+        (lambda: get_weather("la météo à Lyon"), "get_weather(city='Paris', day='today')"),
+        (lambda: get_weather("weather in LA"), "get_weather(city='LA', day='today')"),
         (lambda: get_time("Asia/Shangai"), "get_time(timezone='Asia/Shanghai')"),
         (lambda: get_time("Mars/Olympus"), "get_time(timezone='Asia/Shanghai')"),
         (lambda: get_time("UTC+15"), "get_time(timezone='+08:00')"),

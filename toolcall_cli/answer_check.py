@@ -100,15 +100,22 @@ class Conversation:
     def of_run(
         cls,
         question: str,
+        *,
         tools: Collection[str],
         call_ids: Collection[str],
         messages: Sequence[Message],
         unreadable: str | None,
     ) -> Conversation:
         """The run so far, from its `messages`: toolcall's notes, the errors and the results."""
-        notes, errors = list(engine_notes(messages)), list(tool_errors(messages))
-        results = list(tool_results(messages))
-        return cls(question, tools, call_ids, notes, errors, unreadable, results)
+        return cls(
+            question,
+            tools=tools,
+            call_ids=call_ids,
+            notes=list(engine_notes(messages)),
+            errors=list(tool_errors(messages)),
+            unreadable=unreadable,
+            results=list(tool_results(messages)),
+        )
 
 
 def judge(text: str, said: Conversation) -> NotAnAnswer | None:

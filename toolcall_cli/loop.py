@@ -526,9 +526,13 @@ class Run:
         return None
 
     def judge(self, reply: Reply) -> NotAnAnswer | None:
-        this_run = self.history[self.first_message :]
-        tools, ids = self.tools.names(), self.call_ids
-        said = Conversation.of_run(self.question, tools, ids, this_run, reply.unreadable)
+        said = Conversation.of_run(
+            self.question,
+            tools=self.tools.names(),
+            call_ids=self.call_ids,
+            messages=self.history[self.first_message :],
+            unreadable=reply.unreadable,
+        )
         return judge(reply.text, said)
 
     def dropped_notice(self) -> Notice:

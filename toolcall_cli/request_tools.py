@@ -37,6 +37,8 @@ Paris?") leans on it, but the question says what is wanted."""
 LATEST_TURN_CHARS = 1000
 SEARCH_RESULTS = 5
 """The most tools one search_tools call names."""
+DESCRIPTION_CHARS = 160
+"""How much of each found tool's description search_tools gives back."""
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,8 @@ class Choosing:
             self.found = names + [name for name in self.found if name not in names]
         described = {spec.name: spec.description for spec in others}
         lines = [
-            f"- {h.name} (score {h.score:.2f}): {preview(described[h.name], 160)}" for h in hits
+            f"- {h.name} (score {h.score:.2f}): {preview(described[h.name], DESCRIPTION_CHARS)}"
+            for h in hits
         ]
         return "\n".join(
             [f"Found {len(hits)} tool(s); they are offered in the next request:", *lines]

@@ -431,8 +431,10 @@ class Round:
         if not extra:
             return None
         for earlier in self._cache.values():
-            fields = result_json(earlier.content) if earlier.name == call.name else None
-            if not earlier.ok or not isinstance(fields, dict):
+            if not earlier.ok or earlier.name != call.name:
+                continue
+            fields = result_json(earlier.content)
+            if not isinstance(fields, dict):
                 continue
             for key, value in extra.items():
                 if key in fields and same_value(fields[key], value):

@@ -198,21 +198,23 @@ def _find_city(name: str) -> City | None:
 
 
 def _cities_inside(text: str) -> list[str]:
-    """The table's cities that a longer text names, longest name first: "weather in New York
-    City" gives New York City; 东京的天气 gives 东京. A Latin name counts as a whole word only,
-    so "LA" is not found inside "Atlantis"; a one-character alias such as 京 is too short to
-    tell."""
+    """The table's cities that a longer text names, one name each, in the text's order:
+    "weather in New York City" gives New York City; 东京的天气 gives 东京. A Latin name counts as
+    a whole word only, and a short one (LA, SF, Rio) only as written: "la météo à Lyon" names no
+    city. A one-character alias such as 京 is too short to tell."""
     found = []
     for city in CITIES:
-        for name in _names(city):
-            if name.isascii():
-                pattern = rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])"
-                hit = re.search(pattern, text, re.IGNORECASE) is not None
-            else:
-                hit = len(name) > 1 and name in text
-            if hit:
-                found.append(name)
-    return sorted(found, key=len, reverse=True)
+        named = [name for name in _names(city) if _named_in(name, text)]
+        if named:
+            found.append(max(named, key=len))
+    return sorted(found, key=lambda name: text.casefold().find(name.casefold()))
+
+
+def _named_in(name: str, text: str) -> bool:
+    if not name.isascii():
+        return len(name) > 1 and name in text
+    case = 0 if len(name) <= 3 else re.IGNORECASE
+    return re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", text, case) is not None
 
 
 def _unknown_city(name: str, day: str = "today") -> ValueError:

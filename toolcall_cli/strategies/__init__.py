@@ -48,7 +48,7 @@ def get_strategy(
             f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}"
         )
     shared: dict[str, Any] = {"dag": dag, "prompt_style": prompt_style, "sampling": sampling}
-    strategy = _named_strategy(name, schema_mode, stream_mode, shared)
+    strategy = _named_strategy(name, schema_mode=schema_mode, stream_mode=stream_mode, **shared)
     if system_prompt is None:
         return strategy
     from toolcall_cli.strategies._own_prompt import OwnSystemPrompt
@@ -56,9 +56,7 @@ def get_strategy(
     return OwnSystemPrompt(strategy, system_prompt)
 
 
-def _named_strategy(
-    name: str, schema_mode: str, stream_mode: str, shared: dict[str, Any]
-) -> Strategy:
+def _named_strategy(name: str, *, schema_mode: str, stream_mode: str, **shared: Any) -> Strategy:
     # Each strategy is imported only when chosen: a run needs one of the three.
     if name == "regex":
         from toolcall_cli.strategies.text_protocol import TextProtocolStrategy

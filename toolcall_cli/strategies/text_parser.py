@@ -255,8 +255,9 @@ class CallTextParser:
         the general scan."""
         call = self._call
         assert call is not None
-        one = len(text) == 1
-        if not (self._feed_call_char(call, text) if one else self._feed_call_run(call, text)):
+        one_char = len(text) == 1  # one character a chunk: the common streaming case, kept fast
+        fed = self._feed_call_char(call, text) if one_char else self._feed_call_run(call, text)
+        if not fed:
             return None
         if call.length >= call.forming_at:
             return self._call_progress()
@@ -421,9 +422,11 @@ class CallTextParser:
             elif state == "call":
                 pos, stalled = self._step_call(buf, pos, final)
             elif state == "code":  # the fence that ends a code block is shown with it
-                pos, stalled = self._step_until(buf, pos, final, _FENCE, self._emit, True)
+                pos, stalled = self._step_until(buf, pos, final, _FENCE, self._emit, show_end=True)
             elif state == "reasoning":
-                pos, stalled = self._step_until(buf, pos, final, _THINK_CLOSE, self._reason, False)
+                pos, stalled = self._step_until(
+                    buf, pos, final, _THINK_CLOSE, self._reason, show_end=False
+                )
             else:
                 pos, stalled = self._step_start(buf, pos, final)
             if stalled:
@@ -447,6 +450,7 @@ class CallTextParser:
         final: bool,
         end: str,
         out: Callable[[str], None],
+        *,
         show_end: bool,
     ) -> tuple[int, bool]:
         """Reasoning or a code block: its text goes to `out` until `end` closes it (a tail that

@@ -98,6 +98,9 @@ class _Router:
 
     real: Any
 
+    def write(self, data: Any) -> int:
+        raise NotImplementedError  # each router's own: a tool's writes must never pass it by
+
     def writelines(self, lines: Iterable[Any]) -> None:
         for line in lines:
             self.write(line)

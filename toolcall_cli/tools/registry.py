@@ -71,7 +71,8 @@ def tool(
     - `timeout`: seconds before a call is stopped (default: the run's --tool-timeout);
     - `dangerous`: ask the user before each call;
     - `cacheable`: the same arguments give the same result, so a repeated call reuses it;
-    - `permission`: "read", "write" (default) or "admin", checked against the session's --allow;
+    - `permission`: "read" < "write" (default) < "admin": runs only when the session's --allow
+      reaches it;
     - `rate_limit`: calls per minute across the session;
     - `concurrency`: how many of its calls may run at once (1: one at a time);
     - `isolate`: run each call in a worker process, killed at its timeout.

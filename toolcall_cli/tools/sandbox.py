@@ -145,7 +145,8 @@ def enter_namespaces(*, network: bool, root_inside: int = NOBODY) -> str:
         ("gid_map", f"{gid or root_inside} {gid} 1"),
     ):
         # FileNotFoundError: an old kernel without setgroups, nothing to deny.
-        with contextlib.suppress(FileNotFoundError), open(f"/proc/self/{name}", "w") as map_file:
+        path = f"/proc/self/{name}"
+        with contextlib.suppress(FileNotFoundError), open(path, "w", encoding="ascii") as map_file:
             map_file.write(text)
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # no mount here reaches the host
     return entered
