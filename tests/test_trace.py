@@ -552,6 +552,26 @@ def test_trace_list_json(tmp_path: Path) -> None:
     assert first["tokens"] == final["usage"]["total_tokens"]
 
 
+def test_trace_list_tells_a_chat_left_unasked_from_a_run_cut_short(tmp_path: Path) -> None:
+    """A chat quit before any question holds only its header: "no question", not "unfinished",
+    which is for a question that started and never finished."""
+    from toolcall_cli.events import RunStarted
+
+    directory = trace_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    settings = {"model": "offline", "strategy": "regex"}
+    for name, started in (("20260101-000000-aaaaaa", False), ("20260101-000001-bbbbbb", True)):
+        writer = TraceWriter.open(directory / f"{name}.jsonl")
+        writer.header(trace_header("chat", settings, REGISTRY))
+        if started:
+            writer.write(RunStarted(question="hi", model="offline", strategy="regex", tools=()))
+        writer.close()
+    done = toolcall("trace", "list", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = {row["id"]: row["stop_reason"] for row in map(json.loads, done.stdout.splitlines())}
+    assert rows == {"20260101-000000-aaaaaa": "no question", "20260101-000001-bbbbbb": "unfinished"}
+
+
 def test_trace_list_with_no_traces_says_so(tmp_path: Path) -> None:
     done = toolcall("trace", "list", cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("No traces yet in ")

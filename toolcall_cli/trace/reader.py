@@ -318,10 +318,13 @@ def _setting(key: str, first: Record, header: Record) -> str:
 
 
 def _stop_reason(records: list[Record], finished: list[Record]) -> str:
-    """Why the trace ended: an interruption, else how its last question finished."""
+    """Why the trace ended: an interruption, else how its last question finished; "no
+    question" for a chat left before anything was asked."""
     if any(r["kind"] == "interrupted" for r in records):
         return "interrupted"
-    return str(finished[-1].get("stop_reason", "?")) if finished else "unfinished"
+    if finished:
+        return str(finished[-1].get("stop_reason", "?"))
+    return "unfinished" if any(r["kind"] == "run_started" for r in records) else "no question"
 
 
 def tokens_of(usage: Any) -> int:
