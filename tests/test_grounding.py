@@ -165,6 +165,20 @@ def test_an_answer_with_one_figure_of_a_result_is_grounded() -> None:
     assert answer_verdict("It's sunny.", "q", ["11"]) is None  # no figure: nothing to check
 
 
+def test_an_ungrounded_answer_names_its_own_figures_not_the_questions() -> None:
+    """After a result, an answer with no figure of it is not grounded; what it is told names
+    the figures that came from nowhere, not the question's it repeated."""
+    question = "What is 2^10 and the weather in Paris tomorrow?"
+    verdict = answer_verdict("2^10 is 1024, and it will be 15 °C in Paris.", question, ["11"])
+    assert verdict is not None
+    checked, note = verdict
+    assert checked.figures == ("1024", "15")
+    assert note is not None and "1024" in note and "2, 10" not in note
+    # An answer that is only the question's figure after a result is still named as such.
+    again = answer_verdict("2", "Is 126 divisible by 2?", ["126"])
+    assert again is not None and again[0].figures == ("2",)
+
+
 def test_quoted_figures_are_cited_not_stated() -> None:
     text = 'I need the expression (e.g. "12*5+3", `2^10`). Could you tell me?'
     assert answer_verdict(text, "What is France's density?", []) is None

@@ -310,17 +310,19 @@ class AnswerCheck:
     def loose_figures(
         text: str, question: str, grounds: Grounds, tools: Sequence[str]
     ) -> tuple[str, ...]:
-        """The answer's figures when, results there being, none of them is in a result (126
-        came back and the answer was "2", which the question holds); or when, no result there
-        being, figures other than the question's are stated while tools could give them."""
+        """Results there being, when none of the answer's figures is in a result: those not in
+        the question, else the question's it gave back (126 came back and the answer was "2").
+        No result there being, figures other than the question's, while tools could give them."""
         written = [m.group() for m in _FIGURE.finditer(_QUOTED.sub(" ", text))]
+        asked = Grounds(figures_in(question))
+        own = [figure for figure in written if not asked.holds(figure)]
         if grounds.results:
             given = Grounds([f for _, data in grounds.results for f in figures_in(data)])
             if any(given.holds(figure) for figure in written):
                 return ()
-            return tuple(dict.fromkeys(written))
-        asked = Grounds(figures_in(question))
-        own = [figure for figure in written if not asked.holds(figure)]
+            # Named: the figures of its own ("2^10 is 1024": 1024), else the question's it gave
+            # back as the answer ("2" after 126 came back).
+            return tuple(dict.fromkeys(own or written))
         return tuple(dict.fromkeys(own)) if tools else ()
 
     @staticmethod
