@@ -92,6 +92,33 @@ def recorded_run(
     return events, path
 
 
+def test_a_record_past_the_line_cap_is_written_cut_and_reads_back(tmp_path: Path) -> None:
+    """A reply longer than a trace line holds (--max-reply-chars raised) is cut where it is
+    longest, saying so, and the trace stays readable; what the run holds is not cut."""
+    from toolcall_cli.events import ModelReplied, RunStarted
+
+    cap = 4000
+    long_reply = ModelReplied(iteration=1, raw="天" * 1500, text="ok", finish_reason="stop")
+    path = tmp_path / "long.jsonl"
+    writer = TraceWriter.open(path, line_cap=cap)
+    writer.header(trace_header("run", {"strategy": "regex"}, REGISTRY))
+    writer.write(RunStarted(question="hi", model="offline", strategy="regex", tools=()))
+    writer.write(long_reply)
+    writer.close()
+    lines = path.read_bytes().splitlines()
+    assert len(lines[-1]) <= cap < len("天" * 1500) * 3
+    written = read_trace(path, max_line_bytes=cap).records[-1]
+    assert (written["kind"], written["text"], written["finish_reason"]) == (
+        "model_replied",
+        "ok",
+        "stop",
+    )
+    kept, _, note = written["raw"].partition("… [toolcall cut ")
+    assert len(kept) > 1000 and kept == "天" * len(kept)  # the start, as it came
+    assert note == f"{1500 - len(kept):,} characters here: a trace line holds at most 4,000 bytes]"
+    assert long_reply.raw == "天" * 1500  # the event itself is whole
+
+
 def test_every_event_reads_back_as_it_was_written(tmp_path: Path) -> None:
     kinds: set[str] = set()
     for question, strategy, settings, faults, limits in ROUND_TRIP_RUNS:

@@ -12,18 +12,15 @@ from typing import IO, Any
 
 from toolcall_cli.strictjson import DEEPEST, nesting_depth
 from toolcall_cli.trace._shapes import EVENT_TYPES, ShapeError, checked_record
-from toolcall_cli.trace.writer import FORMAT, VERSION
+from toolcall_cli.trace.writer import FORMAT, LINE_CAP, VERSION
 
 Record = dict[str, Any]
 
 HEADER_KIND = "trace_header"
-MiB = 1 << 20
-MAX_LINE_BYTES = 64 * MiB
-"""The longest line a trace is read with. The longest a run writes is a request holding the
-whole conversation: replies are capped at 2,000,000 characters (--max-reply-chars) and results
-at --max-result-chars, so a few tens of MiB at the very most. A longer line is no record
-toolcall wrote, and is refused without being held (a 1 GiB last line took `trace show` to
-4.2 GB)."""
+MAX_LINE_BYTES = LINE_CAP
+"""The longest line a trace is read with: the longest the writer writes. A longer line is no
+record toolcall wrote, and is refused without being held (a 1 GiB last line took `trace show`
+to 4.2 GB)."""
 HEAD_BYTES = 4096
 """How much of a line `trace list` reads to learn its kind, which is written first."""
 _SKIP_BYTES = 64 * 1024

@@ -4,7 +4,9 @@ so a run cut short (Ctrl-C, a crash) still leaves a valid trace up to that point
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
+import math
 import os
 import time
 from collections.abc import Iterable
@@ -31,6 +33,13 @@ InterruptReason = Literal["ctrl-c", "crash", "broken-pipe"]
 Command = Literal["run", "chat", "compare", "replay", "eval"]
 """The command a trace was written by, as its header says."""
 
+MiB = 1 << 20
+LINE_CAP = 64 * MiB
+"""The longest line a trace holds, in bytes. A run's longest is a request holding the whole
+conversation: with replies capped at 2,000,000 characters (--max-reply-chars) and results at
+--max-result-chars, a few tens of MiB at the very most. A record past it (a cap raised) has its
+longest texts cut, each saying so, so that every trace written can be read back."""
+
 SHORTEST_SECRET = 4
 """Shorter credentials are not searched for in a trace's text: masking every "1" would ruin the
 trace and protect nothing."""
@@ -54,21 +63,29 @@ class TraceWriter:
     only whole there); this is the second line."""
 
     def __init__(
-        self, stream: IO[str], *, path: Path | None = None, secrets: Iterable[str] = ()
+        self,
+        stream: IO[str],
+        *,
+        path: Path | None = None,
+        secrets: Iterable[str] = (),
+        line_cap: int = LINE_CAP,
     ) -> None:
         self._stream = stream
         self.path = path
         self._mask = SecretMask(secrets)
         self._opened = time.monotonic()
+        self._line_cap = line_cap
 
     @classmethod
-    def open(cls, path: Path, *, secrets: Iterable[str] = ()) -> TraceWriter:
+    def open(
+        cls, path: Path, *, secrets: Iterable[str] = (), line_cap: int = LINE_CAP
+    ) -> TraceWriter:
         """Append to `path`, owner-only; raises PathProblem (naming the path and why) when it
         cannot be written, so the run never starts."""
         fd = open_private(path, "trace file")
         # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
         stream = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
-        return cls(stream, path=path, secrets=secrets)
+        return cls(stream, path=path, secrets=secrets, line_cap=line_cap)
 
     def header(self, header: dict[str, Any]) -> None:
         self._line(header)
@@ -99,12 +116,54 @@ class TraceWriter:
         record = strictjson.within_depth(record)
         if self._mask:
             record = masked(record, self._mask)
+        line = strictjson.dumps(record)
+        if len(line) * 4 > self._line_cap:  # UTF-8 takes at most 4 bytes a character
+            line = fitted(record, line, self._line_cap)
         try:
-            self._stream.write(strictjson.dumps(record) + "\n")
+            self._stream.write(line + "\n")
             self._stream.flush()
         except OSError as error:
             reason = error.strerror or str(error)
             raise TraceWriteError(f"cannot write the trace file {self.path}: {reason}") from None
+
+
+NOTE_ROOM = 100
+"""Bytes a cut text's note takes, at most."""
+
+
+def fitted(record: dict[str, Any], line: str, cap: int) -> str:
+    """`line`, the record's, within `cap` bytes: its longest texts cut, each ending in a note
+    that says how much went. Gives up (and the line stays long) only on a record whose size is
+    in no text, which no event makes."""
+    record = copy.deepcopy(record)  # the event's own lists and dicts (a request body) stay whole
+    for _ in range(64):
+        excess = len(line.encode("utf-8")) - cap
+        holder, key, text = _longest_text(record)
+        if excess <= 0 or len(text) <= NOTE_ROOM:
+            break
+        per_char = len(text.encode("utf-8", "surrogatepass")) / len(text)  # 3 for Chinese
+        keep = max(len(text) - math.ceil((excess + NOTE_ROOM) / per_char), 0)
+        cut = len(text) - keep
+        holder[key] = (
+            f"{text[:keep]}… [toolcall cut {cut:,} characters here: a trace line holds at most "
+            f"{cap:,} bytes]"
+        )
+        line = strictjson.dumps(record)
+    return line
+
+
+def _longest_text(value: Any) -> tuple[Any, Any, str]:
+    """The longest string within `value` (a dict or a list), with what holds it and where."""
+    best: tuple[Any, Any, str] = (None, None, "")
+    stack = [value]
+    while stack:
+        holder = stack.pop()
+        for key, item in holder.items() if isinstance(holder, dict) else enumerate(holder):
+            if isinstance(item, str) and len(item) > len(best[2]):
+                best = (holder, key, item)
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+    return best
 
 
 def masked(value: Any, mask: SecretMask) -> Any:
