@@ -119,6 +119,18 @@ def test_a_record_past_the_line_cap_is_written_cut_and_reads_back(tmp_path: Path
     assert long_reply.raw == "天" * 1500  # the event itself is whole
 
 
+def test_texts_inside_the_messages_fed_back_are_cut_too(tmp_path: Path) -> None:
+    from toolcall_cli.events import FedBack
+
+    path = tmp_path / "fed.jsonl"
+    writer = TraceWriter.open(path, line_cap=3000)
+    writer.header(trace_header("run", {"strategy": "regex"}, REGISTRY))
+    writer.write(FedBack(iteration=1, messages=({"role": "tool", "content": "x" * 5000},)))
+    writer.close()
+    fed = read_trace(path, max_line_bytes=3000).records[-1]["messages"][0]["content"]
+    assert fed.startswith("x" * 2000) and fed.endswith("a trace line holds at most 3,000 bytes]")
+
+
 def test_every_event_reads_back_as_it_was_written(tmp_path: Path) -> None:
     kinds: set[str] = set()
     for question, strategy, settings, faults, limits in ROUND_TRIP_RUNS:

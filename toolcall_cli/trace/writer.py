@@ -4,8 +4,8 @@ so a run cut short (Ctrl-C, a crash) still leaves a valid trace up to that point
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
+import json
 import math
 import os
 import time
@@ -135,7 +135,9 @@ def fitted(record: dict[str, Any], line: str, cap: int) -> str:
     """`line`, the record's, within `cap` bytes: its longest texts cut, each ending in a note
     that says how much went. Gives up (and the line stays long) only on a record whose size is
     in no text, which no event makes."""
-    record = copy.deepcopy(record)  # the event's own lists and dicts (a request body) stay whole
+    # Read back from the line: lists and dicts of its own (the event's, a request body, stay
+    # whole), and a tuple (the messages fed back) a list whose texts can be cut.
+    record = json.loads(line)
     for _ in range(64):
         excess = len(line.encode("utf-8")) - cap
         holder, key, text = _longest_text(record)
