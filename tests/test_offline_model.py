@@ -699,6 +699,11 @@ def test_compacted_earlier_rounds_count_as_calls_made_not_as_the_question() -> N
         ("What is 2 to the power of 10?", "2**10"),
         ("算一下 12 × 3 ÷ 4", "12*3/4"),
         ("sin(pi/6) + 2^3 = ?", "sin(pi/6)+2**3"),
+        ("What is the square root of 2025, plus 17?", "sqrt(2025)+17"),
+        ("2025的平方根加17是多少？", "sqrt(2025)+17"),
+        ("根号16乘以3等于几？", "sqrt(16)*3"),
+        ("What is 3 squared plus 4 squared?", "3**2+4**2"),
+        ("5的平方减去3的平方是多少？", "5**2-3**2"),
     ],
 )
 def test_arithmetic_keeps_functions_separators_and_operator_words(

@@ -107,27 +107,29 @@ def find_places(text: str) -> tuple[str, ...]:
 
 
 _N = r"(?<![\d.])\d+(?:\.\d+)?"
-_OPERATORS = (
-    ("**", "to the power of|raised to|\\^"),
-    ("*", "乘以|乘|times|multiplied by|x(?=\\s*\\d)|×"),
-    ("/", "除以|除|divided by|over|÷"),
-    ("+", "加上|加|plus"),
-    ("-", "减去|减|minus"),
-    ("%", "modulo|mod"),
+_AFTER = r"(?<=[\d)])\s*,?\s*"  # an operator word only right after an operand: "7 times 8"
+_SPOKEN: tuple[tuple[str, Any], ...] = (
+    (r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])", lambda m: m[0].replace(",", "")),  # 1,234
+    (rf"({_N})\s*(?:%|percent)\s*of\s*", r"\1/100*"),
+    (rf"的\s*({_N})\s*次方", r"**\1"),
+    (rf"(?:the\s+)?square\s+root\s+of\s*({_N})|({_N})\s*的平方根|根号\s*({_N})", r"sqrt(\1\2\3)"),
+    (rf"({_N})\s*(?:squared|的平方)", r"\1**2"),
+    (rf"{_AFTER}(?:to the power of|raised to|\^)\s*", "**"),
+    (rf"{_AFTER}(?:乘以|乘|times|multiplied by|x(?=\s*\d)|×)\s*", "*"),
+    (rf"{_AFTER}(?:除以|除|divided by|over|÷)\s*", "/"),
+    (rf"{_AFTER}(?:加上|加|plus)\s*", "+"),
+    (rf"{_AFTER}(?:减去|减|minus)\s*", "-"),
+    (rf"{_AFTER}(?:modulo|mod)\s*", "%"),
 )
-"""Operator words, read only right after an operand: "7 times 8", never "what times"."""
+"""Arithmetic in words as a calculator writes it, in order: "2的平方根加17" → "sqrt(2)+17"."""
 _NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load)
 
 
 def arithmetic_text(text: str) -> str:
-    """The question with arithmetic words as operators and numbers whole: "12乘以5加3" →
-    "12*5+3", "2的10次方" → "2**10", "15% of 80" → "15/100*80", "1,234" → "1234"."""
-    whole = re.sub(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])", lambda m: m[0].replace(",", ""), text)
-    normal = re.sub(rf"({_N})\s*(?:%|percent)\s*of\s*", r"\1/100*", whole)
-    normal = re.sub(rf"的\s*({_N})\s*次方", r"**\1", normal)
-    for symbol, words in _OPERATORS:
-        normal = re.sub(rf"(?<=[\d)])\s*(?:{words})\s*", symbol, normal, flags=re.I)
-    return normal
+    """The question with its arithmetic in words written out (_SPOKEN), numbers whole."""
+    for spoken, written in _SPOKEN:
+        text = re.sub(spoken, written, text, flags=re.I)
+    return text
 
 
 def find_expressions(text: str, functions: frozenset[str]) -> tuple[str, ...]:
