@@ -282,18 +282,22 @@ def test_every_note_that_asks_for_the_answer_says_the_question_again() -> None:
     assert asked == [text for n in notes for text in (n, question)]
 
 
+MILES = "Convert 26 miles to kilometers."
+
+
+def twice_converted(*then: str) -> list[Any]:
+    """The model converts MILES' 26 miles, calls the same again (its tools go), then says
+    `then`."""
+    call: dict[str, Any] = {"value": 26, "from_unit": "mi", "to_unit": "km"}
+    return [native("convert_units", **call), native("convert_units", "call_2", **call), *then]
+
+
 def test_the_question_comes_last_in_every_request_without_tools() -> None:
     """Qwen2.5-0.5B said a note back when the note was the last message of the request (on the
     tuning half's requests after a withdrawal): each request without tools ends with the
     user's question, after the note that says why."""
-    question = "Convert 26 miles to kilometers."
-    call: dict[str, Any] = {"value": 26, "from_unit": "mi", "to_unit": "km"}
-    replies = [
-        native("convert_units", **call),
-        native("convert_units", "call_2", **call),
-        "Convert 26 miles to kilometers.",  # the question said back: no answer
-        "26 miles is 41.84 kilometres.",
-    ]
+    question = MILES
+    replies = twice_converted(MILES, "26 miles is 41.84 kilometres.")  # the question said back
     model = ScriptedModel(replies)
     history: list[Message] = []
     events = list(
@@ -709,13 +713,8 @@ def test_the_view_still_shows_the_arguments_as_the_model_wrote_them() -> None:
 def test_the_view_shows_the_question_asked_again_after_the_note(tmp_path: Path) -> None:
     """A learner sees what the model was sent when its tools went: the note, then the question
     on its own (the plain view, as a pipe or a log gets it)."""
-    question = "Convert 26 miles to kilometers."
-    call: dict[str, Any] = {"value": 26, "from_unit": "mi", "to_unit": "km"}
-    replies = [
-        native("convert_units", **call),
-        native("convert_units", "call_2", **call),
-        "26 miles is 41.84 kilometres.",
-    ]
+    question = MILES
+    replies = twice_converted("26 miles is 41.84 kilometres.")
     done = toolcall(
         "run", "--model", "scripted", "--script", str(script_file(tmp_path, replies)),
         "--strategy", "schema", "--no-trace", question, cwd=tmp_path,
@@ -730,14 +729,8 @@ def test_the_view_shows_the_question_asked_again_after_the_note(tmp_path: Path) 
 def test_a_chat_carries_a_question_asked_again_only_once_into_its_next_turn() -> None:
     """The question said again after a withdrawal is for that request: the next turn's request
     holds the first turn's question once, its note and its answer."""
-    question = "Convert 26 miles to kilometers."
-    call: dict[str, Any] = {"value": 26, "from_unit": "mi", "to_unit": "km"}
-    replies = [
-        native("convert_units", **call),
-        native("convert_units", "call_2", **call),
-        "26 miles is 41.84 kilometres.",
-        "You're welcome.",
-    ]
+    question = MILES
+    replies = twice_converted("26 miles is 41.84 kilometres.", "You're welcome.")
     model = ScriptedModel(replies)
     session = Session(model=model, strategy=get_strategy("schema"), registry=BUNDLED)
     first = list(session.ask(question))
