@@ -182,6 +182,14 @@ _SAMPLING = ["temperature", "top_p", "n", "max_tokens", "seed", "stop", "stream"
 @example(body={"model": "m", "messages": [{"role": "user", "content": "二" * 5000}]})
 @example(body={"model": "m", "messages": [{"role": "user", "content": "one " + "hundred " * 3000}]})
 @example(body={"model": "m", "messages": [{"\udc00": "user", "role": "user", "content": "hi"}]})
+@example(  # an enum of one empty name: no name to look for in the question
+    body={
+        "model": "m",
+        "messages": [{"role": "user", "content": "What's the weather in Paris?"}],
+        "tools": [{**WEATHER_TOOL, "function": {**WEATHER_TOOL["function"], "parameters": {
+            "type": "object", "properties": {"city": {"enum": [""]}}, "required": ["city"]}}}],
+    }
+)  # fmt: skip
 def test_any_json_in_any_part_of_a_request_gets_an_answer_or_a_4xx_never_a_500(
     served: InProcess, body: Any
 ) -> None:

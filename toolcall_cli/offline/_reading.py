@@ -44,7 +44,7 @@ def concepts_of(text: str, words: set[str] | None = None) -> set[str]:
 
 def positions(lowered: str, spelling: str) -> list[int]:
     """Where a spelling stands as a word of its own; "in" or "m" only after a number."""
-    if spelling not in lowered:  # most are not: a plain search is far cheaper than the regex
+    if not spelling or spelling not in lowered:  # a plain search is far cheaper than a regex
         return []
     if lx.has_cjk(spelling) or not spelling[0].isalpha():
         return [m.start() for m in re.finditer(re.escape(spelling), lowered)]
