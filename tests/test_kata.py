@@ -399,6 +399,14 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     )
     missing = toolcall("kata", "check", "absent.py", cwd=tmp_path)
     assert missing.returncode == 2 and "cannot read absent.py" in missing.stderr
+    assert "kata new" not in missing.stderr
+    # A kata's name where its file goes: the line names the file to give.
+    named = toolcall("kata", "check", "parse", cwd=tmp_path)
+    assert named.returncode == 2
+    assert named.stderr == (
+        "toolcall: error: cannot read parse: No such file or directory "
+        "(FILE is your kata file: `toolcall kata new parse` writes kata_parse.py)\n"
+    )
     (tmp_path / "other.py").write_text("x = 1\n", encoding="utf-8")
     unclear = toolcall("kata", "check", "other.py", cwd=tmp_path)
     assert unclear.returncode == 2 and "give --kata KATA" in unclear.stderr

@@ -145,7 +145,7 @@ def kata_check(
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        fail(f"cannot read {file}: {getattr(error, 'strerror', None) or error}")
+        fail(f"cannot read {file}: {getattr(error, 'strerror', None) or error}{_kata_hint(file)}")
     header = read_header(text)
     if kata is None and header is None:
         fail(f"cannot tell which kata {file} is: give --kata KATA")
@@ -155,6 +155,16 @@ def kata_check(
     print_check(check, header, now, pipe_console(whole_lines=True))
     keep_score(check, header, now)
     raise typer.Exit(0 if check.passed else EXIT_FAILURE)
+
+
+def _kata_hint(file: Path) -> str:
+    """A kata's name given where its file goes (`kata check parse`): name the file to give."""
+    from toolcall_cli.kata import NAMES, find_kata
+
+    if file.exists() or str(file) not in NAMES:
+        return ""
+    name = find_kata(str(file)).file_name
+    return f" (FILE is your kata file: `toolcall kata new {file}` writes {name})"
 
 
 def keep_score(check: CheckRun, header: Header | None, now: datetime) -> None:
