@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from toolcall_cli.events import (
+    ApprovalAsked,
     CallForming,
     Event,
     FedBack,
@@ -295,6 +296,30 @@ def test_live_suspends_for_a_prompt_and_resumes() -> None:
 def test_live_interrupted_tool_is_reported() -> None:
     out = render("live", streamed_run()[:9])
     assert "get_weather was still running" in out
+
+
+def ctrl_c_at_the_question(answered_first: bool) -> str:
+    """The live view of a run stopped by Ctrl-C while its tool waited for approval (or, after
+    the answer, while it ran)."""
+    out = io.StringIO()
+    renderer = make_renderer("live", Console(file=out, width=100), auto_refresh=False)
+    for event in [*streamed_run()[:9], ApprovalAsked(call=STREAMED, reason="dangerous")]:
+        renderer.handle(event)
+    try:
+        with renderer.suspended():
+            if not answered_first:
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    renderer.close()
+    return out.getvalue()
+
+
+def test_live_call_stopped_at_its_approval_question_did_not_run() -> None:
+    out = ctrl_c_at_the_question(answered_first=False)
+    assert "… get_weather did not run: stopped while it waited for your answer" in out
+    assert "still running" not in out
+    assert "get_weather was still running" in ctrl_c_at_the_question(answered_first=True)
 
 
 def test_live_limit_and_model_failure() -> None:

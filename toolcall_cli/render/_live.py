@@ -111,6 +111,8 @@ class _Turn:
     """Steps finished before the reply ended; printed after the raw output, so the scrollback
     reads in order: output, calls, results."""
     running: dict[str, _Running] = field(default_factory=dict)
+    asking: str | None = None
+    """The call whose approval or --step pause is on screen: not yet run, whatever Ctrl-C ends."""
     replied: bool = False
 
     def drop_forming(self) -> None:
@@ -166,6 +168,8 @@ class LiveRenderer:
             live.stop()
         try:
             yield
+            if self._turn is not None:
+                self._turn.asking = None  # answered: the call runs, or is answered without
         finally:
             if self._turn is not None:
                 self._start_live()
@@ -184,6 +188,7 @@ class LiveRenderer:
         if isinstance(event, RunEvent):
             return self._apply_run(event)
         if isinstance(event, Waiting):
+            self._current().asking = event.call.id if event.call is not None else None
             return []
         assert_never(event)
 
@@ -551,7 +556,14 @@ def _leftovers(turn: _Turn) -> list[RenderableType]:
     if not turn.replied:
         rows += turn.pending
     rows += [
-        Text(f"… {shown_name(r.call.name)} was still running", style="yellow")
+        Text(f"… {shown_name(r.call.name)} {_left_how(r.call, turn)}", style="yellow")
         for r in turn.running.values()
     ]
     return rows
+
+
+def _left_how(call: ToolCall, turn: _Turn) -> str:
+    # A call stopped at its approval question never ran: "still running" would say it had.
+    if call.id == turn.asking:
+        return "did not run: stopped while it waited for your answer"
+    return "was still running"
