@@ -26,9 +26,11 @@ from toolcall_cli.events import (
     RunFinished,
     RunStarted,
     TextDelta,
+    TimelineEntry,
     ToolCallParsed,
     ToolFinished,
     ToolStarted,
+    ToolTimeline,
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render import RenderMode, make_renderer
@@ -320,6 +322,28 @@ def test_live_call_stopped_at_its_approval_question_did_not_run() -> None:
     assert "… get_weather did not run: stopped while it waited for your answer" in out
     assert "still running" not in out
     assert "get_weather was still running" in ctrl_c_at_the_question(answered_first=True)
+
+
+def test_live_timeline_of_native_calls_keeps_how_each_ended_at_100_columns() -> None:
+    # OpenAI's call ids are 29 characters: the bar used to push "invalid_arguments" off the line.
+    ids = ("call_f7e7ec6ecfad5af3f44ae303", "call_bfa324b94e91d3eab20343ac")
+    entries = tuple(
+        TimelineEntry(
+            call_id=i,
+            name="get_weather",
+            ref=None,
+            waits_for=(),
+            started=0.08,
+            ended=0.08,
+            ok=outcome == "ok",
+            outcome=outcome,
+        )
+        for i, outcome in zip(ids, ("invalid_arguments", "ok"), strict=True)
+    )
+    out = plain_text(render("live", [ToolTimeline(entries=entries)], terminal=True))
+    lines = [line for line in out.splitlines() if "call_" in line]
+    assert lines[0].endswith("0.08-0.08s invalid_arguments") and lines[1].endswith("0.08s ok")
+    assert max(map(len, lines)) <= 100
 
 
 def test_live_limit_and_model_failure() -> None:

@@ -241,7 +241,7 @@ class LiveRenderer:
                 self._current().running.pop(event.call.id, None)
                 return self._step(self._result_block(event.call, event.result))
             case ToolTimeline():
-                return _timeline_block(event)
+                return _timeline_block(event, self._console.width)
             case _:
                 assert_never(event)
 
@@ -509,8 +509,8 @@ def _forming_text(event: CallForming) -> Text:
     return label
 
 
-def _timeline_block(event: ToolTimeline) -> list[RenderableType]:
-    shown = timeline_lines(event.entries)
+def _timeline_block(event: ToolTimeline, width: int) -> list[RenderableType]:
+    shown = timeline_lines(event.entries, width - 4)  # each line is indented by 4
     if not shown:
         return []
     rows = [Text("timeline", style="cyan")]
