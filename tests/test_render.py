@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from toolcall_cli.events import (
+    AnswerWithoutTools,
     ApprovalAsked,
     CallForming,
     Event,
@@ -344,6 +345,18 @@ def test_live_timeline_of_native_calls_keeps_how_each_ended_at_100_columns() -> 
     lines = [line for line in out.splitlines() if "call_" in line]
     assert lines[0].endswith("0.08-0.08s invalid_arguments") and lines[1].endswith("0.08s ok")
     assert max(map(len, lines)) <= 100
+
+
+def test_live_withdrawn_tools_are_named_first_in_a_narrow_terminal() -> None:
+    # At 60 columns the title was cut to "the model sent a failed call again unchanged: tools wit".
+    withdrawn = AnswerWithoutTools(
+        failed_rounds=2, message="Do not call any tool now.", repeated=True, failed_again=True
+    )
+    out = io.StringIO()
+    renderer = make_renderer("live", Console(file=out, width=60), auto_refresh=False)
+    renderer.handle(withdrawn)
+    renderer.close()
+    assert "─ tools withdrawn: the model sent a failed call" in out.getvalue()
 
 
 def test_live_limit_and_model_failure() -> None:

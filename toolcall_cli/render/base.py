@@ -373,11 +373,12 @@ def setting(value: float) -> str:
 
 
 def withdrawn_title(event: AnswerWithoutTools) -> str:
+    # What happened leads, why follows: a narrow terminal cuts a panel's title at its end.
     if event.failed_again:
-        return "the model sent a failed call again unchanged: tools withdrawn"
+        return "tools withdrawn: the model sent a failed call again unchanged"
     if event.repeated:
-        return "the model repeated a call whose result it has: tools withdrawn"
-    return f"{event.failed_rounds} tool rounds without progress: tools withdrawn"
+        return "tools withdrawn: the model repeated a call whose result it has"
+    return f"tools withdrawn: {event.failed_rounds} tool rounds without progress"
 
 
 def withdrawn_text(event: AnswerWithoutTools) -> str:
