@@ -7,9 +7,11 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from in_process import toolcall
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
@@ -281,6 +283,36 @@ def first_reply(question: str, strategy: str, kinds: Sequence[str]) -> list[dict
 def test_a_fault_that_does_not_apply_leaves_the_reply_alone(kind: str, strategy: str) -> None:
     question = TWO_CITIES if kind == "broken_batch" else WEATHER
     assert first_reply(question, strategy, [kind]) == first_reply(question, strategy, [])
+
+
+WIRES = {
+    "regex": ("regex", None, "tags"),
+    "schema": ("schema", None, "tags"),
+    "schema_json": ("schema", "json", "tags"),
+    "stream": ("stream", None, "tags"),
+    "stream_native": ("stream", None, "native"),
+}
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+def test_the_run_names_the_faults_its_strategy_gives_no_chance(strategy: str) -> None:
+    # A clean run under --faults split_tags (regex) read as one that survived the fault.
+    from toolcall_cli.app._model_choice import idle_faults_note
+
+    idle = sorted(kind for kind, s in NOT_APPLICABLE if s == strategy)
+    notes = idle_faults_note(list(FAULT_KINDS), *WIRES[strategy])
+    if not idle:
+        assert notes == ()
+        return
+    [note] = notes
+    assert note.startswith(f"--faults {', '.join(k for k in FAULT_KINDS if k in idle)}: ")
+
+
+def test_the_view_says_once_which_faults_cannot_fire(tmp_path: Path) -> None:
+    done = toolcall("run", "--no-trace", "--faults", "split_tags,wrong_param", SUM, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    note = "info: --faults split_tags: cannot happen with strategy regex, so the run shows none"
+    assert done.stdout.count(note) == 1, done.stdout
 
 
 @pytest.mark.parametrize("strategy", ["regex", "schema", "stream_native"])
