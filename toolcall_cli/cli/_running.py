@@ -125,7 +125,8 @@ class RunTrace:
         if mode == "live":
             from rich.text import Text
 
-            pipe_console().print(Text(f"trace {self.path}", style="dim"))
+            # One line the terminal wraps, never rich: a path cut by a newline cannot be copied.
+            pipe_console().print(Text(f"trace {self.path}", style="dim"), soft_wrap=True)
         elif mode == "plain":
             typer.echo(f"toolcall: trace {self.path}", err=True)
 
