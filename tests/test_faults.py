@@ -394,6 +394,13 @@ CORRECTS_SEED, REPEATS_SEED = 1, 0  # found by trying seeds; they change with th
 """Seeds where the model fixes a reported wrong_param at once, and where it repeats it once."""
 
 
+def test_after_a_call_cut_before_its_name_the_retry_names_the_tool() -> None:
+    # The cut call's result block has no name, and the model said "The call to  failed".
+    events = run_events(SUM, ["truncated"], "regex")
+    retry = of_type(events, ModelReplied)[1].text
+    assert retry.startswith("The call to calculate failed ("), retry
+
+
 def test_the_model_usually_corrects_itself_after_the_error() -> None:
     events = run_events(WEATHER, ["wrong_param"], "regex", seed=CORRECTS_SEED)
     assert len(failures(events)) == 1 and "°C" in answer(events)
