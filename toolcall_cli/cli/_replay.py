@@ -63,9 +63,10 @@ def replay(
 
     Every question of the trace (each turn of a chat, in order, in one session; each run that
     `--trace FILE` appended, alone) is run again with the flags given; where a flag is not
-    given, with what the recording was made with (model, strategy and modes, prompt style, sampling and seed, faults, limits, --system-prompt),
-    so a bare `toolcall replay T` reproduces the run. `--model scripted` with no --script plays
-    the trace's own replies. The diff: calls (names and arguments), parse errors and results
+    given, with what the recording was made with (model, strategy and modes, prompt style,
+    sampling and seed, faults, limits, --system-prompt), so a bare `toolcall replay T`
+    reproduces the run. `--model scripted` with no --script plays the trace's own replies. The
+    diff: calls (names and arguments), parse errors and results
     per iteration, then iterations, stop reason, tokens (shown, never compared) and the answer.
     Exit 0 when the replay matches the recording, 5 when it differs, 2 on a usage error.
     """
