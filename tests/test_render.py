@@ -359,6 +359,18 @@ def test_live_withdrawn_tools_are_named_first_in_a_narrow_terminal() -> None:
     assert "─ tools withdrawn: the model sent a failed call" in out.getvalue()
 
 
+def test_a_call_without_its_closing_tag_is_shown_read_leniently() -> None:
+    # `toolcall doctor` named it ("no closing </tool_call>"); the views showed nothing.
+    unclosed = ToolCall(
+        id="#1.0", name="calc", arguments={"expr": "1+2"}, raw='<tool_call>{"name": "calc"'
+    )
+    for mode in ("live", "plain"):
+        out = plain_text(
+            render(mode, [ToolCallParsed(call=unclosed), ToolCallParsed(call=WEATHER)])
+        )
+        assert out.count("read leniently: no closing </tool_call>") == 1, (mode, out)
+
+
 def test_live_limit_and_model_failure() -> None:
     start = RunStarted(question="q", model="m", strategy="regex", tools=())
     limited = render("live", [start, LimitReached(limit="iterations", message="stopped after 5")])

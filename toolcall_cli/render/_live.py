@@ -64,6 +64,7 @@ from toolcall_cli.render.base import (
     from_result_line,
     grounding_line,
     indent,
+    lenient_note,
     partial_arguments,
     plural,
     reply_summary,
@@ -423,11 +424,11 @@ class LiveRenderer:
         line = Text.assemble(("→ call ", "magenta"), (shown_name(call.name), "bold magenta"), " ")
         line.append_text(_json_highlighter(Text(shown_arguments(call.arguments))))
         line.append(f"  {shown_name(call.id)}", style="dim")
-        if not call.repaired:
-            return line
-        note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
-        note.append(visible(preview(call.raw, 200)), style="dim")
-        return Group(line, note)
+        notes = [Text(f"  ℹ {lenient_note(call)}", style="cyan")] if lenient_note(call) else []
+        if call.repaired:
+            note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
+            notes.append(note.append(visible(preview(call.raw, 200)), style="dim"))
+        return Group(line, *notes) if notes else line
 
     def _parse_error_block(self, error: ParseError) -> RenderableType:
         rows: list[RenderableType] = [

@@ -37,6 +37,8 @@ from toolcall_cli.events import (
     ToolTimeline,
 )
 from toolcall_cli.history import preview
+from toolcall_cli.messages import ToolCall
+from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN
 
 
 class Renderer(Protocol):
@@ -370,6 +372,14 @@ def from_result_line(event: CallFromResult) -> str:
 def setting(value: float) -> str:
     """A sampling setting as typed: a seed of 1234567 must read back as that, not 1.23457e+06."""
     return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def lenient_note(call: ToolCall) -> str:
+    """How a call that broke the text protocol's format was read anyway, as `toolcall doctor`
+    names it; "" for a call written as asked."""
+    if call.raw.startswith(CALL_OPEN) and CALL_CLOSE not in call.raw:
+        return f"read leniently: no closing {CALL_CLOSE}"
+    return ""
 
 
 def withdrawn_title(event: AnswerWithoutTools) -> str:
