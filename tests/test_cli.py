@@ -197,6 +197,8 @@ def test_at_the_limit_a_best_effort_answer_is_shown_marked_and_exit_is_still_3(
     assert "Probably 42" in shown
     quiet = toolcall(*args, "--quiet", cwd=tmp_path)
     assert quiet.returncode == 3 and quiet.stdout.strip() == "Probably 42, from what I have."
+    # stderr said "without a final answer", then an answer came: it says what that answer is.
+    assert "toolcall: the answer is best effort: made without tools" in quiet.stderr
     events = [json.loads(x) for x in toolcall(*args, "--json", cwd=tmp_path).stdout.splitlines()]
     final = next(e for e in events if e["kind"] == "final_answer")
     assert final["best_effort"] is True

@@ -426,6 +426,21 @@ def test_tools_withdrawn_after_failed_rounds(tmp_path: Path) -> None:
     assert "get_weather" in data["runs"][0]["cause"]
 
 
+def test_a_failed_call_sent_again_is_named_as_the_live_view_names_it(tmp_path: Path) -> None:
+    # The live view says "the model sent a failed call again unchanged"; the doctor said the
+    # model "repeated a call whose result it had", which reads as if the call had worked.
+    call = '<tool_call>{"name": "get_weather", "arguments": {"day": "today"}}</tool_call>'
+    replies = (call, call, "北京今天的天气没查到：缺少城市。")
+    trace = record(tmp_path, WEATHER, "--model", "scripted", "--script", script(tmp_path, *replies))
+    [withdrawn] = [
+        f for f in findings(report(tmp_path, trace), 4) if f["problem"] == "tools_withdrawn"
+    ]
+    assert (
+        withdrawn["message"]
+        == "the model sent a failed call again unchanged, so tools were withdrawn"
+    )
+
+
 def test_a_model_that_cannot_be_reached(tmp_path: Path, refusing_port: int) -> None:
     url = f"http://127.0.0.1:{refusing_port}/v1"
     trace = record(tmp_path, WEATHER, "--model", "m", "--base-url", url)

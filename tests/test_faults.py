@@ -7,9 +7,11 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from in_process import toolcall
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
@@ -283,6 +285,36 @@ def test_a_fault_that_does_not_apply_leaves_the_reply_alone(kind: str, strategy:
     assert first_reply(question, strategy, [kind]) == first_reply(question, strategy, [])
 
 
+WIRES = {
+    "regex": ("regex", None, "tags"),
+    "schema": ("schema", None, "tags"),
+    "schema_json": ("schema", "json", "tags"),
+    "stream": ("stream", None, "tags"),
+    "stream_native": ("stream", None, "native"),
+}
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+def test_the_run_names_the_faults_its_strategy_gives_no_chance(strategy: str) -> None:
+    # A clean run under --faults split_tags (regex) read as one that survived the fault.
+    from toolcall_cli.app._model_choice import idle_faults_note
+
+    idle = sorted(kind for kind, s in NOT_APPLICABLE if s == strategy)
+    notes = idle_faults_note(list(FAULT_KINDS), *WIRES[strategy])
+    if not idle:
+        assert notes == ()
+        return
+    [note] = notes
+    assert note.startswith(f"--faults {', '.join(k for k in FAULT_KINDS if k in idle)}: ")
+
+
+def test_the_view_says_once_which_faults_cannot_fire(tmp_path: Path) -> None:
+    done = toolcall("run", "--no-trace", "--faults", "split_tags,wrong_param", SUM, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    note = "info: --faults split_tags: cannot happen with strategy regex, so the run shows none"
+    assert done.stdout.count(note) == 1, done.stdout
+
+
 @pytest.mark.parametrize("strategy", ["regex", "schema", "stream_native"])
 def test_a_fault_that_applies_changes_the_reply(strategy: str) -> None:
     # The check above could pass for a fault that never does anything; this one could not.
@@ -360,6 +392,13 @@ def test_split_tags_leaves_no_tag_in_the_shown_text() -> None:
 
 CORRECTS_SEED, REPEATS_SEED = 1, 0  # found by trying seeds; they change with the request text
 """Seeds where the model fixes a reported wrong_param at once, and where it repeats it once."""
+
+
+def test_after_a_call_cut_before_its_name_the_retry_names_the_tool() -> None:
+    # The cut call's result block has no name, and the model said "The call to  failed".
+    events = run_events(SUM, ["truncated"], "regex")
+    retry = of_type(events, ModelReplied)[1].text
+    assert retry.startswith("The call to calculate failed ("), retry
 
 
 def test_the_model_usually_corrects_itself_after_the_error() -> None:

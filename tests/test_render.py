@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from toolcall_cli.events import (
+    AnswerWithoutTools,
+    ApprovalAsked,
     CallForming,
     Event,
     FedBack,
@@ -25,9 +27,11 @@ from toolcall_cli.events import (
     RunFinished,
     RunStarted,
     TextDelta,
+    TimelineEntry,
     ToolCallParsed,
     ToolFinished,
     ToolStarted,
+    ToolTimeline,
 )
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render import RenderMode, make_renderer
@@ -295,6 +299,76 @@ def test_live_suspends_for_a_prompt_and_resumes() -> None:
 def test_live_interrupted_tool_is_reported() -> None:
     out = render("live", streamed_run()[:9])
     assert "get_weather was still running" in out
+
+
+def ctrl_c_at_the_question(answered_first: bool) -> str:
+    """The live view of a run stopped by Ctrl-C while its tool waited for approval (or, after
+    the answer, while it ran)."""
+    out = io.StringIO()
+    renderer = make_renderer("live", Console(file=out, width=100), auto_refresh=False)
+    for event in [*streamed_run()[:9], ApprovalAsked(call=STREAMED, reason="dangerous")]:
+        renderer.handle(event)
+    try:
+        with renderer.suspended():
+            if not answered_first:
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    renderer.close()
+    return out.getvalue()
+
+
+def test_live_call_stopped_at_its_approval_question_did_not_run() -> None:
+    out = ctrl_c_at_the_question(answered_first=False)
+    assert "… get_weather did not run: stopped while it waited for your answer" in out
+    assert "still running" not in out
+    assert "get_weather was still running" in ctrl_c_at_the_question(answered_first=True)
+
+
+def test_live_timeline_of_native_calls_keeps_how_each_ended_at_100_columns() -> None:
+    # OpenAI's call ids are 29 characters: the bar used to push "invalid_arguments" off the line.
+    ids = ("call_f7e7ec6ecfad5af3f44ae303", "call_bfa324b94e91d3eab20343ac")
+    entries = tuple(
+        TimelineEntry(
+            call_id=i,
+            name="get_weather",
+            ref=None,
+            waits_for=(),
+            started=0.08,
+            ended=0.08,
+            ok=outcome == "ok",
+            outcome=outcome,
+        )
+        for i, outcome in zip(ids, ("invalid_arguments", "ok"), strict=True)
+    )
+    out = plain_text(render("live", [ToolTimeline(entries=entries)], terminal=True))
+    lines = [line for line in out.splitlines() if "call_" in line]
+    assert lines[0].endswith("0.08-0.08s invalid_arguments") and lines[1].endswith("0.08s ok")
+    assert max(map(len, lines)) <= 100
+
+
+def test_live_withdrawn_tools_are_named_first_in_a_narrow_terminal() -> None:
+    # At 60 columns the title was cut to "the model sent a failed call again unchanged: tools wit".
+    withdrawn = AnswerWithoutTools(
+        failed_rounds=2, message="Do not call any tool now.", repeated=True, failed_again=True
+    )
+    out = io.StringIO()
+    renderer = make_renderer("live", Console(file=out, width=60), auto_refresh=False)
+    renderer.handle(withdrawn)
+    renderer.close()
+    assert "─ tools withdrawn: the model sent a failed call" in out.getvalue()
+
+
+def test_a_call_without_its_closing_tag_is_shown_read_leniently() -> None:
+    # `toolcall doctor` named it ("no closing </tool_call>"); the views showed nothing.
+    unclosed = ToolCall(
+        id="#1.0", name="calc", arguments={"expr": "1+2"}, raw='<tool_call>{"name": "calc"'
+    )
+    for mode in ("live", "plain"):
+        out = plain_text(
+            render(mode, [ToolCallParsed(call=unclosed), ToolCallParsed(call=WEATHER)])
+        )
+        assert out.count("read leniently: no closing </tool_call>") == 1, (mode, out)
 
 
 def test_live_limit_and_model_failure() -> None:

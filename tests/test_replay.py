@@ -218,6 +218,23 @@ def test_every_turn_of_a_chat_is_asked_again_in_one_session(tmp_path: Path) -> N
     assert "Question 1  What's 12*5+3?" in shown.stdout and "Question 2  " in shown.stdout
 
 
+def test_runs_appended_to_one_trace_file_are_asked_again_each_alone(tmp_path: Path) -> None:
+    # `--trace FILE` given to two runs: the replay asked the second as the first's next turn.
+    record(tmp_path, SUM)
+    path = record(tmp_path, TWO_CITIES)
+    code, data = replay_json(tmp_path, str(path))
+    assert code == 0 and data["remarks"] == []
+    replayed = runs(read_trace(Path(data["replay_trace"])))
+    request = next(r for r in replayed[1] if r["kind"] == "iteration_started")["request"]
+    assert [m["content"] for m in request["messages"] if m["role"] == "user"] == [TWO_CITIES]
+    record(tmp_path, SUM, "--faults", "no_tool")  # a third, with other settings: said
+    code, data = replay_json(tmp_path, str(path))
+    assert data["remarks"] == [
+        "the trace holds runs recorded with other settings than its first: all were replayed "
+        "with the first's (and the flags given)"
+    ]
+
+
 def test_a_trace_without_a_header_is_replayed_from_what_its_runs_say(tmp_path: Path) -> None:
     recorded = record(tmp_path, SUM, "-s", "stream")
     lines = recorded.read_text(encoding="utf-8").splitlines()[1:]

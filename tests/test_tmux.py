@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -30,20 +31,22 @@ class Terminal:
         )
         return done.stdout
 
-    def start(self, command: str) -> None:
+    def start(self, command: str, width: int = 120) -> None:
         env = {
             "HOME": str(self.tmp),
             "XDG_CONFIG_HOME": str(self.tmp / ".config"),
             "TERM": "xterm-256color",
             "LANG": "C.UTF-8",
             "PATH": os.environ.get("PATH", ""),
+            # The code of the tree these tests are in, not whichever toolcall is installed.
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
         }
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         self.tmux(
             "new-session",
             "-d",
             "-x",
-            "120",
+            str(width),
             "-y",
             "40",
             "-s",
@@ -96,6 +99,14 @@ def test_live_view_shows_every_step(terminal: Terminal) -> None:
         assert step in screen, step
     assert "model offline" in screen and "strategy regex" in screen  # the header
     assert "2 iterations" in screen and "2 tool calls" in screen  # the footer
+
+
+def test_the_trace_path_under_a_narrow_live_view_is_one_line(terminal: Terminal) -> None:
+    # At 60 columns rich broke the path with a newline, so it could not be copied whole.
+    terminal.start(f"{TOOLCALL} run 'What is 12*5+3?'", width=60)
+    screen = terminal.wait_for("EXIT=")
+    [path] = re.findall(r"^trace (\S+\.jsonl)$", screen, re.MULTILINE)
+    assert Path(path).is_file()
 
 
 def test_live_view_streaming(terminal: Terminal) -> None:

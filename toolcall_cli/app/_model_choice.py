@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +57,33 @@ def make_model(choice: ModelChoice, pace: float | None = None) -> Model:
     if pace and choice.name in LOCAL_MODELS:
         return PacedModel(model, pace)
     return model
+
+
+def idle_faults_note(
+    faults: Sequence[str], strategy: str, schema_mode: str | None, stream_mode: str
+) -> tuple[str, ...]:
+    """A note naming the --faults this strategy's wire gives no chance to fire (no tags to fence
+    or split in native calls, no stream to split with regex): else a clean run would read as
+    one that survived them."""
+    if not faults:
+        return ()
+    from toolcall_cli.offline import make_faults
+
+    native = "json" if schema_mode == "json" else "native"
+    shape = native if strategy == "schema" or stream_mode == "native" else "text"
+    streamed_text = strategy == "stream" and shape == "text"
+    idle = [
+        fault.kind
+        for fault in make_faults(faults)
+        if shape not in fault.shapes or (fault.kind == "split_tags" and not streamed_text)
+    ]
+    if not idle:
+        return ()
+    modes = {"schema": f" ({schema_mode or 'tools'})", "stream": f" ({stream_mode})"}
+    return (
+        f"--faults {', '.join(idle)}: cannot happen with strategy {strategy}"
+        f"{modes.get(strategy, '')}, so the run shows none of it",
+    )
 
 
 def get_model(choice: ModelChoice) -> Model:

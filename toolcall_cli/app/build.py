@@ -19,7 +19,7 @@ from toolcall_cli.app._measured import (
     small_model_sampling,
     strategy_note,
 )
-from toolcall_cli.app._model_choice import ModelChoice, make_model
+from toolcall_cli.app._model_choice import ModelChoice, idle_faults_note, make_model
 from toolcall_cli.app.errors import AppError, usage_errors
 from toolcall_cli.app.options import DEFAULT_LIMITS, SessionOptions
 from toolcall_cli.app.settings import (
@@ -239,6 +239,9 @@ def with_measured(
         sampling, sampling_note = small_model_sampling(sampling, window)
         retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools)
         notes += tuple(note for note in (sampling_note, retrieval_note) if note)
+    notes += idle_faults_note(
+        settings.choice.faults, name, options.strategy.schema_mode, options.strategy.stream_mode
+    )
     chosen = strategy_settings(options, sampling, settings.system_prompt)
     with usage_errors(UnknownStrategy):
         strategy = get_strategy(name, **chosen)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from toolcall_cli.tools.registry import ToolRegistry
     from toolcall_cli.trace import Trace
     from toolcall_cli.trace.diff import ReplayDiff
+    from toolcall_cli.trace.reader import Record
 
 TraceArg = Annotated[
     str,
@@ -60,11 +61,12 @@ def replay(
 ) -> None:
     """Ask a recorded run's questions again and show what changed, iteration by iteration.
 
-    Every question of the trace (each turn of a chat, in order, in one session) is run again
-    with the flags given; where a flag is not given, with what the recording was made with
-    (model, strategy and modes, prompt style, sampling and seed, faults, limits, --system-prompt),
-    so a bare `toolcall replay T` reproduces the run. `--model scripted` with no --script plays
-    the trace's own replies. The diff: calls (names and arguments), parse errors and results
+    Every question of the trace (each turn of a chat, in order, in one session; each run that
+    `--trace FILE` appended, alone) is run again with the flags given; where a flag is not
+    given, with what the recording was made with (model, strategy and modes, prompt style,
+    sampling and seed, faults, limits, --system-prompt), so a bare `toolcall replay T`
+    reproduces the run. `--model scripted` with no --script plays the trace's own replies. The
+    diff: calls (names and arguments), parse errors and results
     per iteration, then iterations, stop reason, tokens (shown, never compared) and the answer.
     Exit 0 when the replay matches the recording, 5 when it differs, 2 on a usage error.
     """
@@ -79,6 +81,7 @@ def replay(
 
     recording = load_trace(which, "replay")
     questions = recorded_questions(recording)
+    alone = asked_alone(recording)
     given = {name for name in options.flat() if was_given(ctx, name)}
     settings = recorded_settings(recording)
     options = replay_options(options, given, settings, recording.path, recording.header_line)
@@ -88,7 +91,7 @@ def replay(
     try:
         run_trace = start_trace(trace, "replay", assembled, replay_of=recording.path)
         try:
-            replayed, ends = ask_again(assembled, questions, run_trace)
+            replayed, ends = ask_again(assembled, questions, run_trace, alone)
         finally:
             run_trace.close()
     finally:
@@ -119,11 +122,30 @@ def recorded_questions(recording: Trace) -> list[str]:
     return questions
 
 
+def asked_alone(recording: Trace) -> set[int]:
+    """The questions (0-based, as recorded_questions counts them) that a command of their own
+    asked: each later header starts one (`--trace FILE` given to another run), where the turns
+    of a chat share the first."""
+    from toolcall_cli.trace.reader import HEADER_KIND
+
+    alone: set[int] = set()
+    asked, new_header = 0, False
+    for record in recording.records:
+        if record["kind"] == HEADER_KIND:
+            new_header = asked > 0
+        elif record["kind"] == "run_started":
+            if new_header:
+                alone.add(asked)
+            asked, new_header = asked + 1, False
+    return alone
+
+
 def ask_again(
-    assembled: Assembled, questions: list[str], run_trace: RunTrace
+    assembled: Assembled, questions: list[str], run_trace: RunTrace, alone: set[int]
 ) -> tuple[list[list[Event]], list[str]]:
     """Each question asked in turn in the one session, quietly, every event traced; and what
-    the scripted model's script said of lining up with them (if the model is scripted)."""
+    the scripted model's script said of lining up with them (if the model is scripted). A
+    question asked `alone` is asked with none of the conversation before it, as it was."""
     from toolcall_cli.cli._running import status_line
     from toolcall_cli.events import RunFinished
     from toolcall_cli.models.scripted import scripted_model
@@ -136,6 +158,8 @@ def ask_again(
     with status_line("replay") as say:
         for number, question in enumerate(questions, start=1):
             say(f"replaying question {number} of {len(questions)}")
+            if number - 1 in alone:
+                session.reset()
             events: list[Event] = []
             progress = RunProgress()
             try:
@@ -186,12 +210,26 @@ def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
     refused = sum(1 for run in runs(recording) if run[0]["kind"] != "run_started")
     if refused:
         yield f"{refused} refused question(s) not asked again: the trace does not hold their text"
+    if any(
+        h.get("settings") != (recording.header or {}).get("settings") for h in headers(recording)
+    ):
+        yield (
+            "the trace holds runs recorded with other settings than its first: all were "
+            "replayed with the first's (and the flags given)"
+        )
     header = recording.header or {}
     registry = assembled.session.registry
     if header:
         yield from tools_differ(header, set(registry.names()))
     yield from files_changed(header, registry)
     yield from not_taken(recorded_settings(recording), assembled.settings)
+
+
+def headers(recording: Trace) -> list[Record]:
+    """The headers after the first: each run that `--trace FILE` appended wrote its own."""
+    from toolcall_cli.trace.reader import HEADER_KIND
+
+    return [record for record in recording.records if record["kind"] == HEADER_KIND]
 
 
 def not_taken(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> Iterator[str]:

@@ -68,12 +68,15 @@ def status_line(title: str) -> Iterator[Callable[[str], None]]:
 def report_stop(event: Event) -> None:
     """Without the live view, why a run failed also goes to stderr as one line, so a script
     reading stdout (or nothing, with --quiet) still learns it."""
-    from toolcall_cli.events import LimitReached, ModelFailed, Notice
+    from toolcall_cli.events import FinalAnswer, LimitReached, ModelFailed, Notice
 
     if isinstance(event, ModelFailed) or (isinstance(event, Notice) and event.level == "error"):
         typer.echo(f"toolcall: error: {event.message}", err=True)
     elif isinstance(event, LimitReached):
         typer.echo(f"toolcall: {event.message}", err=True)
+    elif isinstance(event, FinalAnswer) and event.best_effort:
+        # After "without a final answer", --quiet prints an answer: this says what it is.
+        typer.echo("toolcall: the answer is best effort: made without tools at the limit", err=True)
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,8 @@ class RunTrace:
         if mode == "live":
             from rich.text import Text
 
-            pipe_console().print(Text(f"trace {self.path}", style="dim"))
+            # One line the terminal wraps, never rich: a path cut by a newline cannot be copied.
+            pipe_console().print(Text(f"trace {self.path}", style="dim"), soft_wrap=True)
         elif mode == "plain":
             typer.echo(f"toolcall: trace {self.path}", err=True)
 

@@ -21,7 +21,10 @@ def check_ending(run: RunRecords) -> Step:
     if withdrawn is not None:
         rounds = withdrawn.data.get("failed_rounds")
         message = f"after {rounds} round(s) without progress, tools were withdrawn"
-        if withdrawn.data.get("repeated"):
+        # Named as the live view names it: a failed call sent again had no result to reuse.
+        if withdrawn.data.get("failed_again"):
+            message = "the model sent a failed call again unchanged, so tools were withdrawn"
+        elif withdrawn.data.get("repeated"):
             message = "the model repeated a call whose result it had, so tools were withdrawn"
         findings.append(Finding.at(withdrawn, "tools_withdrawn", message))
     summary, stop = _stop(run, finished)

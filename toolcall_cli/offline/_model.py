@@ -65,7 +65,7 @@ def decide(conversation: rq.Conversation) -> Decision:
         failure = next(e for e in last if e.failed)
         head, items = say.error_lines(failure.result or "")
         why = say.stated(f"{head} {'; '.join(items)}".strip(), 160)
-        lead = lx.phrase("retry", reading.zh, name=failure.call.name, reason=why)
+        lead = lx.phrase("retry", reading.zh, name=failure.call.name or more[0].name, reason=why)
         return Decision(tuple(more), lead)
     return Decision(tuple(more), lx.phrase("next", reading.zh, tools=tool_list(more)))
 

@@ -64,6 +64,7 @@ from toolcall_cli.render.base import (
     from_result_line,
     grounding_line,
     indent,
+    lenient_note,
     partial_arguments,
     plural,
     reply_summary,
@@ -111,6 +112,8 @@ class _Turn:
     """Steps finished before the reply ended; printed after the raw output, so the scrollback
     reads in order: output, calls, results."""
     running: dict[str, _Running] = field(default_factory=dict)
+    asking: str | None = None
+    """The call whose approval or --step pause is on screen: not yet run, whatever Ctrl-C ends."""
     replied: bool = False
 
     def drop_forming(self) -> None:
@@ -166,6 +169,8 @@ class LiveRenderer:
             live.stop()
         try:
             yield
+            if self._turn is not None:
+                self._turn.asking = None  # answered: the call runs, or is answered without
         finally:
             if self._turn is not None:
                 self._start_live()
@@ -184,6 +189,7 @@ class LiveRenderer:
         if isinstance(event, RunEvent):
             return self._apply_run(event)
         if isinstance(event, Waiting):
+            self._current().asking = event.call.id if event.call is not None else None
             return []
         assert_never(event)
 
@@ -236,7 +242,7 @@ class LiveRenderer:
                 self._current().running.pop(event.call.id, None)
                 return self._step(self._result_block(event.call, event.result))
             case ToolTimeline():
-                return _timeline_block(event)
+                return _timeline_block(event, self._console.width)
             case _:
                 assert_never(event)
 
@@ -418,11 +424,11 @@ class LiveRenderer:
         line = Text.assemble(("→ call ", "magenta"), (shown_name(call.name), "bold magenta"), " ")
         line.append_text(_json_highlighter(Text(shown_arguments(call.arguments))))
         line.append(f"  {shown_name(call.id)}", style="dim")
-        if not call.repaired:
-            return line
-        note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
-        note.append(visible(preview(call.raw, 200)), style="dim")
-        return Group(line, note)
+        notes = [Text(f"  ℹ {lenient_note(call)}", style="cyan")] if lenient_note(call) else []
+        if call.repaired:
+            note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
+            notes.append(note.append(visible(preview(call.raw, 200)), style="dim"))
+        return Group(line, *notes) if notes else line
 
     def _parse_error_block(self, error: ParseError) -> RenderableType:
         rows: list[RenderableType] = [
@@ -504,8 +510,8 @@ def _forming_text(event: CallForming) -> Text:
     return label
 
 
-def _timeline_block(event: ToolTimeline) -> list[RenderableType]:
-    shown = timeline_lines(event.entries)
+def _timeline_block(event: ToolTimeline, width: int) -> list[RenderableType]:
+    shown = timeline_lines(event.entries, width - 4)  # each line is indented by 4
     if not shown:
         return []
     rows = [Text("timeline", style="cyan")]
@@ -551,7 +557,14 @@ def _leftovers(turn: _Turn) -> list[RenderableType]:
     if not turn.replied:
         rows += turn.pending
     rows += [
-        Text(f"… {shown_name(r.call.name)} was still running", style="yellow")
+        Text(f"… {shown_name(r.call.name)} {_left_how(r.call, turn)}", style="yellow")
         for r in turn.running.values()
     ]
     return rows
+
+
+def _left_how(call: ToolCall, turn: _Turn) -> str:
+    # A call stopped at its approval question never ran: "still running" would say it had.
+    if call.id == turn.asking:
+        return "did not run: stopped while it waited for your answer"
+    return "was still running"

@@ -53,6 +53,7 @@ from toolcall_cli.render.base import (
     from_result_line,
     grounding_line,
     indent,
+    lenient_note,
     reply_summary,
     request_summary,
     setting,
@@ -245,6 +246,8 @@ def _cut_block(text: str) -> str:
 def _call(call: ToolCall) -> list[str]:
     arguments = shown_arguments(call.arguments)
     lines = [f"call {shown_name(call.name)} {arguments}  {shown_name(call.id)}"]
+    if lenient_note(call):
+        lines.append(indent(f"({lenient_note(call)})"))
     if call.repaired:
         lines.append(
             indent(

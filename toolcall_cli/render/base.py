@@ -37,6 +37,8 @@ from toolcall_cli.events import (
     ToolTimeline,
 )
 from toolcall_cli.history import preview
+from toolcall_cli.messages import ToolCall
+from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN
 
 
 class Renderer(Protocol):
@@ -348,6 +350,7 @@ def partial_arguments(text: str) -> str:
 
 
 TIMELINE_WIDTH = 32
+MIN_TIMELINE_WIDTH = 6
 
 
 def filled_line(event: PlaceholdersFilled) -> str:
@@ -371,12 +374,21 @@ def setting(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
+def lenient_note(call: ToolCall) -> str:
+    """How a call that broke the text protocol's format was read anyway, as `toolcall doctor`
+    names it; "" for a call written as asked."""
+    if call.raw.startswith(CALL_OPEN) and CALL_CLOSE not in call.raw:
+        return f"read leniently: no closing {CALL_CLOSE}"
+    return ""
+
+
 def withdrawn_title(event: AnswerWithoutTools) -> str:
+    # What happened leads, why follows: a narrow terminal cuts a panel's title at its end.
     if event.failed_again:
-        return "the model sent a failed call again unchanged: tools withdrawn"
+        return "tools withdrawn: the model sent a failed call again unchanged"
     if event.repeated:
-        return "the model repeated a call whose result it has: tools withdrawn"
-    return f"{event.failed_rounds} tool rounds without progress: tools withdrawn"
+        return "tools withdrawn: the model repeated a call whose result it has"
+    return f"tools withdrawn: {event.failed_rounds} tool rounds without progress"
 
 
 def withdrawn_text(event: AnswerWithoutTools) -> str:
@@ -421,13 +433,15 @@ def grounding_line(event: GroundingChecked) -> str:
     return f"grounding: {where}: {GROUNDING_DONE[event.action]}"
 
 
-def timeline_lines(entries: Sequence[TimelineEntry]) -> list[str]:
+def timeline_lines(entries: Sequence[TimelineEntry], width: int = 0) -> list[str]:
     """A round's calls on one time axis, one line each, with what each waited for:
 
         get_weather #1.0    w      ████████····················  0.00-0.41s ok
         convert_units #1.1  c ← w  ········██··················  0.41-0.43s ok
 
-    Drawn when there is something to see: two calls or more, or a call that waited."""
+    Drawn when there is something to see: two calls or more, or a call that waited. Given the
+    `width` the lines must fit (0: any), the bar gives up cells before the times and outcomes
+    do: those say how each call ended."""
     if len(entries) < 2 and not any(e.waits_for for e in entries):
         return []
     end = max((e.ended or 0.0 for e in entries), default=0.0) or 1e-9
@@ -442,9 +456,14 @@ def timeline_lines(entries: Sequence[TimelineEntry]) -> list[str]:
     ]
     name_width = max(len(n) for n, _ in labels)
     ref_width = max(len(r) for _, r in labels)
+    tail_width = max(len(f"{_span(e)} {e.outcome}") for e in entries)
+    cells = TIMELINE_WIDTH
+    if width:
+        room = width - (name_width + ref_width + tail_width + 6)
+        cells = max(MIN_TIMELINE_WIDTH, min(TIMELINE_WIDTH, room))
     return [
-        f"{name:<{name_width}}  {ref:<{ref_width}}  {_bar(entry.started, entry.ended, end)}  "
-        f"{_span(entry)} {entry.outcome}"
+        f"{name:<{name_width}}  {ref:<{ref_width}}  {_bar(entry.started, entry.ended, end, cells)}"
+        f"  {_span(entry)} {entry.outcome}"
         for entry, (name, ref) in zip(entries, labels, strict=True)
     ]
 
@@ -461,21 +480,21 @@ def _waits(entry: TimelineEntry, refs: dict[str, str]) -> str:
     return " ← " + ",".join(refs.get(w, w)[:8] for w in entry.waits_for)
 
 
-def _bar(started: float | None, ended: float | None, end: float) -> str:
-    cells = ["·"] * TIMELINE_WIDTH
+def _bar(started: float | None, ended: float | None, end: float, width: int) -> str:
+    cells = ["·"] * width
     if started is not None and ended is not None:
-        first = min(_cell(started, end), TIMELINE_WIDTH - 1)
-        last = max(_cell(ended, end), first + 1)
+        first = min(_cell(started, end, width), width - 1)
+        last = max(_cell(ended, end, width), first + 1)
         cells[first:last] = ["█"] * (last - first)
     return "".join(cells)
 
 
-def _cell(seconds: float, end: float) -> int:
-    """Where `seconds` falls on the axis, 0 to TIMELINE_WIDTH, whatever the time: one drawn from
-    a trace may be negative, huge or not a number."""
+def _cell(seconds: float, end: float, width: int) -> int:
+    """Where `seconds` falls on the axis, 0 to `width`, whatever the time: one drawn from a trace
+    may be negative, huge or not a number."""
     share = seconds / end
     share = min(max(share, 0.0), 1.0) if share == share else 0.0  # NaN is not equal to itself
-    return int(share * TIMELINE_WIDTH)
+    return int(share * width)
 
 
 def chosen_line(event: ToolsChosen) -> str:
