@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from typing import Annotated, Any, NoReturn
@@ -43,6 +44,10 @@ EXIT_BY_STOP = {
     "model_failed": EXIT_FAILURE,
     "interrupted": EXIT_INTERRUPTED,
 }
+
+
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""A write the disk refused: said as one error line (exit 1), never as a bug in toolcall."""
 
 
 class OutputClosed(Exception):
@@ -202,6 +207,10 @@ def run_app() -> int:
     except (OutputClosed, BrokenPipeError):
         raise
     except Exception as error:  # a bug: say so in one line; TOOLCALL_DEBUG=1 shows the traceback
+        if isinstance(error, OSError) and error.errno in FULL_DISK:
+            # `toolcall run ... > out.txt` on a full disk: the disk's failure, not a bug.
+            typer.echo(f"toolcall: error: cannot write: {error.strerror}", err=True)
+            return EXIT_FAILURE
         if os.environ.get("TOOLCALL_DEBUG"):
             raise
         typer.echo(
