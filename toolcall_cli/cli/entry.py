@@ -136,7 +136,7 @@ def toolcall_app(
 
 
 trace_app = typer.Typer(
-    help="The recorded runs: list them, or show one again (see the README's Traces).",
+    help="The recorded runs: list them, or show one again (see docs/traces.md).",
     no_args_is_help=True,
 )
 
