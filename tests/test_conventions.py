@@ -168,3 +168,14 @@ def test_every_place_a_help_sends_the_reader_to_exists(
     shown = " ".join(toolcall(*words, "--help", cwd=tmp_path).stdout.split())
     for section, page in NAMED_PLACES.findall(shown):
         assert (root / page).is_file() if page else any(s.startswith(section) for s in sections)
+
+
+def test_a_question_that_starts_with_a_dash_is_told_how_to_ask_it(tmp_path: Path) -> None:
+    """`toolcall run "-5+3"` said only "No such option: -5"; `--` before it is the way."""
+    refused = toolcall("run", "-5+3", cwd=tmp_path)
+    assert refused.returncode == 2
+    told = "No such option: -5; a QUESTION that starts with '-' goes after --: "
+    assert told in refused.stderr and "run -- QUESTION (see" in refused.stderr
+    assert toolcall("run", "-q", "--", "-5+3", cwd=tmp_path).stdout == "-5+3 = -2\n"
+    mistyped = toolcall("run", "--quite", "hi", cwd=tmp_path)  # a flag, not a question
+    assert "goes after --" not in mistyped.stderr

@@ -193,10 +193,10 @@ def run_app() -> int:
         if "NoArgsIsHelp" in type(error).__name__:  # `toolcall` alone: its help, not an error
             typer.echo(error.ctx.get_help() if error.ctx else error.format_message())
             return 0
-        from toolcall_cli.cli._bad_values import bad_value_line
+        from toolcall_cli.cli._bad_values import bad_value_line, dash_hint
 
         hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
-        line = bad_value_line(error) or error.format_message()
+        line = (bad_value_line(error) or error.format_message()) + dash_hint(error)
         typer.echo(f"toolcall: error: {line}{hint}", err=True)
         return EXIT_USAGE
     except typer.Exit as done:
