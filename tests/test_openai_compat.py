@@ -91,6 +91,8 @@ def test_unresolvable_host(monkeypatch: pytest.MonkeyPatch) -> None:
     model, _ = model_at("http://no-such-host.invalid/v1")
     error = failure(model)
     assert error.kind == "connection" and "resolve" in str(error)
+    # The URL may be a profile's, never typed as --base-url: the line must not send you there.
+    assert "--base-url" not in str(error)
 
 
 def test_connect_timeout_through_mock_transport() -> None:

@@ -612,7 +612,8 @@ def connect_message(shown_url: str, error: httpx.ConnectError) -> str:
     text = str(error).lower()
     unresolved = ("name or service not known", "nodename", "getaddrinfo", "resolve")
     if any(word in text for word in unresolved):
-        return f"cannot resolve the host of {shown_url}; check --base-url"
+        # Not "check --base-url": the URL may be a profile's (--profile deepseek, offline).
+        return f"cannot resolve the host of {shown_url}; is the name right, and the network up?"
     return f"cannot connect to {shown_url} (connection refused?); is the server running?"
 
 
