@@ -257,6 +257,23 @@ def test_a_trace_that_stops_taking_writes_stops_the_run_with_one_line(tmp_path: 
     )
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["faults"], ["run", "What's 2+2?", "--no-trace"]], ids=str)
+def test_output_to_a_full_disk_is_one_error_line_not_a_bug(tmp_path: Path, args: list[str]) -> None:
+    """`toolcall ... > out.txt` on a full disk: it said "internal error ... (a bug in toolcall)"."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolcall_cli", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert done.stderr == "toolcall: error: cannot write: No space left on device\n"
+
+
 def test_questions_on_a_pipe_are_answered_one_a_line_in_one_conversation(tmp_path: Path) -> None:
     asked = "What's 12*5+3?\n/strategy schema\nweather in Tokyo\n"
     done = toolcall(

@@ -136,3 +136,16 @@ def test_a_config_base_url_without_a_model_is_the_same_usage_error_as_the_flag(
         assert toolcall(url_only, "--model", "offline")[0] == 0  # a local model, chosen
         assert server.requests == []
         assert toolcall(url_only + 'model = "m"\n')[1].strip() == "from the endpoint"
+
+
+def test_a_known_setting_in_the_wrong_table_is_told_where_it_goes(tmp_path: Path) -> None:
+    """`max_iterations` in [defaults] was told "[limits] takes limits"; `temperature` nothing."""
+    path = tmp_path / "config.toml"
+    path.write_text("[defaults]\nmax_iterations = 8\ntemperature = 0\nretrieve = 3\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    told = str(caught.value)
+    assert "; max_iterations goes in [limits]" in told
+    assert "; retrieve goes in [retrieval]" in told
+    assert "; temperature goes in a [profiles.NAME] table" in told
+    assert "takes limits" not in told

@@ -152,3 +152,30 @@ def test_a_bad_choice_in_the_config_or_environment_lists_the_good_ones(
     path.write_text(config, encoding="utf-8")
     done = toolcall("run", "hi", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(path), **env})
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and line in done.stderr
+
+
+README_SECTIONS = re.compile(r"^## (.+)$", re.MULTILINE)
+NAMED_PLACES = re.compile(r"the README's ([A-Z][\w ]*)|(docs/[\w-]+\.md)")
+
+
+@pytest.mark.parametrize("words", COMMANDS, ids=lambda words: " ".join(words) or "toolcall")
+def test_every_place_a_help_sends_the_reader_to_exists(
+    tmp_path: Path, words: tuple[str, ...]
+) -> None:
+    """`trace --help` sent the reader to "the README's Traces", a section the README lost."""
+    root = Path(__file__).resolve().parent.parent
+    sections = README_SECTIONS.findall((root / "README.md").read_text(encoding="utf-8"))
+    shown = " ".join(toolcall(*words, "--help", cwd=tmp_path).stdout.split())
+    for section, page in NAMED_PLACES.findall(shown):
+        assert (root / page).is_file() if page else any(s.startswith(section) for s in sections)
+
+
+def test_a_question_that_starts_with_a_dash_is_told_how_to_ask_it(tmp_path: Path) -> None:
+    """`toolcall run "-5+3"` said only "No such option: -5"; `--` before it is the way."""
+    refused = toolcall("run", "-5+3", cwd=tmp_path)
+    assert refused.returncode == 2
+    told = "No such option: -5; a QUESTION that starts with '-' goes after --: "
+    assert told in refused.stderr and "run -- QUESTION (see" in refused.stderr
+    assert toolcall("run", "-q", "--", "-5+3", cwd=tmp_path).stdout == "-5+3 = -2\n"
+    mistyped = toolcall("run", "--quite", "hi", cwd=tmp_path)  # a flag, not a question
+    assert "goes after --" not in mistyped.stderr

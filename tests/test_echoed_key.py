@@ -463,10 +463,11 @@ def test_joined_fields_are_masked_across_chunks_and_a_held_tail_precedes_the_nex
         call(0, '{"text": "' + KEY[:4], id="a"),
         call(0, KEY[4:] + '", "more": "sk'),  # "sk" is held: it could begin the key
         {"choices": [{"index": 0, "delta": {"content": KEY[9:]}}]},
-        call(1, '{"text": "' + KEY[:10], id="b"),  # a short opening, and the stream ends
+        call(1, '{"text": "' + KEY[:10], id="b"),  # a short opening, and the reply ends
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
     ]
     with FakeOpenAI() as server:
-        server.answers.append(Answer(sse=[json.dumps(e) for e in events]))  # no finish, no [DONE]
+        server.answers.append(Answer(sse=[json.dumps(e) for e in events]))  # no [DONE]
         model = OpenAICompatModel(Endpoint(base_url=server.base_url, model="m", api_key=KEY))
         try:
             chunks = list(model.stream(ModelRequest({"messages": [], "stream": True})))

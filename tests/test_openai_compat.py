@@ -91,6 +91,8 @@ def test_unresolvable_host(monkeypatch: pytest.MonkeyPatch) -> None:
     model, _ = model_at("http://no-such-host.invalid/v1")
     error = failure(model)
     assert error.kind == "connection" and "resolve" in str(error)
+    # The URL may be a profile's, never typed as --base-url: the line must not send you there.
+    assert "--base-url" not in str(error)
 
 
 def test_connect_timeout_through_mock_transport() -> None:
@@ -213,6 +215,21 @@ def test_stream_cut_mid_reply(server: FakeOpenAI) -> None:
     assert received, "the chunks before the cut are delivered"
 
 
+def test_a_stream_that_ends_without_a_finish_reason_or_done_was_cut(server: FakeOpenAI) -> None:
+    """The connection closed between two events: before, the text so far was taken as the
+    whole reply, so half an answer passed for the answer (exit 0)."""
+    cut = text_stream("You should not take the", piece=5)[:-2]  # no finish_reason, no [DONE]
+    server.answers.append(Answer(sse=cut))
+    model, _ = model_at(server.base_url)
+    received: list[dict[str, Any]] = []
+    with pytest.raises(ModelError) as caught:
+        for chunk in model.stream(ModelRequest({"messages": [], "stream": True})):
+            received.append(chunk)
+    assert caught.value.kind == "protocol"
+    assert str(caught.value) == "the stream was cut: it ended without a finish_reason or [DONE]"
+    assert received, "the chunks before the cut are delivered"
+
+
 def test_sse_parser_skips_comments_and_joins_multiline_data() -> None:
     lines = [
         ": keep-alive",
@@ -235,7 +252,9 @@ SSE_STREAMS = "sse_streams.jsonl"
 def as_sse_lines(case: dict[str, Any]) -> list[str]:
     """Raw `data:` lines as recorded, or (the docs example) tool_calls arrays made into chunks."""
     if all(isinstance(c, str) and c.startswith("data:") for c in case["chunks"]):
-        return list(case["chunks"])
+        # An excerpt may stop before the stream's end, which would now read as a cut stream.
+        done = [] if case["chunks"][-1:] == ["data: [DONE]"] else ["data: [DONE]"]
+        return [*case["chunks"], *done]
     lines = []
     for delta in case["chunks"]:
         tool_calls = json.loads(delta) if isinstance(delta, str) else delta

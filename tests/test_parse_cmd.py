@@ -227,3 +227,28 @@ def test_an_sse_stream_is_cut_into_lines_only_where_the_format_ends_them() -> No
     stream = f"data: {json.dumps(event, ensure_ascii=False)}\r\rdata: [DONE]\r"
     result = parse_cli("--sse", stdin=stream)
     assert result["errors"] == [] and result["text"] == content
+
+
+class TerminalStdin:
+    """stdin as a terminal: what `toolcall parse` typed alone reads from."""
+
+    def __init__(self, typed: bytes) -> None:
+        import io
+
+        self.buffer = io.BytesIO(typed)
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_parse_from_a_terminal_says_it_is_reading_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`toolcall parse` alone waited for input without a word, and looked hung."""
+    from toolcall_cli.cli._commands import stdin_bytes
+
+    monkeypatch.setattr(sys, "stdin", TerminalStdin(b"hello"))
+    assert stdin_bytes() == b"hello"
+    assert capsys.readouterr().err == (
+        "toolcall: reading the model's output from stdin; end it with Ctrl-D\n"
+    )

@@ -335,6 +335,9 @@ def test_reprs_never_show_url_credentials() -> None:
         ({"OPENAI_BASE_URL": "http://127.0.0.1:8/v1\n"}, [], "$OPENAI_BASE_URL"),
         ({"OPENAI_BASE_URL": "http://127.0.0.1:8/v1#x"}, [], "$OPENAI_BASE_URL"),
         ({}, ["-p", "ollama", "--base-url", "ftp://x/v1"], "must be an http(s) URL"),
+        # Quoted as typed, not rebuilt into 'localhost://11434/v1'; credentials still masked.
+        ({}, ["--base-url", "localhost:11434/v1"], "--base-url 'localhost:11434/v1' must be"),
+        ({}, ["--base-url", "u:pw-SECRET@h:8/v1"], "--base-url '****@h:8/v1' must be"),
     ],
 )
 def test_a_base_url_that_cannot_be_used_is_a_usage_error_naming_its_source(

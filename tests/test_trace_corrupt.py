@@ -432,3 +432,17 @@ def test_any_value_anywhere_gives_a_result_or_one_line(
     if reader_name == "list" and done.stderr:
         assert done.stderr.startswith(f"toolcall: warning: {trace} ")
         assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01garbage"], ids=["empty", "one cut line"])
+def test_a_file_with_no_trace_records_is_refused_by_every_reader(
+    tmp_path: Path, content: bytes
+) -> None:
+    """`trace show` drew such a file as an empty trace "written before the format had a
+    header" and exited 0, where doctor refused it."""
+    path = tmp_path / "not-a-trace.jsonl"
+    path.write_bytes(content)
+    for command in (["trace", "show", "--plain"], ["doctor"], ["replay"]):
+        done = toolcall(*command, str(path), cwd=tmp_path)
+        assert done.returncode == 2, command
+        assert done.stderr == f"toolcall: error: {path} holds no trace records\n", command

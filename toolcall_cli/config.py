@@ -200,7 +200,7 @@ def load_config(path: Path) -> FileConfig:
     if unknown:
         raise ConfigError(
             f"config {path}: unknown setting(s) {', '.join(unknown)}; [defaults] takes "
-            f"{', '.join(sorted(DEFAULT_KEYS | TRACE_KEYS))}, [limits] takes limits, and "
+            f"{', '.join(sorted(DEFAULT_KEYS | TRACE_KEYS))}{misplaced(unknown)}, and "
             "profiles go in [profiles.NAME] tables, MCP servers in [mcp.servers.NAME]"
         )
     trace, trace_keep = trace_settings(defaults, path)
@@ -253,6 +253,15 @@ def trace_settings(defaults: dict[str, Any], path: Path) -> tuple[bool, int]:
             f"{MAX_TRACE_KEEP:,}, not {keep!r}"
         )
     return trace, keep
+
+
+def misplaced(keys: list[str]) -> str:
+    """Where the known settings among `keys` go: `max_iterations` in [defaults] was told only
+    "[limits] takes limits", and `temperature` (a profile's) nothing at all."""
+    homes = {key: "[limits]" for key in LIMIT_SETTINGS}
+    homes |= {key: "[retrieval]" for key in RETRIEVAL_KEYS}
+    homes |= {key: "a [profiles.NAME] table" for key in (*SAMPLING_KEYS, "context_window")}
+    return "".join(f"; {key} goes in {homes[key]}" for key in keys if key in homes)
 
 
 def limits_from(table: Any, path: Path) -> dict[str, int | float]:

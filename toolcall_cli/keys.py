@@ -294,9 +294,13 @@ def display_url(url: str | httpx.URL) -> str:
     text = url if isinstance(url, str) else str(url)
     try:
         parsed = httpx.URL(url)
-        return _cut(_rebuilt(parsed, fragment="#" in text))
     except (httpx.InvalidURL, ValueError):  # idna raises ValueErrors
         return _cut(_masked_unparsed(text))
+    if parsed.scheme not in DEFAULT_PORTS or not parsed.raw_host:
+        # No request goes there, so no real host to name: rebuilt, `localhost:11434/v1` read
+        # as 'localhost://11434/v1' and `foo` as '://foo', not what was typed.
+        return _cut(_masked_unparsed(text))
+    return _cut(_rebuilt(parsed, fragment="#" in text))
 
 
 def _rebuilt(parsed: httpx.URL, *, fragment: bool) -> str:
@@ -314,7 +318,7 @@ def _rebuilt(parsed: httpx.URL, *, fragment: bool) -> str:
 
 def _masked_unparsed(text: str) -> str:
     """A URL httpx cannot read, shown without anything that could be credentials."""
-    text = re.sub(r"(?<=://)[^/?#]*@", "****@", text)
+    text = re.sub(r"^([^/?#]*://)?[^/?#]*@", r"\1****@", text)  # with a scheme or without
     return re.sub(r"[?#].*", "?****", text, flags=re.DOTALL)
 
 

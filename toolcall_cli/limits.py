@@ -3,6 +3,7 @@ them without importing the loop (and the tools and HTTP client behind it)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -66,10 +67,21 @@ class Limits:
     the model, which may not know (then requests are not fitted)."""
 
 
-def question_too_long(question: str, limits: Limits) -> str | None:
-    """Why a question is refused before anything is sent or shown, if it is: its length."""
-    if len(question) <= limits.max_question_chars:
-        return None
-    return (
-        f"the question is {len(question):,} characters; the limit is {limits.max_question_chars:,}"
-    )
+def question_refused(question: str, limits: Limits) -> str | None:
+    """Why a question is refused before anything is sent or shown, if it is: its length, no
+    words at all, or bytes that were not UTF-8 (Python hands those over as lone surrogates, which
+    no model can be sent, and the offline model cannot even read)."""
+    if len(question) > limits.max_question_chars:
+        return (
+            f"the question is {len(question):,} characters; "
+            f"the limit is {limits.max_question_chars:,}"
+        )
+    if not question.strip():
+        return "the question is empty"
+    bad = re.search("[\ud800-\udfff]", question)
+    if bad is not None:
+        return (
+            f"the question is not UTF-8 text (a bad byte at character {bad.start() + 1}); "
+            "is the terminal's encoding UTF-8?"
+        )
+    return None

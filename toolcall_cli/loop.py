@@ -52,7 +52,7 @@ from toolcall_cli.events import (
 from toolcall_cli.feedback import note
 from toolcall_cli.grounding import AnswerCheck, ArgumentCheck
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
-from toolcall_cli.limits import question_too_long
+from toolcall_cli.limits import question_refused
 from toolcall_cli.messages import Message, ToolResult, tool_message, user
 from toolcall_cli.models.base import Model
 from toolcall_cli.progress import Progress
@@ -173,7 +173,7 @@ class Run:
     # --- the loop -------------------------------------------------------------------------------
 
     def events(self) -> Iterator[Event]:
-        refused = question_too_long(self.question, self.limits)
+        refused = question_refused(self.question, self.limits)
         if refused is not None:
             # Refused before anything echoes it: a 100 KB paste must not flood the screen first.
             yield Notice(level="error", message=refused)

@@ -43,6 +43,20 @@ def bad_value_line(error: Any) -> str | None:
     return f"{name} must be {rule}{given}" if rule else None
 
 
+def dash_hint(error: Any) -> str:
+    """For an unknown option on a command that takes an argument: how to give an argument that
+    starts with '-'. `toolcall run "-5+3"` said only "No such option: -5"."""
+    if type(error).__name__ != "NoSuchOption" or error.ctx is None:
+        return ""
+    if str(error.option_name).startswith("--"):  # a mistyped flag, not a question
+        return ""
+    taken = [p for p in error.ctx.command.params if p.param_type_name == "argument"]
+    if not taken:
+        return ""
+    name = flag_name(taken[0])
+    return f"; a {name} that starts with '-' goes after --: {error.ctx.command_path} -- {name}"
+
+
 def flag_name(param: Any) -> str:
     """An option's long name (declared first), or an argument's placeholder."""
     opts = [opt for opt in getattr(param, "opts", ()) if opt.startswith("--")]

@@ -437,6 +437,8 @@ def read_input(file: Path | None) -> str:
 def stdin_bytes() -> bytes:
     if sys.stdin is None:
         fail("stdin is closed: give a FILE, or pipe the model's output in")
+    if sys.stdin.isatty():  # `toolcall parse` typed alone waited for input without a word
+        typer.echo("toolcall: reading the model's output from stdin; end it with Ctrl-D", err=True)
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is not None:
         data: bytes = buffer.read()

@@ -28,7 +28,7 @@ from toolcall_cli.cli._tracing import TraceDir, choose_trace_dir, open_trace
 from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.evaluate.figures import RunFigures, RunTally, StrategyRates, rates
 from toolcall_cli.history import preview
-from toolcall_cli.limits import question_too_long
+from toolcall_cli.limits import question_refused
 from toolcall_cli.render.base import visible
 from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.trace import RunProgress, TraceWriteError
@@ -79,7 +79,7 @@ def compare_all(
     if settings.choice.name == "scripted":
         # A script is one strategy's replies in that strategy's wire format.
         fail("compare runs every strategy, and a script is replies for one: use `toolcall run`")
-    refused = question_too_long(question, settings.limits)
+    refused = question_refused(question, settings.limits)
     if refused is not None:  # said once, and the code `run` exits with, not a row per strategy
         fail(refused)
     toolbox = load_toolbox(settings, warn)

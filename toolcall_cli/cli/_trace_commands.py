@@ -203,9 +203,14 @@ def load_trace(which: str | None, command: str) -> Trace:
     if which is not None and which.startswith("--"):
         fail(f"no such option: {which} (see `toolcall {command} --help`)")
     try:
-        return read_trace(find_trace(which, trace_dir()))
+        trace = read_trace(find_trace(which, trace_dir()))
     except TraceError as error:
         fail(str(error))
+    if trace.header is None and not trace.records:
+        # An empty file, or one unfinished line of anything: `trace show` drew it as an empty
+        # trace of version 0 and exited 0, where doctor said this.
+        fail(f"{trace.path} holds no trace records")
+    return trace
 
 
 def recorded_events(trace: Trace) -> list[Event]:

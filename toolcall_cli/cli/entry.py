@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from typing import Annotated, Any, NoReturn
@@ -43,6 +44,10 @@ EXIT_BY_STOP = {
     "model_failed": EXIT_FAILURE,
     "interrupted": EXIT_INTERRUPTED,
 }
+
+
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""A write the disk refused: said as one error line (exit 1), never as a bug in toolcall."""
 
 
 class OutputClosed(Exception):
@@ -131,7 +136,7 @@ def toolcall_app(
 
 
 trace_app = typer.Typer(
-    help="The recorded runs: list them, or show one again (see the README's Traces).",
+    help="The recorded runs: list them, or show one again (see docs/traces.md).",
     no_args_is_help=True,
 )
 
@@ -188,10 +193,10 @@ def run_app() -> int:
         if "NoArgsIsHelp" in type(error).__name__:  # `toolcall` alone: its help, not an error
             typer.echo(error.ctx.get_help() if error.ctx else error.format_message())
             return 0
-        from toolcall_cli.cli._bad_values import bad_value_line
+        from toolcall_cli.cli._bad_values import bad_value_line, dash_hint
 
         hint = f" (see `{error.ctx.command_path} --help`)" if error.ctx else ""
-        line = bad_value_line(error) or error.format_message()
+        line = (bad_value_line(error) or error.format_message()) + dash_hint(error)
         typer.echo(f"toolcall: error: {line}{hint}", err=True)
         return EXIT_USAGE
     except typer.Exit as done:
@@ -202,6 +207,10 @@ def run_app() -> int:
     except (OutputClosed, BrokenPipeError):
         raise
     except Exception as error:  # a bug: say so in one line; TOOLCALL_DEBUG=1 shows the traceback
+        if isinstance(error, OSError) and error.errno in FULL_DISK:
+            # `toolcall run ... > out.txt` on a full disk: the disk's failure, not a bug.
+            typer.echo(f"toolcall: error: cannot write: {error.strerror}", err=True)
+            return EXIT_FAILURE
         if os.environ.get("TOOLCALL_DEBUG"):
             raise
         typer.echo(

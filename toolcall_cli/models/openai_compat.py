@@ -318,18 +318,28 @@ class OpenAICompatModel:
                 yield line
 
         count = 0
+        ended = False
         lines = lines_of(pieces, max_line_bytes=self.endpoint.max_line_bytes)
         for data in sse_data(noted(lines)):
             if data == "[DONE]":
+                ended = True
                 break
             count += 1
-            yield event_from(data)
+            event = event_from(data)
+            ended = ended or has_finish_reason(event)
+            yield event
         if count == 0:
             began = opening[0] if opening else ""
             raise ModelError(
                 "the endpoint's answer holds no chat completion: neither JSON nor server-sent "
                 f"events with data (it began {began!r})",
                 kind="protocol",
+            )
+        if not ended:
+            # The connection closed between two events: what came is only the start of the
+            # reply, and taking it as the whole would pass half an answer off as the answer.
+            raise ModelError(
+                "the stream was cut: it ended without a finish_reason or [DONE]", kind="protocol"
             )
 
     def close(self) -> None:
@@ -393,6 +403,13 @@ def event_from(data: str) -> dict[str, Any]:
         )
     raise_reported(event, "the stream")
     return event
+
+
+def has_finish_reason(event: dict[str, Any]) -> bool:
+    choices = event.get("choices")
+    return isinstance(choices, list) and any(
+        isinstance(choice, dict) and choice.get("finish_reason") for choice in choices
+    )
 
 
 def completion_from(body: bytes) -> dict[str, Any]:
@@ -595,7 +612,8 @@ def connect_message(shown_url: str, error: httpx.ConnectError) -> str:
     text = str(error).lower()
     unresolved = ("name or service not known", "nodename", "getaddrinfo", "resolve")
     if any(word in text for word in unresolved):
-        return f"cannot resolve the host of {shown_url}; check --base-url"
+        # Not "check --base-url": the URL may be a profile's (--profile deepseek, offline).
+        return f"cannot resolve the host of {shown_url}; is the name right, and the network up?"
     return f"cannot connect to {shown_url} (connection refused?); is the server running?"
 
 
