@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -285,7 +286,13 @@ def test_config_show_masks_the_key(tmp_path: Path) -> None:
     assert "deepseek-chat" in done.stdout and "env DEEPSEEK_API_KEY" in done.stdout
 
 
-def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("stop", "code", "said", "reason"),
+    [("SIGINT", 130, "interrupted", "ctrl-c"), ("SIGTERM", 143, "terminated", "sigterm")],
+)
+def test_ctrl_c_or_sigterm_during_a_request_exits_so_and_keeps_the_trace(
+    tmp_path: Path, stop: str, code: int, said: str, reason: str
+) -> None:
     import signal
 
     trace = tmp_path / "trace.jsonl"
@@ -314,14 +321,56 @@ def test_ctrl_c_during_a_request_exits_130_and_keeps_the_trace(tmp_path: Path) -
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         assert server.wait_received(1)  # the request is in flight
-        process.send_signal(signal.SIGINT)
+        process.send_signal(getattr(signal, stop))
         _out, err = process.communicate(timeout=20)
-    assert process.returncode == 130
-    assert err.strip().splitlines() == ["toolcall: interrupted"]
+    assert process.returncode == code
+    assert err.strip().splitlines() == [f"toolcall: {said}"]
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     assert [r["kind"] for r in records[:3]] == ["trace_header", "run_started", "iteration_started"]
     assert records[-2]["kind"] == "run_finished" and records[-2]["stop_reason"] == "interrupted"
-    assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == "ctrl-c"
+    assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == reason
+
+
+def test_sigterm_while_a_tool_runs_ends_the_run_where_ctrl_c_would_go_on(tmp_path: Path) -> None:
+    """Ctrl-C during tools cancels them and the model goes on; SIGTERM ends the process then
+    and there (a hung tool does not hold it), and the trace says so."""
+    import signal
+
+    tools = tmp_path / "slow"
+    tools.mkdir()
+    (tools / "slow.py").write_text(
+        "import time\nfrom toolcall_cli import tool\n\n\n@tool\n"
+        "def lookup_stock(symbol: str) -> str:\n"
+        '    """Look up the stock price of a company by its ticker symbol."""\n'
+        "    time.sleep(60)\n    return symbol\n",
+        encoding="utf-8",
+    )
+    trace = tmp_path / "trace.jsonl"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toolcall_cli",
+            "run",
+            "What is the stock price of AAPL?",
+            *("--tools", str(tools), "--trace", str(trace)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    deadline = time.monotonic() + 30
+    while '"tool_started"' not in (trace.read_text(encoding="utf-8") if trace.exists() else ""):
+        assert time.monotonic() < deadline and process.poll() is None, "the tool never started"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _out, err = process.communicate(timeout=20)
+    assert process.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "toolcall: terminated"
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert records[-1] == {**records[-1], "kind": "interrupted", "reason": "sigterm"}
+    assert not any(r["kind"] == "tool_finished" for r in records)  # not cancelled and gone on
 
 
 def test_faults_are_listed_one_per_line_by_name(tmp_path: Path) -> None:

@@ -28,7 +28,15 @@ from toolcall_cli.cli._options import (
     choices_metavar,
     with_groups,
 )
-from toolcall_cli.cli.entry import EXIT_PROBLEMS, EXIT_USAGE, app, config_app, fail, warn
+from toolcall_cli.cli.entry import (
+    EXIT_PROBLEMS,
+    EXIT_USAGE,
+    Terminated,
+    app,
+    config_app,
+    fail,
+    warn,
+)
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
@@ -181,8 +189,8 @@ def chat_session(
     try:
         code = repl.loop()
         return script_mismatch_code(code) if repl.script_mismatch else code
-    except KeyboardInterrupt:
-        run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", None)
+    except (KeyboardInterrupt, Terminated) as stop:
+        run_trace.stopped(stop, None)
         raise
     except Exception as error:
         if not isinstance(error, typer.Exit):

@@ -25,7 +25,7 @@ from toolcall_cli.app.settings import Settings, resolve_settings, session_retrie
 from toolcall_cli.app.variants import Variant, all_variants
 from toolcall_cli.cli._running import RunTrace, pipe_console, status_line
 from toolcall_cli.cli._tracing import TraceDir, choose_trace_dir, open_trace
-from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
+from toolcall_cli.cli.entry import EXIT_FAILURE, Terminated, fail, warn
 from toolcall_cli.evaluate.figures import RunFigures, RunTally, StrategyRates, rates
 from toolcall_cli.history import preview
 from toolcall_cli.limits import question_refused
@@ -164,8 +164,8 @@ def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
             run_trace.write(event)
             tally.add(event)
             progress.add(event)
-    except KeyboardInterrupt:
-        run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", progress.interrupted())
+    except (KeyboardInterrupt, Terminated) as stop:
+        run_trace.stopped(stop, progress.interrupted())
         raise
     except TraceWriteError as error:
         fail(str(error), EXIT_FAILURE)

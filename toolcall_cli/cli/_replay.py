@@ -20,6 +20,7 @@ from toolcall_cli.cli.entry import (
     EXIT_DIFFERENT,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
+    Terminated,
     app,
     fail,
     warn,
@@ -171,8 +172,10 @@ def ask_again(
                             ends.append(end.message)
                     run_trace.write(event)
                     events.append(event)
-            except KeyboardInterrupt:
-                run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", progress.interrupted())
+            except (KeyboardInterrupt, Terminated) as stop:
+                run_trace.stopped(stop, progress.interrupted())
+                if isinstance(stop, Terminated):
+                    raise
                 typer.echo("toolcall: interrupted", err=True)
                 raise typer.Exit(EXIT_INTERRUPTED) from None
             except TraceWriteError as error:

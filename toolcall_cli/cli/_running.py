@@ -20,6 +20,7 @@ from toolcall_cli.cli.entry import (
     EXIT_INTERRUPTED,
     EXIT_LIMIT,
     EXIT_SCRIPT_MISMATCH,
+    Terminated,
     fail,
 )
 
@@ -115,6 +116,13 @@ class RunTrace:
             if final is not None:
                 self.writer.write(final)
             self.writer.interrupted(reason, " ".join(detail.split()))
+
+    def stopped(self, stop: KeyboardInterrupt | Terminated, final: RunFinished | None) -> None:
+        """The end of a run stopped from outside: by Ctrl-C, or by SIGTERM."""
+        if isinstance(stop, Terminated):
+            self.cut_short("sigterm", "terminated (SIGTERM)", final)
+        else:
+            self.cut_short("ctrl-c", "interrupted by Ctrl-C", final)
 
     def close(self) -> None:
         if self.writer is not None:
@@ -234,11 +242,13 @@ def _render(
     try:
         try:
             code, mismatch = _show_events(events, mode, run_trace, renderer, script, progress)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Terminated) as stop:
             # One final event for both, so a program reading --json learns what the trace says.
             final = progress.interrupted()
-            run_trace.cut_short("ctrl-c", "interrupted by Ctrl-C", final)
+            run_trace.stopped(stop, final)
             renderer.handle(final)
+            if isinstance(stop, Terminated):
+                raise
             code = EXIT_INTERRUPTED
         except BrokenPipeError:
             # stdout's reader left; the trace (if it still can) says how the run ended.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import sys
 from typing import Annotated, Any, NoReturn
 
@@ -33,6 +34,8 @@ EXIT_SCRIPT_MISMATCH = 6
 """`--model scripted`: the script and the run did not line up (a request found no reply left,
 or the run ended with replies unused). It replaces the run's own 0, 1 or 3."""
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+"""SIGTERM (`kill`, `timeout`, a process manager): 128 + 15, as the shell reports it."""
 EXIT_OUTPUT_CLOSED = 141
 """The reader of stdout left early (`| head -1`): 128 + SIGPIPE, what the shell reports for
 any program cut off that way. Not 0: a run cut short has not answered."""
@@ -44,6 +47,20 @@ EXIT_BY_STOP = {
     "model_failed": EXIT_FAILURE,
     "interrupted": EXIT_INTERRUPTED,
 }
+
+
+class Terminated(SystemExit):
+    """Raised in the main thread on SIGTERM. Unhandled, SIGTERM ends the process at once: the
+    live view leaves the terminal without its cursor, and the trace without its end. A
+    SystemExit, not a KeyboardInterrupt: Ctrl-C during tools cancels them and the run goes on,
+    but a process told to end must end; the commands that write a trace end it on the way out."""
+
+    def __init__(self) -> None:
+        super().__init__(EXIT_TERMINATED)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -173,6 +190,7 @@ def main() -> None:
         # and no `?` that changes the data.
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors=strictjson.STREAM_ERRORS)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         code = run_app()
         # A reader that left shows here at the latest, not in the interpreter's last flush.
@@ -201,6 +219,9 @@ def run_app() -> int:
         return EXIT_USAGE
     except typer.Exit as done:
         return done.exit_code
+    except Terminated:
+        typer.echo("toolcall: terminated", err=True)
+        return EXIT_TERMINATED
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)
         return EXIT_INTERRUPTED
