@@ -61,7 +61,7 @@ SPECS = [
 def many_registry(tmp_path: Path) -> ToolRegistry:
     """The bundled tools and fifty-six realistic others: sixty in all."""
     write_plugin(tmp_path / "many")
-    loaded = load_tools([bundled_tools_dir(), tmp_path / "many"], explicit=[])
+    loaded = load_tools([bundled_tools_dir(), tmp_path / "many"])
     assert not loaded.problems
     return loaded.registry
 
@@ -288,7 +288,7 @@ def test_every_strategy_sends_only_the_chosen_tools(
 
 
 def test_retrieval_stays_off_at_or_below_the_threshold() -> None:
-    registry = ToolRegistry(load_tools([bundled_tools_dir()], explicit=[]).registry)
+    registry = ToolRegistry(load_tools([bundled_tools_dir()]).registry)
     model = ScriptedModel(["fine"])
     events = ask("weather in Oslo", registry, model, strategy="schema")
     assert chosen(events) == []

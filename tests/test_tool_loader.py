@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from in_process import toolcall
 
 from toolcall_cli.tools.loader import (
     bundled_tools_dir,
@@ -178,19 +179,21 @@ def test_files_load_in_sorted_order_and_underscore_files_are_skipped(tmp_path: P
     assert result.registry.names() == ["tool_a", "tool_b"]
 
 
-def test_missing_dirs_are_silent_unless_asked_for(tmp_path: Path) -> None:
+def test_missing_dirs_are_skipped_by_the_loader(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     assert load_tools([missing]).problems == []
-    result = load_tools([missing], explicit=[missing])
-    assert len(result.problems) == 1
-    assert "nope" in result.problems[0]
-    assert "no such directory" in result.problems[0]
 
 
-def test_a_file_given_as_tools_dir_is_reported(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["run", "tools"])
+def test_a_tools_dir_that_is_not_one_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    """A typo in --tools would otherwise run without the user's tools and exit 0."""
     path = write(tmp_path, "echo.py", GOOD)
-    result = load_tools([path], explicit=[path])
-    assert result.problems == [f"--tools {path}: is not a directory"]
+    for given, why in ((tmp_path / "nope", "no such directory"), (path, "is not a directory")):
+        args = [command, "What is 2+2?"] if command == "run" else [command]
+        done = toolcall(*args, "--tools", str(given), cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr == f"toolcall: error: --tools {given}: {why}\n"
+        assert done.stdout == ""
 
 
 def test_loading_does_not_touch_sys_path(tmp_path: Path) -> None:

@@ -77,9 +77,14 @@ class Toolbox:
 
 def load_plugins(extra: tuple[Path, ...], no_default_tools: bool, warn: Warn) -> LoadResult:
     """The tools of the tools.d directories, with the files they came from; each problem is
-    told as one warning line."""
+    told as one warning line. A --tools DIR that is no directory is a usage error, as any path
+    flag's: a typo would otherwise run without the user's tools, exit 0."""
+    for directory in extra:
+        if not directory.is_dir():
+            why = "is not a directory" if directory.exists() else "no such directory"
+            raise AppError(f"--tools {directory}: {why}")
     dirs = tool_dirs(list(extra), include_bundled=not no_default_tools, cwd=Path.cwd())
-    loaded = load_tools(dirs, explicit=list(extra))
+    loaded = load_tools(dirs)
     for problem in loaded.problems:
         warn(problem)
     return loaded

@@ -93,25 +93,19 @@ def tool_dirs(extra: Sequence[Path], *, include_bundled: bool, cwd: Path) -> lis
     return list(dict.fromkeys(path.resolve() for path in [*implicit, *named]))
 
 
-def load_tools(
-    dirs: Sequence[Path], *, explicit: Sequence[Path] = (), deadline: float = IMPORT_DEADLINE
-) -> LoadResult:
+def load_tools(dirs: Sequence[Path], *, deadline: float = IMPORT_DEADLINE) -> LoadResult:
     """Load every `*.py` (not starting with `_`) of each dir, in sorted order.
 
-    A missing dir is skipped silently unless it is in `explicit` (the user asked for it).
-    A file byte-identical to one already loaded is the same plugin reached by another path
-    (an installed copy of the bundled tools and the repository's tools.d, or a copy in the
-    user dir): it is skipped silently rather than reported as clashing with itself.
+    A missing dir is skipped (one the user named was refused before: see the app's
+    load_plugins). A file byte-identical to one already loaded is the same plugin reached by
+    another path (an installed copy of the bundled tools and the repository's tools.d, or a
+    copy in the user dir): it is skipped silently rather than reported as clashing with itself.
     `deadline`: seconds each file's import may take (see plugin_guard).
     """
     result = LoadResult(dirs=list(dirs))
-    asked_for = {path.resolve() for path in explicit}
     loaded: set[str] = set()
     for directory in dirs:
         if not directory.is_dir():
-            if directory.resolve() in asked_for:
-                why = "is not a directory" if directory.exists() else "no such directory"
-                result.problems.append(f"--tools {directory}: {why}")
             continue
         for path, identity in plugin_files(directory, loaded):
             load_file(path, result, identity=identity, deadline=deadline)
