@@ -4,10 +4,14 @@ the scripted model: what the engine does with them now."""
 from __future__ import annotations
 
 import pytest
-from test_issue24_replays import play
+from test_issue24_replays import BUNDLED, play
 from test_loop import of
 
 from toolcall_cli.events import AnswerWithoutTools, RunFinished, ToolFinished
+from toolcall_cli.loop import run
+from toolcall_cli.messages import Message
+from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.strategies import get_strategy
 
 MILES = "How many kilometres is 26.2 miles?"
 CONVERTED = (
@@ -45,3 +49,21 @@ def test_a_call_sent_again_with_only_an_argument_left_out_changed_is_a_repeat(
     (withdrawn,) = of(events, AnswerWithoutTools)
     assert withdrawn.repeated and "`calculate`" in withdrawn.message
     assert of(events, RunFinished)[0].iterations == 4
+
+
+def test_a_chat_keeps_a_json_mode_answer_as_its_text_for_the_next_strategy() -> None:
+    """A chat on llama-server began in JSON mode (the answer `{"answer": "10"}`), then
+    `/strategy regex`: the next request showed the model its earlier answers in that wrapper,
+    and it answered `{"answer": "26"}`, which regex took, wrapper and all, as the answer."""
+    history: list[Message] = []
+    weather = '{"name": "get_weather", "arguments": {"city": "北京", "day": "today"}}'
+    first = ScriptedModel([weather, '{"answer": "10"}'])
+    json_mode = get_strategy("schema", schema_mode="json")
+    list(
+        run("北京今天多少度？", model=first, strategy=json_mode, registry=BUNDLED, history=history)
+    )
+    second = ScriptedModel(["50 °F"])
+    regex = get_strategy("regex")
+    list(run("换成华氏度", model=second, strategy=regex, registry=BUNDLED, history=history))
+    shown = [m["content"] for m in second.requests[0]["messages"] if m["role"] == "assistant"]
+    assert shown[-1] == "10"

@@ -309,11 +309,13 @@ class Run:
                 reply.text, self.question, self.history, self.first_message, self.offered()
             )
             if grounded is None:
+                self.keep_as_answered(reply)
                 yield FinalAnswer(text=reply.text)
                 return "answered"
             checked, nudge = grounded
             yield checked
             if nudge is None:
+                self.keep_as_answered(reply)
                 yield FinalAnswer(text=reply.text, ungrounded=checked.figures)
                 return "answered"
             self.history.append(user(nudge))
@@ -410,12 +412,21 @@ class Run:
             )
         verdict = self.judge(reply)
         if verdict is None:
+            self.keep_as_answered(reply)
             yield FinalAnswer(text=reply.text, best_effort=True)
         else:
             yield Notice(
                 level="warning",
                 message=f"the last request without tools gave no answer: {verdict.why}",
             )
+
+    def keep_as_answered(self, reply: Reply) -> None:
+        """The history keeps the answer as the user read it, not in a strategy's wrapper (JSON
+        mode's {"answer": ...}): a chat switched to regex showed Qwen2.5-0.5B its earlier answers
+        so wrapped, and it answered `{"answer": "26"}`, taken whole as the answer."""
+        last = self.history[-1] if self.history else None
+        if last is not None and last.role == "assistant" and not last.tool_calls:
+            self.history[-1] = replace(last, content=reply.text)
 
     def ask_for_the_answer(self, instruction: str) -> None:
         """Without tools, the instruction to answer, then the user's question again on its own:
