@@ -4,7 +4,7 @@ the scripted model: what the engine does with them now."""
 from __future__ import annotations
 
 import pytest
-from test_issue24_replays import BUNDLED, play
+from test_issue24_replays import BUNDLED, native, play
 from test_loop import of
 
 from toolcall_cli.events import AnswerWithoutTools, RunFinished, ToolFinished
@@ -67,3 +67,18 @@ def test_a_chat_keeps_a_json_mode_answer_as_its_text_for_the_next_strategy() -> 
     list(run("换成华氏度", model=second, strategy=regex, registry=BUNDLED, history=history))
     shown = [m["content"] for m in second.requests[0]["messages"] if m["role"] == "assistant"]
     assert shown[-1] == "10"
+
+
+def test_calculates_advice_holds_no_example_a_model_can_run_for_a_number() -> None:
+    """calculate("26.2 miles") was told "e.g. calculate(expression='(2 + 3) * 4')"; the model
+    sent exactly that, got 20 and answered "20 kilometers" (JSON mode, twice in the bench's
+    recordings too). The advice says what an expression may hold, with nothing runnable."""
+    replies = [
+        native("calculate", expression="26.2 miles"),
+        native("calculate", "call_2", expression="(2 + 3) * 4"),
+        "20 kilometers",
+    ]
+    events, _ = play(MILES, replies)
+    advice = of(events, ToolFinished)[0].result.content
+    assert "no words or units" in advice
+    assert "(2 + 3) * 4" not in advice and "calculate(expression=" not in advice
