@@ -3,6 +3,8 @@ the scripted model: what the engine does with them now."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from test_issue24_replays import BUNDLED, native, play
 from test_loop import of
@@ -12,6 +14,7 @@ from toolcall_cli.loop import run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
 from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.registry import ToolRegistry, tool
 
 MILES = "How many kilometres is 26.2 miles?"
 CONVERTED = (
@@ -82,3 +85,33 @@ def test_calculates_advice_holds_no_example_a_model_can_run_for_a_number() -> No
     advice = of(events, ToolFinished)[0].result.content
     assert "no words or units" in advice
     assert "(2 + 3) * 4" not in advice and "calculate(expression=" not in advice
+
+
+def test_the_same_call_of_a_clock_asked_again_and_again_is_no_progress() -> None:
+    """Under schema, Qwen2.5-0.5B asked get_time(timezone="UTC", city="东京", day="today") five
+    times, a minute apart (a busy server), then the limit and a best-effort answer. A clock is
+    run each time, and its result moved each time, so no call was a repeat; the same call again
+    is no progress either, and after --max-failed-rounds of them the tools go."""
+    ticks = iter(range(100))
+
+    @tool(cacheable=False, permission="read")
+    def get_time(timezone: str = "UTC") -> dict[str, Any]:
+        """The time."""
+        return {"timezone": timezone, "time": f"05:{next(ticks):02d}"}
+
+    again = {"timezone": "UTC", "city": "东京", "day": "today"}
+    replies = [native("get_time", f"call_{n}", **again) for n in range(4)]
+    model = ScriptedModel([*replies, "东京现在是05:03。"])
+    events = list(
+        run(
+            "东京现在几点？",
+            model=model,
+            strategy=get_strategy("schema"),
+            registry=ToolRegistry.from_functions(get_time),
+            history=[],
+        )
+    )
+    assert len(of(events, ToolFinished)) == 4
+    (withdrawn,) = of(events, AnswerWithoutTools)
+    assert withdrawn.failed_rounds == 3 and not withdrawn.repeated
+    assert of(events, RunFinished)[0].stop_reason == "answered"
