@@ -111,7 +111,9 @@ def test_the_same_call_of_a_clock_asked_again_and_again_is_no_progress() -> None
             history=[],
         )
     )
-    assert len(of(events, ToolFinished)) == 4
+    finished = of(events, ToolFinished)
+    assert len(finished) == 4
+    assert "Ran without `city`, `day`: get_time does not take them" in finished[0].result.content
     (withdrawn,) = of(events, AnswerWithoutTools)
     assert withdrawn.failed_rounds == 3 and not withdrawn.repeated
     assert of(events, RunFinished)[0].stop_reason == "answered"

@@ -662,8 +662,9 @@ def left_out(tool: Tool, dropped: Sequence[str]) -> str:
     """The note after a call run without the arguments its tool does not take."""
     names = ", ".join(f"`{name}`" for name in dropped)
     taken = ", ".join(f"`{name}`" for name in tool.spec.parameters.get("properties") or {})
+    them = "them" if len(dropped) > 1 else "it"
     return (
-        f"{ENGINE_NOTE} Ran without {names}: {tool.name} does not take it (it takes "
+        f"{ENGINE_NOTE} Ran without {names}: {tool.name} does not take {them} (it takes "
         f"{taken or 'no arguments'}). Send only those next time."
     )
 
