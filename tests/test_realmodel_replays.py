@@ -9,7 +9,7 @@ import pytest
 from test_issue24_replays import BUNDLED, native, play
 from test_loop import of
 
-from toolcall_cli.events import AnswerWithoutTools, RunFinished, ToolFinished
+from toolcall_cli.events import AnswerWithoutTools, Notice, RunFinished, ToolFinished
 from toolcall_cli.loop import run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
@@ -117,3 +117,12 @@ def test_the_same_call_of_a_clock_asked_again_and_again_is_no_progress() -> None
     (withdrawn,) = of(events, AnswerWithoutTools)
     assert withdrawn.failed_rounds == 3 and not withdrawn.repeated
     assert of(events, RunFinished)[0].stop_reason == "answered"
+
+
+def test_rounds_summarised_because_the_tools_went_are_not_blamed_on_the_history_window() -> None:
+    """After a repeat the view said "history window: 2 older tool round(s) sent as a short
+    summary" under the default window of 5: the rounds went because the tools did."""
+    replies = [CONVERTED, CONVERTED, "26.2 miles is 42.16 km."]
+    events, _ = play(MILES, replies, strategy="stream")
+    said = [n.message for n in of(events, Notice) if "round(s) sent as" in n.message]
+    assert said == ["tools withdrawn: all 2 tool round(s) sent as a summary of their results"]
