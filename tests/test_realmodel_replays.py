@@ -9,7 +9,13 @@ import pytest
 from test_issue24_replays import BUNDLED, native, play
 from test_loop import of
 
-from toolcall_cli.events import AnswerWithoutTools, Notice, RunFinished, ToolFinished
+from toolcall_cli.events import (
+    AnswerWithoutTools,
+    GroundingChecked,
+    Notice,
+    RunFinished,
+    ToolFinished,
+)
 from toolcall_cli.loop import run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
@@ -126,3 +132,24 @@ def test_rounds_summarised_because_the_tools_went_are_not_blamed_on_the_history_
     events, _ = play(MILES, replies, strategy="stream")
     said = [n.message for n in of(events, Notice) if "round(s) sent as" in n.message]
     assert said == ["tools withdrawn: all 2 tool round(s) sent as a summary of their results"]
+
+
+@pytest.mark.parametrize(
+    ("question", "expression", "loose"),
+    [
+        ("乌兰巴托明天会下雪吗？气温多少？", "25 + 3", True),
+        ("What is seventeen times twenty-three, minus eight?", "17*23-8", False),
+        ("How many kilometres is 26.2 miles?", "round(26.2*1.609, 2)", False),
+        ("What day is it in Tokyo?", "2026-12-05", False),
+    ],
+)
+def test_an_expression_resting_on_no_figure_of_the_run_is_not_grounded(
+    question: str, expression: str, loose: bool
+) -> None:
+    """Asked whether it snows in Ulaanbaatar, Qwen2.5-0.5B (stream) calculated "25 + 3" and
+    answered "乌兰巴托明天会下雪。气温28°C", and no line said 25 and 3 came from nowhere: an
+    expression's figures were never checked. One none of whose figures the run holds is."""
+    replies = [native("calculate", expression=expression), "?"]
+    events, _ = play(question, replies, grounding="warn")
+    warned = [g.figures for g in of(events, GroundingChecked) if g.what == "arguments"]
+    assert warned == ([(f"expression={expression!r}",)] if loose else [])
