@@ -158,10 +158,12 @@ def test_weather_unknown_city_says_how_to_fix() -> None:
     assert "Did you mean 'Springfield'?" in message
 
 
-def test_weather_unknown_city_without_close_match_has_no_guess() -> None:
+@pytest.mark.parametrize("city", ["Atlantis-under-the-sea", "la météo à Lyon"])
+def test_weather_unknown_city_without_close_match_has_no_guess(city: str) -> None:
+    """Nor a form naming another city, which a small model copies (test_realmodel_replays)."""
     with pytest.raises(ValueError) as caught:
-        get_weather("Atlantis-under-the-sea")
-    assert "Did you mean" not in str(caught.value)
+        get_weather(city, "tomorrow")
+    assert "Did you mean" not in str(caught.value) and "Paris" not in str(caught.value)
 
 
 def test_weather_empty_city() -> None:
@@ -319,7 +321,6 @@ def test_convert_below_absolute_zero() -> None:
     ("call", "form"),
     [
         (lambda: get_weather("Springfeld"), "get_weather(city='Springfield', day='today')"),
-        (lambda: get_weather("Atlantis", "tomorrow"), "get_weather(city='Paris', day='tomorrow')"),
         (lambda: get_weather("Paris", "yesterday"), "get_weather(city='Paris', day='tomorrow')"),
         (lambda: get_weather(" "), "get_weather(city='Paris', day='today')"),
         (lambda: get_weather("the weather in Tokyo"), "get_weather(city='Tokyo', day='today')"),
@@ -328,7 +329,6 @@ def test_convert_below_absolute_zero() -> None:
             lambda: get_weather("New York City weather"),
             "get_weather(city='New York City', day='today')",
         ),
-        (lambda: get_weather("la météo à Lyon"), "get_weather(city='Paris', day='today')"),
         (lambda: get_weather("weather in LA"), "get_weather(city='LA', day='today')"),
         (lambda: get_time("Asia/Shangai"), "get_time(timezone='Asia/Shanghai')"),
         (lambda: get_time("Mars/Olympus"), "get_time(timezone='Asia/Shanghai')"),

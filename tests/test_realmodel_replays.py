@@ -164,3 +164,14 @@ def test_the_same_result_by_other_arguments_is_a_repeat() -> None:
     (withdrawn,) = of(events, AnswerWithoutTools)
     assert withdrawn.repeated and "`get_weather`" in withdrawn.message
     assert of(events, RunFinished)[0].iterations == 3
+
+
+def test_a_city_not_in_the_weather_table_gets_no_other_city_to_copy() -> None:
+    """呼和浩特 is not in the table; the error said "The form that works:
+    get_weather(city='Paris', day='tomorrow')", Qwen2.5-0.5B (schema) asked for Paris and
+    answered "呼和浩特明天天气晴" from Paris' weather, exit 0."""
+    replies = [native("get_weather", city="呼和浩特", day="tomorrow"), "?"]
+    events, _ = play("呼和浩特明天天气怎么样？", replies)
+    error = of(events, ToolFinished)[0].result.content
+    assert "not in the built-in table" in error and "Say so in the answer" in error
+    assert "Paris" not in error and "get_weather(city=" not in error
