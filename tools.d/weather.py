@@ -229,9 +229,11 @@ def _unknown_city(name: str, day: str = "today") -> ValueError:
         # "The form that works: get_weather(city='Paris', ...)" of 呼和浩特, Qwen2.5-0.5B asked
         # for Paris and gave Paris' weather as Hohhot's.
         return ValueError(
-            f"unknown city {name!r}: it is not in the built-in table (sample data for about 50 "
-            "cities), so its weather is not available here. Say so in the answer; another "
-            "city's weather is no answer for it."
+            # No figure in it either: a model that hands the error back as its answer would
+            # state it, and be flagged for a figure from nowhere.
+            f"unknown city {name!r}: it is not in the built-in table of sample data, so its "
+            "weather is not available here. Say so in the answer; another city's weather is no "
+            "answer for it."
         )
     message = (
         f"unknown city {name!r}. Use a city from the built-in table, in Chinese or English, "
