@@ -11,6 +11,7 @@ from test_loop import of
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    FinalAnswer,
     GroundingChecked,
     Notice,
     RunFinished,
@@ -175,3 +176,19 @@ def test_a_city_not_in_the_weather_table_gets_no_other_city_to_copy() -> None:
     error = of(events, ToolFinished)[0].result.content
     assert "not in the built-in table" in error and "Say so in the answer" in error
     assert "Paris" not in error and "get_weather(city=" not in error
+
+
+@pytest.mark.parametrize(("mode", "action"), [("warn", "warned"), ("check", "stands")])
+def test_an_answer_made_after_the_tools_went_is_still_checked(mode: str, action: str) -> None:
+    """呼和浩特 is not in the weather table; the failed call sent again withdrew the tools, and
+    Qwen2.5-0.5B (schema) answered "呼和浩特明天天气晴朗，温度约为22°C。", exit 0 and unmarked:
+    with no tool offered any more, the answer's figures were not checked."""
+    city = {"city": "呼和浩特", "day": "tomorrow"}
+    invented = "呼和浩特明天天气晴朗，温度约为22°C。"
+    replies = [native("get_weather", **city), native("get_weather", "call_2", **city), invented]
+    events, _ = play("呼和浩特明天天气怎么样？", replies, grounding=mode)
+    assert of(events, AnswerWithoutTools)
+    checked = [(g.action, g.figures) for g in of(events, GroundingChecked) if g.what == "answer"]
+    assert checked == [(action, ("22",))]
+    (answer,) = of(events, FinalAnswer)
+    assert answer.text == invented and answer.ungrounded == ("22",)
