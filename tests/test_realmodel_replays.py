@@ -156,17 +156,6 @@ def test_an_expression_resting_on_no_figure_of_the_run_is_not_grounded(
     assert warned == ([(f"expression={expression!r}",)] if loose else [])
 
 
-def test_the_same_result_by_other_arguments_is_a_repeat() -> None:
-    """compare's regex run: get_weather(city="上海", day="tomorrow"), then city="Shanghai": the
-    tool gave the very same result, and only a third identical call withdrew the tools."""
-    weather = '{{"name": "get_weather", "arguments": {{"city": "{}", "day": "tomorrow"}}}}'
-    replies = [weather.format("上海"), weather.format("Shanghai"), "19 °C, 66.2 °F"]
-    events, _ = play("上海明天的最高气温是多少华氏度？", replies, strategy="regex")
-    (withdrawn,) = of(events, AnswerWithoutTools)
-    assert withdrawn.repeated and "`get_weather`" in withdrawn.message
-    assert of(events, RunFinished)[0].iterations == 3
-
-
 def test_a_city_not_in_the_weather_table_gets_no_other_city_to_copy() -> None:
     """呼和浩特 is not in the table; the error said "The form that works:
     get_weather(city='Paris', day='tomorrow')", Qwen2.5-0.5B (schema) asked for Paris and

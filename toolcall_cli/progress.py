@@ -58,13 +58,12 @@ class Progress:
         same result again is no progress: Qwen2.5-0.5B asked get_time the same five times,
         then the limit; a status that changed between two polls is), and those plus the calls
         that failed before and failed again."""
-        # The same result by other arguments is no news either: get_weather(city="上海"), then
-        # (city="Shanghai"), from Qwen2.5-0.5B, gave the very same result.
-        had = {(name, content) for (name, _), content in self.succeeded.items()}
         reused = [
             r
             for r in results
-            if r.cached or r.error_kind == "repeated" or (r.ok and (r.name, r.content) in had)
+            if r.cached
+            or r.error_kind == "repeated"
+            or (r.ok and self.succeeded.get(keys.get(r.call_id, ("", ""))) == r.content)
         ]
         failed_again = [
             r
