@@ -158,10 +158,12 @@ def test_weather_unknown_city_says_how_to_fix() -> None:
     assert "Did you mean 'Springfield'?" in message
 
 
-def test_weather_unknown_city_without_close_match_has_no_guess() -> None:
+@pytest.mark.parametrize("city", ["Atlantis-under-the-sea", "la météo à Lyon"])
+def test_weather_unknown_city_without_close_match_has_no_guess(city: str) -> None:
+    """Nor a form naming another city, which a small model copies (test_realmodel_replays)."""
     with pytest.raises(ValueError) as caught:
-        get_weather("Atlantis-under-the-sea")
-    assert "Did you mean" not in str(caught.value)
+        get_weather(city, "tomorrow")
+    assert "Did you mean" not in str(caught.value) and "Paris" not in str(caught.value)
 
 
 def test_weather_empty_city() -> None:
@@ -319,7 +321,6 @@ def test_convert_below_absolute_zero() -> None:
     ("call", "form"),
     [
         (lambda: get_weather("Springfeld"), "get_weather(city='Springfield', day='today')"),
-        (lambda: get_weather("Atlantis", "tomorrow"), "get_weather(city='Paris', day='tomorrow')"),
         (lambda: get_weather("Paris", "yesterday"), "get_weather(city='Paris', day='tomorrow')"),
         (lambda: get_weather(" "), "get_weather(city='Paris', day='today')"),
         (lambda: get_weather("the weather in Tokyo"), "get_weather(city='Tokyo', day='today')"),
@@ -328,18 +329,11 @@ def test_convert_below_absolute_zero() -> None:
             lambda: get_weather("New York City weather"),
             "get_weather(city='New York City', day='today')",
         ),
-        (lambda: get_weather("la météo à Lyon"), "get_weather(city='Paris', day='today')"),
         (lambda: get_weather("weather in LA"), "get_weather(city='LA', day='today')"),
         (lambda: get_time("Asia/Shangai"), "get_time(timezone='Asia/Shanghai')"),
-        (lambda: get_time("Mars/Olympus"), "get_time(timezone='Asia/Shanghai')"),
-        (lambda: get_time("UTC+15"), "get_time(timezone='+08:00')"),
         (
             lambda: convert_units(26, "mile", "kilomter"),
             "convert_units(value=26, from_unit='mi', to_unit='km')",
-        ),
-        (
-            lambda: convert_units(3, "furlong", "m"),
-            "convert_units(value=3, from_unit='km', to_unit='m')",
         ),
         (
             lambda: convert_units(5, "kg", "km"),
@@ -351,3 +345,21 @@ def test_each_bundled_error_shows_the_form_that_works(call: Callable[[], Any], f
     with pytest.raises(ValueError) as caught:
         call()
     assert f"The form that works: {form}" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: get_time("Mars/Olympus"),
+        lambda: get_time("UTC+15"),
+        lambda: convert_units(3, "furlong", "m"),
+        lambda: get_weather("Atlantis", "tomorrow"),
+    ],
+)
+def test_an_error_names_no_form_for_what_the_caller_did_not_mean(call: Callable[[], Any]) -> None:
+    """A small model copies a form whole: told get_weather(city='Paris', ...) of 呼和浩特,
+    Qwen2.5-0.5B gave Paris' weather as Hohhot's (test_realmodel_replays). Asia/Shanghai's time
+    for Mars, +08:00 for UTC+15 or 3 km for 3 furlongs would be as wrong."""
+    with pytest.raises(ValueError) as caught:
+        call()
+    assert "form that works" not in str(caught.value)

@@ -684,7 +684,9 @@ def test_an_extra_argument_that_no_result_holds_is_left_out_and_the_call_runs() 
     first = {"value": 26, "from_unit": "mi", "to_unit": "km"}
     replies: list[str | dict[str, Any]] = [
         call("convert_units", **first),
-        call("convert_units", **first, result=99),
+        # Another value: the same call with only an extra added is a repeat
+        # (test_realmodel_replays.py).
+        call("convert_units", **{**first, "value": 42}, result=99),
         "26 miles is 41.84 km.",
     ]
     events, _ = play(replies, registry)

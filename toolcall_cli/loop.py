@@ -305,15 +305,22 @@ class Run:
         an answer whose figures come from nowhere, which the model is shown the results for."""
         verdict = self.judge(reply)
         if verdict is None:
+            # The run's tools, offered or withdrawn: an answer made once they were withdrawn
+            # (呼和浩特, not in the table: "晴朗，温度约为22°C") went unchecked. With no tool to
+            # send the model to and no result to show it, it stands, marked, without a nudge.
+            if self.tools_withdrawn and not self.progress.succeeded:
+                self.answer_check.nudged |= self.answer_check.mode == "check"
             grounded = self.answer_check.look(
-                reply.text, self.question, self.history, self.first_message, self.offered()
+                reply.text, self.question, self.history, self.first_message, self.tools.names()
             )
             if grounded is None:
+                self.keep_as_answered(reply)
                 yield FinalAnswer(text=reply.text)
                 return "answered"
             checked, nudge = grounded
             yield checked
             if nudge is None:
+                self.keep_as_answered(reply)
                 yield FinalAnswer(text=reply.text, ungrounded=checked.figures)
                 return "answered"
             self.history.append(user(nudge))
@@ -410,12 +417,21 @@ class Run:
             )
         verdict = self.judge(reply)
         if verdict is None:
+            self.keep_as_answered(reply)
             yield FinalAnswer(text=reply.text, best_effort=True)
         else:
             yield Notice(
                 level="warning",
                 message=f"the last request without tools gave no answer: {verdict.why}",
             )
+
+    def keep_as_answered(self, reply: Reply) -> None:
+        """The history keeps the answer as the user read it, not in a strategy's wrapper (JSON
+        mode's {"answer": ...}): a chat switched to regex showed Qwen2.5-0.5B its earlier answers
+        so wrapped, and it answered `{"answer": "26"}`, taken whole as the answer."""
+        last = self.history[-1] if self.history else None
+        if last is not None and last.role == "assistant" and not last.tool_calls:
+            self.history[-1] = replace(last, content=reply.text)
 
     def ask_for_the_answer(self, instruction: str) -> None:
         """Without tools, the instruction to answer, then the user's question again on its own:

@@ -78,9 +78,7 @@ class RequestFitter:
         result_chars = ANSWER_RESULT_CHARS if tools_withdrawn else PREVIEW_CHARS
         sent, compacted = windowed(history, in_full, result_chars)
         if compacted > self.compacted:
-            yield Notice(
-                message=f"history window: {compacted} older tool round(s) sent as a short summary"
-            )
+            yield Notice(message=summary_notice(compacted, tools_withdrawn))
         self.compacted = compacted
         request = self.strategy.build_request(sent, specs, self.model.name)
         self.last_estimate = request_tokens(request.body)
@@ -130,6 +128,14 @@ class RequestFitter:
         counted = usage.get("prompt_tokens")
         if isinstance(counted, int) and self.last_estimate > 0 and counted > self.last_estimate:
             self.token_scale = max(self.token_scale, min(counted / self.last_estimate, MAX_SCALE))
+
+
+def summary_notice(compacted: int, tools_withdrawn: bool) -> str:
+    """Why rounds went into the summary: the history window, or, with tools withdrawn, every
+    round (said so: "2 older rounds" under a window of 5 read as a window that had misfired)."""
+    if tools_withdrawn:
+        return f"tools withdrawn: all {compacted} tool round(s) sent as a summary of their results"
+    return f"history window: {compacted} older tool round(s) sent as a short summary"
 
 
 def fit_notice(window: ContextWindow, summarised: int, cut: int, fits: bool, tokens: int) -> Notice:

@@ -37,7 +37,7 @@ from toolcall_cli.messages import ToolCall, ToolResult, call_key
 from toolcall_cli.quoted import Quote, ResultQuotes
 from toolcall_cli.tools.dag import Graph, GraphProblem, Unresolved, build_graph, placeholders
 from toolcall_cli.tools.dag import substitute as put_results_in
-from toolcall_cli.tools.executor import error_result, prepare
+from toolcall_cli.tools.executor import error_result, prepare, without_unexpected
 from toolcall_cli.tools.policy import RateLimits, permission_refusal
 from toolcall_cli.tools.pool import Finished, Job, ToolPool
 from toolcall_cli.tools.registry import Permission, Tool, ToolRegistry
@@ -441,6 +441,17 @@ class Round:
                     return f"{key}={json.dumps(value, ensure_ascii=False)}"
         return None
 
+    def _ran_as(self, call: ToolCall) -> tuple[str, str]:
+        """The key of the call as it runs: arguments its tool does not take are left out
+        before it runs, so they do not make it another call. Qwen2.5-0.5B wrote a result back
+        into its call as such an argument, changed each time (result=131.0, then 131), and the
+        same calculation ran again, round after round, never a repeat."""
+        tool = self._registry.get(call.name)
+        if tool is None or not isinstance(call.arguments, dict):
+            return call_key(call)
+        kept = without_unexpected(tool.spec, call.arguments)
+        return call_key(call if kept is None else replace(call, arguments=kept))
+
     def _is_an_id(self, name: str) -> bool:
         return name in self._earlier_ids or name in self._entries
 
@@ -456,7 +467,7 @@ class Round:
         echoed = self._echoed_result(call)
         if echoed is not None:
             return refused(call, "repeated", Problem("echoed_result", given=echoed))
-        earlier = self._cache.get(call_key(call))
+        earlier = self._cache.get(self._ran_as(call))
         if earlier is not None and tool is not None and tool.cacheable:
             self._data[call.id] = earlier.content
             return repeated(call, earlier)
@@ -553,7 +564,7 @@ class Round:
         entry.started, entry.ended = finished.started, finished.ended
         self.results.append(result)
         if result.ok and not result.cached:
-            self._cache[call_key(call)] = result
+            self._cache[self._ran_as(call)] = result
         yield ToolFinished(
             call=call,
             result=result,
@@ -651,8 +662,9 @@ def left_out(tool: Tool, dropped: Sequence[str]) -> str:
     """The note after a call run without the arguments its tool does not take."""
     names = ", ".join(f"`{name}`" for name in dropped)
     taken = ", ".join(f"`{name}`" for name in tool.spec.parameters.get("properties") or {})
+    them = "them" if len(dropped) > 1 else "it"
     return (
-        f"{ENGINE_NOTE} Ran without {names}: {tool.name} does not take it (it takes "
+        f"{ENGINE_NOTE} Ran without {names}: {tool.name} does not take {them} (it takes "
         f"{taken or 'no arguments'}). Send only those next time."
     )
 

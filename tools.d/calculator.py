@@ -202,14 +202,16 @@ def _works(expression: str) -> bool:
 
 def _the_form_that_works(expression: str) -> str:
     """The lesson in an error: the caller's own expression written so that it evaluates, when
-    that can be worked out; else the forms that do, with round(x, 2) among them (a model asks
-    for rounding in words, or in an argument calculate does not take)."""
+    that can be worked out; else what an expression may hold, round(x, 2) among it (a model
+    asks for rounding in words, or in an argument calculate does not take)."""
     rewritten = _rewritten(expression)
     if rewritten != expression.strip() and _works(rewritten):
         return f"Write it as calculate(expression={rewritten!r})."
+    # No example that runs: Qwen2.5-0.5B, told calculate(expression='(2 + 3) * 4') of
+    # '26.2 miles', sent exactly that and answered "20 kilometers".
     return (
-        "Write one arithmetic expression, with functions for the rest, e.g. "
-        "calculate(expression='round(sqrt(2)*100, 2)') or calculate(expression='(2 + 3) * 4')."
+        "Write one arithmetic expression of the question's own numbers: numbers, + - * / ** "
+        "( ) and functions such as sqrt(x) or round(x, 2); no words or units."
     )
 
 

@@ -73,10 +73,7 @@ def _offset_zone(text: str) -> tzinfo | None:
         return None
     sign, hours, minutes = match.group(1), int(match.group(2)), int(match.group(3) or 0)
     if hours > 14 or minutes >= 60:
-        raise ValueError(
-            f"UTC offset {text!r} is out of range; offsets go from -12:00 to +14:00. The form "
-            "that works: get_time(timezone='+08:00')."
-        )
+        raise ValueError(f"UTC offset {text!r} is out of range; offsets go from -12:00 to +14:00.")
     delta = timedelta(hours=hours, minutes=minutes)
     return FixedOffset(-delta if sign == "-" else delta)
 
@@ -102,10 +99,12 @@ def _unknown_zone(name: str) -> ValueError:
     )
     candidates = list(_ALIASES) + list(_iana_by_key())
     close = difflib.get_close_matches(_key(name), candidates, n=1, cutoff=0.75)
-    suggestion = "Asia/Shanghai"
-    if close:
-        suggestion = _ALIASES.get(close[0]) or _iana_by_key()[close[0]]
-        message += f" Did you mean {suggestion!r}?"
+    if not close:
+        # No form naming a zone nobody meant: a small model copies a form whole, and would
+        # tell Asia/Shanghai's time (get_weather's Paris for 呼和浩特, seen).
+        return ValueError(message)
+    suggestion = _ALIASES.get(close[0]) or _iana_by_key()[close[0]]
+    message += f" Did you mean {suggestion!r}?"
     message += f" The form that works: get_time(timezone={suggestion!r}) (one argument)."
     return ValueError(message)
 

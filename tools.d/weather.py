@@ -218,21 +218,30 @@ def _named_in(name: str, text: str) -> bool:
 
 
 def _unknown_city(name: str, day: str = "today") -> ValueError:
-    message = (
-        f"unknown city {name!r}. Use a city from the built-in table, in Chinese or English, "
-        "e.g. 北京, Shanghai, Paris."
-    )
     every_name = [n for city in CITIES for n in _names(city)]
     by_key = {_key(n): n for n in reversed(every_name)}
     close = difflib.get_close_matches(_key(name), list(by_key), n=3, cutoff=0.6)
     # A city named among other words ("the weather in Tokyo") is the one meant; a form naming
     # some other city would be copied, and answer for the wrong place.
     guesses = list(dict.fromkeys([*_cities_inside(name), *(by_key[k] for k in close)]))[:3]
-    if guesses:
-        message += " Did you mean " + " or ".join(repr(g) for g in guesses) + "?"
+    if not guesses:
+        # No city of the table meant: no form and no list of others, which is copied. Told
+        # "The form that works: get_weather(city='Paris', ...)" of 呼和浩特, Qwen2.5-0.5B asked
+        # for Paris and gave Paris' weather as Hohhot's.
+        return ValueError(
+            # No figure in it either: a model that hands the error back as its answer would
+            # state it, and be flagged for a figure from nowhere.
+            f"unknown city {name!r}: it is not in the built-in table of sample data, so its "
+            "weather is not available here. Say so in the answer; another city's weather is no "
+            "answer for it."
+        )
+    message = (
+        f"unknown city {name!r}. Use a city from the built-in table, in Chinese or English, "
+        "e.g. 北京, Shanghai, Paris."
+    )
+    message += " Did you mean " + " or ".join(repr(g) for g in guesses) + "?"
     # The city alone, as the table spells it: the form names one city.
-    example = guesses[0] if guesses else "Paris"
-    message += f" The form that works: get_weather(city={example!r}, day={day!r})."
+    message += f" The form that works: get_weather(city={guesses[0]!r}, day={day!r})."
     return ValueError(message)
 
 

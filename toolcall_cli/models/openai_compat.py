@@ -267,7 +267,9 @@ class OpenAICompatModel:
             if remaining < endpoint.read_timeout:
                 raise deadline.error() from None
             raise ModelError(
-                f"{endpoint.shown_url} did not answer within {endpoint.read_timeout:g} s",
+                # A busy server (one slot, queued requests) is often just slow: say what waits.
+                f"{endpoint.shown_url} did not answer within {endpoint.read_timeout:g} s; "
+                "--read-timeout waits longer",
                 kind="timeout",
             ) from None
         except httpx.ConnectError as error:

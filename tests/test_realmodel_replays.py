@@ -1,0 +1,183 @@
+"""Replies Qwen2.5-0.5B wrote on llama-server (temperature 0, the bundled tools), replayed by
+the scripted model: what the engine does with them now."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_issue24_replays import BUNDLED, native, play
+from test_loop import of
+
+from toolcall_cli.events import (
+    AnswerWithoutTools,
+    FinalAnswer,
+    GroundingChecked,
+    Notice,
+    RunFinished,
+    ToolFinished,
+)
+from toolcall_cli.loop import run
+from toolcall_cli.messages import Message
+from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.strategies import get_strategy
+from toolcall_cli.tools.registry import ToolRegistry, tool
+
+MILES = "How many kilometres is 26.2 miles?"
+CONVERTED = (
+    '{"name": "convert_units", "arguments": {"value": 26.2, "from_unit": "miles", "to_unit": "km"}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "first", "again"),
+    [
+        (
+            "stream",
+            '{"name": "calculate", "arguments": {"expression": "26.2*5", "result": 131.0}}',
+            '{"name": "calculate", "arguments": {"expression": "26.2*5", "result": 131}}',
+        ),
+        (
+            "regex",
+            '{"name": "calculate", "arguments": {"expression": "26.2", "units": "miles", '
+            '"result": 42.1648128}}',
+            '{"name": "calculate", "arguments": {"expression": "26.2", "units": "miles", '
+            '"result": 26.2}}',
+        ),
+    ],
+)
+def test_a_call_sent_again_with_only_an_argument_left_out_changed_is_a_repeat(
+    strategy: str, first: str, again: str
+) -> None:
+    """The model wrote the result it had back into the call as an argument the tool does not
+    take, its value changed (131.0, then 131): the call that runs is the same one, so it is a
+    repeat, and the tools go; before, the changed extra made it a new call, run again."""
+    replies = [CONVERTED, first, again, "26.2 miles is 42.16 km."]
+    events, _ = play(MILES, replies, strategy=strategy)
+    results = [f.result for f in of(events, ToolFinished)]
+    assert [r.cached for r in results] == [False, False, True]
+    (withdrawn,) = of(events, AnswerWithoutTools)
+    assert withdrawn.repeated and "`calculate`" in withdrawn.message
+    assert of(events, RunFinished)[0].iterations == 4
+
+
+def test_a_chat_keeps_a_json_mode_answer_as_its_text_for_the_next_strategy() -> None:
+    """A chat on llama-server began in JSON mode (the answer `{"answer": "10"}`), then
+    `/strategy regex`: the next request showed the model its earlier answers in that wrapper,
+    and it answered `{"answer": "26"}`, which regex took, wrapper and all, as the answer."""
+    history: list[Message] = []
+    weather = '{"name": "get_weather", "arguments": {"city": "北京", "day": "today"}}'
+    first = ScriptedModel([weather, '{"answer": "10"}'])
+    json_mode = get_strategy("schema", schema_mode="json")
+    list(
+        run("北京今天多少度？", model=first, strategy=json_mode, registry=BUNDLED, history=history)
+    )
+    second = ScriptedModel(["50 °F"])
+    regex = get_strategy("regex")
+    list(run("换成华氏度", model=second, strategy=regex, registry=BUNDLED, history=history))
+    shown = [m["content"] for m in second.requests[0]["messages"] if m["role"] == "assistant"]
+    assert shown[-1] == "10"
+
+
+def test_calculates_advice_holds_no_example_a_model_can_run_for_a_number() -> None:
+    """calculate("26.2 miles") was told "e.g. calculate(expression='(2 + 3) * 4')"; the model
+    sent exactly that, got 20 and answered "20 kilometers" (JSON mode, twice in the bench's
+    recordings too). The advice says what an expression may hold, with nothing runnable."""
+    replies = [
+        native("calculate", expression="26.2 miles"),
+        native("calculate", "call_2", expression="(2 + 3) * 4"),
+        "20 kilometers",
+    ]
+    events, _ = play(MILES, replies)
+    advice = of(events, ToolFinished)[0].result.content
+    assert "no words or units" in advice
+    assert "(2 + 3) * 4" not in advice and "calculate(expression=" not in advice
+
+
+def test_the_same_call_of_a_clock_asked_again_and_again_is_no_progress() -> None:
+    """Under schema, Qwen2.5-0.5B asked get_time(timezone="UTC", city="东京", day="today") five
+    times, a minute apart (a busy server), then the limit and a best-effort answer. A clock is
+    run each time, and its result moved each time, so no call was a repeat; the same call again
+    is no progress either, and after --max-failed-rounds of them the tools go."""
+    ticks = iter(range(100))
+
+    @tool(cacheable=False, permission="read")
+    def get_time(timezone: str = "UTC") -> dict[str, Any]:
+        """The time."""
+        return {"timezone": timezone, "time": f"05:{next(ticks):02d}"}
+
+    again = {"timezone": "UTC", "city": "东京", "day": "today"}
+    replies = [native("get_time", f"call_{n}", **again) for n in range(4)]
+    model = ScriptedModel([*replies, "东京现在是05:03。"])
+    events = list(
+        run(
+            "东京现在几点？",
+            model=model,
+            strategy=get_strategy("schema"),
+            registry=ToolRegistry.from_functions(get_time),
+            history=[],
+        )
+    )
+    finished = of(events, ToolFinished)
+    assert len(finished) == 4
+    assert "Ran without `city`, `day`: get_time does not take them" in finished[0].result.content
+    (withdrawn,) = of(events, AnswerWithoutTools)
+    assert withdrawn.failed_rounds == 3 and not withdrawn.repeated
+    assert of(events, RunFinished)[0].stop_reason == "answered"
+
+
+def test_rounds_summarised_because_the_tools_went_are_not_blamed_on_the_history_window() -> None:
+    """After a repeat the view said "history window: 2 older tool round(s) sent as a short
+    summary" under the default window of 5: the rounds went because the tools did."""
+    replies = [CONVERTED, CONVERTED, "26.2 miles is 42.16 km."]
+    events, _ = play(MILES, replies, strategy="stream")
+    said = [n.message for n in of(events, Notice) if "round(s) sent as" in n.message]
+    assert said == ["tools withdrawn: all 2 tool round(s) sent as a summary of their results"]
+
+
+@pytest.mark.parametrize(
+    ("question", "expression", "loose"),
+    [
+        ("乌兰巴托明天会下雪吗？气温多少？", "25 + 3", True),
+        ("What is seventeen times twenty-three, minus eight?", "17*23-8", False),
+        ("How many kilometres is 26.2 miles?", "round(26.2*1.609, 2)", False),
+        ("What day is it in Tokyo?", "2026-12-05", False),
+    ],
+)
+def test_an_expression_resting_on_no_figure_of_the_run_is_not_grounded(
+    question: str, expression: str, loose: bool
+) -> None:
+    """Asked whether it snows in Ulaanbaatar, Qwen2.5-0.5B (stream) calculated "25 + 3" and
+    answered "乌兰巴托明天会下雪。气温28°C", and no line said 25 and 3 came from nowhere: an
+    expression's figures were never checked. One none of whose figures the run holds is."""
+    replies = [native("calculate", expression=expression), "?"]
+    events, _ = play(question, replies, grounding="warn")
+    warned = [g.figures for g in of(events, GroundingChecked) if g.what == "arguments"]
+    assert warned == ([(f"expression={expression!r}",)] if loose else [])
+
+
+def test_a_city_not_in_the_weather_table_gets_no_other_city_to_copy() -> None:
+    """呼和浩特 is not in the table; the error said "The form that works:
+    get_weather(city='Paris', day='tomorrow')", Qwen2.5-0.5B (schema) asked for Paris and
+    answered "呼和浩特明天天气晴" from Paris' weather, exit 0."""
+    replies = [native("get_weather", city="呼和浩特", day="tomorrow"), "?"]
+    events, _ = play("呼和浩特明天天气怎么样？", replies)
+    error = of(events, ToolFinished)[0].result.content
+    assert "not in the built-in table" in error and "Say so in the answer" in error
+    assert "Paris" not in error and "get_weather(city=" not in error
+
+
+@pytest.mark.parametrize(("mode", "action"), [("warn", "warned"), ("check", "stands")])
+def test_an_answer_made_after_the_tools_went_is_still_checked(mode: str, action: str) -> None:
+    """呼和浩特 is not in the weather table; the failed call sent again withdrew the tools, and
+    Qwen2.5-0.5B (schema) answered "呼和浩特明天天气晴朗，温度约为22°C。", exit 0 and unmarked:
+    with no tool offered any more, the answer's figures were not checked."""
+    city = {"city": "呼和浩特", "day": "tomorrow"}
+    invented = "呼和浩特明天天气晴朗，温度约为22°C。"
+    replies = [native("get_weather", **city), native("get_weather", "call_2", **city), invented]
+    events, _ = play("呼和浩特明天天气怎么样？", replies, grounding=mode)
+    assert of(events, AnswerWithoutTools)
+    checked = [(g.action, g.figures) for g in of(events, GroundingChecked) if g.what == "answer"]
+    assert checked == [(action, ("22",))]
+    (answer,) = of(events, FinalAnswer)
+    assert answer.text == invented and answer.ungrounded == ("22",)
