@@ -136,24 +136,22 @@ def test_rounds_summarised_because_the_tools_went_are_not_blamed_on_the_history_
 
 
 @pytest.mark.parametrize(
-    ("question", "expression", "loose"),
+    ("question", "expression"),
     [
-        ("乌兰巴托明天会下雪吗？气温多少？", "25 + 3", True),
-        ("What is seventeen times twenty-three, minus eight?", "17*23-8", False),
-        ("How many kilometres is 26.2 miles?", "round(26.2*1.609, 2)", False),
-        ("What day is it in Tokyo?", "2026-12-05", False),
+        ("How many seconds are in a day?", "24*60*60"),
+        ("乌兰巴托明天会下雪吗？气温多少？", "25 + 3"),
     ],
 )
-def test_an_expression_resting_on_no_figure_of_the_run_is_not_grounded(
-    question: str, expression: str, loose: bool
+def test_an_expression_is_the_models_working_and_not_checked_for_figures(
+    question: str, expression: str
 ) -> None:
-    """Asked whether it snows in Ulaanbaatar, Qwen2.5-0.5B (stream) calculated "25 + 3" and
-    answered "乌兰巴托明天会下雪。气温28°C", and no line said 25 and 3 came from nowhere: an
-    expression's figures were never checked. One none of whose figures the run holds is."""
+    """Figures inside an expression are not checked: 24*60*60 for the seconds of a day is
+    knowledge no question or result holds, and flagging it (tried once, for a 0.5B model's
+    "25 + 3" in a weather question) warned on every such sum. What the model then answers
+    from it is checked, as any answer is."""
     replies = [native("calculate", expression=expression), "?"]
     events, _ = play(question, replies, grounding="warn")
-    warned = [g.figures for g in of(events, GroundingChecked) if g.what == "arguments"]
-    assert warned == ([(f"expression={expression!r}",)] if loose else [])
+    assert [g for g in of(events, GroundingChecked) if g.what == "arguments"] == []
 
 
 def test_a_city_not_in_the_weather_table_gets_no_other_city_to_copy() -> None:

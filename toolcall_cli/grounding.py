@@ -27,9 +27,6 @@ from toolcall_cli.tools.executor import error_result
 _FIGURE = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|-?\d+(?:\.\d+)?")
 """A figure as people and tools write it: 41.84, -3, 1,234,567 (with its thousands commas)."""
 _WHOLE_FIGURE = re.compile(r"\s*[-+]?\d+(?:\.\d+)?\s*")
-_ARITHMETIC = re.compile(r"[\w\s.,()+\-*/%^]*[\d)]\s*[+*/%^]\s*[\w(.][\w\s.,()+\-*/%^]*")
-"""An expression working on figures ("25 + 3", "round(26.2*1.609, 2)"; not a date or an
-offset): grounded when any of its figures is."""
 SCHEMA_FIGURES = ("enum", "const", "default", "minimum", "maximum", "exclusiveMinimum",
                   "exclusiveMaximum", "multipleOf")  # fmt: skip
 """Where a tool's schema itself gives a figure a call may take. Not the description's examples:
@@ -104,9 +101,8 @@ class Grounds:
     def holds(self, written: str) -> bool:
         try:
             given = float(written.replace(",", ""))
-        except ValueError:  # an expression: grounded by any figure of it, or by having none
-            figures = _FIGURE.findall(written)
-            return not figures or any(self.holds(figure) for figure in figures)
+        except ValueError:
+            return True  # not a figure: nothing to ground
         return any(same_figure(given, written, known) for known in self.figures)
 
 
@@ -131,10 +127,9 @@ def grounds_of(history: Sequence[Message], first_message: int) -> Grounds:
 
 def argument_figures(arguments: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """(`name=value`, the figure as written) for every figure handed over as a value: a JSON
-    number, or a string that is only a number; and (`name=value`, the expression) for an
-    arithmetic expression, which is the model's working, checked only for resting on nothing:
-    Qwen2.5-0.5B, asked whether it snows in Ulaanbaatar, calculated "25 + 3" and answered 28 °C.
-    Other figures inside a longer string (a date, a UTC offset) are left alone."""
+    number, or a string that is only a number. Figures inside a longer string (an expression,
+    a date, a UTC offset) are the model's working, not a value it carries over, and are left
+    alone."""
     if isinstance(arguments, bool) or arguments is None:
         return
     if isinstance(arguments, (int, float)):
@@ -142,8 +137,6 @@ def argument_figures(arguments: Any, path: str = "") -> Iterator[tuple[str, str]
         yield f"{path}={written}", written
     elif isinstance(arguments, str) and _WHOLE_FIGURE.fullmatch(arguments):
         yield f"{path}={arguments.strip()!r}", arguments.strip().lstrip("+")
-    elif isinstance(arguments, str) and _ARITHMETIC.fullmatch(arguments):
-        yield f"{path}={arguments!r}", arguments
     elif isinstance(arguments, Mapping):
         for key, value in arguments.items():
             yield from argument_figures(value, f"{path}.{key}" if path else str(key))
