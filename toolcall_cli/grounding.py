@@ -278,6 +278,12 @@ class AnswerCheck:
         self.mode = mode
         self.nudged = False
 
+    def nothing_to_show(self) -> None:
+        """No tool left to send the model to and no result to show it: a nudge could only ask
+        it to guess again, so under check its answer stands, marked, without one."""
+        if self.mode == "check":
+            self.nudged = True
+
     def look(
         self, text: str, question: str, history: Sequence[Message], first: int, tools: Sequence[str]
     ) -> tuple[GroundingChecked, str | None] | None:

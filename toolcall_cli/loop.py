@@ -306,10 +306,9 @@ class Run:
         verdict = self.judge(reply)
         if verdict is None:
             # The run's tools, offered or withdrawn: an answer made once they were withdrawn
-            # (呼和浩特, not in the table: "晴朗，温度约为22°C") went unchecked. With no tool to
-            # send the model to and no result to show it, it stands, marked, without a nudge.
+            # (呼和浩特, not in the table: "晴朗，温度约为22°C") went unchecked.
             if self.tools_withdrawn and not self.progress.succeeded:
-                self.answer_check.nudged |= self.answer_check.mode == "check"
+                self.answer_check.nothing_to_show()
             grounded = self.answer_check.look(
                 reply.text, self.question, self.history, self.first_message, self.tools.names()
             )
