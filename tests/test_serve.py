@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,8 +135,24 @@ def faulty() -> Iterator[Served]:
     assert (code, err) == (0, "")
 
 
-def client(served: Served) -> openai.OpenAI:
-    return openai.OpenAI(base_url=served.url, api_key="practice", max_retries=0, timeout=WAIT)
+Client = Callable[[Served], openai.OpenAI]
+
+
+@pytest.fixture
+def client() -> Iterator[Client]:
+    """OpenAI SDK clients on a served URL, each closed when the test ends. Left to the garbage
+    collector, a client's socket may be finalized before the client's own __del__ closes it:
+    an unclosed-socket ResourceWarning then fails whichever later test the collection ran in."""
+    made: list[openai.OpenAI] = []
+
+    def make(served: Served) -> openai.OpenAI:
+        sdk = openai.OpenAI(base_url=served.url, api_key="practice", max_retries=0, timeout=WAIT)
+        made.append(sdk)
+        return sdk
+
+    yield make
+    for sdk in made:
+        sdk.close()
 
 
 # --- toolcall eject ----------------------------------------------------------------------------
@@ -351,7 +367,7 @@ def streamed_message(sdk: openai.OpenAI, **extra: Any) -> tuple[Any, str | None]
     return message, finish
 
 
-def test_the_openai_client_completes_a_tool_call(serve: Served) -> None:
+def test_the_openai_client_completes_a_tool_call(serve: Served, client: Client) -> None:
     sdk = client(serve)
     reply = sdk.chat.completions.create(model="gpt-4o", messages=QUESTION, tools=[WEATHER_TOOL])
     message = reply.choices[0].message
@@ -370,7 +386,7 @@ def test_the_openai_client_completes_a_tool_call(serve: Served) -> None:
     assert f'→ call get_weather {{"city": "Beijing"}}  {call.id}' in log
 
 
-def test_the_openai_client_completes_a_streamed_tool_call(serve: Served) -> None:
+def test_the_openai_client_completes_a_streamed_tool_call(serve: Served, client: Client) -> None:
     sdk = client(serve)
     message, finish = streamed_message(sdk, stream_options={"include_usage": True})
     assert finish == "tool_calls"
@@ -388,7 +404,7 @@ def test_the_openai_client_completes_a_streamed_tool_call(serve: Served) -> None
 
 
 def test_with_faults_on_the_client_still_gets_a_well_formed_reply_showing_them(
-    faulty: Served,
+    faulty: Served, client: Client
 ) -> None:
     sdk = client(faulty)
     raw = sdk.chat.completions.with_raw_response.create(
@@ -405,7 +421,7 @@ def test_with_faults_on_the_client_still_gets_a_well_formed_reply_showing_them(
     assert call.id in log and "⚠ fault unknown_tool" in log
 
 
-def test_with_faults_on_a_stream_is_well_formed_too(faulty: Served) -> None:
+def test_with_faults_on_a_stream_is_well_formed_too(faulty: Served, client: Client) -> None:
     message, finish = streamed_message(client(faulty))
     assert finish == "tool_calls"
     [call] = message["tool_calls"]
@@ -429,7 +445,7 @@ def test_with_faults_on_a_stream_is_well_formed_too(faulty: Served) -> None:
     assert again and again[0].function.name == "get_weather"
 
 
-def test_v1_models_lists_the_served_model(serve: Served) -> None:
+def test_v1_models_lists_the_served_model(serve: Served, client: Client) -> None:
     sdk = client(serve)
     assert [model.id for model in sdk.models.list()] == ["toolcall-offline"]
     assert sdk.models.retrieve("toolcall-offline").owned_by == "toolcall"
@@ -551,7 +567,9 @@ def test_a_bad_request_gets_openais_error_shape_and_a_400(
     assert f"400 {error['message'][:40]}" in serve.wait_for(error["message"][:40])
 
 
-def test_the_sdk_raises_the_servers_message_for_a_bad_request(serve: Served) -> None:
+def test_the_sdk_raises_the_servers_message_for_a_bad_request(
+    serve: Served, client: Client
+) -> None:
     with pytest.raises(openai.BadRequestError) as raised:
         client(serve).chat.completions.create(
             model="gpt-4o",
