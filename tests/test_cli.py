@@ -6,12 +6,14 @@ must not keep the process alive."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -286,6 +288,18 @@ def test_config_show_masks_the_key(tmp_path: Path) -> None:
     assert "deepseek-chat" in done.stdout and "env DEEPSEEK_API_KEY" in done.stdout
 
 
+@contextlib.contextmanager
+def ended(process: subprocess.Popen[str]) -> Iterator[None]:
+    """A process a test signals is gone when the test is, also when a check failed first: one
+    left running, its pipes open, fails a later test on its ResourceWarning."""
+    with process:
+        try:
+            yield
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
 @pytest.mark.parametrize(
     ("stop", "code", "said", "reason"),
     [("SIGINT", 130, "interrupted", "ctrl-c"), ("SIGTERM", 143, "terminated", "sigterm")],
@@ -320,9 +334,10 @@ def test_ctrl_c_or_sigterm_during_a_request_exits_so_and_keeps_the_trace(
             # SIGINT on ignored, and Python would then never raise KeyboardInterrupt.
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
-        assert server.wait_received(1)  # the request is in flight
-        process.send_signal(getattr(signal, stop))
-        _out, err = process.communicate(timeout=20)
+        with ended(process):
+            assert server.wait_received(1)  # the request is in flight
+            process.send_signal(getattr(signal, stop))
+            _out, err = process.communicate(timeout=20)
     assert process.returncode == code
     assert err.strip().splitlines() == [f"toolcall: {said}"]
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
@@ -360,12 +375,13 @@ def test_sigterm_while_a_tool_runs_ends_the_run_where_ctrl_c_would_go_on(tmp_pat
         text=True,
         cwd=tmp_path,
     )
-    deadline = time.monotonic() + 30
-    while '"tool_started"' not in (trace.read_text(encoding="utf-8") if trace.exists() else ""):
-        assert time.monotonic() < deadline and process.poll() is None, "the tool never started"
-        time.sleep(0.05)
-    process.send_signal(signal.SIGTERM)
-    _out, err = process.communicate(timeout=20)
+    with ended(process):
+        deadline = time.monotonic() + 30
+        while '"tool_started"' not in (trace.read_text(encoding="utf-8") if trace.exists() else ""):
+            assert time.monotonic() < deadline and process.poll() is None, "the tool never started"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=20)
     assert process.returncode == 143, err
     assert err.strip().splitlines()[-1] == "toolcall: terminated"
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
