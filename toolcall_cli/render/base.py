@@ -457,15 +457,19 @@ def timeline_lines(entries: Sequence[TimelineEntry], width: int = 0) -> list[str
     name_width = max(len(n) for n, _ in labels)
     ref_width = max(len(r) for _, r in labels)
     tail_width = max(len(f"{_span(e)} {e.outcome}") for e in entries)
-    cells = TIMELINE_WIDTH
-    if width:
-        room = width - (name_width + ref_width + tail_width + 6)
-        cells = max(MIN_TIMELINE_WIDTH, min(TIMELINE_WIDTH, room))
+    cells = _bar_cells(width, name_width + ref_width + tail_width + 6)
     return [
         f"{name:<{name_width}}  {ref:<{ref_width}}  {_bar(entry.started, entry.ended, end, cells)}"
         f"  {_span(entry)} {entry.outcome}"
         for entry, (name, ref) in zip(entries, labels, strict=True)
     ]
+
+
+def _bar_cells(width: int, beside: int) -> int:
+    """The bar's cells on a line `width` wide (0: any) that holds `beside` other characters."""
+    if not width:
+        return TIMELINE_WIDTH
+    return max(MIN_TIMELINE_WIDTH, min(TIMELINE_WIDTH, width - beside))
 
 
 def _span(entry: TimelineEntry) -> str:
