@@ -484,7 +484,7 @@ class Round:
         """None when the call may run; the refusal as a result otherwise, with events for the
         view. Asked here, on the loop's thread, before anything runs; the rate limit counts
         only calls that will run."""
-        quote = self._quotes.find(call)
+        quote = self._quotes.find(call, tool.spec)
         if quote is not None:
             yield CallFromResult(
                 call=call,
