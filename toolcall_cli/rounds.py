@@ -162,8 +162,8 @@ class Round:
         self._twins: dict[str, list[ToolCall]] = {}
         """First call id → the identical calls of the reply that wait for its result."""
         self._data: dict[str, str] = {}
-        """A reused result's data, without the note the model reads after it: what a
-        placeholder into that call takes."""
+        """A result's data as the tool returned it (with --dag), or a reused result's without
+        the note the model reads after it: what a placeholder into that call takes."""
         self.results: list[ToolResult] = []
         """Every result so far, in the order the calls finished."""
         self._notes: dict[str, str] = {}
@@ -557,6 +557,9 @@ class Round:
             return  # answered already (a dependency failed first, say)
         # A reused result was cut when it was made; cutting it again would drop its note.
         result = finished.result
+        if self._policy.dag and result.ok and not result.cached:
+            # A placeholder takes what the tool returned, not the cut and notes the model reads.
+            self._data.setdefault(call.id, result.content)
         result = result if result.cached else cut(result, self._limits.max_result_chars)
         if call.id in self._notes:
             result = replace(result, content=f"{result.content}\n{self._notes.pop(call.id)}")
