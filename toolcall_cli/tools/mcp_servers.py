@@ -377,6 +377,10 @@ class McpServers:
             "Answer without them."
         )
 
+    def given_up(self) -> list[str]:
+        """The names of the servers given up on (they stopped, or hung on a call)."""
+        return [server.spec.name for server in self._servers if server.down]
+
     def withdrawn(self) -> list[Withdrawal]:
         """Servers given up on since the last call, each reported once; and the notes on
         servers since then (withdrawing no tools)."""
