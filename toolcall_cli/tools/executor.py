@@ -100,7 +100,8 @@ def runs_with(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
     not take left out, and its defaults written out (5550100 and "5550100" send the same text
     message; an extra argument or a default spelt out does not make it another call)."""
     fixed, _ = coerce_arguments(spec, arguments)
-    fixed = without_unexpected(spec, fixed) or fixed
+    kept = without_unexpected(spec, fixed)
+    fixed = fixed if kept is None else kept
     properties = spec.parameters.get("properties")
     if not isinstance(properties, dict):
         return fixed
