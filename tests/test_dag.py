@@ -411,6 +411,27 @@ def test_a_placeholder_takes_the_whole_result_not_the_cut_the_model_reads_nor_it
     assert done["f"].ok and json.loads(done["f"].content) == pytest.approx(87.8)
 
 
+def test_waiting_for_a_call_past_the_cap_says_so_not_that_no_call_has_its_id() -> None:
+    reply = (
+        text_call("show", "a", value="{{c.high_c}}")
+        + text_call("show", "b", value="1")
+        + text_call("get_weather", "c", city="北京")  # the third: past a cap of 2
+    )
+    model = ScriptedModel([reply, "ok"])
+    events = run(
+        "q",
+        model=model,
+        strategy=get_strategy("regex", dag=True),
+        registry=placeholder_registry({}),
+        history=[],
+        limits=Limits(max_iterations=3, max_calls_per_reply=2),
+        policy=ToolPolicy(dag=True),
+    )
+    told = results(list(events))["a"].content
+    assert "waits for `c`, which came after the most calls one reply may run" in told
+    assert "no call of this reply has that id" not in told
+
+
 def test_a_placeholder_path_not_in_the_result_fails_only_that_call_and_its_dependants() -> None:
     seen: dict[str, Any] = {}
     reply = (

@@ -156,6 +156,8 @@ class Round:
         self._began = clock()
         self._entries: dict[str, _Entry] = {}
         self._held: list[str] = []
+        self._past_cap: list[str] = []
+        """The model's ids of the calls past --max-calls-per-reply, which never run."""
         self._graph: Graph | None = None
         self._last_interrupt: float | None = None
         self._first_by_key: dict[tuple[str, str], str] = {}
@@ -175,6 +177,8 @@ class Round:
         if len(self._entries) >= self._limits.max_calls_per_reply:
             # Never run (--max-calls-per-reply): a runaway reply of a hundred calls would flood
             # the next request with their results. The loop keeps the first calls, and says so.
+            if call.ref is not None:
+                self._past_cap.append(call.ref)
             return
         self._entries[call.id] = _Entry(call)
         if self._policy.dag and (not self.streaming or call.depends_on or _has_placeholders(call)):
@@ -187,7 +191,7 @@ class Round:
         if not self._held:
             return
         try:
-            self._graph = build_graph([e.call for e in self._entries.values()])
+            self._graph = build_graph([e.call for e in self._entries.values()], self._past_cap)
         except GraphProblem as problem:
             for call_id in self._held:
                 call = self._entries[call_id].call
