@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -386,6 +387,20 @@ def test_the_answers_go_under_the_table_where_the_terminal_is_narrow(tmp_path: P
     assert [line for line in narrow if line.endswith(": 12*5+3 = 63")] == [
         f"{label}: 12*5+3 = 63" for label in FLAGS
     ]
+
+
+def test_a_server_given_up_on_in_one_run_is_said_for_the_runs_after_it(tmp_path: Path) -> None:
+    # The servers start once for the comparison: the regex run's call kills this one, and the
+    # four rows after it were shown as if they compared the strategies on the same tools.
+    fixture = Path(__file__).parent / "mcp_servers" / "fixture_server.py"
+    done = toolcall(
+        "compare", "Restart the note service", "--no-default-tools", "--no-trace",
+        "--mcp", f"{sys.executable} {fixture}", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "given up on" in line]
+    assert "MCP server 'fixture'" in line and "regex run (seed 0)" in line
+    assert "their rows do not compare" in line
 
 
 def test_the_first_tool_start_is_read_from_when_its_event_arrived() -> None:

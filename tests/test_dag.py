@@ -19,7 +19,7 @@ from toolcall_cli.messages import Message, ToolResult
 from toolcall_cli.models.scripted import Reply, ScriptedModel
 from toolcall_cli.rounds import ToolPolicy
 from toolcall_cli.strategies import get_strategy
-from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.tools.registry import Tool, ToolRegistry
 
 MEET = 5.0
 """Seconds two calls that must run together wait for each other: far more than they need,
@@ -379,6 +379,57 @@ def test_a_placeholder_into_a_reused_result_takes_its_data_not_the_note_after_it
     )
     assert results(later)["w2"].cached
     assert results(later)["f"].ok and json.loads(results(later)["f"].content) == pytest.approx(87.8)
+
+
+def test_a_placeholder_takes_the_whole_result_not_the_cut_the_model_reads_nor_its_notes() -> None:
+    """A result longer than --max-result-chars is cut for the model, and a note follows it; a
+    call that waits for it wants the tool's own result: its last record, its full text."""
+
+    def records() -> list[dict[str, int]]:
+        """Many records."""
+        return [{"id": n} for n in range(500)]
+
+    def size(text: str) -> int:
+        """How long a text is."""
+        return len(text)
+
+    registry = placeholder_registry({})
+    for func in (records, size):
+        registry.add(Tool.from_function(func))
+    reply = (
+        text_call("records", "r")
+        + text_call("show", "last", value="{{r[499].id}}")
+        + text_call("size", "all", text="all: {{r}}")
+        + text_call("get_weather", "w", city="北京", unit="C")  # `unit` left out, with a note
+        + text_call("to_fahrenheit", "f", celsius="{{w.high_c}}")
+    )
+    done = results(play([reply, "ok"], registry))
+    assert "result cut" in done["r"].content  # what the model reads
+    assert done["last"].content == "int:499"
+    assert done["all"].content == str(len("all: " + json.dumps([{"id": n} for n in range(500)])))
+    assert "Ran without `unit`" in done["w"].content
+    assert done["f"].ok and json.loads(done["f"].content) == pytest.approx(87.8)
+
+
+def test_waiting_for_a_call_past_the_cap_says_so_not_that_no_call_has_its_id() -> None:
+    reply = (
+        text_call("show", "a", value="{{c.high_c}}")
+        + text_call("show", "b", value="1")
+        + text_call("get_weather", "c", city="北京")  # the third: past a cap of 2
+    )
+    model = ScriptedModel([reply, "ok"])
+    events = run(
+        "q",
+        model=model,
+        strategy=get_strategy("regex", dag=True),
+        registry=placeholder_registry({}),
+        history=[],
+        limits=Limits(max_iterations=3, max_calls_per_reply=2),
+        policy=ToolPolicy(dag=True),
+    )
+    told = results(list(events))["a"].content
+    assert "waits for `c`, which came after the most calls one reply may run" in told
+    assert "no call of this reply has that id" not in told
 
 
 def test_a_placeholder_path_not_in_the_result_fails_only_that_call_and_its_dependants() -> None:

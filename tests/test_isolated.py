@@ -25,10 +25,12 @@ from toolcall_cli.tools.registry import ToolRegistry
 # The hanging tools' timeout: long enough for a fresh interpreter to start and open its FIFO on
 # a busy machine, short enough for a quick test. A bound, not a timing assertion.
 PLUGIN = '''
+import enum
 import os
 import subprocess
 import sys
 import time
+from typing import Optional
 
 from toolcall_cli import tool
 
@@ -61,6 +63,17 @@ def quit_hard(code: int) -> str:
 def where() -> int:
     """The pid of the process it runs in."""
     return os.getpid()
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@tool
+def shade(color: Color, more: Optional[list[Color]] = None) -> str:
+    """Names the colours it was given, as the members it declares."""
+    return " ".join(c.name for c in [color, *(more or [])])
 '''
 
 
@@ -185,6 +198,14 @@ def test_isolate_tools_runs_a_plugin_tool_in_another_process(tmp_path: Path) -> 
     (inside,) = results(play([call("where"), "ok"], registry, ToolPolicy(isolate_all=False)))
     assert int(inside.content) == os.getpid()
     assert int(alone.content) != os.getpid()
+
+
+@pytest.mark.parametrize("isolate_all", [False, True], ids=["thread", "process"])
+def test_an_enum_parameter_gets_the_member_it_declares(tmp_path: Path, isolate_all: bool) -> None:
+    registry = plugin_registry(tmp_path)
+    replies = [call("shade", color="red", more=["blue"]), "ok"]
+    (result,) = results(play(replies, registry, ToolPolicy(isolate_all=isolate_all)))
+    assert result.content == "RED BLUE"
 
 
 LONG_HANG = PLUGIN.replace(

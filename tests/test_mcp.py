@@ -33,6 +33,7 @@ from toolcall_cli.tools.mcp_spec import (
     server_from_flag,
 )
 from toolcall_cli.tools.registry import ToolRegistry
+from toolcall_cli.tools.schema import TOOL_NAME
 
 FIXTURE = Path(__file__).parent / "mcp_servers" / "fixture_server.py"
 SERVER = f"{sys.executable} {FIXTURE}"
@@ -713,6 +714,29 @@ def test_one_tool_the_protocol_cannot_read_is_left_out_alone(tmp_path: Path) -> 
     assert "tool 'worse' left out" in worse and "not valid JSON Schema" in worse
     assert "tool number 4 left out" in nameless
     assert "Traceback" not in done.stderr
+
+
+def test_names_that_only_differ_in_what_a_tool_name_may_not_hold_stay_two_tools(
+    tmp_path: Path,
+) -> None:
+    # Both were `____`: the second was left out, "no name ... is free for it".
+    empty = {"type": "object", "properties": {}}
+    results = {"查询库存": {"text": "42 in stock"}, "删除订单": {"text": "order deleted"}}
+    listed = [listed_tool("查询库存", empty), listed_tool("删除订单", empty)]
+    command = hostile(tmp_path, listed, results)
+    done = toolcall("tools", "--no-default-tools", "--mcp", command, cwd=tmp_path)
+    assert done.returncode == 0 and "left out" not in done.stderr, done.stderr
+    names = [line.split("(")[0] for line in done.stdout.splitlines()]
+    assert len(set(names)) == 2 and all(TOOL_NAME.fullmatch(name) for name in names)
+    played = tmp_path / "script.jsonl"
+    call = {"tool_calls": [{"name": names[1], "arguments": {}}]}
+    played.write_text(json.dumps(call) + '\n"ok"\n', encoding="utf-8")
+    ran = toolcall(
+        "run", "delete it", "--no-default-tools", "--strategy", "schema", "--model", "scripted",
+        "--script", str(played), "--mcp", command, "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "order deleted" in ran.stdout  # the second name reaches the server as 删除订单
 
 
 def test_lines_on_stdout_that_are_not_json_rpc_are_one_line(tmp_path: Path) -> None:

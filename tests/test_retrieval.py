@@ -236,6 +236,8 @@ def test_chinese_questions_find_english_described_tools_through_the_bridge() -> 
     assert rank("房贷月供怎么算", SPECS, 1)[0][0] == "loan_payment"
     assert rank("东京现在几点", SPECS, 1)[0][0] == "get_time"
     assert rank("把这句话翻译成英文", SPECS, 1)[0][0] == "translate_text"
+    distance = spec("distance_km", "Great-circle distance between two cities.", city="A city")
+    assert rank("北京到上海多远", [*SPECS, distance], 1)[0][0] == "distance_km"
 
 
 def test_recall_at_5_over_the_test_catalogue() -> None:

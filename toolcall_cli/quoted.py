@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall_cli.events import ToolCallParsed
-from toolcall_cli.messages import Message, ToolCall
+from toolcall_cli.messages import Message, ToolCall, ToolSpec
 from toolcall_cli.strategies.content_calls import bare_call
 from toolcall_cli.strategies.text_parser import CallTextParser, parse_text
+from toolcall_cli.tools.executor import runs_with
 
 CallKey = tuple[str, str]
 """A call's tool name and its arguments in one canonical form."""
@@ -110,16 +111,33 @@ class ResultQuotes:
                 self._take(message, known)
         self._read = len(history)
 
-    def find(self, call: ToolCall) -> Quote | None:
+    def find(self, call: ToolCall, spec: ToolSpec | None = None) -> Quote | None:
         """The result `call` was taken from: one whose text holds the call's own text, or from
-        which the same call (name and arguments) can be read. None when no result holds it."""
+        which the same call (name and arguments) can be read, or, given the tool's `spec`, one
+        that runs as the call does. None when no result holds it."""
         raw = squeezed(call.raw)
         if raw and _is_call_text(call):
             for text, quote in self._texts:
                 if raw in text:
                     return Quote(quote.result_name, quote.result_id, verbatim=True)
         key = call_key(call.name, call.arguments)
-        return self._calls.get(key) if key is not None else None
+        found = self._calls.get(key) if key is not None else None
+        if found is None and spec is not None and isinstance(call.arguments, dict):
+            return self._runs_as_quoted(call.name.strip(), call.arguments, spec)
+        return found
+
+    def _runs_as_quoted(self, name: str, arguments: dict[str, Any], spec: ToolSpec) -> Quote | None:
+        """The result holding a call that runs as this one does. A model carrying out what a
+        page asked need not copy it: it may write the phone number as a number, or add an
+        argument the tool leaves out, and the same message is sent."""
+        wanted = call_key(name, runs_with(spec, arguments))
+        for (quoted_name, quoted_arguments), quote in self._calls.items():
+            if quoted_name != name:
+                continue
+            written = json.loads(quoted_arguments)
+            if isinstance(written, dict) and call_key(name, runs_with(spec, written)) == wanted:
+                return quote
+        return None
 
     def _take(self, message: Message, known: Collection[str]) -> None:
         quote = Quote(message.name or "?", message.tool_call_id or "?", verbatim=False)

@@ -156,14 +156,16 @@ class Round:
         self._began = clock()
         self._entries: dict[str, _Entry] = {}
         self._held: list[str] = []
+        self._past_cap: list[str] = []
+        """The model's ids of the calls past --max-calls-per-reply, which never run."""
         self._graph: Graph | None = None
         self._last_interrupt: float | None = None
         self._first_by_key: dict[tuple[str, str], str] = {}
         self._twins: dict[str, list[ToolCall]] = {}
         """First call id → the identical calls of the reply that wait for its result."""
         self._data: dict[str, str] = {}
-        """A reused result's data, without the note the model reads after it: what a
-        placeholder into that call takes."""
+        """A result's data as the tool returned it (with --dag), or a reused result's without
+        the note the model reads after it: what a placeholder into that call takes."""
         self.results: list[ToolResult] = []
         """Every result so far, in the order the calls finished."""
         self._notes: dict[str, str] = {}
@@ -175,6 +177,8 @@ class Round:
         if len(self._entries) >= self._limits.max_calls_per_reply:
             # Never run (--max-calls-per-reply): a runaway reply of a hundred calls would flood
             # the next request with their results. The loop keeps the first calls, and says so.
+            if call.ref is not None:
+                self._past_cap.append(call.ref)
             return
         self._entries[call.id] = _Entry(call)
         if self._policy.dag and (not self.streaming or call.depends_on or _has_placeholders(call)):
@@ -187,7 +191,7 @@ class Round:
         if not self._held:
             return
         try:
-            self._graph = build_graph([e.call for e in self._entries.values()])
+            self._graph = build_graph([e.call for e in self._entries.values()], self._past_cap)
         except GraphProblem as problem:
             for call_id in self._held:
                 call = self._entries[call_id].call
@@ -484,7 +488,7 @@ class Round:
         """None when the call may run; the refusal as a result otherwise, with events for the
         view. Asked here, on the loop's thread, before anything runs; the rate limit counts
         only calls that will run."""
-        quote = self._quotes.find(call)
+        quote = self._quotes.find(call, tool.spec)
         if quote is not None:
             yield CallFromResult(
                 call=call,
@@ -557,6 +561,9 @@ class Round:
             return  # answered already (a dependency failed first, say)
         # A reused result was cut when it was made; cutting it again would drop its note.
         result = finished.result
+        if self._policy.dag and result.ok and not result.cached:
+            # A placeholder takes what the tool returned, not the cut and notes the model reads.
+            self._data.setdefault(call.id, result.content)
         result = result if result.cached else cut(result, self._limits.max_result_chars)
         if call.id in self._notes:
             result = replace(result, content=f"{result.content}\n{self._notes.pop(call.id)}")

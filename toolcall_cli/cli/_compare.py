@@ -7,7 +7,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,8 @@ class ComparePlan:
     """Where each run's trace goes; None: nowhere."""
     stamp: str = ""
     """When the comparison started, shared by the names of its traces in a --trace-dir."""
+    given_up: list[str] = field(default_factory=list)
+    """One line per MCP server a run gave up on: the runs after it went without its tools."""
 
     @property
     def runs(self) -> int:
@@ -102,6 +104,8 @@ def compare_all(
         typer.echo(strictjson.dumps(compare_record(plan, runs), indent=2))
     else:
         print_comparison(plan, runs, pipe_console())
+    for line in plan.given_up:
+        warn(line)
 
 
 def trace_path(plan: ComparePlan, variant: Variant, seed: int) -> Path | None:
@@ -138,8 +142,20 @@ def run_all(plan: ComparePlan, say: Callable[[str], None] = lambda _: None) -> l
     for seed in plan.seeds:
         for variant in plan.variants:
             say(f"{variant.label}, seed {seed} ({len(done) + 1}/{plan.runs})")
+            before = servers_given_up(plan.toolbox)
             done.append(run_one(plan, variant, seed))
+            # The servers are started once for every run, and one given up on is not started
+            # again: the rows after it compare strategies on fewer tools.
+            plan.given_up.extend(
+                f"MCP server {name!r} was given up on in the {variant.label} run (seed {seed}); "
+                "the runs after it went without its tools, so their rows do not compare"
+                for name in servers_given_up(plan.toolbox) - before
+            )
     return done
+
+
+def servers_given_up(toolbox: Toolbox) -> set[str]:
+    return set(toolbox.servers.given_up()) if toolbox.servers is not None else set()
 
 
 def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:

@@ -86,6 +86,7 @@ TERMS: dict[str, str] = {
     "订": "book booking",
     "地址": "address",
     "距离": "distance",
+    "多远": "distance far",
     "路线": "route directions",
     "导航": "directions route navigation",
     "地图": "map",

@@ -3,9 +3,13 @@ reads: shared by the thread pool and the isolated worker, so both give the same 
 
 from __future__ import annotations
 
+import enum
 import json
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from toolcall_cli import strictjson
 
@@ -35,6 +39,35 @@ def outcome_of(call: Callable[[], object]) -> Outcome:
         return failed(too_deep)
     except BaseException as error:
         return failed(f"the result could not be turned into text: {exception_text(error)}")
+
+
+def call_with(func: Callable[..., object], arguments: dict[str, Any]) -> object:
+    """Call a tool's function with the model's arguments, each as its parameter declares it."""
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # a callable of no readable annotations (an MCP tool's, say): as it came
+        hints = {}
+    return func(**{name: _declared(value, hints.get(name)) for name, value in arguments.items()})
+
+
+def _declared(value: object, annotation: object) -> object:
+    """JSON has no Enum: the schema offers an Enum parameter's values, and the value the model
+    chose becomes the member the function declares (`color.value`, `is Color.RED` work). Any
+    other value is passed as it came."""
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        try:
+            return annotation(value)
+        except ValueError:
+            return value
+    origin = typing.get_origin(annotation)
+    members = typing.get_args(annotation)
+    if origin is typing.Union or origin is types.UnionType:  # Optional[Color]
+        return next((v for m in members if (v := _declared(value, m)) is not value), value)
+    if origin is list and isinstance(value, list) and members:
+        return [_declared(item, members[0]) for item in value]
+    if origin is dict and isinstance(value, dict) and len(members) == 2:
+        return {key: _declared(item, members[1]) for key, item in value.items()}
+    return value
 
 
 def failed(message: str) -> Outcome:

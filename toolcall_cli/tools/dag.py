@@ -12,7 +12,7 @@ from __future__ import annotations
 import graphlib
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,14 +86,15 @@ def read_reference(text: str, inside: str) -> Reference:
     return Reference(ref, tuple(path), text)
 
 
-def build_graph(calls: Sequence[ToolCall]) -> Graph:
-    """The graph of a reply's calls; raises GraphProblem naming everything that is wrong."""
+def build_graph(calls: Sequence[ToolCall], past_cap: Collection[str] = ()) -> Graph:
+    """The graph of a reply's calls; raises GraphProblem naming everything that is wrong.
+    `past_cap`: the ids of the reply's calls past --max-calls-per-reply, which never run."""
     problems: list[str] = []
     by_ref = _by_ref(calls, problems)
     waits_for: dict[str, tuple[str, ...]] = {}
     for call in calls:
         wanted = [*call.depends_on, *(r.ref for r in _references(call, problems))]
-        waits_for[call.id] = _waits_for(call, wanted, by_ref, problems)
+        waits_for[call.id] = _waits_for(call, wanted, by_ref, problems, past_cap)
     cycle = _cycle(waits_for)
     if cycle:
         names = {call.id: call.name for call in calls}
@@ -128,13 +129,23 @@ def _references(call: ToolCall, problems: list[str]) -> tuple[Reference, ...]:
 
 
 def _waits_for(
-    call: ToolCall, wanted: list[str], by_ref: Mapping[str, str], problems: list[str]
+    call: ToolCall,
+    wanted: list[str],
+    by_ref: Mapping[str, str],
+    problems: list[str],
+    past_cap: Collection[str],
 ) -> tuple[str, ...]:
     """The calls (by call id) that `call` waits for, from the model's ids it names."""
     deps: list[str] = []
     for ref in wanted:
         target = by_ref.get(ref)
-        if target is None:
+        if target is None and ref in past_cap:
+            # "No call has that id" would be untrue: the model wrote it, too late in the reply.
+            problems.append(
+                f"`{call.name}` ({_who(call)}) waits for `{ref}`, which came after the most calls "
+                "one reply may run and was not run: write the calls it waits for before it"
+            )
+        elif target is None:
             known = ", ".join(f"`{r}`" for r in by_ref) or "none"
             problems.append(
                 f"`{call.name}` ({_who(call)}) waits for `{ref}`, but no call of this reply "

@@ -95,6 +95,24 @@ def prepare(
     return Prepared(found, arguments, tuple(coerced))
 
 
+def runs_with(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    """What a call does, whatever way its arguments were written: coerced, those the tool does
+    not take left out, and its defaults written out (5550100 and "5550100" send the same text
+    message; an extra argument or a default spelt out does not make it another call)."""
+    fixed, _ = coerce_arguments(spec, arguments)
+    kept = without_unexpected(spec, fixed)
+    fixed = fixed if kept is None else kept
+    properties = spec.parameters.get("properties")
+    if not isinstance(properties, dict):
+        return fixed
+    defaults = {
+        name: schema["default"]
+        for name, schema in properties.items()
+        if isinstance(schema, dict) and "default" in schema
+    }
+    return {**defaults, **fixed}
+
+
 def without_unexpected(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any] | None:
     """The arguments without those a tool that takes only its own does not take; None when
     there are none to leave out."""

@@ -33,7 +33,7 @@ from toolcall_cli.tools.mcp_spec import (
     PREFIX_SEPARATOR,
     ServerSpec,
     policy_from_annotations,
-    safe_name,
+    tool_names,
 )
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 from toolcall_cli.tools.schema import TOOL_NAME
@@ -291,12 +291,14 @@ class McpServers:
         """Add every started server's tools to `registry`; a name another tool (a plugin's, or
         another server's) already has takes the server's prefix: `time__get_current_time`.
         One line per tool that still could not be added."""
-        offered = Counter(safe_name(str(tool.name)) for s in self._servers for tool in s.listed)
+        listed = [str(tool.name) for s in self._servers for tool in s.listed]
+        owns = tool_names(listed)
+        offered = Counter(owns[name] for name in listed)
         problems: list[str] = []
         for server in self._servers:
             left_out = list(server.left_out)
             for listed in server.listed:
-                own = safe_name(str(listed.name))
+                own = owns[str(listed.name)]
                 clash = own in registry or offered[own] > 1
                 name = f"{server.spec.name}{PREFIX_SEPARATOR}{own}" if clash else own
                 schema = listed.input_schema if isinstance(listed.input_schema, dict) else {}
@@ -374,6 +376,10 @@ class McpServers:
             f"the MCP server {server.spec.name!r} {what}; its tools are withdrawn. "
             "Answer without them."
         )
+
+    def given_up(self) -> list[str]:
+        """The names of the servers given up on (they stopped, or hung on a call)."""
+        return [server.spec.name for server in self._servers if server.down]
 
     def withdrawn(self) -> list[Withdrawal]:
         """Servers given up on since the last call, each reported once; and the notes on

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import zlib
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -151,6 +153,20 @@ def name_from_command(command: str) -> str:
 def safe_name(text: str) -> str:
     """`text` with what a tool name may not hold turned into `_`, cut to 64 characters."""
     return re.sub(r"[^a-zA-Z0-9_-]", "_", text)[:64]
+
+
+def tool_names(listed: Iterable[str]) -> dict[str, str]:
+    """Each tool name the servers listed, as a model may be sent it. Names that only differ in
+    what a tool name may not hold (查询库存 and 删除订单 are both `____`, two long names cut
+    alike) each get a mark of the name they had, so they stay two tools."""
+    safe = {name: safe_name(name) for name in listed}
+    alike = Counter(safe.values())
+    return {name: own if alike[own] == 1 else _marked(name, own) for name, own in safe.items()}
+
+
+def _marked(name: str, own: str) -> str:
+    mark = f"{zlib.crc32(name.encode('utf-8', 'replace')):08x}"
+    return f"{own[: 64 - len(mark) - 1]}_{mark}"
 
 
 def server_from_table(name: str, table: Any) -> ServerSpec:

@@ -16,7 +16,7 @@ from typing import Any
 from toolcall_cli.feedback import Problem
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.tools._capture import CapturedOutput, captured
-from toolcall_cli.tools._outcome import Outcome, outcome_of
+from toolcall_cli.tools._outcome import Outcome, call_with, outcome_of
 from toolcall_cli.tools.executor import error_result, prepare
 from toolcall_cli.tools.registry import Tool, ToolRegistry
 
@@ -247,7 +247,7 @@ def start_thread(
         outcome = Outcome()
         try:
             with captured(output):
-                outcome = outcome_of(lambda: tool.func(**arguments))
+                outcome = outcome_of(lambda: call_with(tool.func, arguments))
         finally:
             report(outcome)
 

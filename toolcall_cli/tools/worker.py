@@ -179,10 +179,10 @@ def end_as(code: int) -> NoReturn:
 
 
 def run(target: list[str], arguments: dict[str, Any]) -> Outcome:
-    from toolcall_cli.tools._outcome import outcome_of
+    from toolcall_cli.tools._outcome import call_with, outcome_of
 
     # Finding the function runs the plugin's import: its failure is the tool's too.
-    return outcome_of(lambda: function(target)(**arguments))
+    return outcome_of(lambda: call_with(function(target), arguments))
 
 
 def function(target: list[str]) -> Callable[..., Any]:
