@@ -55,10 +55,7 @@ def _declared(value: object, annotation: object) -> object:
     chose becomes the member the function declares (`color.value`, `is Color.RED` work). Any
     other value is passed as it came."""
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        try:
-            return annotation(value)
-        except ValueError:
-            return value
+        return _member(annotation, value)
     origin = typing.get_origin(annotation)
     members = typing.get_args(annotation)
     if origin is typing.Union or origin is types.UnionType:  # Optional[Color]
@@ -68,6 +65,15 @@ def _declared(value: object, annotation: object) -> object:
     if origin is dict and isinstance(value, dict) and len(members) == 2:
         return {key: _declared(item, members[1]) for key, item in value.items()}
     return value
+
+
+def _member(kind: type[enum.Enum], value: object) -> object:
+    """The member of `kind` with this value; the value as it came when there is none (the
+    schema's enum has refused it before, unless the tool takes any value)."""
+    try:
+        return kind(value)
+    except ValueError:
+        return value
 
 
 def failed(message: str) -> Outcome:
