@@ -566,3 +566,20 @@ def test_a_line_separator_inside_a_record_does_not_split_it(tmp_path: Path) -> N
     assert "\u2028" in trace.read_text(encoding="utf-8")  # written raw, inside a JSON string
     data = report(tmp_path, trace)
     assert data["runs"][0]["question"] == question and problems(data) == {}
+
+
+def test_a_call_that_ran_on_a_figure_from_nowhere_is_a_problem(tmp_path: Path) -> None:
+    # value=25 is in neither the question nor any result: the live view warned of it, and the
+    # answer built on it is wrong, however valid the call's name and arguments are
+    call = {"name": "convert_units", "arguments": '{"value": 25, "from_unit": "C", "to_unit": "F"}'}
+    reply = {"role": "assistant", "tool_calls": [{"id": "c1", "function": call}]}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([reply, "It is 77°F in Paris."]), encoding="utf-8")
+    flags = ("--model", "scripted", "--script", str(path), "-s", "schema")
+    trace = record(tmp_path, "What's the temperature in Paris in Fahrenheit?", *flags)
+    data = report(tmp_path, trace)
+    assert problems(data) == {2: ["ungrounded"]}
+    [finding] = findings(data, 2)
+    assert (finding["tool"], finding["event_kind"]) == ("convert_units", "grounding_checked")
+    assert "value=25" in finding["message"] and finding["recovered"] is None
+    assert data["runs"][0]["fix"]["kind"] == "prompt rule"

@@ -34,6 +34,7 @@ def check_calls(run: RunRecords) -> Step:
         [
             *refused_calls(run),
             *calls_from_results(run),
+            *ungrounded_arguments(run),
             *unreadable_calls(run),
             *repaired_calls(run),
             *converted_arguments(run),
@@ -173,6 +174,31 @@ def reasons(problems: list[Problem]) -> str:
 def first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return clipped(line.removeprefix("Error: "), 160)
+
+
+_RAN_UNGROUNDED = {
+    "warned": "not put right: the call ran with it (--grounding warn only shows it)",
+    "ran_on_repeat": "not put right: sent again unchanged, the call ran with it",
+}
+"""What became of a call whose figures came from nowhere and that ran anyway. A call refused
+for them (--grounding check) is an error result, found by refused_calls."""
+
+
+def ungrounded_arguments(run: RunRecords) -> Iterator[Finding]:
+    """Calls that ran with figures in neither the question nor any result: a name and
+    arguments can each be valid while a value is made up, and the answer built on it is wrong
+    (value=25 for "Paris in Fahrenheit", before the weather was asked)."""
+    for record in run.of("grounding_checked"):
+        outcome = _RAN_UNGROUNDED.get(str(record.data.get("action")))
+        if record.data.get("what") != "arguments" or outcome is None:
+            continue
+        call = call_of(record)
+        figures = ", ".join(map(str, record.data.get("figures") or []))
+        message = (
+            f"{call.get('id')}: {figures} in {shown(call)} is in neither the question nor any "
+            f"result: {outcome}"
+        )
+        yield Finding.at(record, "ungrounded", message, tool=str(call.get("name")))
 
 
 def unreadable_calls(run: RunRecords) -> Iterator[Finding]:
