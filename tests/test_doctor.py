@@ -583,3 +583,18 @@ def test_a_call_that_ran_on_a_figure_from_nowhere_is_a_problem(tmp_path: Path) -
     assert (finding["tool"], finding["event_kind"]) == ("convert_units", "grounding_checked")
     assert "value=25" in finding["message"] and finding["recovered"] is None
     assert data["runs"][0]["fix"]["kind"] == "prompt rule"
+
+
+def test_an_answer_after_tools_with_a_figure_no_result_holds_is_a_problem(tmp_path: Path) -> None:
+    # the live view marks it `answer (unchecked: 30 in no tool result)`: not a clean run
+    call = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    reply = {"role": "assistant", "tool_calls": [{"id": "c1", "function": call}]}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([reply, "Paris is at 30°C today, sunny."]), encoding="utf-8")
+    flags = ("--model", "scripted", "--script", str(path), "-s", "schema")
+    trace = record(tmp_path, "What's the weather in Paris?", *flags)
+    data = report(tmp_path, trace)
+    assert problems(data) == {1: ["ungrounded_answer"]}
+    [finding] = findings(data, 1)
+    assert finding["event_kind"] == "final_answer" and "30" in finding["message"]
+    assert data["runs"][0]["fix"]["kind"] == "prompt rule"

@@ -48,6 +48,12 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
         'say the type in the parameter\'s description ("a number, e.g. 25"); toolcall converted '
         "it, other clients will not",
     ),
+    "ungrounded_answer": (
+        "the answer states figures no tool result holds (made up, or worked out unasked)",
+        "prompt rule",
+        'add a rule: "answer from the tool results, with their figures; call a tool for any '
+        'figure you need"; --grounding check sends such an answer back once with the results',
+    ),
     "ungrounded": (
         "the model made up a figure in `{tool}`'s arguments (in neither the question nor any "
         "result)",
