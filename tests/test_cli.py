@@ -302,9 +302,13 @@ def ended(process: subprocess.Popen[str]) -> Iterator[None]:
 
 @pytest.mark.parametrize(
     ("stop", "code", "said", "reason"),
-    [("SIGINT", 130, "interrupted", "ctrl-c"), ("SIGTERM", 143, "terminated", "sigterm")],
+    [
+        ("SIGINT", 130, "interrupted", "ctrl-c"),
+        ("SIGTERM", 143, "terminated", "sigterm"),
+        ("SIGHUP", 129, "terminated", "sighup"),  # the terminal window closed
+    ],
 )
-def test_ctrl_c_or_sigterm_during_a_request_exits_so_and_keeps_the_trace(
+def test_ctrl_c_sigterm_or_sighup_during_a_request_exits_so_and_keeps_the_trace(
     tmp_path: Path, stop: str, code: int, said: str, reason: str
 ) -> None:
     import signal

@@ -118,9 +118,10 @@ class RunTrace:
             self.writer.interrupted(reason, " ".join(detail.split()))
 
     def stopped(self, stop: KeyboardInterrupt | Terminated, final: RunFinished | None) -> None:
-        """The end of a run stopped from outside: by Ctrl-C, or by SIGTERM."""
+        """The end of a run stopped from outside: by Ctrl-C, or by SIGTERM or SIGHUP."""
         if isinstance(stop, Terminated):
-            self.cut_short("sigterm", "terminated (SIGTERM)", final)
+            reason: InterruptReason = "sighup" if stop.signal.name == "SIGHUP" else "sigterm"
+            self.cut_short(reason, f"terminated ({stop.signal.name})", final)
         else:
             self.cut_short("ctrl-c", "interrupted by Ctrl-C", final)
 

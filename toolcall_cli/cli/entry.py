@@ -50,17 +50,20 @@ EXIT_BY_STOP = {
 
 
 class Terminated(SystemExit):
-    """Raised in the main thread on SIGTERM. Unhandled, SIGTERM ends the process at once: the
-    live view leaves the terminal without its cursor, and the trace without its end. A
-    SystemExit, not a KeyboardInterrupt: Ctrl-C during tools cancels them and the run goes on,
-    but a process told to end must end; the commands that write a trace end it on the way out."""
+    """Raised in the main thread on SIGTERM, or on SIGHUP (the terminal window closed, an ssh
+    link dropped). Unhandled, either ends the process at once: the live view leaves the
+    terminal without its cursor, and the trace without its end. A SystemExit, not a
+    KeyboardInterrupt: Ctrl-C during tools cancels them and the run goes on, but a process told
+    to end must end; the commands that write a trace end it on the way out. Its code is 128 +
+    the signal's number, as the shell reports it (143, 129)."""
 
-    def __init__(self) -> None:
-        super().__init__(EXIT_TERMINATED)
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(128 + signum)
+        self.signal = signal.Signals(signum)
 
 
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    raise Terminated(signum)
 
 
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -191,6 +194,8 @@ def main() -> None:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors=strictjson.STREAM_ERRORS)
     signal.signal(signal.SIGTERM, _terminate)
+    if hasattr(signal, "SIGHUP"):  # not on Windows
+        signal.signal(signal.SIGHUP, _terminate)
     try:
         code = run_app()
         # A reader that left shows here at the latest, not in the interpreter's last flush.
@@ -219,9 +224,10 @@ def run_app() -> int:
         return EXIT_USAGE
     except typer.Exit as done:
         return done.exit_code
-    except Terminated:
-        typer.echo("toolcall: terminated", err=True)
-        return EXIT_TERMINATED
+    except Terminated as stop:
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            typer.echo("toolcall: terminated", err=True)
+        return int(stop.code or EXIT_TERMINATED)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)
         return EXIT_INTERRUPTED
