@@ -63,7 +63,21 @@ class Terminated(SystemExit):
 
 
 def _terminate(signum: int, frame: object) -> None:
+    if signum == getattr(signal, "SIGHUP", None):
+        # The terminal is gone: a write to it fails (EIO) and would end a chat as a crash,
+        # before the trace is told of the hang-up. Output to a file or pipe is kept.
+        silence_output(terminals_only=True)
     raise Terminated(signum)
+
+
+EXIT_HUNG_UP = 129
+"""The terminal hung up (its window closed): 128 + SIGHUP, as the shell reports it."""
+
+
+def terminal_gone(error: BaseException) -> bool:
+    """A write to a terminal that hung up fails with EIO, often before SIGHUP arrives: the
+    user closed the window, and toolcall has no bug to report."""
+    return isinstance(error, OSError) and error.errno == errno.EIO
 
 
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -174,14 +188,16 @@ def warn(message: str) -> None:
     typer.echo(f"toolcall: warning: {message}", err=True)
 
 
-def silence_output() -> None:
-    """Point stdout and stderr at devnull, so what is still buffered for a pipe nobody reads
-    cannot fail again in the interpreter's final flush ("Exception ignored ...")."""
+def silence_output(terminals_only: bool = False) -> None:
+    """Point stdout and stderr (or those of them on a terminal) at devnull, so what is still
+    buffered for a pipe nobody reads cannot fail again in the interpreter's final flush
+    ("Exception ignored ...")."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
         # A stream without a descriptor has nothing to flush to a pipe.
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            os.dup2(devnull, stream.fileno())
+            if not terminals_only or stream.isatty():
+                os.dup2(devnull, stream.fileno())
     os.close(devnull)
 
 
@@ -225,8 +241,7 @@ def run_app() -> int:
     except typer.Exit as done:
         return done.exit_code
     except Terminated as stop:
-        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
-            typer.echo("toolcall: terminated", err=True)
+        typer.echo("toolcall: terminated", err=True)
         return int(stop.code or EXIT_TERMINATED)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)
@@ -234,6 +249,9 @@ def run_app() -> int:
     except (OutputClosed, BrokenPipeError):
         raise
     except Exception as error:  # a bug: say so in one line; TOOLCALL_DEBUG=1 shows the traceback
+        if terminal_gone(error):
+            silence_output(terminals_only=True)
+            return EXIT_HUNG_UP
         if isinstance(error, OSError) and error.errno in FULL_DISK:
             # `toolcall run ... > out.txt` on a full disk: the disk's failure, not a bug.
             typer.echo(f"toolcall: error: cannot write: {error.strerror}", err=True)
