@@ -598,3 +598,19 @@ def test_an_answer_after_tools_with_a_figure_no_result_holds_is_a_problem(tmp_pa
     [finding] = findings(data, 1)
     assert finding["event_kind"] == "final_answer" and "30" in finding["message"]
     assert data["runs"][0]["fix"]["kind"] == "prompt rule"
+
+
+def test_a_refused_made_up_figure_sent_again_unchanged_is_not_put_right(tmp_path: Path) -> None:
+    # --grounding check refuses value=25 once; sent again unchanged it runs: that second call
+    # is the same made-up figure, not the fix the doctor called it ("fixed at iteration 2")
+    call = {"name": "convert_units", "arguments": '{"value": 25, "from_unit": "C", "to_unit": "F"}'}
+    replies = [
+        {"role": "assistant", "tool_calls": [{"id": f"c{n}", "function": call}]} for n in (1, 2)
+    ]
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([*replies, "It is 77°F in Paris."]), encoding="utf-8")
+    flags = ("--model", "scripted", "--script", str(path), "-s", "schema", "--grounding", "check")
+    trace = record(tmp_path, "What's the temperature in Paris in Fahrenheit?", *flags)
+    data = report(tmp_path, trace)
+    assert problems(data) == {2: ["ungrounded", "ungrounded"]}
+    assert [f["recovered"] for f in findings(data, 2)] == [None, None]
