@@ -285,6 +285,15 @@ def test_the_schema_program_checks_arguments_so_the_model_can_fix_them(tmp_path:
     assert (code, err) == (0, "")
 
 
+def test_a_key_sent_in_the_query_is_never_logged(serve: Served) -> None:
+    # Azure-style clients send `?api-key=...`; the log printed the path as it came
+    url = f"{serve.url}/chat/completions?api-key=sk-query-secret-123&v=1"
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    assert httpx.post(url, json=body, timeout=WAIT).status_code == 200
+    log = serve.wait_for_next("/chat/completions?api-key=****&v=****")
+    assert "sk-query-secret-123" not in log
+
+
 def test_against_wrong_param_the_schema_program_recovers_a_round_before_the_regex_one(
     tmp_path: Path,
 ) -> None:
