@@ -224,6 +224,19 @@ def main() -> None:
     sys.exit(code)
 
 
+def system_failure(error: Exception) -> int | None:
+    """The exit code of an error that is the system's doing, not a bug in toolcall; None for
+    any other."""
+    if terminal_gone(error):
+        silence_output(terminals_only=True)
+        return EXIT_HUNG_UP
+    if isinstance(error, OSError) and error.errno in FULL_DISK:
+        # `toolcall run ... > out.txt` on a full disk: the disk's failure, not a bug.
+        typer.echo(f"toolcall: error: cannot write: {error.strerror}", err=True)
+        return EXIT_FAILURE
+    return None
+
+
 def run_app() -> int:
     """The app's exit code, with every way out of it turned into one."""
     try:
@@ -242,20 +255,16 @@ def run_app() -> int:
         return done.exit_code
     except Terminated as stop:
         typer.echo("toolcall: terminated", err=True)
-        return int(stop.code or EXIT_TERMINATED)
+        return 128 + stop.signal
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)
         return EXIT_INTERRUPTED
     except (OutputClosed, BrokenPipeError):
         raise
     except Exception as error:  # a bug: say so in one line; TOOLCALL_DEBUG=1 shows the traceback
-        if terminal_gone(error):
-            silence_output(terminals_only=True)
-            return EXIT_HUNG_UP
-        if isinstance(error, OSError) and error.errno in FULL_DISK:
-            # `toolcall run ... > out.txt` on a full disk: the disk's failure, not a bug.
-            typer.echo(f"toolcall: error: cannot write: {error.strerror}", err=True)
-            return EXIT_FAILURE
+        system = system_failure(error)
+        if system is not None:
+            return system
         if os.environ.get("TOOLCALL_DEBUG"):
             raise
         typer.echo(
