@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -302,9 +302,13 @@ def ended(process: subprocess.Popen[str]) -> Iterator[None]:
 
 @pytest.mark.parametrize(
     ("stop", "code", "said", "reason"),
-    [("SIGINT", 130, "interrupted", "ctrl-c"), ("SIGTERM", 143, "terminated", "sigterm")],
+    [
+        ("SIGINT", 130, "interrupted", "ctrl-c"),
+        ("SIGTERM", 143, "terminated", "sigterm"),
+        ("SIGHUP", 129, "terminated", "sighup"),  # the terminal window closed
+    ],
 )
-def test_ctrl_c_or_sigterm_during_a_request_exits_so_and_keeps_the_trace(
+def test_ctrl_c_sigterm_or_sighup_during_a_request_exits_so_and_keeps_the_trace(
     tmp_path: Path, stop: str, code: int, said: str, reason: str
 ) -> None:
     import signal
@@ -344,6 +348,47 @@ def test_ctrl_c_or_sigterm_during_a_request_exits_so_and_keeps_the_trace(
     assert [r["kind"] for r in records[:3]] == ["trace_header", "run_started", "iteration_started"]
     assert records[-2]["kind"] == "run_finished" and records[-2]["stop_reason"] == "interrupted"
     assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == reason
+
+
+def test_a_chat_whose_terminal_closed_mid_turn_ends_its_trace_as_hung_up(tmp_path: Path) -> None:
+    """The terminal window closed: the live view's writes fail (EIO), then SIGHUP comes. The
+    trace said `crash: OSError: [Errno 5] Input/output error` (exit 1), as if toolcall had a
+    bug."""
+    import pty
+    import select
+    import signal
+
+    trace = tmp_path / "chat.jsonl"
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolcall_cli", "chat", "-s", "stream", "--pace", "0.3",
+         "--trace", str(trace)],
+        stdin=follower, stdout=follower, stderr=follower, cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "120", "LINES": "40", "TERM": "xterm"},
+    )  # fmt: skip
+    os.close(follower)
+    shown = bytearray()
+
+    def read_until(done: Callable[[], bool]) -> None:
+        ends = time.monotonic() + 20
+        while not done():
+            assert time.monotonic() < ends and process.poll() is None, bytes(shown)
+            if select.select([leader], [], [], 0.1)[0]:
+                shown.extend(os.read(leader, 65536))  # read, or the program blocks writing
+
+    def kinds() -> list[str]:
+        lines = trace.read_text(encoding="utf-8").splitlines() if trace.exists() else []
+        return [json.loads(line)["kind"] for line in lines if line.endswith("}")]
+
+    with ended(process):
+        read_until(lambda: b"you>" in shown)
+        os.write(leader, "北京和上海明天天气分别是多少？\r".encode())
+        read_until(lambda: "text_delta" in kinds())
+        os.close(leader)  # the window is gone
+        process.send_signal(signal.SIGHUP)
+        assert process.wait(timeout=20) == 129
+    last = json.loads(trace.read_text(encoding="utf-8").splitlines()[-1])
+    assert last["kind"] == "interrupted" and last["reason"] == "sighup", last
 
 
 def test_sigterm_while_a_tool_runs_ends_the_run_where_ctrl_c_would_go_on(tmp_path: Path) -> None:

@@ -566,3 +566,51 @@ def test_a_line_separator_inside_a_record_does_not_split_it(tmp_path: Path) -> N
     assert "\u2028" in trace.read_text(encoding="utf-8")  # written raw, inside a JSON string
     data = report(tmp_path, trace)
     assert data["runs"][0]["question"] == question and problems(data) == {}
+
+
+def test_a_call_that_ran_on_a_figure_from_nowhere_is_a_problem(tmp_path: Path) -> None:
+    # value=25 is in neither the question nor any result: the live view warned of it, and the
+    # answer built on it is wrong, however valid the call's name and arguments are
+    call = {"name": "convert_units", "arguments": '{"value": 25, "from_unit": "C", "to_unit": "F"}'}
+    reply = {"role": "assistant", "tool_calls": [{"id": "c1", "function": call}]}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([reply, "It is 77°F in Paris."]), encoding="utf-8")
+    flags = ("--model", "scripted", "--script", str(path), "-s", "schema")
+    trace = record(tmp_path, "What's the temperature in Paris in Fahrenheit?", *flags)
+    data = report(tmp_path, trace)
+    assert problems(data) == {2: ["ungrounded"]}
+    [finding] = findings(data, 2)
+    assert (finding["tool"], finding["event_kind"]) == ("convert_units", "grounding_checked")
+    assert "value=25" in finding["message"] and finding["recovered"] is None
+    assert data["runs"][0]["fix"]["kind"] == "prompt rule"
+
+
+def test_an_answer_after_tools_with_a_figure_no_result_holds_is_a_problem(tmp_path: Path) -> None:
+    # the live view marks it `answer (unchecked: 30 in no tool result)`: not a clean run
+    call = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    reply = {"role": "assistant", "tool_calls": [{"id": "c1", "function": call}]}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([reply, "Paris is at 30°C today, sunny."]), encoding="utf-8")
+    flags = ("--model", "scripted", "--script", str(path), "-s", "schema")
+    trace = record(tmp_path, "What's the weather in Paris?", *flags)
+    data = report(tmp_path, trace)
+    assert problems(data) == {1: ["ungrounded_answer"]}
+    [finding] = findings(data, 1)
+    assert finding["event_kind"] == "final_answer" and "30" in finding["message"]
+    assert data["runs"][0]["fix"]["kind"] == "prompt rule"
+
+
+def test_a_refused_made_up_figure_sent_again_unchanged_is_not_put_right(tmp_path: Path) -> None:
+    # --grounding check refuses value=25 once; sent again unchanged it runs: that second call
+    # is the same made-up figure, not the fix the doctor called it ("fixed at iteration 2")
+    call = {"name": "convert_units", "arguments": '{"value": 25, "from_unit": "C", "to_unit": "F"}'}
+    replies = [
+        {"role": "assistant", "tool_calls": [{"id": f"c{n}", "function": call}]} for n in (1, 2)
+    ]
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([*replies, "It is 77°F in Paris."]), encoding="utf-8")
+    flags = ("--model", "scripted", "--script", str(path), "-s", "schema", "--grounding", "check")
+    trace = record(tmp_path, "What's the temperature in Paris in Fahrenheit?", *flags)
+    data = report(tmp_path, trace)
+    assert problems(data) == {2: ["ungrounded", "ungrounded"]}
+    assert [f["recovered"] for f in findings(data, 2)] == [None, None]

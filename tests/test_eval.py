@@ -310,6 +310,34 @@ def test_fail_under_passes_when_the_score_reaches_it(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_an_expected_call_without_args_grades_the_tool_only(tmp_path: Path) -> None:
+    # {"name": "calculate"} reads as "calculate must be called": a right run was graded
+    # "wrong argument: unexpected argument `expression`", as if no argument were expected
+    path = write(
+        tmp_path,
+        '{"question": "What is 2+3?", "calls": [{"name": "calculate"}], '
+        '"answer": {"numbers": [5]}}\n'
+        '{"question": "What is 2+3?", "calls": [{"name": "get_time"}]}\n',
+    )
+    done = cli(tmp_path, "eval", str(path), "--json", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    right, wrong = json.loads(done.stdout)["runs"]
+    assert right["outcome"] == "right", right
+    assert (wrong["outcome"], wrong["kind"]) == ("wrong", "wrong tool")
+
+
+def test_an_html_page_that_cannot_be_written_is_a_usage_error_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    # exit 1 is what --fail-under says: a CI must not read a bad --html path as a low score
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    page = tmp_path / "no-such-folder" / "eval.html"
+    done = cli(tmp_path, "eval", str(path), "--html", str(page), "--out", str(tmp_path / "o"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "no-such-folder" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
 # --- traces and resuming ------------------------------------------------------------------------
 
 

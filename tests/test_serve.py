@@ -285,6 +285,35 @@ def test_the_schema_program_checks_arguments_so_the_model_can_fix_them(tmp_path:
     assert (code, err) == (0, "")
 
 
+def test_a_key_sent_in_the_query_is_never_logged(serve: Served) -> None:
+    # Azure-style clients send `?api-key=...`; the log printed the path as it came
+    url = f"{serve.url}/chat/completions?api-key=sk-query-secret-123&v=1"
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    assert httpx.post(url, json=body, timeout=WAIT).status_code == 200
+    log = serve.wait_for_next("/chat/completions?api-key=****&v=****")
+    assert "sk-query-secret-123" not in log
+
+
+def test_against_wrong_param_the_schema_program_recovers_a_round_before_the_regex_one(
+    tmp_path: Path,
+) -> None:
+    """As docs/practice-reference.md says: both recover (the docs said the regex one did not),
+    the schema one a round sooner, its error naming both problems at once."""
+    served = start_serve("--faults", "wrong_param")
+    requests = {}
+    try:
+        for strategy in ("regex", "schema"):
+            before = served.log.count("POST /v1/chat/completions 200")
+            program = ejected(strategy, tmp_path)
+            done = run_ejected(program, "What's the weather in Beijing?", served)
+            assert done.returncode == 0 and "8°C" in done.stdout, done.stderr
+            log = served.wait_for_next("8°C")
+            requests[strategy] = log.count("POST /v1/chat/completions 200") - before
+    finally:
+        served.stop()
+    assert requests["schema"] < requests["regex"], requests
+
+
 @pytest.mark.parametrize("strategy", list(PROGRAMS))
 def test_an_ejected_program_is_short_standalone_and_never_evals(strategy: str) -> None:
     printed = toolcall("eject", "--strategy", strategy, cwd=Path.cwd())

@@ -194,7 +194,7 @@ def chat_session(
         raise
     except Exception as error:
         if not isinstance(error, typer.Exit):
-            run_trace.cut_short("crash", f"{type(error).__name__}: {error}", None)
+            run_trace.crashed(error, None)
         raise
 
 

@@ -64,6 +64,8 @@ def evaluate(cases_file: Path, flags: EvalFlags, options: SessionOptions) -> int
     from toolcall_cli.evaluate.runner import run_eval
 
     cases = read_cases(cases_file, flags.case_format)
+    if flags.html is not None:
+        check_html_target(flags.html)
     plan = make_plan(cases_file, flags, options, cases)
     with progress_bar(plan) as done:
         runs = run_eval(plan, done, warn)
@@ -221,12 +223,12 @@ def report(flags: EvalFlags, plan: EvalPlan, runs: Sequence[EvalRun]) -> int:
         "models": [target.label for target in plan.targets],
         "strategies": [strategy.label for strategy in plan.strategies],
     }
-    if flags.html is not None:
-        write_html(flags.html, plan, runs)
     if flags.as_json:
         typer.echo(strictjson.dumps(eval_record(plan.cases, runs, meta), indent=2))
     else:
         print_report(plan, runs, pipe_console())
+    if flags.html is not None:  # after the report: a page that cannot be written loses no more
+        write_html(flags.html, plan, runs)
     score = overall_score(runs)
     if flags.fail_under is not None and score < flags.fail_under:
         warn_line = f"score {score:.1%} is under --fail-under {flags.fail_under:g}"
@@ -262,6 +264,15 @@ def print_report(plan: EvalPlan, runs: Sequence[EvalRun], console: Console) -> N
     console.print()
     console.print(Text(f"right: {overall_score(runs):.1%} of graded runs", style="bold"))
     console.print(Text(f"results and traces: {plan.folder}", style="dim"))
+
+
+def check_html_target(path: Path) -> None:
+    """A page that could never be written is a usage error before the eval runs, not exit 1
+    (the --fail-under code) after it, with the runs' report lost."""
+    if path.is_dir():
+        fail(f"--html {path}: is a folder; name a file")
+    if not path.parent.is_dir():
+        fail(f"--html {path}: no folder {path.parent} to write it in")
 
 
 def write_html(path: Path, plan: EvalPlan, runs: Sequence[EvalRun]) -> None:

@@ -22,6 +22,7 @@ from toolcall_cli.cli.entry import (
     EXIT_SCRIPT_MISMATCH,
     Terminated,
     fail,
+    terminal_gone,
 )
 
 if TYPE_CHECKING:
@@ -117,10 +118,18 @@ class RunTrace:
                 self.writer.write(final)
             self.writer.interrupted(reason, " ".join(detail.split()))
 
+    def crashed(self, error: Exception, final: RunFinished | None) -> None:
+        """The end of a run an exception stopped: a bug, or the terminal hung up under it."""
+        if terminal_gone(error):
+            self.cut_short("sighup", "the terminal hung up (its window closed)", final)
+        else:
+            self.cut_short("crash", f"{type(error).__name__}: {error}", final)
+
     def stopped(self, stop: KeyboardInterrupt | Terminated, final: RunFinished | None) -> None:
-        """The end of a run stopped from outside: by Ctrl-C, or by SIGTERM."""
+        """The end of a run stopped from outside: by Ctrl-C, or by SIGTERM or SIGHUP."""
         if isinstance(stop, Terminated):
-            self.cut_short("sigterm", "terminated (SIGTERM)", final)
+            reason: InterruptReason = "sighup" if stop.signal.name == "SIGHUP" else "sigterm"
+            self.cut_short(reason, f"terminated ({stop.signal.name})", final)
         else:
             self.cut_short("ctrl-c", "interrupted by Ctrl-C", final)
 
@@ -259,7 +268,7 @@ def _render(
         except Exception as error:
             # A bug: the trace keeps how far the run got, then main() says it in one line.
             last = None if progress.finished else progress.interrupted()
-            run_trace.cut_short("crash", f"{type(error).__name__}: {error}", last)
+            run_trace.crashed(error, last)
             raise
         finally:
             # Also on an unexpected error, so the terminal is never left with a live region.

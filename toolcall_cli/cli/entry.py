@@ -50,17 +50,34 @@ EXIT_BY_STOP = {
 
 
 class Terminated(SystemExit):
-    """Raised in the main thread on SIGTERM. Unhandled, SIGTERM ends the process at once: the
-    live view leaves the terminal without its cursor, and the trace without its end. A
-    SystemExit, not a KeyboardInterrupt: Ctrl-C during tools cancels them and the run goes on,
-    but a process told to end must end; the commands that write a trace end it on the way out."""
+    """Raised in the main thread on SIGTERM, or on SIGHUP (the terminal window closed, an ssh
+    link dropped). Unhandled, either ends the process at once: the live view leaves the
+    terminal without its cursor, and the trace without its end. A SystemExit, not a
+    KeyboardInterrupt: Ctrl-C during tools cancels them and the run goes on, but a process told
+    to end must end; the commands that write a trace end it on the way out. Its code is 128 +
+    the signal's number, as the shell reports it (143, 129)."""
 
-    def __init__(self) -> None:
-        super().__init__(EXIT_TERMINATED)
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(128 + signum)
+        self.signal = signal.Signals(signum)
 
 
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    if signum == getattr(signal, "SIGHUP", None):
+        # The terminal is gone: a write to it fails (EIO) and would end a chat as a crash,
+        # before the trace is told of the hang-up. Output to a file or pipe is kept.
+        silence_output(terminals_only=True)
+    raise Terminated(signum)
+
+
+EXIT_HUNG_UP = 129
+"""The terminal hung up (its window closed): 128 + SIGHUP, as the shell reports it."""
+
+
+def terminal_gone(error: BaseException) -> bool:
+    """A write to a terminal that hung up fails with EIO, often before SIGHUP arrives: the
+    user closed the window, and toolcall has no bug to report."""
+    return isinstance(error, OSError) and error.errno == errno.EIO
 
 
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -171,14 +188,16 @@ def warn(message: str) -> None:
     typer.echo(f"toolcall: warning: {message}", err=True)
 
 
-def silence_output() -> None:
-    """Point stdout and stderr at devnull, so what is still buffered for a pipe nobody reads
-    cannot fail again in the interpreter's final flush ("Exception ignored ...")."""
+def silence_output(terminals_only: bool = False) -> None:
+    """Point stdout and stderr (or those of them on a terminal) at devnull, so what is still
+    buffered for a pipe nobody reads cannot fail again in the interpreter's final flush
+    ("Exception ignored ...")."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
         # A stream without a descriptor has nothing to flush to a pipe.
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            os.dup2(devnull, stream.fileno())
+            if not terminals_only or stream.isatty():
+                os.dup2(devnull, stream.fileno())
     os.close(devnull)
 
 
@@ -191,6 +210,8 @@ def main() -> None:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors=strictjson.STREAM_ERRORS)
     signal.signal(signal.SIGTERM, _terminate)
+    if hasattr(signal, "SIGHUP"):  # not on Windows
+        signal.signal(signal.SIGHUP, _terminate)
     try:
         code = run_app()
         # A reader that left shows here at the latest, not in the interpreter's last flush.
@@ -201,6 +222,19 @@ def main() -> None:
         silence_output()
         code = EXIT_OUTPUT_CLOSED
     sys.exit(code)
+
+
+def system_failure(error: Exception) -> int | None:
+    """The exit code of an error that is the system's doing, not a bug in toolcall; None for
+    any other."""
+    if terminal_gone(error):
+        silence_output(terminals_only=True)
+        return EXIT_HUNG_UP
+    if isinstance(error, OSError) and error.errno in FULL_DISK:
+        # `toolcall run ... > out.txt` on a full disk: the disk's failure, not a bug.
+        typer.echo(f"toolcall: error: cannot write: {error.strerror}", err=True)
+        return EXIT_FAILURE
+    return None
 
 
 def run_app() -> int:
@@ -219,19 +253,18 @@ def run_app() -> int:
         return EXIT_USAGE
     except typer.Exit as done:
         return done.exit_code
-    except Terminated:
+    except Terminated as stop:
         typer.echo("toolcall: terminated", err=True)
-        return EXIT_TERMINATED
+        return 128 + stop.signal
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)
         return EXIT_INTERRUPTED
     except (OutputClosed, BrokenPipeError):
         raise
     except Exception as error:  # a bug: say so in one line; TOOLCALL_DEBUG=1 shows the traceback
-        if isinstance(error, OSError) and error.errno in FULL_DISK:
-            # `toolcall run ... > out.txt` on a full disk: the disk's failure, not a bug.
-            typer.echo(f"toolcall: error: cannot write: {error.strerror}", err=True)
-            return EXIT_FAILURE
+        system = system_failure(error)
+        if system is not None:
+            return system
         if os.environ.get("TOOLCALL_DEBUG"):
             raise
         typer.echo(

@@ -48,6 +48,20 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
         'say the type in the parameter\'s description ("a number, e.g. 25"); toolcall converted '
         "it, other clients will not",
     ),
+    "ungrounded_answer": (
+        "the answer states figures no tool result holds (made up, or worked out unasked)",
+        "prompt rule",
+        'add a rule: "answer from the tool results, with their figures; call a tool for any '
+        'figure you need"; --grounding check sends such an answer back once with the results',
+    ),
+    "ungrounded": (
+        "the model made up a figure in `{tool}`'s arguments (in neither the question nor any "
+        "result)",
+        "prompt rule",
+        'add a rule: "take every figure of a call from the question or a tool result; when one '
+        'is missing, call the tool that gives it or ask"; --grounding check refuses such a call '
+        "once and tells the model why",
+    ),
     "repaired_json": ("the model wrote its calls as loose JSON", "prompt rule", _FORMAT_FIX),
     "parse_error": ("a call the model wrote could not be read", "prompt rule", _FORMAT_FIX),
     "call_format": (

@@ -34,6 +34,7 @@ def check_calls(run: RunRecords) -> Step:
         [
             *refused_calls(run),
             *calls_from_results(run),
+            *ungrounded_arguments(run),
             *unreadable_calls(run),
             *repaired_calls(run),
             *converted_arguments(run),
@@ -62,10 +63,14 @@ def call_of(record: Record) -> dict[str, Any]:
 
 def fixed_later(run: RunRecords, after: Record, tool: str | None) -> str | None:
     """How a successful call in a later reply (of `tool`, when known) put the mistake right.
-    A sibling call of the same reply is no fix: the model had not yet seen the error."""
+    A sibling call of the same reply is no fix: the model had not yet seen the error; nor is
+    a call that ran with a figure from nowhere (the refused call, sent again unchanged)."""
+    made_up = {call_of(f).get("id") for f in run.of("grounding_checked") if _ran_ungrounded(f)}
     for record in run.of("tool_finished"):
         result, call = record.data.get("result") or {}, call_of(record)
         later = (record.iteration or 0) > (after.iteration or 0)
+        if call.get("id") in made_up:
+            continue
         if later and result.get("ok") and tool in (None, call.get("name")):
             return f"fixed at iteration {record.iteration} by {call.get('id')} ({call.get('name')})"
     return None
@@ -173,6 +178,37 @@ def reasons(problems: list[Problem]) -> str:
 def first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return clipped(line.removeprefix("Error: "), 160)
+
+
+_RAN_UNGROUNDED = {
+    "warned": "not put right: the call ran with it (--grounding warn only shows it)",
+    "ran_on_repeat": "not put right: sent again unchanged, the call ran with it",
+}
+"""What became of a call whose figures came from nowhere and that ran anyway. A call refused
+for them (--grounding check) is an error result, found by refused_calls."""
+
+
+def _ran_ungrounded(record: Record) -> bool:
+    """A grounding_checked record of a call that ran with a figure from nowhere."""
+    action = str(record.data.get("action"))
+    return record.data.get("what") == "arguments" and action in _RAN_UNGROUNDED
+
+
+def ungrounded_arguments(run: RunRecords) -> Iterator[Finding]:
+    """Calls that ran with figures in neither the question nor any result: a name and
+    arguments can each be valid while a value is made up, and the answer built on it is wrong
+    (value=25 for "Paris in Fahrenheit", before the weather was asked)."""
+    for record in run.of("grounding_checked"):
+        if not _ran_ungrounded(record):
+            continue
+        outcome = _RAN_UNGROUNDED[str(record.data.get("action"))]
+        call = call_of(record)
+        figures = ", ".join(map(str, record.data.get("figures") or []))
+        message = (
+            f"{call.get('id')}: {figures} in {shown(call)} is in neither the question nor any "
+            f"result: {outcome}"
+        )
+        yield Finding.at(record, "ungrounded", message, tool=str(call.get("name")))
 
 
 def unreadable_calls(run: RunRecords) -> Iterator[Finding]:

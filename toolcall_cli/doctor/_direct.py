@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from toolcall_cli.doctor._model import Finding, RunRecords, Step
+from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
 
 QUESTION = "Should a tool have been called, where the model answered directly (硬答)?"
 
@@ -74,7 +74,11 @@ def check_direct_answer(run: RunRecords, header: dict[str, Any]) -> Step:
         names = sorted({str(c.data["call"]["name"]) for c in calls if "call" in c.data})
         first = calls[0].iteration
         called = ", ".join(names) or "a tool (its call could not be read)"
-        return Step(1, QUESTION, f"no: the model called {called} (first at iteration {first})")
+        summary = f"no: the model called {called} (first at iteration {first})"
+        made_up = tuple(_made_up_figures(final))
+        if made_up:
+            summary += ", but answered with figures no result holds"
+        return Step(1, QUESTION, summary, made_up)
     if final is None:
         return Step(1, QUESTION, "nothing to judge: the run gave no answer (see step 4)")
     fit = best_fit(run.question, tool_texts(header, run))
@@ -88,6 +92,17 @@ def check_direct_answer(run: RunRecords, header: dict[str, Any]) -> Step:
     )
     finding = Finding.at(final, "hard_answer", message, tool=fit.tool)
     return Step(1, QUESTION, f"yes: `{fit.tool}` should have been called (硬答)", (finding,))
+
+
+def _made_up_figures(final: Record | None) -> Iterator[Finding]:
+    """An answer after tools that states figures no result holds: the live view marked it
+    (`answer (unchecked: ...)`), so the doctor does not call the run clean."""
+    figures = final.data.get("ungrounded") if final else None
+    if final is None or not isinstance(figures, list) or not figures:
+        return
+    stated = ", ".join(map(str, figures))
+    message = f"the answer states {stated}, in neither the question nor any tool result"
+    yield Finding.at(final, "ungrounded_answer", message)
 
 
 @dataclass(frozen=True)

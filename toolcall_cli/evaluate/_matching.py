@@ -42,11 +42,13 @@ class ExpectedCall:
     """One call a case expects: the tool, and for each argument the values that are right."""
 
     name: str
-    args: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    args: Mapping[str, tuple[Any, ...]] | None = field(default_factory=dict)
     """Each argument's acceptable values (any one of them will do). "" or None among them: the
-    argument may be left out."""
+    argument may be left out. None: the case gave no `args`, and any arguments will do."""
 
     def describe(self) -> str:
+        if self.args is None:
+            return f"{self.name}(...)"
         shown = ", ".join(f"{k}={_shown(v)}" for k, v in self.args.items())
         return f"{self.name}({shown})"
 
@@ -151,6 +153,8 @@ def call_problem(
         return CallProblem("wrong tool", f"called {call.name}, expected {expected.name}")
     if not isinstance(call.arguments, dict):
         return CallProblem("wrong argument", f"{call.name}: the arguments are not an object")
+    if expected.args is None:
+        return None
     problem = arguments_problem(call.arguments, expected.args, tolerance)
     return None if problem is None else CallProblem("wrong argument", f"{call.name}: {problem}")
 

@@ -50,6 +50,16 @@ MODELS_PATHS = ("/v1/models", "/models")
 works."""
 
 
+def logged_path(raw: str) -> str:
+    """The request's path as the log shows it, each query value as `****`: a client may send
+    its key there (`?api-key=...`, as Azure's clients do), and no key is ever printed."""
+    path, asked, query = raw.partition("?")
+    if not asked:
+        return raw
+    names = [f"{item.partition('=')[0]}=****" for item in query.split("&")]
+    return f"{path}?{'&'.join(names)}"
+
+
 @dataclass
 class Exchange:
     """One request and what became of it, for the log."""
@@ -122,7 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
         reason = message or HTTPStatus(code).phrase
         # A request line too broken to read leaves the method and the path unset.
         method, path = getattr(self, "command", None), getattr(self, "path", None)
-        exchange = Exchange(next(self.server.numbers), method or "?", path or "?")
+        exchange = Exchange(next(self.server.numbers), method or "?", logged_path(path or "?"))
         exchange.status, exchange.error = code, reason
         self.close_connection = True
         try:
@@ -133,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         started = time.monotonic()
-        exchange = Exchange(next(self.server.numbers), self.command, self.path)
+        exchange = Exchange(next(self.server.numbers), self.command, logged_path(self.path))
         self._body_taken = False
         try:
             self._route(exchange, urlsplit(self.path).path.rstrip("/") or "/")
