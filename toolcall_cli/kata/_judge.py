@@ -459,7 +459,10 @@ def main(argv: list[str] | None = None) -> None:
         kind="battery",
         conformance=battery.conformance,
         coverage=battery.coverage,
-        cases=[{"category": c.category, "source": c.source, "name": c.name} for c in cases],
+        cases=[
+            {"category": c.category, "source": c.source, "name": c.name, "given": c.given}
+            for c in cases
+        ],
     )
     lines, problem = process.started()
     write(results, kind="sandbox", lines=lines)
