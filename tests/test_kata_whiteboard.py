@@ -128,6 +128,19 @@ def test_the_follower_writes_calls_only_as_the_prompt_shows_them() -> None:
     assert "<" not in follower("Tools: get_weather(city). Call them.", "Tokyo tomorrow?")
 
 
+def test_tool_definitions_in_tags_are_not_taken_for_the_example_call() -> None:
+    # Qwen's and Hermes' own templates list the tools as JSON in <tools> before the example
+    # call; {"type": "function", "function": {...}} has a string and an object key too.
+    tools = json.dumps({"type": "function", "function": {"name": "get_weather"}})
+    prompt = (
+        f"<tools>\n{tools}\n</tools>\nCall a tool as "
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    )
+    shape = call_shape(prompt)
+    assert shape is not None
+    assert (shape.tag, shape.name_key, shape.arguments_key) == ("tool_call", "name", "arguments")
+
+
 # --- kata interview --------------------------------------------------------------------------
 
 
