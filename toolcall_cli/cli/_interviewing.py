@@ -82,8 +82,11 @@ class Interview:
                 self.ended = True
                 return
             line = self.answers.line(
-                f"[{left_text(self.left)} left] {kata.name} · Enter: check · next · end > "
+                lambda: f"[{left_text(self.left)} left] {kata.name} · Enter: check · next · end > ",
+                ends_in=self.left,
             )
+            if self.left <= 0:
+                continue  # the time ran out at the prompt: nothing typed after it counts
             command = "end" if line is None else line.strip().lower()
             if command in END:
                 self.ended = True
