@@ -222,6 +222,26 @@ def test_the_interview_runs_out_of_time_grades_every_file_and_keeps_the_score(
     assert "best: not checked yet" in listed  # prompt, never tried
 
 
+class Interrupting(Candidate):
+    """A candidate who presses Ctrl-C once the script is done."""
+
+    def line(self, prompt: Prompt, *, ends_in: float | None = None) -> str | None:
+        if not self.script:
+            raise KeyboardInterrupt
+        return super().line(prompt, ends_in=ends_in)
+
+
+def test_a_ctrl_c_in_the_follow_ups_keeps_the_graded_stages(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    write_stage_files(work, ("request",))
+    clock = Clock()
+    interview = Interview(work, Interrupting(clock, [("", 1), ("end", 1)]), clock=clock)
+    with pytest.raises(KeyboardInterrupt):
+        interview.run()
+    best = best_scores()["request"]
+    assert (best.passed, best.via) == (best.total, "interview")
+
+
 def test_at_a_terminal_the_prompt_ends_when_the_time_is_up_and_its_clock_runs() -> None:
     # The candidate sits at the prompt: the time must run out there, not at the next Enter
     # (the clock it showed stood still, and files edited after the time were graded).
