@@ -332,6 +332,8 @@ def test_a_solution_deaf_to_the_timer_is_killed(tmp_path: Path) -> None:
         done.stdout,
         re.M,
     ), done.stdout
+    # The code printed nothing: toolcall's own warnings are not shown as its output.
+    assert "what the code printed last" not in done.stdout, done.stdout
 
 
 def test_a_solution_that_eats_memory_is_stopped(tmp_path: Path) -> None:
