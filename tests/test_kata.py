@@ -215,8 +215,12 @@ def test_a_naive_parser_fails_where_models_misbehave(tmp_path: Path) -> None:
     for category in ("broken JSON", "missing close tag", "code fence", "strings", "cut off"):
         assert not passes(done.stdout, category), category
     paris = '{"arguments": {"city": "Paris"}, "name": "get_weather"}'
+    # The failing case's input is shown: without it the candidate knows what was expected of
+    # some reply, but not of which.
     assert (
         "✗ broken JSON · built-in · single quotes\n"
+        """    input     "<tool_call>{'name': 'get_weather', """
+        """'arguments': {'city': 'Paris'}}</tool_call>"\n"""
         f'    expected  {{"calls": [{paris}], "errors": 0}}\n'
         '    got       {"calls": [], "errors": 1}\n'
     ) in done.stdout, done.stdout
@@ -328,6 +332,8 @@ def test_a_solution_deaf_to_the_timer_is_killed(tmp_path: Path) -> None:
         done.stdout,
         re.M,
     ), done.stdout
+    # The code printed nothing: toolcall's own warnings are not shown as its output.
+    assert "what the code printed last" not in done.stdout, done.stdout
 
 
 def test_a_solution_that_eats_memory_is_stopped(tmp_path: Path) -> None:

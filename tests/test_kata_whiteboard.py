@@ -7,12 +7,17 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 from pathlib import Path
 
 import pytest
 from in_process import toolcall
+from prompt_toolkit import PromptSession
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
 from test_kata import cells, check, solution
 
+from toolcall_cli.cli._drilling import Prompt, TerminalInput
 from toolcall_cli.cli._interviewing import Interview
 from toolcall_cli.kata import KATAS, NAMES, find_kata, short_text
 from toolcall_cli.kata._catalog import SHORT_LINES
@@ -128,6 +133,19 @@ def test_the_follower_writes_calls_only_as_the_prompt_shows_them() -> None:
     assert "<" not in follower("Tools: get_weather(city). Call them.", "Tokyo tomorrow?")
 
 
+def test_tool_definitions_in_tags_are_not_taken_for_the_example_call() -> None:
+    # Qwen's and Hermes' own templates list the tools as JSON in <tools> before the example
+    # call; {"type": "function", "function": {...}} has a string and an object key too.
+    tools = json.dumps({"type": "function", "function": {"name": "get_weather"}})
+    prompt = (
+        f"<tools>\n{tools}\n</tools>\nCall a tool as "
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    )
+    shape = call_shape(prompt)
+    assert shape is not None
+    assert (shape.tag, shape.name_key, shape.arguments_key) == ("tool_call", "name", "arguments")
+
+
 # --- kata interview --------------------------------------------------------------------------
 
 
@@ -146,12 +164,13 @@ class Candidate:
     def __init__(self, clock: Clock, script: list[tuple[str, float]]) -> None:
         self.clock, self.script = clock, script
 
-    def line(self, prompt: str) -> str | None:
+    def line(self, prompt: Prompt, *, ends_in: float | None = None) -> str | None:
         if not self.script:
             return None
+        shown = prompt() if callable(prompt) else prompt  # the clock as the prompt opened
         text, minutes = self.script.pop(0)
         self.clock.now += minutes * 60
-        print(f"{prompt}{text}")
+        print(f"{shown}{text}")
         return text
 
 
@@ -201,6 +220,43 @@ def test_the_interview_runs_out_of_time_grades_every_file_and_keeps_the_score(
     listed = toolcall("kata", "list", cwd=tmp_path).stdout
     assert re.search(r"best: 24/24 in 45 min 0 s \(interview\)", listed), listed
     assert "best: not checked yet" in listed  # prompt, never tried
+
+
+class Interrupting(Candidate):
+    """A candidate who presses Ctrl-C once the script is done."""
+
+    def line(self, prompt: Prompt, *, ends_in: float | None = None) -> str | None:
+        if not self.script:
+            raise KeyboardInterrupt
+        return super().line(prompt, ends_in=ends_in)
+
+
+def test_a_ctrl_c_in_the_follow_ups_keeps_the_graded_stages(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    write_stage_files(work, ("request",))
+    clock = Clock()
+    interview = Interview(work, Interrupting(clock, [("", 1), ("end", 1)]), clock=clock)
+    with pytest.raises(KeyboardInterrupt):
+        interview.run()
+    best = best_scores()["request"]
+    assert (best.passed, best.via) == (best.total, "interview")
+
+
+def test_at_a_terminal_the_prompt_ends_when_the_time_is_up_and_its_clock_runs() -> None:
+    # The candidate sits at the prompt: the time must run out there, not at the next Enter
+    # (the clock it showed stood still, and files edited after the time were graded).
+    asked: list[float] = []
+
+    def prompt() -> str:
+        asked.append(time.monotonic())
+        return "[00:01 left] > "
+
+    with create_pipe_input() as pipe:
+        answers = TerminalInput(PromptSession(input=pipe, output=DummyOutput()))
+        started = time.monotonic()
+        assert answers.line(prompt, ends_in=1.5) is None
+    assert 1.4 < time.monotonic() - started < 5
+    assert len(asked) >= 2, "the prompt was written once: its clock stood still"
 
 
 def test_the_interview_command_writes_three_starters_and_ends_on_the_input(

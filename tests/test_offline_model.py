@@ -641,6 +641,22 @@ def test_calls_are_written_in_the_tags_the_system_prompt_shows() -> None:
     assert "<call>" in content and not content.rstrip().endswith("</call>")
 
 
+def test_tools_listed_as_json_in_tools_tags_are_read_as_qwens_template_writes_them() -> None:
+    """Qwen's and Hermes' own chat templates list the tools as JSON in <tools>, after naming
+    the empty tags; a prompt in that layout gets calls as one in toolcall's own does."""
+    listed = "\n".join(json.dumps({"type": "function", "function": t.to_openai()["function"]})
+                       for t in TOOLS)  # fmt: skip
+    prompt = (
+        "# Tools\n\nYou are provided with function signatures within <tools></tools> XML tags:\n"
+        f"<tools>\n{listed}\n</tools>\n\nFor each function call, return a json object within "
+        '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, '
+        '"arguments": <args-json-object>}\n</tool_call>'
+    )
+    body = {"messages": [{"role": "system", "content": prompt},
+                         {"role": "user", "content": "What's 12*5+3?"}]}  # fmt: skip
+    assert text_calls(text_reply(body)) == [("calculate", {"expression": "12*5+3"})]
+
+
 # --- the place where faults plug in -----------------------------------------------------------
 
 

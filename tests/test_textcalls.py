@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -205,6 +206,41 @@ def test_wrapper_tags_without_json_after_them_are_text(text: str) -> None:
     parsed = parse_text(text)
     assert parsed.calls == () and parsed.errors == ()
     assert parsed.text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}]',  # Mistral
+        'Sure.\n[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}]</s>',
+        '<|python_tag|>{"name": "f", "parameters": {"a": 1}}<|eom_id|>',  # Llama 3.1
+        '<|python_tag|>{"name": "f", "parameters": {"a": 1}}',
+    ],
+)
+def test_native_call_markers_are_markup_not_display_text(text: str) -> None:
+    # They were read past as prose, so "[TOOL_CALLS]" and "<|python_tag|>" were shown to the
+    # user as the model's words, and kept in the history.
+    for parsed in (parse_text(text), *(streamed(text, size) for size in (1, 2, 5))):
+        assert calls_of(parsed) == [("f", {"a": 1})] and parsed.errors == ()
+        assert parsed.text.strip() in ("", "Sure.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The marker [TOOL_CALLS] is what Mistral writes.", "see [the docs](x), [1, 2], [TOOL_CALL"],
+)
+def test_a_native_call_marker_without_json_after_it_is_text(text: str) -> None:
+    for parsed in (parse_text(text), streamed(text)):
+        assert parsed.calls == () and parsed.errors == () and parsed.text == text
+
+
+def test_a_long_reply_of_brackets_read_at_once_is_read_in_linear_time() -> None:
+    # Each `<` (and, with [TOOL_CALLS], each `[`) copied the rest of the reply to see whether
+    # it might still become an opener: 200,000 of them took over 5 s, 400,000 four times that.
+    for mark in "<[":
+        started = time.monotonic()
+        parse_text(mark * 400_000)
+        assert time.monotonic() - started < 5, mark
 
 
 def test_tool_call_mentioned_in_prose_does_not_hide_a_later_call() -> None:

@@ -3,11 +3,12 @@ run shows the matching fault or limit, and the user marks their answer against t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Protocol
 
@@ -23,10 +24,15 @@ if TYPE_CHECKING:
 YES = frozenset({"y", "yes", "是", "对", "有"})
 
 
-class AnswerInput(Protocol):
-    """Where the user's lines come from: one line per call, None when the input has ended."""
+Prompt = str | Callable[[], str]
+"""A prompt, or how to write it now (the interview's clock): a terminal redraws it each second."""
 
-    def line(self, prompt: str) -> str | None: ...
+
+class AnswerInput(Protocol):
+    """Where the user's lines come from: one line per call, None when the input has ended (or,
+    given `ends_in` seconds, when they pass first)."""
+
+    def line(self, prompt: Prompt, *, ends_in: float | None = None) -> str | None: ...
 
 
 class TerminalInput:
@@ -35,9 +41,21 @@ class TerminalInput:
     def __init__(self, session: PromptSession[str]) -> None:
         self._session = session
 
-    def line(self, prompt: str) -> str | None:
+    def line(self, prompt: Prompt, *, ends_in: float | None = None) -> str | None:
+        def end_in_time() -> None:
+            # The interview's time runs out while the candidate types: the prompt must end
+            # then, not at the next Enter, or the clock it shows stops and the time is not up.
+            if ends_in is not None:
+                from prompt_toolkit.application import get_app
+
+                app = get_app()
+                later = asyncio.get_running_loop().call_later
+                later(max(ends_in, 0), lambda: app.is_running and app.exit(exception=EOFError))
+
         try:
-            return self._session.prompt(prompt)
+            return self._session.prompt(
+                prompt, refresh_interval=1 if callable(prompt) else 0, pre_run=end_in_time
+            )
         except EOFError:
             return None
 
@@ -49,12 +67,12 @@ class PipedInput:
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
 
-    def line(self, prompt: str) -> str | None:
+    def line(self, prompt: Prompt, *, ends_in: float | None = None) -> str | None:
         read = self._stream.readline()
         if not read:
             return None
         text = read.rstrip("\r\n")
-        typer.echo(f"{prompt}{text}")
+        typer.echo(f"{prompt() if callable(prompt) else prompt}{text}")
         return text
 
 

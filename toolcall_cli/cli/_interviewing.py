@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 import typer
 
@@ -38,6 +39,7 @@ END = frozenset({"end", "done", "q", "quit"})
 CHECK = frozenset({"", "check", "c"})
 
 Checker = Callable[[Kata, Path], CheckRun]
+T = TypeVar("T")
 
 
 def checked(kata: Kata, file: Path) -> CheckRun:
@@ -82,8 +84,11 @@ class Interview:
                 self.ended = True
                 return
             line = self.answers.line(
-                f"[{left_text(self.left)} left] {kata.name} · Enter: check · next · end > "
+                lambda: f"[{left_text(self.left)} left] {kata.name} · Enter: check · next · end > ",
+                ends_in=self.left,
             )
+            if self.left <= 0:
+                continue  # the time ran out at the prompt: nothing typed after it counts
             command = "end" if line is None else line.strip().lower()
             if command in END:
                 self.ended = True
@@ -119,9 +124,10 @@ class Interview:
         used = min(self.clock() - self.started, self.minutes * 60)
         typer.echo(f"\n== graded as your files stand, after {duration(used)} ==")
         scores = [self.grade(kata, file, used) for kata, file in stage_files(self.directory)]
+        keep(record_score, scores)  # now: a Ctrl-C in the follow-ups must not lose the grades
         marked = self.follow_ups()
         report(scores, marked, used)
-        keep(scores, marked, used)
+        keep(append_history, [interview_record(scores, marked, used)])
         return scores
 
     def grade(self, kata: Kata, file: Path, used: float) -> Score:
@@ -153,19 +159,22 @@ def report(scores: Sequence[Score], marked: Sequence[tuple[Topic, int]], used: f
     typer.echo(f"time {duration(used)}")
 
 
-def keep(scores: Sequence[Score], marked: Sequence[tuple[Topic, int]], used: float) -> None:
-    """The interview, and each stage's score, in the history (`kata list` reads it)."""
+def interview_record(
+    scores: Sequence[Score], marked: Sequence[tuple[Topic, int]], used: float
+) -> dict[str, Any]:
+    """The interview as the history keeps it, beside each stage's score (`kata list` reads)."""
+    return {
+        "kind": "interview",
+        "when": scores[0].when if scores else "",
+        "seconds": used,
+        "stages": {s.kata: [s.passed, s.total] for s in scores},
+        "follow_ups": {topic.name: [points, len(topic.points)] for topic, points in marked},
+    }
+
+
+def keep(write: Callable[[T], object], records: Sequence[T]) -> None:
     try:
-        for score in scores:
-            record_score(score)
-        append_history(
-            {
-                "kind": "interview",
-                "when": scores[0].when if scores else "",
-                "seconds": used,
-                "stages": {s.kata: [s.passed, s.total] for s in scores},
-                "follow_ups": {topic.name: [points, len(topic.points)] for topic, points in marked},
-            }
-        )
+        for record in records:
+            write(record)
     except OSError as error:
         typer.echo(f"the score could not be saved: {error.strerror or error}", err=True)

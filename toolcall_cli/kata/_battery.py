@@ -76,6 +76,9 @@ class Case:
     """Runs the user's code and judges what it did."""
     time_limit: float | None = None
     """Seconds this case may take, when not the check's own --time-limit."""
+    given: str = ""
+    """What the case feeds the user's code, shown when it fails: without it, a failure says
+    what was expected but not of which input. Empty when the name says it all."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,10 @@ ReplyModel = Callable[[str, str], str]
 
 _TAGGED = re.compile(r"<([A-Za-z][\w.:-]*)>(.*?)</\1>", re.S)
 _KEY = re.compile(r'"([A-Za-z_]\w*)"\s*:\s*(["{])')
+_TOOL_DEFINITION = re.compile(r'"type"\s*:\s*"function"')
+"""The mark of a tool's definition as the request's "tools" entries write it: a prompt that
+lists them in tags (as Qwen's and Hermes' own templates do, in <tools>) shows the tools there,
+not how to call one."""
 _SEVERAL = re.compile(
     r"several|multiple|more than one|one (?:block|tag) (?:per|for each|each)|each call|"
     r"parallel|多个|几个|多次",
@@ -61,9 +65,10 @@ class CallShape:
 
 def call_shape(prompt: str) -> CallShape | None:
     """The format of the first example call in tags: a JSON object with a key whose value is
-    a string (the tool's name) and one whose value is an object (its arguments)."""
+    a string (the tool's name) and one whose value is an object (its arguments). Tool
+    definitions in tags have that shape too, and are no example."""
     for tag, body in _TAGGED.findall(prompt):
-        if "{" not in body:
+        if "{" not in body or _TOOL_DEFINITION.search(body):
             continue
         keys = _KEY.findall(body)
         name_key = next((key for key, opens in keys if opens == '"'), None)

@@ -31,6 +31,7 @@ from toolcall_cli.kata._keeper import how_ended, shield
 from toolcall_cli.kata._values import Lines, Malformed, decode, encode, unpack
 from toolcall_cli.tools.sandbox import become_subreaper, sweep_children
 
+KEEPER = "toolcall_cli.kata._keeper"
 MAX_TIMEOUTS = 3
 """Cases past their limit that stop the run (as one out of memory does): the rest would only
 cost more of the same."""
@@ -80,7 +81,10 @@ class CodeProcess:
         report_read, report_write = os.pipe()
         control_read, self.control = os.pipe()
         command = [
-            sys.executable, "-m", "toolcall_cli.kata._keeper",
+            # The package imports the keeper before runpy runs it: its warning about that is
+            # toolcall's, and would show as what the user's code printed.
+            sys.executable, "-W", f"ignore:'{KEEPER}' found in sys.modules:RuntimeWarning",
+            "-m", KEEPER,
             "--report-fd", str(report_write), "--channel-fd", str(theirs.fileno()),
             "--memory-mb", str(options.memory_mb), "--cpu-seconds", str(options.cpu_seconds),
             *(["--no-namespace"] if options.no_namespace else []),
@@ -459,7 +463,10 @@ def main(argv: list[str] | None = None) -> None:
         kind="battery",
         conformance=battery.conformance,
         coverage=battery.coverage,
-        cases=[{"category": c.category, "source": c.source, "name": c.name} for c in cases],
+        cases=[
+            {"category": c.category, "source": c.source, "name": c.name, "given": c.given}
+            for c in cases
+        ],
     )
     lines, problem = process.started()
     write(results, kind="sandbox", lines=lines)

@@ -20,7 +20,7 @@ def case(reply: Reply) -> Case:
     def check(solution: Solution) -> Verdict:
         return judge(reply, solution.call("parse_tool_calls", reply.whole))
 
-    return Case(reply.category, reply.source, reply.name, check)
+    return Case(reply.category, reply.source, reply.name, check, given=shown(reply.whole))
 
 
 def judge(reply: Reply, got: Any) -> Verdict:

@@ -65,6 +65,7 @@ class CaseResult:
     category: str
     source: str
     name: str
+    given: str = ""
     outcome: Outcome = "not run"
     expected: str = ""
     got: str = ""
@@ -262,7 +263,8 @@ def listed(record: dict[str, Any], key: str) -> list[Any]:
 def case_of(entry: Any) -> CaseResult:
     if not isinstance(entry, dict) or entry.get("source") not in SOURCES:
         raise BadRecord("a case without a known source")
-    return CaseResult(text(entry, "category"), entry["source"], text(entry, "name"))
+    given = text(entry, "given") if "given" in entry else ""
+    return CaseResult(text(entry, "category"), entry["source"], text(entry, "name"), given)
 
 
 def case_at(record: dict[str, Any], check: CheckRun) -> CaseResult:

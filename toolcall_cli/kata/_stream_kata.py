@@ -122,7 +122,7 @@ def case(reply: Reply) -> Case:
                 return Verdict(False, shown(expected), f"fed {how}: {shown(found)}")
         return Verdict(True)
 
-    return Case(reply.category, reply.source, reply.name, check)
+    return Case(reply.category, reply.source, reply.name, check, given=shown(list(reply.chunks)))
 
 
 # --- what only streaming can get wrong -------------------------------------------------------

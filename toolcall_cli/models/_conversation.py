@@ -221,7 +221,33 @@ def native_tools(body: dict[str, Any]) -> list[ToolSpec]:
 
 def prompt_tools(prompt: str) -> list[ToolSpec]:
     """The tools of a prompt's `# Tools` section: `## name`, a description, and lines
-    `- param: type (required|optional, default x) — description`."""
+    `- param: type (required|optional, default x) — description`; else those it lists as JSON
+    in <tools>, as Qwen's and Hermes' own chat templates do."""
+    return section_tools(prompt) or listed_tools(prompt)
+
+
+_TOOLS_BLOCK = re.compile(r"<tools>(.*?)</tools>", re.S)
+
+
+def listed_tools(prompt: str) -> list[ToolSpec]:
+    """The tools of a prompt's <tools> block: JSON objects, each a "tools" entry of the request
+    ({"type": "function", "function": {...}}) or the function itself."""
+    # every block: the templates name the empty tags ("within <tools></tools> XML tags") first
+    text, decoder, at = "\n".join(_TOOLS_BLOCK.findall(prompt)), json.JSONDecoder(), 0
+    tools: list[ToolSpec] = []
+    while (start := text.find("{", at)) >= 0 and len(tools) < 128:
+        try:
+            value, at = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            break
+        function = member(value, "function") or (value if isinstance(value, dict) else {})
+        if isinstance(function.get("name"), str):
+            about = str(function.get("description") or "")[:2000]
+            tools.append(ToolSpec(function["name"], about, member(function, "parameters")))
+    return tools
+
+
+def section_tools(prompt: str) -> list[ToolSpec]:
     _, found, rest = prompt.partition("# Tools\n")
     tools = []
     for section in rest.split("\n# ", 1)[0].split("## ")[1:128] if found else []:

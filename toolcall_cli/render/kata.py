@@ -95,6 +95,8 @@ def print_failures(cases: list[CaseResult], console: Console) -> None:
             continue
         seen.add(first.got)
         console.print(line)
+        if first.given:
+            console.print(Text(f"    input     {first.given}"))
         console.print(Text(f"    expected  {first.expected}"))
         console.print(Text(f"    got       {first.got}"))
 

@@ -37,9 +37,13 @@ _FUNCTION_OPENER = re.compile(r'<function=([\w.\-]{1,64})>|<function\s{1,8}name=
 _FUNCTION_PREFIX = re.compile(
     r'<function(?:=[\w.\-]{0,64}|\s{1,8}(?:n|na|nam|name|name=|name="[\w.\-]{0,64}"?)?)?'
 )
+# Markers that native chat templates put before a call's JSON, with what ends it there:
+# Llama 3.1's <|python_tag|> ... <|eom_id|> and Mistral's [TOOL_CALLS] [...]. Like the other
+# wrappers they count only when JSON follows, and they are markup, never display text.
+_MARKERS = {"<|python_tag|>": "<|eom_id|>", "[TOOL_CALLS]": "</s>"}
 _TAG_PREFIXES = frozenset(
     f"<{name}>"[:cut] for name in _WRAPPER_TAGS for cut in range(1, len(name) + 2)
-)
+) | {marker[:cut] for marker in _MARKERS for cut in range(1, len(marker))}
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _FENCE = "```"
 _FENCE_LANG = re.compile(r"[\w+\-.]{0,32}")
@@ -474,6 +478,8 @@ class CallTextParser:
         c = buf[j]
         if c == "<":
             nxt = self._try_tag(buf, j, final, fence_start=-1)
+        elif c == "[" and (nxt := self._try_tag(buf, j, final, fence_start=-1)) != -1:
+            pass  # [TOOL_CALLS], or what may still become it
         elif c == "`":
             nxt = self._try_fence(buf, j, final)
         else:
@@ -793,8 +799,8 @@ class CallTextParser:
             self._finish_tagged(call, closed=False)
         elif content and content[0] not in "{[<":
             self._reject_bare(call)  # "<tool_call>" mentioned in prose, never closed
-        else:
-            self._truncated(raw, call.close)
+        else:  # a marker's end token is no tag the model was asked to write: not named
+            self._truncated(raw, "" if call.close in _MARKERS.values() else call.close)
         return ""
 
     def _truncated(self, raw: str, close: str) -> None:
@@ -908,6 +914,9 @@ def _partial_suffix(buf: str, pos: int, marker: str) -> int:
 
 
 def _match_opener(buf: str, j: int) -> _Opener | None:
+    for marker, close in _MARKERS.items():
+        if buf.startswith(marker, j):
+            return _Opener(j + len(marker), close, None, canonical=False)
     m = _OPENER.match(buf, j)
     if m is not None:
         name = m.group(1)
@@ -918,8 +927,16 @@ def _match_opener(buf: str, j: int) -> _Opener | None:
     return None
 
 
+_LONGEST_PREFIX = 96
+"""More characters than any opener's unfinished start (`<function name="` and a 64-character
+name): a longer rest of the buffer cannot be one, and is not copied to find out - for each
+`<` or `[` of a long reply read at once, that copy made the read quadratic."""
+
+
 def _could_open(buf: str, j: int) -> bool:
     """True when buf[j:] (which runs to the end of the buffer) may still become an opener."""
+    if len(buf) - j > _LONGEST_PREFIX:
+        return False
     rest = buf[j:]
     if rest in _TAG_PREFIXES or "<function".startswith(rest):
         return True

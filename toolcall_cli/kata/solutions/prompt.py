@@ -8,7 +8,9 @@ with toolcall's own text-protocol parser. Two models answer:
 - toolcall's offline model, which reads a prompt as the model cards of Hermes-style models
   teach: the tools under a `# Tools` heading, each tool a `## name` section with its
   description and a `Parameters:` list of `- name: type (required)` lines (optional ones
-  `(optional, default <JSON>)`; an enum written as `"a" | "b"`; a description after ` — `);
+  `(optional, default <JSON>)`; an enum written as `"a" | "b"`; a description after ` — `),
+  or the tools' JSON definitions between <tools> and </tools>, as Qwen's and Hermes' own chat
+  templates write them;
 - a prompt follower, which has never seen toolcall: it writes calls only in the format the
   prompt's example shows, to the tools and with the arguments the prompt names, with an
   allowed value only when the prompt lists it, and several calls in one reply only when the
