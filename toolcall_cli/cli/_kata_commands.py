@@ -137,7 +137,8 @@ def kata_check(
     its own (in namespaces of its own where Linux allows), judged from outside, with hard
     limits it cannot raise and a time limit per case.
 
-    Exit 0 when every case passes, 1 when any fails, 2 when FILE cannot be checked.
+    Exit 0 when every case passes, 1 when any fails (a file that does not import fails them
+    all), 2 when FILE cannot be read or its kata cannot be told.
     """
     from toolcall_cli.kata import Limits, conformance_dir, read_header, run_check
     from toolcall_cli.render.kata import print_check

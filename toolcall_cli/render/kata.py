@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolcall_cli.kata import SOURCES, CaseResult, CheckRun, Header
+from toolcall_cli.kata import SOURCES, CaseResult, CheckRun, Header, duration
 
 PASS, FAIL = "✓", "✗"
 
@@ -44,14 +44,8 @@ def title(check: CheckRun, header: Header | None, now: datetime) -> Text:
 
 
 def elapsed(delta: timedelta) -> str:
-    seconds = int(delta.total_seconds())
-    if seconds < 0:
-        return "0 s"
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+    """The time since the starter was written: a clock set back reads as none."""
+    return duration(max(delta.total_seconds(), 0.0))
 
 
 def categories(cases: list[CaseResult]) -> list[str]:
