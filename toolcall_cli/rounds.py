@@ -326,8 +326,13 @@ class Round:
         (--grounding); the view is shown the check, and a call run anyway gets a note."""
         if self._grounding is None:
             return None
-        # A call that waited for others of this reply (--dag) takes figures from their results.
-        given = [e.result.content for e in self._entries.values() if e.result and e.result.ok]
+        # A call that waited for others of this reply (--dag) takes figures from their results,
+        # whole: a placeholder takes a figure past the cut the model reads.
+        given = [
+            self._data.get(call_id, e.result.content)
+            for call_id, e in self._entries.items()
+            if e.result and e.result.ok
+        ]
         verdict = self._grounding.verdict(call, arguments, tool.spec.parameters, given)
         if verdict is None:
             return None

@@ -170,7 +170,7 @@ def to_array(value: Any, items: Any) -> list[Any]:
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             decoded = json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
             decoded = None
         if isinstance(decoded, list):
             value = decoded
