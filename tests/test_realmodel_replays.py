@@ -3,8 +3,6 @@ the scripted model: what the engine does with them now."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from test_issue24_replays import BUNDLED, native, play
 from test_loop import of
@@ -17,6 +15,7 @@ from toolcall_cli.events import (
     RunFinished,
     ToolFinished,
 )
+from toolcall_cli.limits import Limits
 from toolcall_cli.loop import run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
@@ -94,36 +93,33 @@ def test_calculates_advice_holds_no_example_a_model_can_run_for_a_number() -> No
     assert "(2 + 3) * 4" not in advice and "calculate(expression=" not in advice
 
 
-def test_the_same_call_of_a_clock_asked_again_and_again_is_no_progress() -> None:
-    """Under schema, Qwen2.5-0.5B asked get_time(timezone="UTC", city="东京", day="today") five
-    times, a minute apart (a busy server), then the limit and a best-effort answer. A clock is
-    run each time, and its result moved each time, so no call was a repeat; the same call again
-    is no progress either, and after --max-failed-rounds of them the tools go."""
-    ticks = iter(range(100))
+def test_a_status_polled_until_it_changes_keeps_the_tools() -> None:
+    """The same call asked again, whose tool runs each time and gives a new result, is
+    progress: a job's status polled until it is done. (Counting it as none, tried once for a
+    0.5B model that asked get_time five times, withdrew the tools after three polls.) A clock
+    asked again and again is bounded by --max-iterations instead."""
+    states = iter(["queued", "running 30%", "running 80%", "done: passed"])
 
     @tool(cacheable=False, permission="read")
-    def get_time(timezone: str = "UTC") -> dict[str, Any]:
-        """The time."""
-        return {"timezone": timezone, "time": f"05:{next(ticks):02d}"}
+    def build_status(job: str) -> str:
+        """The status of a build job."""
+        return next(states)
 
-    again = {"timezone": "UTC", "city": "东京", "day": "today"}
-    replies = [native("get_time", f"call_{n}", **again) for n in range(4)]
-    model = ScriptedModel([*replies, "东京现在是05:03。"])
+    replies = [native("build_status", f"call_{n}", job="42") for n in range(4)]
+    model = ScriptedModel([*replies, "The build passed."])
     events = list(
         run(
-            "东京现在几点？",
+            "Wait for build 42 and tell me how it ended.",
             model=model,
             strategy=get_strategy("schema"),
-            registry=ToolRegistry.from_functions(get_time),
+            registry=ToolRegistry.from_functions(build_status),
             history=[],
+            limits=Limits(max_iterations=6),
         )
     )
-    finished = of(events, ToolFinished)
-    assert len(finished) == 4
-    assert "Ran without `city`, `day`: get_time does not take them" in finished[0].result.content
-    (withdrawn,) = of(events, AnswerWithoutTools)
-    assert withdrawn.failed_rounds == 3 and not withdrawn.repeated
-    assert of(events, RunFinished)[0].stop_reason == "answered"
+    assert [f.result.content for f in of(events, ToolFinished)][-1] == "done: passed"
+    assert of(events, AnswerWithoutTools) == []
+    assert of(events, FinalAnswer)[0].text == "The build passed."
 
 
 def test_rounds_summarised_because_the_tools_went_are_not_blamed_on_the_history_window() -> None:

@@ -37,7 +37,8 @@ class Progress:
         from Qwen2.5-0.5B), as a call that succeeded gives the same result again."""
         keys = {call.id: call_key(call) for call in calls}
         reused, repeats = self.repeats(results, keys)
-        self.failed_rounds = 0 if self.new_result(results, reused, keys) else self.failed_rounds + 1
+        stuck = all(not r.ok or r in reused for r in results)
+        self.failed_rounds = self.failed_rounds + 1 if stuck else 0
         if results and len(repeats) == len(results):
             self.repeated_rounds += 1
             self.repeated_calls = tuple(dict.fromkeys(f"`{r.name}`" for r in repeats if r.name))
@@ -70,23 +71,6 @@ class Progress:
             if not r.ok and r not in reused and keys.get(r.call_id) in self.failed
         ]
         return reused, reused + failed_again
-
-    def new_result(
-        self,
-        results: Sequence[ToolResult],
-        reused: Sequence[ToolResult],
-        keys: dict[str, tuple[str, str]],
-    ) -> bool:
-        """Whether the round got anywhere: a call gave a result, not reused, for a call not
-        asked before."""
-        return any(r.ok and r not in reused and not self.asked_before(r, keys) for r in results)
-
-    def asked_before(self, result: ToolResult, keys: dict[str, tuple[str, str]]) -> bool:
-        """The call gave a result before: asked again, a tool run each time (get_time) gives
-        a new one, which is no repeat (a status polled may have changed) but no progress
-        either. Qwen2.5-0.5B asked get_time the same five times, a minute apart, its result
-        moving each time, then the limit; now --max-failed-rounds of them withdraw the tools."""
-        return keys.get(result.call_id) in self.succeeded
 
     def no_answer(self) -> None:
         """A reply that was no answer: no progress either."""
