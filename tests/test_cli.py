@@ -350,10 +350,12 @@ def test_ctrl_c_sigterm_or_sighup_during_a_request_exits_so_and_keeps_the_trace(
     assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == reason
 
 
-def test_a_chat_whose_terminal_closed_mid_turn_ends_its_trace_as_hung_up(tmp_path: Path) -> None:
+@pytest.mark.parametrize("when", ["mid turn", "at the prompt"])
+def test_a_chat_whose_terminal_closed_ends_its_trace_as_hung_up(tmp_path: Path, when: str) -> None:
     """The terminal window closed: the live view's writes fail (EIO), then SIGHUP comes. The
     trace said `crash: OSError: [Errno 5] Input/output error` (exit 1), as if toolcall had a
-    bug."""
+    bug. At the prompt, "toolcall: terminated" written to the dead terminal raised EIO (a hung
+    up terminal also answers isatty() with no, so it was not silenced): exit 1."""
     import pty
     import select
     import signal
@@ -382,13 +384,33 @@ def test_a_chat_whose_terminal_closed_mid_turn_ends_its_trace_as_hung_up(tmp_pat
 
     with ended(process):
         read_until(lambda: b"you>" in shown)
-        os.write(leader, "北京和上海明天天气分别是多少？\r".encode())
-        read_until(lambda: "text_delta" in kinds())
+        if when == "mid turn":
+            os.write(leader, "北京和上海明天天气分别是多少？\r".encode())
+            read_until(lambda: "text_delta" in kinds())
         os.close(leader)  # the window is gone
         process.send_signal(signal.SIGHUP)
         assert process.wait(timeout=20) == 129
     last = json.loads(trace.read_text(encoding="utf-8").splitlines()[-1])
     assert last["kind"] == "interrupted" and last["reason"] == "sighup", last
+
+
+def test_a_run_whose_sighup_is_ignored_outlives_its_terminal(tmp_path: Path) -> None:
+    """`nohup toolcall serve &` ignores SIGHUP, and toolcall must not take that back: the
+    server has to outlive the terminal it was started from."""
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolcall_cli", "run", "--pace", "0.5", "-s", "stream",
+         "北京和上海明天天气分别是多少？", "--no-trace"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )  # fmt: skip
+    with ended(process):
+        time.sleep(1.5)  # past start-up, into the slowly streamed reply
+        process.send_signal(signal.SIGHUP)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "北京" in out and "terminated" not in err
 
 
 def test_sigterm_while_a_tool_runs_ends_the_run_where_ctrl_c_would_go_on(tmp_path: Path) -> None:

@@ -128,3 +128,36 @@ def test_a_name_like_no_parameter_is_told_to_go(wrong: str) -> None:
     ok, content, _ = run("find_flight", {"flight_number": "CA981", wrong: "x"})
     assert not ok
     assert f"unexpected argument `{wrong}`: remove it" in content
+
+
+def test_a_string_nested_past_what_json_reads_is_an_error_for_the_model_not_a_crash() -> None:
+    """A list sent as a string is decoded; one nested 1,500 deep raised RecursionError out of
+    the round (and, quoted in a tool result, out of the injection guard that reads calls
+    there as they would run)."""
+
+    @tool
+    def total(values: list[int]) -> int:
+        """Add up numbers."""
+        return sum(values)
+
+    deep = "[" * 1500 + "]" * 1500
+    call = ToolCall(id="c1", name="total", arguments={"values": deep})
+    result = execute(call, ToolRegistry.from_functions(total))
+    assert not result.ok and "values" in result.content
+
+
+def test_an_enum_a_tool_returns_is_written_as_its_value() -> None:
+    import enum
+
+    class Color(enum.Enum):
+        RED = "red"
+
+    @tool
+    def paint() -> dict[str, object]:
+        """Paint."""
+        return {"color": Color.RED}
+
+    result = execute(
+        ToolCall(id="c1", name="paint", arguments={}), ToolRegistry.from_functions(paint)
+    )
+    assert result.ok and result.content == '{"color": "red"}'

@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from toolcall_cli.events import Event, FinalAnswer, ToolFinished, ToolTimeline
+from toolcall_cli.events import (
+    Event,
+    FinalAnswer,
+    GroundingChecked,
+    ToolFinished,
+    ToolTimeline,
+)
+from toolcall_cli.limits import GroundingMode
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import Message, ToolResult
 from toolcall_cli.models.scripted import Reply, ScriptedModel
@@ -57,6 +64,7 @@ def play(
     *,
     strategy: str = "regex",
     dag: bool = True,
+    grounding: GroundingMode = "warn",
 ) -> list[Event]:
     model = ScriptedModel(replies)
     history: list[Message] = []
@@ -67,7 +75,7 @@ def play(
             strategy=get_strategy(strategy, dag=dag),
             registry=registry,
             history=history,
-            limits=Limits(max_iterations=3),
+            limits=Limits(max_iterations=3, grounding=grounding),
             policy=ToolPolicy(dag=dag),
         )
     )
@@ -409,6 +417,25 @@ def test_a_placeholder_takes_the_whole_result_not_the_cut_the_model_reads_nor_it
     assert done["all"].content == str(len("all: " + json.dumps([{"id": n} for n in range(500)])))
     assert "Ran without `unit`" in done["w"].content
     assert done["f"].ok and json.loads(done["f"].content) == pytest.approx(87.8)
+
+
+@pytest.mark.parametrize("grounding", ["warn", "check"])
+def test_a_figure_a_placeholder_takes_from_past_the_cut_is_grounded(
+    grounding: GroundingMode,
+) -> None:
+    """The figure came from the tool's whole result, so it is no figure from nowhere, though
+    the model's cut of the result does not hold it (it was refused under check)."""
+
+    def records() -> list[dict[str, int]]:
+        """Many records."""
+        return [{"id": 10000 + n} for n in range(500)]
+
+    registry = placeholder_registry({})
+    registry.add(Tool.from_function(records))
+    reply = text_call("records", "r") + text_call("show", "last", value="{{r[499].id}}")
+    events = play([reply, "ok"], registry, grounding=grounding)
+    assert results(events)["last"].content == "int:10499"
+    assert [e for e in events if isinstance(e, GroundingChecked)] == []
 
 
 def test_waiting_for_a_call_past_the_cap_says_so_not_that_no_call_has_its_id() -> None:

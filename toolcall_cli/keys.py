@@ -319,7 +319,8 @@ def _rebuilt(parsed: httpx.URL, *, fragment: bool) -> str:
 def _masked_unparsed(text: str) -> str:
     """A URL httpx cannot read, shown without anything that could be credentials."""
     text = re.sub(r"^([^/?#]*://)?[^/?#]*@", r"\1****@", text)  # with a scheme or without
-    return re.sub(r"[?#].*", "?****", text, flags=re.DOTALL)
+    text = re.sub(r"[?#].*", "?****", text, flags=re.DOTALL)
+    return _SECRET_SHAPES.sub(MASK, text)  # a key pasted where the URL goes
 
 
 def _cut(text: str) -> str:

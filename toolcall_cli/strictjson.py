@@ -4,7 +4,6 @@ which other readers fail on), and a note wherever a value had to change."""
 from __future__ import annotations
 
 import codecs
-import enum
 import json
 import math
 import re
@@ -26,27 +25,17 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
     """`value` as strict JSON (UTF-8 text kept as is, a lone surrogate as its escape). Non-finite
     numbers become the strings "NaN", "Infinity" and "-Infinity", a list or object nested past
     DEEPEST becomes TOO_DEEP, and an object at the top gets a `json_notes` list saying where;
-    an Enum member as its value, and anything else JSON cannot hold as its repr."""
+    anything else JSON cannot hold is written as its repr."""
     value = within_depth(value)
     try:
-        text = json.dumps(
-            value, ensure_ascii=False, indent=indent, allow_nan=False, default=_as_text
-        )
+        text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False, default=repr)
     except ValueError:  # a non-finite float somewhere (or a circular structure)
         notes: list[str] = []
         clean = _finite(value, "", notes, 0)
         if isinstance(clean, dict) and notes:
             clean = {**clean, NOTES_KEY: [*_notes_of(clean), *notes]}
-        text = json.dumps(
-            clean, ensure_ascii=False, indent=indent, allow_nan=False, default=_as_text
-        )
+        text = json.dumps(clean, ensure_ascii=False, indent=indent, allow_nan=False, default=repr)
     return escape_surrogates(text)
-
-
-def _as_text(value: Any) -> Any:
-    """What JSON cannot hold, written as itself: an Enum member as its value (a tool that
-    returns Color.RED means "red"), anything else as its repr."""
-    return value.value if isinstance(value, enum.Enum) else repr(value)
 
 
 SURROGATE = re.compile("[\ud800-\udfff]")

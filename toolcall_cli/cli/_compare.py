@@ -187,7 +187,7 @@ def run_one(plan: ComparePlan, variant: Variant, seed: int) -> RunFigures:
         fail(str(error), EXIT_FAILURE)
     except Exception as error:
         last = None if progress.finished else progress.interrupted()
-        run_trace.cut_short("crash", f"{type(error).__name__}: {error}", last)
+        run_trace.crashed(error, last)
         raise
     finally:
         run_trace.close()

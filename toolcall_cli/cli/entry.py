@@ -74,10 +74,18 @@ EXIT_HUNG_UP = 129
 """The terminal hung up (its window closed): 128 + SIGHUP, as the shell reports it."""
 
 
+_TERMINALS: list[int] = []
+"""stdout and stderr, those of them that were a terminal at start: a terminal that hung up
+answers isatty() with no, so it is known by this record."""
+
+
 def terminal_gone(error: BaseException) -> bool:
     """A write to a terminal that hung up fails with EIO, often before SIGHUP arrives: the
-    user closed the window, and toolcall has no bug to report."""
-    return isinstance(error, OSError) and error.errno == errno.EIO
+    user closed the window, and toolcall has no bug to report. An EIO from anything else (a
+    failing disk) is not this, and is said as an error."""
+    if not (isinstance(error, OSError) and error.errno == errno.EIO):
+        return False
+    return any(not os.isatty(fd) for fd in _TERMINALS)
 
 
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -189,14 +197,14 @@ def warn(message: str) -> None:
 
 
 def silence_output(terminals_only: bool = False) -> None:
-    """Point stdout and stderr (or those of them on a terminal) at devnull, so what is still
-    buffered for a pipe nobody reads cannot fail again in the interpreter's final flush
-    ("Exception ignored ...")."""
+    """Point stdout and stderr (or those of them that were a terminal at start) at devnull, so
+    what is still buffered for a reader that left (a pipe nobody reads, a terminal that hung
+    up) cannot fail again in the interpreter's final flush ("Exception ignored ...")."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
         # A stream without a descriptor has nothing to flush to a pipe.
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            if not terminals_only or stream.isatty():
+            if not terminals_only or stream.fileno() in _TERMINALS:
                 os.dup2(devnull, stream.fileno())
     os.close(devnull)
 
@@ -209,9 +217,13 @@ def main() -> None:
         # and no `?` that changes the data.
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors=strictjson.STREAM_ERRORS)
-    signal.signal(signal.SIGTERM, _terminate)
-    if hasattr(signal, "SIGHUP"):  # not on Windows
-        signal.signal(signal.SIGHUP, _terminate)
+    _TERMINALS[:] = [fd for fd in (1, 2) if os.isatty(fd)]
+    for name in ("SIGTERM", "SIGHUP"):  # no SIGHUP on Windows
+        # Only where the signal would end the process anyway: `nohup toolcall serve` (its
+        # SIGHUP ignored) must outlive the terminal it was started from.
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is signal.SIG_DFL:
+            signal.signal(number, _terminate)
     try:
         code = run_app()
         # A reader that left shows here at the latest, not in the interpreter's last flush.
@@ -254,7 +266,8 @@ def run_app() -> int:
     except typer.Exit as done:
         return done.exit_code
     except Terminated as stop:
-        typer.echo("toolcall: terminated", err=True)
+        with contextlib.suppress(OSError):  # stderr may be the terminal that hung up
+            typer.echo("toolcall: terminated", err=True)
         return 128 + stop.signal
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("toolcall: interrupted", err=True)

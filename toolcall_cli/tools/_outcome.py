@@ -92,18 +92,24 @@ def exception_text(error: BaseException) -> str:
 
 def result_text(value: object) -> str:
     """What the model reads: strings as they are, everything else as JSON (None → "null")."""
-    # default=str: a date or a set is better shown as text than refused.
+    # A date or a set is better shown as text than refused (_as_text).
     text = value if isinstance(value, str) else _json_text_of(value)
     # Lone surrogates (from bytes decoded with surrogateescape) cannot be sent as UTF-8. The
     # unbound str.encode also makes a plain str of a str subclass, whatever it overrides.
     return str.encode(text, "utf-8", "replace").decode("utf-8")
 
 
+def _as_text(value: object) -> object:
+    """What JSON cannot hold, as the model reads it: an Enum member as its value (Color.RED
+    means "red", as the schema offered it), anything else (a date, a set) as its text."""
+    return value.value if isinstance(value, enum.Enum) else str(value)
+
+
 def _json_text_of(value: object) -> str:
     """A returned value as strict JSON: an Infinity or NaN in it becomes a string, with a note
     saying so (JSON has neither, and the model must not be taught otherwise)."""
     try:
-        return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
+        return json.dumps(value, ensure_ascii=False, default=_as_text, allow_nan=False)
     except ValueError as error:
         if "float" not in str(error):  # a circular structure, say: not ours to mend
             raise
