@@ -227,7 +227,14 @@ def test_native_call_markers_are_markup_not_display_text(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["The marker [TOOL_CALLS] is what Mistral writes.", "see [the docs](x), [1, 2], [TOOL_CALL"],
+    [
+        "The marker [TOOL_CALLS] is what Mistral writes.",
+        "see [the docs](x), [1, 2], [TOOL_CALL",
+        # A list after a marker is a call list only when it holds an object.
+        "Mistral prefixes calls with [TOOL_CALLS] [see the docs](https://docs.mistral.ai).",
+        "Llama writes <|python_tag|> [then code].",
+        "[TOOL_CALLS]\n[TOOL_CALLS]",
+    ],
 )
 def test_a_native_call_marker_without_json_after_it_is_text(text: str) -> None:
     for parsed in (parse_text(text), streamed(text)):

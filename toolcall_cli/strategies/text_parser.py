@@ -476,10 +476,10 @@ class CallTextParser:
         j = m.start()
         self._emit(buf[pos:j])
         c = buf[j]
-        if c == "<":
+        if c in "<[":  # a wrapper tag or [TOOL_CALLS]; a `[` that is neither may open a bare call
             nxt = self._try_tag(buf, j, final, fence_start=-1)
-        elif c == "[" and (nxt := self._try_tag(buf, j, final, fence_start=-1)) != -1:
-            pass  # [TOOL_CALLS], or what may still become it
+            if c == "[" and nxt == -1:
+                nxt = self._try_bare(buf, j, final, fence_start=-1)
         elif c == "`":
             nxt = self._try_fence(buf, j, final)
         else:
@@ -501,13 +501,9 @@ class CallTextParser:
                 return None
             return -1
         if not opener.canonical:  # only <tool_call> opens a call whatever follows it
-            k = _skip_space(buf, opener.end)
-            if k is None:
-                return -1
-            if k == len(buf):
-                return None if not final else -1
-            if buf[k] not in ("{", "["):
-                return -1
+            follows = _call_json_at(buf, opener.end, final)
+            if follows is not True:
+                return None if follows is None else -1
         self._open_tagged(buf, j, opener, fence_start)
         return opener.end
 
@@ -903,6 +899,21 @@ def _skip_space(buf: str, i: int) -> int | None:
     m = _SPACE_RUN.match(buf, i)
     end = m.end() if m else i
     return None if end - i > _SPACE_LIMIT else end
+
+
+def _call_json_at(buf: str, i: int, final: bool) -> bool | None:
+    """Whether a call's JSON begins at i, after space: an object, or a list whose first item is
+    one ("[TOOL_CALLS] [see the docs]" is prose); None while the buffer ends before it shows."""
+    k = _skip_space(buf, i)
+    for _ in range(2):  # `{`, or `[` and then `{`
+        if k is None:
+            return False
+        if k == len(buf):
+            return None if not final else False
+        if buf[k] != "[":
+            return buf[k] == "{"
+        k = _skip_space(buf, k + 1)
+    return False
 
 
 def _partial_suffix(buf: str, pos: int, marker: str) -> int:
