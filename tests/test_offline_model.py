@@ -1019,3 +1019,13 @@ def test_a_currency_question_without_a_currency_tool_is_answered_not_called(
 def test_currency_names_inside_arithmetic_still_calculate() -> None:
     [call] = bundled_message("I won 100 dollars twice, so what is 100*2?")["tool_calls"]
     assert call["function"]["name"] == "calculate"
+
+
+def test_tools_blocks_are_read_once_from_start_to_end() -> None:
+    """A prompt of 100,000 unclosed <tools> tags (a 700 KB system prompt, under serve's body
+    limit) was read in quadratic time by a regular expression: minutes. Now at once."""
+    from toolcall_cli.models._conversation import listed_tools, tools_blocks
+
+    assert listed_tools("<tools>" * 100_000) == []
+    blocks = 'a <tools></tools> b <tools>{"name": "x"}</tools> <tools>'
+    assert list(tools_blocks(blocks)) == ["", '{"name": "x"}']

@@ -12,7 +12,7 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -226,14 +226,11 @@ def prompt_tools(prompt: str) -> list[ToolSpec]:
     return section_tools(prompt) or listed_tools(prompt)
 
 
-_TOOLS_BLOCK = re.compile(r"<tools>(.*?)</tools>", re.S)
-
-
 def listed_tools(prompt: str) -> list[ToolSpec]:
     """The tools of a prompt's <tools> block: JSON objects, each a "tools" entry of the request
     ({"type": "function", "function": {...}}) or the function itself."""
     # every block: the templates name the empty tags ("within <tools></tools> XML tags") first
-    text, decoder, at = "\n".join(_TOOLS_BLOCK.findall(prompt)), json.JSONDecoder(), 0
+    text, decoder, at = "\n".join(tools_blocks(prompt)), json.JSONDecoder(), 0
     tools: list[ToolSpec] = []
     while (start := text.find("{", at)) >= 0 and len(tools) < 128:
         try:
@@ -247,7 +244,21 @@ def listed_tools(prompt: str) -> list[ToolSpec]:
     return tools
 
 
+def tools_blocks(prompt: str) -> Iterator[str]:
+    """What each <tools>...</tools> holds, read once from start to end: a regular expression
+    searched anew from every unclosed <tools> made a long prompt of them quadratic."""
+    at = 0
+    while (start := prompt.find("<tools>", at)) >= 0:
+        end = prompt.find("</tools>", start)
+        if end < 0:
+            return
+        yield prompt[start + len("<tools>") : end]
+        at = end + len("</tools>")
+
+
 def section_tools(prompt: str) -> list[ToolSpec]:
+    """The tools of toolcall's own `# Tools` section: `## name`, a description, a parameter a
+    line."""
     _, found, rest = prompt.partition("# Tools\n")
     tools = []
     for section in rest.split("\n# ", 1)[0].split("## ")[1:128] if found else []:
