@@ -614,3 +614,24 @@ def test_a_refused_made_up_figure_sent_again_unchanged_is_not_put_right(tmp_path
     data = report(tmp_path, trace)
     assert problems(data) == {2: ["ungrounded", "ungrounded"]}
     assert [f["recovered"] for f in findings(data, 2)] == [None, None]
+
+
+def test_a_fix_whose_id_a_made_up_call_had_before_still_counts(tmp_path: Path) -> None:
+    # Native ids are the model's: call_0 ran with a made-up figure in reply 1, and the call_0
+    # of reply 2 is another call, which put reply 1's bad arguments right.
+    def native(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        return {"id": call_id, "type": "function", "function": function}
+
+    first = [
+        native("call_0", "convert_units", value=31, from_unit="C", to_unit="F"),
+        native("call_1", "get_weather", town="Paris"),
+    ]
+    second = [native("call_0", "get_weather", city="Paris")]
+    replies = [{"role": "assistant", "tool_calls": calls} for calls in (first, second)]
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps([*replies, "Paris: 11°C."]), encoding="utf-8")
+    flags = ("--model", "scripted", "--script", str(path), "-s", "schema")
+    data = report(tmp_path, record(tmp_path, "What's the weather in Paris?", *flags))
+    fixed = [f["recovered"] for f in findings(data, 2) if f["problem"] == "invalid_arguments"]
+    assert fixed == ["fixed at iteration 2 by call_0 (get_weather)"]

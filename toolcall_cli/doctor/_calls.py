@@ -65,11 +65,16 @@ def fixed_later(run: RunRecords, after: Record, tool: str | None) -> str | None:
     """How a successful call in a later reply (of `tool`, when known) put the mistake right.
     A sibling call of the same reply is no fix: the model had not yet seen the error; nor is
     a call that ran with a figure from nowhere (the refused call, sent again unchanged)."""
-    made_up = {call_of(f).get("id") for f in run.of("grounding_checked") if _ran_ungrounded(f)}
+    # By iteration and id: native ids are the model's, and call_0 may come again in a later reply.
+    made_up = {
+        (f.iteration, call_of(f).get("id"))
+        for f in run.of("grounding_checked")
+        if _ran_ungrounded(f)
+    }
     for record in run.of("tool_finished"):
         result, call = record.data.get("result") or {}, call_of(record)
         later = (record.iteration or 0) > (after.iteration or 0)
-        if call.get("id") in made_up:
+        if (record.iteration, call.get("id")) in made_up:
             continue
         if later and result.get("ok") and tool in (None, call.get("name")):
             return f"fixed at iteration {record.iteration} by {call.get('id')} ({call.get('name')})"
