@@ -276,13 +276,14 @@ class AnswerCheck:
 
     def __init__(self, mode: GroundingMode) -> None:
         self.mode = mode
-        self.nudged = False
+        self.nudge_spent = False
+        """The one nudge is used: given, or given up on (nothing_to_show)."""
 
     def nothing_to_show(self) -> None:
         """No tool left to send the model to and no result to show it: a nudge could only ask
         it to guess again, so under check its answer stands, marked, without one."""
         if self.mode == "check":
-            self.nudged = True
+            self.nudge_spent = True
 
     def look(
         self, text: str, question: str, history: Sequence[Message], first: int, tools: Sequence[str]
@@ -303,12 +304,12 @@ class AnswerCheck:
         loose = self.loose_figures(text, question, grounds, tools)
         if not loose:
             return None
-        if self.nudged or self.mode == "warn":
-            action: GroundingAction = "stands" if self.nudged else "warned"
+        if self.nudge_spent or self.mode == "warn":
+            action: GroundingAction = "stands" if self.nudge_spent else "warned"
             return GroundingChecked(
                 what="answer", action=action, figures=loose, mode=self.mode
             ), None
-        self.nudged = True
+        self.nudge_spent = True
         note = self.nudge(loose, grounds, tools)
         return GroundingChecked(what="answer", action="nudged", figures=loose, mode=self.mode), note
 

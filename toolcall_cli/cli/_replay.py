@@ -229,7 +229,8 @@ def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
 
 
 def headers(recording: Trace) -> list[Record]:
-    """The headers after the first: each run that `--trace FILE` appended wrote its own."""
+    """Every header of the trace, the first too: each run that `--trace FILE` appended wrote
+    its own."""
     from toolcall_cli.trace.reader import HEADER_KIND
 
     return [record for record in recording.records if record["kind"] == HEADER_KIND]

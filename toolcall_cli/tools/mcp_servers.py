@@ -291,9 +291,9 @@ class McpServers:
         """Add every started server's tools to `registry`; a name another tool (a plugin's, or
         another server's) already has takes the server's prefix: `time__get_current_time`.
         One line per tool that still could not be added."""
-        listed = [str(tool.name) for s in self._servers for tool in s.listed]
-        owns = tool_names(listed)
-        offered = Counter(owns[name] for name in listed)
+        names = [str(tool.name) for s in self._servers for tool in s.listed]
+        owns = tool_names(names)
+        offered = Counter(owns[name] for name in names)
         problems: list[str] = []
         for server in self._servers:
             left_out = list(server.left_out)
