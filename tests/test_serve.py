@@ -294,6 +294,17 @@ def test_a_key_sent_in_the_query_is_never_logged(serve: Served) -> None:
     assert "sk-query-secret-123" not in log
 
 
+def test_a_bare_key_in_the_query_or_the_path_is_never_logged() -> None:
+    from toolcall_cli.serve._http import logged_path
+
+    assert logged_path("/v1/models?sk-live-123") == "/v1/models?****"
+    assert (
+        logged_path("http://u:hunter2@127.0.0.1:1/v1/models") == "http://****@127.0.0.1:1/v1/models"
+    )
+    assert "abcdefghijklmnop" not in logged_path("/v1/sk-proj-abcdefghijklmnopqrstuvwxyz0123")
+    assert logged_path("/v1/models") == "/v1/models"
+
+
 def test_against_wrong_param_the_schema_program_recovers_a_round_before_the_regex_one(
     tmp_path: Path,
 ) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import select
 import socket
 import sys
@@ -52,12 +53,16 @@ works."""
 
 def logged_path(raw: str) -> str:
     """The request's path as the log shows it, each query value as `****`: a client may send
-    its key there (`?api-key=...`, as Azure's clients do), and no key is ever printed."""
+    its key there (`?api-key=...`, as Azure's clients do, or bare: `?sk-...`), and no key is ever
+    printed. An absolute target's credentials are masked, and so is anything shaped like a key."""
+    from toolcall_cli.keys import redact
+
     path, asked, query = raw.partition("?")
+    path = redact(re.sub(r"^([A-Za-z][\w+.-]*://)[^/@]*@", r"\1****@", path), ())
     if not asked:
-        return raw
-    names = [f"{item.partition('=')[0]}=****" for item in query.split("&")]
-    return f"{path}?{'&'.join(names)}"
+        return path
+    items = (item.partition("=") for item in query.split("&"))
+    return f"{path}?{'&'.join(f'{name}=****' if sep else '****' for name, sep, _ in items)}"
 
 
 @dataclass
