@@ -175,3 +175,16 @@ def test_an_answer_made_after_the_tools_went_is_still_checked(mode: str, action:
     assert checked == [(action, ("22",))]
     (answer,) = of(events, FinalAnswer)
     assert answer.text == invented and answer.ungrounded == ("22",)
+
+
+def test_a_call_sent_again_with_its_default_written_out_is_a_repeat() -> None:
+    """get_weather(city="Paris") and get_weather(city="Paris", day="today") run alike (today is
+    the default): the second is answered from the first, as the injection guard already read
+    them as one call."""
+    replies = [
+        native("get_weather", city="Paris"),
+        native("get_weather", "call_2", city="Paris", day="today"),
+        "Paris: 11°C.",
+    ]
+    events, _ = play("What's the weather in Paris?", replies)
+    assert [f.result.cached for f in of(events, ToolFinished)] == [False, True]

@@ -37,7 +37,7 @@ from toolcall_cli.messages import ToolCall, ToolResult, call_key
 from toolcall_cli.quoted import Quote, ResultQuotes
 from toolcall_cli.tools.dag import Graph, GraphProblem, Unresolved, build_graph, placeholders
 from toolcall_cli.tools.dag import substitute as put_results_in
-from toolcall_cli.tools.executor import error_result, prepare, without_unexpected
+from toolcall_cli.tools.executor import error_result, prepare, runs_with
 from toolcall_cli.tools.policy import RateLimits, permission_refusal
 from toolcall_cli.tools.pool import Finished, Job, ToolPool
 from toolcall_cli.tools.registry import Permission, Tool, ToolRegistry
@@ -451,15 +451,15 @@ class Round:
         return None
 
     def _ran_as(self, call: ToolCall) -> tuple[str, str]:
-        """The key of the call as it runs: arguments its tool does not take are left out
-        before it runs, so they do not make it another call. Qwen2.5-0.5B wrote a result back
-        into its call as such an argument, changed each time (result=131.0, then 131), and the
-        same calculation ran again, round after round, never a repeat."""
+        """The key of the call as it runs (executor.runs_with, the injection guard's too):
+        coerced, without the arguments its tool does not take, its defaults written out. So an
+        argument left out does not make it another call: Qwen2.5-0.5B wrote a result back into
+        its call as such an argument, changed each time (result=131.0, then 131), and the same
+        calculation ran again, round after round, never a repeat."""
         tool = self._registry.get(call.name)
         if tool is None or not isinstance(call.arguments, dict):
             return call_key(call)
-        kept = without_unexpected(tool.spec, call.arguments)
-        return call_key(call if kept is None else replace(call, arguments=kept))
+        return call_key(replace(call, arguments=runs_with(tool.spec, call.arguments)))
 
     def _is_an_id(self, name: str) -> bool:
         return name in self._earlier_ids or name in self._entries
