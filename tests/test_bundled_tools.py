@@ -292,6 +292,8 @@ def test_convert_different_dimensions_lists_the_right_units() -> None:
     assert "cannot convert mass (kg) to length (km)" in message
     assert "lb" in message and "斤" in message
     assert "mi (" not in message
+    # No form to copy naming a unit nobody asked for (it named g): the list says what there is.
+    assert "form that works" not in message
 
 
 def test_convert_unknown_unit_lists_units_of_the_other_units_kind() -> None:
@@ -334,10 +336,6 @@ def test_convert_below_absolute_zero() -> None:
         (
             lambda: convert_units(26, "mile", "kilomter"),
             "convert_units(value=26, from_unit='mi', to_unit='km')",
-        ),
-        (
-            lambda: convert_units(5, "kg", "km"),
-            "convert_units(value=5, from_unit='kg', to_unit='g')",
         ),
     ],
 )
