@@ -19,6 +19,7 @@ from toolcall_cli.limits import Limits
 from toolcall_cli.loop import run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.render.base import answer_label
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.registry import ToolRegistry, tool
 
@@ -188,3 +189,28 @@ def test_a_call_sent_again_with_its_default_written_out_is_a_repeat() -> None:
     ]
     events, _ = play("What's the weather in Paris?", replies)
     assert [f.result.cached for f in of(events, ToolFinished)] == [False, True]
+
+
+def test_a_best_effort_answer_is_checked_for_figures_from_nowhere() -> None:
+    """The answer at the iteration limit is made without tools, from the results so far; a
+    figure none of them holds is marked there too, as after any withdrawal."""
+    replies = [native("get_weather", city="Paris"), "Paris is at 30°C today."]
+    model = ScriptedModel(replies)
+    events = list(
+        run(
+            "What's the weather in Paris?",
+            model=model,
+            strategy=get_strategy("schema"),
+            registry=BUNDLED,
+            history=[],
+            limits=Limits(max_iterations=1),
+        )
+    )
+    checked = [(g.action, g.figures) for g in of(events, GroundingChecked) if g.what == "answer"]
+    assert checked == [("warned", ("30",))]
+    (answer,) = of(events, FinalAnswer)
+    assert answer.best_effort and answer.ungrounded == ("30",)
+    assert answer_label(answer) == (
+        "answer (best effort: made without tools at the iteration limit; "
+        "unchecked: 30 in no tool result)"
+    )

@@ -277,11 +277,12 @@ class AnswerCheck:
     def __init__(self, mode: GroundingMode) -> None:
         self.mode = mode
         self.nudge_spent = False
-        """The one nudge is used: given, or given up on (nothing_to_show)."""
+        """The one nudge is used: given, or given up on (no_nudge_left)."""
 
-    def nothing_to_show(self) -> None:
-        """No tool left to send the model to and no result to show it: a nudge could only ask
-        it to guess again, so under check its answer stands, marked, without one."""
+    def no_nudge_left(self) -> None:
+        """No nudge can help: no tool left to send the model to and no result to show it (a
+        nudge could only ask it to guess again), or no request left after this answer. Under
+        check the answer stands, marked, without one."""
         if self.mode == "check":
             self.nudge_spent = True
 

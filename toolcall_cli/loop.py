@@ -308,7 +308,7 @@ class Run:
             # The run's tools, offered or withdrawn: an answer made once they were withdrawn
             # (呼和浩特, not in the table: "晴朗，温度约为22°C") went unchecked.
             if self.tools_withdrawn and not self.progress.succeeded:
-                self.answer_check.nothing_to_show()
+                self.answer_check.no_nudge_left()
             grounded = self.answer_check.look(
                 reply.text, self.question, self.history, self.first_message, self.tools.names()
             )
@@ -417,7 +417,14 @@ class Run:
         verdict = self.judge(reply)
         if verdict is None:
             self.keep_as_answered(reply)
-            yield FinalAnswer(text=reply.text, best_effort=True)
+            self.answer_check.no_nudge_left()  # no request follows the last one
+            grounded = self.answer_check.look(
+                reply.text, self.question, self.history, self.first_message, self.tools.names()
+            )
+            if grounded is not None:
+                yield grounded[0]
+            loose = grounded[0].figures if grounded is not None else ()
+            yield FinalAnswer(text=reply.text, best_effort=True, ungrounded=loose)
         else:
             yield Notice(
                 level="warning",

@@ -405,12 +405,11 @@ def answer_label(answer: FinalAnswer) -> str:
     """A best-effort answer was made without tools at the iteration limit: it may be a guess,
     and the view says so (the exit code, 3, says it too). An answer whose figures no result
     holds stood after one nudge: the view says which figures to check."""
-    if answer.best_effort:
-        return "answer (best effort: made without tools at the iteration limit)"
+    said = ["best effort: made without tools at the iteration limit"] if answer.best_effort else []
     if answer.ungrounded:
         figures = ", ".join(visible(preview(f, 40)) for f in answer.ungrounded[:5])
-        return f"answer (unchecked: {figures} in no tool result)"
-    return "answer"
+        said.append(f"unchecked: {figures} in no tool result")
+    return f"answer ({'; '.join(said)})" if said else "answer"
 
 
 GROUNDING_DONE = {
