@@ -114,8 +114,9 @@ class Interview:
 
     def run(self) -> list[Score]:
         self.started = self.clock()
+        minutes = f"{self.minutes:g} minute{'' if self.minutes == 1 else 's'}"
         typer.echo(
-            f"Mock interview: {self.minutes:g} minutes for request → parse → loop, then "
+            f"Mock interview: {minutes} for request → parse → loop, then "
             f"{FOLLOW_UPS} follow-up questions. Your files are in {self.directory}."
         )
         for number, (kata, file) in enumerate(stage_files(self.directory), 1):

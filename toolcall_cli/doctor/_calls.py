@@ -15,10 +15,10 @@ from typing import Any
 
 from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
 from toolcall_cli.feedback import ARGUMENT_KINDS, Problem, problem_from_record, said
+from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN, unclosed
 
 QUESTION = "Were tool names and arguments valid; how was each error recovered?"
 
-CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NAME_IN_RAW = re.compile(r"""["']?name["']?\s*:\s*["']([^"']+)["']""")
 _CONTENT_CALLS = "the model wrote its tool call as JSON text in its content"
@@ -296,7 +296,7 @@ def loose_framing(run: RunRecords) -> Iterator[Finding]:
         call = call_of(record)
         raw = str(call.get("raw", "")).strip()
         name = str(call.get("name"))
-        if raw.startswith(CALL_OPEN) and CALL_CLOSE not in raw:
+        if unclosed(raw):
             message = f"{call.get('id')}: no closing {CALL_CLOSE}"
             yield Finding.at(record, "call_format", message, recovered=lenient, tool=name)
         elif raw and not raw.startswith(CALL_OPEN) and _text_protocol(run, record.iteration):

@@ -38,7 +38,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN
+from toolcall_cli.strategies.text_prompt import CALL_CLOSE, unclosed
 
 
 class Renderer(Protocol):
@@ -377,7 +377,7 @@ def setting(value: float) -> str:
 def lenient_note(call: ToolCall) -> str:
     """How a call that broke the text protocol's format was read anyway, as `toolcall doctor`
     names it; "" for a call written as asked."""
-    if call.raw.startswith(CALL_OPEN) and CALL_CLOSE not in call.raw:
+    if unclosed(call.raw):
         return f"read leniently: no closing {CALL_CLOSE}"
     return ""
 

@@ -20,6 +20,14 @@ PROMPT_STYLES: tuple[PromptStyle, ...] = ("full", "compact", "examples")
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
 
+
+def unclosed(raw: str) -> bool:
+    """A call written with its opening tag and no closing one: read leniently anyway, and said
+    so by the view and the doctor alike."""
+    raw = raw.strip()
+    return raw.startswith(CALL_OPEN) and CALL_CLOSE not in raw
+
+
 _INTRO = "You are a helpful assistant. You can call the tools below to get facts or do work."
 
 _WHEN = (
