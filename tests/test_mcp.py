@@ -814,3 +814,12 @@ def test_true_and_false_as_parameter_schemas_are_read_everywhere(tmp_path: Path)
         missing, ran = finished(events(done.stdout))
         assert "missing required argument `n` (any value)" in missing["content"]
         assert ran["ok"] and ran["content"] == "done"
+
+
+def test_a_name_that_needed_no_change_keeps_it_beside_one_cleaned_to_it() -> None:
+    from toolcall_cli.tools.mcp_spec import tool_names
+
+    names = tool_names(["a.b", "a_b", "查询库存", "删除订单"])
+    assert names["a_b"] == "a_b"  # valid as it was: unchanged
+    assert names["a.b"].startswith("a_b_") and names["a.b"] != "a_b"
+    assert len({names["查询库存"], names["删除订单"]}) == 2

@@ -158,10 +158,14 @@ def safe_name(text: str) -> str:
 def tool_names(listed: Iterable[str]) -> dict[str, str]:
     """Each tool name the servers listed, as a model may be sent it. Names that only differ in
     what a tool name may not hold (查询库存 and 删除订单 are both `____`, two long names cut
-    alike) each get a mark of the name they had, so they stay two tools."""
+    alike) each get a mark of the name they had, so they stay two tools. A name that needed no
+    change keeps it (`a_b` beside `a.b`): the servers' prefixes tell two such apart."""
     safe = {name: safe_name(name) for name in listed}
     alike = Counter(safe.values())
-    return {name: own if alike[own] == 1 else _marked(name, own) for name, own in safe.items()}
+    return {
+        name: own if alike[own] == 1 or own == name else _marked(name, own)
+        for name, own in safe.items()
+    }
 
 
 def _marked(name: str, own: str) -> str:
