@@ -35,6 +35,7 @@ from toolcall_cli.events import (
     Event,
     FedBack,
     FinalAnswer,
+    GroundingChecked,
     IterationStarted,
     LimitReached,
     ModelChunk,
@@ -309,9 +310,7 @@ class Run:
             # (呼和浩特, not in the table: "晴朗，温度约为22°C") went unchecked.
             if self.tools_withdrawn and not self.progress.succeeded:
                 self.answer_check.no_nudge_left()
-            grounded = self.answer_check.look(
-                reply.text, self.question, self.history, self.first_message, self.tools.names()
-            )
+            grounded = self.check_figures(reply)
             if grounded is None:
                 self.keep_as_answered(reply)
                 yield FinalAnswer(text=reply.text)
@@ -418,9 +417,7 @@ class Run:
         if verdict is None:
             self.keep_as_answered(reply)
             self.answer_check.no_nudge_left()  # no request follows the last one
-            grounded = self.answer_check.look(
-                reply.text, self.question, self.history, self.first_message, self.tools.names()
-            )
+            grounded = self.check_figures(reply)
             if grounded is not None:
                 yield grounded[0]
             loose = grounded[0].figures if grounded is not None else ()
@@ -430,6 +427,13 @@ class Run:
                 level="warning",
                 message=f"the last request without tools gave no answer: {verdict.why}",
             )
+
+    def check_figures(self, reply: Reply) -> tuple[GroundingChecked, str | None] | None:
+        """--grounding: the answer's figures against the question and this run's results, with
+        the run's tools, offered or withdrawn, named in a nudge."""
+        return self.answer_check.look(
+            reply.text, self.question, self.history, self.first_message, self.tools.names()
+        )
 
     def keep_as_answered(self, reply: Reply) -> None:
         """The history keeps the answer as the user read it, not in a strategy's wrapper (JSON

@@ -424,7 +424,8 @@ class LiveRenderer:
         line = Text.assemble(("→ call ", "magenta"), (shown_name(call.name), "bold magenta"), " ")
         line.append_text(_json_highlighter(Text(shown_arguments(call.arguments))))
         line.append(f"  {shown_name(call.id)}", style="dim")
-        notes = [Text(f"  ℹ {lenient_note(call)}", style="cyan")] if lenient_note(call) else []
+        lenient = lenient_note(call)
+        notes = [Text(f"  ℹ {lenient}", style="cyan")] if lenient else []
         if call.repaired:
             note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
             notes.append(note.append(visible(preview(call.raw, 200)), style="dim"))

@@ -246,8 +246,9 @@ def _cut_block(text: str) -> str:
 def _call(call: ToolCall) -> list[str]:
     arguments = shown_arguments(call.arguments)
     lines = [f"call {shown_name(call.name)} {arguments}  {shown_name(call.id)}"]
-    if lenient_note(call):
-        lines.append(indent(f"({lenient_note(call)})"))
+    lenient = lenient_note(call)
+    if lenient:
+        lines.append(indent(f"({lenient})"))
     if call.repaired:
         lines.append(
             indent(
