@@ -228,10 +228,29 @@ def test_step_one_reads_the_tools_from_the_v1_header(tmp_path: Path) -> None:
 # --- 硬答 from a scripted model, and runs that pass -------------------------------------------
 
 
-def script(tmp_path: Path, *replies: str) -> str:
+def script(tmp_path: Path, *replies: Any) -> str:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(list(replies), ensure_ascii=False), encoding="utf-8")
     return str(path)
+
+
+def native(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    """One native tool call, as a chat completion carries it."""
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {"id": call_id, "type": "function", "function": function}
+
+
+def calls(*made: dict[str, Any]) -> dict[str, Any]:
+    """A reply of native calls."""
+    return {"role": "assistant", "tool_calls": list(made)}
+
+
+def scripted_report(
+    tmp_path: Path, question: str, *replies: Any, flags: tuple[str, ...] = ()
+) -> Any:
+    """The doctor's report on a run of these replies, under schema (native calls)."""
+    played = ("--model", "scripted", "--script", script(tmp_path, *replies), "-s", "schema")
+    return report(tmp_path, record(tmp_path, question, *played, *flags))
 
 
 @pytest.mark.parametrize(
@@ -571,13 +590,9 @@ def test_a_line_separator_inside_a_record_does_not_split_it(tmp_path: Path) -> N
 def test_a_call_that_ran_on_a_figure_from_nowhere_is_a_problem(tmp_path: Path) -> None:
     # value=25 is in neither the question nor any result: the live view warned of it, and the
     # answer built on it is wrong, however valid the call's name and arguments are
-    call = {"name": "convert_units", "arguments": '{"value": 25, "from_unit": "C", "to_unit": "F"}'}
-    reply = {"role": "assistant", "tool_calls": [{"id": "c1", "function": call}]}
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps([reply, "It is 77°F in Paris."]), encoding="utf-8")
-    flags = ("--model", "scripted", "--script", str(path), "-s", "schema")
-    trace = record(tmp_path, "What's the temperature in Paris in Fahrenheit?", *flags)
-    data = report(tmp_path, trace)
+    made_up = calls(native("c1", "convert_units", value=25, from_unit="C", to_unit="F"))
+    question = "What's the temperature in Paris in Fahrenheit?"
+    data = scripted_report(tmp_path, question, made_up, "It is 77°F in Paris.")
     assert problems(data) == {2: ["ungrounded"]}
     [finding] = findings(data, 2)
     assert (finding["tool"], finding["event_kind"]) == ("convert_units", "grounding_checked")
@@ -587,13 +602,10 @@ def test_a_call_that_ran_on_a_figure_from_nowhere_is_a_problem(tmp_path: Path) -
 
 def test_an_answer_after_tools_with_a_figure_no_result_holds_is_a_problem(tmp_path: Path) -> None:
     # the live view marks it `answer (unchecked: 30 in no tool result)`: not a clean run
-    call = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
-    reply = {"role": "assistant", "tool_calls": [{"id": "c1", "function": call}]}
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps([reply, "Paris is at 30°C today, sunny."]), encoding="utf-8")
-    flags = ("--model", "scripted", "--script", str(path), "-s", "schema")
-    trace = record(tmp_path, "What's the weather in Paris?", *flags)
-    data = report(tmp_path, trace)
+    weather = calls(native("c1", "get_weather", city="Paris"))
+    data = scripted_report(
+        tmp_path, "What's the weather in Paris?", weather, "Paris is at 30°C today, sunny."
+    )
     assert problems(data) == {1: ["ungrounded_answer"]}
     [finding] = findings(data, 1)
     assert finding["event_kind"] == "final_answer" and "30" in finding["message"]
@@ -603,15 +615,14 @@ def test_an_answer_after_tools_with_a_figure_no_result_holds_is_a_problem(tmp_pa
 def test_a_refused_made_up_figure_sent_again_unchanged_is_not_put_right(tmp_path: Path) -> None:
     # --grounding check refuses value=25 once; sent again unchanged it runs: that second call
     # is the same made-up figure, not the fix the doctor called it ("fixed at iteration 2")
-    call = {"name": "convert_units", "arguments": '{"value": 25, "from_unit": "C", "to_unit": "F"}'}
-    replies = [
-        {"role": "assistant", "tool_calls": [{"id": f"c{n}", "function": call}]} for n in (1, 2)
+    made_up = [
+        calls(native(f"c{n}", "convert_units", value=25, from_unit="C", to_unit="F"))
+        for n in (1, 2)
     ]
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps([*replies, "It is 77°F in Paris."]), encoding="utf-8")
-    flags = ("--model", "scripted", "--script", str(path), "-s", "schema", "--grounding", "check")
-    trace = record(tmp_path, "What's the temperature in Paris in Fahrenheit?", *flags)
-    data = report(tmp_path, trace)
+    question = "What's the temperature in Paris in Fahrenheit?"
+    data = scripted_report(
+        tmp_path, question, *made_up, "It is 77°F in Paris.", flags=("--grounding", "check")
+    )
     assert problems(data) == {2: ["ungrounded", "ungrounded"]}
     assert [f["recovered"] for f in findings(data, 2)] == [None, None]
 
@@ -619,19 +630,11 @@ def test_a_refused_made_up_figure_sent_again_unchanged_is_not_put_right(tmp_path
 def test_a_fix_whose_id_a_made_up_call_had_before_still_counts(tmp_path: Path) -> None:
     # Native ids are the model's: call_0 ran with a made-up figure in reply 1, and the call_0
     # of reply 2 is another call, which put reply 1's bad arguments right.
-    def native(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-        function = {"name": name, "arguments": json.dumps(arguments)}
-        return {"id": call_id, "type": "function", "function": function}
-
-    first = [
+    first = calls(
         native("call_0", "convert_units", value=31, from_unit="C", to_unit="F"),
         native("call_1", "get_weather", town="Paris"),
-    ]
-    second = [native("call_0", "get_weather", city="Paris")]
-    replies = [{"role": "assistant", "tool_calls": calls} for calls in (first, second)]
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps([*replies, "Paris: 11°C."]), encoding="utf-8")
-    flags = ("--model", "scripted", "--script", str(path), "-s", "schema")
-    data = report(tmp_path, record(tmp_path, "What's the weather in Paris?", *flags))
+    )
+    second = calls(native("call_0", "get_weather", city="Paris"))
+    data = scripted_report(tmp_path, "What's the weather in Paris?", first, second, "Paris: 11°C.")
     fixed = [f["recovered"] for f in findings(data, 2) if f["problem"] == "invalid_arguments"]
     assert fixed == ["fixed at iteration 2 by call_0 (get_weather)"]

@@ -195,17 +195,7 @@ def test_a_best_effort_answer_is_checked_for_figures_from_nowhere() -> None:
     """The answer at the iteration limit is made without tools, from the results so far; a
     figure none of them holds is marked there too, as after any withdrawal."""
     replies = [native("get_weather", city="Paris"), "Paris is at 30°C today."]
-    model = ScriptedModel(replies)
-    events = list(
-        run(
-            "What's the weather in Paris?",
-            model=model,
-            strategy=get_strategy("schema"),
-            registry=BUNDLED,
-            history=[],
-            limits=Limits(max_iterations=1),
-        )
-    )
+    events, _ = play("What's the weather in Paris?", replies, max_iterations=1)
     checked = [(g.action, g.figures) for g in of(events, GroundingChecked) if g.what == "answer"]
     assert checked == [("warned", ("30",))]
     (answer,) = of(events, FinalAnswer)
