@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_openai import Answer, FakeOpenAI, completion
@@ -291,7 +292,7 @@ def test_config_show_masks_the_key(tmp_path: Path) -> None:
 
 
 @contextlib.contextmanager
-def ended(process: subprocess.Popen[str]) -> Iterator[None]:
+def ended(process: subprocess.Popen[Any]) -> Iterator[None]:
     """A process a test signals is gone when the test is, also when a check failed first: one
     left running, its pipes open, fails a later test on its ResourceWarning."""
     with process:

@@ -203,7 +203,7 @@ def test_isolate_tools_runs_a_plugin_tool_in_another_process(tmp_path: Path) -> 
 @pytest.mark.parametrize("isolate_all", [False, True], ids=["thread", "process"])
 def test_an_enum_parameter_gets_the_member_it_declares(tmp_path: Path, isolate_all: bool) -> None:
     registry = plugin_registry(tmp_path)
-    replies = [call("shade", color="red", more=["blue"]), "ok"]
+    replies: list[Reply] = [call("shade", color="red", more=["blue"]), "ok"]
     (result,) = results(play(replies, registry, ToolPolicy(isolate_all=isolate_all)))
     assert result.content == "RED BLUE"
 

@@ -31,7 +31,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import Message
-from toolcall_cli.models.scripted import ScriptedModel
+from toolcall_cli.models.scripted import Reply, ScriptedModel
 from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.session import Session
 from toolcall_cli.strategies import get_strategy
@@ -260,7 +260,7 @@ def test_every_note_that_asks_for_the_answer_says_the_question_again() -> None:
     question = "How far is it from Paris to Berlin in miles, for 1054 km?"
     call: dict[str, Any] = {"value": 1054, "from_unit": "km", "to_unit": "mi"}
     result = bundled("convert_units", **call)
-    replies = [
+    replies: list[Reply] = [
         native("convert_units", **call),
         native("convert_units", "call_2", **call),
         result,  # the result handed back: no answer
