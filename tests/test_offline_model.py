@@ -1029,3 +1029,31 @@ def test_tools_blocks_are_read_once_from_start_to_end() -> None:
     assert listed_tools("<tools>" * 100_000) == []
     blocks = 'a <tools></tools> b <tools>{"name": "x"}</tools> <tools>'
     assert list(tools_blocks(blocks)) == ["", '{"name": "x"}']
+
+
+@pytest.mark.parametrize(
+    ("raw", "arguments", "written"),
+    [
+        ('{"city": "Paris"}', {"city": "Paris"}, None),
+        ('{"city": "Paris"', {"city": "Paris"}, '{"city": "Paris"'),  # repaired: kept as written
+        (json.dumps('{"city": "Paris'), {}, '{"city": "Paris'),  # a history's JSON string of it
+        ("[1, 2]", {}, "[1, 2]"),
+    ],
+)
+def test_a_native_calls_arguments_text_is_read_once(
+    monkeypatch: pytest.MonkeyPatch, raw: str, arguments: dict[str, Any], written: str | None
+) -> None:
+    # The arguments were read strictly, and then again to find the text the model wrote.
+    from toolcall_cli.models import _conversation
+
+    read: list[str] = []
+    strict = _conversation.read_json
+
+    def counted(text: str, otherwise: Any = None) -> Any:
+        read.append(text)
+        return strict(text, otherwise)
+
+    monkeypatch.setattr(_conversation, "read_json", counted)
+    call = _conversation.native_call({"name": "get_weather", "arguments": raw}, dag=False)
+    assert (call.arguments, call.written) == (arguments, written)
+    assert read == [raw]

@@ -402,21 +402,22 @@ def text_call(piece: str, dag: bool) -> Call:
 
 def native_call(function: dict[str, Any], dag: bool) -> Call:
     raw = function.get("arguments")
-    arguments, repaired = read_object(raw) if isinstance(raw, str) else (raw, False)
+    arguments, written = native_arguments(raw) if isinstance(raw, str) else (raw, None)
     kept = {k: v for k, v in as_dict(arguments).items() if k not in (RESERVED_ID, RESERVED_DEPENDS)}
-    written = unread_text(raw, arguments, repaired)
     call = Call(str(function.get("name") or ""), kept, written=written)
     return linked(call, arguments if dag else {}, RESERVED_ID, RESERVED_DEPENDS)
 
 
-def unread_text(raw: Any, arguments: Any, repaired: bool) -> str | None:
-    """The text of arguments that were no JSON object, as the model wrote them: a server's
-    history carries such text as a JSON string of it (a server that reads the history back
-    refuses broken JSON), a client may echo it as it came."""
-    if not isinstance(raw, str) or (arguments is not None and not repaired):
-        return None
-    inner = read_json(raw, None)
-    return inner if isinstance(inner, str) and inner.strip() else raw
+def native_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A native call's arguments text, read once: the object it holds, and, for arguments that
+    were no JSON object, their text as the model wrote them (a server's history carries such
+    text as a JSON string of it, since a server that reads the history back refuses broken
+    JSON; a client may echo it as it came)."""
+    strict = read_json(raw, ValueError)
+    arguments, repaired = object_of(raw, strict)
+    if arguments is not None and not repaired:
+        return arguments, None
+    return arguments, strict if isinstance(strict, str) and strict.strip() else raw
 
 
 def linked(call: Call, fields: Any, ref_key: str, waits_key: str) -> Call:
@@ -455,7 +456,11 @@ def read_json(text: str, otherwise: Any = None) -> Any:
 def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:
     """A JSON object, and whether it had to be repaired (a repair is a guess; long broken text
     is not repaired: json-repair is slow on some)."""
-    value = read_json(text, ValueError)
+    return object_of(text, read_json(text, ValueError))
+
+
+def object_of(text: str, value: Any) -> tuple[dict[str, Any] | None, bool]:
+    """read_object, given what strict JSON made of `text` (ValueError when it is none)."""
     repaired = value is ValueError
     if repaired and text.strip() and len(text) <= 800:
         import json_repair  # only for broken JSON (a fault's): most requests hold none
