@@ -108,6 +108,19 @@ CASES: list[dict[str, Any]] = [
         "content": "Each call starts with [TOOL_CALLS]get_weather, then [ARGS] [1].",
     },
     {
+        # Without [ARGS], only braces that open a JSON object (a quoted key or `}` next) do.
+        "id": "prose-mentions-marker-name-and-braces",
+        "text": "Write [TOOL_CALLS]name{json} here, or [TOOL_CALLS]f{ x }.",
+        "calls": [],
+        "content": "Write [TOOL_CALLS]name{json} here, or [TOOL_CALLS]f{ x }.",
+    },
+    {
+        "id": "mistral-v11-args-token-dropped-space-in-object",
+        "text": '[TOOL_CALLS]f{ "a": 1}[TOOL_CALLS]g{ }',
+        "calls": [("f", {"a": 1}), ("g", {})],
+        "content": "",
+    },
+    {
         "id": "prose-mentions-marker-at-end",
         "text": "The token is [TOOL_CALLS]name",
         "calls": [],

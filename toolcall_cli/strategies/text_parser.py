@@ -980,11 +980,29 @@ def _mistral_named(buf: str, i: int, final: bool) -> _Opener | Literal[False] | 
             k = found.end()
         elif not final and len(buf) - k <= len(start) and start.startswith(buf[k:]):
             return None  # the buffer ends at the name, or inside "[CALL_ID]" or "[ARGS]"
+    # With [ARGS] written, a `{` is the arguments; without it, only one that starts as a JSON
+    # object does (`"` or `}` next), so "[TOOL_CALLS]name{x}" in prose stays prose.
+    follows = _object_at(buf, k, final, keyed=not buf.endswith("[ARGS]", i, k))
+    if follows is not True:
+        return None if follows is None else False
+    return _Opener(k, _MARKERS[_MISTRAL], m.group(), canonical=False)
+
+
+def _object_at(buf: str, k: int, final: bool, *, keyed: bool) -> bool | None:
+    """Whether a JSON object opens at k (`keyed`: a quoted key or `}` next, after space); None
+    while the buffer ends before it shows."""
     if k == len(buf):
         return None if not final else False
     if buf[k] != "{":
         return False
-    return _Opener(k, _MARKERS[_MISTRAL], m.group(), canonical=False)
+    if not keyed:
+        return True
+    n = _skip_space(buf, k + 1)
+    if n is None:
+        return False
+    if n == len(buf):
+        return None if not final else False
+    return buf[n] in '"}'
 
 
 def _match_opener(buf: str, j: int) -> _Opener | None:
