@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import Answer, FakeOpenAI, completion, text_stream
 from in_process import toolcall
+from piped_chat import piped_chat
+from prompt_toolkit.input import create_pipe_input
 from rich.console import Console
 
 import toolcall_cli
 from toolcall_cli.app._measured import MAX_REPLY_TOKENS, default_max_tokens
 from toolcall_cli.app._model_choice import probe_timeout
+from toolcall_cli.app.build import Assembled, build_session, first_request
+from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.render import make_renderer
 from toolcall_cli.wire import ContextWindow
 
@@ -422,9 +427,6 @@ def test_the_live_view_says_the_defaults(tmp_path: Path) -> None:
 
 
 def test_a_chat_s_strategy_switch_keeps_the_defaults(tmp_path: Path) -> None:
-    from toolcall_cli.app.build import build_session, first_request
-    from toolcall_cli.app.options import SessionOptions
-
     with FakeOpenAI() as server:
         server.props = LLAMA_PROPS
         options = SessionOptions.of(base_url=server.base_url, model="m", strategy="regex")
@@ -437,3 +439,85 @@ def test_a_chat_s_strategy_switch_keeps_the_defaults(tmp_path: Path) -> None:
             session.close()
     assert body["stream"] is True
     assert (body["temperature"], body["max_tokens"]) == (0, 1024)
+
+
+# --- chat's /model --------------------------------------------------------------------------------
+
+
+def chat_on(assembled: Assembled, keys: str, tmp_path: Path) -> None:
+    """The chat the CLI runs on `assembled`, `keys` typed into it: /model as `toolcall chat`
+    does it."""
+    with create_pipe_input() as pipe:
+        pipe.send_text(keys)
+        chat = piped_chat(assembled.session, pipe, tmp_path, use_model=assembled.use_model)
+        assert chat.loop() == 0
+
+
+def run_headers(out: str) -> list[str]:
+    """The plain view's first line of each run: the model, strategy, sampling and tools."""
+    return [line for line in out.splitlines() if re.match(r"model \S+, strategy ", line)]
+
+
+def test_a_model_switched_to_in_chat_leaves_the_first_model_s_defaults_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chat begun on a llama.cpp server, switched to the offline model: the offline model runs
+    under its own defaults (the text protocol, no sampling sent), not the server's."""
+    with FakeOpenAI() as server:
+        server.props = LLAMA_PROPS
+        options = SessionOptions.of(base_url=server.base_url, model="m")
+        assembled = build_session(options, warn=lambda _: None)
+        try:
+            assert assembled.session.strategy.name == "schema"  # the server's measured default
+            chat_on(assembled, "/model offline\rWhat is 2+3?\r\x04", tmp_path)
+            body = first_request(assembled.session, "hi")
+        finally:
+            assembled.session.close()
+    (header,) = run_headers(capsys.readouterr().out)
+    assert header.startswith("model offline, strategy regex, tools:"), header
+    assert "temperature" not in body and "max_tokens" not in body and "response_format" not in body
+
+
+def test_a_llama_cpp_model_switched_to_in_chat_gets_the_defaults_for_a_small_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chat begun on the offline model (the endpoint set in the environment), switched to a
+    model at a llama.cpp server: that model gets what `run` would give it, and the view says so."""
+    with FakeOpenAI() as server:
+        server.props = LLAMA_PROPS
+        server.answers.append(Answer(json_body=completion(JSON_ANSWER)))
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        assembled = build_session(SessionOptions.of(model="offline"), warn=lambda _: None)
+        try:
+            chat_on(assembled, "/model m\rhi\r\x04", tmp_path)
+        finally:
+            assembled.session.close()
+        (body,) = server.requests
+    assert (body["temperature"], body["max_tokens"]) == (0, 1024)
+    assert body["response_format"]["type"] == "json_schema"
+    out = capsys.readouterr().out
+    assert run_headers(out) == [
+        "model m, strategy schema, temperature 0, max_tokens 1024, tools: calculate, get_time, "
+        "convert_units, get_weather"
+    ]
+    assert out.count(SMALL_MODEL) == 1 and out.count("llama.cpp server: strategy schema") == 1
+
+
+def test_what_the_user_chose_stays_across_a_chat_s_model_switch(tmp_path: Path) -> None:
+    """A temperature given by flag, and a strategy chosen by /strategy, are kept when the model
+    changes; only what nobody chose follows the model (max_tokens here)."""
+    with FakeOpenAI() as server:
+        server.props = LLAMA_PROPS
+        options = SessionOptions.of(base_url=server.base_url, model="m", temperature=0.5)
+        assembled = build_session(options, warn=lambda _: None)
+        session = assembled.session
+        try:
+            chat_on(assembled, "/strategy stream\r/model offline\r\x04", tmp_path)
+            offline = first_request(session, "hi")
+            chat_on(assembled, "/model m\r\x04", tmp_path)
+            served = first_request(session, "hi")
+        finally:
+            session.close()
+    assert session.strategy.name == "stream"
+    assert offline["temperature"] == 0.5 and "max_tokens" not in offline
+    assert (served["temperature"], served["max_tokens"]) == (0.5, 1024)

@@ -38,7 +38,7 @@ from toolcall_cli.models import ModelConfigError
 from toolcall_cli.models.base import Model, context_window_of
 from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.request_tools import Retrieval
-from toolcall_cli.session import Answers, Session
+from toolcall_cli.session import Answers, ModelSetup, Session
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
@@ -172,12 +172,29 @@ class Assembled:
     """The resolved settings as a trace's header records them: no key, the URL masked."""
     options: SessionOptions
     """The options the session was built from, with what was resolved for them."""
+    resolved: Settings
+    """What the options resolved to, before any model's defaults (chat's /model starts from
+    it)."""
+    chosen_retrieval: Retrieval
+    """How tools are retrieved as the user chose it, before the defaults for a small model."""
     plugins: LoadResult | None = None
     """The plugin files the session's tools came from (chat's hot reload starts from them)."""
 
-    def model_named(self, name: str) -> Model:
-        """Another model for this session (chat's /model); ModelConfigError when it cannot be."""
-        return make_model(dataclasses.replace(self.choice, name=name), self.options.local.pace)
+    def use_model(self, name: str) -> None:
+        """Chat's /model NAME: the session goes on with another model, which gets its own
+        defaults for a small model (strategy, sampling, retrieval) wherever nothing chose them,
+        not the first model's; a strategy chosen by a flag or /strategy is kept.
+        ModelConfigError when the model cannot be made (the session is then as it was)."""
+        session, settings = self.session, self.resolved
+        choice = dataclasses.replace(settings.choice, name=name)
+        model = make_model(choice, self.options.local.pace)
+        if session.strategy_given:
+            choice = dataclasses.replace(choice, strategy_given=True)
+            settings = dataclasses.replace(settings, strategy_name=session.strategy.name)
+        settings = dataclasses.replace(settings, choice=choice)
+        tools = len(session.registry)
+        measured = with_measured(settings, model, tools, retrieval=self.chosen_retrieval)
+        session.use_model(model, measured.setup())
 
 
 @dataclass(frozen=True)
@@ -192,6 +209,12 @@ class Measured:
     sampling: Sampling
     retrieval: Retrieval
     notes: tuple[str, ...]
+    chosen_retrieval: Retrieval
+    """The retrieval as the user chose it, before the defaults for a small model."""
+
+    def setup(self) -> ModelSetup:
+        """What the session's model runs with."""
+        return ModelSetup(self.strategy, self.strategy_settings, self.retrieval, self.notes)
 
 
 def small_model_takes(resolved: Resolved) -> list[str]:
@@ -224,7 +247,9 @@ def with_measured(
         options, name = variant.options(options), variant.strategy
     strategy_open = variant is None and not settings.choice.strategy_given
     sampling = settings.sampling
-    retrieval = retrieval if retrieval is not None else session_retrieval(settings)
+    if retrieval is None:
+        retrieval = session_retrieval(settings)
+    chosen_retrieval = retrieval
     over_given = "retrieve_over" in retrieval_settings(settings).given
     # The server is asked what it is only when a default could change something: a session
     # whose every such setting was chosen, with its window from a profile, asks nothing.
@@ -250,7 +275,7 @@ def with_measured(
     chosen = strategy_settings(options, sampling, settings.system_prompt)
     with usage_errors(UnknownStrategy):
         strategy = get_strategy(name, **chosen)
-    return Measured(strategy, chosen, options, sampling, retrieval, notes)
+    return Measured(strategy, chosen, options, sampling, retrieval, notes, chosen_retrieval)
 
 
 def build_session(
@@ -329,12 +354,22 @@ def assemble(
         answers=answers,
         notes=measured.notes,
         mcp=toolbox.servers if owns_servers else None,
+        strategy_given=settings.choice.strategy_given,
     )
     traced = traced_settings(options, settings.choice, session, sampling, settings.system_prompt)
     if toolbox.servers is not None:
         # The servers a header records: command or URL, env values masked.
         traced["mcp_servers"] = [spec.traced() for spec in toolbox.servers.specs]
-    return Assembled(session, settings.choice, settings.config, traced, options, toolbox.plugins)
+    return Assembled(
+        session,
+        settings.choice,
+        settings.config,
+        traced,
+        options,
+        resolved=settings,
+        chosen_retrieval=measured.chosen_retrieval,
+        plugins=toolbox.plugins,
+    )
 
 
 def model_for(choice: ModelChoice, options: SessionOptions) -> Model:

@@ -178,7 +178,7 @@ def chat_session(
         repl = Repl(
             assembled.session,
             history_file=history_file or default_history_file(),
-            make_model=assembled.model_named,
+            use_model=assembled.use_model,
             trace=run_trace.writer,
             explain=shown,
             reloader=ToolReloader(assembled.plugins) if assembled.plugins else None,
