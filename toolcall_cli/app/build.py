@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from toolcall_cli.app._measured import (
     MEASURED_TEMPERATURE,
+    LocalServer,
     measured_strategy,
-    serves_a_small_model,
     small_model_retrieval,
     small_model_retrieves,
     small_model_sampling,
+    small_model_server,
     strategy_note,
 )
 from toolcall_cli.app._model_choice import ModelChoice, idle_faults_note, make_model
@@ -217,12 +218,12 @@ class Measured:
         return ModelSetup(self.strategy, self.strategy_settings, self.retrieval, self.notes)
 
 
-def small_model_takes(resolved: Resolved) -> list[str]:
-    """What a run on a llama.cpp server takes for the settings nobody chose, by the tests
-    with_measured makes: the measured strategy, temperature and max_tokens."""
+def small_model_takes(resolved: Resolved, server: LocalServer) -> list[str]:
+    """What a run on `server` takes for the settings nobody chose, by the tests with_measured
+    makes: the measured strategy (where it was measured), temperature and max_tokens."""
     strategy, mode = measured_strategy()
     taken: list[str] = []
-    if not strategy_chosen(resolved):
+    if server.strategy_measured and not strategy_chosen(resolved):
         taken.append(f"strategy {strategy} {mode}")
     if resolved.sampling.temperature is None:
         taken.append(f"temperature {MEASURED_TEMPERATURE:g}")
@@ -239,9 +240,9 @@ def with_measured(
     retrieval: Retrieval | None = None,
 ) -> Measured:
     """The session `run` would build, or with `variant`'s strategy: on a llama.cpp server, the
-    measured strategy when none was chosen (never for a variant), and the defaults for a small
-    model where the user chose none, whichever strategy runs. `tools`: how many are registered;
-    `retrieval`: the session's, when it is made already."""
+    measured strategy when none was chosen (never for a variant), and on a llama.cpp or Ollama
+    server the defaults for a small model where the user chose none, whichever strategy runs.
+    `tools`: how many are registered; `retrieval`: the session's, when it is made already."""
     options, name = settings.options, settings.strategy_name
     if variant is not None:
         options, name = variant.options(options), variant.strategy
@@ -260,14 +261,15 @@ def with_measured(
         or small_model_retrieves(retrieval, over_given, tools)
     )
     notes: tuple[str, ...] = ()
-    if left_open and serves_a_small_model(model):
-        if strategy_open:
+    server = small_model_server(model) if left_open else None
+    if server is not None:
+        if strategy_open and server.strategy_measured:
             name, mode = measured_strategy()
             options = options.replace(schema_mode=mode)
             notes = (strategy_note(name, mode),)
         window = settings.limits.context_window or context_window_of(model)
-        sampling, sampling_note = small_model_sampling(sampling, window)
-        retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools)
+        sampling, sampling_note = small_model_sampling(sampling, window, server)
+        retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools, server)
         notes += tuple(note for note in (sampling_note, retrieval_note) if note)
     notes += idle_faults_note(
         settings.choice.faults, name, options.strategy.schema_mode, options.strategy.stream_mode
