@@ -407,7 +407,7 @@ def chat(keys: str, tmp_path: Path, model: ScriptedModel) -> tuple[Repl, list[di
         repl = Repl(
             session,
             history_file=tmp_path / "history",
-            make_model=lambda name: model,
+            use_model=lambda name: session.use_model(model),
             pt_input=pipe,
             pt_output=DummyOutput(),
             mode="plain",

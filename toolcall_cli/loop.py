@@ -50,7 +50,7 @@ from toolcall_cli.events import (
     StopReason,
     ToolCallParsed,
 )
-from toolcall_cli.feedback import note
+from toolcall_cli.feedback import answer_note, note
 from toolcall_cli.grounding import AnswerCheck, ArgumentCheck
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
 from toolcall_cli.limits import question_refused
@@ -395,7 +395,7 @@ class Run:
         return "limit"
 
     def best_effort_answer(self) -> Iterator[Event]:
-        self.ask_for_the_answer(note("last_round", question=self.question))
+        self.ask_for_the_answer(answer_note("last_round", self.question))
         self.tools_withdrawn = True
         self.iterations += 1
         request = yield from self.build_request()

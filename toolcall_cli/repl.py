@@ -20,7 +20,6 @@ from prompt_toolkit.output import Output
 
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
 from toolcall_cli.history import preview
-from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
 from toolcall_cli.private_files import PathProblem, app_dir, open_private
 from toolcall_cli.render import RenderMode, make_renderer
@@ -167,7 +166,7 @@ class Repl:
         session: Session,
         *,
         history_file: Path,
-        make_model: Callable[[str], Model],
+        use_model: Callable[[str], None],
         pt_input: Input | None = None,
         pt_output: Output | None = None,
         mode: RenderMode | None = None,
@@ -191,7 +190,9 @@ class Repl:
         """Where each question's run is recorded; None when the chat is not traced."""
         self.script_mismatch = False
         """The scripted model's script ran out, or was left with replies unused."""
-        self._make_model = make_model
+        self._use_model = use_model
+        """/model NAME: puts the model named in the session, with that model's own defaults;
+        raises ModelConfigError when it cannot be made."""
         self._mode: RenderMode = mode or ("live" if sys.stdout.isatty() else "plain")
         # Checked (and made owner-only) before the chat starts; prompt-toolkit appends to it by
         # name afterwards, which keeps the mode. Raises PathProblem.
@@ -402,7 +403,7 @@ class Repl:
             self.say(f"The model is {self.session.model.name}. /model NAME switches it.")
             return
         try:
-            self.session.use_model(self._make_model(name))
+            self._use_model(name)
         except ModelConfigError as error:
             self.say(str(error))
             return

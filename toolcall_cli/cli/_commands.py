@@ -178,7 +178,7 @@ def chat_session(
         repl = Repl(
             assembled.session,
             history_file=history_file or default_history_file(),
-            make_model=assembled.model_named,
+            use_model=assembled.use_model,
             trace=run_trace.writer,
             explain=shown,
             reloader=ToolReloader(assembled.plugins) if assembled.plugins else None,
@@ -560,14 +560,17 @@ def grounding_line(config: FileConfig) -> str:
 
 
 def small_model_note(resolved: Resolved) -> str:
-    """What a run on a llama.cpp server takes for the settings left unset above, from the run's
-    own defaults, so this line cannot drift from what the run does."""
+    """What a run on a llama.cpp or Ollama server takes for the settings left unset above, from
+    the run's own defaults, so this line cannot drift from what the run does."""
+    from toolcall_cli.app._measured import SMALL_MODEL_SERVERS
     from toolcall_cli.app.build import small_model_takes
 
-    taken = small_model_takes(resolved)
-    if not taken:
+    servers = SMALL_MODEL_SERVERS.values()
+    taken = [(server, small_model_takes(resolved, server)) for server in servers]
+    said = [f"{server.named}'s run takes: {', '.join(what)}" for server, what in taken if what]
+    if not said:
         return "a small model's defaults change nothing here: each is chosen above"
-    return f"where unset, a llama.cpp server's run takes: {', '.join(taken)}"
+    return "where unset, " + "; ".join(said)
 
 
 def show_limits(configured: dict[str, int | float], sources: dict[str, str]) -> None:
