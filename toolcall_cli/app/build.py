@@ -76,15 +76,20 @@ class Toolbox:
             self.servers.close()
 
 
-def load_plugins(extra: tuple[Path, ...], no_default_tools: bool, warn: Warn) -> LoadResult:
+def load_plugins(
+    extra: tuple[Path, ...], no_default_tools: bool, warn: Warn, *, implicit: bool = True
+) -> LoadResult:
     """The tools of the tools.d directories, with the files they came from; each problem is
     told as one warning line. A --tools DIR that is no directory is a usage error, as any path
-    flag's: a typo would otherwise run without the user's tools, exit 0."""
+    flag's: a typo would otherwise run without the user's tools, exit 0. `implicit` False: the
+    user's and ./tools.d are not looked in (see tool_dirs)."""
     for directory in extra:
         if not directory.is_dir():
             why = "is not a directory" if directory.exists() else "no such directory"
             raise AppError(f"--tools {directory}: {why}")
-    dirs = tool_dirs(list(extra), include_bundled=not no_default_tools, cwd=Path.cwd())
+    dirs = tool_dirs(
+        list(extra), include_bundled=not no_default_tools, cwd=Path.cwd(), implicit=implicit
+    )
     loaded = load_tools(dirs)
     for problem in loaded.problems:
         warn(problem)
@@ -131,10 +136,13 @@ def add_mcp_tools(
     return servers
 
 
-def load_toolbox(settings: Settings, warn: Warn = print_warning) -> Toolbox:
-    """The plugins of the tools.d directories and the MCP servers' tools, in one registry."""
+def load_toolbox(
+    settings: Settings, warn: Warn = print_warning, *, implicit: bool = True
+) -> Toolbox:
+    """The plugins of the tools.d directories and the MCP servers' tools, in one registry.
+    `implicit` False: only the directories named (and the bundled), see tool_dirs."""
     tools, limits = settings.options.tools, settings.limits
-    plugins = load_plugins(tools.tools, tools.no_default_tools, warn)
+    plugins = load_plugins(tools.tools, tools.no_default_tools, warn, implicit=implicit)
     servers = add_mcp_tools(
         plugins.registry,
         tools.mcp,
@@ -144,6 +152,17 @@ def load_toolbox(settings: Settings, warn: Warn = print_warning) -> Toolbox:
         limits.max_result_chars,
     )
     return Toolbox(plugins.registry, plugins, servers)
+
+
+def add_given(registry: ToolRegistry, tool: Tool) -> None:
+    """One of ask()'s functions beside the loaded tools; a name taken is a usage error naming
+    where the other came from (two tools of one name cannot both be offered)."""
+    held = registry.get(tool.name)
+    if held is not None:
+        raise AppError(
+            f"two tools are named {tool.name!r}: a function given, and one from {held.source}"
+        )
+    registry.add(tool)
 
 
 def tool_policy(options: SessionOptions) -> ToolPolicy:
@@ -286,20 +305,21 @@ def build_session(
     system_prompt: str | None = None,
     answers: Answers | None = None,
     warn: Warn = print_warning,
-    tools: Sequence[Tool] = (),
+    tools: Sequence[Tool] | None = None,
 ) -> Assembled:
     """The session the options call for; AppError when it cannot be built. `system_prompt`:
     the text that replaces the strategy's system prompt where --system-prompt names no file
     (replay's recorded one). `answers`: who answers what a run asks (approval, --step); None:
-    nobody can be asked, and a dangerous tool runs only with --yes. `tools`: more tools beside
-    the loaded ones (ask()'s functions)."""
+    nobody can be asked, and a dangerous tool runs only with --yes. `tools`: ask()'s functions,
+    given: they and the directories named (--tools) are the tools, not the user's or
+    ./tools.d (the bundled ones only where no_default_tools is off)."""
     settings = resolve_settings(options, system_prompt)
     model = model_for(settings.choice, settings.options)
     # The tools first: whether retrieval comes on by default depends on how many there are.
-    toolbox = load_toolbox(settings, warn)
+    toolbox = load_toolbox(settings, warn, implicit=tools is None)
     try:
-        for tool in tools:
-            toolbox.registry.add(tool)
+        for tool in tools or ():
+            add_given(toolbox.registry, tool)
         measured = with_measured(settings, model, len(toolbox.registry))
         check_recording_format(model, measured.strategy, toolbox.registry, measured.options)
     except BaseException:
