@@ -333,6 +333,8 @@ class FinalAnswer:
     """Made without tools by one last request at the iteration limit: the run did not finish."""
     ungrounded: tuple[str, ...] = ()
     """Figures of the answer that no result holds, after one nudge: the answer stands, marked."""
+    cut: bool = False
+    """The reply stopped at the token limit (finish_reason "length"): its end may be missing."""
 
 
 @dataclass(frozen=True, kw_only=True)

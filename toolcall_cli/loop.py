@@ -313,13 +313,13 @@ class Run:
             grounded = self.check_figures(reply)
             if grounded is None:
                 self.keep_as_answered(reply)
-                yield FinalAnswer(text=reply.text)
+                yield final_answer(reply)
                 return "answered"
             checked, nudge = grounded
             yield checked
             if nudge is None:
                 self.keep_as_answered(reply)
-                yield FinalAnswer(text=reply.text, ungrounded=checked.figures)
+                yield final_answer(reply, ungrounded=checked.figures)
                 return "answered"
             self.history.append(user(nudge))
             return None
@@ -421,7 +421,7 @@ class Run:
             if grounded is not None:
                 yield grounded[0]
             loose = grounded[0].figures if grounded is not None else ()
-            yield FinalAnswer(text=reply.text, best_effort=True, ungrounded=loose)
+            yield final_answer(reply, best_effort=True, ungrounded=loose)
         else:
             yield Notice(
                 level="warning",
@@ -763,6 +763,16 @@ def replied(iteration: int, reply: Reply, latency: float) -> ModelReplied:
         latency=latency,
         usage=reply.usage,
     )
+
+
+def final_answer(
+    reply: Reply, *, best_effort: bool = False, ungrounded: tuple[str, ...] = ()
+) -> FinalAnswer:
+    """The reply as the run's answer, marked for what the user should know of it. A reply that
+    stopped at the token limit ends mid-sentence as often as not, and reads as whole unless
+    the view says it was cut."""
+    cut = reply.finish_reason == "length"
+    return FinalAnswer(text=reply.text, best_effort=best_effort, ungrounded=ungrounded, cut=cut)
 
 
 def answered_in_order(results: Sequence[ToolResult], reply: Reply) -> list[ToolResult]:

@@ -76,9 +76,16 @@ def report_stop(event: Event) -> None:
         typer.echo(f"toolcall: error: {event.message}", err=True)
     elif isinstance(event, LimitReached):
         typer.echo(f"toolcall: {event.message}", err=True)
-    elif isinstance(event, FinalAnswer) and event.best_effort:
+    elif isinstance(event, FinalAnswer):
         # After "without a final answer", --quiet prints an answer: this says what it is.
-        typer.echo("toolcall: the answer is best effort: made without tools at the limit", err=True)
+        if event.best_effort:
+            typer.echo(
+                "toolcall: the answer is best effort: made without tools at the limit", err=True
+            )
+        if event.cut:
+            from toolcall_cli.render.base import CUT_ANSWER
+
+            typer.echo(f"toolcall: the answer was {CUT_ANSWER} (--max-tokens)", err=True)
 
 
 @dataclass(frozen=True)

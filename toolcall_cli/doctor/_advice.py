@@ -48,6 +48,12 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
         'say the type in the parameter\'s description ("a number, e.g. 25"); toolcall converted '
         "it, other clients will not",
     ),
+    "cut_answer": (
+        "the answer stopped at the token limit, maybe mid-sentence",
+        "limit",
+        "raise --max-tokens (for a small model's server toolcall sets one to fit the context "
+        "window; a server may cap it too), or ask for short answers in the system prompt",
+    ),
     "ungrounded_answer": (
         "the answer states figures no tool result holds (made up, or worked out unasked)",
         "prompt rule",

@@ -11,12 +11,13 @@ from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
 QUESTION = "Did the loop end, and why?"
 
 _NOT_AN_ANSWER = "the model's reply was not an answer"
+_CUT_ANSWER = 'the answer stopped at the token limit (finish_reason "length"), maybe mid-sentence'
 
 
 def check_ending(run: RunRecords) -> Step:
     finished = run.last("run_finished")
     answered = finished is not None and finished.data.get("stop_reason") == "answered"
-    findings = [*_repeated_calls(run, answered), *_not_answers(run, answered)]
+    findings = [*_repeated_calls(run, answered), *_not_answers(run, answered), *_cut_answer(run)]
     withdrawn = run.first("answer_without_tools")
     if withdrawn is not None:
         rounds = withdrawn.data.get("failed_rounds")
@@ -64,6 +65,13 @@ def _stop(run: RunRecords, finished: Record | None) -> tuple[str, list[Finding]]
         return "yes: interrupted", [found or Finding.at(finished, "interrupted", message)]
     message = f"the run stopped before any request ({stop})"
     return f"yes: {stop}", [Finding.at(finished, stop, message)]
+
+
+def _cut_answer(run: RunRecords) -> Iterator[Finding]:
+    """An answer that stopped at the token limit: the run ended, but maybe mid-sentence."""
+    final = run.last("final_answer")
+    if final is not None and final.data.get("cut"):
+        yield Finding.at(final, "cut_answer", _CUT_ANSWER)
 
 
 def _limit(run: RunRecords, finished: Record) -> tuple[str, list[Finding]]:

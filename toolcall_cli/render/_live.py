@@ -535,7 +535,7 @@ def _notice_line(event: Notice) -> Text:
 def _answer_panel(answer: FinalAnswer) -> Panel:
     text = answer.text
     body = Text(visible(text)) if text else Text("(empty answer)", style="dim")
-    colour = "yellow" if answer.best_effort else "green"
+    colour = "yellow" if answer.best_effort or answer.cut else "green"
     return _panel(body, answer_label(answer), colour)
 
 

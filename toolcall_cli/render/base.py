@@ -401,11 +401,17 @@ def asked_again_lines(event: AnswerWithoutTools) -> list[str]:
     return [f"then asked again: {visible(event.asked_again)}"] if event.asked_again else []
 
 
+CUT_ANSWER = "cut at the token limit, so its end may be missing"
+
+
 def answer_label(answer: FinalAnswer) -> str:
     """A best-effort answer was made without tools at the iteration limit: it may be a guess,
     and the view says so (the exit code, 3, says it too). An answer whose figures no result
-    holds stood after one nudge: the view says which figures to check."""
+    holds stood after one nudge: the view says which figures to check. An answer cut at the
+    token limit may have lost its end: the view says so, and which limit."""
     said = ["best effort: made without tools at the iteration limit"] if answer.best_effort else []
+    if answer.cut:
+        said.append(CUT_ANSWER)
     if answer.ungrounded:
         figures = ", ".join(visible(preview(f, 40)) for f in answer.ungrounded[:5])
         said.append(f"unchecked: {figures} in no tool result")
