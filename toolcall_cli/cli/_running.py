@@ -217,13 +217,15 @@ def render_run(
 def tell_script_ends(
     ends: Sequence[ScriptEnd], mode: RenderMode, run_trace: RunTrace, renderer: Renderer
 ) -> bool:
-    """Each way the script and the run did not line up: a notice in the view (and a line on
-    stderr where there is no live view, as for a failure), a record in the trace. Whether
-    there was any."""
+    """Each way the script and the run did not line up: a record in the trace, and a notice in
+    the view (and a line on stderr where there is no live view, as for a failure) unless the
+    run's model failure already said it. Whether there was any."""
     from toolcall_cli.events import Notice
 
     for end in ends:
         run_trace.script_end(end)
+        if end.told_by_failure:
+            continue
         renderer.handle(Notice(level="warning", message=end.message))
         if mode != "live":
             typer.echo(f"toolcall: {end.message}", err=True)
