@@ -71,6 +71,15 @@ class RunStarted:
     tools: tuple[str, ...]
     sampling: dict[str, float | int] = field(default_factory=dict)
     """The temperature, top_p and seed every request of the run carries; only those set."""
+    mode: str = ""
+    """The strategy's mode (schema: tools, json or required; stream: tags or native); empty
+    for regex, and in a trace written before runs recorded it."""
+
+    @property
+    def strategy_label(self) -> str:
+        """`schema json`, `stream native`, `regex`: the strategy as it ran, named as `compare`
+        names it."""
+        return f"{self.strategy} {self.mode}" if self.mode else self.strategy
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -610,6 +610,7 @@ class Run:
             strategy=self.strategy.name,
             tools=tuple(self.registry.names()),
             sampling=self.strategy.sampling.fields(),
+            mode=self.strategy.mode,
         )
 
     def finished(self, stop: StopReason) -> RunFinished:

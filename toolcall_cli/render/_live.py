@@ -376,7 +376,7 @@ class LiveRenderer:
             ("model ", "dim"),
             (visible(event.model), "bold"),
             ("  ·  strategy ", "dim"),
-            (visible(event.strategy), "bold"),
+            (visible(event.strategy_label), "bold"),
         )
         for key, value in event.sampling.items():
             body.append_text(Text.assemble((f"  ·  {key} ", "dim"), (setting(value), "bold")))

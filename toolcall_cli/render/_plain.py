@@ -225,7 +225,7 @@ def _header(event: RunStarted) -> list[str]:
     tools = tools_line(event.tools)
     sampling = "".join(f", {key} {setting(value)}" for key, value in event.sampling.items())
     return [
-        f"model {visible(event.model)}, strategy {visible(event.strategy)}{sampling}, "
+        f"model {visible(event.model)}, strategy {visible(event.strategy_label)}{sampling}, "
         f"tools: {tools}",
         *_labelled("question", event.question),
     ]
