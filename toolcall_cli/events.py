@@ -240,6 +240,9 @@ class TimelineEntry:
     ok: bool
     outcome: str
     """"ok", "reused", an error kind ("timeout", "skipped", ...), or "unanswered"."""
+    approval_wait: float = 0.0
+    """Seconds it waited for the user's answer to its approval question, just before
+    `started`: the person's time, never the call's."""
 
 
 @dataclass(frozen=True, kw_only=True)

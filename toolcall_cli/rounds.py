@@ -107,6 +107,8 @@ class _Entry:
     started: float | None = None
     ended: float | None = None
     result: ToolResult | None = None
+    approval_wait: float = 0.0
+    """The seconds the user took to answer whether it may run."""
 
 
 class Round:
@@ -256,6 +258,7 @@ class Round:
                 ended=_offset(e.ended, self._began),
                 ok=bool(e.result and e.result.ok),
                 outcome=_outcome(e.result),
+                approval_wait=e.approval_wait,
             )
             for e in self._entries.values()
         )
@@ -519,7 +522,7 @@ class Round:
         if not tool.dangerous or self._policy.yes or tool.name in self._policy.always:
             return None
         asked = ApprovalAsked(call=call, reason="dangerous")
-        yield asked
+        yield from self._ask(asked)
         decision = asked.answered if asked.answered is not None else NOBODY_TO_ASK
         if decision == "always":
             self._policy.always.add(tool.name)
@@ -531,6 +534,13 @@ class Round:
         elif decision is not True and decision != "yes":
             return refused(call, "declined", Problem("user_declined"))
         return None
+
+    def _ask(self, asked: ApprovalAsked) -> Iterator[Event]:
+        """The question, to whoever answers; the time they take is kept as the call's wait,
+        apart from its run (the loop keeps it out of the run's time as well)."""
+        began = self._clock()
+        yield asked
+        self._entries[asked.call.id].approval_wait += self._clock() - began
 
     def _approve_quoted(
         self, call: ToolCall, tool: Tool, quote: Quote
@@ -544,7 +554,7 @@ class Round:
             result_name=quote.result_name,
             result_id=quote.result_id,
         )
-        yield asked
+        yield from self._ask(asked)
         source = f"{quote.result_name} (call {quote.result_id})"
         decision = asked.answered
         if decision is None:

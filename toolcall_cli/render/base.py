@@ -455,13 +455,18 @@ def timeline_lines(entries: Sequence[TimelineEntry], width: int = 0) -> list[str
     ]
     name_width = max(len(n) for n, _ in labels)
     ref_width = max(len(r) for _, r in labels)
-    tail_width = max(len(f"{_span(e)} {e.outcome}") for e in entries)
+    tail_width = max(len(_tail(e)) for e in entries)
     cells = _bar_cells(width, name_width + ref_width + tail_width + 6)
     return [
-        f"{name:<{name_width}}  {ref:<{ref_width}}  {_bar(entry.started, entry.ended, end, cells)}"
-        f"  {_span(entry)} {entry.outcome}"
+        f"{name:<{name_width}}  {ref:<{ref_width}}  {_bar(entry, end, cells)}  {_tail(entry)}"
         for entry, (name, ref) in zip(entries, labels, strict=True)
     ]
+
+
+def _tail(entry: TimelineEntry) -> str:
+    """`0.41-0.43s ok`, and the user's time answering its approval question apart."""
+    waited = f" (after {entry.approval_wait:.2f}s waiting for approval)"
+    return f"{_span(entry)} {entry.outcome}{waited if entry.approval_wait > 0 else ''}"
 
 
 def _bar_cells(width: int, beside: int) -> int:
@@ -483,10 +488,15 @@ def _waits(entry: TimelineEntry, refs: dict[str, str]) -> str:
     return " ← " + ",".join(refs.get(w, w)[:8] for w in entry.waits_for)
 
 
-def _bar(started: float | None, ended: float | None, end: float, width: int) -> str:
+def _bar(entry: TimelineEntry, end: float, width: int) -> str:
+    """`·` idle, `░` waiting for the user's approval, `█` running."""
     cells = ["·"] * width
+    started, ended = entry.started, entry.ended
     if started is not None and ended is not None:
         first = min(_cell(started, end, width), width - 1)
+        if entry.approval_wait > 0:
+            asked = _cell(started - entry.approval_wait, end, width)
+            cells[asked:first] = ["░"] * (first - asked)
         last = max(_cell(ended, end, width), first + 1)
         cells[first:last] = ["█"] * (last - first)
     return "".join(cells)
