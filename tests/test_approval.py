@@ -13,6 +13,7 @@ from in_process import toolcall
 
 from toolcall_cli.approval import Approval, decision, question, terminal_answers
 from toolcall_cli.events import (
+    ApprovalAnswered,
     ApprovalAsked,
     Event,
     LimitReached,
@@ -301,3 +302,39 @@ def test_the_timeline_draws_the_wait_for_approval_apart_from_the_run() -> None:
     assert asked.endswith("3.00-4.00s ok (after 2.00s waiting for approval)")
     assert "░" * 8 + "█" * 8 in asked and "·" * 8 in asked  # of 32 cells, 4 s: 8 a second
     assert "░" not in alone and alone.endswith("0.00-1.00s ok")
+
+
+@pytest.mark.parametrize(
+    ("typed", "answer"), [("y", "yes"), ("n", "no"), ("a", "always"), (None, "declined")]
+)
+def test_the_answer_to_an_approval_is_an_event_after_the_question(
+    registry: ToolRegistry, typed: str | None, answer: str
+) -> None:
+    """A program reading --json sees the question pending (approval_asked) until it is
+    answered (approval_answered, saying how); nobody to ask is a decline at once."""
+    approve = Approval(Answers(typed)) if typed is not None else None
+    seen = turn(registry, [rm_call("a"), "done"], approve, ToolPolicy())
+    kinds = [e.kind for e in seen]
+    asked = kinds.index("approval_asked")
+    assert kinds[asked + 1] == "approval_answered"
+    (said,) = [e for e in seen if isinstance(e, ApprovalAnswered)]
+    assert (said.call_id, said.name, said.answer) == ("#1.0", "rm", answer)
+    assert kinds.index("tool_finished") > asked + 1
+
+
+def test_json_output_says_when_an_approval_question_is_pending_and_how_it_ended(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "rm.py").write_text(RM_PLUGIN, encoding="utf-8")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([rm_call("a"), "done"]), encoding="utf-8")
+    done = toolcall(
+        "run", "clean up", "--json", "--no-trace", "--tools", str(folder),
+        "--model", "scripted", "--script", str(script), cwd=tmp_path,
+    )  # fmt: skip
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [record["kind"] for record in records]
+    answered = records[kinds.index("approval_asked") + 1]
+    assert answered["kind"] == "approval_answered" and answered["answer"] == "declined"

@@ -199,6 +199,20 @@ class ApprovalAsked(Asked):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ApprovalAnswered:
+    """What the user answered an ApprovalAsked, once they have: a program reading the events
+    (--json) learns that the run waits no more, and how the question ended. `declined`:
+    nobody could be asked (or the consumer declined, saying why); the call is not run."""
+
+    kind: Literal["approval_answered"] = "approval_answered"
+    call_id: str
+    name: str
+    answer: Literal["yes", "no", "always", "declined"]
+    waited: float
+    """Seconds the question waited for the answer: the person's time, kept out of the run's."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class StepPaused(Asked):
     """--step: the run waits before a model request or a tool execution. The consumer answers
     "go", "quit", and before a tool also "skip" or the edited arguments (a dict). Unanswered,
@@ -392,6 +406,7 @@ Event = (
     | PlaceholdersFilled
     | CallFromResult
     | ApprovalAsked
+    | ApprovalAnswered
     | StepPaused
     | ToolFinished
     | ToolTimeline

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from toolcall_cli.events import (
+    ApprovalAnswered,
     ApprovalAsked,
     CallFromResult,
     Event,
@@ -536,11 +537,17 @@ class Round:
         return None
 
     def _ask(self, asked: ApprovalAsked) -> Iterator[Event]:
-        """The question, to whoever answers; the time they take is kept as the call's wait,
-        apart from its run (the loop keeps it out of the run's time as well)."""
+        """The question, to whoever answers, then what they answered; the time they took is
+        kept as the call's wait, apart from its run (the loop keeps it out of the run's time
+        as well)."""
         began = self._clock()
         yield asked
-        self._entries[asked.call.id].approval_wait += self._clock() - began
+        waited = self._clock() - began
+        answer = answer_given(asked)
+        if answer != "declined":  # declined: nobody was there to ask, nobody waited
+            self._entries[asked.call.id].approval_wait += waited
+        call = asked.call
+        yield ApprovalAnswered(call_id=call.id, name=call.name, answer=answer, waited=waited)
 
     def _approve_quoted(
         self, call: ToolCall, tool: Tool, quote: Quote
@@ -656,6 +663,17 @@ def _has_placeholders(call: ToolCall) -> bool:
 
 def _failed(entry: _Entry) -> bool:
     return entry.result is not None and not entry.result.ok
+
+
+def answer_given(asked: ApprovalAsked) -> Literal["yes", "no", "always", "declined"]:
+    """The consumer's answer as the round takes it: nothing, or a Declined, declines; "always"
+    only where it was offered; anything but a yes is a no."""
+    answer = asked.answered
+    if answer is None or isinstance(answer, Declined):
+        return "declined"
+    if answer is True or answer == "yes":
+        return "yes"
+    return "always" if answer == "always" and asked.offers_always else "no"
 
 
 def _offset(moment: float | None, began: float) -> float | None:

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAnswered,
     CallForming,
     CallFromResult,
     Event,
@@ -238,6 +239,8 @@ class LiveRenderer:
                 return self._step(Text(filled_line(event), style="magenta"))
             case CallFromResult():
                 return self._step(Text(from_result_line(event), style="bold yellow"))
+            case ApprovalAnswered():
+                return []  # the prompt showed what was typed; a call not run says so itself
             case ToolFinished():
                 self._current().running.pop(event.call.id, None)
                 return self._step(self._result_block(event.call, event.result))

@@ -7,6 +7,7 @@ from typing import IO
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAnswered,
     CallForming,
     CallFromResult,
     Event,
@@ -141,6 +142,8 @@ class PlainRenderer(LineWriter):
                 return [filled_line(event)]
             case CallFromResult():
                 return [f"warning: {from_result_line(event)}"]
+            case ApprovalAnswered():
+                return []  # the prompt showed what was typed; a call not run says so itself
             case ToolFinished():
                 return self._result(event.call, event.result)
             case ToolTimeline():

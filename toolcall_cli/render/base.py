@@ -14,6 +14,7 @@ import jiter
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAnswered,
     ApprovalAsked,
     CallFromResult,
     Event,
@@ -81,7 +82,14 @@ def assert_never(value: NoReturn) -> NoReturn:
 # method per group, each ending in assert_never, so mypy proves every kind is handled.
 TurnEvent = IterationStarted | ModelChunk | ModelReplied | ToolsChosen | FedBack
 """An iteration's request, the model's reply, and what goes back to the model."""
-ToolEvent = ToolStarted | PlaceholdersFilled | CallFromResult | ToolFinished | ToolTimeline
+ToolEvent = (
+    ToolStarted
+    | PlaceholdersFilled
+    | CallFromResult
+    | ApprovalAnswered
+    | ToolFinished
+    | ToolTimeline
+)
 """A round of tool calls as it runs."""
 RunEvent = (
     RunStarted
