@@ -645,3 +645,16 @@ def test_an_answered_run_names_its_stop_reason_on_its_last_line() -> None:
     for mode in ("live", "plain", "json"):
         last = render(mode, events).rstrip().splitlines()[-1]
         assert "answered" in last and "stop" in last, (mode, last)
+
+
+def test_a_reply_cut_inside_a_call_says_so_once_and_then_why() -> None:
+    """The parser's message says the reply ended inside the call; the view adds the cause,
+    not the same news again."""
+    message = "The reply ended inside a tool call (the JSON is incomplete), so it was not run."
+    raw = '<tool_call>{"name": "x",'
+    error = ParseError(message=message, raw=raw, call_id="#1.0", truncated=True)
+    modes: tuple[RenderMode, ...] = ("plain", "live")
+    for mode in modes:
+        shown = plain_text(render(mode, [error]))
+        assert shown.lower().count("ended inside") == 1, mode
+        assert "cut short by max_tokens, or by a stream that broke off" in shown, mode

@@ -49,6 +49,7 @@ from toolcall_cli.events import (
 from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    CUT_SHORT,
     RESULT_SHOWN,
     RunEvent,
     RunStats,
@@ -439,9 +440,7 @@ class LiveRenderer:
             Text.assemble(("✗ parse error ", "bold red"), (visible(error.message), "red")),
         ]
         if error.truncated:
-            rows.append(
-                Text("  the reply ended inside the call (max_tokens or a cut stream)", "red")
-            )
+            rows.append(Text(f"  {CUT_SHORT}", "red"))  # the message says where it ended
         raw = cut(visible(error.raw), *RESULT_SHOWN)
         body = Text("raw: ", style="dim")
         body.append(raw.with_note("\n"))

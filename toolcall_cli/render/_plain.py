@@ -36,6 +36,7 @@ from toolcall_cli.events import (
 from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    CUT_SHORT,
     RESULT_SHOWN,
     LineWriter,
     RunEvent,
@@ -163,7 +164,7 @@ class PlainRenderer(LineWriter):
     def _parse_error(self, error: ParseError) -> list[str]:
         lines = [f"error parse_error {shown_name(error.call_id)}: {visible(error.message)}"]
         if error.truncated:
-            lines.append("    the reply ended inside the call")
+            lines.append(f"    {CUT_SHORT}")  # the message says where it ended; this, why
         raw = cut(visible(error.raw), *RESULT_SHOWN)
         return [*lines, indent("raw: " + raw.with_note("\n"))]
 

@@ -382,6 +382,11 @@ def setting(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
+CUT_SHORT = "cut short by max_tokens, or by a stream that broke off"
+"""Under a parse error of a reply that ended inside the call: why it may have (the parser's
+message already says where)."""
+
+
 def lenient_note(call: ToolCall) -> str:
     """How a call that broke the text protocol's format was read anyway, as `toolcall doctor`
     names it; "" for a call written as asked."""
