@@ -308,7 +308,7 @@ def _summary(path: Path, records: list[Record], when: str) -> TraceSummary:
         questions=len(started),
         model=_setting("model", first, header),
         strategy=_setting("strategy", first, header),
-        mode=_mode(first, header),
+        mode=run_mode(first, header),
         iterations=sum(_number(r.get("iterations")) for r in finished),
         stop_reason=_stop_reason(records, finished),
         tokens=sum(tokens_of(r.get("usage")) for r in finished),
@@ -322,7 +322,7 @@ def _setting(key: str, first: Record, header: Record) -> str:
     return str(first.get(key) or settings.get(key) or "")
 
 
-def _mode(first: Record, header: Record) -> str:
+def run_mode(first: Record, header: Record) -> str:
     """The mode the first question's strategy ran in; a trace from before runs recorded it
     has the header's mode of that strategy's kind, where the header names the same strategy."""
     if "mode" in first:
