@@ -371,6 +371,28 @@ def test_a_call_without_its_closing_tag_is_shown_read_leniently() -> None:
         assert out.count("read leniently: no closing </tool_call>") == 1, (mode, out)
 
 
+def test_a_call_outside_its_tags_is_shown_read_leniently_where_tags_were_asked_for() -> None:
+    """A ```json block (or bare JSON) read as a call under the text protocol: the doctor named
+    it, the views did not. A native call's raw text is never tagged: no note there."""
+    fenced = ToolCall(id="#1.0", name="calc", arguments={"expr": "1+2"}, raw='{"name": "calc"}')
+    shown = {}
+    for strategy, mode in (
+        ("regex", ""),
+        ("stream", "tags"),
+        ("stream", "native"),
+        ("schema", "tools"),
+    ):
+        start = RunStarted(question="q", model="m", strategy=strategy, mode=mode, tools=("calc",))
+        views: tuple[RenderMode, ...] = ("live", "plain")
+        for view in views:
+            out = plain_text(render(view, [start, ToolCallParsed(call=fenced)]))
+            shown[strategy, mode, view] = out.count("read leniently: not in <tool_call> tags")
+    assert shown == {
+        (strategy, mode, view): int(mode != "native" and strategy != "schema")
+        for strategy, mode, view in shown
+    }
+
+
 def test_live_limit_and_model_failure() -> None:
     start = RunStarted(question="q", model="m", strategy="regex", tools=())
     limited = render("live", [start, LimitReached(limit="iterations", message="stopped after 5")])

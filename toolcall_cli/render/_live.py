@@ -428,7 +428,7 @@ class LiveRenderer:
         line = Text.assemble(("→ call ", "magenta"), (shown_name(call.name), "bold magenta"), " ")
         line.append_text(_json_highlighter(Text(shown_arguments(call.arguments))))
         line.append(f"  {shown_name(call.id)}", style="dim")
-        lenient = lenient_note(call)
+        lenient = lenient_note(call, self._stats.tagged)
         notes = [Text(f"  ℹ {lenient}", style="cyan")] if lenient else []
         if call.repaired:
             note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")

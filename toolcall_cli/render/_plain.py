@@ -113,7 +113,7 @@ class PlainRenderer(LineWriter):
             case TextDelta() | ReasoningDelta() | CallForming():
                 return []  # the whole reply shows once it has arrived
             case ToolCallParsed():
-                return _call(event.call)
+                return _call(event.call, self._stats.tagged)
             case ParseError():
                 return self._parse_error(event)
             case _:
@@ -247,10 +247,10 @@ def _cut_block(text: str) -> str:
     return indent(cut(visible(text), *RAW_SHOWN).with_note("\n"))
 
 
-def _call(call: ToolCall) -> list[str]:
+def _call(call: ToolCall, tagged: bool) -> list[str]:
     arguments = shown_arguments(call.arguments)
     lines = [f"call {shown_name(call.name)} {arguments}  {shown_name(call.id)}"]
-    lenient = lenient_note(call)
+    lenient = lenient_note(call, tagged)
     if lenient:
         lines.append(indent(f"({lenient})"))
     if call.repaired:

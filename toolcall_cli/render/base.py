@@ -39,7 +39,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.strategies.text_prompt import CALL_CLOSE, unclosed
+from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN, unclosed
 
 
 class Renderer(Protocol):
@@ -313,11 +313,15 @@ class RunStats:
 
     latencies: list[float] = field(default_factory=list)
     tools_offered: int = 0
+    tagged: bool = False
+    """The run asks for calls as tagged text (regex, stream tags), so a call without its tags
+    was read leniently."""
 
     def update(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.latencies.clear()
             self.tools_offered = len(event.tools)
+            self.tagged = event.strategy == "regex" or event.strategy_label == "stream tags"
         elif isinstance(event, ModelReplied) and event.latency:
             self.latencies.append(event.latency)
 
@@ -387,11 +391,15 @@ CUT_SHORT = "cut short by max_tokens, or by a stream that broke off"
 message already says where)."""
 
 
-def lenient_note(call: ToolCall) -> str:
+def lenient_note(call: ToolCall, tagged: bool) -> str:
     """How a call that broke the text protocol's format was read anyway, as `toolcall doctor`
-    names it; "" for a call written as asked."""
+    names it; "" for a call written as asked. `tagged`: the run asked for calls in tags (a
+    native call's raw text is its own, never tagged)."""
     if unclosed(call.raw):
         return f"read leniently: no closing {CALL_CLOSE}"
+    raw = call.raw.strip()
+    if tagged and raw and not raw.startswith(CALL_OPEN):  # a ```json block, bare JSON, ...
+        return f"read leniently: not in {CALL_OPEN} tags"
     return ""
 
 
