@@ -852,3 +852,20 @@ def test_config_show_says_whether_runs_are_traced_and_where(tmp_path: Path) -> N
     config.write_text("[defaults]\ntrace = false\n", encoding="utf-8")
     done = toolcall("config", "show", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(config)})
     assert done.stdout.splitlines()[-1] == f"traces: off ({trace_dir()})"
+
+
+def test_trace_show_says_what_the_user_answered_an_approval(tmp_path: Path) -> None:
+    """At the run the prompt showed the answer; drawn again, the trace's approval_answered
+    says it, where it was given. A decline nobody gave (no terminal) has its own notice."""
+    from toolcall_cli.events import ApprovalAnswered, RunStarted
+
+    path = tmp_path / "asked.jsonl"
+    writer = TraceWriter.open(path)
+    writer.header(trace_header("run", {"model": "m", "strategy": "regex"}, REGISTRY))
+    writer.write(RunStarted(question="hi", model="m", strategy="regex", tools=()))
+    writer.write(ApprovalAnswered(call_id="#1.0", name="rm", answer="yes", waited=2.5))
+    writer.write(ApprovalAnswered(call_id="#1.1", name="rm", answer="declined", waited=0.0))
+    writer.close()
+    shown = toolcall("trace", "show", str(path), "--plain", cwd=tmp_path).stdout
+    assert "info: approval of rm #1.0: answered yes after 2.50s" in shown
+    assert "#1.1" not in shown
