@@ -680,3 +680,12 @@ def test_a_reply_cut_inside_a_call_says_so_once_and_then_why() -> None:
         shown = plain_text(render(mode, [error]))
         assert shown.lower().count("ended inside") == 1, mode
         assert "cut short by max_tokens, or by a stream that broke off" in shown, mode
+
+
+def test_plain_text_leaves_no_spaces_at_the_ends_of_lines() -> None:
+    """A blank line of the model's output, indented under its label, was four spaces."""
+    reply = ModelReplied(
+        iteration=1, raw="Sure.\n\nHang on.", text="Sure.\n\nHang on.", finish_reason="stop"
+    )
+    lines = render("plain", [reply]).split("\n")
+    assert "    Hang on." in lines and [line for line in lines if line != line.rstrip()] == []

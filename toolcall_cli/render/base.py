@@ -173,7 +173,8 @@ def compact_json(value: Any) -> str:
 
 
 def indent(text: str, prefix: str = "    ") -> str:
-    return "\n".join(prefix + line for line in text.split("\n"))
+    """Each line after `prefix`; an empty line stays empty (no spaces left at a line's end)."""
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
 
 
 def request_summary(body: dict[str, Any]) -> str:
