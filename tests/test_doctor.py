@@ -638,3 +638,13 @@ def test_a_fix_whose_id_a_made_up_call_had_before_still_counts(tmp_path: Path) -
     data = scripted_report(tmp_path, "What's the weather in Paris?", first, second, "Paris: 11°C.")
     fixed = [f["recovered"] for f in findings(data, 2) if f["problem"] == "invalid_arguments"]
     assert fixed == ["fixed at iteration 2 by call_0 (get_weather)"]
+
+
+def test_doctor_names_the_strategy_in_the_mode_the_run_used(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    flags = ["--strategy", "schema", "--schema-mode", "json", "--trace", str(trace), "-q"]
+    assert toolcall("run", "What's 12*5+3?", *flags, cwd=tmp_path).returncode == 0
+    shown = toolcall("doctor", str(trace), cwd=tmp_path).stdout
+    assert "offline · schema json · 2 iterations · answered" in shown
+    (run,) = json.loads(toolcall("doctor", str(trace), "--json", cwd=tmp_path).stdout)["runs"]
+    assert (run["strategy"], run["mode"]) == ("schema", "json")

@@ -272,7 +272,9 @@ class Run:
         TOO_LONG_FOR_THE_WINDOW: the server refused the request as too long for its window."""
         parser = self.strategy.parser(f"#{self.iterations}.", self.tools.names())
         reading = Reading(parser, round_, runs_calls=not last, may_retry=may_retry)
-        sent = self.clock()
+        # The reply's latency leaves out the user's answers given while it streamed (a streamed
+        # call's approval): the loop reads no chunk while it waits, and a person is no model.
+        sent = self.clock() - self.waited
         yield from self.stream_reply(request, reading)
         closing = parser.close()
         if reading.heard:
@@ -282,7 +284,7 @@ class Run:
         self.fitter.learn_scale(reply.usage)
         if reading.heard and (reading.failure is None or reply.raw or reply.calls or reply.errors):
             # A reply cut off by a failure is still shown: the partial text and any cut call.
-            yield replied(self.iterations, reply, self.clock() - sent)
+            yield replied(self.iterations, reply, self.clock() - self.waited - sent)
         stop = yield from self.failed_reply(reading, reply)
         if stop is not None:
             return stop
@@ -610,6 +612,7 @@ class Run:
             strategy=self.strategy.name,
             tools=tuple(self.registry.names()),
             sampling=self.strategy.sampling.fields(),
+            mode=self.strategy.mode,
         )
 
     def finished(self, stop: StopReason) -> RunFinished:

@@ -310,7 +310,8 @@ class Repl:
                 progress.add(event)
                 if isinstance(event, RunFinished):
                     for end in self._script_ends(final=False):
-                        renderer.handle(Notice(level="warning", message=end.message))
+                        if not end.told_by_failure:  # the failure said it where it happened
+                            renderer.handle(Notice(level="warning", message=end.message))
                 self._record(event)
                 renderer.handle(event)
                 if isinstance(event, RunStarted):

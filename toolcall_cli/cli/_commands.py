@@ -442,11 +442,20 @@ def read_input(file: Path | None) -> str:
     return text
 
 
+def end_of_input() -> str:
+    """The keys that end input typed at a terminal into a plain read of stdin (prompt-toolkit's
+    prompts take Ctrl-D everywhere)."""
+    return "Ctrl-Z, then Enter" if sys.platform == "win32" else "Ctrl-D"
+
+
 def stdin_bytes() -> bytes:
     if sys.stdin is None:
         fail("stdin is closed: give a FILE, or pipe the model's output in")
     if sys.stdin.isatty():  # `toolcall parse` typed alone waited for input without a word
-        typer.echo("toolcall: reading the model's output from stdin; end it with Ctrl-D", err=True)
+        typer.echo(
+            f"toolcall: reading the model's output from stdin; end it with {end_of_input()}",
+            err=True,
+        )
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is not None:
         data: bytes = buffer.read()

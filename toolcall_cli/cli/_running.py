@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 import typer
 
@@ -50,7 +50,42 @@ def pipe_console(whole_lines: bool = False) -> Console:
 
     console = PipeConsole(highlight=False)
     console.soft_wrap = whole_lines and not console.is_terminal
+    if not console.is_terminal:
+        # rich writes to it as to a file: write, flush, encoding, isatty and fileno are all.
+        console.file = cast("IO[str]", TrimmedLines(console.file))
     return console
+
+
+class TrimmedLines:
+    """A stream whose lines lose the spaces at their ends: rich pads each line of a table to
+    the table's width, which a terminal does not show and a file, a diff or `grep 'x$'` does.
+    Spaces at the end of a write are held until the next says whether a line ends there."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._held = ""
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        whole = self._held + text
+        done, newline, rest = whole.rpartition("\n")
+        lines = "\n".join(line.rstrip(" ") for line in done.split("\n")) + newline
+        kept = rest.rstrip(" ")
+        self._held = rest[len(kept) :]
+        self._stream.write(lines + kept if newline else kept)
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
 
 
 @contextlib.contextmanager
@@ -224,13 +259,15 @@ def render_run(
 def tell_script_ends(
     ends: Sequence[ScriptEnd], mode: RenderMode, run_trace: RunTrace, renderer: Renderer
 ) -> bool:
-    """Each way the script and the run did not line up: a notice in the view (and a line on
-    stderr where there is no live view, as for a failure), a record in the trace. Whether
-    there was any."""
+    """Each way the script and the run did not line up: a record in the trace, and a notice in
+    the view (and a line on stderr where there is no live view, as for a failure) unless the
+    run's model failure already said it. Whether there was any."""
     from toolcall_cli.events import Notice
 
     for end in ends:
         run_trace.script_end(end)
+        if end.told_by_failure:
+            continue
         renderer.handle(Notice(level="warning", message=end.message))
         if mode != "live":
             typer.echo(f"toolcall: {end.message}", err=True)

@@ -63,6 +63,12 @@ class ScriptEnd:
     requests: int
     """How many requests asked for one."""
 
+    @property
+    def told_by_failure(self) -> bool:
+        """Whether the run already said it where it happened: a script that runs out fails the
+        request that found no reply, with this message, so a view need not say it again."""
+        return self.kind == "script_exhausted"
+
 
 class ScriptedModel:
     """Replays `replies`, one per request; `requests` keeps every body it was sent."""
@@ -97,7 +103,7 @@ class ScriptedModel:
         if number > len(self.replies):
             if self._exhausted_at is None:
                 self._exhausted_at = number
-            raise ModelError(f"the script has no reply left for request {number}", kind="protocol")
+            raise ModelError(ran_out(len(self.replies), number), kind="protocol")
         reply = self.replies[number - 1]
         if isinstance(reply, RecordedReply):
             yield from played_back(reply, request, number)
@@ -113,10 +119,7 @@ class ScriptedModel:
         ends: list[ScriptEnd] = []
         count, asked = len(self.replies), len(self.requests)
         if self._exhausted_at is not None and "script_exhausted" not in self._told:
-            message = (
-                f"the script ran out: it holds {replies(count)}, and request "
-                f"{self._exhausted_at} found none left"
-            )
+            message = ran_out(count, self._exhausted_at)
             ends.append(ScriptEnd("script_exhausted", message, count, asked))
         left = count - asked
         if final and left > 0 and "script_unused" not in self._told:
@@ -132,6 +135,11 @@ class ScriptedModel:
             raise AssertionError(
                 f"{left} scripted repl{'y' if left == 1 else 'ies'} never requested"
             )
+
+
+def ran_out(count: int, request: int) -> str:
+    """What the model failure says, and the trace records, when `request` finds no reply."""
+    return f"the script ran out: it holds {replies(count)}, and request {request} found none left"
 
 
 def replies(count: int) -> str:

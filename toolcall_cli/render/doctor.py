@@ -29,11 +29,12 @@ def print_diagnosis(diagnosis: Diagnosis, console: Console) -> None:
 
 def print_run(run: RunDiagnosis, console: Console) -> None:
     ending = run.stop_reason or "did not finish"
+    how = (run.model, run.strategy_label, plural(run.iterations, "iteration"), ending)
     console.print(
         Text.assemble(
             (f"Run {run.number}", "bold"),
             f"  {json.dumps(run.question, ensure_ascii=False)}  ",
-            (f"{run.model} · {run.strategy} · {run.iterations} iteration(s) · {ending}", "dim"),
+            (" · ".join(how), "dim"),
         )
     )
     for step in run.steps:

@@ -221,9 +221,16 @@ class TraceSummary:
     questions: int
     model: str
     strategy: str
+    mode: str
+    """The strategy's mode (`json` of `schema json`); empty for regex."""
     iterations: int
     stop_reason: str
     tokens: int
+
+    @property
+    def strategy_label(self) -> str:
+        """`schema json`, `stream native`, `regex`: the strategy as the first question ran."""
+        return f"{self.strategy} {self.mode}" if self.mode else self.strategy
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "path": str(self.path)}
@@ -301,6 +308,7 @@ def _summary(path: Path, records: list[Record], when: str) -> TraceSummary:
         questions=len(started),
         model=_setting("model", first, header),
         strategy=_setting("strategy", first, header),
+        mode=run_mode(first, header),
         iterations=sum(_number(r.get("iterations")) for r in finished),
         stop_reason=_stop_reason(records, finished),
         tokens=sum(tokens_of(r.get("usage")) for r in finished),
@@ -312,6 +320,19 @@ def _setting(key: str, first: Record, header: Record) -> str:
     before any question started)."""
     settings = header.get("settings") or {}
     return str(first.get(key) or settings.get(key) or "")
+
+
+def run_mode(first: Record, header: Record) -> str:
+    """The mode the first question's strategy ran in; a trace from before runs recorded it
+    has the header's mode of that strategy's kind, where the header names the same strategy."""
+    if "mode" in first:
+        return str(first.get("mode") or "")
+    settings = header.get("settings") or {}
+    strategy = _setting("strategy", first, header)
+    if settings.get("strategy") != strategy:
+        return ""  # chosen at run time (a llama.cpp server): the header's modes are not its
+    key = {"schema": "schema_mode", "stream": "stream_mode"}.get(strategy)
+    return str(settings.get(key) or "") if key else ""
 
 
 def _stop_reason(records: list[Record], finished: list[Record]) -> str:
