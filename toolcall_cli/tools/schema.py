@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Literal, Union
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.strictjson import json_type
 
 JsonSchema = dict[str, Any]
 
@@ -215,12 +216,10 @@ def _enum_schema(values: list[Any]) -> JsonSchema:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    for python_type in (bool, int, float, str):  # bool first: True is also an int
-        if isinstance(value, python_type):
-            return str(_SCALARS[python_type])
-    raise _Unsupported(f"Literal/Enum value {value!r} has no JSON form")
+    name = json_type(value)
+    if name in (None, "array", "object"):
+        raise _Unsupported(f"Literal/Enum value {value!r} has no JSON form")
+    return str(name)
 
 
 def _union_schema(members: tuple[Any, ...]) -> JsonSchema:
