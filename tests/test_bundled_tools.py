@@ -268,6 +268,18 @@ def test_time_unknown_zone_says_how_to_fix(zone: str, fragment: str) -> None:
     assert fragment in str(caught.value)
 
 
+@pytest.mark.parametrize("zone", ["", "  "])
+def test_time_with_an_empty_zone_asks_for_the_place_instead_of_telling_utc(zone: str) -> None:
+    """Left out, the zone is UTC; sent empty ("东京现在几点" to a model that could not fill it),
+    UTC's time would be answered as Tokyo's."""
+    with pytest.raises(ValueError) as caught:
+        get_time(zone)
+    message = str(caught.value)
+    assert message.startswith(f"timezone is empty ({zone!r}).")
+    assert "leave timezone out for UTC" in message and "Area/City" in message
+    assert not re.search(r"\d", message.replace(repr(zone), ""))
+
+
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "呼和浩特", "Lyon"])
 def test_time_unknown_zone_says_the_forms_without_a_sample_to_copy(zone: str) -> None:
     """The forms in words and placeholders: "such as Asia/Shanghai ... +08:00 ... Beijing" is

@@ -150,7 +150,15 @@ def get_time(timezone: str = "UTC") -> dict[str, Any]:
         timezone: An IANA time zone (Asia/Shanghai), a UTC offset (+08:00, UTC-5) or a city or
             country in Chinese or English (北京, Tokyo, New York). Defaults to UTC.
     """
-    zone = _zone(timezone.strip() or "UTC")
+    if not timezone.strip():
+        # Left out, it is UTC; sent empty, it is a place the caller could not name: UTC's time
+        # would be taken for that place's.
+        raise ValueError(
+            f"timezone is empty ({timezone!r}). Give the zone of the place the question asks "
+            "about (an IANA name written Area/City, a UTC offset written +HH:MM, or a major "
+            "city or country), or leave timezone out for UTC."
+        )
+    zone = _zone(timezone)
     local = _now().astimezone(zone)
     return {
         "timezone": _zone_name(zone, local),
