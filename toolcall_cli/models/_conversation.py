@@ -65,6 +65,8 @@ class CallFormat:
     dag: bool = False
     answer_tool: str | None = None
     """`final_answer` when a call is required and that tool offered: answer through it."""
+    must_call: bool = False
+    """tool_choice requires a call ("required" without final_answer, or a named function)."""
 
 
 @dataclass(frozen=True)
@@ -83,10 +85,18 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     fmt = call_format(body, messages)
     asked = [i for i, m in enumerate(messages) if is_question(m)]
     after = messages[asked_first(messages, asked) + 1 :] if asked else []
-    tools = [t for t in read_tools(body, fmt, messages) if t.name != fmt.answer_tool]
+    tools = offered(read_tools(body, fmt, messages), body.get("tool_choice"), fmt)
     replies = sum(m.get("role") == "assistant" or is_summary(m) for m in after)
     question = text_of(messages[asked[-1]]) if asked else ""
     return Conversation(question, tuple(tools), read_turns(after, fmt), fmt, replies)
+
+
+def offered(tools: list[ToolSpec], choice: Any, fmt: CallFormat) -> list[ToolSpec]:
+    """The tools the model may call: none with tool_choice "none", only the one a named
+    function names, never the final_answer it answers through."""
+    named = member(choice, "function").get("name") if isinstance(choice, dict) else None
+    kept = [t for t in tools if t.name != fmt.answer_tool]
+    return [t for t in kept if choice != "none" and named in (None, t.name)]
 
 
 def asked_first(messages: list[dict[str, Any]], asked: list[int]) -> int:
@@ -137,14 +147,21 @@ def call_format(body: dict[str, Any], messages: list[dict[str, Any]]) -> CallFor
     opening, closing = tags or ("<tool_call>", "</tool_call>")
     if isinstance(body.get("tools"), list):
         dag = any(RESERVED_ID in member(t.parameters, "properties") for t in tools)
-        required = body.get("tool_choice") == "required"
-        answers = required and any(t.name == "final_answer" for t in tools)
-        return CallFormat("native", opening, closing, dag, "final_answer" if answers else None)
+        return CallFormat("native", opening, closing, dag, *required_call(body, tools))
     if member(body, "response_format").get("type") in ("json_schema", "json_object"):
         return CallFormat("json", opening, closing)
     examples = [read_json(p.split(closing, 1)[0]) for p in prompt.split(opening)[1:]]
     dag = any(isinstance(e, dict) and ID_KEY in e and DEPENDS_KEY in e for e in examples)
     return CallFormat("text", opening, closing, dag)
+
+
+def required_call(body: dict[str, Any], tools: list[ToolSpec]) -> tuple[str | None, bool]:
+    """What tool_choice requires: with "required" and a final_answer tool, answers through it
+    (toolcall's schema strategy); else whether a call must come ("required", a named one)."""
+    choice = body.get("tool_choice")
+    answers = choice == "required" and any(t.name == "final_answer" for t in tools)
+    must = isinstance(choice, dict) or (choice == "required" and not answers)
+    return ("final_answer" if answers else None), must
 
 
 def tags_before(text: str) -> tuple[str, str] | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolcall_cli.models import ModelConfigError
+from toolcall_cli.strictjson import json_type_in_words
 from toolcall_cli.wire import ModelError, ModelRequest, WireFormat
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
 
@@ -202,7 +203,7 @@ def check_reply(value: Any, where: str) -> Reply:
         return value
     if not isinstance(value, dict):
         raise ValueError(
-            f"{where}: a reply must be a JSON string or object, got {json_type(value)}"
+            f"{where}: a reply must be a JSON string or object, got {json_type_in_words(value)}"
         )
     if problem := message_problem(value):
         raise ValueError(f"{where}: {problem}")
@@ -216,12 +217,12 @@ def message_problem(message: dict[str, Any]) -> str | None:
         return f'`role` must be "assistant", got {json.dumps(message["role"])}'
     for key in ("content", "finish_reason"):
         if message.get(key) is not None and not isinstance(message[key], str):
-            return f"`{key}` must be a string or null, got {json_type(message[key])}"
+            return f"`{key}` must be a string or null, got {json_type_in_words(message[key])}"
     calls = message.get("tool_calls")
     if calls is None:
         return None
     if not isinstance(calls, list):
-        return f"`tool_calls` must be a list of calls, got {json_type(calls)}"
+        return f"`tool_calls` must be a list of calls, got {json_type_in_words(calls)}"
     for index, call in enumerate(calls):
         if problem := call_problem(call, f"tool_calls[{index}]"):
             return problem
@@ -230,7 +231,7 @@ def message_problem(message: dict[str, Any]) -> str | None:
 
 def call_problem(call: Any, key: str) -> str | None:
     if not isinstance(call, dict):
-        return f"`{key}` must be an object (a call), got {json_type(call)}"
+        return f"`{key}` must be an object (a call), got {json_type_in_words(call)}"
     if problem := envelope_problem(call, key):
         return problem
     if "function" in call:
@@ -248,7 +249,7 @@ def envelope_problem(call: dict[str, Any], key: str) -> str | None:
     if problem := unknown_key(call, CALL_KEYS if "function" in call else FLAT_CALL_KEYS, key):
         return problem
     if call.get("id") is not None and not isinstance(call["id"], str):
-        return f"`{key}.id` must be a string, got {json_type(call['id'])}"
+        return f"`{key}.id` must be a string, got {json_type_in_words(call['id'])}"
     if call.get("type", "function") != "function":
         return f'`{key}.type` must be "function", got {json.dumps(call["type"])}'
     return None
@@ -256,7 +257,7 @@ def envelope_problem(call: dict[str, Any], key: str) -> str | None:
 
 def function_problem(function: Any, where: str) -> str | None:
     if not isinstance(function, dict):
-        return f"`{where}` must be an object, got {json_type(function)}"
+        return f"`{where}` must be an object, got {json_type_in_words(function)}"
     return unknown_key(function, FUNCTION_KEYS, where) or name_problem(function, where)
 
 
@@ -264,7 +265,7 @@ def name_problem(function: dict[str, Any], where: str) -> str | None:
     if "name" not in function:
         return f'`{where}.name` is missing (a string; "" plays a call without a name)'
     if not isinstance(function["name"], str):
-        return f"`{where}.name` must be a string, got {json_type(function['name'])}"
+        return f"`{where}.name` must be a string, got {json_type_in_words(function['name'])}"
     return None
 
 
@@ -275,18 +276,6 @@ def unknown_key(value: dict[str, Any], known: tuple[str, ...], where: str) -> st
             path = f"{where}.{key}" if where else key
             return f"unknown key `{path}` (known: {allowed})"
     return None
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 def scripted_output(reply: str | dict[str, Any], number: int) -> AssistantOutput:
