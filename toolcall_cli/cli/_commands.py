@@ -31,12 +31,12 @@ from toolcall_cli.cli._options import (
 from toolcall_cli.cli.entry import (
     EXIT_PROBLEMS,
     EXIT_USAGE,
-    Terminated,
     app,
     config_app,
     fail,
     warn,
 )
+from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
