@@ -480,7 +480,8 @@ def doctor(
     """Walk the troubleshooting checklist over a recorded run: a tool skipped (硬答), invalid
     calls, results not fed back by their call id, how the loop ended; then the likely cause.
 
-    Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
+    Exit 0 when every step passes (a run stopped by Ctrl-C or a signal is noted, not a
+    problem), 4 when problems were found, 2 when the trace cannot be read.
     """
     from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.cli._trace_commands import load_trace
