@@ -89,6 +89,17 @@ def config_path(environ: Mapping[str, str] = os.environ) -> Path:
     return app_dir() / "config.toml"
 
 
+def read_config(environ: Mapping[str, str] = os.environ) -> FileConfig:
+    """The config file's settings. The default file need not exist (most runs have none), but
+    one TOOLCALL_CONFIG names must: a typo in it would otherwise run with no config at all, and
+    say nothing."""
+    path = config_path(environ)
+    if environ.get("TOOLCALL_CONFIG") and not path.exists():
+        missing = "is a link to nothing" if path.is_symlink() else "does not exist"
+        raise ConfigError(f"config {path} (TOOLCALL_CONFIG) {missing}")
+    return load_config(path)
+
+
 @dataclass(frozen=True)
 class FileConfig:
     """What the TOML config file says: `[defaults]`, `[limits]` and `[profiles.NAME]` tables."""
@@ -188,7 +199,10 @@ def load_config(path: Path) -> FileConfig:
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        reason = "it is a directory" if path.is_dir() else error.strerror or error
+        raise ConfigError(f"cannot read config {path}: {reason}") from None
+    except UnicodeDecodeError as error:
         raise ConfigError(f"cannot read config {path}: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"config {path} is not valid TOML: {error}") from None

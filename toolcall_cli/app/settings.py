@@ -17,8 +17,7 @@ from toolcall_cli.config import (
     FileConfig,
     Resolved,
     RetrievalSettings,
-    config_path,
-    load_config,
+    read_config,
     resolve,
     resolve_limits,
     resolve_retrieval,
@@ -32,7 +31,7 @@ from toolcall_cli.wire import ContextWindow, Sampling
 
 def file_config() -> FileConfig:
     with usage_errors(ConfigError):
-        return load_config(config_path())
+        return read_config()
 
 
 def session_limits(options: SessionOptions, config: FileConfig) -> Limits:
