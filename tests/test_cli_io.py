@@ -88,6 +88,64 @@ def test_a_history_file_that_cannot_be_used_is_a_usage_error_before_the_chat(
     assert not (tmp_path / "no").exists()
 
 
+def test_a_file_that_is_not_a_trace_is_neither_appended_to_nor_made_private(
+    tmp_path: Path,
+) -> None:
+    """`--trace notes.md` appended JSON lines to the user's notes and took their group and
+    other permissions away."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("# my notes\n", encoding="utf-8")
+    notes.chmod(0o644)
+    done = toolcall("run", "What's 2+2?", "--json", "--trace", str(notes), cwd=tmp_path)
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert str(notes) in line and "not a trace" in line.replace("other than a trace", "not a trace")
+    assert done.stdout == ""  # decided before the run
+    assert notes.read_text(encoding="utf-8") == "# my notes\n" and mode_of(notes) == 0o644
+    # A trace, even one whose last line was cut, and an empty file are appended to.
+    trace = tmp_path / "trace.jsonl"
+    for _ in range(2):
+        again = toolcall("run", "What's 2+2?", "-q", "--trace", str(trace), cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+    kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert kinds.count("trace_header") == 2
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert toolcall("run", "hi", "-q", "--trace", str(empty), cwd=tmp_path).returncode == 0
+
+
+def test_a_trace_file_that_cannot_be_appended_to_is_a_usage_error_not_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc/version opened, then failed to seek to its end (EINVAL): an internal error."""
+
+    def unseekable(fd: int, *args: object, **kwargs: object) -> object:
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr("os.fdopen", unseekable)  # nothing else of a run uses it
+    path = tmp_path / "odd.jsonl"
+    done = toolcall("run", "What's 2+2?", "--json", "--trace", str(path), cwd=tmp_path)
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert f"cannot use {path} as the trace file: Invalid argument" in line
+    assert done.stdout == ""
+
+
+def test_a_trace_where_no_file_can_be_made_says_so(tmp_path: Path) -> None:
+    """/proc takes no new file (ENOENT): it was said as `a link to a file that does not
+    exist`."""
+    from toolcall_cli.private_files import PathProblem, open_private
+
+    if not Path("/proc/self").is_dir():
+        pytest.skip("no /proc here")
+    with pytest.raises(PathProblem, match="no file can be made in /proc"):
+        open_private(Path("/proc/toolcall-test.jsonl"), "trace file")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "gone" / "x.jsonl")
+    with pytest.raises(PathProblem, match="a link to a file that does not exist"):
+        open_private(link, "trace file")
+
+
 @pytest.mark.skipif(IS_ROOT, reason="root may write anywhere")
 def test_an_unwritable_trace_file_is_a_usage_error(tmp_path: Path) -> None:
     locked = tmp_path / "locked.jsonl"

@@ -68,7 +68,9 @@ def why(path: Path, error: OSError) -> str:
     if isinstance(error, FileNotFoundError):
         if not path.parent.is_dir():
             return f"the directory {path.parent} does not exist"
-        return "it is a link to a file that does not exist"
+        if path.is_symlink():
+            return "it is a link to a file that does not exist"
+        return f"no file can be made in {path.parent}"  # /proc, say
     if isinstance(error, PermissionError):
         return "permission denied"
     return error.strerror or str(error)

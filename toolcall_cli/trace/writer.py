@@ -8,6 +8,8 @@ import hashlib
 import json
 import math
 import os
+import re
+import stat
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -17,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from toolcall_cli import strictjson
 from toolcall_cli.events import Event, event_record
 from toolcall_cli.keys import SecretMask, url_secrets
-from toolcall_cli.private_files import open_private
+from toolcall_cli.private_files import PathProblem, open_private
 from toolcall_cli.tools.registry import Tool
 from toolcall_cli.version import __version__
 
@@ -82,9 +84,15 @@ class TraceWriter:
     ) -> TraceWriter:
         """Append to `path`, owner-only; raises PathProblem (naming the path and why) when it
         cannot be written, so the run never starts."""
+        refuse_other_file(path)
         fd = open_private(path, "trace file")
-        # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
-        stream = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
+        try:
+            # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
+            stream = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
+        except OSError as error:  # "a" seeks to the end, and some files cannot (/proc/version)
+            os.close(fd)
+            reason = error.strerror or str(error)
+            raise PathProblem(f"cannot use {path} as the trace file: {reason}") from None
         return cls(stream, path=path, secrets=secrets, line_cap=line_cap)
 
     def header(self, header: dict[str, Any]) -> None:
@@ -125,6 +133,30 @@ class TraceWriter:
         except OSError as error:
             reason = error.strerror or str(error)
             raise TraceWriteError(f"cannot write the trace file {self.path}: {reason}") from None
+
+
+FIRST_LINE_READ = 1 << 16
+"""Bytes of an existing file's first line read to tell whether it is a trace."""
+A_TRACES_FIRST_LINE = re.compile(rb'\A\{\s*"kind"\s*:')
+"""How every line toolcall writes to a trace begins (`kind` first), a header or an event."""
+
+
+def refuse_other_file(path: Path) -> None:
+    """An existing file that is not a trace is never appended to, nor made owner-only:
+    `--trace notes.md` is a slip, and the file is the user's. Raises PathProblem. An empty
+    file, a trace (either format, its first line cut or not), a pipe or a device pass."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return  # never opened here: a pipe without a reader would block the read
+        with path.open("rb") as file:
+            first = file.readline(FIRST_LINE_READ)
+    except OSError:
+        return  # opening it for the trace says why it cannot be used
+    if first and not A_TRACES_FIRST_LINE.match(first):
+        raise PathProblem(
+            f"cannot use {path} as the trace file: it holds something other than a trace "
+            "(a trace is only ever appended to another trace); name a new file"
+        )
 
 
 NOTE_ROOM = 100
