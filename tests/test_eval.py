@@ -338,6 +338,21 @@ def test_an_html_page_that_cannot_be_written_is_a_usage_error_before_anything_ru
     assert not (tmp_path / "o").exists()
 
 
+def test_an_out_folder_is_made_but_never_the_folders_above_it(tmp_path: Path) -> None:
+    """--out /typo/x made /typo and /typo/x and ran, where every other path toolcall is given
+    fails on a missing folder; a file was refused as `File exists`."""
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    (tmp_path / "afile").write_text("mine", encoding="utf-8")
+    for out, said in (("typo/x", "no folder"), ("afile", "is not a folder")):
+        done = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / out))
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert not (tmp_path / "typo").exists()
+    assert (tmp_path / "afile").read_text(encoding="utf-8") == "mine"
+    made = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "new"))
+    assert made.returncode == 0 and (tmp_path / "new" / "results.jsonl").is_file()
+
+
 # --- traces and resuming ------------------------------------------------------------------------
 
 
