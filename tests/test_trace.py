@@ -804,3 +804,26 @@ def test_config_show_says_whether_runs_are_traced_and_where(tmp_path: Path) -> N
     config.write_text("[defaults]\ntrace = false\n", encoding="utf-8")
     done = toolcall("config", "show", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(config)})
     assert done.stdout.splitlines()[-1] == f"traces: off ({trace_dir()})"
+
+
+def test_a_trace_named_by_a_pipe_is_read_and_a_folder_is_said_to_be_one(tmp_path: Path) -> None:
+    """`toolcall doctor <(ssh box cat run.jsonl)` or `... | toolcall doctor /dev/stdin`: a pipe
+    is no regular file, and was looked up as an id ("no such file"); so was a folder."""
+    import subprocess
+    import sys
+
+    trace = tmp_path / "run.jsonl"
+    done = toolcall("run", "What is 2+3?", "-q", "--trace", str(trace), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for command in (["doctor"], ["trace", "show"]):
+        read = subprocess.run(
+            [sys.executable, "-m", "toolcall_cli", *command, "/dev/stdin"],
+            input=trace.read_text(encoding="utf-8"), capture_output=True, text=True,
+            cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        assert read.returncode == 0, read.stderr
+        assert "What is 2+3?" in read.stdout
+    folder = toolcall("doctor", str(tmp_path), cwd=tmp_path)
+    assert folder.returncode == 2
+    said = f"toolcall: error: {tmp_path} is a folder: name a trace file in it, or a trace's id"
+    assert folder.stderr == said + "\n"
