@@ -346,3 +346,69 @@ def test_questions_on_a_pipe_are_answered_one_a_line_in_one_conversation(tmp_pat
     assert done.stderr == ""
     assert "Ctrl-D" not in done.stdout and "/help" not in done.stdout
     assert done.stdout.startswith("you> What's 12*5+3?\n")
+
+
+# --- files read whole: bounded, and read once ----------------------------------------------------
+
+
+def toolcall_bounded(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`toolcall ARGS` in a process whose memory is bounded (2 GiB), as a small machine's is:
+    a read without a bound dies there of MemoryError instead of taking the test machine's."""
+    import resource
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", *args], capture_output=True, text=True,
+        timeout=120, preexec_fn=bounded, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["run", "hi", "--no-trace", "--system-prompt", "/dev/zero"], None),
+        (["run", "hi", "--no-trace", "--model", "scripted", "--script", "/dev/zero"], None),
+        (["run", "hi", "--no-trace"], {"TOOLCALL_CONFIG": "/dev/zero"}),
+        (["eval", "/dev/zero"], None),
+        (["parse", "/dev/zero"], None),
+        (["kata", "check", "/dev/zero", "--kata", "parse"], None),
+    ],
+    ids=["system-prompt", "script", "config", "eval", "parse", "kata"],
+)
+def test_a_file_read_whole_that_never_ends_is_one_line_not_a_memory_error(
+    args: list[str], env: dict[str, str] | None
+) -> None:
+    """/dev/zero (or a disk image named by mistake) was read whole: `internal error:
+    MemoryError`, or a script that read on for ever."""
+    done = toolcall_bounded(*args, env=env)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "/dev/zero" in done.stderr
+    assert "MiB: is it the file you meant?" in done.stderr
+
+
+def test_a_script_in_a_pipe_is_read_once(tmp_path: Path) -> None:
+    """`--script <(...)`: telling a trace from a script of replies read the pipe, and loading
+    it found it empty ("holds no replies")."""
+    for script in ('"hello there"\n', json.dumps(["hello there"])):
+        done = subprocess.run(
+            [sys.executable, "-m", "toolcall_cli", "run", "hi", "-q", "--no-trace",
+             "--model", "scripted", "--script", "/dev/stdin"],
+            input=script, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout) == (0, "hello there\n"), done.stderr
+    trace = tmp_path / "run.jsonl"
+    assert (
+        toolcall("run", "What is 2+3?", "-q", "--trace", str(trace), cwd=tmp_path).returncode == 0
+    )
+    again = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "run", "What is 2+3?", "-q", "--no-trace",
+         "--model", "scripted", "--script", "/dev/stdin"],
+        input=trace.read_text(encoding="utf-8"), capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert (again.returncode, again.stdout) == (0, "2+3 = 5\n"), again.stderr

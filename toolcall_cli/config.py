@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcall_cli.private_files import app_dir
+from toolcall_cli.private_files import app_dir, read_bounded
 from toolcall_cli.wire import Sampling
 
 if TYPE_CHECKING:
@@ -198,7 +198,7 @@ def load_config(path: Path) -> FileConfig:
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_bounded(path).decode("utf-8"))
     except OSError as error:
         reason = "it is a directory" if path.is_dir() else error.strerror or error
         raise ConfigError(f"cannot read config {path}: {reason}") from None

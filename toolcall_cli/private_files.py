@@ -1,6 +1,7 @@
 """The files toolcall writes at a path the user gives (a trace, the chat history): owner-only,
-and a path that cannot work is one clear sentence before anything runs. And where toolcall's
-own directory of the user's is (the config file, the user's tools.d)."""
+and a path that cannot work is one clear sentence before anything runs. The files it reads
+whole at a path the user gives (a config, a script, a system prompt): within a bound. And where
+toolcall's own directory of the user's is (the config file, the user's tools.d)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,26 @@ OTHERS = 0o077
 
 class PathProblem(ValueError):
     """A path cannot be used; the message names it and says why (a usage error)."""
+
+
+READ_LIMIT = 64 << 20
+"""Bytes read at most of a file the user names to be read whole (64 MiB): far past any
+config, prompt or model output, and a bound for `/dev/zero` or a mistaken disk image, which
+ran the process out of memory ("internal error: MemoryError")."""
+
+
+class TooLarge(OSError):
+    """A file given to be read whole holds more than its bound (or never ends). An OSError
+    with no errno: the callers say it as they say a file that cannot be read."""
+
+
+def read_bounded(path: Path, limit: int = READ_LIMIT) -> bytes:
+    """The bytes of `path` (a file, a pipe, a device), or TooLarge past `limit`."""
+    with path.open("rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"it holds more than {limit >> 20} MiB: is it the file you meant?")
+    return data
 
 
 def open_private(path: Path, label: str, *, readable: bool = False) -> int:

@@ -36,6 +36,7 @@ from toolcall_cli.cli.entry import (
     fail,
     warn,
 )
+from toolcall_cli.private_files import READ_LIMIT, read_bounded
 from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
@@ -427,7 +428,7 @@ def read_input(file: Path | None) -> str:
     the parser text the model never sent."""
     name = str(file) if file else "stdin"
     try:
-        data = file.read_bytes() if file else stdin_bytes()
+        data = read_bounded(file) if file else stdin_bytes()
     except OSError as error:
         fail(f"cannot read {name}: {error.strerror or error}")
     try:
@@ -449,7 +450,9 @@ def stdin_bytes() -> bytes:
         typer.echo("toolcall: reading the model's output from stdin; end it with Ctrl-D", err=True)
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is not None:
-        data: bytes = buffer.read()
+        data: bytes = buffer.read(READ_LIMIT + 1)
+        if len(data) > READ_LIMIT:
+            fail(f"stdin holds more than {READ_LIMIT >> 20} MiB: is it the model's output?")
         return data
     # A text stream without bytes beneath (some embedders): undo its decoding, bad bytes kept.
     return sys.stdin.read().encode("utf-8", "surrogateescape")

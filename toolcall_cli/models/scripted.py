@@ -17,8 +17,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolcall_cli.models import ModelConfigError
+from toolcall_cli.private_files import read_bounded
 from toolcall_cli.wire import ModelError, ModelRequest, WireFormat
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
+
+SCRIPT_LIMIT = 256 << 20
+"""Bytes of a script read at most: a trace replayed as a script holds whole requests."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,11 @@ class ScriptedModel:
     def from_file(cls, path: str | Path) -> ScriptedModel:
         """Replies from a JSON list, or JSONL with one reply (a JSON string or object) a line.
         Raises OSError, or ValueError naming the line (or item) and the key that is wrong."""
-        data = Path(path).read_bytes()
+        return cls.from_bytes(read_bounded(Path(path), SCRIPT_LIMIT))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ScriptedModel:
+        """As from_file, from a script file's bytes. Raises ValueError."""
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -309,16 +317,24 @@ def scripted_model(model: object) -> ScriptedModel | None:
     return inner if isinstance(inner, ScriptedModel) else None
 
 
-def load_script(script: Path | None) -> ScriptedModel:
-    """The scripted model for `--script FILE`; a script that cannot be used is a usage error."""
+def read_script(script: Path | None) -> tuple[Path, bytes]:
+    """`--script FILE` and its bytes, read once (a pipe, `<(...)`, cannot be read twice); no
+    script, or one that cannot be read, is a usage error."""
     if script is None:
         raise ModelConfigError(
             "--model scripted needs --script FILE (a JSON list or JSONL of replies, or a trace)"
         )
     try:
-        model = ScriptedModel.from_file(script)
+        return script, read_bounded(script, SCRIPT_LIMIT)
     except OSError as error:
         raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
+
+
+def load_script(script: Path, data: bytes) -> ScriptedModel:
+    """The scripted model for `--script FILE` of replies, from its bytes; a script that cannot
+    be used is a usage error."""
+    try:
+        model = ScriptedModel.from_bytes(data)
     except ValueError as error:
         raise ModelConfigError(f"bad script {script}: {error}") from None
     if not model.replies:
