@@ -99,7 +99,7 @@ def test_a_file_that_is_not_a_trace_is_neither_appended_to_nor_made_private(
     done = toolcall("run", "What's 2+2?", "--json", "--trace", str(notes), cwd=tmp_path)
     assert done.returncode == 2
     line = one_error_line(done)
-    assert str(notes) in line and "not a trace" in line.replace("other than a trace", "not a trace")
+    assert str(notes) in line and "something other than a trace file" in line
     assert done.stdout == ""  # decided before the run
     assert notes.read_text(encoding="utf-8") == "# my notes\n" and mode_of(notes) == 0o644
     # A trace, even one whose last line was cut, and an empty file are appended to.
@@ -112,6 +112,24 @@ def test_a_file_that_is_not_a_trace_is_neither_appended_to_nor_made_private(
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
     assert toolcall("run", "hi", "-q", "--trace", str(empty), cwd=tmp_path).returncode == 0
+
+
+def test_a_file_that_is_not_a_chat_history_is_left_alone(tmp_path: Path) -> None:
+    """`chat --history-file notes.md` appended `# date` and `+question` lines to the notes."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("my notes\n", encoding="utf-8")
+    notes.chmod(0o644)
+    done = toolcall("chat", "--history-file", str(notes), cwd=tmp_path, stdin="What's 2+2?\n")
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert str(notes) in line and "something other than a history file" in line
+    assert notes.read_text(encoding="utf-8") == "my notes\n" and mode_of(notes) == 0o644
+    history = tmp_path / "history"
+    for _ in range(2):  # a history of its own is appended to
+        again = toolcall("chat", "--history-file", str(history), "--no-trace", cwd=tmp_path,
+                         stdin="What's 2+2?\n")  # fmt: skip
+        assert again.returncode == 0, again.stderr
+    assert history.read_text(encoding="utf-8").count("+What's 2+2?") == 2
 
 
 def test_a_trace_file_that_cannot_be_appended_to_is_a_usage_error_not_a_bug(

@@ -6,6 +6,7 @@ toolcall's own directory of the user's is (the config file, the user's tools.d).
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -61,6 +62,29 @@ def open_private(path: Path, label: str, *, readable: bool = False) -> int:
         reason = error.strerror or str(error)
         raise PathProblem(f"cannot make the {label} {path} owner-only: {reason}") from None
     return fd
+
+
+FIRST_LINE_READ = 1 << 16
+"""Bytes of an existing file's first line read to tell what it holds."""
+
+
+def refuse_other_file(path: Path, label: str, first_line: re.Pattern[bytes]) -> None:
+    """An existing file whose first line that is not blank is not a `label`'s (`first_line`)
+    is never appended to, nor made owner-only: a slip of the user's, and the file is theirs.
+    Raises PathProblem. A file that is empty, a pipe or a device passes."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return  # never opened here: a pipe without a writer would block the read
+        with path.open("rb") as file:
+            head = file.read(FIRST_LINE_READ)
+    except OSError:
+        return  # opening it to write says why it cannot be used
+    first = next((line for line in head.splitlines() if line.strip()), b"")
+    if first and not first_line.match(first):
+        raise PathProblem(
+            f"cannot use {path} as the {label}: it holds something other than a {label}, "
+            "and is never written to; name a new file"
+        )
 
 
 def open_or_create(path: Path, flags: int) -> tuple[int, bool]:

@@ -9,7 +9,6 @@ import json
 import math
 import os
 import re
-import stat
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -19,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from toolcall_cli import strictjson
 from toolcall_cli.events import Event, event_record
 from toolcall_cli.keys import SecretMask, url_secrets
-from toolcall_cli.private_files import PathProblem, open_private
+from toolcall_cli.private_files import PathProblem, open_private, refuse_other_file
 from toolcall_cli.tools.registry import Tool
 from toolcall_cli.version import __version__
 
@@ -84,7 +83,8 @@ class TraceWriter:
     ) -> TraceWriter:
         """Append to `path`, owner-only; raises PathProblem (naming the path and why) when it
         cannot be written, so the run never starts."""
-        refuse_other_file(path)
+        # `--trace notes.md` is a slip: the file is the user's, never appended to.
+        refuse_other_file(path, "trace file", A_TRACES_FIRST_LINE)
         fd = open_private(path, "trace file")
         try:
             # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
@@ -135,28 +135,8 @@ class TraceWriter:
             raise TraceWriteError(f"cannot write the trace file {self.path}: {reason}") from None
 
 
-FIRST_LINE_READ = 1 << 16
-"""Bytes of an existing file's first line read to tell whether it is a trace."""
 A_TRACES_FIRST_LINE = re.compile(rb'\A\{\s*"kind"\s*:')
 """How every line toolcall writes to a trace begins (`kind` first), a header or an event."""
-
-
-def refuse_other_file(path: Path) -> None:
-    """An existing file that is not a trace is never appended to, nor made owner-only:
-    `--trace notes.md` is a slip, and the file is the user's. Raises PathProblem. An empty
-    file, a trace (either format, its first line cut or not), a pipe or a device pass."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return  # never opened here: a pipe without a reader would block the read
-        with path.open("rb") as file:
-            first = file.readline(FIRST_LINE_READ)
-    except OSError:
-        return  # opening it for the trace says why it cannot be used
-    if first and not A_TRACES_FIRST_LINE.match(first):
-        raise PathProblem(
-            f"cannot use {path} as the trace file: it holds something other than a trace "
-            "(a trace is only ever appended to another trace); name a new file"
-        )
 
 
 NOTE_ROOM = 100
