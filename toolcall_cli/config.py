@@ -189,6 +189,17 @@ def limit_problem(key: str, value: Any) -> str | None:
     return None
 
 
+def config_text(path: Path) -> str:
+    """The config file's text, within a bound; ConfigError when it cannot be read."""
+    try:
+        return read_bounded(path).decode("utf-8")
+    except OSError as error:
+        reason = "it is a directory" if path.is_dir() else error.strerror or error
+        raise ConfigError(f"cannot read config {path}: {reason}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"cannot read config {path}: {error}") from None
+
+
 def load_config(path: Path) -> FileConfig:
     if not path.exists():
         return FileConfig(path=path)
@@ -198,12 +209,7 @@ def load_config(path: Path) -> FileConfig:
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
-        data = tomllib.loads(read_bounded(path).decode("utf-8"))
-    except OSError as error:
-        reason = "it is a directory" if path.is_dir() else error.strerror or error
-        raise ConfigError(f"cannot read config {path}: {reason}") from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"cannot read config {path}: {error}") from None
+        data = tomllib.loads(config_text(path))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"config {path} is not valid TOML: {error}") from None
     defaults = data.get("defaults", {})

@@ -156,7 +156,7 @@ def scripted(script: Path | None) -> Model:
     path, data = read_script(script)
     from toolcall_cli.trace.script import is_trace
 
-    if is_trace(data):
+    if is_trace(path, data):
         from toolcall_cli.trace import TraceError
         from toolcall_cli.trace.script import script_from_trace
 

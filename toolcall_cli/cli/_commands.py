@@ -522,12 +522,12 @@ def config_show(
     """Show the settings a run would use and where each came from. Keys are masked."""
     from toolcall_cli.app.errors import usage_errors
     from toolcall_cli.app.settings import resolved_settings
-    from toolcall_cli.config import ConfigError, config_path, mask, read_config, resolve_limits
+    from toolcall_cli.config import ConfigError, config_path, load_config, mask, resolve_limits
     from toolcall_cli.keys import display_url
 
     path = config_path()
     with usage_errors(ConfigError):  # said as any command says an AppError (entry.py)
-        config = read_config()
+        config = load_config(path)  # a file TOOLCALL_CONFIG names that is missing: shown so
         _, limit_sources = resolve_limits({}, config)
     resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
     grounding = grounding_line(config)

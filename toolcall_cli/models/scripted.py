@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,24 +318,29 @@ def scripted_model(model: object) -> ScriptedModel | None:
     return inner if isinstance(inner, ScriptedModel) else None
 
 
-def read_script(script: Path | None) -> tuple[Path, bytes]:
-    """`--script FILE` and its bytes, read once (a pipe, `<(...)`, cannot be read twice); no
-    script, or one that cannot be read, is a usage error."""
+def read_script(script: Path | None) -> tuple[Path, bytes | None]:
+    """`--script FILE`, with its bytes when it is no regular file: a pipe (`<(...)`) cannot be
+    read twice, and a device may never end. A file is read as it is parsed (a trace line by
+    line, in bounded memory). No script, or one that cannot be read, is a usage error."""
     if script is None:
         raise ModelConfigError(
             "--model scripted needs --script FILE (a JSON list or JSONL of replies, or a trace)"
         )
     try:
+        if stat.S_ISREG(script.stat().st_mode):
+            return script, None
         return script, read_bounded(script, SCRIPT_LIMIT)
     except OSError as error:
         raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
 
 
-def load_script(script: Path, data: bytes) -> ScriptedModel:
-    """The scripted model for `--script FILE` of replies, from its bytes; a script that cannot
-    be used is a usage error."""
+def load_script(script: Path, data: bytes | None = None) -> ScriptedModel:
+    """The scripted model for `--script FILE` of replies (`data`: its bytes, read already); a
+    script that cannot be used is a usage error."""
     try:
-        model = ScriptedModel.from_bytes(data)
+        model = ScriptedModel.from_file(script) if data is None else ScriptedModel.from_bytes(data)
+    except OSError as error:
+        raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
     except ValueError as error:
         raise ModelConfigError(f"bad script {script}: {error}") from None
     if not model.replies:

@@ -20,11 +20,16 @@ REFUSED_AS_TOO_LONG = "the server said the request was too long (as recorded)"
 retried: the server's numbers are not in the trace, only that it refused."""
 
 
-def is_trace(data: bytes) -> bool:
-    """Whether a script file's bytes are a trace rather than a script of replies: its first
-    line is a record (a JSON object with a `kind`), which no script line can be."""
-    lines = lines_of(io.BytesIO(data))
-    first = next((line for line in lines if line.text is None or line.text.strip()), None)
+def is_trace(path: Path, data: bytes | None = None) -> bool:
+    """Whether `path` (or `data`, its bytes read already) holds a trace rather than a script of
+    replies: its first line is a record (a JSON object with a `kind`), which no script line can
+    be. False when it cannot be read (loading it as a script then says why)."""
+    try:
+        with path.open("rb") if data is None else io.BytesIO(data) as stream:
+            lines = lines_of(stream)
+            first = next((line for line in lines if line.text is None or line.text.strip()), None)
+    except OSError:
+        return False
     if first is None:
         return False
     if first.text is None:
