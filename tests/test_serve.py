@@ -80,9 +80,9 @@ class Served:
     def log(self) -> str:
         return "".join(self.seen)
 
-    def stop(self) -> tuple[int, str, str]:
-        """Ctrl-C, as a user stops it: the exit code, all it printed, and stderr."""
-        self.process.send_signal(signal.SIGINT)
+    def stop(self, by: signal.Signals = signal.SIGINT) -> tuple[int, str, str]:
+        """Ctrl-C, as a user stops it (or `by`): the exit code, all it printed, and stderr."""
+        self.process.send_signal(by)
         code = self.process.wait(timeout=WAIT)
         self.reader.join(timeout=WAIT)  # it reads stdout to its end
         while not self.lines.empty():
@@ -808,6 +808,16 @@ def test_ctrl_c_stops_it_cleanly_with_no_traceback() -> None:
     code, out, err = served.stop()
     assert (code, err) == (0, "")
     assert out.rstrip().endswith("stopped (Ctrl-C)")
+
+
+def test_sigterm_is_its_normal_stop_and_exits_0_where_sighup_keeps_129() -> None:
+    """systemd, docker and kubernetes stop a server with SIGTERM: exit 143 counted as a
+    failure there. A closed terminal (SIGHUP) is not a stop asked for."""
+    code, out, err = start_serve().stop(signal.SIGTERM)
+    assert (code, err) == (0, "")
+    assert out.rstrip().endswith("stopped (SIGTERM)")
+    code, out, err = start_serve().stop(signal.SIGHUP)
+    assert (code, err) == (129, "toolcall: terminated\n")
 
 
 def test_it_stops_when_the_reader_of_its_log_goes_away() -> None:

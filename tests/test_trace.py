@@ -869,3 +869,26 @@ def test_trace_show_says_what_the_user_answered_an_approval(tmp_path: Path) -> N
     shown = toolcall("trace", "show", str(path), "--plain", cwd=tmp_path).stdout
     assert "info: approval of rm #1.0: answered yes after 2.50s" in shown
     assert "#1.1" not in shown
+
+
+def test_a_trace_named_by_a_pipe_is_read_and_a_folder_is_said_to_be_one(tmp_path: Path) -> None:
+    """`toolcall doctor <(ssh box cat run.jsonl)` or `... | toolcall doctor /dev/stdin`: a pipe
+    is no regular file, and was looked up as an id ("no such file"); so was a folder."""
+    import subprocess
+    import sys
+
+    trace = tmp_path / "run.jsonl"
+    done = toolcall("run", "What is 2+3?", "-q", "--trace", str(trace), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for command in (["doctor"], ["trace", "show"]):
+        read = subprocess.run(
+            [sys.executable, "-m", "toolcall_cli", *command, "/dev/stdin"],
+            input=trace.read_text(encoding="utf-8"), capture_output=True, text=True,
+            cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        assert read.returncode == 0, read.stderr
+        assert "What is 2+3?" in read.stdout
+    folder = toolcall("doctor", str(tmp_path), cwd=tmp_path)
+    assert folder.returncode == 2
+    said = f"toolcall: error: {tmp_path} is a folder: name a trace file in it, or a trace's id"
+    assert folder.stderr == said + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import threading
@@ -21,7 +22,7 @@ from prompt_toolkit.output import Output
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
 from toolcall_cli.history import preview
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
-from toolcall_cli.private_files import PathProblem, app_dir, open_private
+from toolcall_cli.private_files import PathProblem, app_dir, open_private, refuse_other_file
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.render.base import visible
 from toolcall_cli.render.explain import Explain
@@ -59,6 +60,8 @@ def default_history_file() -> Path:
     return folder / "chat_history"
 
 
+HISTORY_LINE = re.compile(rb"\A[#+]")
+"""How each entry of prompt-toolkit's history file begins: `# when`, then `+` and a line."""
 HISTORY_READ_LIMIT = 4 * 1024 * 1024
 """Bytes of the history file read at start (its end): years of typed questions, and a bound
 on a path that names something else (a big log file)."""
@@ -196,6 +199,7 @@ class Repl:
         self._mode: RenderMode = mode or ("live" if sys.stdout.isatty() else "plain")
         # Checked (and made owner-only) before the chat starts; prompt-toolkit appends to it by
         # name afterwards, which keeps the mode. Raises PathProblem.
+        refuse_other_file(history_file, "history file", HISTORY_LINE)
         os.close(open_private(history_file, "history file", readable=True))
         self._history = ChatHistory(history_file)
         self._history_problem_told = False

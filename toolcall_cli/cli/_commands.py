@@ -31,12 +31,13 @@ from toolcall_cli.cli._options import (
 from toolcall_cli.cli.entry import (
     EXIT_PROBLEMS,
     EXIT_USAGE,
-    Terminated,
     app,
     config_app,
     fail,
     warn,
 )
+from toolcall_cli.private_files import READ_LIMIT, read_bounded
+from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
@@ -427,7 +428,7 @@ def read_input(file: Path | None) -> str:
     the parser text the model never sent."""
     name = str(file) if file else "stdin"
     try:
-        data = file.read_bytes() if file else stdin_bytes()
+        data = read_bounded(file) if file else stdin_bytes()
     except OSError as error:
         fail(f"cannot read {name}: {error.strerror or error}")
     try:
@@ -458,7 +459,9 @@ def stdin_bytes() -> bytes:
         )
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is not None:
-        data: bytes = buffer.read()
+        data: bytes = buffer.read(READ_LIMIT + 1)
+        if len(data) > READ_LIMIT:
+            fail(f"stdin holds more than {READ_LIMIT >> 20} MiB: is it the model's output?")
         return data
     # A text stream without bytes beneath (some embedders): undo its decoding, bad bytes kept.
     return sys.stdin.read().encode("utf-8", "surrogateescape")
@@ -489,7 +492,8 @@ def doctor(
     """Walk the troubleshooting checklist over a recorded run: a tool skipped (硬答), invalid
     calls, results not fed back by their call id, how the loop ended; then the likely cause.
 
-    Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
+    Exit 0 when every step passes (a run stopped by Ctrl-C or a signal is noted, not a
+    problem), 4 when problems were found, 2 when the trace cannot be read.
     """
     from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.cli._trace_commands import load_trace
@@ -532,7 +536,7 @@ def config_show(
 
     path = config_path()
     with usage_errors(ConfigError):  # said as any command says an AppError (entry.py)
-        config = load_config(path)
+        config = load_config(path)  # a file TOOLCALL_CONFIG names that is missing: shown so
         _, limit_sources = resolve_limits({}, config)
     resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
     grounding = grounding_line(config)

@@ -134,6 +134,7 @@ def eval_folder(cases_file: Path, flags: EvalFlags) -> tuple[Path, bool]:
             fail(f"--resume: no eval of {cases_file} to resume in {root} (--out names one)")
         return found, True
     if flags.out is not None:
+        check_out_folder(flags.out)
         return flags.out, flags.resume
     name = f"{stamp()}-{safe_name(cases_file.stem)}"
     folder, number = root / name, 2
@@ -264,6 +265,15 @@ def print_report(plan: EvalPlan, runs: Sequence[EvalRun], console: Console) -> N
     console.print()
     console.print(Text(f"right: {overall_score(runs):.1%} of graded runs", style="bold"))
     console.print(Text(f"results and traces: {plan.folder}", style="dim"))
+
+
+def check_out_folder(path: Path) -> None:
+    """The folder --out names is made if missing, but not the folders above it: a typo must
+    fail, not leave a tree of folders behind."""
+    if path.exists() and not path.is_dir():
+        fail(f"--out {path}: is not a folder")
+    if not path.exists() and not path.parent.is_dir():
+        fail(f"--out {path}: no folder {path.parent} to make it in")
 
 
 def check_html_target(path: Path) -> None:

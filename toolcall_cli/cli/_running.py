@@ -20,10 +20,10 @@ from toolcall_cli.cli.entry import (
     EXIT_INTERRUPTED,
     EXIT_LIMIT,
     EXIT_SCRIPT_MISMATCH,
-    Terminated,
     fail,
     terminal_gone,
 )
+from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -170,8 +170,7 @@ class RunTrace:
     def stopped(self, stop: KeyboardInterrupt | Terminated, final: RunFinished | None) -> None:
         """The end of a run stopped from outside: by Ctrl-C, or by SIGTERM or SIGHUP."""
         if isinstance(stop, Terminated):
-            reason: InterruptReason = "sighup" if stop.signal.name == "SIGHUP" else "sigterm"
-            self.cut_short(reason, f"terminated ({stop.signal.name})", final)
+            self.cut_short(stop.reason, f"terminated ({stop.signal.name})", final)
         else:
             self.cut_short("ctrl-c", "interrupted by Ctrl-C", final)
 

@@ -148,10 +148,10 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
         "limit",
         "raise --timeout, or --tool-timeout if one tool was slow",
     ),
-    "interrupted": (
-        "the run was interrupted",
+    "crashed": (
+        "toolcall itself failed mid-run (a bug, not the model's doing)",
         "none",
-        "nothing in the trace points at the model or the tools: run it again",
+        "run it again with TOOLCALL_DEBUG=1 to see the traceback, and report it",
     ),
     "cut_off": (
         "the trace ends mid-run, with no record of an interruption",

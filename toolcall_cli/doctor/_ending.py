@@ -62,7 +62,9 @@ def _stop(run: RunRecords, finished: Record | None) -> tuple[str, list[Finding]]
     if stop == "interrupted":
         found = _interrupted(interrupted) if interrupted else None
         message = f"interrupted at iteration {iterations}"
-        return "yes: interrupted", [found or Finding.at(finished, "interrupted", message)]
+        return "yes: interrupted", [
+            found or Finding.at(finished, "interrupted", message, note=True)
+        ]
     message = f"the run stopped before any request ({stop})"
     return f"yes: {stop}", [Finding.at(finished, stop, message)]
 
@@ -85,10 +87,15 @@ def _limit(run: RunRecords, finished: Record) -> tuple[str, list[Finding]]:
 
 
 def _interrupted(record: Record) -> Finding:
+    """A run stopped from outside (Ctrl-C, `q` at a --step pause, a signal, stdout's reader
+    gone) is a note: nothing in it went wrong, and the steps check it as far as it got. A run
+    toolcall itself failed in (reason `crash`) is a problem."""
     reason = record.data.get("reason", "interrupted")
     detail = record.data.get("detail")
     message = f"interrupted ({reason})" + (f": {detail}" if detail else "")
-    return Finding.at(record, "interrupted", message)
+    if reason == "crash":
+        return Finding.at(record, "crashed", message)
+    return Finding.at(record, "interrupted", message, note=True)
 
 
 def _repeated_calls(run: RunRecords, answered: bool) -> Iterator[Finding]:

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import json
 import random
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from toolcall_cli.models import ModelConfigError
+from toolcall_cli.private_files import read_bounded
 from toolcall_cli.strictjson import json_type_in_words
 from toolcall_cli.wire import ModelError, ModelRequest, WireFormat
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
+
+SCRIPT_LIMIT = 256 << 20
+"""Bytes of a script read at most: a trace replayed as a script holds whole requests."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,11 @@ class ScriptedModel:
     def from_file(cls, path: str | Path) -> ScriptedModel:
         """Replies from a JSON list, or JSONL with one reply (a JSON string or object) a line.
         Raises OSError, or ValueError naming the line (or item) and the key that is wrong."""
-        data = Path(path).read_bytes()
+        return cls.from_bytes(read_bounded(Path(path), SCRIPT_LIMIT))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ScriptedModel:
+        """As from_file, from a script file's bytes. Raises ValueError."""
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -306,14 +315,27 @@ def scripted_model(model: object) -> ScriptedModel | None:
     return inner if isinstance(inner, ScriptedModel) else None
 
 
-def load_script(script: Path | None) -> ScriptedModel:
-    """The scripted model for `--script FILE`; a script that cannot be used is a usage error."""
+def read_script(script: Path | None) -> tuple[Path, bytes | None]:
+    """`--script FILE`, with its bytes when it is no regular file: a pipe (`<(...)`) cannot be
+    read twice, and a device may never end. A file is read as it is parsed (a trace line by
+    line, in bounded memory). No script, or one that cannot be read, is a usage error."""
     if script is None:
         raise ModelConfigError(
             "--model scripted needs --script FILE (a JSON list or JSONL of replies, or a trace)"
         )
     try:
-        model = ScriptedModel.from_file(script)
+        if stat.S_ISREG(script.stat().st_mode):
+            return script, None
+        return script, read_bounded(script, SCRIPT_LIMIT)
+    except OSError as error:
+        raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
+
+
+def load_script(script: Path, data: bytes | None = None) -> ScriptedModel:
+    """The scripted model for `--script FILE` of replies (`data`: its bytes, read already); a
+    script that cannot be used is a usage error."""
+    try:
+        model = ScriptedModel.from_file(script) if data is None else ScriptedModel.from_bytes(data)
     except OSError as error:
         raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
     except ValueError as error:

@@ -89,7 +89,9 @@ def print_advice(advice: Advice, console: Console) -> None:
 def verdict(diagnosis: Diagnosis) -> Text:
     count = diagnosis.problem_count
     if not count:
-        return Text(f"{PASS} every step passed", style="green")
+        stopped = sum(1 for run in diagnosis.runs if run.stop_reason == "interrupted")
+        short = f", as far as {plural(stopped, 'interrupted run')} got" if stopped else ""
+        return Text(f"{PASS} every step passed{short}", style="green")
     bad = sum(1 for run in diagnosis.runs if run.problems)
     runs = plural(len(diagnosis.runs), "run")
     return Text(f"{PROBLEM} {count} problem(s) found in {bad} of {runs}", style="red")

@@ -3,6 +3,7 @@ summary `toolcall trace list` shows."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -100,17 +101,20 @@ def _passed_over(stream: IO[bytes]) -> bool:
     return False
 
 
-def read_trace(path: Path, *, max_line_bytes: int | None = None) -> Trace:
-    """The trace in `path`, every record checked for the shape of its kind. A last line cut
-    mid-write is dropped (`cut` says so); anything else that is not a trace record raises
-    TraceError naming the file and the line."""
+def read_trace(
+    path: Path, *, max_line_bytes: int | None = None, data: bytes | None = None
+) -> Trace:
+    """The trace in `path` (or in `data`, read from `path` already: a pipe is read once), every
+    record checked for the shape of its kind. A last line cut mid-write is dropped (`cut` says
+    so); anything else that is not a trace record raises TraceError naming the file and the
+    line."""
     max_line_bytes = max_line_bytes or MAX_LINE_BYTES
     records: list[Record] = []
     cut_line = None
     first_line = 1
     reached = 0
     try:
-        with path.open("rb") as stream:
+        with path.open("rb") if data is None else io.BytesIO(data) as stream:
             for line in lines_of(stream, max_line_bytes):
                 if line.text is not None and not line.text.strip():
                     continue
