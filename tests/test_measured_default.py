@@ -549,8 +549,8 @@ def test_a_llama_cpp_model_switched_to_in_chat_gets_the_defaults_for_a_small_mod
     assert body["response_format"]["type"] == "json_schema"
     out = capsys.readouterr().out
     assert run_headers(out) == [
-        "model m, strategy schema json, temperature 0, max_tokens 1024, tools: calculate, get_time, "
-        "convert_units, get_weather"
+        "model m, strategy schema json, temperature 0, max_tokens 1024, tools: calculate, "
+        "get_time, convert_units, get_weather"
     ]
     assert out.count(SMALL_MODEL) == 1 and out.count("llama.cpp server: strategy schema") == 1
 
