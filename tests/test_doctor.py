@@ -638,3 +638,21 @@ def test_a_fix_whose_id_a_made_up_call_had_before_still_counts(tmp_path: Path) -
     data = scripted_report(tmp_path, "What's the weather in Paris?", first, second, "Paris: 11°C.")
     fixed = [f["recovered"] for f in findings(data, 2) if f["problem"] == "invalid_arguments"]
     assert fixed == ["fixed at iteration 2 by call_0 (get_weather)"]
+
+
+def test_a_result_passed_back_to_a_tool_is_the_models_mistake_not_a_refusal(
+    tmp_path: Path,
+) -> None:
+    # Qwen2.5-0.5B, given 9063, called calculate("9063"): the engine answered that it had the
+    # result, and the run answered. The doctor blamed "the tool's policy or the user".
+    first = calls(native("c1", "calculate", expression="347*29-1000"))
+    echoed = calls(native("c2", "calculate", expression="9063"))
+    data = scripted_report(tmp_path, "What is 347 times 29, minus 1000?", first, echoed, "9063")
+    assert problems(data) == {2: ["echoed_result"], 4: ["tools_withdrawn"]}
+    [finding] = findings(data, 2)
+    assert finding["tool"] == "calculate" and "9063" in finding["message"]
+    assert finding["recovered"] == "the run still answered"
+    run = data["runs"][0]
+    assert "policy" not in run["fix"]["text"] and "user" not in run["fix"]["text"]
+    assert run["fix"]["kind"] == "prompt rule"
+    assert "a result it already had" in run["cause"]

@@ -120,6 +120,13 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
         'add a rule: "use the results you already have; never repeat a call with the same '
         'arguments"',
     ),
+    "echoed_result": (
+        "the model passed a result it already had back into a call of `{tool}`, instead of "
+        "answering with it",
+        "prompt rule",
+        'add a rule: "when the results answer the question, answer with them; never pass a '
+        'result back to a tool"',
+    ),
     "not_an_answer": (
         "the model replied with something that was not an answer",
         "prompt rule",
