@@ -388,6 +388,29 @@ def test_an_interrupted_eval_resumes_where_it_stopped_with_no_case_run_twice(
         assert Path(trace).stat().st_mtime_ns == mtime
 
 
+def test_a_run_resumed_after_an_interruption_has_a_trace_of_its_own(tmp_path: Path) -> None:
+    # Stopped mid-run, a run's result is not recorded but its trace is begun; --resume ran it
+    # again into the same file, which then held two runs, the unfinished one first, so
+    # `trace show`, doctor and replay of the trace the grid names read that one first.
+    path = write(
+        tmp_path, '{"id": "sum", "question": "What is 2+3?", "answer": {"numbers": [5]}}\n'
+    )
+    out = tmp_path / "out"
+    assert cli(tmp_path, "eval", str(path), "--out", str(out)).returncode == 0
+    (out / "results.jsonl").write_text("")  # as a stop mid-run leaves it: no result yet
+    (trace,) = (out / "traces").iterdir()
+    attempt = trace.read_text(encoding="utf-8")
+    again = cli(tmp_path, "eval", str(path), "--out", str(out), "--resume", "--json")
+    assert again.returncode == 0, again.stderr
+    (run,) = json.loads(again.stdout)["runs"]
+    assert Path(run["trace"]) == trace
+    assert trace.read_text(encoding="utf-8").count('"kind": "run_started"') == 1
+    kept = out / "traces" / f"{trace.stem}.unfinished-1.jsonl"
+    assert kept.read_text(encoding="utf-8") == attempt  # what the first attempt wrote is kept
+    doctor = cli(tmp_path, "doctor", str(trace), "--json")
+    assert len(json.loads(doctor.stdout)["runs"]) == 1
+
+
 def test_resume_without_out_takes_the_last_eval_of_the_case_file(tmp_path: Path) -> None:
     path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
     assert cli(tmp_path, "eval", str(path)).returncode == 0
