@@ -411,6 +411,49 @@ def test_a_run_resumed_after_an_interruption_has_a_trace_of_its_own(tmp_path: Pa
     assert len(json.loads(doctor.stdout)["runs"]) == 1
 
 
+def test_ctrl_c_during_an_eval_says_what_is_kept_and_how_to_go_on(tmp_path: Path) -> None:
+    # typer turns a Ctrl-C into a silent exit 130: an eval of an hour stopped without a word of
+    # its folder or of --resume.
+    import signal
+    import subprocess
+    import sys
+
+    from fake_openai import Answer, FakeOpenAI, completion
+
+    path = write(
+        tmp_path, '{"id": "sum", "question": "What is 2+3?", "answer": {"numbers": [5]}}\n'
+    )
+    out = tmp_path / "out"
+    with FakeOpenAI() as server:
+        # The stop is seen when the request in flight ends (a worker thread cannot be
+        # interrupted), so the answer comes late, but not long after the Ctrl-C.
+        server.answers.append(Answer(json_body=completion("5"), delay=3))
+        command = [sys.executable, "-m", "toolcall_cli", "eval", str(path), "--model", "m",
+                   "--base-url", server.base_url, "--out", str(out)]  # fmt: skip
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            # as a terminal starts it: a suite run in the background passes SIGINT on ignored
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        with process:
+            try:
+                assert server.wait_received(1)  # the run's request is in flight
+                process.send_signal(signal.SIGINT)
+                _out, err = process.communicate(timeout=60)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+    assert process.returncode == 130
+    assert err.strip().splitlines() == [
+        f"toolcall: interrupted: 0 of 1 runs done, kept in {out}; the same command with "
+        "--resume goes on from there"
+    ]
+
+
 def test_resume_without_out_takes_the_last_eval_of_the_case_file(tmp_path: Path) -> None:
     path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
     assert cli(tmp_path, "eval", str(path)).returncode == 0

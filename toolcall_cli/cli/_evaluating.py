@@ -16,7 +16,7 @@ from toolcall_cli import strictjson
 from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.cli._eval_flags import EvalFlags
 from toolcall_cli.cli._options import PanelledCommand, Without, with_groups
-from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail, warn
+from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_INTERRUPTED, app, fail, warn
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -67,8 +67,18 @@ def evaluate(cases_file: Path, flags: EvalFlags, options: SessionOptions) -> int
     if flags.html is not None:
         check_html_target(flags.html)
     plan = make_plan(cases_file, flags, options, cases)
-    with progress_bar(plan) as done:
-        runs = run_eval(plan, done, warn)
+    try:
+        with progress_bar(plan) as done:
+            runs = run_eval(plan, done, warn)
+    except KeyboardInterrupt:
+        # typer makes a Ctrl-C a silent exit 130: after an hour of runs, the user is told what
+        # is kept and how to go on.
+        typer.echo(
+            f"toolcall: interrupted: {len(plan.done)} of {plan.total} runs done, kept in "
+            f"{plan.folder}; the same command with --resume goes on from there",
+            err=True,
+        )
+        return EXIT_INTERRUPTED
     return report(flags, plan, runs)
 
 
