@@ -454,6 +454,18 @@ def test_ctrl_c_during_an_eval_says_what_is_kept_and_how_to_go_on(tmp_path: Path
     ]
 
 
+def test_an_eval_whose_model_was_never_reached_exits_1(tmp_path: Path) -> None:
+    # A server down or a wrong URL: every run "no answer (model_failed)", and the eval exited 0,
+    # as if it had measured something; a CI job without --fail-under passed.
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n' * 2)
+    done = cli(tmp_path, "eval", str(path), "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+               "--out", str(tmp_path / "out"))  # fmt: skip
+    assert done.returncode == 1
+    [line] = [line for line in done.stderr.splitlines() if "every run" in line]
+    assert line.startswith("toolcall: error: every run failed at the model, m: cannot connect")
+    assert "0/2" in done.stdout  # the report is still shown
+
+
 def test_resume_without_out_takes_the_last_eval_of_the_case_file(tmp_path: Path) -> None:
     path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
     assert cli(tmp_path, "eval", str(path)).returncode == 0

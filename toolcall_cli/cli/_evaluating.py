@@ -47,7 +47,7 @@ def eval_command(
     table: right, wrong (which way), no answer, mean iterations, tokens and wall time, per
     model and strategy; then a grid of every case. Every run writes a trace in the eval's
     folder (toolcall trace show FILE, doctor FILE, replay FILE). Exit 0 when it ran; 1 when
-    --fail-under is not reached; 2 on a usage error.
+    --fail-under is not reached, or a model failed every run; 2 on a usage error.
     """
     raise typer.Exit(evaluate(cases, flags, options))
 
@@ -239,12 +239,29 @@ def report(flags: EvalFlags, plan: EvalPlan, runs: Sequence[EvalRun]) -> int:
         print_report(plan, runs, pipe_console())
     if flags.html is not None:  # after the report: a page that cannot be written loses no more
         write_html(flags.html, plan, runs)
+    unreached = [f"{model}: {why}" for model, why in models_never_reached(runs).items()]
+    for line in unreached:
+        typer.echo(f"toolcall: error: every run failed at the model, {line}", err=True)
     score = overall_score(runs)
     if flags.fail_under is not None and score < flags.fail_under:
         warn_line = f"score {score:.1%} is under --fail-under {flags.fail_under:g}"
         typer.echo(f"toolcall: {warn_line}", err=True)
         return EXIT_FAILURE
-    return 0
+    return EXIT_FAILURE if unreached else 0
+
+
+def models_never_reached(runs: Sequence[EvalRun]) -> dict[str, str]:
+    """Each model whose every run ended as a model failure (a server down, a wrong URL or
+    name), with the first failure: its grades measure nothing, and a 0 would pass a CI job
+    run against a server that was never there."""
+    failures: dict[str, str] = {}
+    answered = set()
+    for run in runs:
+        if run.verdict.kind == "model_failed":
+            failures.setdefault(run.key.model, run.verdict.detail)
+        else:
+            answered.add(run.key.model)
+    return {model: why for model, why in failures.items() if model not in answered}
 
 
 def print_report(plan: EvalPlan, runs: Sequence[EvalRun], console: Console) -> None:
