@@ -656,3 +656,18 @@ def test_a_result_passed_back_to_a_tool_is_the_models_mistake_not_a_refusal(
     assert "policy" not in run["fix"]["text"] and "user" not in run["fix"]["text"]
     assert run["fix"]["kind"] == "prompt rule"
     assert "a result it already had" in run["cause"]
+
+
+def test_a_call_read_leniently_but_refused_is_not_said_to_have_run(tmp_path: Path) -> None:
+    # Qwen2.5-0.5B asked to send an email wrote send_email as bare JSON: read leniently, then
+    # refused as an unknown tool. The doctor said "read leniently; the call ran".
+    email = '{"name": "send_email", "arguments": {"to": "alice@example.com"}}'
+    weather = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    played = ("--model", "scripted", "--script", script(tmp_path, email, weather, "Paris: 11°C."))
+    question = "Email alice@example.com the weather in Paris."
+    data = report(tmp_path, record(tmp_path, question, *played, "-s", "regex"))
+    framing = [f for f in findings(data, 2) if f["problem"] == "call_format"]
+    assert [f["recovered"] for f in framing] == [
+        "read leniently; the call did not run (unknown_tool)",
+        "read leniently; the call ran",
+    ]

@@ -262,7 +262,7 @@ def repaired_calls(run: RunRecords) -> Iterator[Finding]:
             continue
         defects = ", ".join(json_defects(str(call.get("raw", "")))) or "not strict JSON"
         message = f"{call.get('id')}: the call's JSON was loose ({defects}): {shown(call)}"
-        done = "repaired by toolcall (json-repair); the call ran"
+        done = f"repaired by toolcall (json-repair); {_what_became(run, record)}"
         yield Finding.at(
             record, "repaired_json", message, recovered=done, tool=str(call.get("name"))
         )
@@ -310,11 +310,11 @@ def converted_arguments(run: RunRecords) -> Iterator[Finding]:
 
 def loose_framing(run: RunRecords) -> Iterator[Finding]:
     """Text-protocol calls read leniently: unclosed, fenced or bare, or followed by more talk."""
-    lenient = "read leniently; the call ran"
     for record in run.of("tool_call_parsed"):
         call = call_of(record)
         raw = str(call.get("raw", "")).strip()
         name = str(call.get("name"))
+        lenient = f"read leniently; {_what_became(run, record)}"
         if unclosed(raw):
             message = f"{call.get('id')}: no closing {CALL_CLOSE}"
             yield Finding.at(record, "call_format", message, recovered=lenient, tool=name)
@@ -324,6 +324,21 @@ def loose_framing(run: RunRecords) -> Iterator[Finding]:
             message = f"{call.get('id')}: written as {how}, not in {CALL_OPEN} tags"
             yield Finding.at(record, "call_format", message, recovered=lenient, tool=name)
     yield from _talk_after_calls(run)
+
+
+def _what_became(run: RunRecords, parsed: Record) -> str:
+    """What became of a call once read: it ran, or it was read and then refused (an unknown
+    tool, bad arguments: its own finding says so). "The call ran" was said of both."""
+    call_id = call_of(parsed).get("id")
+    for record in run.of("tool_finished"):
+        if record.iteration == parsed.iteration and call_of(record).get("id") == call_id:
+            result = record.data.get("result") or {}
+            if result.get("cached"):
+                return "answered with the earlier result of the same call"
+            if result.get("ok"):
+                return "the call ran"
+            return f"the call did not run ({result.get('error_kind') or 'tool_error'})"
+    return "the call did not run"
 
 
 def _text_protocol(run: RunRecords, iteration: int | None) -> bool:
