@@ -671,3 +671,15 @@ def test_a_call_read_leniently_but_refused_is_not_said_to_have_run(tmp_path: Pat
         "read leniently; the call did not run (unknown_tool)",
         "read leniently; the call ran",
     ]
+
+
+def test_the_cause_is_the_first_mistake_left_standing_not_one_put_right(tmp_path: Path) -> None:
+    # Every call of Qwen2.5-0.5B under llama-server's template is bare JSON, read leniently; the
+    # doctor named that format as the most likely cause even when the run went wrong on an
+    # unknown tool the call named.
+    email = '{"name": "send_email", "arguments": {"to": "alice@example.com"}}'
+    played = ("--model", "scripted", "--script", script(tmp_path, email, "Sent."))
+    question = "Email alice@example.com that the meeting moved."
+    data = report(tmp_path, record(tmp_path, question, *played, "-s", "regex"))
+    assert problems(data)[2] == ["call_format", "unknown_tool"]
+    assert data["runs"][0]["cause"].startswith("the model called a tool that does not exist")
