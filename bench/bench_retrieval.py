@@ -6,8 +6,10 @@ tools beside them) and its questions (Chinese and English, each naming its right
     python bench/bench_retrieval.py --embed-url http://127.0.0.1:8094/v1 --embed-model qwen
 
 Writes bench/results/retrieval_recall.md (the table, each miss with what ranked above it) and
-bench/results/retrieval_recall.json. Target: lexical recall@5 >= 0.95. A question counts as
-found at k when its `tool`, or one of its `also`, is among the first k.
+bench/results/retrieval_recall.json. A ranker not measured this time (embed, without
+--embed-url) keeps its recorded rows: a lexical run does not erase a model's figures.
+Target: lexical recall@5 >= 0.95. A question counts as found at k when its `tool`, or one of
+its `also`, is among the first k.
 
 Split: ranking is tuned only against the questions at even positions of questions.toml (0, 2,
 4, ...); the odd ones are held out, so the held-out figure says how well a change generalises.
@@ -159,6 +161,22 @@ def report(results: list[dict[str, Any]], tools: int, asked: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def merged(recorded: list[dict[str, Any]], fresh: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recorded results with each ranker measured again replaced by its fresh result, in
+    the recorded order; a ranker new to the record comes last."""
+    by_ranker = {result["ranker"]: result for result in fresh}
+    kept = [by_ranker.pop(result["ranker"], result) for result in recorded]
+    return [*kept, *by_ranker.values()]
+
+
+def recorded_results(path: Path) -> list[dict[str, Any]]:
+    """What the results file holds (nothing yet: none)."""
+    if not path.is_file():
+        return []
+    results: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--embed-url", help="an OpenAI-compatible API root with /embeddings")
@@ -182,11 +200,12 @@ def main() -> None:
     for result in results:
         if result["ranker"] == "embed" and args.embed_label:
             result["ranker"] = f"embed ({args.embed_label})"
-    text = report(results, len(specs), len(asked))
     if args.tune:
-        print(text)
+        print(report(results, len(specs), len(asked)))
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
+    results = merged(recorded_results(RESULTS / "retrieval_recall.json"), results)
+    text = report(results, len(specs), len(asked))
     (RESULTS / "retrieval_recall.json").write_text(
         json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
     )

@@ -14,12 +14,13 @@ from toolcall_cli.session import Session
 
 
 def piped_chat(session: Session, pipe: PipeInput, tmp_path: Path, **more: Any) -> Repl:
-    """A plain-mode chat on `session` that reads `pipe`; `/model NAME` makes a model as the CLI
-    does; `more` goes to Repl (trace, reloader, watch, a history_file of the test's own)."""
+    """A plain-mode chat on `session` that reads `pipe`; `/model NAME` puts in the model a bare
+    choice of that name makes; `more` goes to Repl (trace, reloader, watch, a history_file of
+    the test's own, the use_model of a session the CLI's way built)."""
     more.setdefault("history_file", tmp_path / "history")
+    more.setdefault("use_model", lambda name: session.use_model(get_model(ModelChoice(name=name))))
     return Repl(
         session,
-        make_model=lambda name: get_model(ModelChoice(name=name)),
         pt_input=pipe,
         pt_output=DummyOutput(),
         mode="plain",

@@ -13,12 +13,15 @@ from in_process import toolcall
 
 from toolcall_cli.approval import Approval, decision, question, terminal_answers
 from toolcall_cli.events import (
+    ApprovalAnswered,
     ApprovalAsked,
     Event,
     LimitReached,
+    ModelReplied,
     Notice,
     RunFinished,
     ToolFinished,
+    ToolTimeline,
 )
 from toolcall_cli.loop import Limits, ToolPolicy, run
 from toolcall_cli.messages import Message, ToolCall
@@ -241,3 +244,97 @@ def test_time_at_the_approval_prompt_counts_against_no_tool_and_not_the_run(
     assert not any(isinstance(e, LimitReached) for e in seen)
     finished = next(e for e in seen if isinstance(e, RunFinished))
     assert finished.stop_reason == "answered" and finished.elapsed < 1.0
+
+
+class StillClock:
+    """A clock that moves only when the user is asked: whatever it measures besides is zero."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("strategy", ["regex", "stream"])
+def test_the_user_s_time_at_an_approval_is_no_reply_s_latency_and_no_call_s_time(
+    registry: ToolRegistry, strategy: str
+) -> None:
+    """The user thinks 30 (clock) seconds before saying yes. A streamed reply is still being
+    read when its call asks: that wait was in its latency. It is the person's, kept apart:
+    the timeline says how long the call waited for approval, and nothing else counts it."""
+    clock = StillClock()
+
+    def thinking_yes(asked: ApprovalAsked) -> str:
+        clock.now += 30.0
+        return "yes"
+
+    events = run(
+        "clean up",
+        model=ScriptedModel([rm_call("a"), "done"]),
+        strategy=get_strategy(strategy),
+        registry=registry,
+        history=[],
+        policy=ToolPolicy(),
+        clock=clock,
+    )
+    seen = list(answering(events, thinking_yes))
+    assert results(seen) == ["removed a"]
+    assert [e.latency for e in seen if isinstance(e, ModelReplied)] == [0.0, 0.0]
+    finished = next(e for e in seen if isinstance(e, ToolFinished))
+    assert finished.started == finished.ended
+    (entry,) = next(e for e in seen if isinstance(e, ToolTimeline)).entries
+    assert entry.approval_wait == 30.0
+    assert next(e for e in seen if isinstance(e, RunFinished)).elapsed == 0.0
+
+
+def test_the_timeline_draws_the_wait_for_approval_apart_from_the_run() -> None:
+    from toolcall_cli.events import TimelineEntry
+    from toolcall_cli.render.base import timeline_lines
+
+    def entry(call_id: str, started: float, ended: float, wait: float) -> TimelineEntry:
+        return TimelineEntry(
+            call_id=call_id, name="rm", ref=None, waits_for=(), started=started, ended=ended,
+            ok=True, outcome="ok", approval_wait=wait,
+        )  # fmt: skip
+
+    asked, alone = timeline_lines([entry("#1.0", 3.0, 4.0, 2.0), entry("#1.1", 0.0, 1.0, 0.0)])
+    assert asked.endswith("3.00-4.00s ok (after 2.00s waiting for approval)")
+    assert "░" * 8 + "█" * 8 in asked and "·" * 8 in asked  # of 32 cells, 4 s: 8 a second
+    assert "░" not in alone and alone.endswith("0.00-1.00s ok")
+
+
+@pytest.mark.parametrize(
+    ("typed", "answer"), [("y", "yes"), ("n", "no"), ("a", "always"), (None, "declined")]
+)
+def test_the_answer_to_an_approval_is_an_event_after_the_question(
+    registry: ToolRegistry, typed: str | None, answer: str
+) -> None:
+    """A program reading --json sees the question pending (approval_asked) until it is
+    answered (approval_answered, saying how); nobody to ask is a decline at once."""
+    approve = Approval(Answers(typed)) if typed is not None else None
+    seen = turn(registry, [rm_call("a"), "done"], approve, ToolPolicy())
+    kinds = [e.kind for e in seen]
+    asked = kinds.index("approval_asked")
+    assert kinds[asked + 1] == "approval_answered"
+    (said,) = [e for e in seen if isinstance(e, ApprovalAnswered)]
+    assert (said.call_id, said.name, said.answer) == ("#1.0", "rm", answer)
+    assert kinds.index("tool_finished") > asked + 1
+
+
+def test_json_output_says_when_an_approval_question_is_pending_and_how_it_ended(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "rm.py").write_text(RM_PLUGIN, encoding="utf-8")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([rm_call("a"), "done"]), encoding="utf-8")
+    done = toolcall(
+        "run", "clean up", "--json", "--no-trace", "--tools", str(folder),
+        "--model", "scripted", "--script", str(script), cwd=tmp_path,
+    )  # fmt: skip
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [record["kind"] for record in records]
+    answered = records[kinds.index("approval_asked") + 1]
+    assert answered["kind"] == "approval_answered" and answered["answer"] == "declined"

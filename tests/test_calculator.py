@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -234,3 +235,22 @@ def test_a_parse_error_with_no_form_to_work_out_shows_the_forms_that_do() -> Non
         calculate("hello world")
     message = str(caught.value)
     assert "round(x, 2)" in message and "Write it as" not in message
+
+
+@pytest.mark.parametrize(
+    ("expression", "fragment"),
+    [
+        ("", "expression is empty"),
+        ("   ", "expression is empty"),
+        ("sqrt", "sqrt is a function"),
+        ("math.sqrt(2025)", "only the listed math functions can be called, by name: sqrt,"),
+    ],
+)
+def test_an_error_holds_no_sample_expression_that_runs(expression: str, fragment: str) -> None:
+    """ "such as 12*5+3" or "e.g. sqrt(2)" is sent back as it is by a small model, which then
+    answers with its value; the error says what an expression may hold instead."""
+    with pytest.raises(ValueError) as caught:
+        calculate(expression)
+    message = str(caught.value)
+    assert fragment in message
+    assert not re.search(r"\d\s*[-+*/^]\s*\d|[a-z]+\(\d", message)

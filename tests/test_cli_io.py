@@ -88,6 +88,82 @@ def test_a_history_file_that_cannot_be_used_is_a_usage_error_before_the_chat(
     assert not (tmp_path / "no").exists()
 
 
+def test_a_file_that_is_not_a_trace_is_neither_appended_to_nor_made_private(
+    tmp_path: Path,
+) -> None:
+    """`--trace notes.md` appended JSON lines to the user's notes and took their group and
+    other permissions away."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("# my notes\n", encoding="utf-8")
+    notes.chmod(0o644)
+    done = toolcall("run", "What's 2+2?", "--json", "--trace", str(notes), cwd=tmp_path)
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert str(notes) in line and "something other than a trace file" in line
+    assert done.stdout == ""  # decided before the run
+    assert notes.read_text(encoding="utf-8") == "# my notes\n" and mode_of(notes) == 0o644
+    # A trace, even one whose last line was cut, and an empty file are appended to.
+    trace = tmp_path / "trace.jsonl"
+    for _ in range(2):
+        again = toolcall("run", "What's 2+2?", "-q", "--trace", str(trace), cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+    kinds = [json.loads(line)["kind"] for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert kinds.count("trace_header") == 2
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert toolcall("run", "hi", "-q", "--trace", str(empty), cwd=tmp_path).returncode == 0
+
+
+def test_a_file_that_is_not_a_chat_history_is_left_alone(tmp_path: Path) -> None:
+    """`chat --history-file notes.md` appended `# date` and `+question` lines to the notes."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("my notes\n", encoding="utf-8")
+    notes.chmod(0o644)
+    done = toolcall("chat", "--history-file", str(notes), cwd=tmp_path, stdin="What's 2+2?\n")
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert str(notes) in line and "something other than a history file" in line
+    assert notes.read_text(encoding="utf-8") == "my notes\n" and mode_of(notes) == 0o644
+    history = tmp_path / "history"
+    for _ in range(2):  # a history of its own is appended to
+        again = toolcall("chat", "--history-file", str(history), "--no-trace", cwd=tmp_path,
+                         stdin="What's 2+2?\n")  # fmt: skip
+        assert again.returncode == 0, again.stderr
+    assert history.read_text(encoding="utf-8").count("+What's 2+2?") == 2
+
+
+def test_a_trace_file_that_cannot_be_appended_to_is_a_usage_error_not_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc/version opened, then failed to seek to its end (EINVAL): an internal error."""
+
+    def unseekable(fd: int, *args: object, **kwargs: object) -> object:
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.setattr("os.fdopen", unseekable)  # nothing else of a run uses it
+    path = tmp_path / "odd.jsonl"
+    done = toolcall("run", "What's 2+2?", "--json", "--trace", str(path), cwd=tmp_path)
+    assert done.returncode == 2
+    line = one_error_line(done)
+    assert f"cannot use {path} as the trace file: Invalid argument" in line
+    assert done.stdout == ""
+
+
+def test_a_trace_where_no_file_can_be_made_says_so(tmp_path: Path) -> None:
+    """/proc takes no new file (ENOENT): it was said as `a link to a file that does not
+    exist`."""
+    from toolcall_cli.private_files import PathProblem, open_private
+
+    if not Path("/proc/self").is_dir():
+        pytest.skip("no /proc here")
+    with pytest.raises(PathProblem, match="no file can be made in /proc"):
+        open_private(Path("/proc/toolcall-test.jsonl"), "trace file")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(tmp_path / "gone" / "x.jsonl")
+    with pytest.raises(PathProblem, match="a link to a file that does not exist"):
+        open_private(link, "trace file")
+
+
 @pytest.mark.skipif(IS_ROOT, reason="root may write anywhere")
 def test_an_unwritable_trace_file_is_a_usage_error(tmp_path: Path) -> None:
     locked = tmp_path / "locked.jsonl"
@@ -288,3 +364,69 @@ def test_questions_on_a_pipe_are_answered_one_a_line_in_one_conversation(tmp_pat
     assert done.stderr == ""
     assert "Ctrl-D" not in done.stdout and "/help" not in done.stdout
     assert done.stdout.startswith("you> What's 12*5+3?\n")
+
+
+# --- files read whole: bounded, and read once ----------------------------------------------------
+
+
+def toolcall_bounded(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`toolcall ARGS` in a process whose memory is bounded (2 GiB), as a small machine's is:
+    a read without a bound dies there of MemoryError instead of taking the test machine's."""
+    import resource
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", *args], capture_output=True, text=True,
+        timeout=120, preexec_fn=bounded, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["run", "hi", "--no-trace", "--system-prompt", "/dev/zero"], None),
+        (["run", "hi", "--no-trace", "--model", "scripted", "--script", "/dev/zero"], None),
+        (["run", "hi", "--no-trace"], {"TOOLCALL_CONFIG": "/dev/zero"}),
+        (["eval", "/dev/zero"], None),
+        (["parse", "/dev/zero"], None),
+        (["kata", "check", "/dev/zero", "--kata", "parse"], None),
+    ],
+    ids=["system-prompt", "script", "config", "eval", "parse", "kata"],
+)
+def test_a_file_read_whole_that_never_ends_is_one_line_not_a_memory_error(
+    args: list[str], env: dict[str, str] | None
+) -> None:
+    """/dev/zero (or a disk image named by mistake) was read whole: `internal error:
+    MemoryError`, or a script that read on for ever."""
+    done = toolcall_bounded(*args, env=env)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "/dev/zero" in done.stderr
+    assert "MiB: is it the file you meant?" in done.stderr
+
+
+def test_a_script_in_a_pipe_is_read_once(tmp_path: Path) -> None:
+    """`--script <(...)`: telling a trace from a script of replies read the pipe, and loading
+    it found it empty ("holds no replies")."""
+    for script in ('"hello there"\n', json.dumps(["hello there"])):
+        done = subprocess.run(
+            [sys.executable, "-m", "toolcall_cli", "run", "hi", "-q", "--no-trace",
+             "--model", "scripted", "--script", "/dev/stdin"],
+            input=script, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout) == (0, "hello there\n"), done.stderr
+    trace = tmp_path / "run.jsonl"
+    assert (
+        toolcall("run", "What is 2+3?", "-q", "--trace", str(trace), cwd=tmp_path).returncode == 0
+    )
+    again = subprocess.run(
+        [sys.executable, "-m", "toolcall_cli", "run", "What is 2+3?", "-q", "--no-trace",
+         "--model", "scripted", "--script", "/dev/stdin"],
+        input=trace.read_text(encoding="utf-8"), capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert (again.returncode, again.stdout) == (0, "2+3 = 5\n"), again.stderr

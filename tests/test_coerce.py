@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+import json
 from typing import Literal
 
 import pytest
@@ -161,3 +163,50 @@ def test_an_enum_a_tool_returns_is_written_as_its_value() -> None:
         ToolCall(id="c1", name="paint", arguments={}), ToolRegistry.from_functions(paint)
     )
     assert result.ok and result.content == '{"color": "red"}'
+
+
+class Shade(str, enum.Enum):
+    LIGHT = "light"
+    DARK = "dark"
+
+
+class Mood(enum.Enum):
+    HAPPY = "happy"
+
+
+def test_a_str_mixin_enum_is_its_value_in_the_schema_and_in_results() -> None:
+    """Every place toolcall writes a member: the schema's enum and defaults (nested too), the
+    arguments the tool receives for a Literal of members, and what a result holds (a member as
+    a key, or in a set); a plain Enum's member as a key too."""
+
+    @tool
+    def paint(
+        level: Literal[Shade.LIGHT, Shade.DARK],
+        tones: list[Shade] = [Shade.LIGHT],  # noqa: B006 - a default is only read here
+        by_name: dict[str, Shade] = {"wall": Shade.DARK},  # noqa: B006
+    ) -> dict[object, object]:
+        """Paint."""
+        return {
+            "level": level.value,  # a member: .value works
+            "seen": {Shade.DARK, Shade.LIGHT},
+            Shade.DARK: 1,
+            Mood.HAPPY: [level],
+        }
+
+    registry = ToolRegistry.from_functions(paint)
+    schema = registry.specs()[0].parameters["properties"]
+    assert schema["level"]["enum"] == ["light", "dark"]
+    assert (schema["tones"]["default"], schema["by_name"]["default"]) == (
+        ["light"],
+        {"wall": "dark"},
+    )
+    for written in (schema["level"]["enum"][0], schema["tones"]["default"][0]):
+        assert type(written) is str  # never the member, whose str() is "Shade.LIGHT"
+    result = execute(ToolCall(id="c1", name="paint", arguments={"level": "dark"}), registry)
+    assert result.ok, result.content
+    assert json.loads(result.content) == {
+        "level": "dark",
+        "seen": ["dark", "light"],
+        "dark": 1,
+        "happy": ["dark"],
+    }

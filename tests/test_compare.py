@@ -217,6 +217,24 @@ def test_compare_prints_one_table_with_each_answer(tmp_path: Path) -> None:
     assert "recovered: parse and tool errors in a run that went on to answer" in done.stdout
 
 
+@pytest.mark.parametrize("repeat", ["1", "2"])
+def test_compare_piped_leaves_no_spaces_at_the_ends_of_lines(tmp_path: Path, repeat: str) -> None:
+    done = toolcall("compare", ARITHMETIC, "--repeat", repeat, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) > 5 and [line for line in lines if line != line.rstrip()] == []
+
+
+def test_trimmed_lines_holds_spaces_until_it_knows_a_line_ends_there() -> None:
+    from toolcall_cli.cli._running import TrimmedLines
+
+    out = StringIO()
+    trimmed = TrimmedLines(out)
+    for part in ("a table  ", "  cell   ", "\nnext   \n  indented", "  ", "\n"):
+        trimmed.write(part)
+    assert out.getvalue() == "a table    cell\nnext\n  indented\n"
+
+
 def test_compare_repeat_prints_the_rates(tmp_path: Path) -> None:
     done = toolcall("compare", ARITHMETIC, "--repeat", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

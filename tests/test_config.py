@@ -149,3 +149,30 @@ def test_a_known_setting_in_the_wrong_table_is_told_where_it_goes(tmp_path: Path
     assert "; retrieve goes in [retrieval]" in told
     assert "; temperature goes in a [profiles.NAME] table" in told
     assert "takes limits" not in told
+
+
+def test_a_config_file_toolcall_config_names_must_exist_where_the_default_need_not(
+    tmp_path: Path,
+) -> None:
+    """TOOLCALL_CONFIG=/nope ran with no config at all and said nothing."""
+    from typer.testing import CliRunner
+
+    from toolcall_cli.cli import app
+
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone.toml")
+    for named, said in (
+        (tmp_path / "nope.toml", "nope.toml (TOOLCALL_CONFIG) does not exist"),
+        (tmp_path / "dangling", "dangling (TOOLCALL_CONFIG) is a link to nothing"),
+        (tmp_path, "it is a directory"),
+    ):
+        for args in (["run", "hi", "-q", "--no-trace"], ["tools"]):
+            result = CliRunner().invoke(app, args, env={"TOOLCALL_CONFIG": str(named)})
+            assert result.exit_code == 2, (args, result.stdout)
+            assert result.stderr.count("\n") == 1 and said in result.stderr, result.stderr
+    # `config show` is where to look: it shows the file as missing (and the settings without it)
+    shown = CliRunner().invoke(app, ["config", "show"], env={"TOOLCALL_CONFIG": "/nope.toml"})
+    assert shown.exit_code == 0 and "config file: /nope.toml (not present)" in shown.stdout
+    # No TOOLCALL_CONFIG, and no file where the default one would be: silent, as ever.
+    env = {"TOOLCALL_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "none")}
+    result = CliRunner().invoke(app, ["run", "hi", "-q", "--no-trace"], env=env)
+    assert (result.exit_code, result.stderr) == (0, "")

@@ -4,16 +4,19 @@ points outside the repository.
 `mkdocs build --strict` (mkdocs.yml: a link to a missing page or heading is an error there) runs
 on the repository's docs/, and on a copy given a broken anchor, which must fail. The citation
 check reads README.md, docs/, the package and the files a clone ships, for the private notes the
-project was planned in: none of them is in the repository.
+project was planned in: none of them is in the repository. Every flag the pages' inline code
+names is a flag of its command (the commands of their code blocks run in tests/test_readme.py).
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -227,3 +230,82 @@ def test_the_strategies_have_one_set_of_names() -> None:
 )
 def test_the_citation_check_finds_a_citation(line: str) -> None:
     assert cited(f"# A page\n\n{line}\n") == [3]
+
+
+INLINE_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+FLAG = re.compile(r"--[a-z][a-z0-9-]*|-[a-z]")
+"""A flag as the pages write one (`-N`, `-2`: a trace counted back, not a flag)."""
+
+
+def command_flags() -> tuple[dict[tuple[str, ...], set[str]], set[str]]:
+    """Each command's flags by its words (`("trace", "list")`), and every flag of any."""
+    import typer.main
+
+    from toolcall_cli.cli.entry import app
+
+    flags: dict[tuple[str, ...], set[str]] = {}
+
+    def walk(command: Any, words: tuple[str, ...]) -> None:
+        flags[words] = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*words, name))
+
+    walk(typer.main.get_command(app), ())
+    return flags, set().union(*flags.values())
+
+
+def unknown_flags(page: str) -> list[str]:
+    """The flags the page's inline code names that toolcall lacks: in `toolcall CMD ...`, a
+    flag CMD lacks; alone (`--trace-dir DIR`), one no command has. Code blocks' commands are
+    run by tests/test_readme.py; another program's flags (`pipx install --force`) are its own."""
+    flags, every = command_flags()
+    unknown = []
+    for span in INLINE_CODE.findall(page):
+        text = span.strip()
+        if text.startswith("-"):
+            found = FLAG.match(text)
+            if found and found[0] not in every:
+                unknown.append(text)
+            continue
+        if not text.startswith("toolcall "):
+            continue
+        try:
+            words = shlex.split(text)
+        except ValueError:  # an unclosed quote: `toolcall run "…`
+            words = text.split()
+        known: tuple[str, ...] = ()
+        for word in words[1:]:
+            if (*known, word) not in flags:
+                break
+            known = (*known, word)
+        for word in words[1 + len(known) :]:
+            if word in ("|", "&&", ";", "#"):
+                break
+            flag = word.split("=", 1)[0]
+            if FLAG.fullmatch(flag) and flag not in flags[known]:
+                unknown.append(f"{text} ({flag})")
+    return unknown
+
+
+def test_every_flag_the_pages_name_is_a_flag_of_its_command() -> None:
+    pages = [REPOSITORY / "README.md", REPOSITORY / "ARCHITECTURE.md"]
+    pages += sorted((REPOSITORY / "docs").glob("*.md"))
+    named = {
+        f"{page.name}: {flag}"
+        for page in pages
+        for flag in unknown_flags(page.read_text(encoding="utf-8"))
+    }
+    assert named == set()
+
+
+def test_a_flag_no_command_has_is_found() -> None:
+    page = (
+        "`toolcall trace list --all -n 3`, `toolcall trace list --svg x`, `--trace-dir DIR`, "
+        '`--no-such-flag`, `-N`, `toolcall run --quiet "…`, `toolcall eval --fail-under 0.8`, '
+        '`toolcall compare --step "q"`, `pipx install --force .`'
+    )
+    assert unknown_flags(page) == [
+        "toolcall trace list --svg x (--svg)",
+        "--no-such-flag",
+        'toolcall compare --step "q" (--step)',
+    ]

@@ -570,13 +570,38 @@ def test_a_v1_trace_ended_by_ctrl_c(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert done.returncode == 130
     kinds = [json.loads(line)["kind"] for line in trace.read_text("utf-8").splitlines()]
     assert kinds[-2:] == ["run_finished", "interrupted"]  # as a real Ctrl-C leaves it
+    # The person stopped it: nothing in the run went wrong, so no problem (it was exit 4), but
+    # the interruption is noted where the run ended.
     data = report(tmp_path, trace)
-    assert problems(data) == {4: ["interrupted"]}
+    assert problems(data) == {} and data["problems"] == 0
     [finding] = findings(data, 4)
+    assert finding["note"] and finding["problem"] == "interrupted"
     assert finding["message"] == "interrupted (ctrl-c): interrupted by Ctrl-C"
     assert finding["event"] == len(kinds) - 1  # the `interrupted` record (the header uncounted)
-    assert data["runs"][0]["cause"] == "the run was interrupted"
-    assert data["runs"][0]["fix"]["kind"] == "none"
+    shown = doctor(tmp_path, str(trace))
+    assert shown.returncode == 0
+    assert "every step passed, as far as 1 interrupted run got" in shown.stdout
+
+
+def test_a_run_toolcall_crashed_in_is_a_problem_unlike_one_stopped_from_outside(
+    tmp_path: Path,
+) -> None:
+    trace = record(tmp_path, WEATHER)
+    lines = trace.read_text("utf-8").splitlines()
+    finished = json.loads(lines[-1])
+    assert finished["kind"] == "run_finished"
+    cut = {**finished, "stop_reason": "interrupted"}
+    crash = {"kind": "interrupted", "reason": "crash", "detail": "KeyError: 'x'", "t": 1.0}
+    trace.write_text("\n".join([*lines[:-1], json.dumps(cut), json.dumps(crash)]) + "\n", "utf-8")
+    data = report(tmp_path, trace)
+    assert problems(data) == {4: ["crashed"]}
+    assert "TOOLCALL_DEBUG=1" in data["runs"][0]["fix"]["text"]
+    for reason in ("sigterm", "sighup", "broken-pipe"):
+        stopped = {**crash, "reason": reason, "detail": "stopped"}
+        trace.write_text(
+            "\n".join([*lines[:-1], json.dumps(cut), json.dumps(stopped)]) + "\n", "utf-8"
+        )
+        assert report(tmp_path, trace)["problems"] == 0, reason
 
 
 def test_a_line_separator_inside_a_record_does_not_split_it(tmp_path: Path) -> None:
@@ -683,3 +708,13 @@ def test_the_cause_is_the_first_mistake_left_standing_not_one_put_right(tmp_path
     data = report(tmp_path, record(tmp_path, question, *played, "-s", "regex"))
     assert problems(data)[2] == ["call_format", "unknown_tool"]
     assert data["runs"][0]["cause"].startswith("the model called a tool that does not exist")
+
+
+def test_doctor_names_the_strategy_in_the_mode_the_run_used(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    flags = ["--strategy", "schema", "--schema-mode", "json", "--trace", str(trace), "-q"]
+    assert toolcall("run", "What's 12*5+3?", *flags, cwd=tmp_path).returncode == 0
+    shown = toolcall("doctor", str(trace), cwd=tmp_path).stdout
+    assert "offline · schema json · 2 iterations · answered" in shown
+    (run,) = json.loads(toolcall("doctor", str(trace), "--json", cwd=tmp_path).stdout)["runs"]
+    assert (run["strategy"], run["mode"]) == ("schema", "json")

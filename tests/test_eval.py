@@ -338,6 +338,21 @@ def test_an_html_page_that_cannot_be_written_is_a_usage_error_before_anything_ru
     assert not (tmp_path / "o").exists()
 
 
+def test_an_out_folder_is_made_but_never_the_folders_above_it(tmp_path: Path) -> None:
+    """--out /typo/x made /typo and /typo/x and ran, where every other path toolcall is given
+    fails on a missing folder; a file was refused as `File exists`."""
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    (tmp_path / "afile").write_text("mine", encoding="utf-8")
+    for out, said in (("typo/x", "no folder"), ("afile", "is not a folder")):
+        done = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / out))
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert not (tmp_path / "typo").exists()
+    assert (tmp_path / "afile").read_text(encoding="utf-8") == "mine"
+    made = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "new"))
+    assert made.returncode == 0 and (tmp_path / "new" / "results.jsonl").is_file()
+
+
 # --- traces and resuming ------------------------------------------------------------------------
 
 
@@ -516,3 +531,75 @@ def test_several_models_are_rows_of_their_own(tmp_path: Path) -> None:
     ]
     bad = cli(tmp_path, "eval", str(path), "--strategy", "regexx", "--out", str(tmp_path / "p"))
     assert bad.returncode == 2 and "unknown 'regexx'" in bad.stderr
+
+
+SLOW_TOOL = (
+    "import time\nfrom toolcall_cli import tool\n\n\n@tool\n"
+    "def lookup_stock(symbol: str) -> str:\n"
+    '    """Look up the stock price of a company by its ticker symbol."""\n'
+    "    time.sleep(600)\n    return symbol\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("stop", "code", "said", "reason"),
+    [
+        ("SIGTERM", 143, "terminated", "sigterm"),
+        ("SIGHUP", 129, "terminated", "sighup"),
+        ("SIGINT", 130, "interrupted", "ctrl-c"),
+    ],
+)
+def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_wait_for_tools(
+    tmp_path: Path, stop: str, code: int, said: str, reason: str
+) -> None:
+    """SIGTERM and SIGHUP were written as `ctrl-c`, and the eval waited for the runs under way
+    to reach their next event: a tool that takes its time held the process (the runs' worker
+    threads were joined at exit). Ctrl-C exited 130 without a word."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    tools = tmp_path / "slow"
+    tools.mkdir()
+    (tools / "slow.py").write_text(SLOW_TOOL, encoding="utf-8")
+    path = write(tmp_path, "".join(
+        f'{{"id": "s{n}", "question": "What is the stock price of {symbol}?", '
+        f'"calls": [{{"name": "lookup_stock", "args": {{"symbol": "{symbol}"}}}}]}}\n'
+        for n, symbol in enumerate(("AAPL", "MSFT", "NVDA"))
+    ))  # fmt: skip
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolcall_cli", "eval", str(path), "--tools", str(tools),
+         "--tool-timeout", "900", "--jobs", "2", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        # As a terminal starts it: a suite run in the background passes SIGINT on ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+
+        def started() -> int:
+            texts = [p.read_text(encoding="utf-8") for p in out.glob("traces/*.jsonl")]
+            return sum('"tool_started"' in text for text in texts)
+
+        deadline = time.monotonic() + 60
+        while started() < 2:  # both workers are inside the slow tool
+            assert time.monotonic() < deadline and process.poll() is None, "no tool started"
+            time.sleep(0.05)
+        process.send_signal(getattr(signal, stop))
+        # Far less than the tool's 600 s: the eval does not wait for it.
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == code, err
+    assert err.strip().splitlines()[-1] == f"toolcall: {said}"
+    traces = sorted(out.glob("traces/*.jsonl"))
+    assert len(traces) == 2  # the third run never started
+    for trace in traces:
+        records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+        assert records[-2]["kind"] == "run_finished"
+        assert records[-2]["stop_reason"] == "interrupted"
+        assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == reason
+    assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text()

@@ -105,7 +105,7 @@ def test_success_returns_json_text(registry: ToolRegistry) -> None:
         ("list", '[1, "二"]'),
         ("text", "plain text, not JSON"),
         ("bool", "true"),
-        ("set", '"{1}"'),
+        ("set", "[1]"),  # a JSON list, never a Python set's text
     ],
 )
 def test_result_text_forms(registry: ToolRegistry, value: str, content: str) -> None:

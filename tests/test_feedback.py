@@ -118,3 +118,78 @@ def test_the_doctor_reads_the_closest_tool_from_the_problem(tmp_path: Path) -> N
     trace.write_text("".join(json.dumps(r) + "\n" for r in changed), encoding="utf-8")
     report = toolcall("doctor", str(trace), cwd=tmp_path)
     assert "(meant `get_time`?)" in report.stdout, report.stdout
+
+
+# --- the notes asking for the answer --------------------------------------------------------------
+
+Q = "北京和上海明天天气分别是多少？"
+IN_WORDS = f"The question was: {Q}\nAnswer it in words,"
+
+
+@pytest.mark.parametrize(
+    ("situation", "values", "note"),
+    [
+        (
+            "last_round",
+            {},
+            "[toolcall] That was the last round of tools this run allows. Do not call any tool "
+            f"now. {IN_WORDS} with what you have; if something is missing, say what.",
+        ),
+        (
+            "no_progress",
+            {"n": 3},
+            "[toolcall] The last 3 rounds of tool calls made no progress (they failed, or "
+            "repeated earlier calls). Do not call any tool now. "
+            f"{IN_WORDS} with what you have; if something is missing, say what.",
+        ),
+        (
+            "answer_after_repeats",
+            {"calls": "get_weather"},
+            "[toolcall] You called get_weather again, and got the result you already had. Do not "
+            f"call any tool now. {IN_WORDS} with the results above.",
+        ),
+        (
+            "answer_after_failed_repeats",
+            {"calls": "get_weather"},
+            "[toolcall] You called get_weather again exactly as before, and it failed again the "
+            f"same way. Do not call any tool now. {IN_WORDS} with what you have; if something "
+            "is missing, say what.",
+        ),
+        (
+            "not_an_answer",
+            {"why": "it repeats the question"},
+            "[toolcall] That was not an answer: it repeats the question. Do not call any tool "
+            f"now. {IN_WORDS} with what you have; if something is missing, say what.",
+        ),
+    ],
+)
+def test_each_note_asking_for_the_answer_says_why_then_what_every_one_says(
+    situation: str, values: dict[str, Any], note: str
+) -> None:
+    """Without tools: why, in the situation's own words; no tool now; the question again, last
+    but for how to answer it."""
+    assert feedback.answer_note(situation, Q, **values) == note
+
+
+def test_while_tools_are_offered_a_non_answer_is_told_it_may_call_one() -> None:
+    note = feedback.answer_note("not_an_answer", Q, tools=True, why="it is a tool's name")
+    assert note == (
+        f"[toolcall] That was not an answer: it is a tool's name. {IN_WORDS} or call a tool."
+    )
+
+
+def test_a_rewording_of_the_shared_words_changes_every_note_asking_for_the_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The words every such note shares are said once: reworded there, each note says them so."""
+    reworded = Wording({**TEMPLATES, "no_tool_now": "Tools are over."})
+    monkeypatch.setattr(feedback, "WORDING", reworded)
+    notes = [
+        feedback.answer_note("last_round", Q),
+        feedback.answer_note("no_progress", Q, n=2),
+        feedback.answer_note("answer_after_repeats", Q, calls="calculate"),
+        feedback.answer_note("answer_after_failed_repeats", Q, calls="calculate"),
+        feedback.answer_note("not_an_answer", Q, why="it is empty"),
+    ]
+    assert all("Tools are over. The question was:" in note for note in notes), notes
+    assert not any("Do not call" in note for note in notes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import itertools
 import re
@@ -12,7 +13,15 @@ from typing import Any
 import pytest
 
 import toolcall_cli as toolcall
-from toolcall_cli.events import ApprovalAsked, FinalAnswer, RunFinished, StepPaused, ToolFinished
+from toolcall_cli.app.options import SessionOptions
+from toolcall_cli.events import (
+    ApprovalAsked,
+    FinalAnswer,
+    RunFinished,
+    RunStarted,
+    StepPaused,
+    ToolFinished,
+)
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "library.md"
 
@@ -92,3 +101,96 @@ def test_a_bad_option_is_the_command_lines_error() -> None:
         list(toolcall.ask("hi", strategyy="regex"))
     with pytest.raises(toolcall.AppError):
         list(toolcall.ask("hi", strategy="nope"))
+
+
+PLUGIN = '''from toolcall_cli import tool
+
+
+@tool
+def get_weather(city: str) -> dict:
+    """The weather of the plugin, not of the function given."""
+    return {"city": city, "from": "plugin"}
+'''
+
+
+def get_weather(city: str) -> dict[str, Any]:
+    """The weather in a city now."""
+    return weather(city)
+
+
+def plugin_directory(place: Path) -> Path:
+    """A tools.d holding a get_weather of its own (as a project running ask() may have)."""
+    directory = place / "tools.d"
+    directory.mkdir()
+    (directory / "weather.py").write_text(PLUGIN, encoding="utf-8")
+    return directory
+
+
+def test_given_tools_are_the_only_ones_even_beside_a_tools_d(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page: "Given `tools`, only those are offered". A ./tools.d of the working directory
+    loaded too, and its get_weather beside the function's was a ValueError traceback."""
+    plugin_directory(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    events = list(toolcall.ask("What's the weather in Paris?", tools=[get_weather]))
+    [started] = [e for e in events if isinstance(e, RunStarted)]
+    assert started.tools == ("get_weather",)
+    results = [e.result.content for e in events if isinstance(e, ToolFinished)]
+    assert results and all('"sky": "clear"' in text for text in results)
+
+
+def test_tools_dir_is_the_tools_flag(tmp_path: Path) -> None:
+    """`--tools DIR` is `tools_dir=` (the page's example was a TypeError: no such option)."""
+    directory = plugin_directory(tmp_path)
+    events = list(toolcall.ask("What's the weather in Paris?", tools=[], tools_dir=directory))
+    [started] = [e for e in events if isinstance(e, RunStarted)]
+    assert started.tools == ("get_weather",)
+    results = [e.result.content for e in events if isinstance(e, ToolFinished)]
+    assert results and all('"from": "plugin"' in text for text in results)
+    with pytest.raises(toolcall.AppError, match=r"two tools are named 'get_weather'.*weather\.py"):
+        list(toolcall.ask("hi", tools=[get_weather], tools_dir=[str(directory)]))
+    with pytest.raises(toolcall.AppError, match="no such directory"):
+        list(toolcall.ask("hi", tools_dir=tmp_path / "nowhere"))
+
+
+RENAMED = {"--tools": "tools_dir", "--timeout": "run_timeout", "--step": "step"}
+"""The flags of `run` whose option of ask() the page names otherwise."""
+NOT_OPTIONS = {
+    "--quiet",
+    "--json",
+    "--show-request",
+    "--explain",
+    "--lang",
+    "--trace",
+    "--no-trace",
+}
+"""The flags of `run` the page says are the command's own: what it prints and records."""
+
+
+def run_flags() -> list[str]:
+    import typer.main
+
+    from toolcall_cli.cli.entry import app
+
+    run = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    longs = [[o for o in p.opts if o.startswith("--")] for p in run.params]
+    return [names[0] for names in longs if names and names[0] != "--help"]
+
+
+def test_every_flag_of_run_is_an_option_of_ask_as_the_page_says() -> None:
+    """By its name with underscores, or as the page names it otherwise, or, for what the
+    command prints and records, none; each exception is on the page."""
+    page = DOC.read_text(encoding="utf-8")
+    accepted = set(SessionOptions().flat()) | set(inspect.signature(toolcall.ask).parameters)
+    flags = run_flags()
+    assert len(flags) > 40 and {*RENAMED, *NOT_OPTIONS} <= set(flags)
+    for flag in flags:
+        if flag in NOT_OPTIONS:
+            assert f"`{flag}`" in page
+            assert flag[2:].replace("-", "_") not in accepted, flag
+        elif flag in RENAMED:
+            assert f"`{flag}" in page and f"`{RENAMED[flag]}=" in page, flag
+            assert RENAMED[flag] in accepted, flag
+        else:
+            assert flag[2:].replace("-", "_") in accepted, flag

@@ -1029,3 +1029,81 @@ def test_tools_blocks_are_read_once_from_start_to_end() -> None:
     assert listed_tools("<tools>" * 100_000) == []
     blocks = 'a <tools></tools> b <tools>{"name": "x"}</tools> <tools>'
     assert list(tools_blocks(blocks)) == ["", '{"name": "x"}']
+
+
+@pytest.mark.parametrize(
+    ("raw", "arguments", "written"),
+    [
+        ('{"city": "Paris"}', {"city": "Paris"}, None),
+        ('{"city": "Paris"', {"city": "Paris"}, '{"city": "Paris"'),  # repaired: kept as written
+        (json.dumps('{"city": "Paris'), {}, '{"city": "Paris'),  # a history's JSON string of it
+        ("[1, 2]", {}, "[1, 2]"),
+    ],
+)
+def test_a_native_calls_arguments_text_is_read_once(
+    monkeypatch: pytest.MonkeyPatch, raw: str, arguments: dict[str, Any], written: str | None
+) -> None:
+    # The arguments were read strictly, and then again to find the text the model wrote.
+    from toolcall_cli.models import _conversation
+
+    read: list[str] = []
+    strict = _conversation.read_json
+
+    def counted(text: str, otherwise: Any = None) -> Any:
+        read.append(text)
+        return strict(text, otherwise)
+
+    monkeypatch.setattr(_conversation, "read_json", counted)
+    call = _conversation.native_call({"name": "get_weather", "arguments": raw}, dag=False)
+    assert (call.arguments, call.written) == (arguments, written)
+    assert read == [raw]
+
+
+# --- what the request binds the reply to: tool_choice, parallel_tool_calls, max_tokens ----------
+
+
+def called(reply: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    calls = reply.get("tool_calls") or []
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls]
+
+
+def test_a_required_call_comes_after_the_results_too_as_openai_repeats_it() -> None:
+    """With the result in hand the model answers; `required` binds it to call again (a client
+    sends "auto" once it has what it needs), and a named tool is that tool's call."""
+    first = message(native_body("北京天气怎么样？"))
+    result = {"role": "tool", "tool_call_id": first["tool_calls"][0]["id"], "content": "{}"}
+    done = {k: v for k, v in first.items() if k != "finish_reason"}
+    after = native_body("北京天气怎么样？", done, result)
+    assert called(message(after)) == []
+    again = message({**after, "tool_choice": "required"})
+    assert (again["finish_reason"], called(again)) == (
+        "tool_calls",
+        [("get_weather", {"city": "北京"})],
+    )
+    named = {"type": "function", "function": {"name": "get_time"}}
+    timed = message({**after, "tool_choice": named})
+    assert called(timed) == [("get_time", {"timezone": "Asia/Shanghai"})]
+
+
+def test_with_faults_the_bounds_still_hold() -> None:
+    """A fault changes what the model writes, never what the request binds it to: one call with
+    parallel_tool_calls false though the fault makes a batch; no call with tool_choice none."""
+    body = native_body("北京和上海明天的天气？")
+    faulty = OfflineModel(faults=make_faults(["broken_batch,extra_arg"]))
+
+    def reply(**bounds: Any) -> dict[str, Any]:
+        [completion] = list(faulty.stream(ModelRequest({**body, **bounds})))
+        return dict(completion["choices"][0]["message"])
+
+    assert len(reply()["tool_calls"]) == 2
+    assert len(reply(parallel_tool_calls=False)["tool_calls"]) == 1
+    assert "tool_calls" not in reply(tool_choice="none")
+
+
+def test_max_tokens_stops_the_reply_where_a_server_would() -> None:
+    whole = message(native_body("hello"))["content"]
+    cut = message({**native_body("hello"), "max_tokens": 3})
+    assert (cut["finish_reason"], cut["content"]) == ("length", whole[:12])
+    small = message({**native_body("hello"), "max_completion_tokens": 2, "max_tokens": 50})
+    assert small["content"] == whole[:8]
+    assert message({**native_body("hello"), "max_tokens": 4096})["content"] == whole

@@ -241,14 +241,20 @@ class TerminalStdin:
         return True
 
 
+@pytest.mark.parametrize(
+    ("platform", "keys"),
+    [("linux", "Ctrl-D"), ("darwin", "Ctrl-D"), ("win32", "Ctrl-Z, then Enter")],
+)
 def test_parse_from_a_terminal_says_it_is_reading_stdin(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], platform: str, keys: str
 ) -> None:
-    """`toolcall parse` alone waited for input without a word, and looked hung."""
+    """`toolcall parse` alone waited for input without a word, and looked hung. The keys that
+    end it are the platform's: a console on Windows ends input at Ctrl-Z and Enter."""
     from toolcall_cli.cli._commands import stdin_bytes
 
     monkeypatch.setattr(sys, "stdin", TerminalStdin(b"hello"))
+    monkeypatch.setattr(sys, "platform", platform)
     assert stdin_bytes() == b"hello"
     assert capsys.readouterr().err == (
-        "toolcall: reading the model's output from stdin; end it with Ctrl-D\n"
+        f"toolcall: reading the model's output from stdin; end it with {keys}\n"
     )

@@ -128,8 +128,10 @@ def test_rounds_summarised_because_the_tools_went_are_not_blamed_on_the_history_
     summary" under the default window of 5: the rounds went because the tools did."""
     replies = [CONVERTED, CONVERTED, "26.2 miles is 42.16 km."]
     events, _ = play(MILES, replies, strategy="stream")
-    said = [n.message for n in of(events, Notice) if "round(s) sent as" in n.message]
-    assert said == ["tools withdrawn: all 2 tool round(s) sent as a summary of their results"]
+    said = [n.message for n in of(events, Notice) if "sent as" in n.message]
+    assert said == [
+        "all 2 tool rounds so far sent as a summary of their results, with no tools to call"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -204,3 +206,13 @@ def test_a_best_effort_answer_is_checked_for_figures_from_nowhere() -> None:
         "answer (best effort: made without tools at the iteration limit; "
         "unchecked: 30 in no tool result)"
     )
+
+
+def test_the_summary_notice_counts_rounds_in_words_and_leaves_the_withdrawal_to_its_panel() -> None:
+    from toolcall_cli.requests import summary_notice
+
+    assert summary_notice(1, False) == "history window: 1 older tool round sent as a short summary"
+    assert summary_notice(3, False) == "history window: 3 older tool rounds sent as a short summary"
+    withdrawn = summary_notice(1, True)
+    assert withdrawn.startswith("the 1 tool round so far sent as a summary")
+    assert "withdrawn" not in withdrawn  # the panel above it says so

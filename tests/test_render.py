@@ -371,6 +371,28 @@ def test_a_call_without_its_closing_tag_is_shown_read_leniently() -> None:
         assert out.count("read leniently: no closing </tool_call>") == 1, (mode, out)
 
 
+def test_a_call_outside_its_tags_is_shown_read_leniently_where_tags_were_asked_for() -> None:
+    """A ```json block (or bare JSON) read as a call under the text protocol: the doctor named
+    it, the views did not. A native call's raw text is never tagged: no note there."""
+    fenced = ToolCall(id="#1.0", name="calc", arguments={"expr": "1+2"}, raw='{"name": "calc"}')
+    shown = {}
+    for strategy, mode in (
+        ("regex", ""),
+        ("stream", "tags"),
+        ("stream", "native"),
+        ("schema", "tools"),
+    ):
+        start = RunStarted(question="q", model="m", strategy=strategy, mode=mode, tools=("calc",))
+        views: tuple[RenderMode, ...] = ("live", "plain")
+        for view in views:
+            out = plain_text(render(view, [start, ToolCallParsed(call=fenced)]))
+            shown[strategy, mode, view] = out.count("read leniently: not in <tool_call> tags")
+    assert shown == {
+        (strategy, mode, view): int(mode != "native" and strategy != "schema")
+        for strategy, mode, view in shown
+    }
+
+
 def test_live_limit_and_model_failure() -> None:
     start = RunStarted(question="q", model="m", strategy="regex", tools=())
     limited = render("live", [start, LimitReached(limit="iterations", message="stopped after 5")])
@@ -675,3 +697,25 @@ def test_an_answered_run_names_its_stop_reason_on_its_last_line() -> None:
     for mode in ("live", "plain", "json"):
         last = render(mode, events).rstrip().splitlines()[-1]
         assert "answered" in last and "stop" in last, (mode, last)
+
+
+def test_a_reply_cut_inside_a_call_says_so_once_and_then_why() -> None:
+    """The parser's message says the reply ended inside the call; the view adds the cause,
+    not the same news again."""
+    message = "The reply ended inside a tool call (the JSON is incomplete), so it was not run."
+    raw = '<tool_call>{"name": "x",'
+    error = ParseError(message=message, raw=raw, call_id="#1.0", truncated=True)
+    modes: tuple[RenderMode, ...] = ("plain", "live")
+    for mode in modes:
+        shown = plain_text(render(mode, [error]))
+        assert shown.lower().count("ended inside") == 1, mode
+        assert "cut short by max_tokens, or by a stream that broke off" in shown, mode
+
+
+def test_plain_text_leaves_no_spaces_at_the_ends_of_lines() -> None:
+    """A blank line of the model's output, indented under its label, was four spaces."""
+    reply = ModelReplied(
+        iteration=1, raw="Sure.\n\nHang on.", text="Sure.\n\nHang on.", finish_reason="stop"
+    )
+    lines = render("plain", [reply]).split("\n")
+    assert "    Hang on." in lines and [line for line in lines if line != line.rstrip()] == []

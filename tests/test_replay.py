@@ -198,7 +198,7 @@ def test_every_turn_of_a_chat_is_asked_again_in_one_session(tmp_path: Path) -> N
         repl = Repl(
             session,
             history_file=tmp_path / "history",
-            make_model=lambda name: OfflineModel(),
+            use_model=lambda name: session.use_model(OfflineModel()),
             pt_input=pipe,
             pt_output=DummyOutput(),
             mode="plain",

@@ -83,13 +83,17 @@ REWORDED: dict[str, str] = {
     "repeated_call": "Same arguments as before, so here is the same result of {tool}.",
     "same_call_in_reply": "This repeats a call of the same reply: its result.",
     "result_cut": "(only {shown} of {total} characters)",
-    "last_round": "No more tool rounds: answer now.",
+    "last_round": "No more tool rounds.",
     "dropped_calls": "{dropped} of your {total} calls did not run (at most {cap} a reply).",
-    "no_progress": "{n} rounds got nowhere: answer now, without tools.",
-    "answer_after_repeats": "{calls} gave what you had: answer now.",
-    "answer_after_failed_repeats": "{calls} failed again just as before: answer now.",
-    "not_an_answer": "No answer there ({why}): answer, or call a tool.",
-    "not_an_answer_without_tools": "No answer there ({why}): answer now.",
+    "no_progress": "{n} rounds got nowhere.",
+    "answer_after_repeats": "{calls} gave what you had.",
+    "answer_after_failed_repeats": "{calls} failed again just as before.",
+    "not_an_answer": "No answer there ({why}).",
+    "no_tool_now": "No tools now.",
+    "the_question": "You were asked: {question}\nAnswer {how}.",
+    "or_call_a_tool": "or use a tool",
+    "with_what_you_have": "from what you know, and name what you could not find",
+    "with_the_results": "from those results",
 }
 
 

@@ -97,7 +97,8 @@ def test_replies_are_used_in_order_and_requests_are_kept() -> None:
 def test_running_out_of_replies_is_a_protocol_error_naming_the_request() -> None:
     model = ScriptedModel(["only"])
     list(model.stream(ModelRequest(body())))
-    with pytest.raises(ModelError, match="no reply left for request 2") as caught:
+    told = "the script ran out: it holds 1 reply, and request 2 found none left"
+    with pytest.raises(ModelError, match=told) as caught:
         list(model.stream(ModelRequest(body())))
     assert caught.value.kind == "protocol"
 

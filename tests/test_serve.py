@@ -80,9 +80,9 @@ class Served:
     def log(self) -> str:
         return "".join(self.seen)
 
-    def stop(self) -> tuple[int, str, str]:
-        """Ctrl-C, as a user stops it: the exit code, all it printed, and stderr."""
-        self.process.send_signal(signal.SIGINT)
+    def stop(self, by: signal.Signals = signal.SIGINT) -> tuple[int, str, str]:
+        """Ctrl-C, as a user stops it (or `by`): the exit code, all it printed, and stderr."""
+        self.process.send_signal(by)
         code = self.process.wait(timeout=WAIT)
         self.reader.join(timeout=WAIT)  # it reads stdout to its end
         while not self.lines.empty():
@@ -305,15 +305,16 @@ def test_a_bare_key_in_the_query_or_the_path_is_never_logged() -> None:
     assert logged_path("/v1/models") == "/v1/models"
 
 
-def test_against_wrong_param_the_schema_program_recovers_a_round_before_the_regex_one(
+def test_against_wrong_param_the_schema_program_recovers_a_round_before_the_others(
     tmp_path: Path,
 ) -> None:
-    """As docs/practice-reference.md says: both recover (the docs said the regex one did not),
-    the schema one a round sooner, its error naming both problems at once."""
+    """As docs/practice.md and practice-reference.md say: all three recover (the practice page
+    said the regex and stream ones did not), the schema one a round sooner, its error naming
+    both problems at once."""
     served = start_serve("--faults", "wrong_param")
     requests = {}
     try:
-        for strategy in ("regex", "schema"):
+        for strategy in ("regex", "stream", "schema"):
             before = served.log.count("POST /v1/chat/completions 200")
             program = ejected(strategy, tmp_path)
             done = run_ejected(program, "What's the weather in Beijing?", served)
@@ -322,7 +323,7 @@ def test_against_wrong_param_the_schema_program_recovers_a_round_before_the_rege
             requests[strategy] = log.count("POST /v1/chat/completions 200") - before
     finally:
         served.stop()
-    assert requests["schema"] < requests["regex"], requests
+    assert requests["schema"] < min(requests["regex"], requests["stream"]), requests
 
 
 @pytest.mark.parametrize("strategy", list(PROGRAMS))
@@ -387,9 +388,8 @@ def streamed_message(sdk: openai.OpenAI, **extra: Any) -> tuple[Any, str | None]
     """One streamed reply assembled as a client must: text pieces joined, tool-call deltas
     joined by index; with its finish_reason."""
     content, calls, finish = "", dict[int, dict[str, Any]](), None
-    chunks = sdk.chat.completions.create(
-        model="gpt-4o", messages=QUESTION, tools=[WEATHER_TOOL], stream=True, **extra
-    )
+    asked: Any = {"messages": QUESTION, "tools": [WEATHER_TOOL], **extra}
+    chunks = sdk.chat.completions.create(model="gpt-4o", stream=True, **asked)
     for chunk in chunks:
         for choice in chunk.choices:
             content += choice.delta.content or ""
@@ -674,17 +674,104 @@ def test_what_http_server_refuses_itself_is_a_json_error_too(serve: Served) -> N
     assert "GET /v1/models 431 Line too long" in serve.wait_for("431 Line too long")
 
 
-def test_tool_choice_none_shows_the_model_no_tools_and_a_named_one_only_that(
-    serve: Served,
+CLOCK_TOOL: Any = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "Get the current time (时间) in a time zone or city.",
+        "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}},
+    },
+}
+TWO_CITIES: Any = [{"role": "user", "content": "What's the weather in Beijing and in Paris?"}]
+GREETING: Any = [{"role": "user", "content": "Hello! Who are you?"}]
+
+
+def names(message: Any) -> list[str]:
+    return [call.function.name for call in message.tool_calls or []]
+
+
+def test_tool_choice_none_gets_no_call_where_auto_calls(serve: Served, client: Client) -> None:
+    sdk, tools = client(serve), [WEATHER_TOOL, CLOCK_TOOL]
+    auto = sdk.chat.completions.create(model="m", messages=QUESTION, tools=tools).choices[0]
+    assert names(auto.message) == ["get_weather"]
+    reply = sdk.chat.completions.create(
+        model="m", messages=QUESTION, tools=tools, tool_choice="none"
+    ).choices[0]
+    assert (reply.finish_reason, reply.message.tool_calls) == ("stop", None)
+    assert reply.message.content
+    assert "tool_choice none: no call" in serve.wait_for("tool_choice none:")
+
+
+def test_tool_choice_required_calls_where_the_model_would_have_answered(
+    serve: Served, client: Client
 ) -> None:
-    clock = {**WEATHER_TOOL, "function": {**WEATHER_TOOL["function"], "name": "get_clock"}}
-    body = {"model": "m", "messages": QUESTION, "tools": [WEATHER_TOOL, clock]}
-    none = post(serve, {**body, "tool_choice": "none"}).json()["choices"][0]
-    assert none["finish_reason"] == "stop" and "tool_calls" not in none["message"]
-    named = {"type": "function", "function": {"name": "get_weather"}}
-    forced = post(serve, {**body, "tool_choice": named}).json()["choices"][0]["message"]
-    assert [c["function"]["name"] for c in forced["tool_calls"]] == ["get_weather"]
-    assert "tool_choice none: the model was shown no tools" in serve.wait_for("tool_choice none:")
+    sdk, tools = client(serve), [WEATHER_TOOL, CLOCK_TOOL]
+    auto = sdk.chat.completions.create(model="m", messages=GREETING, tools=tools).choices[0]
+    assert auto.finish_reason == "stop" and not auto.message.tool_calls
+    required = sdk.chat.completions.create(
+        model="m", messages=GREETING, tools=tools, tool_choice="required"
+    ).choices[0]
+    assert required.finish_reason == "tool_calls" and len(names(required.message)) == 1
+    assert names(required.message)[0] in ("get_weather", "get_time")
+
+
+def test_a_named_tool_choice_gets_a_call_to_that_tool_only(serve: Served, client: Client) -> None:
+    """Asked about the weather, but made to call get_time: a call to it, filled from the
+    question as well as the model can; and get_weather when the question has no tool at all."""
+    sdk, tools = client(serve), [WEATHER_TOOL, CLOCK_TOOL]
+    for question, name in ((QUESTION, "get_time"), (GREETING, "get_weather")):
+        chosen: Any = {"type": "function", "function": {"name": name}}
+        reply = sdk.chat.completions.create(
+            model="m", messages=question, tools=tools, tool_choice=chosen
+        ).choices[0]
+        assert (reply.finish_reason, names(reply.message)) == ("tool_calls", [name])
+    assert "tool_choice get_time: a call to it" in serve.wait_for("get_time: a call to it")
+
+
+def test_parallel_tool_calls_false_gets_one_call_at_most(serve: Served, client: Client) -> None:
+    sdk = client(serve)
+    both = sdk.chat.completions.create(model="m", messages=TWO_CITIES, tools=[WEATHER_TOOL])
+    made: Any = both.choices[0].message.tool_calls
+    assert [json.loads(c.function.arguments)["city"] for c in made] == ["Beijing", "Paris"]
+    one = sdk.chat.completions.create(
+        model="m", messages=TWO_CITIES, tools=[WEATHER_TOOL], parallel_tool_calls=False
+    ).choices[0]
+    calls: Any = one.message.tool_calls
+    assert len(calls) == 1
+    assert (one.finish_reason, json.loads(calls[0].function.arguments)) == (
+        "tool_calls",
+        {"city": "Beijing"},
+    )
+    message, _ = streamed_message(sdk, messages=TWO_CITIES, parallel_tool_calls=False)
+    assert len(message["tool_calls"]) == 1
+    assert "parallel_tool_calls false" in serve.wait_for("parallel_tool_calls false")
+
+
+@pytest.mark.parametrize("limit", ["max_tokens", "max_completion_tokens"])
+def test_max_tokens_cuts_the_reply_with_finish_reason_length(
+    serve: Served, client: Client, limit: str
+) -> None:
+    """Where a server stops writing: the text, or a call's arguments, cut short (a prefix of
+    the whole reply), and finish_reason "length", streamed or not."""
+    sdk, bound, room = client(serve), dict[str, Any]({limit: 5}), dict[str, Any]({limit: 4096})
+    whole = sdk.chat.completions.create(model="m", messages=GREETING).choices[0].message.content
+    assert whole and len(whole) > 20  # 5 tokens: 20 characters, as the usage counts them
+    cut = sdk.chat.completions.create(model="m", messages=GREETING, **bound).choices[0]
+    assert cut.finish_reason == "length"
+    assert cut.message.content and whole.startswith(cut.message.content)
+    assert len(cut.message.content) < len(whole)
+    call = sdk.chat.completions.create(
+        model="m", messages=QUESTION, tools=[WEATHER_TOOL], **bound
+    ).choices[0]
+    [made] = call.message.tool_calls or []
+    assert call.finish_reason == "length" and made.function.name == "get_weather"
+    assert '{"city": "Beijing"}'.startswith(made.function.arguments)
+    assert made.function.arguments != '{"city": "Beijing"}'
+    message, finish = streamed_message(sdk, **bound)
+    assert finish == "length"
+    assert message["tool_calls"][0]["function"]["arguments"] == made.function.arguments
+    roomy = sdk.chat.completions.create(model="m", messages=GREETING, **room).choices[0]
+    assert (roomy.finish_reason, roomy.message.content) == ("stop", whole)
 
 
 def test_response_format_json_gets_a_json_reply(serve: Served) -> None:
@@ -721,6 +808,16 @@ def test_ctrl_c_stops_it_cleanly_with_no_traceback() -> None:
     code, out, err = served.stop()
     assert (code, err) == (0, "")
     assert out.rstrip().endswith("stopped (Ctrl-C)")
+
+
+def test_sigterm_is_its_normal_stop_and_exits_0_where_sighup_keeps_129() -> None:
+    """systemd, docker and kubernetes stop a server with SIGTERM: exit 143 counted as a
+    failure there. A closed terminal (SIGHUP) is not a stop asked for."""
+    code, out, err = start_serve().stop(signal.SIGTERM)
+    assert (code, err) == (0, "")
+    assert out.rstrip().endswith("stopped (SIGTERM)")
+    code, out, err = start_serve().stop(signal.SIGHUP)
+    assert (code, err) == (129, "toolcall: terminated\n")
 
 
 def test_it_stops_when_the_reader_of_its_log_goes_away() -> None:

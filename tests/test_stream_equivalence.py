@@ -44,7 +44,9 @@ def valid_calls(draw: st.DrawFn) -> str:
     tag = draw(
         st.sampled_from(["tool_call", "tool_call", "tool", "response", "json", "function_call"])
     )
-    shape = draw(st.sampled_from(["tag", "bare", "fence", "fenced_tag", "array", "function"]))
+    shape = draw(
+        st.sampled_from(["tag", "bare", "fence", "fenced_tag", "array", "function", "mistral"])
+    )
     if shape == "bare":
         return body
     if shape == "fence":
@@ -53,6 +55,10 @@ def valid_calls(draw: st.DrawFn) -> str:
         return f"```xml\n<{tag}>{space}{body}{space}</{tag}>\n```"
     if shape == "array":
         return f"[{body}, {body}]"
+    if shape == "mistral":  # Mistral v11+: the name outside the JSON, one marker per call
+        heads = st.sampled_from(["[ARGS]", "[CALL_ID]a1B2c3D4e[ARGS]", ""])
+        calls = draw(st.lists(st.tuples(names, heads, arguments), min_size=1, max_size=2))
+        return "".join(f"[TOOL_CALLS]{n}{h}{json.dumps(a)}" for n, h, a in calls) + "</s>"
     if shape == "function":
         return f"<function={payload['name']}>{json.dumps(draw(arguments))}</function>"
     return f"<{tag}>{space}{body}{space}</{tag}>"
@@ -92,6 +98,10 @@ fragments = st.one_of(
             '"',
             "<",
             "<function=",
+            "[TOOL_CALLS]",
+            "[TOOL_CALLS]f",
+            "[ARGS]",
+            "</s>",
             "a < b",
             "<b>bold</b>",
             '{"a": 1} is a dict',

@@ -6,8 +6,9 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from in_process import toolcall
 
@@ -94,3 +95,41 @@ def test_a_tool_default_that_json_cannot_hold_is_left_out_of_its_schema(tmp_path
     assert run.returncode == 0, run.stderr
     lines = [strict_loads(line) for line in run.stdout.splitlines()]
     assert lines[-1]["kind"] == "run_finished"
+
+
+def test_a_values_json_type_is_worked_out_in_one_place() -> None:
+    """The executor's errors, the schema's enum types, serve's OpenAI-worded refusals and the
+    trace's and script's file errors all name a value's JSON type: each through json_type, so
+    they never disagree on what True or 2.0 is."""
+    from enum import Enum
+
+    from toolcall_cli.serve._checks import openai_type
+    from toolcall_cli.strictjson import json_type, json_type_in_words
+    from toolcall_cli.tools.schema import schema_for_type
+    from toolcall_cli.tools.validation import json_type as validation_type
+
+    class Color(str, Enum):
+        RED = "red"
+
+    values = [None, True, 3, 2.5, "x", Color.RED, [1], (1,), {"a": 1}, {1, 2}]
+    assert [json_type(v) for v in values] == [
+        "null", "boolean", "integer", "number", "string", "string", "array", "array", "object",
+        None,
+    ]  # fmt: skip
+    assert [json_type_in_words(v) for v in values[:5]] == [
+        "null", "true/false", "a number", "a number", "a string",
+    ]  # fmt: skip
+    openai_samples: tuple[object, ...] = (True, 3, 2.5, [1], {})
+    assert [openai_type(v) for v in openai_samples] == [
+        "a boolean", "an integer", "a decimal", "an array", "an object",
+    ]  # fmt: skip
+    assert validation_type({1}) == "set" and validation_type(False) == "boolean"
+    assert schema_for_type(Literal[1, True, "a"])["type"] == ["boolean", "integer", "string"]
+    package = Path(__file__).resolve().parent.parent / "toolcall_cli"
+    defined = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "kata/solutions" not in path.as_posix()  # the katas' answers stand alone
+        and re.search(r"isinstance\(value, bool\):\n\s+return \"", path.read_text("utf-8"))
+    ]
+    assert defined == []

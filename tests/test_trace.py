@@ -591,6 +591,54 @@ def test_trace_list_json(tmp_path: Path) -> None:
     assert first["tokens"] == final["usage"]["total_tokens"]
 
 
+STRATEGIES_AS_RUN = {
+    "regex": ["--strategy", "regex"],
+    "schema tools": ["--strategy", "schema"],
+    "schema json": ["--strategy", "schema", "--schema-mode", "json"],
+    "schema required": ["--strategy", "schema", "--schema-mode", "required"],
+    "stream tags": ["--strategy", "stream"],
+    "stream native": ["--strategy", "stream", "--stream-mode", "native"],
+}
+
+
+def test_trace_list_names_the_strategy_in_the_mode_each_run_used(tmp_path: Path) -> None:
+    for flags in STRATEGIES_AS_RUN.values():
+        assert toolcall("run", "What's 2+2?", "-q", *flags, cwd=tmp_path).returncode == 0
+    newest_first = list(reversed(STRATEGIES_AS_RUN))
+    piped = toolcall("trace", "list", cwd=tmp_path).stdout.splitlines()
+    for line, label in zip(piped, newest_first, strict=True):
+        assert f"  offline  {label}  2  answered  " in line
+    rows = map(json.loads, toolcall("trace", "list", "--json", cwd=tmp_path).stdout.splitlines())
+    assert [f"{row['strategy']} {row['mode']}".strip() for row in rows] == newest_first
+
+
+def test_trace_list_takes_an_older_trace_s_mode_from_its_header(tmp_path: Path) -> None:
+    """A trace from before run_started recorded the mode: the header's mode of the strategy's
+    kind; none where the run's strategy is not the header's (chosen as the run began)."""
+    from toolcall_cli.events import RunStarted
+
+    directory = trace_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    settings = {"model": "m", "strategy": "schema", "schema_mode": "json", "stream_mode": "tags"}
+    for name, strategy in (
+        ("20260101-000000-aaaaaa", "schema"),
+        ("20260101-000001-bbbbbb", "regex"),
+    ):
+        writer = TraceWriter.open(directory / f"{name}.jsonl")
+        writer.header(trace_header("run", settings, REGISTRY))
+        writer.write(RunStarted(question="hi", model="m", strategy=strategy, tools=()))
+        writer.close()
+        lines = (directory / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        started = json.loads(lines[-1])
+        del started["mode"]
+        (directory / f"{name}.jsonl").write_text(
+            "\n".join([*lines[:-1], json.dumps(started)]) + "\n"
+        )
+    done = toolcall("trace", "list", "--json", cwd=tmp_path)
+    rows = {row["id"]: row["mode"] for row in map(json.loads, done.stdout.splitlines())}
+    assert rows == {"20260101-000000-aaaaaa": "json", "20260101-000001-bbbbbb": ""}
+
+
 def test_trace_list_tells_a_chat_left_unasked_from_a_run_cut_short(tmp_path: Path) -> None:
     """A chat quit before any question holds only its header: "no question", not "unfinished",
     which is for a question that started and never finished."""
@@ -804,3 +852,43 @@ def test_config_show_says_whether_runs_are_traced_and_where(tmp_path: Path) -> N
     config.write_text("[defaults]\ntrace = false\n", encoding="utf-8")
     done = toolcall("config", "show", cwd=tmp_path, env={"TOOLCALL_CONFIG": str(config)})
     assert done.stdout.splitlines()[-1] == f"traces: off ({trace_dir()})"
+
+
+def test_trace_show_says_what_the_user_answered_an_approval(tmp_path: Path) -> None:
+    """At the run the prompt showed the answer; drawn again, the trace's approval_answered
+    says it, where it was given. A decline nobody gave (no terminal) has its own notice."""
+    from toolcall_cli.events import ApprovalAnswered, RunStarted
+
+    path = tmp_path / "asked.jsonl"
+    writer = TraceWriter.open(path)
+    writer.header(trace_header("run", {"model": "m", "strategy": "regex"}, REGISTRY))
+    writer.write(RunStarted(question="hi", model="m", strategy="regex", tools=()))
+    writer.write(ApprovalAnswered(call_id="#1.0", name="rm", answer="yes", waited=2.5))
+    writer.write(ApprovalAnswered(call_id="#1.1", name="rm", answer="declined", waited=0.0))
+    writer.close()
+    shown = toolcall("trace", "show", str(path), "--plain", cwd=tmp_path).stdout
+    assert "info: approval of rm #1.0: answered yes after 2.50s" in shown
+    assert "#1.1" not in shown
+
+
+def test_a_trace_named_by_a_pipe_is_read_and_a_folder_is_said_to_be_one(tmp_path: Path) -> None:
+    """`toolcall doctor <(ssh box cat run.jsonl)` or `... | toolcall doctor /dev/stdin`: a pipe
+    is no regular file, and was looked up as an id ("no such file"); so was a folder."""
+    import subprocess
+    import sys
+
+    trace = tmp_path / "run.jsonl"
+    done = toolcall("run", "What is 2+3?", "-q", "--trace", str(trace), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for command in (["doctor"], ["trace", "show"]):
+        read = subprocess.run(
+            [sys.executable, "-m", "toolcall_cli", *command, "/dev/stdin"],
+            input=trace.read_text(encoding="utf-8"), capture_output=True, text=True,
+            cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        assert read.returncode == 0, read.stderr
+        assert "What is 2+3?" in read.stdout
+    folder = toolcall("doctor", str(tmp_path), cwd=tmp_path)
+    assert folder.returncode == 2
+    said = f"toolcall: error: {tmp_path} is a folder: name a trace file in it, or a trace's id"
+    assert folder.stderr == said + "\n"

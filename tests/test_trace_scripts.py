@@ -330,21 +330,24 @@ def test_a_script_that_runs_out_is_told_in_the_view_the_trace_and_the_exit_code(
     done, played = play(tmp_path, short)
     assert done.returncode == 6
     told = "the script ran out: it holds 1 reply, and request 2 found none left"
-    assert f"warning: {told}" in done.stdout  # the view (plain text)
-    assert f"toolcall: {told}\n" in done.stderr
+    # Said once, where it happened: the failed request (and once on stderr, as any failure).
+    assert done.stdout.count("ran out") == 1
+    assert f"model failed (protocol): {told}\n" in done.stdout  # the view (plain text)
+    assert done.stderr.count("ran out") == 1 and f"toolcall: error: {told}\n" in done.stderr
     records = read_trace(played).records
     kinds = [record["kind"] for record in records]
     assert kinds[-3:] == ["model_failed", "script_exhausted", "run_finished"]
     end = records[-2]
     assert (end["message"], end["replies"], end["requests"]) == (told, 1, 2)
     shown = toolcall("trace", "show", str(played), "--plain", cwd=tmp_path)
-    assert f"warning: {told}" in shown.stdout
+    assert shown.stdout.count("ran out") == 1 and f"model failed (protocol): {told}" in shown.stdout
 
     as_json = toolcall("run", QUESTION, "--model", "scripted", "--script", str(short),
                        "--json", "--no-trace", cwd=tmp_path)  # fmt: skip
     events = [json.loads(line) for line in as_json.stdout.splitlines()]
     assert as_json.returncode == 6
-    assert {"kind": "notice", "level": "warning", "message": told} in events
+    said = [event for event in events if "ran out" in json.dumps(event)]
+    assert said == [{"kind": "model_failed", "message": told, "error_kind": "protocol"}]
 
 
 @pytest.mark.script_left_unused
@@ -407,7 +410,7 @@ def chat(keys: str, tmp_path: Path, model: ScriptedModel) -> tuple[Repl, list[di
         repl = Repl(
             session,
             history_file=tmp_path / "history",
-            make_model=lambda name: model,
+            use_model=lambda name: session.use_model(model),
             pt_input=pipe,
             pt_output=DummyOutput(),
             mode="plain",
@@ -437,7 +440,8 @@ def test_a_chat_tells_the_script_running_out_in_the_turn(
     assert kinds.count("script_exhausted") == 1
     assert kinds[-3:] == ["model_failed", "script_exhausted", "run_finished"]
     out = capsys.readouterr().out
-    assert "warning: the script ran out: it holds 1 reply, and request 2 found none left" in out
+    told = "the script ran out: it holds 1 reply, and request 2 found none left"
+    assert out.count("ran out") == 1 and f"model failed (protocol): {told}" in out
 
 
 def test_the_chat_command_exits_6_when_its_script_did_not_line_up(

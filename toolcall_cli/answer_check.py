@@ -40,9 +40,8 @@ class NotAnAnswer:
 
     def feedback(self, *, tools: bool, question: str) -> str:
         """The note for the model: what was wrong, the question again, and what to do instead
-        (see feedback.TEMPLATES)."""
-        key = "not_an_answer" if tools else "not_an_answer_without_tools"
-        return feedback.note(key, why=self.why, question=question)
+        (see feedback.answer_note)."""
+        return feedback.answer_note("not_an_answer", question, tools=tools, why=self.why)
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")

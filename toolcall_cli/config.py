@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcall_cli.private_files import app_dir
+from toolcall_cli.private_files import app_dir, read_bounded
 from toolcall_cli.wire import Sampling
 
 if TYPE_CHECKING:
@@ -87,6 +87,17 @@ def config_path(environ: Mapping[str, str] = os.environ) -> Path:
     if override:
         return Path(override)
     return app_dir() / "config.toml"
+
+
+def read_config(environ: Mapping[str, str] = os.environ) -> FileConfig:
+    """The config file's settings. The default file need not exist (most runs have none), but
+    one TOOLCALL_CONFIG names must: a typo in it would otherwise run with no config at all, and
+    say nothing."""
+    path = config_path(environ)
+    if environ.get("TOOLCALL_CONFIG") and not path.exists():
+        missing = "is a link to nothing" if path.is_symlink() else "does not exist"
+        raise ConfigError(f"config {path} (TOOLCALL_CONFIG) {missing}")
+    return load_config(path)
 
 
 @dataclass(frozen=True)
@@ -178,6 +189,17 @@ def limit_problem(key: str, value: Any) -> str | None:
     return None
 
 
+def config_text(path: Path) -> str:
+    """The config file's text, within a bound; ConfigError when it cannot be read."""
+    try:
+        return read_bounded(path).decode("utf-8")
+    except OSError as error:
+        reason = "it is a directory" if path.is_dir() else error.strerror or error
+        raise ConfigError(f"cannot read config {path}: {reason}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"cannot read config {path}: {error}") from None
+
+
 def load_config(path: Path) -> FileConfig:
     if not path.exists():
         return FileConfig(path=path)
@@ -187,9 +209,7 @@ def load_config(path: Path) -> FileConfig:
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read config {path}: {error}") from None
+        data = tomllib.loads(config_text(path))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"config {path} is not valid TOML: {error}") from None
     defaults = data.get("defaults", {})

@@ -71,6 +71,15 @@ class RunStarted:
     tools: tuple[str, ...]
     sampling: dict[str, float | int] = field(default_factory=dict)
     """The temperature, top_p and seed every request of the run carries; only those set."""
+    mode: str = ""
+    """The strategy's mode (schema: tools, json or required; stream: tags or native); empty
+    for regex, and in a trace written before runs recorded it."""
+
+    @property
+    def strategy_label(self) -> str:
+        """`schema json`, `stream native`, `regex`: the strategy as it ran, named as `compare`
+        names it."""
+        return f"{self.strategy} {self.mode}" if self.mode else self.strategy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +199,20 @@ class ApprovalAsked(Asked):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ApprovalAnswered:
+    """What the user answered an ApprovalAsked, once they have: a program reading the events
+    (--json) learns that the run waits no more, and how the question ended. `declined`:
+    nobody could be asked (or the consumer declined, saying why); the call is not run."""
+
+    kind: Literal["approval_answered"] = "approval_answered"
+    call_id: str
+    name: str
+    answer: Literal["yes", "no", "always", "declined"]
+    waited: float
+    """Seconds the question waited for the answer: the person's time, kept out of the run's."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class StepPaused(Asked):
     """--step: the run waits before a model request or a tool execution. The consumer answers
     "go", "quit", and before a tool also "skip" or the edited arguments (a dict). Unanswered,
@@ -231,6 +254,9 @@ class TimelineEntry:
     ok: bool
     outcome: str
     """"ok", "reused", an error kind ("timeout", "skipped", ...), or "unanswered"."""
+    approval_wait: float = 0.0
+    """Seconds it waited for the user's answer to its approval question, just before
+    `started`: the person's time, never the call's."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -333,6 +359,8 @@ class FinalAnswer:
     """Made without tools by one last request at the iteration limit: the run did not finish."""
     ungrounded: tuple[str, ...] = ()
     """Figures of the answer that no result holds, after one nudge: the answer stands, marked."""
+    cut: bool = False
+    """The reply stopped at the token limit (finish_reason "length"): its end may be missing."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -380,6 +408,7 @@ Event = (
     | PlaceholdersFilled
     | CallFromResult
     | ApprovalAsked
+    | ApprovalAnswered
     | StepPaused
     | ToolFinished
     | ToolTimeline

@@ -161,28 +161,32 @@ TEMPLATES: dict[str, str] = {
     "same_call_in_reply": "Same call as an earlier one in this reply; it ran once, and this is "
     "its result.",
     "result_cut": "result cut: showing {shown} of {total} characters.",
-    "last_round": "That was the last round of tools this run allows. Do not call any tool now. "
-    "The question was: {question}\nAnswer it in words, with what you have; if something is "
-    "missing, say what.",
     "dropped_calls": "Your reply held {total} tool calls; only the first {cap} were run (at most "
     "{cap} per reply), and the other {dropped} were not run. Call again only what you still "
     "need.",
+    # Why the engine asks for the answer now, each situation in its own words (answer_note adds
+    # what every such note says after it).
+    "last_round": "That was the last round of tools this run allows.",
     "no_progress": "The last {n} rounds of tool calls made no progress (they failed, or repeated "
-    "earlier calls). Do not call any tool now. The question was: {question}\nAnswer it in "
-    "words, with what you already have; if something is missing, say what.",
-    "answer_after_repeats": "You called {calls} again, and got the result you already had. Do "
-    "not call any tool now. The question was: {question}\nAnswer it in words, with the results "
-    "above.",
+    "earlier calls).",
+    "answer_after_repeats": "You called {calls} again, and got the result you already had.",
     "answer_after_failed_repeats": "You called {calls} again exactly as before, and it failed "
-    "again the same way. Do not call any tool now. The question was: {question}\nAnswer it in "
-    "words, with what you already have; if something is missing, say what.",
-    "not_an_answer": "That was not an answer: {why}. The question was: {question}\nAnswer it in "
-    "words, or call a tool.",
-    "not_an_answer_without_tools": "That was not an answer: {why}. The question was: "
-    "{question}\nAnswer it in words, with what you have.",
+    "again the same way.",
+    "not_an_answer": "That was not an answer: {why}.",
+    # What every note asking for the answer says after why: that no tool may be called (once
+    # the tools are withdrawn), the question again, and how to answer it.
+    "no_tool_now": "Do not call any tool now.",
+    "the_question": "The question was: {question}\nAnswer it in words, {how}.",
+    "or_call_a_tool": "or call a tool",
+    "with_what_you_have": "with what you have; if something is missing, say what",
+    "with_the_results": "with the results above",
 }
 """How each problem and note is said: swap them (`Wording(other)`) and every producer says it
 the other way, with the same information."""
+
+ANSWERED_WITH = {"answer_after_repeats": "with_the_results"}
+"""How the answer is asked for, without tools, where it is not `with_what_you_have`: after calls
+repeated that had succeeded, the results are there, and nothing is missing."""
 
 JOINED: dict[str, tuple[str, str]] = {
     # How a kind lists its `allowed` items: each item's form, and what goes between them.
@@ -245,6 +249,21 @@ class Wording:
         """One of the engine's notes to the model, marked as the engine's."""
         return f"{NOTE_PREFIX} {self.said(key, **values)}"
 
+    def answer_note(
+        self, situation: str, question: str, *, tools: bool = False, **values: Any
+    ) -> str:
+        """The engine's note asking for the answer: why (`situation`, a key above, with its
+        `values`); that no tool may be called now, unless `tools` are still offered; then the
+        question again, and how to answer it."""
+        said = [self.said(situation, **values)]
+        if tools:
+            how = "or_call_a_tool"
+        else:
+            said.append(self.said("no_tool_now"))
+            how = ANSWERED_WITH.get(situation, "with_what_you_have")
+        said.append(self.said("the_question", question=question, how=self.said(how)))
+        return f"{NOTE_PREFIX} {' '.join(said)}"
+
     def said(self, key: str, **values: Any) -> str:
         return self.templates[key].format(**values)
 
@@ -262,6 +281,11 @@ def error_text(*problems: Problem) -> str:
 def note(key: str, **values: Any) -> str:
     """The engine's note `key` (a TEMPLATES key), with `values` put in."""
     return WORDING.note(key, **values)
+
+
+def answer_note(situation: str, question: str, *, tools: bool = False, **values: Any) -> str:
+    """The engine's note asking for the answer after `situation` (see Wording.answer_note)."""
+    return WORDING.answer_note(situation, question, tools=tools, **values)
 
 
 def said(problem: Problem) -> str:

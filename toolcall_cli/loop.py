@@ -50,7 +50,7 @@ from toolcall_cli.events import (
     StopReason,
     ToolCallParsed,
 )
-from toolcall_cli.feedback import note
+from toolcall_cli.feedback import answer_note, note
 from toolcall_cli.grounding import AnswerCheck, ArgumentCheck
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
 from toolcall_cli.limits import question_refused
@@ -272,7 +272,9 @@ class Run:
         TOO_LONG_FOR_THE_WINDOW: the server refused the request as too long for its window."""
         parser = self.strategy.parser(f"#{self.iterations}.", self.tools.names())
         reading = Reading(parser, round_, runs_calls=not last, may_retry=may_retry)
-        sent = self.clock()
+        # The reply's latency leaves out the user's answers given while it streamed (a streamed
+        # call's approval): the loop reads no chunk while it waits, and a person is no model.
+        sent = self.clock() - self.waited
         yield from self.stream_reply(request, reading)
         closing = parser.close()
         if reading.heard:
@@ -282,7 +284,7 @@ class Run:
         self.fitter.learn_scale(reply.usage)
         if reading.heard and (reading.failure is None or reply.raw or reply.calls or reply.errors):
             # A reply cut off by a failure is still shown: the partial text and any cut call.
-            yield replied(self.iterations, reply, self.clock() - sent)
+            yield replied(self.iterations, reply, self.clock() - self.waited - sent)
         stop = yield from self.failed_reply(reading, reply)
         if stop is not None:
             return stop
@@ -313,13 +315,13 @@ class Run:
             grounded = self.check_figures(reply)
             if grounded is None:
                 self.keep_as_answered(reply)
-                yield FinalAnswer(text=reply.text)
+                yield final_answer(reply)
                 return "answered"
             checked, nudge = grounded
             yield checked
             if nudge is None:
                 self.keep_as_answered(reply)
-                yield FinalAnswer(text=reply.text, ungrounded=checked.figures)
+                yield final_answer(reply, ungrounded=checked.figures)
                 return "answered"
             self.history.append(user(nudge))
             return None
@@ -395,7 +397,7 @@ class Run:
         return "limit"
 
     def best_effort_answer(self) -> Iterator[Event]:
-        self.ask_for_the_answer(note("last_round", question=self.question))
+        self.ask_for_the_answer(answer_note("last_round", self.question))
         self.tools_withdrawn = True
         self.iterations += 1
         request = yield from self.build_request()
@@ -421,7 +423,7 @@ class Run:
             if grounded is not None:
                 yield grounded[0]
             loose = grounded[0].figures if grounded is not None else ()
-            yield FinalAnswer(text=reply.text, best_effort=True, ungrounded=loose)
+            yield final_answer(reply, best_effort=True, ungrounded=loose)
         else:
             yield Notice(
                 level="warning",
@@ -610,6 +612,7 @@ class Run:
             strategy=self.strategy.name,
             tools=tuple(self.registry.names()),
             sampling=self.strategy.sampling.fields(),
+            mode=self.strategy.mode,
         )
 
     def finished(self, stop: StopReason) -> RunFinished:
@@ -763,6 +766,16 @@ def replied(iteration: int, reply: Reply, latency: float) -> ModelReplied:
         latency=latency,
         usage=reply.usage,
     )
+
+
+def final_answer(
+    reply: Reply, *, best_effort: bool = False, ungrounded: tuple[str, ...] = ()
+) -> FinalAnswer:
+    """The reply as the run's answer, marked for what the user should know of it. A reply that
+    stopped at the token limit ends mid-sentence as often as not, and reads as whole unless
+    the view says it was cut."""
+    cut = reply.finish_reason == "length"
+    return FinalAnswer(text=reply.text, best_effort=best_effort, ungrounded=ungrounded, cut=cut)
 
 
 def answered_in_order(results: Sequence[ToolResult], reply: Reply) -> list[ToolResult]:

@@ -1,10 +1,12 @@
 """The files toolcall writes at a path the user gives (a trace, the chat history): owner-only,
-and a path that cannot work is one clear sentence before anything runs. And where toolcall's
-own directory of the user's is (the config file, the user's tools.d)."""
+and a path that cannot work is one clear sentence before anything runs. The files it reads
+whole at a path the user gives (a config, a script, a system prompt): within a bound. And where
+toolcall's own directory of the user's is (the config file, the user's tools.d)."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -16,6 +18,26 @@ OTHERS = 0o077
 
 class PathProblem(ValueError):
     """A path cannot be used; the message names it and says why (a usage error)."""
+
+
+READ_LIMIT = 64 << 20
+"""Bytes read at most of a file the user names to be read whole (64 MiB): far past any
+config, prompt or model output, and a bound for `/dev/zero` or a mistaken disk image, which
+ran the process out of memory ("internal error: MemoryError")."""
+
+
+class TooLarge(OSError):
+    """A file given to be read whole holds more than its bound (or never ends). An OSError
+    with no errno: the callers say it as they say a file that cannot be read."""
+
+
+def read_bounded(path: Path, limit: int = READ_LIMIT) -> bytes:
+    """The bytes of `path` (a file, a pipe, a device), or TooLarge past `limit`."""
+    with path.open("rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"it holds more than {limit >> 20} MiB: is it the file you meant?")
+    return data
 
 
 def open_private(path: Path, label: str, *, readable: bool = False) -> int:
@@ -40,6 +62,29 @@ def open_private(path: Path, label: str, *, readable: bool = False) -> int:
         reason = error.strerror or str(error)
         raise PathProblem(f"cannot make the {label} {path} owner-only: {reason}") from None
     return fd
+
+
+FIRST_LINE_READ = 1 << 16
+"""Bytes of an existing file's first line read to tell what it holds."""
+
+
+def refuse_other_file(path: Path, label: str, first_line: re.Pattern[bytes]) -> None:
+    """An existing file whose first line that is not blank is not a `label`'s (`first_line`)
+    is never appended to, nor made owner-only: a slip of the user's, and the file is theirs.
+    Raises PathProblem. A file that is empty, a pipe or a device passes."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return  # never opened here: a pipe without a writer would block the read
+        with path.open("rb") as file:
+            head = file.read(FIRST_LINE_READ)
+    except OSError:
+        return  # opening it to write says why it cannot be used
+    first = next((line for line in head.splitlines() if line.strip()), b"")
+    if first and not first_line.match(first):
+        raise PathProblem(
+            f"cannot use {path} as the {label}: it holds something other than a {label}, "
+            "and is never written to; name a new file"
+        )
 
 
 def open_or_create(path: Path, flags: int) -> tuple[int, bool]:
@@ -68,7 +113,9 @@ def why(path: Path, error: OSError) -> str:
     if isinstance(error, FileNotFoundError):
         if not path.parent.is_dir():
             return f"the directory {path.parent} does not exist"
-        return "it is a link to a file that does not exist"
+        if path.is_symlink():
+            return "it is a link to a file that does not exist"
+        return f"no file can be made in {path.parent}"  # /proc, say
     if isinstance(error, PermissionError):
         return "permission denied"
     return error.strerror or str(error)

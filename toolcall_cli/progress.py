@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from toolcall_cli.feedback import note
+from toolcall_cli.feedback import answer_note
 from toolcall_cli.limits import Limits
 from toolcall_cli.messages import ToolCall, ToolResult, call_key
 
@@ -83,9 +83,9 @@ class Progress:
         if not repeating and self.failed_rounds < limits.max_failed_rounds:
             return None
         if not repeating:
-            return note("no_progress", n=self.failed_rounds, question=question), False
+            return answer_note("no_progress", question, n=self.failed_rounds), False
         calls = ", ".join(self.repeated_calls) or "the same tools"
         key = (
             "answer_after_failed_repeats" if self.only_failures_repeated else "answer_after_repeats"
         )
-        return note(key, calls=calls, question=question), True
+        return answer_note(key, question, calls=calls), True

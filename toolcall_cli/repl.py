@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import threading
@@ -20,9 +21,8 @@ from prompt_toolkit.output import Output
 
 from toolcall_cli.events import Event, Notice, RunFinished, RunStarted
 from toolcall_cli.history import preview
-from toolcall_cli.models.base import Model
 from toolcall_cli.models.scripted import ScriptEnd, scripted_model
-from toolcall_cli.private_files import PathProblem, app_dir, open_private
+from toolcall_cli.private_files import PathProblem, app_dir, open_private, refuse_other_file
 from toolcall_cli.render import RenderMode, make_renderer
 from toolcall_cli.render.base import visible
 from toolcall_cli.render.explain import Explain
@@ -60,6 +60,8 @@ def default_history_file() -> Path:
     return folder / "chat_history"
 
 
+HISTORY_LINE = re.compile(rb"\A[#+]")
+"""How each entry of prompt-toolkit's history file begins: `# when`, then `+` and a line."""
 HISTORY_READ_LIMIT = 4 * 1024 * 1024
 """Bytes of the history file read at start (its end): years of typed questions, and a bound
 on a path that names something else (a big log file)."""
@@ -167,7 +169,7 @@ class Repl:
         session: Session,
         *,
         history_file: Path,
-        make_model: Callable[[str], Model],
+        use_model: Callable[[str], None],
         pt_input: Input | None = None,
         pt_output: Output | None = None,
         mode: RenderMode | None = None,
@@ -191,10 +193,13 @@ class Repl:
         """Where each question's run is recorded; None when the chat is not traced."""
         self.script_mismatch = False
         """The scripted model's script ran out, or was left with replies unused."""
-        self._make_model = make_model
+        self._use_model = use_model
+        """/model NAME: puts the model named in the session, with that model's own defaults;
+        raises ModelConfigError when it cannot be made."""
         self._mode: RenderMode = mode or ("live" if sys.stdout.isatty() else "plain")
         # Checked (and made owner-only) before the chat starts; prompt-toolkit appends to it by
         # name afterwards, which keeps the mode. Raises PathProblem.
+        refuse_other_file(history_file, "history file", HISTORY_LINE)
         os.close(open_private(history_file, "history file", readable=True))
         self._history = ChatHistory(history_file)
         self._history_problem_told = False
@@ -309,7 +314,8 @@ class Repl:
                 progress.add(event)
                 if isinstance(event, RunFinished):
                     for end in self._script_ends(final=False):
-                        renderer.handle(Notice(level="warning", message=end.message))
+                        if not end.told_by_failure:  # the failure said it where it happened
+                            renderer.handle(Notice(level="warning", message=end.message))
                 self._record(event)
                 renderer.handle(event)
                 if isinstance(event, RunStarted):
@@ -402,7 +408,7 @@ class Repl:
             self.say(f"The model is {self.session.model.name}. /model NAME switches it.")
             return
         try:
-            self.session.use_model(self._make_model(name))
+            self._use_model(name)
         except ModelConfigError as error:
             self.say(str(error))
             return

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from toolcall_cli.events import (
+    ApprovalAnswered,
     ApprovalAsked,
     CallFromResult,
     Event,
@@ -107,6 +108,8 @@ class _Entry:
     started: float | None = None
     ended: float | None = None
     result: ToolResult | None = None
+    approval_wait: float = 0.0
+    """The seconds the user took to answer whether it may run."""
 
 
 class Round:
@@ -256,6 +259,7 @@ class Round:
                 ended=_offset(e.ended, self._began),
                 ok=bool(e.result and e.result.ok),
                 outcome=_outcome(e.result),
+                approval_wait=e.approval_wait,
             )
             for e in self._entries.values()
         )
@@ -519,7 +523,7 @@ class Round:
         if not tool.dangerous or self._policy.yes or tool.name in self._policy.always:
             return None
         asked = ApprovalAsked(call=call, reason="dangerous")
-        yield asked
+        yield from self._ask(asked)
         decision = asked.answered if asked.answered is not None else NOBODY_TO_ASK
         if decision == "always":
             self._policy.always.add(tool.name)
@@ -531,6 +535,19 @@ class Round:
         elif decision is not True and decision != "yes":
             return refused(call, "declined", Problem("user_declined"))
         return None
+
+    def _ask(self, asked: ApprovalAsked) -> Iterator[Event]:
+        """The question, to whoever answers, then what they answered; the time they took is
+        kept as the call's wait, apart from its run (the loop keeps it out of the run's time
+        as well)."""
+        began = self._clock()
+        yield asked
+        waited = self._clock() - began
+        answer = answer_given(asked)
+        if answer != "declined":  # declined: nobody was there to ask, nobody waited
+            self._entries[asked.call.id].approval_wait += waited
+        call = asked.call
+        yield ApprovalAnswered(call_id=call.id, name=call.name, answer=answer, waited=waited)
 
     def _approve_quoted(
         self, call: ToolCall, tool: Tool, quote: Quote
@@ -544,7 +561,7 @@ class Round:
             result_name=quote.result_name,
             result_id=quote.result_id,
         )
-        yield asked
+        yield from self._ask(asked)
         source = f"{quote.result_name} (call {quote.result_id})"
         decision = asked.answered
         if decision is None:
@@ -646,6 +663,17 @@ def _has_placeholders(call: ToolCall) -> bool:
 
 def _failed(entry: _Entry) -> bool:
     return entry.result is not None and not entry.result.ok
+
+
+def answer_given(asked: ApprovalAsked) -> Literal["yes", "no", "always", "declined"]:
+    """The consumer's answer as the round takes it: nothing, or a Declined, declines; "always"
+    only where it was offered; anything but a yes is a no."""
+    answer = asked.answered
+    if answer is None or isinstance(answer, Declined):
+        return "declined"
+    if answer is True or answer == "yes":
+        return "yes"
+    return "always" if answer == "always" and asked.offers_always else "no"
 
 
 def _offset(moment: float | None, began: float) -> float | None:

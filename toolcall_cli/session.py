@@ -42,6 +42,18 @@ def answered(
                 answers.answer(event)
 
 
+@dataclass(frozen=True)
+class ModelSetup:
+    """What a model runs with that depends on the model (the defaults for a small model, where
+    nothing chose them): the strategy and what it was made with, its sampling among them; how
+    each request's tools are chosen; and the lines that say which defaults were taken."""
+
+    strategy: Strategy
+    strategy_settings: dict[str, Any]
+    retrieval: Retrieval | None
+    notes: tuple[str, ...] = ()
+
+
 @dataclass
 class Session:
     model: Model
@@ -57,6 +69,9 @@ class Session:
     history: list[Message] = field(default_factory=list)
     strategy_settings: dict[str, Any] = field(default_factory=dict)
     """What `get_strategy` was given besides the name (modes, dag): kept by /strategy."""
+    strategy_given: bool = False
+    """The user chose the strategy (a flag, the environment, the config, /strategy): a model
+    switched to keeps it rather than taking its own default."""
     notes: tuple[str, ...] = ()
     """What the user should hear once, in the first run's view: how a setting they left open
     was chosen (the measured strategy for their server, say)."""
@@ -106,10 +121,15 @@ class Session:
     def reset(self) -> None:
         self.history.clear()
 
-    def use_model(self, model: Model) -> None:
-        """Switch models; the old one's connections (if it has any) are closed."""
+    def use_model(self, model: Model, setup: ModelSetup | None = None) -> None:
+        """Switch models; the old one's connections (if it has any) are closed. `setup`: what
+        the new model runs with, its notes told at the next run's start; None keeps the old
+        model's."""
         self._close_model()
         self.model = model
+        if setup is not None:
+            self.strategy, self.strategy_settings = setup.strategy, setup.strategy_settings
+            self.retrieval, self.notes = setup.retrieval, setup.notes
 
     def close(self) -> None:
         """The model's connections and the MCP servers are closed (the servers stopped)."""
@@ -136,3 +156,4 @@ class Session:
     def use_strategy(self, name: str) -> None:
         """Switch strategies, keeping the session's strategy settings (modes, --dag)."""
         self.strategy = get_strategy(name, **self.strategy_settings)
+        self.strategy_given = True

@@ -142,3 +142,42 @@ def _shown(path: str) -> str:
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
+
+
+_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "boolean"),  # before int: True is an int too
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    ((list, tuple), "array"),
+    (dict, "object"),
+)
+
+
+def json_type(value: object) -> str | None:
+    """The JSON Schema type name of a Python value ("null", "boolean", "integer", "number",
+    "string", "array", "object"), or None for a value JSON has no type for. A str or int mixin
+    Enum is its value's type. Every part of toolcall that names a value's type asks this."""
+    if value is None:
+        return "null"
+    for python_type, name in _JSON_TYPES:
+        if isinstance(value, python_type):
+            return name
+    return None
+
+
+_IN_WORDS = {
+    "null": "null",
+    "boolean": "true/false",
+    "integer": "a number",
+    "number": "a number",
+    "string": "a string",
+    "array": "a list",
+    "object": "an object",
+}
+
+
+def json_type_in_words(value: object) -> str:
+    """What a JSON value is, for a person reading a file's error ("a number", "true/false",
+    "a list"): never the value itself, which may be anything."""
+    return _IN_WORDS[json_type(value) or "object"]

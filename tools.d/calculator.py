@@ -25,6 +25,14 @@ MAX_FACTORIAL = 1000  # 1000! has 2568 digits: under MAX_BITS
 MAX_ROUND_DIGITS = 100  # round(5, -10**9) would build 10**(10**9)
 SIGNIFICANT_DIGITS = 12
 
+# What an expression may hold, said with placeholders: no example that runs. Qwen2.5-0.5B, told
+# calculate(expression='(2 + 3) * 4') of '26.2 miles', sent exactly that and answered
+# "20 kilometers".
+_WHAT_AN_EXPRESSION_HOLDS = (
+    "Write one arithmetic expression of the question's own numbers: numbers, + - * / ** "
+    "( ) and functions such as sqrt(x) or round(x, 2); no words or units."
+)
+
 # Conveniences: `^` means power (as on a calculator), and the ×, ÷, full-width digits and
 # parentheses people type in Chinese input methods mean their ASCII forms.
 _CONVENIENCES = str.maketrans(
@@ -142,7 +150,8 @@ def _parse(expression: str) -> ast.Expression:
     if len(expression) > MAX_LENGTH:
         raise ValueError(f"expression is too long ({len(expression)} characters; max {MAX_LENGTH})")
     if not expression:
-        raise ValueError("expression is empty; give an arithmetic expression such as 12*5+3")
+        # No sample expression: a small model sends it, and answers with its value.
+        raise ValueError(f"expression is empty. {_WHAT_AN_EXPRESSION_HOLDS}")
     try:
         tree = ast.parse(expression, mode="eval")
     except (RecursionError, MemoryError):
@@ -207,12 +216,7 @@ def _the_form_that_works(expression: str) -> str:
     rewritten = _rewritten(expression)
     if rewritten != expression.strip() and _works(rewritten):
         return f"Write it as calculate(expression={rewritten!r})."
-    # No example that runs: Qwen2.5-0.5B, told calculate(expression='(2 + 3) * 4') of
-    # '26.2 miles', sent exactly that and answered "20 kilometers".
-    return (
-        "Write one arithmetic expression of the question's own numbers: numbers, + - * / ** "
-        "( ) and functions such as sqrt(x) or round(x, 2); no words or units."
-    )
+    return _WHAT_AN_EXPRESSION_HOLDS
 
 
 def _evaluate(node: ast.AST) -> Number:
@@ -250,7 +254,7 @@ def _name(name: str) -> float:
     if name in CONSTANTS:
         return CONSTANTS[name]
     if name in FUNCTIONS:
-        raise ValueError(f"{name} is a function; call it like {name}(2)")
+        raise ValueError(f"{name} is a function; call it on its argument, as {name}(x)")
     raise ValueError(
         f"unknown name {name!r}. Allowed functions: {', '.join(FUNCTIONS)}; "
         f"constants: {', '.join(CONSTANTS)}"
@@ -321,7 +325,9 @@ def _checked(value: object) -> Number:
 
 def _call(node: ast.Call) -> Number:
     if not isinstance(node.func, ast.Name):
-        raise ValueError("only the listed math functions can be called, e.g. sqrt(2)")
+        raise ValueError(
+            f"only the listed math functions can be called, by name: {', '.join(FUNCTIONS)}"
+        )
     name = node.func.id
     function = FUNCTIONS.get(name)
     if function is None:

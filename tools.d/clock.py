@@ -93,9 +93,12 @@ def _zone(name: str) -> tzinfo:
 
 
 def _unknown_zone(name: str) -> ValueError:
+    # The forms in words and placeholders, no zone, offset or city of samples: a small model
+    # copies a sample whole, and would tell that zone's time as the one asked about.
     message = (
-        f"unknown timezone {name!r}. Use an IANA name such as Asia/Shanghai or America/New_York, "
-        "a UTC offset such as +08:00 or UTC-5, or a city such as Beijing, 东京, London."
+        f"unknown timezone {name!r}. Give the zone of the place the question asks about: an "
+        "IANA name written Area/City, a UTC offset written +HH:MM or UTC-H, or a major city or "
+        "country in Chinese or English."
     )
     candidates = list(_ALIASES) + list(_iana_by_key())
     close = difflib.get_close_matches(_key(name), candidates, n=1, cutoff=0.75)
@@ -147,7 +150,15 @@ def get_time(timezone: str = "UTC") -> dict[str, Any]:
         timezone: An IANA time zone (Asia/Shanghai), a UTC offset (+08:00, UTC-5) or a city or
             country in Chinese or English (北京, Tokyo, New York). Defaults to UTC.
     """
-    zone = _zone(timezone.strip() or "UTC")
+    if not timezone.strip():
+        # Left out, it is UTC; sent empty, it is a place the caller could not name: UTC's time
+        # would be taken for that place's.
+        raise ValueError(
+            f"timezone is empty ({timezone!r}). Give the zone of the place the question asks "
+            "about (an IANA name written Area/City, a UTC offset written +HH:MM, or a major "
+            "city or country), or leave timezone out for UTC."
+        )
+    zone = _zone(timezone)
     local = _now().astimezone(zone)
     return {
         "timezone": _zone_name(zone, local),

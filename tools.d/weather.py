@@ -235,10 +235,8 @@ def _unknown_city(name: str, day: str = "today") -> ValueError:
             "weather is not available here. Say so in the answer; another city's weather is no "
             "answer for it."
         )
-    message = (
-        f"unknown city {name!r}. Use a city from the built-in table, in Chinese or English, "
-        "e.g. 北京, Shanghai, Paris."
-    )
+    # The guesses are the only cities named: a list of samples would be copied as well.
+    message = f"unknown city {name!r}. Use a city from the built-in table, in Chinese or English."
     message += " Did you mean " + " or ".join(repr(g) for g in guesses) + "?"
     # The city alone, as the table spells it: the form names one city.
     message += f" The form that works: get_weather(city={guesses[0]!r}, day={day!r})."
@@ -257,15 +255,18 @@ def get_weather(city: str, day: Literal["today", "tomorrow"] = "today") -> dict[
         city: City name in Chinese or English, e.g. 北京, 上海, Tokyo or New York.
         day: Which day: "today" (今天) or "tomorrow" (明天).
     """
+    # No form and no sample city in these errors: a small model copies either whole, and
+    # answered for a day or a city nobody asked about (Paris' weather as Hohhot's, seen).
     if day not in ("today", "tomorrow"):
-        form = f"get_weather(city={city!r}, day='tomorrow')"
         raise ValueError(
-            f"day must be 'today' or 'tomorrow', not {day!r}. The form that works: {form}."
+            f"day must be 'today' or 'tomorrow', not {day!r}: the sample data has no other day. "
+            "For any other day, say in the answer that its weather is not available here."
         )
     if not city.strip():
         raise ValueError(
-            "city is empty. Give a city name, e.g. 北京, Shanghai, Paris. The form that works: "
-            "get_weather(city='Paris', day='today')."
+            f"city is empty ({city!r}). Give the name of the city the question asks about, in "
+            "Chinese or English, as it is written there; the built-in table holds about 50 "
+            "major cities."
         )
     found = _find_city(city)
     if found is None:

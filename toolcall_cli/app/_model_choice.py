@@ -13,7 +13,7 @@ from toolcall_cli.keys import base_url_problem, display_url, key_problem
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
 from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT, Model
 from toolcall_cli.models.paced import PacedModel
-from toolcall_cli.models.scripted import load_script
+from toolcall_cli.models.scripted import load_script, read_script
 from toolcall_cli.wire import ContextWindow
 
 
@@ -153,18 +153,18 @@ def probe_timeout(environ: Mapping[str, str]) -> float:
 def scripted(script: Path | None) -> Model:
     """The scripted model for `--script FILE`: a script of replies, or a trace whose recorded
     replies play back as they were sent."""
-    if script is not None:
-        from toolcall_cli.trace.script import is_trace
+    path, data = read_script(script)
+    from toolcall_cli.trace.script import is_trace
 
-        if is_trace(script):
-            from toolcall_cli.trace import TraceError
-            from toolcall_cli.trace.script import script_from_trace
+    if is_trace(path, data):
+        from toolcall_cli.trace import TraceError
+        from toolcall_cli.trace.script import script_from_trace
 
-            try:
-                return script_from_trace(script)
-            except TraceError as error:
-                raise ModelConfigError(f"bad script: {error}") from None
-    return load_script(script)
+        try:
+            return script_from_trace(path, data)
+        except TraceError as error:
+            raise ModelConfigError(f"bad script: {error}") from None
+    return load_script(path, data)
 
 
 def check_base_url(url: str, where: str = "--base-url") -> None:

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from toolcall_cli.app._measured import (
     MEASURED_TEMPERATURE,
+    LocalServer,
     measured_strategy,
-    serves_a_small_model,
     small_model_retrieval,
     small_model_retrieves,
     small_model_sampling,
+    small_model_server,
     strategy_note,
 )
 from toolcall_cli.app._model_choice import ModelChoice, idle_faults_note, make_model
@@ -38,7 +39,7 @@ from toolcall_cli.models import ModelConfigError
 from toolcall_cli.models.base import Model, context_window_of
 from toolcall_cli.models.scripted import scripted_model
 from toolcall_cli.request_tools import Retrieval
-from toolcall_cli.session import Answers, Session
+from toolcall_cli.session import Answers, ModelSetup, Session
 from toolcall_cli.strategies import UnknownStrategy, get_strategy
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.tools.loader import LoadResult, load_tools, tool_dirs
@@ -75,15 +76,20 @@ class Toolbox:
             self.servers.close()
 
 
-def load_plugins(extra: tuple[Path, ...], no_default_tools: bool, warn: Warn) -> LoadResult:
+def load_plugins(
+    extra: tuple[Path, ...], no_default_tools: bool, warn: Warn, *, implicit: bool = True
+) -> LoadResult:
     """The tools of the tools.d directories, with the files they came from; each problem is
     told as one warning line. A --tools DIR that is no directory is a usage error, as any path
-    flag's: a typo would otherwise run without the user's tools, exit 0."""
+    flag's: a typo would otherwise run without the user's tools, exit 0. `implicit` False: the
+    user's and ./tools.d are not looked in (see tool_dirs)."""
     for directory in extra:
         if not directory.is_dir():
             why = "is not a directory" if directory.exists() else "no such directory"
             raise AppError(f"--tools {directory}: {why}")
-    dirs = tool_dirs(list(extra), include_bundled=not no_default_tools, cwd=Path.cwd())
+    dirs = tool_dirs(
+        list(extra), include_bundled=not no_default_tools, cwd=Path.cwd(), implicit=implicit
+    )
     loaded = load_tools(dirs)
     for problem in loaded.problems:
         warn(problem)
@@ -130,10 +136,13 @@ def add_mcp_tools(
     return servers
 
 
-def load_toolbox(settings: Settings, warn: Warn = print_warning) -> Toolbox:
-    """The plugins of the tools.d directories and the MCP servers' tools, in one registry."""
+def load_toolbox(
+    settings: Settings, warn: Warn = print_warning, *, implicit: bool = True
+) -> Toolbox:
+    """The plugins of the tools.d directories and the MCP servers' tools, in one registry.
+    `implicit` False: only the directories named (and the bundled), see tool_dirs."""
     tools, limits = settings.options.tools, settings.limits
-    plugins = load_plugins(tools.tools, tools.no_default_tools, warn)
+    plugins = load_plugins(tools.tools, tools.no_default_tools, warn, implicit=implicit)
     servers = add_mcp_tools(
         plugins.registry,
         tools.mcp,
@@ -143,6 +152,17 @@ def load_toolbox(settings: Settings, warn: Warn = print_warning) -> Toolbox:
         limits.max_result_chars,
     )
     return Toolbox(plugins.registry, plugins, servers)
+
+
+def add_given(registry: ToolRegistry, tool: Tool) -> None:
+    """One of ask()'s functions beside the loaded tools; a name taken is a usage error naming
+    where the other came from (two tools of one name cannot both be offered)."""
+    held = registry.get(tool.name)
+    if held is not None:
+        raise AppError(
+            f"two tools are named {tool.name!r}: a function given, and one from {held.source}"
+        )
+    registry.add(tool)
 
 
 def tool_policy(options: SessionOptions) -> ToolPolicy:
@@ -172,12 +192,29 @@ class Assembled:
     """The resolved settings as a trace's header records them: no key, the URL masked."""
     options: SessionOptions
     """The options the session was built from, with what was resolved for them."""
+    resolved: Settings
+    """What the options resolved to, before any model's defaults (chat's /model starts from
+    it)."""
+    chosen_retrieval: Retrieval
+    """How tools are retrieved as the user chose it, before the defaults for a small model."""
     plugins: LoadResult | None = None
     """The plugin files the session's tools came from (chat's hot reload starts from them)."""
 
-    def model_named(self, name: str) -> Model:
-        """Another model for this session (chat's /model); ModelConfigError when it cannot be."""
-        return make_model(dataclasses.replace(self.choice, name=name), self.options.local.pace)
+    def use_model(self, name: str) -> None:
+        """Chat's /model NAME: the session goes on with another model, which gets its own
+        defaults for a small model (strategy, sampling, retrieval) wherever nothing chose them,
+        not the first model's; a strategy chosen by a flag or /strategy is kept.
+        ModelConfigError when the model cannot be made (the session is then as it was)."""
+        session, settings = self.session, self.resolved
+        choice = dataclasses.replace(settings.choice, name=name)
+        model = make_model(choice, self.options.local.pace)
+        if session.strategy_given:
+            choice = dataclasses.replace(choice, strategy_given=True)
+            settings = dataclasses.replace(settings, strategy_name=session.strategy.name)
+        settings = dataclasses.replace(settings, choice=choice)
+        tools = len(session.registry)
+        measured = with_measured(settings, model, tools, retrieval=self.chosen_retrieval)
+        session.use_model(model, measured.setup())
 
 
 @dataclass(frozen=True)
@@ -192,14 +229,20 @@ class Measured:
     sampling: Sampling
     retrieval: Retrieval
     notes: tuple[str, ...]
+    chosen_retrieval: Retrieval
+    """The retrieval as the user chose it, before the defaults for a small model."""
+
+    def setup(self) -> ModelSetup:
+        """What the session's model runs with."""
+        return ModelSetup(self.strategy, self.strategy_settings, self.retrieval, self.notes)
 
 
-def small_model_takes(resolved: Resolved) -> list[str]:
-    """What a run on a llama.cpp server takes for the settings nobody chose, by the tests
-    with_measured makes: the measured strategy, temperature and max_tokens."""
+def small_model_takes(resolved: Resolved, server: LocalServer) -> list[str]:
+    """What a run on `server` takes for the settings nobody chose, by the tests with_measured
+    makes: the measured strategy (where it was measured), temperature and max_tokens."""
     strategy, mode = measured_strategy()
     taken: list[str] = []
-    if not strategy_chosen(resolved):
+    if server.strategy_measured and not strategy_chosen(resolved):
         taken.append(f"strategy {strategy} {mode}")
     if resolved.sampling.temperature is None:
         taken.append(f"temperature {MEASURED_TEMPERATURE:g}")
@@ -216,15 +259,17 @@ def with_measured(
     retrieval: Retrieval | None = None,
 ) -> Measured:
     """The session `run` would build, or with `variant`'s strategy: on a llama.cpp server, the
-    measured strategy when none was chosen (never for a variant), and the defaults for a small
-    model where the user chose none, whichever strategy runs. `tools`: how many are registered;
-    `retrieval`: the session's, when it is made already."""
+    measured strategy when none was chosen (never for a variant), and on a llama.cpp or Ollama
+    server the defaults for a small model where the user chose none, whichever strategy runs.
+    `tools`: how many are registered; `retrieval`: the session's, when it is made already."""
     options, name = settings.options, settings.strategy_name
     if variant is not None:
         options, name = variant.options(options), variant.strategy
     strategy_open = variant is None and not settings.choice.strategy_given
     sampling = settings.sampling
-    retrieval = retrieval if retrieval is not None else session_retrieval(settings)
+    if retrieval is None:
+        retrieval = session_retrieval(settings)
+    chosen_retrieval = retrieval
     over_given = "retrieve_over" in retrieval_settings(settings).given
     # The server is asked what it is only when a default could change something: a session
     # whose every such setting was chosen, with its window from a profile, asks nothing.
@@ -235,14 +280,15 @@ def with_measured(
         or small_model_retrieves(retrieval, over_given, tools)
     )
     notes: tuple[str, ...] = ()
-    if left_open and serves_a_small_model(model):
-        if strategy_open:
+    server = small_model_server(model) if left_open else None
+    if server is not None:
+        if strategy_open and server.strategy_measured:
             name, mode = measured_strategy()
             options = options.replace(schema_mode=mode)
             notes = (strategy_note(name, mode),)
         window = settings.limits.context_window or context_window_of(model)
-        sampling, sampling_note = small_model_sampling(sampling, window)
-        retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools)
+        sampling, sampling_note = small_model_sampling(sampling, window, server)
+        retrieval, retrieval_note = small_model_retrieval(retrieval, over_given, tools, server)
         notes += tuple(note for note in (sampling_note, retrieval_note) if note)
     notes += idle_faults_note(
         settings.choice.faults, name, options.strategy.schema_mode, options.strategy.stream_mode
@@ -250,7 +296,7 @@ def with_measured(
     chosen = strategy_settings(options, sampling, settings.system_prompt)
     with usage_errors(UnknownStrategy):
         strategy = get_strategy(name, **chosen)
-    return Measured(strategy, chosen, options, sampling, retrieval, notes)
+    return Measured(strategy, chosen, options, sampling, retrieval, notes, chosen_retrieval)
 
 
 def build_session(
@@ -259,20 +305,21 @@ def build_session(
     system_prompt: str | None = None,
     answers: Answers | None = None,
     warn: Warn = print_warning,
-    tools: Sequence[Tool] = (),
+    tools: Sequence[Tool] | None = None,
 ) -> Assembled:
     """The session the options call for; AppError when it cannot be built. `system_prompt`:
     the text that replaces the strategy's system prompt where --system-prompt names no file
     (replay's recorded one). `answers`: who answers what a run asks (approval, --step); None:
-    nobody can be asked, and a dangerous tool runs only with --yes. `tools`: more tools beside
-    the loaded ones (ask()'s functions)."""
+    nobody can be asked, and a dangerous tool runs only with --yes. `tools`: ask()'s functions,
+    given: they and the directories named (--tools) are the tools, not the user's or
+    ./tools.d (the bundled ones only where no_default_tools is off)."""
     settings = resolve_settings(options, system_prompt)
     model = model_for(settings.choice, settings.options)
     # The tools first: whether retrieval comes on by default depends on how many there are.
-    toolbox = load_toolbox(settings, warn)
+    toolbox = load_toolbox(settings, warn, implicit=tools is None)
     try:
-        for tool in tools:
-            toolbox.registry.add(tool)
+        for tool in tools or ():
+            add_given(toolbox.registry, tool)
         measured = with_measured(settings, model, len(toolbox.registry))
         check_recording_format(model, measured.strategy, toolbox.registry, measured.options)
     except BaseException:
@@ -329,12 +376,22 @@ def assemble(
         answers=answers,
         notes=measured.notes,
         mcp=toolbox.servers if owns_servers else None,
+        strategy_given=settings.choice.strategy_given,
     )
     traced = traced_settings(options, settings.choice, session, sampling, settings.system_prompt)
     if toolbox.servers is not None:
         # The servers a header records: command or URL, env values masked.
         traced["mcp_servers"] = [spec.traced() for spec in toolbox.servers.specs]
-    return Assembled(session, settings.choice, settings.config, traced, options, toolbox.plugins)
+    return Assembled(
+        session,
+        settings.choice,
+        settings.config,
+        traced,
+        options,
+        resolved=settings,
+        chosen_retrieval=measured.chosen_retrieval,
+        plugins=toolbox.plugins,
+    )
 
 
 def model_for(choice: ModelChoice, options: SessionOptions) -> Model:

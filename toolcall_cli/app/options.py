@@ -212,7 +212,8 @@ class SamplingOptions:
         None,
         "--temperature",
         metavar="T",
-        help="Sampling temperature, 0..2 (default: 0 on a llama.cpp server, else the server's).",
+        help="Sampling temperature, 0..2 (default: 0 on a llama.cpp or Ollama server, else the "
+        "server's).",
     )
     top_p: float | None = option(
         None,
@@ -225,7 +226,7 @@ class SamplingOptions:
         "--max-tokens",
         metavar="TOKENS",
         help="The most tokens one reply may hold, sent as `max_tokens` (default: on a llama.cpp "
-        "server a quarter of the context window, at most 2048; else the server's).",
+        "or Ollama server a quarter of the context window, at most 2048; else the server's).",
     )
 
 
@@ -282,7 +283,7 @@ class RetrievalOptions:
         metavar="K",
         help="Send each request at most K tools: the best ranked for the question, plus a "
         "search_tools tool for the rest (default: 6 past --retrieve-over tools; on a llama.cpp "
-        "server 3, from 10 tools; 0: off).",
+        "or Ollama server 3, from 10 tools; 0: off).",
     )
     retrieve_over: int | None = option(
         None,

@@ -17,14 +17,14 @@ from toolcall_cli.config import (
     FileConfig,
     Resolved,
     RetrievalSettings,
-    config_path,
-    load_config,
+    read_config,
     resolve,
     resolve_limits,
     resolve_retrieval,
 )
 from toolcall_cli.limits import GROUNDING_MODES, GroundingMode, Limits
 from toolcall_cli.models import LOCAL_MODELS, ModelConfigError
+from toolcall_cli.private_files import read_bounded
 from toolcall_cli.request_tools import Retrieval
 from toolcall_cli.tools.retrieval import EmbedRanker
 from toolcall_cli.wire import ContextWindow, Sampling
@@ -32,7 +32,7 @@ from toolcall_cli.wire import ContextWindow, Sampling
 
 def file_config() -> FileConfig:
     with usage_errors(ConfigError):
-        return load_config(config_path())
+        return read_config()
 
 
 def session_limits(options: SessionOptions, config: FileConfig) -> Limits:
@@ -179,7 +179,7 @@ def read_system_prompt(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path).decode("utf-8")
     except OSError as error:
         raise AppError(f"cannot read the system prompt {path}: {error.strerror or error}") from None
     except UnicodeDecodeError as error:

@@ -31,12 +31,13 @@ from toolcall_cli.cli._options import (
 from toolcall_cli.cli.entry import (
     EXIT_PROBLEMS,
     EXIT_USAGE,
-    Terminated,
     app,
     config_app,
     fail,
     warn,
 )
+from toolcall_cli.private_files import READ_LIMIT, read_bounded
+from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
@@ -178,7 +179,7 @@ def chat_session(
         repl = Repl(
             assembled.session,
             history_file=history_file or default_history_file(),
-            make_model=assembled.model_named,
+            use_model=assembled.use_model,
             trace=run_trace.writer,
             explain=shown,
             reloader=ToolReloader(assembled.plugins) if assembled.plugins else None,
@@ -427,7 +428,7 @@ def read_input(file: Path | None) -> str:
     the parser text the model never sent."""
     name = str(file) if file else "stdin"
     try:
-        data = file.read_bytes() if file else stdin_bytes()
+        data = read_bounded(file) if file else stdin_bytes()
     except OSError as error:
         fail(f"cannot read {name}: {error.strerror or error}")
     try:
@@ -442,14 +443,25 @@ def read_input(file: Path | None) -> str:
     return text
 
 
+def end_of_input() -> str:
+    """The keys that end input typed at a terminal into a plain read of stdin (prompt-toolkit's
+    prompts take Ctrl-D everywhere)."""
+    return "Ctrl-Z, then Enter" if sys.platform == "win32" else "Ctrl-D"
+
+
 def stdin_bytes() -> bytes:
     if sys.stdin is None:
         fail("stdin is closed: give a FILE, or pipe the model's output in")
     if sys.stdin.isatty():  # `toolcall parse` typed alone waited for input without a word
-        typer.echo("toolcall: reading the model's output from stdin; end it with Ctrl-D", err=True)
+        typer.echo(
+            f"toolcall: reading the model's output from stdin; end it with {end_of_input()}",
+            err=True,
+        )
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is not None:
-        data: bytes = buffer.read()
+        data: bytes = buffer.read(READ_LIMIT + 1)
+        if len(data) > READ_LIMIT:
+            fail(f"stdin holds more than {READ_LIMIT >> 20} MiB: is it the model's output?")
         return data
     # A text stream without bytes beneath (some embedders): undo its decoding, bad bytes kept.
     return sys.stdin.read().encode("utf-8", "surrogateescape")
@@ -480,7 +492,8 @@ def doctor(
     """Walk the troubleshooting checklist over a recorded run: a tool skipped (硬答), invalid
     calls, results not fed back by their call id, how the loop ended; then the likely cause.
 
-    Exit 0 when every step passes, 4 when problems were found, 2 when the trace cannot be read.
+    Exit 0 when every step passes (a run stopped by Ctrl-C or a signal is noted, not a
+    problem), 4 when problems were found, 2 when the trace cannot be read.
     """
     from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.cli._trace_commands import load_trace
@@ -523,7 +536,7 @@ def config_show(
 
     path = config_path()
     with usage_errors(ConfigError):  # said as any command says an AppError (entry.py)
-        config = load_config(path)
+        config = load_config(path)  # a file TOOLCALL_CONFIG names that is missing: shown so
         _, limit_sources = resolve_limits({}, config)
     resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
     grounding = grounding_line(config)
@@ -560,14 +573,17 @@ def grounding_line(config: FileConfig) -> str:
 
 
 def small_model_note(resolved: Resolved) -> str:
-    """What a run on a llama.cpp server takes for the settings left unset above, from the run's
-    own defaults, so this line cannot drift from what the run does."""
+    """What a run on a llama.cpp or Ollama server takes for the settings left unset above, from
+    the run's own defaults, so this line cannot drift from what the run does."""
+    from toolcall_cli.app._measured import SMALL_MODEL_SERVERS
     from toolcall_cli.app.build import small_model_takes
 
-    taken = small_model_takes(resolved)
-    if not taken:
+    servers = SMALL_MODEL_SERVERS.values()
+    taken = [(server, small_model_takes(resolved, server)) for server in servers]
+    said = [f"{server.named}'s run takes: {', '.join(what)}" for server, what in taken if what]
+    if not said:
         return "a small model's defaults change nothing here: each is chosen above"
-    return f"where unset, a llama.cpp server's run takes: {', '.join(taken)}"
+    return "where unset, " + "; ".join(said)
 
 
 def show_limits(configured: dict[str, int | float], sources: dict[str, str]) -> None:

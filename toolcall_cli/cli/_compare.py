@@ -25,12 +25,13 @@ from toolcall_cli.app.settings import Settings, resolve_settings, session_retrie
 from toolcall_cli.app.variants import Variant, all_variants
 from toolcall_cli.cli._running import RunTrace, pipe_console, status_line
 from toolcall_cli.cli._tracing import TraceDir, choose_trace_dir, open_trace
-from toolcall_cli.cli.entry import EXIT_FAILURE, Terminated, fail, warn
+from toolcall_cli.cli.entry import EXIT_FAILURE, fail, warn
 from toolcall_cli.evaluate.figures import RunFigures, RunTally, StrategyRates, rates
 from toolcall_cli.history import preview
 from toolcall_cli.limits import question_refused
 from toolcall_cli.render.base import visible
 from toolcall_cli.request_tools import Retrieval
+from toolcall_cli.termination import Terminated
 from toolcall_cli.trace import RunProgress, TraceWriteError
 
 RECOVERED_MEANS = (

@@ -17,6 +17,7 @@ from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.cli._eval_flags import EvalFlags
 from toolcall_cli.cli._options import PanelledCommand, Without, with_groups
 from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_INTERRUPTED, app, fail, warn
+from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -70,14 +71,16 @@ def evaluate(cases_file: Path, flags: EvalFlags, options: SessionOptions) -> int
     try:
         with progress_bar(plan) as done:
             runs = run_eval(plan, done, warn)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as stop:
         # typer makes a Ctrl-C a silent exit 130: after an hour of runs, the user is told what
-        # is kept and how to go on.
+        # is kept and how to go on. A signal's own exit code (143, 129) stays.
         typer.echo(
             f"toolcall: interrupted: {len(plan.done)} of {plan.total} runs done, kept in "
             f"{plan.folder}; the same command with --resume goes on from there",
             err=True,
         )
+        if isinstance(stop, Terminated):
+            raise
         return EXIT_INTERRUPTED
     return report(flags, plan, runs)
 
@@ -144,6 +147,7 @@ def eval_folder(cases_file: Path, flags: EvalFlags) -> tuple[Path, bool]:
             fail(f"--resume: no eval of {cases_file} to resume in {root} (--out names one)")
         return found, True
     if flags.out is not None:
+        check_out_folder(flags.out)
         return flags.out, flags.resume
     name = f"{stamp()}-{safe_name(cases_file.stem)}"
     folder, number = root / name, 2
@@ -291,6 +295,15 @@ def print_report(plan: EvalPlan, runs: Sequence[EvalRun], console: Console) -> N
     console.print()
     console.print(Text(f"right: {overall_score(runs):.1%} of graded runs", style="bold"))
     console.print(Text(f"results and traces: {plan.folder}", style="dim"))
+
+
+def check_out_folder(path: Path) -> None:
+    """The folder --out names is made if missing, but not the folders above it: a typo must
+    fail, not leave a tree of folders behind."""
+    if path.exists() and not path.is_dir():
+        fail(f"--out {path}: is not a folder")
+    if not path.exists() and not path.parent.is_dir():
+        fail(f"--out {path}: no folder {path.parent} to make it in")
 
 
 def check_html_target(path: Path) -> None:

@@ -11,6 +11,7 @@ import typer
 from toolcall_cli.cli._options import PanelledCommand
 from toolcall_cli.cli._running import pipe_console
 from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail
+from toolcall_cli.private_files import read_bounded
 
 if TYPE_CHECKING:
     from toolcall_cli.kata import CheckRun, Header, Kata
@@ -144,7 +145,7 @@ def kata_check(
     from toolcall_cli.render.kata import print_check
 
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_bounded(file).decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         fail(f"cannot read {file}: {getattr(error, 'strerror', None) or error}{_kata_hint(file)}")
     header = read_header(text)

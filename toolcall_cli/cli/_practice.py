@@ -3,6 +3,7 @@ practise against it."""
 
 from __future__ import annotations
 
+import signal
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +13,7 @@ import typer
 from toolcall_cli.app.options import LocalModel, StrategyName
 from toolcall_cli.cli._options import PanelledCommand, Without, choices_metavar, with_groups
 from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail
+from toolcall_cli.termination import Terminated
 
 DEFAULT_PORT = 8765
 """Clear of the ports local model servers take (vLLM 8000, llama-server 8080, Ollama 11434)."""
@@ -52,7 +54,7 @@ def serve(
 ) -> None:
     """Serve the offline model, faults included, as an OpenAI-compatible HTTP server: POST
     /v1/chat/completions (streamed or not; tools, tool_choice, response_format) and GET
-    /v1/models. Each exchange is logged here. Ctrl-C stops it."""
+    /v1/models. Each exchange is logged here. Ctrl-C (or SIGTERM) stops it, exit 0."""
     from toolcall_cli.cli._running import pipe_console
     from toolcall_cli.render.serve_log import ServeLog, banner
     from toolcall_cli.serve import Answerer, ServeServer, ServeSettings, host_note
@@ -74,6 +76,13 @@ def serve(
         server.serve_forever(poll_interval=POLL_SECONDS)
     except KeyboardInterrupt:
         log.show("stopped (Ctrl-C)")
+    except Terminated as stop:
+        # SIGTERM is how systemd, docker and kubernetes stop a server: its normal end, exit 0
+        # as uvicorn's and gunicorn's, not a failure to restart it for. SIGHUP (the terminal
+        # it was started from closed) keeps its 129.
+        if stop.signal != signal.SIGTERM:
+            raise
+        log.show("stopped (SIGTERM)")
     finally:
         server.server_close()
     if log.closed:

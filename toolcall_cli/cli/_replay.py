@@ -20,11 +20,11 @@ from toolcall_cli.cli.entry import (
     EXIT_DIFFERENT,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
-    Terminated,
     app,
     fail,
     warn,
 )
+from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 import typer
 
@@ -20,10 +20,10 @@ from toolcall_cli.cli.entry import (
     EXIT_INTERRUPTED,
     EXIT_LIMIT,
     EXIT_SCRIPT_MISMATCH,
-    Terminated,
     fail,
     terminal_gone,
 )
+from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -50,7 +50,42 @@ def pipe_console(whole_lines: bool = False) -> Console:
 
     console = PipeConsole(highlight=False)
     console.soft_wrap = whole_lines and not console.is_terminal
+    if not console.is_terminal:
+        # rich writes to it as to a file: write, flush, encoding, isatty and fileno are all.
+        console.file = cast("IO[str]", TrimmedLines(console.file))
     return console
+
+
+class TrimmedLines:
+    """A stream whose lines lose the spaces at their ends: rich pads each line of a table to
+    the table's width, which a terminal does not show and a file, a diff or `grep 'x$'` does.
+    Spaces at the end of a write are held until the next says whether a line ends there."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._held = ""
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        whole = self._held + text
+        done, newline, rest = whole.rpartition("\n")
+        lines = "\n".join(line.rstrip(" ") for line in done.split("\n")) + newline
+        kept = rest.rstrip(" ")
+        self._held = rest[len(kept) :]
+        self._stream.write(lines + kept if newline else kept)
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
 
 
 @contextlib.contextmanager
@@ -76,9 +111,16 @@ def report_stop(event: Event) -> None:
         typer.echo(f"toolcall: error: {event.message}", err=True)
     elif isinstance(event, LimitReached):
         typer.echo(f"toolcall: {event.message}", err=True)
-    elif isinstance(event, FinalAnswer) and event.best_effort:
+    elif isinstance(event, FinalAnswer):
         # After "without a final answer", --quiet prints an answer: this says what it is.
-        typer.echo("toolcall: the answer is best effort: made without tools at the limit", err=True)
+        if event.best_effort:
+            typer.echo(
+                "toolcall: the answer is best effort: made without tools at the limit", err=True
+            )
+        if event.cut:
+            from toolcall_cli.render.base import CUT_ANSWER
+
+            typer.echo(f"toolcall: the answer was {CUT_ANSWER} (--max-tokens)", err=True)
 
 
 @dataclass(frozen=True)
@@ -128,8 +170,7 @@ class RunTrace:
     def stopped(self, stop: KeyboardInterrupt | Terminated, final: RunFinished | None) -> None:
         """The end of a run stopped from outside: by Ctrl-C, or by SIGTERM or SIGHUP."""
         if isinstance(stop, Terminated):
-            reason: InterruptReason = "sighup" if stop.signal.name == "SIGHUP" else "sigterm"
-            self.cut_short(reason, f"terminated ({stop.signal.name})", final)
+            self.cut_short(stop.reason, f"terminated ({stop.signal.name})", final)
         else:
             self.cut_short("ctrl-c", "interrupted by Ctrl-C", final)
 
@@ -217,13 +258,15 @@ def render_run(
 def tell_script_ends(
     ends: Sequence[ScriptEnd], mode: RenderMode, run_trace: RunTrace, renderer: Renderer
 ) -> bool:
-    """Each way the script and the run did not line up: a notice in the view (and a line on
-    stderr where there is no live view, as for a failure), a record in the trace. Whether
-    there was any."""
+    """Each way the script and the run did not line up: a record in the trace, and a notice in
+    the view (and a line on stderr where there is no live view, as for a failure) unless the
+    run's model failure already said it. Whether there was any."""
     from toolcall_cli.events import Notice
 
     for end in ends:
         run_trace.script_end(end)
+        if end.told_by_failure:
+            continue
         renderer.handle(Notice(level="warning", message=end.message))
         if mode != "live":
             typer.echo(f"toolcall: {end.message}", err=True)

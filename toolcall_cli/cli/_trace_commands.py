@@ -40,7 +40,7 @@ ListJsonOpt = Annotated[
     typer.Option(
         "--json",
         help="One JSON object per trace, one a line, newest first: id, path, when, command, "
-        "question, questions, model, strategy, iterations, stop_reason, tokens.",
+        "question, questions, model, strategy, mode, iterations, stop_reason, tokens.",
     ),
 ]
 
@@ -141,7 +141,7 @@ def row_cells(summary: TraceSummary) -> list[str]:
         summary.id,
         local_time(summary.when),
         summary.model,
-        summary.strategy,
+        summary.strategy_label,
         str(summary.iterations),
         summary.stop_reason,
         f"{summary.tokens:,}",

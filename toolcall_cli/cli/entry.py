@@ -13,6 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from toolcall_cli import strictjson
+from toolcall_cli.termination import Terminated
 
 try:  # typer >= 0.26 vendors click and raises its own copies of click's exceptions
     from typer._click import exceptions as click_exceptions
@@ -47,19 +48,6 @@ EXIT_BY_STOP = {
     "model_failed": EXIT_FAILURE,
     "interrupted": EXIT_INTERRUPTED,
 }
-
-
-class Terminated(SystemExit):
-    """Raised in the main thread on SIGTERM, or on SIGHUP (the terminal window closed, an ssh
-    link dropped). Unhandled, either ends the process at once: the live view leaves the
-    terminal without its cursor, and the trace without its end. A SystemExit, not a
-    KeyboardInterrupt: Ctrl-C during tools cancels them and the run goes on, but a process told
-    to end must end; the commands that write a trace end it on the way out. Its code is 128 +
-    the signal's number, as the shell reports it (143, 129)."""
-
-    def __init__(self, signum: int = signal.SIGTERM) -> None:
-        super().__init__(128 + signum)
-        self.signal = signal.Signals(signum)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -141,6 +129,11 @@ class ToolcallGroup(TyperGroup):
             raise OutputClosed from error
         except AppError as error:  # assembly said no: its one line, and the kind's exit code
             fail(error.message, EXIT_USAGE if error.kind == "usage" else EXIT_FAILURE)
+        except KeyboardInterrupt:
+            # Said here: typer would turn it into a silent exit 130. A command that says it
+            # itself (run, chat) returns its code instead of raising.
+            typer.echo("toolcall: interrupted", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 app = typer.Typer(

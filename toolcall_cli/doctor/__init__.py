@@ -30,6 +30,7 @@ from toolcall_cli.doctor._model import (
 )
 from toolcall_cli.doctor._pairing import check_pairing
 from toolcall_cli.trace import Trace, TraceError
+from toolcall_cli.trace.reader import run_mode
 
 __all__ = [
     "Advice",
@@ -78,6 +79,7 @@ def _diagnose_run(run: RunRecords, header: dict[str, Any]) -> RunDiagnosis:
         question=run.question,
         model=str(run.started.get("model", "")),
         strategy=str(run.started.get("strategy", "")),
+        mode=run_mode(run.started, header),
         iterations=int(finished.data.get("iterations", iterations)) if finished else iterations,
         stop_reason=str(finished.data.get("stop_reason")) if finished else None,
         steps=steps,

@@ -50,6 +50,12 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
         'say the type in the parameter\'s description ("a number, e.g. 25"); toolcall converted '
         "it, other clients will not",
     ),
+    "cut_answer": (
+        "the answer stopped at the token limit, maybe mid-sentence",
+        "limit",
+        "raise --max-tokens (for a small model's server toolcall sets one to fit the context "
+        "window; a server may cap it too), or ask for short answers in the system prompt",
+    ),
     "ungrounded_answer": (
         "the answer states figures no tool result holds (made up, or worked out unasked)",
         "prompt rule",
@@ -151,10 +157,10 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
         "limit",
         "raise --timeout, or --tool-timeout if one tool was slow",
     ),
-    "interrupted": (
-        "the run was interrupted",
+    "crashed": (
+        "toolcall itself failed mid-run (a bug, not the model's doing)",
         "none",
-        "nothing in the trace points at the model or the tools: run it again",
+        "run it again with TOOLCALL_DEBUG=1 to see the traceback, and report it",
     ),
     "cut_off": (
         "the trace ends mid-run, with no record of an interruption",

@@ -11,12 +11,13 @@ from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
 QUESTION = "Did the loop end, and why?"
 
 _NOT_AN_ANSWER = "the model's reply was not an answer"
+_CUT_ANSWER = 'the answer stopped at the token limit (finish_reason "length"), maybe mid-sentence'
 
 
 def check_ending(run: RunRecords) -> Step:
     finished = run.last("run_finished")
     answered = finished is not None and finished.data.get("stop_reason") == "answered"
-    findings = [*_repeated_calls(run, answered), *_not_answers(run, answered)]
+    findings = [*_repeated_calls(run, answered), *_not_answers(run, answered), *_cut_answer(run)]
     withdrawn = run.first("answer_without_tools")
     if withdrawn is not None:
         rounds = withdrawn.data.get("failed_rounds")
@@ -61,9 +62,18 @@ def _stop(run: RunRecords, finished: Record | None) -> tuple[str, list[Finding]]
     if stop == "interrupted":
         found = _interrupted(interrupted) if interrupted else None
         message = f"interrupted at iteration {iterations}"
-        return "yes: interrupted", [found or Finding.at(finished, "interrupted", message)]
+        return "yes: interrupted", [
+            found or Finding.at(finished, "interrupted", message, note=True)
+        ]
     message = f"the run stopped before any request ({stop})"
     return f"yes: {stop}", [Finding.at(finished, stop, message)]
+
+
+def _cut_answer(run: RunRecords) -> Iterator[Finding]:
+    """An answer that stopped at the token limit: the run ended, but maybe mid-sentence."""
+    final = run.last("final_answer")
+    if final is not None and final.data.get("cut"):
+        yield Finding.at(final, "cut_answer", _CUT_ANSWER)
 
 
 def _limit(run: RunRecords, finished: Record) -> tuple[str, list[Finding]]:
@@ -77,10 +87,15 @@ def _limit(run: RunRecords, finished: Record) -> tuple[str, list[Finding]]:
 
 
 def _interrupted(record: Record) -> Finding:
+    """A run stopped from outside (Ctrl-C, `q` at a --step pause, a signal, stdout's reader
+    gone) is a note: nothing in it went wrong, and the steps check it as far as it got. A run
+    toolcall itself failed in (reason `crash`) is a problem."""
     reason = record.data.get("reason", "interrupted")
     detail = record.data.get("detail")
     message = f"interrupted ({reason})" + (f": {detail}" if detail else "")
-    return Finding.at(record, "interrupted", message)
+    if reason == "crash":
+        return Finding.at(record, "crashed", message)
+    return Finding.at(record, "interrupted", message, note=True)
 
 
 def _repeated_calls(run: RunRecords, answered: bool) -> Iterator[Finding]:

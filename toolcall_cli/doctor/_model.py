@@ -141,6 +141,12 @@ class RunDiagnosis:
     """None when the trace ends before the run did."""
     steps: tuple[Step, ...]
     advice: Advice | None = None
+    mode: str = ""
+    """The strategy's mode (`json` of `schema json`); empty for regex."""
+
+    @property
+    def strategy_label(self) -> str:
+        return f"{self.strategy} {self.mode}" if self.mode else self.strategy
 
     @property
     def problems(self) -> list[Finding]:
@@ -181,6 +187,7 @@ def _run_record(run: RunDiagnosis) -> dict[str, Any]:
         "question": run.question,
         "model": run.model,
         "strategy": run.strategy,
+        "mode": run.mode,
         "iterations": run.iterations,
         "stop_reason": run.stop_reason,
         "steps": [

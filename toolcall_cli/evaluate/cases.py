@@ -16,6 +16,7 @@ from toolcall_cli.app.errors import AppError
 from toolcall_cli.evaluate._grading import ExpectedAnswer, clock
 from toolcall_cli.evaluate._matching import ExpectedCall, Tolerance, acceptable
 from toolcall_cli.messages import Message, ToolSpec
+from toolcall_cli.private_files import read_bounded
 
 Category = Literal["simple", "multiple", "parallel", "parallel-multiple", "irrelevance", "answer"]
 CATEGORIES: tuple[Category, ...] = get_args(Category)
@@ -88,7 +89,8 @@ def read_text(path: Path) -> str:
     try:
         if path.stat().st_size > MAX_CASE_FILE_BYTES:
             raise AppError(f"{path}: larger than {MAX_CASE_FILE_BYTES // 2**20} MiB")
-        return path.read_text(encoding="utf-8")
+        # Bounded as it is read too: a pipe or a device has no size to look at first.
+        return read_bounded(path, MAX_CASE_FILE_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise AppError(f"no such case file: {path}") from None
     except IsADirectoryError:

@@ -11,11 +11,11 @@ import dataclasses
 import itertools
 import json
 import os
+import queue
 import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,9 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.messages import ToolSpec
 from toolcall_cli.request_tools import Retrieval
+from toolcall_cli.termination import Terminated
 from toolcall_cli.tools.registry import Tool, ToolRegistry
+from toolcall_cli.trace.writer import InterruptReason
 
 NOW_VARIABLE = "TOOLCALL_NOW"
 """The instant the bundled get_time reads, when a case fixes one."""
@@ -342,7 +344,19 @@ class RunReader:
 
 
 class Stopped(Exception):
-    """The eval was stopped (Ctrl-C) while this run went on."""
+    """The eval was stopped (Ctrl-C, a signal, another run's failure) while this run went on."""
+
+
+@dataclass
+class LiveRun:
+    """A run under way: its trace, how far it got, and whether its trace has been ended. The
+    run's own thread writes its events; the thread that stops the eval may end the trace
+    first, so both go through `lock`."""
+
+    writer: Any
+    progress: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ended: bool = False
 
 
 @dataclass
@@ -355,7 +369,11 @@ class Runner:
     retrieval: dict[str, Retrieval]
     """By target label."""
     stop: threading.Event = field(default_factory=threading.Event)
+    why_stopped: tuple[InterruptReason, str] = ("ctrl-c", "the eval was stopped by Ctrl-C")
+    """What the traces of the runs under way say when the eval stops."""
     written: threading.Lock = field(default_factory=threading.Lock)
+    live: dict[RunKey, LiveRun] = field(default_factory=dict)
+    """The runs under way, by key."""
 
     def run(self, target: Target, strategy: Strategy, case: Case, seed: int) -> EvalRun:
         key = self.plan.key(target, strategy, case, seed)
@@ -377,8 +395,9 @@ class Runner:
         writer = open_trace(path, assembled, toolbox.registry)
         tally, reader = RunTally(strategy.label, seed, str(path)), RunReader()
         try:
-            self._consume(session.ask(case.question), writer, tally, reader)
+            self._consume(key, session.ask(case.question), writer, tally, reader)
         finally:
+            self.live.pop(key, None)
             writer.close()
             session.close()
         figures = tally.figures()
@@ -394,21 +413,43 @@ class Runner:
         return run
 
     def _consume(
-        self, events: Iterator[Event], writer: Any, tally: RunTally, reader: RunReader
+        self, key: RunKey, events: Iterator[Event], writer: Any, tally: RunTally, reader: RunReader
     ) -> None:
         from toolcall_cli.trace import RunProgress
 
-        progress = RunProgress()
+        live = self.live[key] = LiveRun(writer, RunProgress())
         for event in events:
-            writer.write(event)
+            with live.lock:
+                if live.ended:  # the eval stopped while this event was on its way
+                    raise Stopped
+                writer.write(event)
+                live.progress.add(event)
             tally.add(event)
             reader.add(event)
-            progress.add(event)
             if self.stop.is_set() and not isinstance(event, RunFinished):
-                last = progress.interrupted()
-                writer.write(last)
-                writer.interrupted("ctrl-c", "the eval was stopped")
+                self._end(live)
                 raise Stopped
+
+    def halt(self, why: BaseException) -> None:
+        """Stop the eval: no run starts, and every run under way has its trace ended now, as
+        stopped by `why`, without waiting for it (a tool or a model may take minutes to
+        answer, and a process told to end must end)."""
+        self.why_stopped = stop_reason(why)
+        self.stop.set()
+        for live in list(self.live.values()):
+            self._end(live)
+
+    def _end(self, live: LiveRun) -> None:
+        """The run's final event, then the `interrupted` line; once, whoever comes first."""
+        from toolcall_cli.trace import TraceWriteError
+
+        with live.lock:
+            if live.ended:
+                return
+            live.ended = True
+            with contextlib.suppress(TraceWriteError):  # a trace that cannot keeps what it has
+                live.writer.write(live.progress.interrupted())
+                live.writer.interrupted(*self.why_stopped)
 
     def _append(self, run: EvalRun) -> None:
         with self.written:
@@ -502,25 +543,53 @@ def by_instant(cases: Sequence[Case]) -> list[tuple[str | None, list[Case]]]:
 
 
 def run_group(runner: Runner, case_ids: set[str], done: Done) -> None:
-    """The group's runs not already done: per server a pool of --jobs threads."""
+    """The group's runs not already done: per server --jobs threads taking them in turn. The
+    threads are daemons: an eval told to stop ends the traces of the runs under way and leaves,
+    never waiting for a tool or a model that takes its time."""
     plan = runner.plan
-    pending: dict[str, list[tuple[Target, Strategy, Case, int]]] = {}
+    pending: dict[str, queue.SimpleQueue[tuple[Target, Strategy, Case, int]]] = {}
     for target, strategy, case, seed in plan.runs():
         if case.id in case_ids and plan.key(target, strategy, case, seed) not in plan.done:
-            pending.setdefault(target.server, []).append((target, strategy, case, seed))
-    pools = [ThreadPoolExecutor(max_workers=plan.jobs) for _ in pending]
-    futures = []
+            pending.setdefault(target.server, queue.SimpleQueue()).put(
+                (target, strategy, case, seed)
+            )
+    failed: list[BaseException] = []
+    workers = [
+        threading.Thread(target=work, args=(runner, runs, done, failed), daemon=True)
+        for runs in pending.values()
+        for _ in range(min(plan.jobs, runs.qsize()))
+    ]
+    for worker in workers:
+        worker.start()
     try:
-        for pool, runs in zip(pools, pending.values(), strict=True):
-            futures += [pool.submit(finish, runner, run, done) for run in runs]
-        for future in futures:
-            future.result()
-    except BaseException:
-        runner.stop.set()
+        for worker in workers:
+            worker.join()
+    except BaseException as stop:  # Ctrl-C, or a signal (termination.Terminated)
+        runner.halt(stop)
         raise
-    finally:
-        for pool in pools:
-            pool.shutdown(wait=True, cancel_futures=True)
+    if failed:
+        raise failed[0]
+
+
+def work(
+    runner: Runner,
+    runs: queue.SimpleQueue[tuple[Target, Strategy, Case, int]],
+    done: Done,
+    failed: list[BaseException],
+) -> None:
+    """One worker: the server's runs, one after another, until none is left or the eval stops.
+    A run that fails stops the eval, and the main thread raises its error."""
+    while not runner.stop.is_set():
+        try:
+            run = runs.get_nowait()
+        except queue.Empty:
+            return
+        try:
+            finish(runner, run, done)
+        except BaseException as error:
+            failed.append(error)
+            runner.halt(error)
+            return
 
 
 def finish(runner: Runner, run: tuple[Target, Strategy, Case, int], done: Done) -> None:
@@ -532,6 +601,15 @@ def finish(runner: Runner, run: tuple[Target, Strategy, Case, int], done: Done) 
         return
     runner.plan.done[finished.key] = finished
     done(finished)
+
+
+def stop_reason(why: BaseException) -> tuple[InterruptReason, str]:
+    """How the trace of a run under way says why the eval stopped."""
+    if isinstance(why, Terminated):
+        return why.reason, f"the eval was terminated ({why.signal.name})"
+    if isinstance(why, KeyboardInterrupt):
+        return "ctrl-c", "the eval was stopped by Ctrl-C"
+    return "crash", f"the eval stopped: another run failed: {type(why).__name__}: {why}"
 
 
 def stamp() -> str:

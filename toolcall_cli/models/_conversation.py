@@ -65,6 +65,8 @@ class CallFormat:
     dag: bool = False
     answer_tool: str | None = None
     """`final_answer` when a call is required and that tool offered: answer through it."""
+    must_call: bool = False
+    """tool_choice requires a call ("required" without final_answer, or a named function)."""
 
 
 @dataclass(frozen=True)
@@ -83,10 +85,18 @@ def read_conversation(body: dict[str, Any]) -> Conversation:
     fmt = call_format(body, messages)
     asked = [i for i, m in enumerate(messages) if is_question(m)]
     after = messages[asked_first(messages, asked) + 1 :] if asked else []
-    tools = [t for t in read_tools(body, fmt, messages) if t.name != fmt.answer_tool]
+    tools = offered(read_tools(body, fmt, messages), body.get("tool_choice"), fmt)
     replies = sum(m.get("role") == "assistant" or is_summary(m) for m in after)
     question = text_of(messages[asked[-1]]) if asked else ""
     return Conversation(question, tuple(tools), read_turns(after, fmt), fmt, replies)
+
+
+def offered(tools: list[ToolSpec], choice: Any, fmt: CallFormat) -> list[ToolSpec]:
+    """The tools the model may call: none with tool_choice "none", only the one a named
+    function names, never the final_answer it answers through."""
+    named = member(choice, "function").get("name") if isinstance(choice, dict) else None
+    kept = [t for t in tools if t.name != fmt.answer_tool]
+    return [t for t in kept if choice != "none" and named in (None, t.name)]
 
 
 def asked_first(messages: list[dict[str, Any]], asked: list[int]) -> int:
@@ -137,14 +147,21 @@ def call_format(body: dict[str, Any], messages: list[dict[str, Any]]) -> CallFor
     opening, closing = tags or ("<tool_call>", "</tool_call>")
     if isinstance(body.get("tools"), list):
         dag = any(RESERVED_ID in member(t.parameters, "properties") for t in tools)
-        required = body.get("tool_choice") == "required"
-        answers = required and any(t.name == "final_answer" for t in tools)
-        return CallFormat("native", opening, closing, dag, "final_answer" if answers else None)
+        return CallFormat("native", opening, closing, dag, *required_call(body, tools))
     if member(body, "response_format").get("type") in ("json_schema", "json_object"):
         return CallFormat("json", opening, closing)
     examples = [read_json(p.split(closing, 1)[0]) for p in prompt.split(opening)[1:]]
     dag = any(isinstance(e, dict) and ID_KEY in e and DEPENDS_KEY in e for e in examples)
     return CallFormat("text", opening, closing, dag)
+
+
+def required_call(body: dict[str, Any], tools: list[ToolSpec]) -> tuple[str | None, bool]:
+    """What tool_choice requires: with "required" and a final_answer tool, answers through it
+    (toolcall's schema strategy); else whether a call must come ("required", a named one)."""
+    choice = body.get("tool_choice")
+    answers = choice == "required" and any(t.name == "final_answer" for t in tools)
+    must = isinstance(choice, dict) or (choice == "required" and not answers)
+    return ("final_answer" if answers else None), must
 
 
 def tags_before(text: str) -> tuple[str, str] | None:
@@ -402,21 +419,22 @@ def text_call(piece: str, dag: bool) -> Call:
 
 def native_call(function: dict[str, Any], dag: bool) -> Call:
     raw = function.get("arguments")
-    arguments, repaired = read_object(raw) if isinstance(raw, str) else (raw, False)
+    arguments, written = native_arguments(raw) if isinstance(raw, str) else (raw, None)
     kept = {k: v for k, v in as_dict(arguments).items() if k not in (RESERVED_ID, RESERVED_DEPENDS)}
-    written = unread_text(raw, arguments, repaired)
     call = Call(str(function.get("name") or ""), kept, written=written)
     return linked(call, arguments if dag else {}, RESERVED_ID, RESERVED_DEPENDS)
 
 
-def unread_text(raw: Any, arguments: Any, repaired: bool) -> str | None:
-    """The text of arguments that were no JSON object, as the model wrote them: a server's
-    history carries such text as a JSON string of it (a server that reads the history back
-    refuses broken JSON), a client may echo it as it came."""
-    if not isinstance(raw, str) or (arguments is not None and not repaired):
-        return None
-    inner = read_json(raw, None)
-    return inner if isinstance(inner, str) and inner.strip() else raw
+def native_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A native call's arguments text, read once: the object it holds, and, for arguments that
+    were no JSON object, their text as the model wrote them (a server's history carries such
+    text as a JSON string of it, since a server that reads the history back refuses broken
+    JSON; a client may echo it as it came)."""
+    strict = read_json(raw, ValueError)
+    arguments, repaired = object_of(raw, strict)
+    if arguments is not None and not repaired:
+        return arguments, None
+    return arguments, strict if isinstance(strict, str) and strict.strip() else raw
 
 
 def linked(call: Call, fields: Any, ref_key: str, waits_key: str) -> Call:
@@ -455,7 +473,11 @@ def read_json(text: str, otherwise: Any = None) -> Any:
 def read_object(text: str) -> tuple[dict[str, Any] | None, bool]:
     """A JSON object, and whether it had to be repaired (a repair is a guess; long broken text
     is not repaired: json-repair is slow on some)."""
-    value = read_json(text, ValueError)
+    return object_of(text, read_json(text, ValueError))
+
+
+def object_of(text: str, value: Any) -> tuple[dict[str, Any] | None, bool]:
+    """read_object, given what strict JSON made of `text` (ValueError when it is none)."""
     repaired = value is ValueError
     if repaired and text.strip() and len(text) <= 800:
         import json_repair  # only for broken JSON (a fault's): most requests hold none

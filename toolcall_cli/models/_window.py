@@ -43,6 +43,14 @@ def is_llama_server(data: Any) -> bool:
     return isinstance(data, dict) and any(key in data for key in LLAMA_SERVER_PROPS)
 
 
+OLLAMA_SHOW = ("model_info", "modelfile")
+"""Keys only Ollama's /api/show answer holds (its GGUF metadata; the model file)."""
+
+
+def is_ollama(data: Any) -> bool:
+    return isinstance(data, dict) and any(key in data for key in OLLAMA_SHOW)
+
+
 def window_from_props(data: Any) -> int | None:
     """llama.cpp's /props: `default_generation_settings.n_ctx`, or `n_ctx` at the top in some
     versions."""

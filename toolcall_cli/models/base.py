@@ -47,8 +47,8 @@ def context_window_of(model: Model) -> ContextWindow | None:
 
 
 def server_kind_of(model: Model) -> str | None:
-    """What kind of server stands behind a model ("llama.cpp"), when it can tell (an HTTP model
-    learns it by the same probe as its window), else None."""
+    """What kind of server stands behind a model ("llama.cpp", "Ollama"), when it can tell (an
+    HTTP model learns it by the same probe as its window), else None."""
     kind = _learnt(model, "server_kind")
     return kind if isinstance(kind, str) else None
 

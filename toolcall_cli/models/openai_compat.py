@@ -37,6 +37,7 @@ from toolcall_cli.models._redact import ReplyRedactor
 from toolcall_cli.models._window import (
     endpoint_url,
     is_llama_server,
+    is_ollama,
     overflow_error,
     server_root,
     window_from_props,
@@ -154,8 +155,9 @@ class OpenAICompatModel:
         return self._window
 
     def server_kind(self) -> str | None:
-        """The kind of server: "llama.cpp" when it answered /props as llama-server does, else
-        None. Learnt by the same one probe as the context window."""
+        """The kind of server: "llama.cpp" when it answered /props as llama-server does,
+        "Ollama" when it answered /api/show as Ollama does, else None. Learnt by the same one
+        probe as the context window."""
         self.context_window()
         return self._server
 
@@ -168,7 +170,10 @@ class OpenAICompatModel:
         if props is not None:
             return ContextWindow(props, "the server's /props")
         body = {"model": self.endpoint.model}
-        shown = window_from_show(self._probe("POST", endpoint_url(root, "api/show"), body))
+        show = self._probe("POST", endpoint_url(root, "api/show"), body)
+        if is_ollama(show):
+            self._server = "Ollama"
+        shown = window_from_show(show)
         return ContextWindow(*shown) if shown is not None else None
 
     def _probe(self, method: str, url: httpx.URL, body: dict[str, Any] | None) -> Any:

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import json
 import random
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from toolcall_cli.models import ModelConfigError
+from toolcall_cli.private_files import read_bounded
+from toolcall_cli.strictjson import json_type_in_words
 from toolcall_cli.wire import ModelError, ModelRequest, WireFormat
 from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
+
+SCRIPT_LIMIT = 256 << 20
+"""Bytes of a script read at most: a trace replayed as a script holds whole requests."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,12 @@ class ScriptEnd:
     requests: int
     """How many requests asked for one."""
 
+    @property
+    def told_by_failure(self) -> bool:
+        """Whether the run already said it where it happened: a script that runs out fails the
+        request that found no reply, with this message, so a view need not say it again."""
+        return self.kind == "script_exhausted"
+
 
 class ScriptedModel:
     """Replays `replies`, one per request; `requests` keeps every body it was sent."""
@@ -84,7 +96,11 @@ class ScriptedModel:
     def from_file(cls, path: str | Path) -> ScriptedModel:
         """Replies from a JSON list, or JSONL with one reply (a JSON string or object) a line.
         Raises OSError, or ValueError naming the line (or item) and the key that is wrong."""
-        data = Path(path).read_bytes()
+        return cls.from_bytes(read_bounded(Path(path), SCRIPT_LIMIT))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ScriptedModel:
+        """As from_file, from a script file's bytes. Raises ValueError."""
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -97,7 +113,7 @@ class ScriptedModel:
         if number > len(self.replies):
             if self._exhausted_at is None:
                 self._exhausted_at = number
-            raise ModelError(f"the script has no reply left for request {number}", kind="protocol")
+            raise ModelError(ran_out(len(self.replies), number), kind="protocol")
         reply = self.replies[number - 1]
         if isinstance(reply, RecordedReply):
             yield from played_back(reply, request, number)
@@ -113,10 +129,7 @@ class ScriptedModel:
         ends: list[ScriptEnd] = []
         count, asked = len(self.replies), len(self.requests)
         if self._exhausted_at is not None and "script_exhausted" not in self._told:
-            message = (
-                f"the script ran out: it holds {replies(count)}, and request "
-                f"{self._exhausted_at} found none left"
-            )
+            message = ran_out(count, self._exhausted_at)
             ends.append(ScriptEnd("script_exhausted", message, count, asked))
         left = count - asked
         if final and left > 0 and "script_unused" not in self._told:
@@ -132,6 +145,11 @@ class ScriptedModel:
             raise AssertionError(
                 f"{left} scripted repl{'y' if left == 1 else 'ies'} never requested"
             )
+
+
+def ran_out(count: int, request: int) -> str:
+    """What the model failure says, and the trace records, when `request` finds no reply."""
+    return f"the script ran out: it holds {replies(count)}, and request {request} found none left"
 
 
 def replies(count: int) -> str:
@@ -194,7 +212,7 @@ def check_reply(value: Any, where: str) -> Reply:
         return value
     if not isinstance(value, dict):
         raise ValueError(
-            f"{where}: a reply must be a JSON string or object, got {json_type(value)}"
+            f"{where}: a reply must be a JSON string or object, got {json_type_in_words(value)}"
         )
     if problem := message_problem(value):
         raise ValueError(f"{where}: {problem}")
@@ -208,12 +226,12 @@ def message_problem(message: dict[str, Any]) -> str | None:
         return f'`role` must be "assistant", got {json.dumps(message["role"])}'
     for key in ("content", "finish_reason"):
         if message.get(key) is not None and not isinstance(message[key], str):
-            return f"`{key}` must be a string or null, got {json_type(message[key])}"
+            return f"`{key}` must be a string or null, got {json_type_in_words(message[key])}"
     calls = message.get("tool_calls")
     if calls is None:
         return None
     if not isinstance(calls, list):
-        return f"`tool_calls` must be a list of calls, got {json_type(calls)}"
+        return f"`tool_calls` must be a list of calls, got {json_type_in_words(calls)}"
     for index, call in enumerate(calls):
         if problem := call_problem(call, f"tool_calls[{index}]"):
             return problem
@@ -222,7 +240,7 @@ def message_problem(message: dict[str, Any]) -> str | None:
 
 def call_problem(call: Any, key: str) -> str | None:
     if not isinstance(call, dict):
-        return f"`{key}` must be an object (a call), got {json_type(call)}"
+        return f"`{key}` must be an object (a call), got {json_type_in_words(call)}"
     if problem := envelope_problem(call, key):
         return problem
     if "function" in call:
@@ -240,7 +258,7 @@ def envelope_problem(call: dict[str, Any], key: str) -> str | None:
     if problem := unknown_key(call, CALL_KEYS if "function" in call else FLAT_CALL_KEYS, key):
         return problem
     if call.get("id") is not None and not isinstance(call["id"], str):
-        return f"`{key}.id` must be a string, got {json_type(call['id'])}"
+        return f"`{key}.id` must be a string, got {json_type_in_words(call['id'])}"
     if call.get("type", "function") != "function":
         return f'`{key}.type` must be "function", got {json.dumps(call["type"])}'
     return None
@@ -248,7 +266,7 @@ def envelope_problem(call: dict[str, Any], key: str) -> str | None:
 
 def function_problem(function: Any, where: str) -> str | None:
     if not isinstance(function, dict):
-        return f"`{where}` must be an object, got {json_type(function)}"
+        return f"`{where}` must be an object, got {json_type_in_words(function)}"
     return unknown_key(function, FUNCTION_KEYS, where) or name_problem(function, where)
 
 
@@ -256,7 +274,7 @@ def name_problem(function: dict[str, Any], where: str) -> str | None:
     if "name" not in function:
         return f'`{where}.name` is missing (a string; "" plays a call without a name)'
     if not isinstance(function["name"], str):
-        return f"`{where}.name` must be a string, got {json_type(function['name'])}"
+        return f"`{where}.name` must be a string, got {json_type_in_words(function['name'])}"
     return None
 
 
@@ -267,18 +285,6 @@ def unknown_key(value: dict[str, Any], known: tuple[str, ...], where: str) -> st
             path = f"{where}.{key}" if where else key
             return f"unknown key `{path}` (known: {allowed})"
     return None
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 def scripted_output(reply: str | dict[str, Any], number: int) -> AssistantOutput:
@@ -309,14 +315,27 @@ def scripted_model(model: object) -> ScriptedModel | None:
     return inner if isinstance(inner, ScriptedModel) else None
 
 
-def load_script(script: Path | None) -> ScriptedModel:
-    """The scripted model for `--script FILE`; a script that cannot be used is a usage error."""
+def read_script(script: Path | None) -> tuple[Path, bytes | None]:
+    """`--script FILE`, with its bytes when it is no regular file: a pipe (`<(...)`) cannot be
+    read twice, and a device may never end. A file is read as it is parsed (a trace line by
+    line, in bounded memory). No script, or one that cannot be read, is a usage error."""
     if script is None:
         raise ModelConfigError(
             "--model scripted needs --script FILE (a JSON list or JSONL of replies, or a trace)"
         )
     try:
-        model = ScriptedModel.from_file(script)
+        if stat.S_ISREG(script.stat().st_mode):
+            return script, None
+        return script, read_bounded(script, SCRIPT_LIMIT)
+    except OSError as error:
+        raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
+
+
+def load_script(script: Path, data: bytes | None = None) -> ScriptedModel:
+    """The scripted model for `--script FILE` of replies (`data`: its bytes, read already); a
+    script that cannot be used is a usage error."""
+    try:
+        model = ScriptedModel.from_file(script) if data is None else ScriptedModel.from_bytes(data)
     except OSError as error:
         raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
     except ValueError as error:

@@ -18,13 +18,12 @@ from toolcall_cli.offline import _reading as rd
 from toolcall_cli.offline._planning import Tools, fix_call, measures
 
 _SIGNS = {"celsius": "°C", "fahrenheit": "°F"}
-_WEAR = (
+_WEAR = (  # what to wear when the day's high (°C) is at least so much
     (25.0, "适合穿短袖。", "short sleeves are fine."),
     (20.0, "白天可以穿短袖，早晚偏凉，带件薄外套。", "short sleeves by day, a jacket for later."),
     (12.0, "不太适合穿短袖，建议长袖加外套。", "it's too cool for short sleeves: wear a jacket."),
     (-math.inf, "天冷，不适合短袖，请穿厚外套。", "it's cold: no short sleeves, wear a warm coat."),
 )
-"""What to wear when the day's high (°C) is at least so much."""
 
 
 def final_answer(reading: rd.Reading, turns: Sequence[Sequence[Exchange]], tools: Tools) -> str:

@@ -33,8 +33,7 @@ FAULT_KINDS = {
     "truncated": "the reply is cut off inside a call (finish_reason length)",
     "split_tags": "streams chunks that split <tool_call> / </tool_call> tags on purpose",
 }
-"""Each kind (as `--faults` takes it) and what it does, in the order they apply: what the model
-decides, then how it writes it."""
+"""Each kind (as `--faults` takes it) and what it does, in order: what it decides, then how."""
 TEXT_ONLY = ("code_fence", "missing_close_tag", "prose_around", "split_tags")
 """Native calls and JSON mode have no tags to fence, drop or split (nor JSON mode a batch)."""
 TYPED = ("number", "integer", "boolean")
@@ -121,10 +120,6 @@ def taken(call: rq.Call, c: Context, kinds: tuple[str, ...] = ()) -> list[str]:
     spec = c.tool(call.name)
     names = [n for n, s in rq.properties(spec).items() if s.get("type") in kinds]
     return [n for n in (names if kinds else rq.required(spec)) if n in call.arguments]
-
-
-def lacks_required(e: rq.Exchange, c: Context) -> bool:
-    return e.call.written is None and len(taken(e.call, c)) < len(rq.required(c.tool(e.call.name)))
 
 
 def no_tool(fault: Fault, decision: Decision, c: Context) -> Decision:
@@ -247,7 +242,9 @@ SHOWS: dict[str, Callable[[rq.Exchange, Context], bool]] = {
     "unknown_tool": lambda e, c: e.call.written is None and not c.knows(e.call.name),
     "wrong_param": lambda e, c: odd_argument(e, c, alike=True),
     "extra_arg": lambda e, c: odd_argument(e, c, alike=False),
-    "missing_arg": lacks_required,
+    "missing_arg": lambda e, c: (
+        e.call.written is None and len(taken(e.call, c)) < len(rq.required(c.tool(e.call.name)))
+    ),
     "broken_batch": lambda e, c: e.call.written is not None,
     "truncated": lambda e, c: e.call.written is not None,
 }

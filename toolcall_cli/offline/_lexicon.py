@@ -64,8 +64,7 @@ math: sqrt sin cos tan asin acos atan log ln log10 log2 exp abs round floor ceil
  degrees radians min max pow pi e tau
 not_tickers: I A OK US USA UK EU UTC GMT AI API JSON HTTP NYC ID KM KG RMB
 """)
-"""noise: no topic (get_weather is about weather, not "get"); common: Chinese, no place (as
-every table's words): what is left is read as a place name."""
+"""noise: no topic ("get" of get_weather); common: Chinese, no place: the rest reads as places."""
 EXTREMES = table("""
 high: high highest max maximum 最高气温 最高温度 最高温 最高 高温 ; low: low lowest min minimum
  最低气温 最低温度 最低温 最低 低温
@@ -78,8 +77,7 @@ mile: mile miles mi 英里 ; m: m meter meters metre metres ; cm: cm centimeter 
 ft: ft foot feet 英尺 ; inch: inch inches in 英寸 ; kg: kg kilogram kilograms kilo kilos 公斤 千克
 lb: lb lbs pound pounds 磅 ; g: g gram grams
 """)
-LONE_UNITS = frozenset(("in", "m", "g", "mi", "c", "f"))
-"""Spellings that are a unit only right after a number ("5 m"), never alone ("in")."""
+LONE_UNITS = frozenset(("in", "m", "g", "mi", "c", "f"))  # units only after a number: "5 m"
 _KINDS = table("t: celsius fahrenheit kelvin\nl: km mile m cm ft inch\nw: kg lb g")
 DIMENSIONS = {unit: kind for kind, units in _KINDS.items() for unit in units}
 SYNONYMS = table("""

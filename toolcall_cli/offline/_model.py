@@ -18,7 +18,7 @@ from toolcall_cli.offline import _planning as plan
 from toolcall_cli.offline import _reading as rd
 from toolcall_cli.offline._faults import Context, Decision, Fault
 from toolcall_cli.wire import ModelRequest
-from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond
+from toolcall_cli.wire.completions import AssistantOutput, WireCall, respond, within
 
 MAX_TURNS = 8  # turns of calls for one question; then it answers with what it has
 
@@ -33,8 +33,7 @@ class OfflineModel:
 
     def stream(self, request: ModelRequest) -> Iterator[dict[str, Any]]:
         body = request.body
-        # Sampling changes nothing here (the seed is the model's own): the draws stay as they are.
-        sampling = ("temperature", "top_p", "seed", "max_tokens")
+        sampling = ("temperature", "top_p", "seed", "max_tokens")  # the same draws: its own seed
         key = digest(self.seed, {k: v for k, v in body.items() if k not in sampling})
         conversation = rq.read_conversation(body)
         streaming, zh = bool(body.get("stream")), lx.has_cjk(conversation.question)
@@ -42,10 +41,12 @@ class OfflineModel:
         decision = decide(conversation)
         for fault in self.faults:
             decision = fault.alter_decision(decision, context)
+        if conversation.format.must_call and conversation.tools and not decision.calls:
+            decision = Decision(plan.forced(conversation))  # even where it would have answered
         # Ids unique in the conversation; an answer through final_answer needs one too.
         at, count = len(body.get("messages") or []), len(decision.calls) or 1
         ids = [f"call_{digest(self.seed, conversation.question, at, i)[:24]}" for i in range(count)]
-        output = written(decision, ids, context)
+        output = within(written(decision, ids, context), body)
         yield from respond(body, output, response_id=f"chatcmpl-{key[:24]}", rng=random.Random(key))
 
 
@@ -96,8 +97,7 @@ def first_step(reading: rd.Reading, conversation: rq.Conversation) -> Decision:
 
 
 def tool_list(calls: Sequence[rq.Call]) -> str:
-    counted = Counter(c.name for c in calls).items()
-    return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counted)
+    return ", ".join(f"{n} ×{k}" if k > 1 else n for n, k in Counter(c.name for c in calls).items())
 
 
 def written(decision: Decision, ids: Sequence[str], c: Context) -> AssistantOutput:

@@ -269,6 +269,12 @@ def handles_currencies(spec: ToolSpec) -> bool:
     return bool(money) or "currency" in rd.concepts_of(f"{spec.name} {spec.description}")
 
 
+def forced(c: rq.Conversation) -> tuple[Call, ...]:
+    """The call tool_choice requires when none is planned: the best tool's (the first of equals)."""
+    reading = rd.read_question(c.question, c.tools)
+    return tuple(filled(max(c.tools, key=lambda t: tool_score(t, reading)), reading)[0])
+
+
 def fix_call(exchange: Exchange, reading: rd.Reading, tools: Tools) -> Call | None:
     """The call put right from what its error names, a value it lacks from the question."""
     spec = rd.tool_named(tools, exchange.call.name)

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAnswered,
     CallForming,
     CallFromResult,
     Event,
@@ -48,6 +49,7 @@ from toolcall_cli.events import (
 from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    CUT_SHORT,
     RESULT_SHOWN,
     RunEvent,
     RunStats,
@@ -238,6 +240,8 @@ class LiveRenderer:
                 return self._step(Text(filled_line(event), style="magenta"))
             case CallFromResult():
                 return self._step(Text(from_result_line(event), style="bold yellow"))
+            case ApprovalAnswered():
+                return []  # the prompt showed what was typed; a call not run says so itself
             case ToolFinished():
                 self._current().running.pop(event.call.id, None)
                 return self._step(self._result_block(event.call, event.result))
@@ -376,7 +380,7 @@ class LiveRenderer:
             ("model ", "dim"),
             (visible(event.model), "bold"),
             ("  ·  strategy ", "dim"),
-            (visible(event.strategy), "bold"),
+            (visible(event.strategy_label), "bold"),
         )
         for key, value in event.sampling.items():
             body.append_text(Text.assemble((f"  ·  {key} ", "dim"), (setting(value), "bold")))
@@ -424,7 +428,7 @@ class LiveRenderer:
         line = Text.assemble(("→ call ", "magenta"), (shown_name(call.name), "bold magenta"), " ")
         line.append_text(_json_highlighter(Text(shown_arguments(call.arguments))))
         line.append(f"  {shown_name(call.id)}", style="dim")
-        lenient = lenient_note(call)
+        lenient = lenient_note(call, self._stats.tagged)
         notes = [Text(f"  ℹ {lenient}", style="cyan")] if lenient else []
         if call.repaired:
             note = Text("  ⚠ json-repair fixed the JSON; the model wrote: ", style="yellow")
@@ -436,9 +440,7 @@ class LiveRenderer:
             Text.assemble(("✗ parse error ", "bold red"), (visible(error.message), "red")),
         ]
         if error.truncated:
-            rows.append(
-                Text("  the reply ended inside the call (max_tokens or a cut stream)", "red")
-            )
+            rows.append(Text(f"  {CUT_SHORT}", "red"))  # the message says where it ended
         raw = cut(visible(error.raw), *RESULT_SHOWN)
         body = Text("raw: ", style="dim")
         body.append(raw.with_note("\n"))
@@ -535,7 +537,7 @@ def _notice_line(event: Notice) -> Text:
 def _answer_panel(answer: FinalAnswer) -> Panel:
     text = answer.text
     body = Text(visible(text)) if text else Text("(empty answer)", style="dim")
-    colour = "yellow" if answer.best_effort else "green"
+    colour = "yellow" if answer.best_effort or answer.cut else "green"
     return _panel(body, answer_label(answer), colour)
 
 

@@ -7,6 +7,7 @@ from typing import IO
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAnswered,
     CallForming,
     CallFromResult,
     Event,
@@ -35,6 +36,7 @@ from toolcall_cli.events import (
 from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.render.base import (
+    CUT_SHORT,
     RESULT_SHOWN,
     LineWriter,
     RunEvent,
@@ -111,7 +113,7 @@ class PlainRenderer(LineWriter):
             case TextDelta() | ReasoningDelta() | CallForming():
                 return []  # the whole reply shows once it has arrived
             case ToolCallParsed():
-                return _call(event.call)
+                return _call(event.call, self._stats.tagged)
             case ParseError():
                 return self._parse_error(event)
             case _:
@@ -141,6 +143,8 @@ class PlainRenderer(LineWriter):
                 return [filled_line(event)]
             case CallFromResult():
                 return [f"warning: {from_result_line(event)}"]
+            case ApprovalAnswered():
+                return []  # the prompt showed what was typed; a call not run says so itself
             case ToolFinished():
                 return self._result(event.call, event.result)
             case ToolTimeline():
@@ -160,7 +164,7 @@ class PlainRenderer(LineWriter):
     def _parse_error(self, error: ParseError) -> list[str]:
         lines = [f"error parse_error {shown_name(error.call_id)}: {visible(error.message)}"]
         if error.truncated:
-            lines.append("    the reply ended inside the call")
+            lines.append(f"    {CUT_SHORT}")  # the message says where it ended; this, why
         raw = cut(visible(error.raw), *RESULT_SHOWN)
         return [*lines, indent("raw: " + raw.with_note("\n"))]
 
@@ -225,7 +229,7 @@ def _header(event: RunStarted) -> list[str]:
     tools = tools_line(event.tools)
     sampling = "".join(f", {key} {setting(value)}" for key, value in event.sampling.items())
     return [
-        f"model {visible(event.model)}, strategy {visible(event.strategy)}{sampling}, "
+        f"model {visible(event.model)}, strategy {visible(event.strategy_label)}{sampling}, "
         f"tools: {tools}",
         *_labelled("question", event.question),
     ]
@@ -243,10 +247,10 @@ def _cut_block(text: str) -> str:
     return indent(cut(visible(text), *RAW_SHOWN).with_note("\n"))
 
 
-def _call(call: ToolCall) -> list[str]:
+def _call(call: ToolCall, tagged: bool) -> list[str]:
     arguments = shown_arguments(call.arguments)
     lines = [f"call {shown_name(call.name)} {arguments}  {shown_name(call.id)}"]
-    lenient = lenient_note(call)
+    lenient = lenient_note(call, tagged)
     if lenient:
         lines.append(indent(f"({lenient})"))
     if call.repaired:

@@ -14,6 +14,7 @@ import jiter
 
 from toolcall_cli.events import (
     AnswerWithoutTools,
+    ApprovalAnswered,
     ApprovalAsked,
     CallFromResult,
     Event,
@@ -38,7 +39,7 @@ from toolcall_cli.events import (
 )
 from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall
-from toolcall_cli.strategies.text_prompt import CALL_CLOSE, unclosed
+from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN, unclosed
 
 
 class Renderer(Protocol):
@@ -81,7 +82,14 @@ def assert_never(value: NoReturn) -> NoReturn:
 # method per group, each ending in assert_never, so mypy proves every kind is handled.
 TurnEvent = IterationStarted | ModelChunk | ModelReplied | ToolsChosen | FedBack
 """An iteration's request, the model's reply, and what goes back to the model."""
-ToolEvent = ToolStarted | PlaceholdersFilled | CallFromResult | ToolFinished | ToolTimeline
+ToolEvent = (
+    ToolStarted
+    | PlaceholdersFilled
+    | CallFromResult
+    | ApprovalAnswered
+    | ToolFinished
+    | ToolTimeline
+)
 """A round of tool calls as it runs."""
 RunEvent = (
     RunStarted
@@ -165,7 +173,8 @@ def compact_json(value: Any) -> str:
 
 
 def indent(text: str, prefix: str = "    ") -> str:
-    return "\n".join(prefix + line for line in text.split("\n"))
+    """Each line after `prefix`; an empty line stays empty (no spaces left at a line's end)."""
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
 
 
 def request_summary(body: dict[str, Any]) -> str:
@@ -307,12 +316,16 @@ class RunStats:
     latencies: list[float] = field(default_factory=list)
     tools_offered: int = 0
     failed_calls: int = 0
+    tagged: bool = False
+    """The run asks for calls as tagged text (regex, stream tags), so a call without its tags
+    was read leniently."""
 
     def update(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.latencies.clear()
             self.tools_offered = len(event.tools)
             self.failed_calls = 0
+            self.tagged = event.strategy == "regex" or event.strategy_label == "stream tags"
         elif isinstance(event, ModelReplied) and event.latency:
             self.latencies.append(event.latency)
         elif isinstance(event, ToolFinished) and not event.result.ok:
@@ -383,11 +396,20 @@ def setting(value: float) -> str:
     return str(value) if isinstance(value, int) else f"{value:g}"
 
 
-def lenient_note(call: ToolCall) -> str:
+CUT_SHORT = "cut short by max_tokens, or by a stream that broke off"
+"""Under a parse error of a reply that ended inside the call: why it may have (the parser's
+message already says where)."""
+
+
+def lenient_note(call: ToolCall, tagged: bool) -> str:
     """How a call that broke the text protocol's format was read anyway, as `toolcall doctor`
-    names it; "" for a call written as asked."""
+    names it; "" for a call written as asked. `tagged`: the run asked for calls in tags (a
+    native call's raw text is its own, never tagged)."""
     if unclosed(call.raw):
         return f"read leniently: no closing {CALL_CLOSE}"
+    raw = call.raw.strip()
+    if tagged and raw and not raw.startswith(CALL_OPEN):  # a ```json block, bare JSON, ...
+        return f"read leniently: not in {CALL_OPEN} tags"
     return ""
 
 
@@ -410,11 +432,17 @@ def asked_again_lines(event: AnswerWithoutTools) -> list[str]:
     return [f"then asked again: {visible(event.asked_again)}"] if event.asked_again else []
 
 
+CUT_ANSWER = "cut at the token limit, so its end may be missing"
+
+
 def answer_label(answer: FinalAnswer) -> str:
     """A best-effort answer was made without tools at the iteration limit: it may be a guess,
     and the view says so (the exit code, 3, says it too). An answer whose figures no result
-    holds stood after one nudge: the view says which figures to check."""
+    holds stood after one nudge: the view says which figures to check. An answer cut at the
+    token limit may have lost its end: the view says so, and which limit."""
     said = ["best effort: made without tools at the iteration limit"] if answer.best_effort else []
+    if answer.cut:
+        said.append(CUT_ANSWER)
     if answer.ungrounded:
         figures = ", ".join(visible(preview(f, 40)) for f in answer.ungrounded[:5])
         said.append(f"unchecked: {figures} in no tool result")
@@ -464,13 +492,18 @@ def timeline_lines(entries: Sequence[TimelineEntry], width: int = 0) -> list[str
     ]
     name_width = max(len(n) for n, _ in labels)
     ref_width = max(len(r) for _, r in labels)
-    tail_width = max(len(f"{_span(e)} {e.outcome}") for e in entries)
+    tail_width = max(len(_tail(e)) for e in entries)
     cells = _bar_cells(width, name_width + ref_width + tail_width + 6)
     return [
-        f"{name:<{name_width}}  {ref:<{ref_width}}  {_bar(entry.started, entry.ended, end, cells)}"
-        f"  {_span(entry)} {entry.outcome}"
+        f"{name:<{name_width}}  {ref:<{ref_width}}  {_bar(entry, end, cells)}  {_tail(entry)}"
         for entry, (name, ref) in zip(entries, labels, strict=True)
     ]
+
+
+def _tail(entry: TimelineEntry) -> str:
+    """`0.41-0.43s ok`, and the user's time answering its approval question apart."""
+    waited = f" (after {entry.approval_wait:.2f}s waiting for approval)"
+    return f"{_span(entry)} {entry.outcome}{waited if entry.approval_wait > 0 else ''}"
 
 
 def _bar_cells(width: int, beside: int) -> int:
@@ -492,10 +525,15 @@ def _waits(entry: TimelineEntry, refs: dict[str, str]) -> str:
     return " ← " + ",".join(refs.get(w, w)[:8] for w in entry.waits_for)
 
 
-def _bar(started: float | None, ended: float | None, end: float, width: int) -> str:
+def _bar(entry: TimelineEntry, end: float, width: int) -> str:
+    """`·` idle, `░` waiting for the user's approval, `█` running."""
     cells = ["·"] * width
+    started, ended = entry.started, entry.ended
     if started is not None and ended is not None:
         first = min(_cell(started, end, width), width - 1)
+        if entry.approval_wait > 0:
+            asked = _cell(started - entry.approval_wait, end, width)
+            cells[asked:first] = ["░"] * (first - asked)
         last = max(_cell(ended, end, width), first + 1)
         cells[first:last] = ["█"] * (last - first)
     return "".join(cells)

@@ -29,11 +29,12 @@ def print_diagnosis(diagnosis: Diagnosis, console: Console) -> None:
 
 def print_run(run: RunDiagnosis, console: Console) -> None:
     ending = run.stop_reason or "did not finish"
+    how = (run.model, run.strategy_label, plural(run.iterations, "iteration"), ending)
     console.print(
         Text.assemble(
             (f"Run {run.number}", "bold"),
             f"  {json.dumps(run.question, ensure_ascii=False)}  ",
-            (f"{run.model} · {run.strategy} · {run.iterations} iteration(s) · {ending}", "dim"),
+            (" · ".join(how), "dim"),
         )
     )
     for step in run.steps:
@@ -88,7 +89,9 @@ def print_advice(advice: Advice, console: Console) -> None:
 def verdict(diagnosis: Diagnosis) -> Text:
     count = diagnosis.problem_count
     if not count:
-        return Text(f"{PASS} every step passed", style="green")
+        stopped = sum(1 for run in diagnosis.runs if run.stop_reason == "interrupted")
+        short = f", as far as {plural(stopped, 'interrupted run')} got" if stopped else ""
+        return Text(f"{PASS} every step passed{short}", style="green")
     bad = sum(1 for run in diagnosis.runs if run.problems)
     runs = plural(len(diagnosis.runs), "run")
     return Text(f"{PROBLEM} {count} problem(s) found in {bad} of {runs}", style="red")

@@ -139,6 +139,13 @@ NOTES: dict[str, tuple[Layer, str, str]] = {
         "the iteration limit was reached: one last request without tools gave a best-effort answer",
         "达到轮数上限：最后一次不带工具的请求给出了尽力而为的回答",
     ),
+    "final_answer:cut": (
+        "protocol",
+        'the reply stopped at the token limit (finish_reason "length"): it is the answer, but '
+        "its end may be missing; a larger --max-tokens lets the model finish",
+        "回复在 token 上限处被截断（finish_reason 为 length）：它仍是回答，但结尾可能缺失；"
+        "调大 --max-tokens 让模型说完",
+    ),
     "limit_reached:iterations": (
         "loop",
         "the iteration limit was reached: the loop stops, so a model that never answers "
@@ -192,6 +199,8 @@ def _key(event: Event) -> str:
         return kind if kind in NOTES else "tool_finished:error"
     if isinstance(event, FinalAnswer) and event.best_effort:
         return "final_answer:best_effort"
+    if isinstance(event, FinalAnswer) and event.cut:
+        return "final_answer:cut"
     if isinstance(event, GroundingChecked) and event.action == "nudged":
         return "grounding_checked:answer"
     if isinstance(event, LimitReached):

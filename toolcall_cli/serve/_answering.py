@@ -34,7 +34,7 @@ class Answer:
     faults: tuple[str, ...] = ()
     """The kinds of fault that changed this reply."""
     note: str = ""
-    """What the server changed in the request before the model read it, if anything."""
+    """What the request binds the model to (tool_choice, parallel_tool_calls), if anything."""
 
 
 class FaultWatch:
@@ -75,9 +75,8 @@ class Answerer:
         fired: list[str] = []
         watched = [FaultWatch(fault, fired) for fault in self._faults]
         model = OfflineModel(seed=request_seed(body, self.settings.seed), faults=cast(Any, watched))
-        read, note = as_the_model_reads(body)
-        objects = tuple(model.stream(ModelRequest(read)))
-        return Answer(objects, tuple(fired), note)
+        objects = tuple(model.stream(ModelRequest(body)))
+        return Answer(objects, tuple(fired), asked_of_the_model(body))
 
 
 def request_seed(body: dict[str, Any], default: int) -> int:
@@ -86,17 +85,15 @@ def request_seed(body: dict[str, Any], default: int) -> int:
     return seed if isinstance(seed, int) and not isinstance(seed, bool) else default
 
 
-def as_the_model_reads(body: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The body the model reads, and a note when it differs: `tool_choice` is the server's to
-    enforce, as vLLM does: with "none" the model is shown no tools, with a named function only
-    that one (and a call is required)."""
-    choice = body.get("tool_choice")
-    if choice == "none":
-        read = {k: v for k, v in body.items() if k not in ("tools", "tool_choice")}
-        return read, "tool_choice none: the model was shown no tools"
+def asked_of_the_model(body: dict[str, Any]) -> str:
+    """What the request binds the model to, for the log. The model reads it in the body, as a
+    server's model is held to it: "none" makes no call, "required" or a named function one,
+    `parallel_tool_calls: false` one at most (and `max_tokens` cuts the reply: finish "length")."""
+    choice, said = body.get("tool_choice"), []
     if isinstance(choice, dict):
-        name = choice["function"]["name"]
-        offered = [t for t in body["tools"] if t["function"]["name"] == name]
-        read = {**body, "tools": offered, "tool_choice": "required"}
-        return read, f"tool_choice {name}: the model was shown that tool only"
-    return body, ""
+        said.append(f"tool_choice {choice['function']['name']}: a call to it")
+    elif choice in ("none", "required"):
+        said.append(f"tool_choice {choice}: {'no call' if choice == 'none' else 'a call'}")
+    if body.get("parallel_tool_calls") is False:
+        said.append("parallel_tool_calls false: one call at most")
+    return "; ".join(said)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolcall_cli.strictjson import json_type
 from toolcall_cli.tools.schema import TOOL_NAME
 from toolcall_cli.wire.tokens import request_tokens
 
@@ -154,25 +155,25 @@ def check_stop(stop: Any) -> None:
 
 def invalid_type(name: str, expected: str, value: Any) -> Refused:
     return bad(
-        f"Invalid type for '{name}': expected {expected}, but got {json_type(value)} instead.",
+        f"Invalid type for '{name}': expected {expected}, but got {openai_type(value)} instead.",
         name,
         "invalid_type",
     )
 
 
-def json_type(value: Any) -> str:
-    """What a value is, in JSON's words, as OpenAI's errors name it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a decimal"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+# OpenAI's errors name a value's type so: "a decimal" for a number with a fraction.
+_OPENAI_WORDS = {
+    "integer": "an integer",
+    "number": "a decimal",
+    "array": "an array",
+    "object": "an object",
+}
+
+
+def openai_type(value: Any) -> str:
+    """What a value is, as OpenAI's errors name it ("an integer", "a decimal", "an array")."""
+    name = json_type(value) or "object"
+    return "null" if name == "null" else _OPENAI_WORDS.get(name, f"a {name}")
 
 
 def too_long(name: str, most: int, length: int) -> Refused:

@@ -23,6 +23,7 @@ class OwnSystemPrompt:
         self._strategy = strategy
         self.text = text
         self.name = strategy.name
+        self.mode = strategy.mode
         self.streaming = strategy.streaming
         self.sampling = strategy.sampling
 

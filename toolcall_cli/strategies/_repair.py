@@ -67,12 +67,43 @@ class Loaded:
     """True when strict parsing failed and a syntax-only repair produced the value."""
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of strict JSON, refused when it writes a key twice. JSON leaves a repeated key's
+    meaning open and Python's reader would keep the last value silently: with two values, which
+    one the model meant is a guess, so the call goes back to the model to restate. The same
+    value twice is refused too: one rule for every repeat, as a repair is refused when it would
+    drop a value, and the model's restated call costs one round in a rare case."""
+    built = dict(pairs)
+    if len(built) == len(pairs):
+        return built
+    first: dict[str, str] = {}
+    for key, value in pairs:
+        written = json.dumps(value, ensure_ascii=False)  # 1, 1.0 and true differ as JSON
+        before = first.setdefault(key, written)
+        if before is written:
+            continue
+        named = json.dumps(key, ensure_ascii=False)
+        if before == written:
+            raise JsonProblem(f"it writes the key {named} twice; write each key once")
+        raise JsonProblem(
+            f"it gives the key {named} two values ({_clipped(before)}, then "
+            f"{_clipped(written)}), so which one is meant is unclear; write each key once"
+        )
+    return built  # not reached: dict() dropped a pair only when a key repeats
+
+
+def _clipped(written: str) -> str:
+    return written if len(written) <= 40 else written[:39] + "…"
+
+
 def load_json(text: str) -> Loaded:
     """The JSON value in `text`; raises JsonProblem with a sentence a model can act on."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise JsonProblem(f"it is nested more than {MAX_DEPTH} levels deep") from None
+    except JsonProblem:
+        raise  # read, and refused as it is: no repair can say what the model meant
     except ValueError:
         return Loaded(_repaired(text), repaired=True)
     _check_value(value)

@@ -54,6 +54,13 @@ class ReplyParser(Protocol):
 
 class Strategy(Protocol):
     name: str
+
+    @property
+    def mode(self) -> str:
+        """How it puts calls on the wire within its kind (schema: tools, json or required;
+        stream: tags or native); empty where it has one way (regex)."""
+        ...
+
     streaming: bool
     """True when tools start while the reply is still arriving."""
     sampling: Sampling

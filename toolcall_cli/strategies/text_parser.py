@@ -40,7 +40,14 @@ _FUNCTION_PREFIX = re.compile(
 # Markers that native chat templates put before a call's JSON, with what ends it there:
 # Llama 3.1's <|python_tag|> ... <|eom_id|> and Mistral's [TOOL_CALLS] [...]. Like the other
 # wrappers they count only when JSON follows, and they are markup, never display text.
-_MARKERS = {"<|python_tag|>": "<|eom_id|>", "[TOOL_CALLS]": "</s>"}
+_MISTRAL = "[TOOL_CALLS]"
+_MARKERS = {"<|python_tag|>": "<|eom_id|>", _MISTRAL: "</s>"}
+# Mistral's v11+ tokenizers write each call as [TOOL_CALLS]NAME[ARGS]{...}, or with the call's
+# id, [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}; calls follow one another with no separator, and a
+# server that drops control tokens from the text leaves [TOOL_CALLS]NAME{...}.
+_MISTRAL_NAME = re.compile(r"[\w.\-]{1,64}")
+_MISTRAL_PARTS = (re.compile(r"\[CALL_ID\][\w\-]{1,64}"), re.compile(r"\[ARGS\]"))
+_MISTRAL_PART_STARTS = ("[CALL_ID]", "[ARGS]")
 _TAG_PREFIXES = frozenset(
     f"<{name}>"[:cut] for name in _WRAPPER_TAGS for cut in range(1, len(name) + 2)
 ) | {marker[:cut] for marker in _MARKERS for cut in range(1, len(marker))}
@@ -359,8 +366,10 @@ class CallTextParser:
                 return False  # the value may be complete: the general scan decides
             call.depth -= 1
             call.prev = c
-        elif c == "<" or not self._structure(call, c, call.length + 1):
-            return False  # maybe the close tag, which needs look-ahead
+        elif c == "<" or (c == "[" and call.complete and not call.depth):
+            return False  # maybe the close tag or the next call's marker: needs look-ahead
+        elif not self._structure(call, c, call.length + 1):
+            return False
         call.pieces.append(c)
         call.length += 1
         return True
@@ -501,6 +510,11 @@ class CallTextParser:
                 return None
             return -1
         if not opener.canonical:  # only <tool_call> opens a call whatever follows it
+            if opener.close == _MARKERS[_MISTRAL]:
+                named = _mistral_named(buf, opener.end, final)
+                if named is None:
+                    return None
+                opener = named or opener
             follows = _call_json_at(buf, opener.end, final)
             if follows is not True:
                 return None if follows is None else -1
@@ -618,11 +632,10 @@ class CallTextParser:
                 call.prev = c
                 if call.depth == 0 and self._value_ended(call, base + i):
                     return _END, i
-            elif c == "<":
-                outcome = self._angle_in_call(call, buf, stop, final)
+            elif c in "<[":
+                outcome = self._markup_in_call(call, buf, stop, final, base + i)
                 if outcome != _MORE:
                     return outcome, stop + len(call.close) if outcome == _END else stop
-                call.prev = "x"
             else:
                 self._structure(call, c, base + i)
         return _MORE, n
@@ -681,6 +694,23 @@ class CallTextParser:
             call.expect_name = True
         elif key in _ARGUMENT_KEYS and call.args_start < 0:
             call.args_start = offset
+
+    def _markup_in_call(
+        self, call: _PendingCall, buf: str, j: int, final: bool, offset: int
+    ) -> int:
+        """A `<` or `[` outside strings at j (`offset` just after it in the call's text): the
+        call's close tag or the next call's opener end the call; otherwise it is the call's."""
+        if buf[j] == "<":
+            outcome = self._angle_in_call(call, buf, j, final)
+            if outcome == _MORE:
+                call.prev = "x"
+            return outcome
+        if call.complete and not call.depth:
+            outcome = _next_marker(buf, j, final)
+            if outcome != _MORE:
+                return outcome
+        self._structure(call, "[", offset)
+        return _MORE
 
     def _angle_in_call(self, call: _PendingCall, buf: str, j: int, final: bool) -> int:
         if not call.tagged:
@@ -776,9 +806,11 @@ class CallTextParser:
             else:
                 self._reject_bare(call)
             return ""
-        cut = raw.rfind(call.close, call.open_len)
+        # A close tag the scan passed over was inside a string. When every string closed, that
+        # was data (a tool that writes markup: `{"text": "a</s>b"}`), not the call's end.
+        cut = raw.rfind(call.close, call.open_len) if call.quote else -1
         if cut >= 0:
-            # The close tag is there but the scan saw it inside a string: a quote was never
+            # The close tag is there but the scan is still inside a string: a quote was never
             # closed, or the reply was cut inside a string that quoted the tag. Running what
             # repair would guess is unsafe either way, so report it and show the text after it.
             end = cut + len(call.close)
@@ -922,6 +954,55 @@ def _partial_suffix(buf: str, pos: int, marker: str) -> int:
         if marker.startswith(buf[i:]):
             return i
     return len(buf)
+
+
+def _next_marker(buf: str, j: int, final: bool) -> int:
+    """After a call's whole value, a `[` at j: the next call's [TOOL_CALLS] (Mistral writes
+    calls one after another, each with its marker) ends this one."""
+    if buf.startswith(_MISTRAL, j):
+        return _IMPLICIT_END
+    if not final and len(buf) - j < len(_MISTRAL) and _MISTRAL.startswith(buf[j:]):
+        return _STALL
+    return _MORE
+
+
+def _mistral_named(buf: str, i: int, final: bool) -> _Opener | Literal[False] | None:
+    """Mistral's v11+ call head after [TOOL_CALLS] at i: NAME, optionally [CALL_ID]ID, then
+    [ARGS] (which a server may have dropped), right before the arguments' `{`. The opener, with
+    the name, when it is one; False when it is not; None while the buffer ends before it shows."""
+    m = _MISTRAL_NAME.match(buf, i)
+    if m is None:
+        return False
+    k = m.end()
+    for part, start in zip(_MISTRAL_PARTS, _MISTRAL_PART_STARTS, strict=True):
+        found = part.match(buf, k)
+        if found is not None:
+            k = found.end()
+        elif not final and len(buf) - k <= len(start) and start.startswith(buf[k:]):
+            return None  # the buffer ends at the name, or inside "[CALL_ID]" or "[ARGS]"
+    # With [ARGS] written, a `{` is the arguments; without it, only one that starts as a JSON
+    # object does (`"` or `}` next), so "[TOOL_CALLS]name{x}" in prose stays prose.
+    follows = _object_at(buf, k, final, keyed=not buf.endswith("[ARGS]", i, k))
+    if follows is not True:
+        return None if follows is None else False
+    return _Opener(k, _MARKERS[_MISTRAL], m.group(), canonical=False)
+
+
+def _object_at(buf: str, k: int, final: bool, *, keyed: bool) -> bool | None:
+    """Whether a JSON object opens at k (`keyed`: a quoted key or `}` next, after space); None
+    while the buffer ends before it shows."""
+    if k == len(buf):
+        return None if not final else False
+    if buf[k] != "{":
+        return False
+    if not keyed:
+        return True
+    n = _skip_space(buf, k + 1)
+    if n is None:
+        return False
+    if n == len(buf):
+        return None if not final else False
+    return buf[n] in '"}'
 
 
 def _match_opener(buf: str, j: int) -> _Opener | None:

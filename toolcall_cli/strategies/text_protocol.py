@@ -54,6 +54,7 @@ class TextProtocolStrategy:
     """Calls as `<tool_call>{json}</tool_call>` text, parsed once the reply is complete."""
 
     name = "regex"
+    mode = ""
     streaming = False
 
     def __init__(

@@ -58,13 +58,25 @@ def _declared(value: object, annotation: object) -> object:
         return _member(annotation, value)
     origin = typing.get_origin(annotation)
     members = typing.get_args(annotation)
+    if origin is typing.Literal:  # Literal[Color.RED, ...]: the member of the value chosen
+        return _literal_member(members, value)
     if origin is typing.Union or origin is types.UnionType:  # Optional[Color]
         return next((v for m in members if (v := _declared(value, m)) is not value), value)
+    return _declared_inside(value, origin, members)
+
+
+def _declared_inside(value: object, origin: object, members: tuple[object, ...]) -> object:
+    """Each item of a list, each value of a dict, as the annotation declares it."""
     if origin is list and isinstance(value, list) and members:
         return [_declared(item, members[0]) for item in value]
     if origin is dict and isinstance(value, dict) and len(members) == 2:
         return {key: _declared(item, members[1]) for key, item in value.items()}
     return value
+
+
+def _literal_member(options: tuple[object, ...], value: object) -> object:
+    members = (o for o in options if isinstance(o, enum.Enum) and o.value == value)
+    return next(members, value)
 
 
 def _member(kind: type[enum.Enum], value: object) -> object:
@@ -101,8 +113,25 @@ def result_text(value: object) -> str:
 
 def _as_text(value: object) -> object:
     """What JSON cannot hold, as the model reads it: an Enum member as its value (Color.RED
-    means "red", as the schema offered it), anything else (a date, a set) as its text."""
+    means "red", as the schema offered it), a set as a list (of values: never a member's repr),
+    in an order that does not change from run to run, anything else (a date) as its text."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
     return value.value if isinstance(value, enum.Enum) else str(value)
+
+
+def _member_keys_as_values(value: object, found: list[enum.Enum]) -> object:
+    """`value` with each Enum member used as a key ({Color.RED: 3}) made its value, anywhere in
+    it, each one noted in `found`."""
+    if isinstance(value, dict):
+        found += [k for k in value if isinstance(k, enum.Enum)]
+        return {
+            k.value if isinstance(k, enum.Enum) else k: _member_keys_as_values(v, found)
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_member_keys_as_values(item, found) for item in value]
+    return value
 
 
 def _json_text_of(value: object) -> str:
@@ -110,6 +139,12 @@ def _json_text_of(value: object) -> str:
     saying so (JSON has neither, and the model must not be taught otherwise)."""
     try:
         return json.dumps(value, ensure_ascii=False, default=_as_text, allow_nan=False)
+    except TypeError:  # a key JSON has no form for: an Enum member's is its value
+        found: list[enum.Enum] = []
+        plain = _member_keys_as_values(value, found)
+        if not found:
+            raise
+        return _json_text_of(plain)
     except ValueError as error:
         if "float" not in str(error):  # a circular structure, say: not ours to mend
             raise

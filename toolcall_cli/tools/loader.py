@@ -78,19 +78,23 @@ def user_tools_dir() -> Path:
     return app_dir() / "tools.d"
 
 
-def tool_dirs(extra: Sequence[Path], *, include_bundled: bool, cwd: Path) -> list[Path]:
+def tool_dirs(
+    extra: Sequence[Path], *, include_bundled: bool, cwd: Path, implicit: bool = True
+) -> list[Path]:
     """Where tools come from, in load order: bundled, user, ./tools.d, then each --tools DIR.
 
     Each directory comes once. Left out, the bundled dir stays out even when it is ./tools.d
-    (running from the source checkout); naming it with --tools brings it back."""
+    (running from the source checkout); naming it with --tools brings it back. `implicit`
+    False: the user's and ./tools.d stay out, only the named ones (and the bundled) load: the
+    library's ask() given its own tools offers those alone."""
     bundled = bundled_tools_dir().resolve()
-    implicit = [user_tools_dir(), cwd / "tools.d"]
+    found = [user_tools_dir(), cwd / "tools.d"] if implicit else []
     if include_bundled:
-        implicit.insert(0, bundled)
+        found.insert(0, bundled)
     else:
-        implicit = [path for path in implicit if path.resolve() != bundled]
+        found = [path for path in found if path.resolve() != bundled]
     named = [cwd / path for path in extra]
-    return list(dict.fromkeys(path.resolve() for path in [*implicit, *named]))
+    return list(dict.fromkeys(path.resolve() for path in [*found, *named]))
 
 
 def load_tools(dirs: Sequence[Path], *, deadline: float = IMPORT_DEADLINE) -> LoadResult:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Literal, Union
 
 from toolcall_cli.messages import ToolSpec
+from toolcall_cli.strictjson import json_type
 
 JsonSchema = dict[str, Any]
 
@@ -175,14 +176,23 @@ _NO_DEFAULT = object()
 
 
 def _json_default(value: Any) -> Any:
-    """The default as JSON, or _NO_DEFAULT when it has no JSON form (then it is not shown)."""
-    if isinstance(value, enum.Enum):
-        value = value.value
-    try:
-        json.dumps(value, allow_nan=False)  # NaN and Infinity are not JSON either
-    except (TypeError, ValueError):
+    """The default as plain JSON, each Enum member in it (`[Color.RED]`, `{"a": Color.RED}`)
+    as its value; _NO_DEFAULT when it has no JSON form (then it is not shown). The schema holds
+    no member: whatever reads it, as JSON or as Python, reads "red", never Color.RED."""
+    try:  # NaN and Infinity are not JSON either
+        return json.loads(json.dumps(value, allow_nan=False, default=_member_value))
+    except (TypeError, ValueError, RecursionError):
         return _NO_DEFAULT
-    return value
+
+
+def _value_of(option: Any) -> Any:
+    return option.value if isinstance(option, enum.Enum) else option
+
+
+def _member_value(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    raise TypeError(f"{type(value).__name__} has no JSON form")
 
 
 def schema_for_type(annotation: Any) -> JsonSchema:
@@ -195,8 +205,8 @@ def schema_for_type(annotation: Any) -> JsonSchema:
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return _enum_schema([member.value for member in annotation])
     origin = typing.get_origin(annotation)
-    if origin is Literal:
-        return _enum_schema(list(typing.get_args(annotation)))
+    if origin is Literal:  # Literal[Color.RED, Color.BLUE] offers "red" and "blue"
+        return _enum_schema(list(map(_value_of, typing.get_args(annotation))))
     if origin is Union or origin is types.UnionType:
         return _union_schema(typing.get_args(annotation))
     if annotation is list or origin is list:
@@ -215,12 +225,10 @@ def _enum_schema(values: list[Any]) -> JsonSchema:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    for python_type in (bool, int, float, str):  # bool first: True is also an int
-        if isinstance(value, python_type):
-            return str(_SCALARS[python_type])
-    raise _Unsupported(f"Literal/Enum value {value!r} has no JSON form")
+    name = json_type(value)
+    if name in (None, "array", "object"):
+        raise _Unsupported(f"Literal/Enum value {value!r} has no JSON form")
+    return str(name)
 
 
 def _union_schema(members: tuple[Any, ...]) -> JsonSchema:

@@ -19,6 +19,8 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from toolcall_cli import strictjson
+
 if TYPE_CHECKING:
     # Neither ships type information; `unused-ignore` keeps this clean if stubs are added.
     import jsonschema  # type: ignore[import-untyped, unused-ignore]
@@ -392,23 +394,9 @@ def _any_of(
 
 
 def json_type(value: object) -> str:
-    """The JSON name of a Python value's type, as a model would think of it."""
-    if value is None:
-        return "null"
-    for python_type, name in _JSON_TYPES:
-        if isinstance(value, python_type):
-            return name
-    return type(value).__name__
-
-
-_JSON_TYPES: tuple[tuple[type, str], ...] = (
-    (bool, "boolean"),  # before int: True is an int too
-    (int, "integer"),
-    (float, "number"),
-    (str, "string"),
-    (list, "array"),
-    (dict, "object"),
-)
+    """The JSON name of a Python value's type, as a model would think of it (its Python name
+    for a value JSON has no type for)."""
+    return strictjson.json_type(value) or type(value).__name__
 
 
 def short_json(value: object) -> str:

@@ -22,6 +22,7 @@ from typing import Any, Literal, Union
 
 from toolcall_cli.events import Event, FedBack, IterationStarted
 from toolcall_cli.limits import Limits
+from toolcall_cli.strictjson import json_type_in_words
 
 Check = Callable[[Any, str], Any]
 """Takes a value and where it is (`call.name`), and gives the value back as its readers take it,
@@ -188,7 +189,7 @@ def _checker(hint: Any) -> Check:
 def _scalar(test: Callable[[Any], bool], name: str) -> Check:
     def check(value: Any, where: str) -> Any:
         if not test(value):
-            raise ShapeError(f"`{where}` must be {name}, not {json_type(value)}")
+            raise ShapeError(f"`{where}` must be {name}, not {json_type_in_words(value)}")
         return value
 
     return check
@@ -198,7 +199,7 @@ def _number(value: Any, where: str) -> Any:
     if isinstance(value, str) and value in _NOT_FINITE:
         return _NOT_FINITE[value]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ShapeError(f"`{where}` must be a number, not {json_type(value)}")
+        raise ShapeError(f"`{where}` must be a number, not {json_type_in_words(value)}")
     return value
 
 
@@ -233,7 +234,7 @@ def _union(arms: tuple[Any, ...]) -> Check:
         for arm in checks:
             with contextlib.suppress(ShapeError):
                 return arm(value, where)
-        raise ShapeError(f"`{where}` cannot be {json_type(value)}")
+        raise ShapeError(f"`{where}` cannot be {json_type_in_words(value)}")
 
     return check
 
@@ -241,7 +242,7 @@ def _union(arms: tuple[Any, ...]) -> Check:
 def _sequence(item: Check) -> Check:
     def check(value: Any, where: str) -> Any:
         if not isinstance(value, list):
-            raise ShapeError(f"`{where}` must be a list, not {json_type(value)}")
+            raise ShapeError(f"`{where}` must be a list, not {json_type_in_words(value)}")
         items = [item(element, f"{where}[{index}]") for index, element in enumerate(value)]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
 
@@ -251,7 +252,7 @@ def _sequence(item: Check) -> Check:
 def _mapping(item: Check) -> Check:
     def check(value: Any, where: str) -> Any:
         if not isinstance(value, dict):
-            raise ShapeError(f"`{where}` must be an object, not {json_type(value)}")
+            raise ShapeError(f"`{where}` must be an object, not {json_type_in_words(value)}")
         items = {key: item(element, _join(where, _shown(key))) for key, element in value.items()}
         return value if all(items[key] is value[key] for key in value) else items
 
@@ -275,7 +276,7 @@ def _fields_checker(cls: Any) -> Check:
 
     def check(value: Any, where: str) -> Any:
         if not isinstance(value, dict):
-            raise ShapeError(f"`{where}` must be an object, not {json_type(value)}")
+            raise ShapeError(f"`{where}` must be an object, not {json_type_in_words(value)}")
         changed: dict[str, Any] = {}
         for name, check_field, required in fields:
             if name not in value:
@@ -302,16 +303,3 @@ def _shown(key: str) -> str:
 
 def _join(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
-
-
-def json_type(value: Any) -> str:
-    """What a JSON value is, in words (never the value: it may be anything)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"

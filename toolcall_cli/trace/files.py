@@ -135,7 +135,9 @@ def find_trace(which: str | None, directory: Path) -> Path:
             raise TraceError(f"no trace {which}: {directory} holds {len(files)} trace(s)")
         return files[back]
     path = Path(which).expanduser()
-    if path.is_file():
+    if path.is_dir():
+        raise TraceError(f"{which} is a folder: name a trace file in it, or a trace's id")
+    if path.exists():  # a file, or a pipe: `toolcall doctor <(ssh box cat run.jsonl)`
         return path
     every = files + kept_apart_files(directory)
     matches = [f for f in every if f.stem.startswith(which.removesuffix(".jsonl"))]

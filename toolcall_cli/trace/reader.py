@@ -3,6 +3,7 @@ summary `toolcall trace list` shows."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -100,17 +101,20 @@ def _passed_over(stream: IO[bytes]) -> bool:
     return False
 
 
-def read_trace(path: Path, *, max_line_bytes: int | None = None) -> Trace:
-    """The trace in `path`, every record checked for the shape of its kind. A last line cut
-    mid-write is dropped (`cut` says so); anything else that is not a trace record raises
-    TraceError naming the file and the line."""
+def read_trace(
+    path: Path, *, max_line_bytes: int | None = None, data: bytes | None = None
+) -> Trace:
+    """The trace in `path` (or in `data`, read from `path` already: a pipe is read once), every
+    record checked for the shape of its kind. A last line cut mid-write is dropped (`cut` says
+    so); anything else that is not a trace record raises TraceError naming the file and the
+    line."""
     max_line_bytes = max_line_bytes or MAX_LINE_BYTES
     records: list[Record] = []
     cut_line = None
     first_line = 1
     reached = 0
     try:
-        with path.open("rb") as stream:
+        with path.open("rb") if data is None else io.BytesIO(data) as stream:
             for line in lines_of(stream, max_line_bytes):
                 if line.text is not None and not line.text.strip():
                     continue
@@ -221,9 +225,16 @@ class TraceSummary:
     questions: int
     model: str
     strategy: str
+    mode: str
+    """The strategy's mode (`json` of `schema json`); empty for regex."""
     iterations: int
     stop_reason: str
     tokens: int
+
+    @property
+    def strategy_label(self) -> str:
+        """`schema json`, `stream native`, `regex`: the strategy as the first question ran."""
+        return f"{self.strategy} {self.mode}" if self.mode else self.strategy
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "path": str(self.path)}
@@ -301,6 +312,7 @@ def _summary(path: Path, records: list[Record], when: str) -> TraceSummary:
         questions=len(started),
         model=_setting("model", first, header),
         strategy=_setting("strategy", first, header),
+        mode=run_mode(first, header),
         iterations=sum(_number(r.get("iterations")) for r in finished),
         stop_reason=_stop_reason(records, finished),
         tokens=sum(tokens_of(r.get("usage")) for r in finished),
@@ -312,6 +324,19 @@ def _setting(key: str, first: Record, header: Record) -> str:
     before any question started)."""
     settings = header.get("settings") or {}
     return str(first.get(key) or settings.get(key) or "")
+
+
+def run_mode(first: Record, header: Record) -> str:
+    """The mode the first question's strategy ran in; a trace from before runs recorded it
+    has the header's mode of that strategy's kind, where the header names the same strategy."""
+    if "mode" in first:
+        return str(first.get("mode") or "")
+    settings = header.get("settings") or {}
+    strategy = _setting("strategy", first, header)
+    if settings.get("strategy") != strategy:
+        return ""  # chosen at run time (a llama.cpp server): the header's modes are not its
+    key = {"schema": "schema_mode", "stream": "stream_mode"}.get(strategy)
+    return str(settings.get(key) or "") if key else ""
 
 
 def _stop_reason(records: list[Record], finished: list[Record]) -> str:

@@ -7,7 +7,14 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from toolcall_cli.events import ChosenTool, Event, Notice, TimelineEntry
+from toolcall_cli.events import (
+    ApprovalAnswered,
+    ChosenTool,
+    Event,
+    ModelFailed,
+    Notice,
+    TimelineEntry,
+)
 from toolcall_cli.feedback import Problem, problem_from_record
 from toolcall_cli.messages import ToolCall, ToolResult
 from toolcall_cli.trace._shapes import EVENT_TYPES
@@ -81,19 +88,31 @@ def _build(cls: type[T], value: Any, **convert: Callable[[Any], Any]) -> T:
         raise TraceError(f"a {what} record cannot be read: {error}") from None
 
 
+def approval_notice(answered: ApprovalAnswered) -> Notice:
+    """What the user answered a call's approval question, for a run drawn again."""
+    call = f"{answered.name} {answered.call_id}"
+    waited = f"{answered.waited:.2f}s" if answered.waited == answered.waited else "?"
+    return Notice(message=f"approval of {call}: answered {answered.answer} after {waited}")
+
+
 def replayed_events(trace: Trace) -> Iterator[Event]:
     """The trace's events in order, to draw the recorded run again. What only a trace says
     (the run was cut short, a script ran out) comes as a notice where it happened; records of
     kinds this toolcall does not know are passed over."""
+    last: Event | None = None
     for record in trace.records:
         event = event_from_record(record)
         if event is not None:
+            last = event
             yield event
+            if isinstance(event, ApprovalAnswered) and event.answer != "declined":
+                yield approval_notice(event)  # at the run, the prompt itself showed it
         elif record["kind"] == "interrupted":
             why = f"{record.get('reason', '?')}: {record.get('detail', '')}".rstrip(": ")
             yield Notice(level="warning", message=f"the trace ends here: cut short ({why})")
         elif record["kind"].startswith("script_"):
-            message = record.get("message") or record["kind"].replace("_", " ")
-            yield Notice(level="warning", message=str(message))
+            message = str(record.get("message") or record["kind"].replace("_", " "))
+            if not (isinstance(last, ModelFailed) and last.message == message):
+                yield Notice(level="warning", message=message)  # not said by the failure above
     if trace.cut:
         yield Notice(level="warning", message="the trace's last line was cut mid-write")

@@ -4,6 +4,7 @@ offline, through the same parsers and the same loop."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,12 +20,12 @@ REFUSED_AS_TOO_LONG = "the server said the request was too long (as recorded)"
 retried: the server's numbers are not in the trace, only that it refused."""
 
 
-def is_trace(path: Path) -> bool:
-    """Whether `path` holds a trace rather than a script of replies: its first line is a record
-    (a JSON object with a `kind`), which no script line can be. False when it cannot be read
-    (loading it as a script then says why)."""
+def is_trace(path: Path, data: bytes | None = None) -> bool:
+    """Whether `path` (or `data`, its bytes read already) holds a trace rather than a script of
+    replies: its first line is a record (a JSON object with a `kind`), which no script line can
+    be. False when it cannot be read (loading it as a script then says why)."""
     try:
-        with path.open("rb") as stream:
+        with path.open("rb") if data is None else io.BytesIO(data) as stream:
             lines = lines_of(stream)
             first = next((line for line in lines if line.text is None or line.text.strip()), None)
     except OSError:
@@ -40,10 +41,10 @@ def is_trace(path: Path) -> bool:
     return isinstance(value, dict) and isinstance(value.get("kind"), str)
 
 
-def script_from_trace(path: Path) -> ScriptedModel:
-    """The scripted model that plays back the replies `path` recorded. Raises TraceError for a
-    file that is no trace, or one that recorded no reply."""
-    trace = read_trace(path)
+def script_from_trace(path: Path, data: bytes | None = None) -> ScriptedModel:
+    """The scripted model that plays back the replies `path` recorded (`data`: its bytes, read
+    already). Raises TraceError for a file that is no trace, or one that recorded no reply."""
+    trace = read_trace(path, data=data)
     played = recorded_replies(trace)
     wire = recorded_wire(trace)
     if not played:

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -17,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from toolcall_cli import strictjson
 from toolcall_cli.events import Event, event_record
 from toolcall_cli.keys import SecretMask, url_secrets
-from toolcall_cli.private_files import open_private
+from toolcall_cli.private_files import PathProblem, open_private, refuse_other_file
 from toolcall_cli.tools.registry import Tool
 from toolcall_cli.version import __version__
 
@@ -82,9 +83,16 @@ class TraceWriter:
     ) -> TraceWriter:
         """Append to `path`, owner-only; raises PathProblem (naming the path and why) when it
         cannot be written, so the run never starts."""
+        # `--trace notes.md` is a slip: the file is the user's, never appended to.
+        refuse_other_file(path, "trace file", A_TRACES_FIRST_LINE)
         fd = open_private(path, "trace file")
-        # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
-        stream = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
+        try:
+            # errors="replace": a stray surrogate in some text must not lose the rest of the trace.
+            stream = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
+        except OSError as error:  # "a" seeks to the end, and some files cannot (/proc/version)
+            os.close(fd)
+            reason = error.strerror or str(error)
+            raise PathProblem(f"cannot use {path} as the trace file: {reason}") from None
         return cls(stream, path=path, secrets=secrets, line_cap=line_cap)
 
     def header(self, header: dict[str, Any]) -> None:
@@ -125,6 +133,10 @@ class TraceWriter:
         except OSError as error:
             reason = error.strerror or str(error)
             raise TraceWriteError(f"cannot write the trace file {self.path}: {reason}") from None
+
+
+A_TRACES_FIRST_LINE = re.compile(rb'\A\{\s*"kind"\s*:')
+"""How every line toolcall writes to a trace begins (`kind` first), a header or an event."""
 
 
 NOTE_ROOM = 100

@@ -32,9 +32,9 @@ class Sampling:
     reply's length, `--max-tokens`); None leaves the server's own default, and is not sent.
 
     No default is chosen here on purpose: llama-server samples at 0.8 when told nothing, and the
-    tool-use defaults are set where the bench measured them, for the kind of server they were
-    measured on (app/_measured.py: temperature 0 and a max_tokens sized to the context window,
-    for a llama.cpp server), not guessed for all."""
+    tool-use defaults are set where the bench measured them, for the kind of server a small
+    model runs on (app/_measured.py: temperature 0 and a max_tokens sized to the context window,
+    on a llama.cpp or Ollama server), not guessed for all."""
 
     temperature: float | None = None
     top_p: float | None = None

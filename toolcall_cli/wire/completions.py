@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 CREATED = 1_735_689_600
@@ -45,6 +45,34 @@ def estimate_usage(body: dict[str, Any], output: AssistantOutput) -> dict[str, i
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+
+
+def within(output: AssistantOutput, body: dict[str, Any]) -> AssistantOutput:
+    """The reply as a server holds it to the request's bounds: its first call only with
+    `parallel_tool_calls: false` (as vLLM keeps it), and stopped at `max_tokens` (or
+    `max_completion_tokens`, the smaller), with finish_reason "length"."""
+    if body.get("parallel_tool_calls") is False and len(output.tool_calls) > 1:
+        output = replace(output, tool_calls=output.tool_calls[:1])
+    asked = [body.get("max_tokens"), body.get("max_completion_tokens")]
+    most = min((n for n in asked if isinstance(n, int) and n > 0), default=None)
+    return output if most is None else cut_at(output, 4 * most)
+
+
+def cut_at(output: AssistantOutput, left: int) -> AssistantOutput:
+    """The reply cut after `left` characters (4 a token, as its usage counts them): the text
+    first, then each call's name and arguments in turn; whole when it fits."""
+    calls = output.tool_calls
+    if len(output.content or "") + sum(len(c.name + c.arguments) for c in calls) <= left:
+        return output
+    content = None if output.content is None else output.content[:left]
+    left -= len(content or "")
+    kept: list[WireCall] = []
+    for call in calls:
+        if left <= len(call.name):
+            break
+        kept.append(replace(call, arguments=call.arguments[: left - len(call.name)]))
+        left -= len(call.name + kept[-1].arguments)
+    return AssistantOutput(content if kept else content or "", tuple(kept), "length", output.cuts)
 
 
 def completion(
