@@ -665,6 +665,51 @@ def test_a_fix_whose_id_a_made_up_call_had_before_still_counts(tmp_path: Path) -
     assert fixed == ["fixed at iteration 2 by call_0 (get_weather)"]
 
 
+def test_a_result_passed_back_to_a_tool_is_the_models_mistake_not_a_refusal(
+    tmp_path: Path,
+) -> None:
+    # Qwen2.5-0.5B, given 9063, called calculate("9063"): the engine answered that it had the
+    # result, and the run answered. The doctor blamed "the tool's policy or the user".
+    first = calls(native("c1", "calculate", expression="347*29-1000"))
+    echoed = calls(native("c2", "calculate", expression="9063"))
+    data = scripted_report(tmp_path, "What is 347 times 29, minus 1000?", first, echoed, "9063")
+    assert problems(data) == {2: ["echoed_result"], 4: ["tools_withdrawn"]}
+    [finding] = findings(data, 2)
+    assert finding["tool"] == "calculate" and "9063" in finding["message"]
+    assert finding["recovered"] == "the run still answered"
+    run = data["runs"][0]
+    assert "policy" not in run["fix"]["text"] and "user" not in run["fix"]["text"]
+    assert run["fix"]["kind"] == "prompt rule"
+    assert "a result it already had" in run["cause"]
+
+
+def test_a_call_read_leniently_but_refused_is_not_said_to_have_run(tmp_path: Path) -> None:
+    # Qwen2.5-0.5B asked to send an email wrote send_email as bare JSON: read leniently, then
+    # refused as an unknown tool. The doctor said "read leniently; the call ran".
+    email = '{"name": "send_email", "arguments": {"to": "alice@example.com"}}'
+    weather = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    played = ("--model", "scripted", "--script", script(tmp_path, email, weather, "Paris: 11°C."))
+    question = "Email alice@example.com the weather in Paris."
+    data = report(tmp_path, record(tmp_path, question, *played, "-s", "regex"))
+    framing = [f for f in findings(data, 2) if f["problem"] == "call_format"]
+    assert [f["recovered"] for f in framing] == [
+        "read leniently; the call did not run (unknown_tool)",
+        "read leniently; the call ran",
+    ]
+
+
+def test_the_cause_is_the_first_mistake_left_standing_not_one_put_right(tmp_path: Path) -> None:
+    # Every call of Qwen2.5-0.5B under llama-server's template is bare JSON, read leniently; the
+    # doctor named that format as the most likely cause even when the run went wrong on an
+    # unknown tool the call named.
+    email = '{"name": "send_email", "arguments": {"to": "alice@example.com"}}'
+    played = ("--model", "scripted", "--script", script(tmp_path, email, "Sent."))
+    question = "Email alice@example.com that the meeting moved."
+    data = report(tmp_path, record(tmp_path, question, *played, "-s", "regex"))
+    assert problems(data)[2] == ["call_format", "unknown_tool"]
+    assert data["runs"][0]["cause"].startswith("the model called a tool that does not exist")
+
+
 def test_doctor_names_the_strategy_in_the_mode_the_run_used(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     flags = ["--strategy", "schema", "--schema-mode", "json", "--trace", str(trace), "-q"]

@@ -403,6 +403,84 @@ def test_an_interrupted_eval_resumes_where_it_stopped_with_no_case_run_twice(
         assert Path(trace).stat().st_mtime_ns == mtime
 
 
+def test_a_run_resumed_after_an_interruption_has_a_trace_of_its_own(tmp_path: Path) -> None:
+    # Stopped mid-run, a run's result is not recorded but its trace is begun; --resume ran it
+    # again into the same file, which then held two runs, the unfinished one first, so
+    # `trace show`, doctor and replay of the trace the grid names read that one first.
+    path = write(
+        tmp_path, '{"id": "sum", "question": "What is 2+3?", "answer": {"numbers": [5]}}\n'
+    )
+    out = tmp_path / "out"
+    assert cli(tmp_path, "eval", str(path), "--out", str(out)).returncode == 0
+    (out / "results.jsonl").write_text("")  # as a stop mid-run leaves it: no result yet
+    (trace,) = (out / "traces").iterdir()
+    attempt = trace.read_text(encoding="utf-8")
+    again = cli(tmp_path, "eval", str(path), "--out", str(out), "--resume", "--json")
+    assert again.returncode == 0, again.stderr
+    (run,) = json.loads(again.stdout)["runs"]
+    assert Path(run["trace"]) == trace
+    assert trace.read_text(encoding="utf-8").count('"kind": "run_started"') == 1
+    kept = out / "traces" / f"{trace.stem}.unfinished-1.jsonl"
+    assert kept.read_text(encoding="utf-8") == attempt  # what the first attempt wrote is kept
+    doctor = cli(tmp_path, "doctor", str(trace), "--json")
+    assert len(json.loads(doctor.stdout)["runs"]) == 1
+
+
+def test_ctrl_c_during_an_eval_says_what_is_kept_and_how_to_go_on(tmp_path: Path) -> None:
+    # typer turns a Ctrl-C into a silent exit 130: an eval of an hour stopped without a word of
+    # its folder or of --resume.
+    import signal
+    import subprocess
+    import sys
+
+    from fake_openai import Answer, FakeOpenAI, completion
+
+    path = write(
+        tmp_path, '{"id": "sum", "question": "What is 2+3?", "answer": {"numbers": [5]}}\n'
+    )
+    out = tmp_path / "out"
+    with FakeOpenAI() as server:
+        # The stop is seen when the request in flight ends (a worker thread cannot be
+        # interrupted), so the answer comes late, but not long after the Ctrl-C.
+        server.answers.append(Answer(json_body=completion("5"), delay=3))
+        command = [sys.executable, "-m", "toolcall_cli", "eval", str(path), "--model", "m",
+                   "--base-url", server.base_url, "--out", str(out)]  # fmt: skip
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            # as a terminal starts it: a suite run in the background passes SIGINT on ignored
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        with process:
+            try:
+                assert server.wait_received(1)  # the run's request is in flight
+                process.send_signal(signal.SIGINT)
+                _out, err = process.communicate(timeout=60)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+    assert process.returncode == 130
+    assert err.strip().splitlines() == [
+        f"toolcall: interrupted: 0 of 1 runs done, kept in {out}; the same command with "
+        "--resume goes on from there"
+    ]
+
+
+def test_an_eval_whose_model_was_never_reached_exits_1(tmp_path: Path) -> None:
+    # A server down or a wrong URL: every run "no answer (model_failed)", and the eval exited 0,
+    # as if it had measured something; a CI job without --fail-under passed.
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n' * 2)
+    done = cli(tmp_path, "eval", str(path), "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+               "--out", str(tmp_path / "out"))  # fmt: skip
+    assert done.returncode == 1
+    [line] = [line for line in done.stderr.splitlines() if "every run" in line]
+    assert line.startswith("toolcall: error: every run failed at the model, m: cannot connect")
+    assert "0/2" in done.stdout  # the report is still shown
+
+
 def test_resume_without_out_takes_the_last_eval_of_the_case_file(tmp_path: Path) -> None:
     path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
     assert cli(tmp_path, "eval", str(path)).returncode == 0
@@ -516,7 +594,9 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
             process.kill()
             process.communicate()
     assert process.returncode == code, err
-    assert err.strip().splitlines()[-1] == f"toolcall: {said}"
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith(f"toolcall: {said}")
+    assert any(" of 3 runs done, kept in " in line for line in lines), err
     traces = sorted(out.glob("traces/*.jsonl"))
     assert len(traces) == 2  # the third run never started
     for trace in traces:

@@ -449,9 +449,39 @@ def test_plain_cuts_long_results_and_writes_the_footer() -> None:
     assert "x" * 301 not in out
     assert "    … (1,234 chars in full)" in out.splitlines()
     assert out.splitlines()[-1] == (
-        "-- 3 iterations, 4 tool calls, 1.25s, 320 prompt / 55 completion tokens, "
+        "-- 3 iterations, 4 tool calls (1 failed), 1.25s, 320 prompt / 55 completion tokens, "
         "latency 0.41s, 0.38s, 0.20s, stopped: answered"
     )
+
+
+def test_the_footer_says_when_every_call_failed_and_the_answer_stands_on_no_result() -> None:
+    # Qwen2.5-0.5B asked to send an email called send_email (no such tool), then answered
+    # "Email sent.": the footer said "1 tool call ... stopped: answered", as for a clean run.
+    email = ToolCall(id="#1.0", name="send_email", arguments={"to": "a@example.com"})
+    refused = ToolResult(
+        call_id="#1.0",
+        name="send_email",
+        content="Error: unknown tool `send_email`.",
+        ok=False,
+        error_kind="unknown_tool",
+    )
+    events: list[Event] = [
+        RunStarted(question="Email a@example.com", model="m", strategy="regex", tools=("calc",)),
+        IterationStarted(iteration=1, request={"messages": [{}, {}]}),
+        ModelReplied(iteration=1, raw="…", text=""),
+        ToolCallParsed(call=email),
+        ToolStarted(call=email),
+        ToolFinished(call=email, result=refused),
+        IterationStarted(iteration=2, request={"messages": [{}, {}, {}, {}]}),
+        ModelReplied(iteration=2, raw="Email sent.", text="Email sent."),
+        FinalAnswer(text="Email sent."),
+        RunFinished(stop_reason="answered", iterations=2, tool_calls=1, elapsed=0.5),
+    ]
+    modes: tuple[RenderMode, ...] = ("plain", "live")
+    for mode in modes:
+        footer = " ".join(render(mode, events).split())
+        assert "1 tool call (all failed)" in footer, mode
+        assert footer.endswith("stopped: answered without any tool result"), mode
 
 
 def test_plain_skips_deltas_but_shows_the_whole_reply() -> None:

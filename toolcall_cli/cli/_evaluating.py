@@ -16,7 +16,8 @@ from toolcall_cli import strictjson
 from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.cli._eval_flags import EvalFlags
 from toolcall_cli.cli._options import PanelledCommand, Without, with_groups
-from toolcall_cli.cli.entry import EXIT_FAILURE, app, fail, warn
+from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_INTERRUPTED, app, fail, warn
+from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,7 +48,7 @@ def eval_command(
     table: right, wrong (which way), no answer, mean iterations, tokens and wall time, per
     model and strategy; then a grid of every case. Every run writes a trace in the eval's
     folder (toolcall trace show FILE, doctor FILE, replay FILE). Exit 0 when it ran; 1 when
-    --fail-under is not reached; 2 on a usage error.
+    --fail-under is not reached, or a model failed every run; 2 on a usage error.
     """
     raise typer.Exit(evaluate(cases, flags, options))
 
@@ -67,8 +68,20 @@ def evaluate(cases_file: Path, flags: EvalFlags, options: SessionOptions) -> int
     if flags.html is not None:
         check_html_target(flags.html)
     plan = make_plan(cases_file, flags, options, cases)
-    with progress_bar(plan) as done:
-        runs = run_eval(plan, done, warn)
+    try:
+        with progress_bar(plan) as done:
+            runs = run_eval(plan, done, warn)
+    except (KeyboardInterrupt, Terminated) as stop:
+        # typer makes a Ctrl-C a silent exit 130: after an hour of runs, the user is told what
+        # is kept and how to go on. A signal's own exit code (143, 129) stays.
+        typer.echo(
+            f"toolcall: interrupted: {len(plan.done)} of {plan.total} runs done, kept in "
+            f"{plan.folder}; the same command with --resume goes on from there",
+            err=True,
+        )
+        if isinstance(stop, Terminated):
+            raise
+        return EXIT_INTERRUPTED
     return report(flags, plan, runs)
 
 
@@ -230,12 +243,29 @@ def report(flags: EvalFlags, plan: EvalPlan, runs: Sequence[EvalRun]) -> int:
         print_report(plan, runs, pipe_console())
     if flags.html is not None:  # after the report: a page that cannot be written loses no more
         write_html(flags.html, plan, runs)
+    unreached = [f"{model}: {why}" for model, why in models_never_reached(runs).items()]
+    for line in unreached:
+        typer.echo(f"toolcall: error: every run failed at the model, {line}", err=True)
     score = overall_score(runs)
     if flags.fail_under is not None and score < flags.fail_under:
         warn_line = f"score {score:.1%} is under --fail-under {flags.fail_under:g}"
         typer.echo(f"toolcall: {warn_line}", err=True)
         return EXIT_FAILURE
-    return 0
+    return EXIT_FAILURE if unreached else 0
+
+
+def models_never_reached(runs: Sequence[EvalRun]) -> dict[str, str]:
+    """Each model whose every run ended as a model failure (a server down, a wrong URL or
+    name), with the first failure: its grades measure nothing, and a 0 would pass a CI job
+    run against a server that was never there."""
+    failures: dict[str, str] = {}
+    answered = set()
+    for run in runs:
+        if run.verdict.kind == "model_failed":
+            failures.setdefault(run.key.model, run.verdict.detail)
+        else:
+            answered.add(run.key.model)
+    return {model: why for model, why in failures.items() if model not in answered}
 
 
 def print_report(plan: EvalPlan, runs: Sequence[EvalRun], console: Console) -> None:

@@ -1,9 +1,11 @@
 """The most likely cause of a run's problems, and the fix to try first.
 
 Broken feedback (step 3) goes first: a model that does not get its results back gets everything
-after wrong (most problems are there, not in the model). Otherwise the earliest
-mistake of steps 1 and 2 is the cause, since what follows is usually its consequence; step 4's
-findings (a limit, tools withdrawn) are the cause only when nothing came before them.
+after wrong (most problems are there, not in the model). Otherwise the earliest mistake of
+steps 1 and 2 that was not put right is the cause, since what follows is usually its
+consequence (one put right has none: a bare-JSON call that was read is no cause of the unknown
+tool it named); step 4's findings (a limit, tools withdrawn) are the cause only when nothing
+came before them.
 """
 
 from __future__ import annotations
@@ -126,6 +128,13 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
         'add a rule: "use the results you already have; never repeat a call with the same '
         'arguments"',
     ),
+    "echoed_result": (
+        "the model passed a result it already had back into a call of `{tool}`, instead of "
+        "answering with it",
+        "prompt rule",
+        'add a rule: "when the results answer the question, answer with them; never pass a '
+        'result back to a tool"',
+    ),
     "not_an_answer": (
         "the model replied with something that was not an answer",
         "prompt rule",
@@ -174,7 +183,8 @@ def advise(steps: tuple[Step, ...]) -> Advice | None:
     for group in (steps[2:3], steps[:2], steps[3:]):  # feedback, then steps 1 and 2, then 4
         problems = [f for step in group for f in step.problems]
         if problems:
-            return advice_for(min(problems, key=lambda f: f.event or 0))
+            standing = [f for f in problems if not f.recovered] or problems
+            return advice_for(min(standing, key=lambda f: f.event or 0))
     return None
 
 

@@ -24,6 +24,9 @@ _NAME_IN_RAW = re.compile(r"""["']?name["']?\s*:\s*["']([^"']+)["']""")
 _CONTENT_CALLS = "the model wrote its tool call as JSON text in its content"
 _NOTE_KINDS = frozenset({"declined"})
 """Error results that are the user's choice, not the model's mistake."""
+_ECHOED = "repeated"
+"""The error kind of a call refused because its arguments held a result the model already had
+(the result written back into its call, or passed on to a tool as it came)."""
 _FROM_RESULT = "from_result"
 """The error kind of a call refused because it was copied from a tool result: reported with
 the `call_from_result` record that says which result."""
@@ -117,6 +120,9 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
         content = str(result.get("content", ""))
         if kind == _FROM_RESULT:
             continue  # see calls_from_results
+        if kind == _ECHOED:
+            yield _echoed(run, record, call, first_line(content))
+            continue
         if kind == "unknown_tool":
             intended = meant_tool(name, problems_of(result), tools)
             hint = f" (meant `{intended}`?)" if intended else ""
@@ -130,6 +136,19 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
             code = "tool_timeout" if kind == "timeout" else kind
             message = f"{call.get('id')}: `{name}` gave an error ({kind}): {first_line(content)}"
             yield mistake(run, record, code, message, name, note=kind in _NOTE_KINDS)
+
+
+def _echoed(run: RunRecords, record: Record, call: dict[str, Any], why: str) -> Finding:
+    """A call that carried a result the model already had: no tool's policy and no user refused
+    it, the model did not use what it had. Put right by an answer, not by a later call."""
+    finished = run.last("run_finished")
+    answered = finished is not None and finished.data.get("stop_reason") == "answered"
+    name = str(call.get("name"))
+    message = f"{call.get('id')}: `{name}` was sent a result the model already had: {why}"
+    recovered = "the run still answered" if answered else None
+    return Finding.at(
+        record, "echoed_result", message, fixable=True, recovered=recovered, tool=name
+    )
 
 
 def calls_from_results(run: RunRecords) -> Iterator[Finding]:
@@ -243,7 +262,7 @@ def repaired_calls(run: RunRecords) -> Iterator[Finding]:
             continue
         defects = ", ".join(json_defects(str(call.get("raw", "")))) or "not strict JSON"
         message = f"{call.get('id')}: the call's JSON was loose ({defects}): {shown(call)}"
-        done = "repaired by toolcall (json-repair); the call ran"
+        done = f"repaired by toolcall (json-repair); {_what_became(run, record)}"
         yield Finding.at(
             record, "repaired_json", message, recovered=done, tool=str(call.get("name"))
         )
@@ -291,11 +310,11 @@ def converted_arguments(run: RunRecords) -> Iterator[Finding]:
 
 def loose_framing(run: RunRecords) -> Iterator[Finding]:
     """Text-protocol calls read leniently: unclosed, fenced or bare, or followed by more talk."""
-    lenient = "read leniently; the call ran"
     for record in run.of("tool_call_parsed"):
         call = call_of(record)
         raw = str(call.get("raw", "")).strip()
         name = str(call.get("name"))
+        lenient = f"read leniently; {_what_became(run, record)}"
         if unclosed(raw):
             message = f"{call.get('id')}: no closing {CALL_CLOSE}"
             yield Finding.at(record, "call_format", message, recovered=lenient, tool=name)
@@ -305,6 +324,21 @@ def loose_framing(run: RunRecords) -> Iterator[Finding]:
             message = f"{call.get('id')}: written as {how}, not in {CALL_OPEN} tags"
             yield Finding.at(record, "call_format", message, recovered=lenient, tool=name)
     yield from _talk_after_calls(run)
+
+
+def _what_became(run: RunRecords, parsed: Record) -> str:
+    """What became of a call once read: it ran, or it was read and then refused (an unknown
+    tool, bad arguments: its own finding says so). "The call ran" was said of both."""
+    call_id = call_of(parsed).get("id")
+    for record in run.of("tool_finished"):
+        if record.iteration == parsed.iteration and call_of(record).get("id") == call_id:
+            result = record.data.get("result") or {}
+            if result.get("cached"):
+                return "answered with the earlier result of the same call"
+            if result.get("ok"):
+                return "the call ran"
+            return f"the call did not run ({result.get('error_kind') or 'tool_error'})"
+    return "the call did not run"
 
 
 def _text_protocol(run: RunRecords, iteration: int | None) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
 import os
 import queue
@@ -471,11 +472,28 @@ def open_trace(path: Path, assembled: Any, registry: ToolRegistry) -> Any:
 
     choice = assembled.choice
     try:
+        set_aside(path)
         writer = TraceWriter.open(path, secrets=session_secrets(choice.api_key, choice.base_url))
     except PathProblem as error:
         raise AppError(str(error), "failure") from None
+    except OSError as error:
+        raise AppError(f"cannot write {path}: {error.strerror or error}", "failure") from None
     writer.header(trace_header("eval", assembled.settings, registry))
     return writer
+
+
+def set_aside(path: Path) -> None:
+    """A trace already at `path` is an attempt whose result was never recorded (the eval was
+    stopped mid-run, and --resume runs it again): it is kept beside, as NAME.unfinished-N.jsonl,
+    so the run's own trace, which the grid names, holds that run alone. Appended to, it held
+    both, and `trace show`, doctor and replay read the unfinished attempt first."""
+    if not path.exists():
+        return
+    for number in itertools.count(1):
+        aside = path.with_name(f"{path.stem}.unfinished-{number}{path.suffix}")
+        if not aside.exists():
+            path.rename(aside)
+            return
 
 
 # --- the whole matrix ---------------------------------------------------------------------------

@@ -310,10 +310,12 @@ def _call_preview(call: Any) -> str:
 
 @dataclass
 class RunStats:
-    """What the footer needs that RunFinished does not carry: per-iteration latencies."""
+    """What the footer needs that RunFinished does not carry: per-iteration latencies, and how
+    many calls failed (an error result: an unknown tool, bad arguments, a tool that raised)."""
 
     latencies: list[float] = field(default_factory=list)
     tools_offered: int = 0
+    failed_calls: int = 0
     tagged: bool = False
     """The run asks for calls as tagged text (regex, stream tags), so a call without its tags
     was read leniently."""
@@ -322,9 +324,12 @@ class RunStats:
         if isinstance(event, RunStarted):
             self.latencies.clear()
             self.tools_offered = len(event.tools)
+            self.failed_calls = 0
             self.tagged = event.strategy == "regex" or event.strategy_label == "stream tags"
         elif isinstance(event, ModelReplied) and event.latency:
             self.latencies.append(event.latency)
+        elif isinstance(event, ToolFinished) and not event.result.ok:
+            self.failed_calls += 1
 
     def latency_summary(self) -> str:
         """`latency 0.41s, 0.38s` (one per iteration), or `` when unknown."""
@@ -336,16 +341,20 @@ class RunStats:
 def footer_parts(event: RunFinished, stats: RunStats) -> list[str]:
     """`2 iterations`, `3 tool calls`, `1.23s`, tokens, latencies, and last how the run
     stopped, `stopped: answered` too: every run's last line says why it ended."""
-    parts = [
-        plural(event.iterations, "iteration"),
-        plural(event.tool_calls, "tool call"),
-        f"{event.elapsed:.2f}s",
-    ]
+    calls = plural(event.tool_calls, "tool call")
+    failed = min(stats.failed_calls, event.tool_calls)
+    if failed:
+        calls += " (all failed)" if failed == event.tool_calls else f" ({failed} failed)"
+    parts = [plural(event.iterations, "iteration"), calls, f"{event.elapsed:.2f}s"]
     parts += [p for p in (usage_summary(event.usage), stats.latency_summary()) if p]
     stop = f"stopped: {event.stop_reason}"
     if event.stop_reason == "answered" and event.tool_calls == 0 and stats.tools_offered:
         # Worth saying: an answer that needed live data but called nothing is made up (硬答).
         stop += " without calling any tool"
+    elif event.stop_reason == "answered" and failed and failed == event.tool_calls:
+        # As much worth saying: every call failed, so no tool result stands behind the answer
+        # ("Email sent." after send_email was an unknown tool three times).
+        stop += " without any tool result"
     return [*parts, stop]
 
 
