@@ -23,6 +23,10 @@ ARGUMENTS = [
     ('{"n": 1, "n": true}', 'the key "n" two values (1, then true)'),
     ('{"filter": {"a": 1, "a": 2}}', 'the key "a" two values (1, then 2)'),
     ('{"city": "Paris", "city": "Paris"}', 'writes the key "city" twice'),
+    # The same constant twice: json.dumps gives one shared string for each of them.
+    ('{"celsius": true, "celsius": true}', 'writes the key "celsius" twice'),
+    ('{"unit": null, "unit": null}', 'writes the key "unit" twice'),
+    ('{"a": {"b": false, "b": false}}', 'writes the key "b" twice'),
 ]
 
 

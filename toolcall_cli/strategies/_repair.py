@@ -79,9 +79,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     first: dict[str, str] = {}
     for key, value in pairs:
         written = json.dumps(value, ensure_ascii=False)  # 1, 1.0 and true differ as JSON
-        before = first.setdefault(key, written)
-        if before is written:
+        if key not in first:  # not `is`: json.dumps hands back one shared "true", "null"...
+            first[key] = written
             continue
+        before = first[key]
         named = json.dumps(key, ensure_ascii=False)
         if before == written:
             raise JsonProblem(f"it writes the key {named} twice; write each key once")
