@@ -35,6 +35,7 @@ MAX_JSON_DEPTH = 32
 
 _OPENER = re.compile(
     r"<(?:tool_call|tools?|response|json|JSON|xml|function_call|function)\b"
+    r"|\[TOOL_CALLS\]"  # Mistral's v11+ call names its tool outside the JSON: no "name" key
     r"""|\{\s*["']?(?:name|function)["']?\s*:"""
 )
 _MAY_HOLD_A_CALL = re.compile(r"[<{]")
