@@ -132,3 +132,25 @@ def test_what_the_model_is_told_names_the_key_and_asks_for_one() -> None:
     assert message.startswith("The call inside <tool_call> was not run: it gives the key")
     assert "write each key once" in message
     assert json.dumps(arguments) not in message  # no guessed call is offered back
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"name": "get_weather", "name": "get_time"}',
+        '{"name": "get_time", "arguments": {}, "name": "get_weather"}',
+    ],
+)
+def test_a_call_in_a_native_replys_content_with_a_repeated_key_is_not_run(content: str) -> None:
+    """A native model that writes its call as JSON in its content is read as vLLM reads it;
+    a name given twice there was taken as the last one and run, where the same call anywhere
+    else is refused. It is no call now, and the model is told its reply was no answer."""
+    from toolcall_cli.strategies.content_calls import read_content_calls
+    from toolcall_cli.strategies.schema import NativeReplyParser
+
+    parser = NativeReplyParser("call_")
+    message = {"content": content}
+    parser.feed({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+    parser.close()
+    reply = read_content_calls(parser.reply(), "#1.", ["get_weather", "get_time"])
+    assert reply.calls == () and not reply.calls_from_content

@@ -67,7 +67,7 @@ class Loaded:
     """True when strict parsing failed and a syntax-only repair produced the value."""
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An object of strict JSON, refused when it writes a key twice. JSON leaves a repeated key's
     meaning open and Python's reader would keep the last value silently: with two values, which
     one the model meant is a guess, so the call goes back to the model to restate. The same
@@ -100,7 +100,7 @@ def _clipped(written: str) -> str:
 def load_json(text: str) -> Loaded:
     """The JSON value in `text`; raises JsonProblem with a sentence a model can act on."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=unique_keys)
     except RecursionError:
         raise JsonProblem(f"it is nested more than {MAX_DEPTH} levels deep") from None
     except JsonProblem:

@@ -16,6 +16,7 @@ from typing import Any
 from toolcall_cli.events import ParserEvent, ToolCallParsed
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.strategies._native import wire_call
+from toolcall_cli.strategies._repair import unique_keys
 from toolcall_cli.strategies.base import Reply, ReplyParser
 from toolcall_cli.strategies.text_parser import parse_text
 from toolcall_cli.strategies.text_prompt import CALL_OPEN
@@ -76,10 +77,12 @@ def read_content_calls(reply: Reply, call_id_prefix: str, known: Collection[str]
 
 
 def bare_call(text: str, known: Collection[str], call_id: str) -> ToolCall | None:
-    """`{"name": "get_time"}`: a call without arguments, when it names a known tool."""
+    """`{"name": "get_time"}`: a call without arguments, when it names a known tool. A key
+    written twice (`{"name": "a", "name": "b"}`) makes no call: which one was meant is a guess,
+    as everywhere a call is read."""
     try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
+        value = json.loads(text, object_pairs_hook=unique_keys)
+    except (ValueError, RecursionError):  # a repeated key's JsonProblem is a ValueError too
         return None
     if not (isinstance(value, dict) and set(value) <= CALL_KEYS):
         return None
