@@ -36,7 +36,7 @@ MAX_JSON_DEPTH = 32
 _OPENER = re.compile(
     r"<(?:tool_call|tools?|response|json|JSON|xml|function_call|function)\b"
     r"|\[TOOL_CALLS\]"  # Mistral's v11+ call names its tool outside the JSON: no "name" key
-    r"""|\{\s*["']?(?:name|function)["']?\s*:"""
+    r"""|\{\s*["']?(?:name|function|arguments|parameters)["']?\s*:"""
 )
 _MAY_HOLD_A_CALL = re.compile(r"[<{]")
 
@@ -167,28 +167,24 @@ def _calls_in_text(text: str, known: Collection[str]) -> Iterator[CallKey]:
         yield bare.name, "{}"
 
 
-def _first_call_at(text: str, start: int) -> tuple[CallKey | None, int]:
-    """The first call the text protocol's reader makes of `text` from `start` (None if what
-    comes first is no call), and where the reading stopped."""
+def _calls_at(text: str, start: int) -> list[CallKey]:
+    """The calls the text protocol's reader makes of `text` from `start`, read up to the piece
+    in which the first call or error resolves (none if what comes first is no call)."""
     parser = CallTextParser("")
     end = min(len(text), start + OPENER_WINDOW)
     at = start
     while at < end:
         piece = text[at : min(at + _STEP, end)]
         at += len(piece)
-        first = _first_outcome(parser.feed(piece))
-        if first is not None:
-            return first, at
-        if parser.errors:
-            return None, at
-    return _first_outcome(parser.close()), at
+        calls = _call_keys(parser.feed(piece))
+        if calls or parser.errors:
+            return calls
+    return _call_keys(parser.close())
 
 
-def _first_outcome(events: Sequence[object]) -> CallKey | None:
-    for event in events:
-        if isinstance(event, ToolCallParsed):
-            return call_key(event.call.name, event.call.arguments)
-    return None
+def _call_keys(events: Sequence[object]) -> list[CallKey]:
+    found = [e.call for e in events if isinstance(e, ToolCallParsed)]
+    return [key for call in found if (key := call_key(call.name, call.arguments)) is not None]
 
 
 class _ResultReading:
@@ -205,17 +201,13 @@ class _ResultReading:
             return
         self.texts.append(text)
         self.calls.update(_calls_in_text(text, self.known))
-        read_to = 0
+        # Each opener is read, even one inside what an earlier opener's reading took in: that
+        # reading stops at its first call, which may be a harmless one right before the payload.
         for opener in _OPENER.finditer(text):
-            if opener.start() < read_to:
-                continue  # inside the call read from an earlier opener
             if self._openers_left <= 0:
                 break
             self._openers_left -= 1
-            key, end = _first_call_at(text, opener.start())
-            if key is not None:
-                self.calls.add(key)
-                read_to = end
+            self.calls.update(_calls_at(text, opener.start()))
         if depth < MAX_JSON_DEPTH:
             value = _json(text)
             if isinstance(value, (dict, list)):
