@@ -291,6 +291,19 @@ def test_config_show_masks_the_key(tmp_path: Path) -> None:
     assert "deepseek-chat" in done.stdout and "env DEEPSEEK_API_KEY" in done.stdout
 
 
+@pytest.mark.parametrize("profile", ["openrouter", "vllm", "lmstudio"])
+def test_config_show_shows_a_profile_without_a_default_model(tmp_path: Path, profile: str) -> None:
+    # `config show` is where a user looks: the unset model is shown (with what to pass), the
+    # rest of the profile's settings with it, while a run still refuses without --model.
+    done = toolcall("config", "show", "--profile", profile, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    model_line = next(line for line in done.stdout.splitlines() if line.startswith("model "))
+    assert "not set" in model_line and "--model NAME" in model_line
+    assert f"[profile {profile}]" in done.stdout  # its base_url and strategy are shown
+    run = toolcall("run", "--profile", profile, "hi", cwd=tmp_path)
+    assert run.returncode == 2 and "no default model" in run.stderr
+
+
 @contextlib.contextmanager
 def ended(process: subprocess.Popen[Any]) -> Iterator[None]:
     """A process a test signals is gone when the test is, also when a check failed first: one
