@@ -48,6 +48,9 @@ def record(trace: Path) -> None:
         )
         records = [json.loads(line) for line in recorded.read_text(encoding="utf-8").splitlines()]
         iterations = max((r.get("iteration", 0) for r in records), default=0)
+        for record_ in records:
+            if "writer" in record_:  # the header's writer: this machine's process, not the model's
+                record_["writer"] = {"pid": 1, "host": "example"}
         trace.write_text(
             "".join(
                 json.dumps(normalised(record, iterations), ensure_ascii=False) + "\n"

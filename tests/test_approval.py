@@ -322,6 +322,21 @@ def test_the_answer_to_an_approval_is_an_event_after_the_question(
     assert kinds.index("tool_finished") > asked + 1
 
 
+@pytest.mark.parametrize(("typed", "runs"), [("y", True), ("a", True), ("n", False), (None, False)])
+def test_a_dangerous_call_is_started_only_once_approved(
+    registry: ToolRegistry, typed: str | None, runs: bool
+) -> None:
+    """tool_started means the call was handed to its tool: after the question is answered
+    yes, and never for a call declined (it gets its tool_finished alone)."""
+    approve = Approval(Answers(typed)) if typed is not None else None
+    kinds = [e.kind for e in turn(registry, [rm_call("a"), "done"], approve, ToolPolicy())]
+    if runs:
+        assert kinds.index("approval_answered") < kinds.index("tool_started")
+        assert kinds.index("tool_started") < kinds.index("tool_finished")
+    else:
+        assert "tool_started" not in kinds and "tool_finished" in kinds
+
+
 def test_json_output_says_when_an_approval_question_is_pending_and_how_it_ended(
     tmp_path: Path,
 ) -> None:

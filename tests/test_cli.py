@@ -291,6 +291,19 @@ def test_config_show_masks_the_key(tmp_path: Path) -> None:
     assert "deepseek-chat" in done.stdout and "env DEEPSEEK_API_KEY" in done.stdout
 
 
+@pytest.mark.parametrize("profile", ["openrouter", "vllm", "lmstudio"])
+def test_config_show_shows_a_profile_without_a_default_model(tmp_path: Path, profile: str) -> None:
+    # `config show` is where a user looks: the unset model is shown (with what to pass), the
+    # rest of the profile's settings with it, while a run still refuses without --model.
+    done = toolcall("config", "show", "--profile", profile, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    model_line = next(line for line in done.stdout.splitlines() if line.startswith("model "))
+    assert "not set" in model_line and "--model NAME" in model_line
+    assert f"[profile {profile}]" in done.stdout  # its base_url and strategy are shown
+    run = toolcall("run", "--profile", profile, "hi", cwd=tmp_path)
+    assert run.returncode == 2 and "no default model" in run.stderr
+
+
 @contextlib.contextmanager
 def ended(process: subprocess.Popen[Any]) -> Iterator[None]:
     """A process a test signals is gone when the test is, also when a check failed first: one
@@ -469,11 +482,13 @@ def test_faults_are_listed_one_per_line_by_name(tmp_path: Path) -> None:
 
 
 def test_fault_run_recovers_live_in_the_view(tmp_path: Path) -> None:
-    # A question whose seeded faults do not repeat the same call: one that does now withdraws
-    # the tools after its second identical failure (issue 24).
-    done = toolcall(
-        "run", "--faults", "single_quotes,wrong_param", "上海今天适合穿短袖吗？", cwd=tmp_path
-    )
+    # The misbehaving page's first --faults example, the first a reader tries: a question whose
+    # seeded faults do not repeat the same call (one that does withdraws the tools after its
+    # second identical failure, issue 24), so the page shows a recovery.
+    page = (Path(__file__).parent.parent / "docs" / "misbehaving.md").read_text(encoding="utf-8")
+    example = re.search(r'toolcall run --faults single_quotes,wrong_param "([^"]+)"', page)
+    assert example is not None
+    done = toolcall("run", "--faults", "single_quotes,wrong_param", example[1], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "json-repair fixed the JSON" in out  # what was wrong
@@ -481,7 +496,7 @@ def test_fault_run_recovers_live_in_the_view(tmp_path: Path) -> None:
     # What the model did next: the faults are seeded by the request, so it may take it a try or
     # two; its last call is the right one.
     calls = [line for line in out.splitlines() if line.startswith("call get_weather")]
-    assert 2 <= len(calls) <= 3 and '"city": "上海"' in calls[-1]
+    assert 2 <= len(calls) <= 3 and f'"city": "{example[1][:2]}"' in calls[-1]
     assert all('"city"' not in call for call in calls[:-1])
     assert "短袖" in out.split("answer:")[-1]
 

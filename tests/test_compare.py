@@ -434,7 +434,8 @@ def test_the_first_tool_start_is_read_from_when_its_event_arrived() -> None:
         tally.add(event)
     figures = tally.figures()
     assert figures.first_tool_start == 1.0 and figures.wall_time == 3.0
-    assert figures.tokens == 0 and figures.tokens_estimated  # no usage, no requests seen
+    # No usage and no reply seen: 0 is what the run used, not an estimate.
+    assert figures.tokens == 0 and not figures.tokens_estimated
 
 
 def test_compare_chooses_each_request_s_tools_as_run_does(tmp_path: Path) -> None:

@@ -5,6 +5,10 @@ then damaged on purpose, as a broken proxy or a crash would leave them."""
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -481,6 +485,29 @@ def test_a_trace_cut_off_mid_run(tmp_path: Path) -> None:
     [step3] = findings(data, 3)
     assert step3["note"] and "the run stopped" in step3["message"]
     assert data["runs"][0]["stop_reason"] is None
+
+
+def test_a_trace_whose_writer_still_runs_is_under_way_not_cut_off(tmp_path: Path) -> None:
+    # A run under way in another terminal: its trace ends mid-run, and the process its header
+    # names is alive on this host. Once that process is gone, the same trace was cut off.
+    trace = record(tmp_path, WEATHER)
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"kind": "tool_finished"' in line)
+    header = json.loads(lines[0])
+    assert header["writer"] == {"pid": os.getpid(), "host": socket.gethostname()}
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as writer:
+        try:
+            header["writer"]["pid"] = writer.pid
+            kept = [json.dumps(header), *lines[1 : cut + 1]]
+            trace.write_text("\n".join(kept) + "\n", encoding="utf-8")
+            data = report(tmp_path, trace)
+        finally:
+            writer.kill()
+    assert problems(data) == {}
+    step4 = data["runs"][0]["steps"][3]
+    assert step4["summary"] == "not yet: the run is still under way"
+    assert f"pid {writer.pid}" in step4["findings"][0]["message"]
+    assert problems(report(tmp_path, trace)) == {4: ["cut_off"]}  # the writer is gone now
 
 
 # --- the trace file ------------------------------------------------------------------------------

@@ -25,6 +25,14 @@ from toolcall_cli.evaluate._matching import (
 )
 from toolcall_cli.evaluate._verdict import RunOutput, grade
 from toolcall_cli.evaluate.cases import CATEGORIES, Case, read_cases
+from toolcall_cli.evaluate.figures import RunFigures, RunTally
+from toolcall_cli.events import (
+    Event,
+    IterationStarted,
+    ModelFailed,
+    ModelReplied,
+    RunFinished,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "eval" / "cases.jsonl"
@@ -605,3 +613,56 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
         assert records[-2]["stop_reason"] == "interrupted"
         assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == reason
     assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text()
+
+
+# --- tokens of a model that reports no usage ------------------------------------------------------
+
+
+def tallied(*events: Event) -> RunFigures:
+    tally = RunTally("m", 0)
+    for event in events:
+        tally.add(event)
+    return tally.figures()
+
+
+REQUEST = {"messages": [{"role": "user", "content": "What is 12*5+3? " * 40}]}
+
+
+def test_a_run_whose_requests_got_no_reply_used_no_tokens() -> None:
+    # A server never reached: the request was never sent, so nothing is estimated ("~1,244"
+    # was shown for such runs); 0 is what the run used, not a guess.
+    figures = tallied(
+        IterationStarted(iteration=1, request=REQUEST),
+        ModelFailed(message="cannot connect", error_kind="connection"),
+        RunFinished(stop_reason="model_failed", iterations=1, tool_calls=0, elapsed=0.0),
+    )
+    assert (figures.tokens, figures.tokens_estimated) == (0, False)
+
+
+def test_a_reply_without_usage_is_estimated_with_its_request_but_a_failed_request_is_not() -> None:
+    answered: list[Event] = [
+        IterationStarted(iteration=1, request=REQUEST),
+        ModelReplied(iteration=1, raw="63", text="63"),
+    ]
+    once = tallied(
+        *answered, RunFinished(stop_reason="answered", iterations=1, tool_calls=0, elapsed=0.0)
+    )
+    assert once.tokens_estimated and once.tokens > 100  # the request's words are counted
+    then_failed = tallied(
+        *answered,
+        IterationStarted(iteration=2, request=REQUEST),
+        ModelFailed(message="cannot connect", error_kind="connection"),
+        RunFinished(stop_reason="model_failed", iterations=2, tool_calls=0, elapsed=0.0),
+    )
+    assert then_failed.tokens == once.tokens
+
+
+def test_eval_against_a_server_never_reached_shows_no_estimated_tokens(
+    tmp_path: Path, refusing_port: int
+) -> None:
+    url = f"http://127.0.0.1:{refusing_port}/v1"
+    first = next(line for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if "{" in line)
+    path = write(tmp_path, first + "\n")
+    done = cli(tmp_path, "eval", str(path), "--model", "m", "--base-url", url, "--out", "o")
+    [row] = [line for line in done.stdout.splitlines() if line.startswith("m ")]
+    assert "~" not in row and row.split()[-2] == "0"

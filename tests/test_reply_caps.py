@@ -13,7 +13,14 @@ import pytest
 from in_process import toolcall
 from test_loop import of, plugin_registry
 
-from toolcall_cli.events import Event, FinalAnswer, Notice, RunFinished, ToolFinished, ToolStarted
+from toolcall_cli.events import (
+    Event,
+    FinalAnswer,
+    Notice,
+    RunFinished,
+    ToolCallParsed,
+    ToolFinished,
+)
 from toolcall_cli.loop import Limits, run
 from toolcall_cli.messages import Message
 from toolcall_cli.models.scripted import ScriptedModel
@@ -180,8 +187,8 @@ def test_a_streamed_twin_that_arrives_while_the_first_runs_waits_for_it() -> Non
         history=[],
     ):
         events.append(event)
-        if isinstance(event, ToolStarted) and len(of(events, ToolStarted)) == 2:
-            gate.set()  # the first is still running: it waits for this
+        if isinstance(event, ToolCallParsed) and len(of(events, ToolCallParsed)) == 2:
+            gate.set()  # the first is still running: the twin, added next, waits for it
     gate.set()
     assert ran == ["Beijing"]
     first, second = (e.result for e in of(events, ToolFinished))

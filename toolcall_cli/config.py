@@ -498,8 +498,12 @@ def resolve(
     flags: Mapping[str, Any],
     environ: Mapping[str, str] = os.environ,
     config: FileConfig | None = None,
+    need_model: bool = True,
 ) -> Resolved:
-    """Combine flags (None = not given), environment, config file and defaults."""
+    """Combine flags (None = not given), environment, config file and defaults.
+
+    Without `need_model` (`config show`, which only looks), a profile with no default model
+    gives model "" instead of an error, so the rest of its settings can still be shown."""
     config = config or FileConfig()
     sources: dict[str, str] = {}
 
@@ -539,7 +543,9 @@ def resolve(
         return str(value)
 
     model = setting("model", "TOOLCALL_MODEL", None if profile else "offline")
-    if model is None:
+    if model is None and not need_model:
+        model = ""
+    elif model is None:
         raise ConfigError(f"profile {profile_name!r} has no default model; give --model NAME")
     strategy = one_of("strategy", "TOOLCALL_STRATEGY", "regex", STRATEGIES)
     schema_mode = one_of("schema_mode", None, "tools", SCHEMA_MODES)

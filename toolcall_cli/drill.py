@@ -38,6 +38,8 @@ class Topic:
     question: Words
     demos: tuple[Demo, ...]
     points: tuple[Words, ...]
+    aliases: tuple[str, ...] = ()
+    """Former names `--topic` still takes: kept interview records name topics by them."""
 
 
 class UnknownTopic(LookupError):
@@ -356,12 +358,14 @@ TOPICS: tuple[Topic, ...] = (
         ),
     ),
     Topic(
-        name="schemes",
+        name="strategies",
+        aliases=("schemes",),
         question=Words(
-            "regex（提示词+解析）、schema（原生 function calling）和 stream，再加上 loop（Agent "
-            "循环），怎么选？",
+            "regex（提示词+解析）、schema（原生 function calling）和 stream（流式解析），怎么选？"
+            "什么时候还需要 loop（Agent 循环）？",
             "How do you choose among regex (prompt + parsing), schema (native function calling) "
-            "and stream, and when do you need the loop (the agent loop) on top?",
+            "and stream (parsing as it arrives), and when do you need the loop (the agent loop) "
+            "on top?",
         ),
         demos=(
             Demo(
@@ -380,10 +384,9 @@ TOPICS: tuple[Topic, ...] = (
         ),
         points=(
             Words(
-                "regex（提示词+解析）：任何模型都能用，但格式稳定性靠运气，适合作降级；"
-                "stream 是它的流式读法",
+                "regex（提示词+解析）：任何模型都能用，但格式稳定性靠运气，适合作降级",
                 "regex (prompt + parsing): works with any model, but the format is luck; a "
-                "fallback (stream reads the same format as it arrives)",
+                "fallback",
             ),
             Words(
                 "schema（原生 function calling / 结构化输出）：格式可靠，需要模型和服务支持",
@@ -391,9 +394,16 @@ TOPICS: tuple[Topic, ...] = (
                 "needs the model and server to support it",
             ),
             Words(
-                "loop（Agent 循环）：多步任务，但更难控制，需要终止和防护",
-                "loop (the agent loop): multi-step tasks, but harder to control; needs "
-                "ending rules and guards",
+                "stream（流式解析）：边到边解析，调用一完整就能执行，延迟最低；"
+                "但要处理跨 chunk 切开的标签和被截断的流，最难写",
+                "stream (parsing as it arrives): each call runs as soon as it is complete, the "
+                "lowest latency; but tags split across chunks and cut streams make it the "
+                "hardest to write",
+            ),
+            Words(
+                "三种策略都跑在同一个 loop（Agent 循环）里：多步任务要它，也要终止和防护",
+                "All three run inside the same loop (the agent loop): multi-step tasks need it, "
+                "and it needs ending rules and guards",
             ),
             Words(
                 "本质是选“把多少控制权交给模型”",
@@ -411,7 +421,7 @@ TOPICS: tuple[Topic, ...] = (
 
 def find_topic(name: str) -> Topic:
     for topic in TOPICS:
-        if topic.name == name:
+        if name == topic.name or name in topic.aliases:
             return topic
     names = ", ".join(topic.name for topic in TOPICS)
     raise UnknownTopic(f"no drill topic named {name!r}; the topics: {names}")

@@ -286,7 +286,10 @@ class Round:
             yield from self._finished(finished)
 
     def _start(self, call: ToolCall) -> Iterator[Event]:
-        yield ToolStarted(call=call)
+        """Take up a call: the checks, pauses and questions before it may run, then its run.
+        ToolStarted comes only when it is handed to its tool, after any approval: a reader of
+        the events never sees a call started that was then declined, reused or refused (those
+        get their ToolFinished alone)."""
         first_id = self._first_by_key.setdefault(call_key(call), call.id)
         if first_id != call.id:
             yield from self._follow(call, first_id)
@@ -320,6 +323,7 @@ class Round:
         from_a_file = bool(tool.source) and not tool.source.startswith(("mcp:", "built-in"))
         isolate = tool.isolate or (self._policy.isolate_all and from_a_file)
         timeout = tool.timeout or self._limits.tool_timeout
+        yield ToolStarted(call=call)
         self._entries[call.id].started = self._clock()
         self._pool.submit(Job(call, tool, prepared.arguments, timeout, isolate, prepared.coerced))
 
@@ -635,7 +639,6 @@ class Round:
         try:
             arguments = put_results_in(call.arguments, results)
         except (Unresolved, GraphProblem) as problem:
-            yield ToolStarted(call=call)
             unresolved = Problem("dependency_error", detail=str(problem))
             yield from self._answer(call, refused(call, "dependency_error", unresolved))
             return

@@ -62,9 +62,11 @@ def limits_with(chosen: Mapping[str, int | float]) -> Limits:
     return dataclasses.replace(DEFAULT_LIMITS, **fields)
 
 
-def resolved_settings(options: SessionOptions, config: FileConfig) -> Resolved:
+def resolved_settings(
+    options: SessionOptions, config: FileConfig, *, need_model: bool = True
+) -> Resolved:
     """The model, endpoint, strategy and sampling after flags > environment > config (a
-    profile's, then [defaults]) > defaults."""
+    profile's, then [defaults]) > defaults. Without `need_model` an unset model is ""."""
     endpoint, choice, sampling = options.endpoint, options.strategy, options.sampling
     flags = {
         "model": endpoint.model,
@@ -76,7 +78,7 @@ def resolved_settings(options: SessionOptions, config: FileConfig) -> Resolved:
         **dataclasses.asdict(sampling),
     }
     with usage_errors(ConfigError):
-        return resolve(flags=flags, config=config)
+        return resolve(flags=flags, config=config, need_model=need_model)
 
 
 def model_choice(

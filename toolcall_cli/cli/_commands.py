@@ -538,12 +538,14 @@ def config_show(
     with usage_errors(ConfigError):  # said as any command says an AppError (entry.py)
         config = load_config(path)  # a file TOOLCALL_CONFIG names that is missing: shown so
         _, limit_sources = resolve_limits({}, config)
-    resolved = resolved_settings(SessionOptions(strategy=choice, endpoint=endpoint), config)
+    options = SessionOptions(strategy=choice, endpoint=endpoint)
+    # Looking must not fail where running would: a profile with no default model shows it unset.
+    resolved = resolved_settings(options, config, need_model=False)
     grounding = grounding_line(config)
     typer.echo(f"config file: {path}{'' if path.exists() else ' (not present)'}")
     rows = [
         ("profile", resolved.profile),
-        ("model", resolved.model),
+        ("model", resolved.model or "(not set: a run needs --model NAME)"),
         ("strategy", resolved.strategy),
         ("schema_mode", resolved.schema_mode),
         ("base_url", display_url(resolved.base_url) if resolved.base_url else None),

@@ -11,6 +11,8 @@ checks' modules are private."""
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,15 +64,37 @@ def diagnose_runs(
     records: Sequence[dict[str, Any]], header: dict[str, Any] | None = None
 ) -> list[RunDiagnosis]:
     """The checklist over each run in `records` (event records, the header apart)."""
-    return [_diagnose_run(run, header or {}) for run in split_runs(records)]
+    header = header or {}
+    runs = split_runs(records)
+    writing = writer_running(header)
+    return [_diagnose_run(run, header, writing if run is runs[-1] else None) for run in runs]
 
 
-def _diagnose_run(run: RunRecords, header: dict[str, Any]) -> RunDiagnosis:
+def writer_running(header: dict[str, Any]) -> int | None:
+    """The pid of the process writing the trace, if it is still running on this host: its last
+    run may be under way rather than cut off. None when the header names no writer (a trace
+    from before it did), another host's, or a process that is gone."""
+    writer = header.get("writer")
+    if not isinstance(writer, dict) or writer.get("host") != socket.gethostname():
+        return None
+    pid = writer.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+        return None  # this process reads the trace: it is not in the middle of writing it
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except PermissionError:
+        return pid  # it exists, under another user
+    except (ProcessLookupError, OverflowError, OSError):
+        return None
+    return pid
+
+
+def _diagnose_run(run: RunRecords, header: dict[str, Any], writing: int | None) -> RunDiagnosis:
     steps = (
         check_direct_answer(run, header),
         check_calls(run),
         check_pairing(run),
-        check_ending(run),
+        check_ending(run, writing),
     )
     finished = run.last("run_finished")
     iterations = max((r.iteration or 0 for r in run.records), default=0)

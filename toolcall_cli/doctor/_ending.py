@@ -14,7 +14,8 @@ _NOT_AN_ANSWER = "the model's reply was not an answer"
 _CUT_ANSWER = 'the answer stopped at the token limit (finish_reason "length"), maybe mid-sentence'
 
 
-def check_ending(run: RunRecords) -> Step:
+def check_ending(run: RunRecords, writing: int | None = None) -> Step:
+    """`writing`: the pid of the trace's writer when it still runs and this is its last run."""
     finished = run.last("run_finished")
     answered = finished is not None and finished.data.get("stop_reason") == "answered"
     findings = [*_repeated_calls(run, answered), *_not_answers(run, answered), *_cut_answer(run)]
@@ -28,19 +29,29 @@ def check_ending(run: RunRecords) -> Step:
         elif withdrawn.data.get("repeated"):
             message = "the model repeated a call whose result it had, so tools were withdrawn"
         findings.append(Finding.at(withdrawn, "tools_withdrawn", message))
-    summary, stop = _stop(run, finished)
+    summary, stop = _stop(run, finished, writing)
     findings.extend(stop)
     if withdrawn is not None and answered:
         summary += ", without tools"
     return Step(4, QUESTION, summary, tuple(sorted(findings, key=lambda f: f.event or 0)))
 
 
-def _stop(run: RunRecords, finished: Record | None) -> tuple[str, list[Finding]]:
+def _stop(
+    run: RunRecords, finished: Record | None, writing: int | None
+) -> tuple[str, list[Finding]]:
     interrupted = run.last("interrupted")
     if finished is None:
         last = run.records[-1]
         if interrupted is not None:
             return "no: interrupted", [_interrupted(interrupted)]
+        if writing is not None:
+            message = (
+                f"the trace ends at event {last.event} ({last.kind}) with no run_finished yet: "
+                f"its writer (pid {writing}) is still running, so the run is still being "
+                "written; run doctor again once it ends"
+            )
+            under_way = Finding.at(last, "still_writing", message, note=True)
+            return "not yet: the run is still under way", [under_way]
         message = (
             f"the trace ends at event {last.event} ({last.kind}) with no run_finished: "
             "the run was cut off (a crash or a kill)"

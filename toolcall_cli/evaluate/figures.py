@@ -86,6 +86,10 @@ class RunTally:
         self._calls = self._parse_errors = self._tool_errors = 0
         self._estimate = 0
         """Tokens of the requests and replies, for a model that reports no usage."""
+        self._request = 0
+        """The estimate of the request sent last, counted once a reply to it comes: a request
+        that failed (a server never reached) brought no reply and used no tokens."""
+        self._replies = 0
         self._answer: str | None = None
         self._failure: str | None = None
         self._finished: RunFinished | None = None
@@ -103,9 +107,10 @@ class RunTally:
         elif isinstance(event, ToolFinished) and not event.result.ok:
             self._tool_errors += 1
         elif isinstance(event, IterationStarted):
-            self._estimate += request_tokens(event.request)
+            self._request = request_tokens(event.request)
         elif isinstance(event, ModelReplied):
-            self._estimate += estimate_tokens(event.raw + event.reasoning)
+            self._estimate += self._request + estimate_tokens(event.raw + event.reasoning)
+            self._request, self._replies = 0, self._replies + 1
         elif isinstance(event, FinalAnswer):
             self._answer = event.text
         elif isinstance(event, ModelFailed):
@@ -134,7 +139,8 @@ class RunTally:
             first_tool_start=first,
             wall_time=end.elapsed,
             tokens=tokens if tokens is not None else self._estimate,
-            tokens_estimated=tokens is None,
+            # No reply, nothing to estimate: 0 is what the run used, not a guess.
+            tokens_estimated=tokens is None and self._replies > 0,
             stop_reason=end.stop_reason,
             answer=self._answer,
             failure=self._failure,

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import socket
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -217,6 +218,8 @@ def trace_header(
         "settings": settings,
         "tools": [tool_entry(tool) for tool in tools],
         "plugins": plugin_hashes(tool.source for tool in tools),
+        # Who writes it: `doctor` tells a run still under way from one cut off by a crash.
+        "writer": {"pid": os.getpid(), "host": socket.gethostname()},
     }
 
 
