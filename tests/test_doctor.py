@@ -17,6 +17,7 @@ import pytest
 from in_process import Finished, toolcall
 
 from toolcall_cli.offline import FAULT_KINDS, OfflineModel
+from toolcall_cli.trace.writer import host_tag
 from toolcall_cli.wire import ModelRequest
 
 WEATHER = "北京今天适合穿短袖吗？"
@@ -494,7 +495,8 @@ def test_a_trace_whose_writer_still_runs_is_under_way_not_cut_off(tmp_path: Path
     lines = trace.read_text(encoding="utf-8").splitlines()
     cut = next(i for i, line in enumerate(lines) if '"kind": "tool_finished"' in line)
     header = json.loads(lines[0])
-    assert header["writer"] == {"pid": os.getpid(), "host": socket.gethostname()}
+    assert header["writer"] == {"pid": os.getpid(), "host": host_tag()}
+    assert header["writer"]["host"] != socket.gethostname()  # a digest: names no host
     with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as writer:
         try:
             header["writer"]["pid"] = writer.pid

@@ -12,7 +12,6 @@ checks' modules are private."""
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ from toolcall_cli.doctor._model import (
 from toolcall_cli.doctor._pairing import check_pairing
 from toolcall_cli.trace import Trace, TraceError
 from toolcall_cli.trace.reader import run_mode
+from toolcall_cli.trace.writer import host_tag
 
 __all__ = [
     "Advice",
@@ -75,7 +75,7 @@ def writer_running(header: dict[str, Any]) -> int | None:
     run may be under way rather than cut off. None when the header names no writer (a trace
     from before it did), another host's, or a process that is gone."""
     writer = header.get("writer")
-    if not isinstance(writer, dict) or writer.get("host") != socket.gethostname():
+    if not isinstance(writer, dict) or writer.get("host") != host_tag():
         return None
     pid = writer.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():

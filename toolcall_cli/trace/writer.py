@@ -219,8 +219,14 @@ def trace_header(
         "tools": [tool_entry(tool) for tool in tools],
         "plugins": plugin_hashes(tool.source for tool in tools),
         # Who writes it: `doctor` tells a run still under way from one cut off by a crash.
-        "writer": {"pid": os.getpid(), "host": socket.gethostname()},
+        "writer": {"pid": os.getpid(), "host": host_tag()},
     }
+
+
+def host_tag() -> str:
+    """This machine, as a trace names its writer's: a digest of the host name, which tells one
+    machine from another without putting the name in a trace the user may share."""
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def tool_entry(tool: Tool) -> dict[str, Any]:
