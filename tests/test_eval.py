@@ -605,3 +605,69 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
         assert records[-2]["stop_reason"] == "interrupted"
         assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == reason
     assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text()
+
+
+def a_runner() -> Any:
+    """A Runner with nothing to run: enough to drive one run's events and a stop by hand."""
+    from toolcall_cli.evaluate.runner import Runner
+
+    return Runner(plan=None, toolboxes={}, expected={}, retrieval={})  # type: ignore[arg-type]
+
+
+RUN_KEY_ARGS = {"model": "offline", "strategy": "regex", "case": "c1", "seed": 0}
+
+
+def test_an_eval_stopped_just_after_a_run_finished_leaves_that_runs_trace_whole(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C landing after a run's own run_finished, before its thread let go of the trace:
+    the main thread appended a second run_finished (interrupted) and an interrupted line to a
+    trace that had ended well."""
+    from toolcall_cli.evaluate.figures import RunTally
+    from toolcall_cli.evaluate.runner import RunKey, RunReader
+    from toolcall_cli.events import RunFinished, RunStarted
+    from toolcall_cli.trace import TraceWriter
+
+    runner = a_runner()
+    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter.open(path)
+
+    def events() -> Any:
+        yield RunStarted(question="q", model="offline", strategy="regex", tools=())
+        yield RunFinished(stop_reason="answered", iterations=1, tool_calls=0, elapsed=0.1)
+        runner.halt(KeyboardInterrupt())  # the main thread, before this run's thread is done
+
+    runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
+    writer.close()
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in records] == ["run_started", "run_finished"]
+    assert records[-1]["stop_reason"] == "answered"
+
+
+def test_an_eval_stopped_as_a_run_lets_go_of_its_trace_writes_nothing_to_it(
+    tmp_path: Path,
+) -> None:
+    """The main thread ends the runs it found under way; one of them may have let go of its
+    trace (and closed it) meanwhile: writing to the closed file raised ValueError, and the
+    eval's Ctrl-C became an internal error."""
+    from toolcall_cli.evaluate.figures import RunTally
+    from toolcall_cli.evaluate.runner import RunKey, RunReader
+    from toolcall_cli.events import RunStarted
+    from toolcall_cli.trace import TraceWriter
+
+    runner = a_runner()
+    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter.open(path)
+    found = []
+
+    def events() -> Any:
+        yield RunStarted(question="q", model="offline", strategy="regex", tools=())
+        found.append(runner.live[key])  # what the main thread's halt() would be holding
+
+    runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
+    writer.close()  # as Runner.run does once the run's events are through
+    runner._end(found[0])  # the main thread, with its list of the runs under way
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in records] == ["run_started"]

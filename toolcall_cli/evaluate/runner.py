@@ -397,7 +397,6 @@ class Runner:
         try:
             self._consume(key, session.ask(case.question), writer, tally, reader)
         finally:
-            self.live.pop(key, None)
             writer.close()
             session.close()
         figures = tally.figures()
@@ -418,17 +417,29 @@ class Runner:
         from toolcall_cli.trace import RunProgress
 
         live = self.live[key] = LiveRun(writer, RunProgress())
-        for event in events:
-            with live.lock:
-                if live.ended:  # the eval stopped while this event was on its way
+        try:
+            for event in events:
+                with live.lock:
+                    if live.ended:  # the eval stopped while this event was on its way
+                        raise Stopped
+                    writer.write(event)
+                    live.progress.add(event)
+                tally.add(event)
+                reader.add(event)
+                if self.stop.is_set() and not isinstance(event, RunFinished):
+                    self._end(live)
                     raise Stopped
-                writer.write(event)
-                live.progress.add(event)
-            tally.add(event)
-            reader.add(event)
-            if self.stop.is_set() and not isinstance(event, RunFinished):
-                self._end(live)
-                raise Stopped
+        finally:
+            self._retire(key)
+
+    def _retire(self, key: RunKey) -> None:
+        """The run's own thread is done with its trace (finished, stopped or failed): the
+        thread stopping the eval may hold it from before, and must no longer write to it (a
+        closed file, or a trace already whole)."""
+        live = self.live.pop(key, None)
+        if live is not None:
+            with live.lock:
+                live.ended = True
 
     def halt(self, why: BaseException) -> None:
         """Stop the eval: no run starts, and every run under way has its trace ended now, as
@@ -444,7 +455,7 @@ class Runner:
         from toolcall_cli.trace import TraceWriteError
 
         with live.lock:
-            if live.ended:
+            if live.ended or live.progress.finished:  # a run that ended itself stays as it is
                 return
             live.ended = True
             with contextlib.suppress(TraceWriteError):  # a trace that cannot keeps what it has
