@@ -671,3 +671,35 @@ def test_an_eval_stopped_as_a_run_lets_go_of_its_trace_writes_nothing_to_it(
     runner._end(found[0])  # the main thread, with its list of the runs under way
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert [r["kind"] for r in records] == ["run_started"]
+
+
+def test_a_run_that_fails_ends_the_eval_without_waiting_for_the_runs_under_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A failed run stopped the eval and ended the other runs' traces, but the eval waited for
+    each of them to come back (a slow tool, a model taking its time) before saying why."""
+    import threading
+    from types import SimpleNamespace
+
+    from toolcall_cli.evaluate import runner as runner_module
+
+    release, came_back = threading.Event(), threading.Event()
+
+    def fake_finish(runner: Any, run: tuple[Any, ...], done: Any) -> None:
+        if run[2].id == "fails":
+            raise RuntimeError("the run failed")
+        release.wait(30)  # a tool that takes its time
+        came_back.set()
+
+    monkeypatch.setattr(runner_module, "finish", fake_finish)
+    server = SimpleNamespace(server="offline")
+    runs = [(server, None, SimpleNamespace(id=name), 0) for name in ("slow", "fails")]
+    plan = SimpleNamespace(runs=lambda: runs, key=lambda *run: run[2].id, done={}, jobs=2)
+    runner = a_runner()
+    runner.plan = plan
+    try:
+        with pytest.raises(RuntimeError, match="the run failed"):
+            runner_module.run_group(runner, {"slow", "fails"}, lambda run: None)
+        assert not came_back.is_set()  # the eval said why while the slow run was still out
+    finally:
+        release.set()

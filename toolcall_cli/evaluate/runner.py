@@ -565,16 +565,19 @@ def run_group(runner: Runner, case_ids: set[str], done: Done) -> None:
                 (target, strategy, case, seed)
             )
     failed: list[BaseException] = []
+    ended: queue.SimpleQueue[None] = queue.SimpleQueue()
     workers = [
-        threading.Thread(target=work, args=(runner, runs, done, failed), daemon=True)
+        threading.Thread(target=work, args=(runner, runs, done, failed, ended), daemon=True)
         for runs in pending.values()
         for _ in range(min(plan.jobs, runs.qsize()))
     ]
     for worker in workers:
         worker.start()
     try:
-        for worker in workers:
-            worker.join()
+        for _ in workers:
+            ended.get()
+            if failed:  # the others' traces are ended: their slow tools are not waited for
+                break
     except BaseException as stop:  # Ctrl-C, or a signal (termination.Terminated)
         runner.halt(stop)
         raise
@@ -587,20 +590,25 @@ def work(
     runs: queue.SimpleQueue[tuple[Target, Strategy, Case, int]],
     done: Done,
     failed: list[BaseException],
+    ended: queue.SimpleQueue[None],
 ) -> None:
     """One worker: the server's runs, one after another, until none is left or the eval stops.
-    A run that fails stops the eval, and the main thread raises its error."""
-    while not runner.stop.is_set():
-        try:
-            run = runs.get_nowait()
-        except queue.Empty:
-            return
-        try:
-            finish(runner, run, done)
-        except BaseException as error:
-            failed.append(error)
-            runner.halt(error)
-            return
+    A run that fails stops the eval, and the main thread raises its error at once. `ended` is
+    told when this worker is done."""
+    try:
+        while not runner.stop.is_set():
+            try:
+                run = runs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                finish(runner, run, done)
+            except BaseException as error:
+                failed.append(error)
+                runner.halt(error)
+                return
+    finally:
+        ended.put(None)
 
 
 def finish(runner: Runner, run: tuple[Target, Strategy, Case, int], done: Done) -> None:
