@@ -668,7 +668,7 @@ def test_an_eval_stopped_as_a_run_lets_go_of_its_trace_writes_nothing_to_it(
 
     runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
     writer.close()  # as Runner.run does once the run's events are through
-    runner._end(found[0])  # the main thread, with its list of the runs under way
+    runner._end(found[0], runner.why_stopped)  # the main thread, with its list of runs
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert [r["kind"] for r in records] == ["run_started"]
 
@@ -703,3 +703,29 @@ def test_a_run_that_fails_ends_the_eval_without_waiting_for_the_runs_under_way(
         assert not came_back.is_set()  # the eval said why while the slow run was still out
     finally:
         release.set()
+
+
+def test_a_run_toolcall_fails_in_ends_its_trace_as_a_crash(tmp_path: Path) -> None:
+    """The run whose failure stopped the eval left its trace without an end (doctor: cut off,
+    'no record of an interruption'), while the runs it stopped were said to have crashed."""
+    from toolcall_cli.evaluate.figures import RunTally
+    from toolcall_cli.evaluate.runner import RunKey, RunReader
+    from toolcall_cli.events import RunStarted
+    from toolcall_cli.trace import TraceWriter
+
+    runner = a_runner()
+    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter.open(path)
+
+    def events() -> Any:
+        yield RunStarted(question="q", model="offline", strategy="regex", tools=())
+        raise KeyError("x")  # a bug of toolcall's, mid-run
+
+    with pytest.raises(KeyError):
+        runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
+    writer.close()
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in records] == ["run_started", "run_finished", "interrupted"]
+    assert records[1]["stop_reason"] == "interrupted"
+    assert records[2]["reason"] == "crash" and records[2]["detail"] == "KeyError: 'x'"

@@ -427,8 +427,12 @@ class Runner:
                 tally.add(event)
                 reader.add(event)
                 if self.stop.is_set() and not isinstance(event, RunFinished):
-                    self._end(live)
+                    self._end(live, self.why_stopped)
                     raise Stopped
+        except Exception as error:  # toolcall failed in this run: its trace says so
+            if not isinstance(error, Stopped):
+                self._end(live, ("crash", f"{type(error).__name__}: {error}"))
+            raise
         finally:
             self._retire(key)
 
@@ -448,10 +452,11 @@ class Runner:
         self.why_stopped = stop_reason(why)
         self.stop.set()
         for live in list(self.live.values()):
-            self._end(live)
+            self._end(live, self.why_stopped)
 
-    def _end(self, live: LiveRun) -> None:
-        """The run's final event, then the `interrupted` line; once, whoever comes first."""
+    def _end(self, live: LiveRun, why: tuple[InterruptReason, str]) -> None:
+        """The run's final event, then the `interrupted` line saying `why`; once, whoever
+        comes first."""
         from toolcall_cli.trace import TraceWriteError
 
         with live.lock:
@@ -460,7 +465,7 @@ class Runner:
             live.ended = True
             with contextlib.suppress(TraceWriteError):  # a trace that cannot keeps what it has
                 live.writer.write(live.progress.interrupted())
-                live.writer.interrupted(*self.why_stopped)
+                live.writer.interrupted(*why)
 
     def _append(self, run: EvalRun) -> None:
         with self.written:
@@ -628,7 +633,8 @@ def stop_reason(why: BaseException) -> tuple[InterruptReason, str]:
         return why.reason, f"the eval was terminated ({why.signal.name})"
     if isinstance(why, KeyboardInterrupt):
         return "ctrl-c", "the eval was stopped by Ctrl-C"
-    return "crash", f"the eval stopped: another run failed: {type(why).__name__}: {why}"
+    # Not `crash`: this run did nothing wrong (the failed run's own trace says `crash`).
+    return "stopped", f"the eval stopped: another run failed: {type(why).__name__}: {why}"
 
 
 def stamp() -> str:
