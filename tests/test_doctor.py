@@ -738,3 +738,23 @@ def test_an_eval_run_stopped_because_another_run_failed_is_not_a_crash(tmp_path:
     assert last["kind"] == "interrupted" and "another run failed" in last["detail"]
     data = report(tmp_path, trace)
     assert problems(data) == {} and data["problems"] == 0
+
+
+def test_a_call_read_leniently_whose_tool_raised_is_said_to_have_run(tmp_path: Path) -> None:
+    # A bare-JSON call whose tool ran and raised was said not to have run ("the call did not run
+    # (tool_error)"), as one refused before it ran is.
+    tools = tmp_path / "down"
+    tools.mkdir()
+    (tools / "down.py").write_text(
+        "from toolcall_cli import tool\n\n\n@tool\ndef lookup_stock(symbol: str) -> str:\n"
+        '    """Look up the stock price of a company by its ticker symbol."""\n'
+        '    raise RuntimeError("the stock service is down")\n',
+        encoding="utf-8",
+    )
+    stock = '{"name": "lookup_stock", "arguments": {"symbol": "AAPL"}}'
+    played = ("--model", "scripted", "--script", script(tmp_path, stock, "No price today."))
+    trace = record(tmp_path, "What is AAPL's price?", *played, "-s", "regex", "--tools", str(tools))
+    framing = [f for f in findings(report(tmp_path, trace), 2) if f["problem"] == "call_format"]
+    assert [f["recovered"] for f in framing] == [
+        "read leniently; the call ran and failed (tool_error)"
+    ]
