@@ -729,3 +729,22 @@ def test_a_run_toolcall_fails_in_ends_its_trace_as_a_crash(tmp_path: Path) -> No
     assert [r["kind"] for r in records] == ["run_started", "run_finished", "interrupted"]
     assert records[1]["stop_reason"] == "interrupted"
     assert records[2]["reason"] == "crash" and records[2]["detail"] == "KeyError: 'x'"
+
+
+def test_an_eval_whose_trace_stops_taking_writes_says_so_as_a_failure_not_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's trace on a disk that filled up: the eval ended with 'internal error:
+    TraceWriteError ... (a bug in toolcall ...)'."""
+    from toolcall_cli.trace import TraceWriteError, TraceWriter
+
+    def full(self: TraceWriter, event: Any) -> None:
+        raise TraceWriteError(f"cannot write the trace file {self.path}: No space left on device")
+
+    monkeypatch.setattr(TraceWriter, "write", full)
+    case = '{"id": "sum", "question": "What is 2+3?", "answer": {"numbers": [5]}}\n'
+    done = cli(tmp_path, "eval", str(write(tmp_path, case)), "--out", str(tmp_path / "out"))
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("toolcall: error: cannot write the trace"), done.stderr
+    assert "internal error" not in done.stderr and "No space left on device" in done.stderr

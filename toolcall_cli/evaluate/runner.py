@@ -619,10 +619,14 @@ def work(
 def finish(runner: Runner, run: tuple[Target, Strategy, Case, int], done: Done) -> None:
     if runner.stop.is_set():
         return
+    from toolcall_cli.trace import TraceWriteError
+
     try:
         finished = runner.run(*run)
     except Stopped:
         return
+    except TraceWriteError as error:  # a full disk is said as a failure, not as a bug
+        raise AppError(str(error), "failure") from None
     runner.plan.done[finished.key] = finished
     done(finished)
 
