@@ -176,3 +176,17 @@ def test_a_config_file_toolcall_config_names_must_exist_where_the_default_need_n
     env = {"TOOLCALL_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "none")}
     result = CliRunner().invoke(app, ["run", "hi", "-q", "--no-trace"], env=env)
     assert (result.exit_code, result.stderr) == (0, "")
+
+
+def test_a_config_file_toolcall_config_names_from_the_home_folder_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TOOLCALL_CONFIG="~/work.toml" (a systemd unit, a quoted value: no shell expands it) was
+    taken as a folder named `~`: since a file it names must exist, every run was refused."""
+    from toolcall_cli.config import config_path, read_config
+
+    (tmp_path / "work.toml").write_text('[defaults]\nmodel = "qwen"\n', encoding="utf-8")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    environ = {"TOOLCALL_CONFIG": "~/work.toml"}
+    assert config_path(environ) == tmp_path / "work.toml"
+    assert read_config(environ).defaults["model"] == "qwen"

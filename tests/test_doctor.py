@@ -747,3 +747,43 @@ def test_doctor_names_the_strategy_in_the_mode_the_run_used(tmp_path: Path) -> N
     assert "offline · schema json · 2 iterations · answered" in shown
     (run,) = json.loads(toolcall("doctor", str(trace), "--json", cwd=tmp_path).stdout)["runs"]
     assert (run["strategy"], run["mode"]) == ("schema", "json")
+
+
+def test_an_eval_run_stopped_because_another_run_failed_is_not_a_crash(tmp_path: Path) -> None:
+    """An eval ended the runs under way when one run failed, each as `crash`: doctor then blamed
+    each of them on a bug of toolcall's (exit 4) though nothing went wrong in them."""
+    from toolcall_cli.evaluate.runner import LiveRun, Runner
+    from toolcall_cli.trace import RunProgress, TraceWriter
+
+    trace = record(tmp_path, WEATHER)
+    lines = trace.read_text("utf-8").splitlines()
+    trace.write_text("\n".join(lines[:-1]) + "\n", "utf-8")  # a run under way: no run_finished
+    runner = Runner(plan=None, toolboxes={}, expected={}, retrieval={})  # type: ignore[arg-type]
+    writer = TraceWriter.open(trace)
+    runner.live["under way"] = LiveRun(writer, RunProgress())  # type: ignore[index]
+    runner.halt(RuntimeError("another run's disk filled up"))
+    writer.close()
+    last = json.loads(trace.read_text("utf-8").splitlines()[-1])
+    assert last["kind"] == "interrupted" and "another run failed" in last["detail"]
+    data = report(tmp_path, trace)
+    assert problems(data) == {} and data["problems"] == 0
+
+
+def test_a_call_read_leniently_whose_tool_raised_is_said_to_have_run(tmp_path: Path) -> None:
+    # A bare-JSON call whose tool ran and raised was said not to have run ("the call did not run
+    # (tool_error)"), as one refused before it ran is.
+    tools = tmp_path / "down"
+    tools.mkdir()
+    (tools / "down.py").write_text(
+        "from toolcall_cli import tool\n\n\n@tool\ndef lookup_stock(symbol: str) -> str:\n"
+        '    """Look up the stock price of a company by its ticker symbol."""\n'
+        '    raise RuntimeError("the stock service is down")\n',
+        encoding="utf-8",
+    )
+    stock = '{"name": "lookup_stock", "arguments": {"symbol": "AAPL"}}'
+    played = ("--model", "scripted", "--script", script(tmp_path, stock, "No price today."))
+    trace = record(tmp_path, "What is AAPL's price?", *played, "-s", "regex", "--tools", str(tools))
+    framing = [f for f in findings(report(tmp_path, trace), 2) if f["problem"] == "call_format"]
+    assert [f["recovered"] for f in framing] == [
+        "read leniently; the call ran and failed (tool_error)"
+    ]

@@ -666,3 +666,146 @@ def test_eval_against_a_server_never_reached_shows_no_estimated_tokens(
     done = cli(tmp_path, "eval", str(path), "--model", "m", "--base-url", url, "--out", "o")
     [row] = [line for line in done.stdout.splitlines() if line.startswith("m ")]
     assert "~" not in row and row.split()[-2] == "0"
+
+
+def a_runner() -> Any:
+    """A Runner with nothing to run: enough to drive one run's events and a stop by hand."""
+    from toolcall_cli.evaluate.runner import Runner
+
+    return Runner(plan=None, toolboxes={}, expected={}, retrieval={})  # type: ignore[arg-type]
+
+
+RUN_KEY_ARGS = {"model": "offline", "strategy": "regex", "case": "c1", "seed": 0}
+
+
+def test_an_eval_stopped_just_after_a_run_finished_leaves_that_runs_trace_whole(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C landing after a run's own run_finished, before its thread let go of the trace:
+    the main thread appended a second run_finished (interrupted) and an interrupted line to a
+    trace that had ended well."""
+    from toolcall_cli.evaluate.figures import RunTally
+    from toolcall_cli.evaluate.runner import RunKey, RunReader
+    from toolcall_cli.events import RunFinished, RunStarted
+    from toolcall_cli.trace import TraceWriter
+
+    runner = a_runner()
+    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter.open(path)
+
+    def events() -> Any:
+        yield RunStarted(question="q", model="offline", strategy="regex", tools=())
+        yield RunFinished(stop_reason="answered", iterations=1, tool_calls=0, elapsed=0.1)
+        runner.halt(KeyboardInterrupt())  # the main thread, before this run's thread is done
+
+    runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
+    writer.close()
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in records] == ["run_started", "run_finished"]
+    assert records[-1]["stop_reason"] == "answered"
+
+
+def test_an_eval_stopped_as_a_run_lets_go_of_its_trace_writes_nothing_to_it(
+    tmp_path: Path,
+) -> None:
+    """The main thread ends the runs it found under way; one of them may have let go of its
+    trace (and closed it) meanwhile: writing to the closed file raised ValueError, and the
+    eval's Ctrl-C became an internal error."""
+    from toolcall_cli.evaluate.figures import RunTally
+    from toolcall_cli.evaluate.runner import RunKey, RunReader
+    from toolcall_cli.events import RunStarted
+    from toolcall_cli.trace import TraceWriter
+
+    runner = a_runner()
+    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter.open(path)
+    found = []
+
+    def events() -> Any:
+        yield RunStarted(question="q", model="offline", strategy="regex", tools=())
+        found.append(runner.live[key])  # what the main thread's halt() would be holding
+
+    runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
+    writer.close()  # as Runner.run does once the run's events are through
+    runner._end(found[0], runner.why_stopped)  # the main thread, with its list of runs
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in records] == ["run_started"]
+
+
+def test_a_run_that_fails_ends_the_eval_without_waiting_for_the_runs_under_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A failed run stopped the eval and ended the other runs' traces, but the eval waited for
+    each of them to come back (a slow tool, a model taking its time) before saying why."""
+    import threading
+    from types import SimpleNamespace
+
+    from toolcall_cli.evaluate import runner as runner_module
+
+    release, came_back = threading.Event(), threading.Event()
+
+    def fake_finish(runner: Any, run: tuple[Any, ...], done: Any) -> None:
+        if run[2].id == "fails":
+            raise RuntimeError("the run failed")
+        release.wait(30)  # a tool that takes its time
+        came_back.set()
+
+    monkeypatch.setattr(runner_module, "finish", fake_finish)
+    server = SimpleNamespace(server="offline")
+    runs = [(server, None, SimpleNamespace(id=name), 0) for name in ("slow", "fails")]
+    plan = SimpleNamespace(runs=lambda: runs, key=lambda *run: run[2].id, done={}, jobs=2)
+    runner = a_runner()
+    runner.plan = plan
+    try:
+        with pytest.raises(RuntimeError, match="the run failed"):
+            runner_module.run_group(runner, {"slow", "fails"}, lambda run: None)
+        assert not came_back.is_set()  # the eval said why while the slow run was still out
+    finally:
+        release.set()
+
+
+def test_a_run_toolcall_fails_in_ends_its_trace_as_a_crash(tmp_path: Path) -> None:
+    """The run whose failure stopped the eval left its trace without an end (doctor: cut off,
+    'no record of an interruption'), while the runs it stopped were said to have crashed."""
+    from toolcall_cli.evaluate.figures import RunTally
+    from toolcall_cli.evaluate.runner import RunKey, RunReader
+    from toolcall_cli.events import RunStarted
+    from toolcall_cli.trace import TraceWriter
+
+    runner = a_runner()
+    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter.open(path)
+
+    def events() -> Any:
+        yield RunStarted(question="q", model="offline", strategy="regex", tools=())
+        raise KeyError("x")  # a bug of toolcall's, mid-run
+
+    with pytest.raises(KeyError):
+        runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
+    writer.close()
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in records] == ["run_started", "run_finished", "interrupted"]
+    assert records[1]["stop_reason"] == "interrupted"
+    assert records[2]["reason"] == "crash" and records[2]["detail"] == "KeyError: 'x'"
+
+
+def test_an_eval_whose_trace_stops_taking_writes_says_so_as_a_failure_not_a_bug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's trace on a disk that filled up: the eval ended with 'internal error:
+    TraceWriteError ... (a bug in toolcall ...)'."""
+    from toolcall_cli.trace import TraceWriteError, TraceWriter
+
+    def full(self: TraceWriter, event: Any) -> None:
+        raise TraceWriteError(f"cannot write the trace file {self.path}: No space left on device")
+
+    monkeypatch.setattr(TraceWriter, "write", full)
+    case = '{"id": "sum", "question": "What is 2+3?", "answer": {"numbers": [5]}}\n'
+    done = cli(tmp_path, "eval", str(write(tmp_path, case)), "--out", str(tmp_path / "out"))
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("toolcall: error: cannot write the trace"), done.stderr
+    assert "internal error" not in done.stderr and "No space left on device" in done.stderr

@@ -892,3 +892,17 @@ def test_a_trace_named_by_a_pipe_is_read_and_a_folder_is_said_to_be_one(tmp_path
     assert folder.returncode == 2
     said = f"toolcall: error: {tmp_path} is a folder: name a trace file in it, or a trace's id"
     assert folder.stderr == said + "\n"
+
+
+def test_a_device_named_as_a_trace_is_one_line_not_an_endless_read(tmp_path: Path) -> None:
+    """Since a pipe is taken as a trace, so was any device: `toolcall trace show /dev/zero` (or
+    doctor, replay) read its one endless line for ever, at full CPU, and never answered."""
+    from toolcall_cli.trace import TraceError
+    from toolcall_cli.trace.files import find_trace
+
+    with pytest.raises(TraceError, match="/dev/zero is a device, not a trace file"):
+        find_trace("/dev/zero", tmp_path)
+    for command in (["doctor"], ["trace", "show"], ["replay"]):
+        done = toolcall(*command, "/dev/zero", cwd=tmp_path)
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr == "toolcall: error: /dev/zero is a device, not a trace file\n"

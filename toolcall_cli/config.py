@@ -84,8 +84,8 @@ BUILTIN_PROFILES: dict[str, Profile] = {
 
 def config_path(environ: Mapping[str, str] = os.environ) -> Path:
     override = environ.get("TOOLCALL_CONFIG")
-    if override:
-        return Path(override)
+    if override:  # `~` too: a unit file or a quoted value hands it over unexpanded
+        return Path(override).expanduser()
     return app_dir() / "config.toml"
 
 

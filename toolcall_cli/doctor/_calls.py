@@ -337,8 +337,16 @@ def _what_became(run: RunRecords, parsed: Record) -> str:
                 return "answered with the earlier result of the same call"
             if result.get("ok"):
                 return "the call ran"
-            return f"the call did not run ({result.get('error_kind') or 'tool_error'})"
+            kind = str(result.get("error_kind") or "tool_error")
+            if kind in _RAN_AND_FAILED or _RAN_AND_FAILED & {p.kind for p in problems_of(result)}:
+                return f"the call ran and failed ({kind})"
+            return f"the call did not run ({kind})"
     return "the call did not run"
+
+
+_RAN_AND_FAILED = frozenset({"tool_error", "cancelled", "tool_timeout", "stopped_at_time_limit"})
+"""Error kinds (and problems) of a call that ran and then failed: the tool raised, took too
+long, or was stopped while it ran. A timeout may also be a check that never let it start."""
 
 
 def _text_protocol(run: RunRecords, iteration: int | None) -> bool:

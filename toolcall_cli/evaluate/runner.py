@@ -397,7 +397,6 @@ class Runner:
         try:
             self._consume(key, session.ask(case.question), writer, tally, reader)
         finally:
-            self.live.pop(key, None)
             writer.close()
             session.close()
         figures = tally.figures()
@@ -418,17 +417,33 @@ class Runner:
         from toolcall_cli.trace import RunProgress
 
         live = self.live[key] = LiveRun(writer, RunProgress())
-        for event in events:
-            with live.lock:
-                if live.ended:  # the eval stopped while this event was on its way
+        try:
+            for event in events:
+                with live.lock:
+                    if live.ended:  # the eval stopped while this event was on its way
+                        raise Stopped
+                    writer.write(event)
+                    live.progress.add(event)
+                tally.add(event)
+                reader.add(event)
+                if self.stop.is_set() and not isinstance(event, RunFinished):
+                    self._end(live, self.why_stopped)
                     raise Stopped
-                writer.write(event)
-                live.progress.add(event)
-            tally.add(event)
-            reader.add(event)
-            if self.stop.is_set() and not isinstance(event, RunFinished):
-                self._end(live)
-                raise Stopped
+        except Exception as error:  # toolcall failed in this run: its trace says so
+            if not isinstance(error, Stopped):
+                self._end(live, ("crash", f"{type(error).__name__}: {error}"))
+            raise
+        finally:
+            self._retire(key)
+
+    def _retire(self, key: RunKey) -> None:
+        """The run's own thread is done with its trace (finished, stopped or failed): the
+        thread stopping the eval may hold it from before, and must no longer write to it (a
+        closed file, or a trace already whole)."""
+        live = self.live.pop(key, None)
+        if live is not None:
+            with live.lock:
+                live.ended = True
 
     def halt(self, why: BaseException) -> None:
         """Stop the eval: no run starts, and every run under way has its trace ended now, as
@@ -437,19 +452,20 @@ class Runner:
         self.why_stopped = stop_reason(why)
         self.stop.set()
         for live in list(self.live.values()):
-            self._end(live)
+            self._end(live, self.why_stopped)
 
-    def _end(self, live: LiveRun) -> None:
-        """The run's final event, then the `interrupted` line; once, whoever comes first."""
+    def _end(self, live: LiveRun, why: tuple[InterruptReason, str]) -> None:
+        """The run's final event, then the `interrupted` line saying `why`; once, whoever
+        comes first."""
         from toolcall_cli.trace import TraceWriteError
 
         with live.lock:
-            if live.ended:
+            if live.ended or live.progress.finished:  # a run that ended itself stays as it is
                 return
             live.ended = True
             with contextlib.suppress(TraceWriteError):  # a trace that cannot keeps what it has
                 live.writer.write(live.progress.interrupted())
-                live.writer.interrupted(*self.why_stopped)
+                live.writer.interrupted(*why)
 
     def _append(self, run: EvalRun) -> None:
         with self.written:
@@ -554,16 +570,19 @@ def run_group(runner: Runner, case_ids: set[str], done: Done) -> None:
                 (target, strategy, case, seed)
             )
     failed: list[BaseException] = []
+    ended: queue.SimpleQueue[None] = queue.SimpleQueue()
     workers = [
-        threading.Thread(target=work, args=(runner, runs, done, failed), daemon=True)
+        threading.Thread(target=work, args=(runner, runs, done, failed, ended), daemon=True)
         for runs in pending.values()
         for _ in range(min(plan.jobs, runs.qsize()))
     ]
     for worker in workers:
         worker.start()
     try:
-        for worker in workers:
-            worker.join()
+        for _ in workers:
+            ended.get()
+            if failed:  # the others' traces are ended: their slow tools are not waited for
+                break
     except BaseException as stop:  # Ctrl-C, or a signal (termination.Terminated)
         runner.halt(stop)
         raise
@@ -576,29 +595,38 @@ def work(
     runs: queue.SimpleQueue[tuple[Target, Strategy, Case, int]],
     done: Done,
     failed: list[BaseException],
+    ended: queue.SimpleQueue[None],
 ) -> None:
     """One worker: the server's runs, one after another, until none is left or the eval stops.
-    A run that fails stops the eval, and the main thread raises its error."""
-    while not runner.stop.is_set():
-        try:
-            run = runs.get_nowait()
-        except queue.Empty:
-            return
-        try:
-            finish(runner, run, done)
-        except BaseException as error:
-            failed.append(error)
-            runner.halt(error)
-            return
+    A run that fails stops the eval, and the main thread raises its error at once. `ended` is
+    told when this worker is done."""
+    try:
+        while not runner.stop.is_set():
+            try:
+                run = runs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                finish(runner, run, done)
+            except BaseException as error:
+                failed.append(error)
+                runner.halt(error)
+                return
+    finally:
+        ended.put(None)
 
 
 def finish(runner: Runner, run: tuple[Target, Strategy, Case, int], done: Done) -> None:
     if runner.stop.is_set():
         return
+    from toolcall_cli.trace import TraceWriteError
+
     try:
         finished = runner.run(*run)
     except Stopped:
         return
+    except TraceWriteError as error:  # a full disk is said as a failure, not as a bug
+        raise AppError(str(error), "failure") from None
     runner.plan.done[finished.key] = finished
     done(finished)
 
@@ -609,7 +637,8 @@ def stop_reason(why: BaseException) -> tuple[InterruptReason, str]:
         return why.reason, f"the eval was terminated ({why.signal.name})"
     if isinstance(why, KeyboardInterrupt):
         return "ctrl-c", "the eval was stopped by Ctrl-C"
-    return "crash", f"the eval stopped: another run failed: {type(why).__name__}: {why}"
+    # Not `crash`: this run did nothing wrong (the failed run's own trace says `crash`).
+    return "stopped", f"the eval stopped: another run failed: {type(why).__name__}: {why}"
 
 
 def stamp() -> str:

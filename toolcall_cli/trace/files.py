@@ -137,6 +137,8 @@ def find_trace(which: str | None, directory: Path) -> Path:
     path = Path(which).expanduser()
     if path.is_dir():
         raise TraceError(f"{which} is a folder: name a trace file in it, or a trace's id")
+    if path.is_char_device() or path.is_block_device():  # /dev/zero's one line never ends
+        raise TraceError(f"{which} is a device, not a trace file")
     if path.exists():  # a file, or a pipe: `toolcall doctor <(ssh box cat run.jsonl)`
         return path
     every = files + kept_apart_files(directory)

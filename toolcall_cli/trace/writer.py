@@ -31,7 +31,8 @@ VERSION = 1
 """The format's version, in every header: a reader told of a newer one says so instead of
 guessing."""
 
-InterruptReason = Literal["ctrl-c", "sigterm", "sighup", "crash", "broken-pipe"]
+InterruptReason = Literal["ctrl-c", "sigterm", "sighup", "crash", "broken-pipe", "stopped"]
+"""Why a trace was cut short; `stopped`: an eval's run ended because another run failed."""
 Command = Literal["run", "chat", "compare", "replay", "eval"]
 """The command a trace was written by, as its header says."""
 
