@@ -505,6 +505,20 @@ def test_resume_without_out_takes_the_last_eval_of_the_case_file(tmp_path: Path)
     assert never.returncode == 2 and "no eval of" in never.stderr
 
 
+def test_resume_in_a_folder_that_is_not_there_is_a_usage_error_not_a_new_eval(
+    tmp_path: Path,
+) -> None:
+    # A typo in --out with --resume started the whole eval again in a new folder.
+    path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
+    assert cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "o")).returncode == 0
+    typo = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "0"), "--resume")
+    assert typo.returncode == 2, typo.stderr
+    assert f"--resume: no eval to resume in {tmp_path / '0'}: no such folder" in typo.stderr
+    assert not (tmp_path / "0").exists()
+    again = cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "o"), "--resume")
+    assert again.returncode == 0, again.stderr
+
+
 def test_an_eval_folder_is_not_written_over(tmp_path: Path) -> None:
     path = write(tmp_path, '{"question": "What is 2+3?", "answer": {"numbers": [5]}}\n')
     assert cli(tmp_path, "eval", str(path), "--out", str(tmp_path / "o")).returncode == 0

@@ -147,6 +147,9 @@ def eval_folder(cases_file: Path, flags: EvalFlags) -> tuple[Path, bool]:
             fail(f"--resume: no eval of {cases_file} to resume in {root} (--out names one)")
         return found, True
     if flags.out is not None:
+        if flags.resume and not flags.out.is_dir():
+            # A typo in the folder would start the whole eval again, hours of runs, under it.
+            fail(f"--resume: no eval to resume in {flags.out}: no such folder")
         check_out_folder(flags.out)
         return flags.out, flags.resume
     name = f"{stamp()}-{safe_name(cases_file.stem)}"
