@@ -48,6 +48,10 @@ Decision = Literal["yes", "no", "always"]
 True and False mean yes and no."""
 
 
+Answer = Literal["yes", "no", "always", "declined"]
+"""What the consumer answered an approval question, as the round takes it."""
+
+
 @dataclass(frozen=True)
 class Declined:
     """No, and why nobody said yes: the view shows it and the model reads it."""
@@ -527,23 +531,24 @@ class Round:
         if not tool.dangerous or self._policy.yes or tool.name in self._policy.always:
             return None
         asked = ApprovalAsked(call=call, reason="dangerous")
-        yield from self._ask(asked)
-        decision = asked.answered if asked.answered is not None else NOBODY_TO_ASK
-        if decision == "always":
+        answer = yield from self._ask(asked)
+        if answer == "always":
             self._policy.always.add(tool.name)
-        elif isinstance(decision, Declined):
-            yield Notice(level="warning", message=f"{call.name} not run: {decision.why}")
-            unasked = decision is NOBODY_TO_ASK
-            why = Problem("nobody_to_ask") if unasked else Problem("declined", detail=decision.why)
+        elif answer == "declined":
+            declined = asked.answered if isinstance(asked.answered, Declined) else NOBODY_TO_ASK
+            yield Notice(level="warning", message=f"{call.name} not run: {declined.why}")
+            unasked = declined is NOBODY_TO_ASK
+            why = Problem("nobody_to_ask") if unasked else Problem("declined", detail=declined.why)
             return refused(call, "declined", why)
-        elif decision is not True and decision != "yes":
+        elif answer == "no":
             return refused(call, "declined", Problem("user_declined"))
         return None
 
-    def _ask(self, asked: ApprovalAsked) -> Iterator[Event]:
-        """The question, to whoever answers, then what they answered; the time they took is
-        kept as the call's wait, apart from its run (the loop keeps it out of the run's time
-        as well)."""
+    def _ask(self, asked: ApprovalAsked) -> Generator[Event, None, Answer]:
+        """The question, to whoever answers, then what they answered, as the round takes it
+        (answer_given): the event and the decision read it alike. The time they took is kept
+        as the call's wait, apart from its run (the loop keeps it out of the run's time as
+        well)."""
         began = self._clock()
         yield asked
         waited = self._clock() - began
@@ -552,6 +557,7 @@ class Round:
             self._entries[asked.call.id].approval_wait += waited
         call = asked.call
         yield ApprovalAnswered(call_id=call.id, name=call.name, answer=answer, waited=waited)
+        return answer
 
     def _approve_quoted(
         self, call: ToolCall, tool: Tool, quote: Quote
@@ -565,16 +571,15 @@ class Round:
             result_name=quote.result_name,
             result_id=quote.result_id,
         )
-        yield from self._ask(asked)
+        answer = yield from self._ask(asked)
         source = f"{quote.result_name} (call {quote.result_id})"
-        decision = asked.answered
-        if decision is None:
-            return refused(call, "from_result", Problem("from_result", given=source))
-        if isinstance(decision, Declined):
-            return refused(call, "from_result", Problem("declined", detail=decision.why))
-        if decision is True or decision == "yes":
+        if answer == "yes":
             return None
-        return refused(call, "declined", Problem("quoted_declined", given=source))
+        if answer != "declined":  # a no ("always" is not offered for a call from a result)
+            return refused(call, "declined", Problem("quoted_declined", given=source))
+        if isinstance(asked.answered, Declined):
+            return refused(call, "from_result", Problem("declined", detail=asked.answered.why))
+        return refused(call, "from_result", Problem("from_result", given=source))
 
     def _answer(self, call: ToolCall, result: ToolResult) -> Iterator[Event]:
         now = self._clock()
@@ -668,7 +673,7 @@ def _failed(entry: _Entry) -> bool:
     return entry.result is not None and not entry.result.ok
 
 
-def answer_given(asked: ApprovalAsked) -> Literal["yes", "no", "always", "declined"]:
+def answer_given(asked: ApprovalAsked) -> Answer:
     """The consumer's answer as the round takes it: nothing, or a Declined, declines; "always"
     only where it was offered; anything but a yes is a no."""
     answer = asked.answered
