@@ -62,6 +62,11 @@ ParserEvent = TextDelta | ReasoningDelta | CallForming | ToolCallParsed | ParseE
 # --- emitted by the loop --------------------------------------------------------------------
 
 
+def strategy_label(strategy: str, mode: str) -> str:
+    """`schema json`, `stream native`, `regex`: a strategy with its mode, where it has one."""
+    return f"{strategy} {mode}" if mode else strategy
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunStarted:
     kind: Literal["run_started"] = "run_started"
@@ -79,7 +84,7 @@ class RunStarted:
     def strategy_label(self) -> str:
         """`schema json`, `stream native`, `regex`: the strategy as it ran, named as `compare`
         names it."""
-        return f"{self.strategy} {self.mode}" if self.mode else self.strategy
+        return strategy_label(self.strategy, self.mode)
 
 
 @dataclass(frozen=True, kw_only=True)

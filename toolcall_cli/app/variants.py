@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall_cli.app.options import SchemaMode, SessionOptions, StrategyName, StreamMode
+from toolcall_cli.events import strategy_label as labelled
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,7 @@ class Variant:
 def strategy_label(name: str, schema_mode: Any, stream_mode: Any) -> str:
     """`schema tools`, `stream native`, `regex`: a strategy named as compare names it, with the
     mode of its own kind where it has one (a trace's header records both modes)."""
-    mode = {"schema": schema_mode, "stream": stream_mode}.get(name)
-    return f"{name} {mode}" if mode else name
+    return labelled(name, {"schema": schema_mode, "stream": stream_mode}.get(name) or "")
 
 
 def all_variants(stream_mode: StreamMode) -> tuple[Variant, ...]:

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolcall_cli.events import strategy_label
+
 Status = Literal["pass", "problem"]
 FixKind = Literal["prompt rule", "description", "schema", "limit", "strategy", "wiring", "none"]
 
@@ -146,7 +148,7 @@ class RunDiagnosis:
 
     @property
     def strategy_label(self) -> str:
-        return f"{self.strategy} {self.mode}" if self.mode else self.strategy
+        return strategy_label(self.strategy, self.mode)
 
     @property
     def problems(self) -> list[Finding]:

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
+from toolcall_cli.events import strategy_label
 from toolcall_cli.strictjson import DEEPEST, nesting_depth
 from toolcall_cli.trace._shapes import EVENT_TYPES, ShapeError, checked_record
 from toolcall_cli.trace.writer import FORMAT, LINE_CAP, VERSION
@@ -234,7 +235,7 @@ class TraceSummary:
     @property
     def strategy_label(self) -> str:
         """`schema json`, `stream native`, `regex`: the strategy as the first question ran."""
-        return f"{self.strategy} {self.mode}" if self.mode else self.strategy
+        return strategy_label(self.strategy, self.mode)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "path": str(self.path)}
