@@ -141,11 +141,9 @@ def refused_calls(run: RunRecords) -> Iterator[Finding]:
 def _echoed(run: RunRecords, record: Record, call: dict[str, Any], why: str) -> Finding:
     """A call that carried a result the model already had: no tool's policy and no user refused
     it, the model did not use what it had. Put right by an answer, not by a later call."""
-    finished = run.last("run_finished")
-    answered = finished is not None and finished.data.get("stop_reason") == "answered"
     name = str(call.get("name"))
     message = f"{call.get('id')}: `{name}` was sent a result the model already had: {why}"
-    recovered = "the run still answered" if answered else None
+    recovered = "the run still answered" if run.answered else None
     return Finding.at(
         record, "echoed_result", message, fixable=True, recovered=recovered, tool=name
     )

@@ -17,7 +17,7 @@ _CUT_ANSWER = 'the answer stopped at the token limit (finish_reason "length"), m
 def check_ending(run: RunRecords, writing: int | None = None) -> Step:
     """`writing`: the pid of the trace's writer when it still runs and this is its last run."""
     finished = run.last("run_finished")
-    answered = finished is not None and finished.data.get("stop_reason") == "answered"
+    answered = run.answered
     findings = [*_repeated_calls(run, answered), *_not_answers(run, answered), *_cut_answer(run)]
     withdrawn = run.first("answer_without_tools")
     if withdrawn is not None:

@@ -53,6 +53,12 @@ class RunRecords:
     def last(self, kind: str) -> Record | None:
         return next(reversed(self.of(kind)), None)
 
+    @property
+    def answered(self) -> bool:
+        """The run ended with an answer."""
+        finished = self.last("run_finished")
+        return finished is not None and finished.data.get("stop_reason") == "answered"
+
 
 def split_runs(records: Sequence[dict[str, Any]]) -> list[RunRecords]:
     """Each run of a trace (a chat trace holds several), its records numbered and placed in
