@@ -34,12 +34,21 @@ class AssistantOutput:
     """Offsets in `content` where a stream chunk must end (a fault splitting tags on purpose)."""
 
 
+CHARS_PER_TOKEN = 4
+"""The usual rough rule: how usage is estimated, and where max_tokens cuts a reply."""
+
+
+def written_chars(output: AssistantOutput) -> int:
+    """How much the model wrote: its text, and each call's name and arguments."""
+    return len(output.content or "") + sum(len(c.name + c.arguments) for c in output.tool_calls)
+
+
 def estimate_usage(body: dict[str, Any], output: AssistantOutput) -> dict[str, int]:
-    """Token counts estimated as characters / 4, the usual rough rule."""
+    """Token counts estimated as characters / CHARS_PER_TOKEN."""
     prompt = len(json.dumps(body.get("messages", []), ensure_ascii=False))
     prompt += len(json.dumps(body.get("tools", []), ensure_ascii=False))
-    written = len(output.content or "") + sum(len(c.name + c.arguments) for c in output.tool_calls)
-    prompt_tokens, completion_tokens = max(1, prompt // 4), max(1, written // 4)
+    prompt_tokens = max(1, prompt // CHARS_PER_TOKEN)
+    completion_tokens = max(1, written_chars(output) // CHARS_PER_TOKEN)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -55,19 +64,18 @@ def within(output: AssistantOutput, body: dict[str, Any]) -> AssistantOutput:
         output = replace(output, tool_calls=output.tool_calls[:1])
     asked = [body.get("max_tokens"), body.get("max_completion_tokens")]
     most = min((n for n in asked if isinstance(n, int) and n > 0), default=None)
-    return output if most is None else cut_at(output, 4 * most)
+    return output if most is None else cut_at(output, CHARS_PER_TOKEN * most)
 
 
 def cut_at(output: AssistantOutput, left: int) -> AssistantOutput:
-    """The reply cut after `left` characters (4 a token, as its usage counts them): the text
-    first, then each call's name and arguments in turn; whole when it fits."""
-    calls = output.tool_calls
-    if len(output.content or "") + sum(len(c.name + c.arguments) for c in calls) <= left:
+    """The reply cut after `left` characters (as its usage counts them): the text first, then
+    each call's name and arguments in turn; whole when it fits."""
+    if written_chars(output) <= left:
         return output
     content = None if output.content is None else output.content[:left]
     left -= len(content or "")
     kept: list[WireCall] = []
-    for call in calls:
+    for call in output.tool_calls:
         if left <= len(call.name):
             break
         kept.append(replace(call, arguments=call.arguments[: left - len(call.name)]))
