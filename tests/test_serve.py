@@ -28,6 +28,9 @@ from toolcall_cli.eject import PROGRAMS
 from toolcall_cli.serve import host_note
 
 URL_RE = re.compile(r"http://127\.0\.0\.1:\d+/v1")
+EXCHANGE_RE = re.compile(r"#\d+ .*? (\d{3})(?=[: ]|$)", re.MULTILINE)
+"""An exchange's status in the log: "#3 POST /v1/models 405", or a request line http.server could
+not read, "#4 {"model": "mm"}POST /models 501: Unsupported method"."""
 WAIT = 20.0
 """Seconds a step may take before the test fails instead of hanging."""
 WEATHER_TOOL: Any = {
@@ -79,6 +82,12 @@ class Served:
     @property
     def log(self) -> str:
         return "".join(self.seen)
+
+    @property
+    def statuses(self) -> list[str]:
+        """The HTTP status of each exchange the log names ("#3 POST /v1/models 405"): read from
+        there, not searched for in the whole log, whose URL holds a port that may be 33501."""
+        return EXCHANGE_RE.findall(self.log)
 
     def stop(self, by: signal.Signals = signal.SIGINT) -> tuple[int, str, str]:
         """Ctrl-C, as a user stops it (or `by`): the exit code, all it printed, and stderr."""
@@ -657,7 +666,8 @@ def test_one_openai_client_goes_on_after_an_unknown_path_and_a_wrong_method(
         assert calls and calls[0].function.name == "get_weather"
     assert len(connections) == 1, connections
     log = serve.wait_for_next("POST /v1/models 405")
-    assert "501" not in log and "Bad request" not in log
+    assert "Bad request" not in log
+    assert "405" in serve.statuses and "501" not in serve.statuses
 
 
 def test_what_http_server_refuses_itself_is_a_json_error_too(serve: Served) -> None:
@@ -797,7 +807,8 @@ def test_toolcall_run_can_use_serve_as_its_endpoint(serve: Served, tmp_path: Pat
     assert (done.returncode, done.stdout) == (0, "12*5+3 = 63\n"), done.stderr
     # its probe of Ollama's /api/show is refused, and the requests after it are answered
     log = serve.wait_for_next("POST /api/show 404")
-    assert "Bad request syntax" not in log and "501" not in log
+    assert "Bad request syntax" not in log
+    assert "404" in serve.statuses and "501" not in serve.statuses
 
 
 # --- starting and stopping ----------------------------------------------------------------------
