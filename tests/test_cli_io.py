@@ -430,3 +430,43 @@ def test_a_script_in_a_pipe_is_read_once(tmp_path: Path) -> None:
         cwd=tmp_path,
     )  # fmt: skip
     assert (again.returncode, again.stdout) == (0, "2+3 = 5\n"), again.stderr
+
+
+POEM_TOOL = '''
+from toolcall_cli import tool
+
+
+@tool
+def poem(topic: str) -> str:
+    """A short poem about a topic, in Markdown."""
+    print("rhyming  ")
+    return f"Roses on {topic}  \\nViolets  \\nend"
+'''
+
+
+def test_piped_output_keeps_the_hard_breaks_of_an_answer_and_a_result(tmp_path: Path) -> None:
+    """Two spaces ending a line are a Markdown hard break: `run` piped (plain or --quiet) and
+    `trace show` piped keep the model's and the tool's, and add none of their own."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "poem.py").write_text(POEM_TOOL, "utf-8")
+    replies = [
+        '<tool_call>{"name": "poem", "arguments": {"topic": "sea"}}</tool_call>',
+        "Here it is:  \nRoses on sea  \nViolets",
+    ]
+    script = tmp_path / "script.jsonl"
+    script.write_text("\n".join(json.dumps(r) for r in replies), "utf-8")
+    flags = ("--model", "scripted", "--script", str(script), "--tools", str(tmp_path / "tools"))
+    trace = tmp_path / "run.jsonl"
+    plain = toolcall("run", "a poem", *flags, "--trace", str(trace), cwd=tmp_path)
+    quiet = toolcall("run", "a poem", *flags, "--quiet", "--no-trace", cwd=tmp_path)
+    shown = toolcall("trace", "show", str(trace), cwd=tmp_path)
+    assert plain.returncode == quiet.returncode == shown.returncode == 0, shown.stderr
+    assert quiet.stdout.splitlines() == ["Here it is:  ", "Roses on sea  ", "Violets"]
+    answer = {"    Here it is:  ", "    Roses on sea  "}  # the live view's answer is boxed
+    assert answer <= {*plain.stdout.splitlines()}, plain.stdout
+    for out in (plain.stdout, shown.stdout):
+        lines = out.splitlines()
+        assert {"    Violets  ", "      rhyming  "} <= {*lines}, out
+        written = ("Here it is:  ", "Roses on sea  ", "Violets  ", "rhyming  ")
+        own = [line for line in lines if line != line.rstrip() and not line.endswith(written)]
+        assert own == [], own

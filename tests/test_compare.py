@@ -225,14 +225,30 @@ def test_compare_piped_leaves_no_spaces_at_the_ends_of_lines(tmp_path: Path, rep
     assert len(lines) > 5 and [line for line in lines if line != line.rstrip()] == []
 
 
-def test_trimmed_lines_holds_spaces_until_it_knows_a_line_ends_there() -> None:
-    from toolcall_cli.cli._running import TrimmedLines
+def test_piped_lines_lose_the_padding_rich_adds_and_keep_a_text_s_own_spaces() -> None:
+    """A table's padding, an indented block's and a wrapped line's space go; the spaces that
+    end the lines of text shown as written (a Markdown hard break) stay."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
 
-    out = StringIO()
-    trimmed = TrimmedLines(out)
-    for part in ("a table  ", "  cell   ", "\nnext   \n  indented", "  ", "\n"):
-        trimmed.write(part)
-    assert out.getvalue() == "a table    cell\nnext\n  indented\n"
+    from toolcall_cli.cli._running import pipe_console
+    from toolcall_cli.render.verbatim import verbatim
+
+    console = pipe_console()
+    console.file, console.width = StringIO(), 40
+    table = Table("strategy", "answer")
+    table.add_row("regex", "a longer answer")
+    table.add_row("schema", "short")
+    written = Text("Roses  \nViolets  \nend", style=verbatim())
+    console.print(table)
+    console.print(Group(Text("result"), Padding(written, (0, 0, 0, 4), expand=False)))
+    console.print(Text("toolcall's own words, " * 4, style="dim"))
+    lines = console.file.getvalue().splitlines()
+    assert "    Roses  " in lines and "    Violets  " in lines and "    end" in lines
+    own = [line for line in lines if "Roses" not in line and "Violets" not in line]
+    assert len(own) > 8 and [line for line in own if line != line.rstrip()] == []
 
 
 def test_compare_repeat_prints_the_rates(tmp_path: Path) -> None:

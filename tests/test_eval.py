@@ -692,60 +692,76 @@ def a_runner() -> Any:
 RUN_KEY_ARGS = {"model": "offline", "strategy": "regex", "case": "c1", "seed": 0}
 
 
+class OneRun:
+    """A runner with nothing to run and one run's key and trace: the run's events are driven,
+    and the main thread's stop raced against them, by hand."""
+
+    def __init__(self, path: Path) -> None:
+        from toolcall_cli.evaluate.runner import RunKey
+        from toolcall_cli.trace import TraceWriter
+
+        self.runner = a_runner()
+        self.key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
+        self.path = path
+        self.writer = TraceWriter.open(path)
+
+    def consume(self, events: Any) -> None:
+        """The run's thread: its events into its trace, which it then lets go of (closes), as
+        Runner.run does once the events are through or the run failed."""
+        from toolcall_cli.evaluate.runner import RunReader
+
+        tally = RunTally("regex", 0, str(self.path))
+        try:
+            self.runner._consume(self.key, events, self.writer, tally, RunReader())
+        finally:
+            self.writer.close()
+
+    def records(self) -> list[dict[str, Any]]:
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines]
+
+
+@pytest.fixture
+def one_run(tmp_path: Path) -> OneRun:
+    return OneRun(tmp_path / "run.jsonl")
+
+
 def test_an_eval_stopped_just_after_a_run_finished_leaves_that_runs_trace_whole(
-    tmp_path: Path,
+    one_run: OneRun,
 ) -> None:
     """Ctrl-C landing after a run's own run_finished, before its thread let go of the trace:
     the main thread appended a second run_finished (interrupted) and an interrupted line to a
     trace that had ended well."""
-    from toolcall_cli.evaluate.figures import RunTally
-    from toolcall_cli.evaluate.runner import RunKey, RunReader
     from toolcall_cli.events import RunFinished, RunStarted
-    from toolcall_cli.trace import TraceWriter
-
-    runner = a_runner()
-    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
-    path = tmp_path / "run.jsonl"
-    writer = TraceWriter.open(path)
 
     def events() -> Any:
         yield RunStarted(question="q", model="offline", strategy="regex", tools=())
         yield RunFinished(stop_reason="answered", iterations=1, tool_calls=0, elapsed=0.1)
-        runner.halt(KeyboardInterrupt())  # the main thread, before this run's thread is done
+        one_run.runner.halt(KeyboardInterrupt())  # the main thread, before this run's is done
 
-    runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
-    writer.close()
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    one_run.consume(events())
+    records = one_run.records()
     assert [r["kind"] for r in records] == ["run_started", "run_finished"]
     assert records[-1]["stop_reason"] == "answered"
 
 
 def test_an_eval_stopped_as_a_run_lets_go_of_its_trace_writes_nothing_to_it(
-    tmp_path: Path,
+    one_run: OneRun,
 ) -> None:
     """The main thread ends the runs it found under way; one of them may have let go of its
     trace (and closed it) meanwhile: writing to the closed file raised ValueError, and the
     eval's Ctrl-C became an internal error."""
-    from toolcall_cli.evaluate.figures import RunTally
-    from toolcall_cli.evaluate.runner import RunKey, RunReader
     from toolcall_cli.events import RunStarted
-    from toolcall_cli.trace import TraceWriter
 
-    runner = a_runner()
-    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
-    path = tmp_path / "run.jsonl"
-    writer = TraceWriter.open(path)
-    found = []
+    runner, found = one_run.runner, []
 
     def events() -> Any:
         yield RunStarted(question="q", model="offline", strategy="regex", tools=())
-        found.append(runner.live[key])  # what the main thread's halt() would be holding
+        found.append(runner.live[one_run.key])  # what the main thread's halt() would be holding
 
-    runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
-    writer.close()  # as Runner.run does once the run's events are through
+    one_run.consume(events())
     runner._end(found[0], runner.why_stopped)  # the main thread, with its list of runs
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert [r["kind"] for r in records] == ["run_started"]
+    assert [r["kind"] for r in one_run.records()] == ["run_started"]
 
 
 def test_a_run_that_fails_ends_the_eval_without_waiting_for_the_runs_under_way(
@@ -780,27 +796,18 @@ def test_a_run_that_fails_ends_the_eval_without_waiting_for_the_runs_under_way(
         release.set()
 
 
-def test_a_run_toolcall_fails_in_ends_its_trace_as_a_crash(tmp_path: Path) -> None:
+def test_a_run_toolcall_fails_in_ends_its_trace_as_a_crash(one_run: OneRun) -> None:
     """The run whose failure stopped the eval left its trace without an end (doctor: cut off,
     'no record of an interruption'), while the runs it stopped were said to have crashed."""
-    from toolcall_cli.evaluate.figures import RunTally
-    from toolcall_cli.evaluate.runner import RunKey, RunReader
     from toolcall_cli.events import RunStarted
-    from toolcall_cli.trace import TraceWriter
-
-    runner = a_runner()
-    key = RunKey(**RUN_KEY_ARGS, calls_only=False)  # type: ignore[arg-type]
-    path = tmp_path / "run.jsonl"
-    writer = TraceWriter.open(path)
 
     def events() -> Any:
         yield RunStarted(question="q", model="offline", strategy="regex", tools=())
         raise KeyError("x")  # a bug of toolcall's, mid-run
 
     with pytest.raises(KeyError):
-        runner._consume(key, events(), writer, RunTally("regex", 0, str(path)), RunReader())
-    writer.close()
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        one_run.consume(events())
+    records = one_run.records()
     assert [r["kind"] for r in records] == ["run_started", "run_finished", "interrupted"]
     assert records[1]["stop_reason"] == "interrupted"
     assert records[2]["reason"] == "crash" and records[2]["detail"] == "KeyError: 'x'"

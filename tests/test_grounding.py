@@ -167,13 +167,16 @@ def test_an_answer_with_one_figure_of_a_result_is_grounded() -> None:
 
 def test_an_ungrounded_answer_names_its_own_figures_not_the_questions() -> None:
     """After a result, an answer with no figure of it is not grounded; what it is told names
-    the figures that came from nowhere, not the question's it repeated."""
+    the figures that came from nowhere, not the question's it repeated, nor its arithmetic
+    worked out right (2^10 is 1024; 1000 is no value of it)."""
     question = "What is 2^10 and the weather in Paris tomorrow?"
-    verdict = answer_verdict("2^10 is 1024, and it will be 15 °C in Paris.", question, ["11"])
+    verdict = answer_verdict("2^10 is 1000, and it will be 15 °C in Paris.", question, ["11"])
     assert verdict is not None
     checked, note = verdict
-    assert checked.figures == ("1024", "15")
-    assert note is not None and "1024" in note and "2, 10" not in note
+    assert checked.figures == ("1000", "15")
+    assert note is not None and "1000" in note and "2, 10" not in note
+    verdict = answer_verdict("2^10 is 1024, and it will be 15 °C in Paris.", question, ["11"])
+    assert verdict is not None and verdict[0].figures == ("15",)
     # An answer that is only the question's figure after a result is still named as such.
     again = answer_verdict("2", "Is 126 divisible by 2?", ["126"])
     assert again is not None and again[0].figures == ("2",)
@@ -186,6 +189,51 @@ def test_quoted_figures_are_cited_not_stated() -> None:
 
 def test_with_no_tools_offered_an_answer_without_results_is_not_checked() -> None:
     assert answer_verdict("It is 565.", "What is 23*19+7?", [], tools=False) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("2+2?", "4"),
+        ("What is 12*5+3?", "12*5+3 = 63"),
+        ("What is (2^10 - 16) / 8?", "It is 126."),
+        ("What's 7 times 8?", "56"),
+        ("What is 100 divided by 8?", "12.5"),
+        ("What is 10/3?", "About 3.33."),
+        ("What is 1,200 - 250?", "950"),
+        ("三加五等于几？", "三加五等于8"),
+        ("二十六乘以三是多少？", "78"),
+        ("（3＋4）×2 等于多少？", "14"),
+    ],
+)
+def test_an_answer_that_works_out_the_question_s_own_arithmetic_is_grounded(
+    question: str, answer: str
+) -> None:
+    """Arithmetic the question writes (in symbols or words, English or Chinese), worked out
+    right, is no figure from nowhere, with or without a tool's result."""
+    assert answer_verdict(answer, question, []) is None
+    assert answer_verdict(answer, question, ["Paris: 18 °C"]) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "loose"),
+    [
+        ("2+2?", "5", ("5",)),  # worked out wrong
+        ("What is 23*19+7?", "23*19+7 = 443", ("443",)),
+        ("What is 2 to the power of 10?", "1024", ("1024",)),  # no operator it reads
+        ("北京今天多少度？", "北京今天25度。", ("25",)),
+        ("What's the weather in Paris on 2026-3-5?", "It is 2018 and 14 °C.", ("2018", "14")),
+        ("Weather in 2 cities: Paris and Rome, 3 days", "Paris 6 °C, Rome 5 °C", ("6", "5")),
+        ("上海和北京明天2个城市的气温相差多少？", "相差3度", ("3",)),
+    ],
+)
+def test_a_figure_the_question_s_arithmetic_does_not_give_is_still_loose(
+    question: str, answer: str, loose: tuple[str, ...]
+) -> None:
+    """Only arithmetic the question writes grounds a figure: a made-up temperature beside two
+    of the question's figures, a date's dashes, or a sum worked out wrong are still flagged."""
+    verdict = answer_verdict(answer, question, [])
+    assert verdict is not None and verdict[0].figures == loose
 
 
 # --- the views ---------------------------------------------------------------------------------

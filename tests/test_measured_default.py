@@ -573,3 +573,45 @@ def test_what_the_user_chose_stays_across_a_chat_s_model_switch(tmp_path: Path) 
     assert session.strategy.name == "stream"
     assert offline["temperature"] == 0.5 and "max_tokens" not in offline
     assert (served["temperature"], served["max_tokens"]) == (0.5, 1024)
+
+
+def schema_mode_after(keys: str, tmp_path: Path, **chosen: Any) -> list[str]:
+    """The schema mode of the first request after `keys` are typed into a chat begun on a
+    llama.cpp server with `chosen` (a json-schema response_format, tool definitions, or
+    neither), and after a second /model to a model at the same server."""
+    with FakeOpenAI() as server:
+        server.props = LLAMA_PROPS
+        options = SessionOptions.of(base_url=server.base_url, model="m", **chosen)
+        assembled = build_session(options, warn=lambda _: None)
+        session = assembled.session
+        try:
+            modes = []
+            for typed in (keys, "/model m3\r\x04"):
+                chat_on(assembled, typed, tmp_path)
+                body = first_request(session, "hi")
+                assert session.strategy.name == "schema"
+                modes.append("json" if "response_format" in body else "tools")
+        finally:
+            session.close()
+    return modes
+
+
+def test_a_model_switched_to_after_strategy_schema_gets_its_server_s_schema_mode(
+    tmp_path: Path,
+) -> None:
+    """/strategy schema on a llama.cpp server, where schema runs in json mode, then /model: the
+    mode nobody chose is the one that server gives schema (json), not tools; switched to the
+    offline model it is the offline model's (tools), and back at the server json again."""
+    assert schema_mode_after("/strategy schema\r/model m2\r\x04", tmp_path) == ["json", "json"]
+    assert schema_mode_after("/strategy schema\r/model offline\r\x04", tmp_path) == [
+        "tools",
+        "json",
+    ]
+
+
+@pytest.mark.parametrize("mode", ["tools", "json"])
+def test_a_schema_mode_the_person_chose_stays_across_a_chat_s_model_switch(
+    tmp_path: Path, mode: str
+) -> None:
+    typed = "/strategy schema\r/model offline\r\x04"
+    assert schema_mode_after(typed, tmp_path, strategy="regex", schema_mode=mode) == [mode, mode]

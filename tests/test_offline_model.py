@@ -194,6 +194,20 @@ def test_clothing_question_calls_weather_for_the_city_today() -> None:
     assert reply.index("<tool_call>") > 0, "a short lead-in sentence comes first"
 
 
+@pytest.mark.parametrize(
+    ("question", "city", "day"),
+    [("北京今天多少度", "北京", "today"), ("拉萨明天多少度？", "拉萨", "tomorrow")],
+)
+def test_how_many_degrees_is_a_weather_question(question: str, city: str, day: str) -> None:
+    """多少度 ("how many degrees") asks for the temperature: the weather tool, not "no tool
+    fits"; a temperature to convert still goes to the converter."""
+    assert text_calls(text_reply(text_body(question))) == [
+        ("get_weather", {"city": city, "day": day})
+    ]
+    (call,) = text_calls(text_reply(text_body("100华氏度是多少度？")))
+    assert call[0] == "convert_units"
+
+
 def test_arithmetic_question_calls_calculate_with_the_expression() -> None:
     assert text_calls(text_reply(text_body("What's 12*5+3?"))) == [
         ("calculate", {"expression": "12*5+3"})

@@ -11,9 +11,11 @@ results; the next answer stands, marked.
 
 from __future__ import annotations
 
+import ast
 import math
+import operator
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +76,99 @@ def chinese_number(text: str) -> float:
             total += (section + digit) * 10_000
             section, digit = 0, 0
     return float(total + section + digit)
+
+
+# --- the question's own arithmetic ---------------------------------------------------------------
+
+_OPERATOR_WORDS = (
+    (re.compile(r"\b(?:plus|added to)\b", re.IGNORECASE), "+"),
+    (re.compile(r"\bminus\b", re.IGNORECASE), "-"),
+    (re.compile(r"\b(?:times|multiplied by)\b", re.IGNORECASE), "*"),
+    (re.compile(r"\bdivided by\b", re.IGNORECASE), "/"),
+    (re.compile("加上|加"), "+"),
+    (re.compile("减去|减"), "-"),
+    (re.compile("乘以|乘"), "*"),
+    (re.compile("除以"), "/"),
+)
+"""The operators a question may spell out, English and Chinese, as symbols."""
+_SYMBOLS = str.maketrans({"×": "*", "÷": "/", "^": "**", "−": "-", "（": "(", "）": ")",
+                          "＋": "+", "－": "-", "＊": "*", "／": "/"})  # fmt: skip
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SPELLED = re.compile(r"[A-Za-z]+")
+_ARITHMETIC_RUN = re.compile(r"[-+(]*\d[\d.\s()+\-*/]*")
+_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}-\d{1,2}-\d{4}")
+_OPERATIONS: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
+MAX_EXPONENT = 64
+"""A power the question writes is worked out up to this exponent (2^10 is; 9^9^9 is not)."""
+MAX_EXPRESSION = 200
+"""Longer arithmetic in a question is left alone: the tree is walked by recursion."""
+
+
+def worked_out(question: str) -> list[float]:
+    """The values of the arithmetic a question writes, in symbols or words ("2+2", "7 times
+    8", "三加五", "(2^10 - 16) / 8"). Read as a syntax tree of numbers and + - * / and powers,
+    never run; a date's dashes are no subtraction."""
+    text = _THOUSANDS.sub("", question.translate(_SYMBOLS))
+    for words, symbol in _OPERATOR_WORDS:
+        text = words.sub(f" {symbol} ", text)
+    text = _CHINESE_NUMBER.sub(lambda m: f" {chinese_number(m.group()):g} ", text)
+    text = _SPELLED.sub(lambda m: _spelled_digit(m.group()), text)
+    values = []
+    for run in _ARITHMETIC_RUN.finditer(text):
+        expression = balanced(run.group().strip())
+        if len(expression) > MAX_EXPRESSION or _DATE.search(expression):
+            continue
+        if not any(c in expression[1:] for c in "+-*/"):
+            continue  # a figure alone
+        value = expression_value(expression)
+        if value is not None:
+            values.append(value)
+    return values
+
+
+def _spelled_digit(word: str) -> str:
+    """A number spelled out as a word ("seven"), in digits; any other word stays."""
+    value = _WORDS.get(word.lower())
+    return f" {value:g} " if value is not None and word.lower() in _SMALL.split() else word
+
+
+def balanced(expression: str) -> str:
+    """The expression without the parentheses of the sentence around it ("(e.g. 3+4)")."""
+    while expression.count("(") > expression.count(")") and expression.startswith("("):
+        expression = expression[1:].strip()
+    while expression.count(")") > expression.count("(") and expression.endswith(")"):
+        expression = expression[:-1].strip()
+    return expression
+
+
+def expression_value(expression: str) -> float | None:
+    try:
+        return _value(ast.parse(expression, mode="eval").body)
+    except (SyntaxError, ValueError, ArithmeticError, TypeError):
+        return None
+
+
+def _value(node: ast.expr) -> float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return float(node.value)  # a bool cannot be written in the digits read
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _value(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATIONS:
+        left, right = _value(node.left), _value(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
+            raise ValueError("a power too large to work out")
+        value = _OPERATIONS[type(node.op)](left, right)
+        if not isinstance(value, float) or not math.isfinite(value):
+            raise ValueError("no real number")
+        return value
+    raise ValueError("not arithmetic")
 
 
 def decimals(figure: str) -> int:
@@ -322,15 +417,19 @@ class AnswerCheck:
         the question, else the question's it gave back (126 came back and the answer was "2").
         No result there being, figures other than the question's, while tools could give them."""
         written = [m.group() for m in _FIGURE.finditer(_QUOTED.sub(" ", text))]
-        asked = Grounds(figures_in(question))
-        own = [figure for figure in written if not asked.holds(figure)]
+        asked, worked = Grounds(figures_in(question)), Grounds(worked_out(question))
+        # The question's own arithmetic worked out right ("4" for "2+2?") is no figure from
+        # nowhere; worked out wrong ("443" for 23*19+7), it is.
+        stated = [figure for figure in written if not worked.holds(figure)]
+        own = [figure for figure in stated if not asked.holds(figure)]
         if grounds.results:
             given = Grounds([f for _, data in grounds.results for f in figures_in(data)])
             if any(given.holds(figure) for figure in written):
                 return ()
-            # Named: the figures of its own ("2^10 is 1024": 1024), else the question's it gave
-            # back as the answer ("2" after 126 came back).
-            return tuple(dict.fromkeys(own or written))
+            # Named: the figures of its own ("2^10 is 1000": 1000), else the question's it gave
+            # back as the answer ("2" after 126 came back), unless it worked them out too.
+            gave_back = stated if len(stated) == len(written) else []
+            return tuple(dict.fromkeys(own or gave_back))
         return tuple(dict.fromkeys(own)) if tools else ()
 
     @staticmethod

@@ -99,6 +99,13 @@ def measured_strategy() -> tuple[str, SchemaMode]:
     return profile.strategy or "regex", typing.cast(SchemaMode, mode)
 
 
+def server_schema_mode(model: Model) -> SchemaMode:
+    """The schema mode a model's server gives schema when nobody chose one: the measured one on
+    a server it was measured on (json on llama.cpp), else tools."""
+    server = small_model_server(model)
+    return measured_strategy()[1] if server is not None and server.strategy_measured else "tools"
+
+
 def strategy_note(strategy: str, mode: SchemaMode) -> str:
     """The line that says which strategy a llama.cpp server got when the user chose none
     (bench/RESULTS.md: with a small local model, JSON-schema output answered far more questions

@@ -43,6 +43,9 @@ class ModelChoice:
     strategy_given: bool = True
     """False when no flag, variable, profile or config chose the strategy or the schema mode:
     then a server whose best strategy the bench measured may have it (app/_measured.py)."""
+    schema_mode_given: bool = True
+    """False when nothing chose the schema mode: then a model chat's /model switches to runs
+    schema in the mode its server gives it (app/_measured.py), not in a mode nobody chose."""
 
     def __repr__(self) -> str:  # the key (and URL credentials) must never leak through a repr
         shown = None

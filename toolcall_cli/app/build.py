@@ -14,6 +14,7 @@ from toolcall_cli.app._measured import (
     MEASURED_TEMPERATURE,
     LocalServer,
     measured_strategy,
+    server_schema_mode,
     small_model_retrieval,
     small_model_retrieves,
     small_model_sampling,
@@ -203,14 +204,21 @@ class Assembled:
     def use_model(self, name: str) -> None:
         """Chat's /model NAME: the session goes on with another model, which gets its own
         defaults for a small model (strategy, sampling, retrieval) wherever nothing chose them,
-        not the first model's; a strategy chosen by a flag or /strategy is kept.
+        not the first model's; a strategy chosen by a flag or /strategy is kept, and with it a
+        schema mode chosen by a flag, variable, profile or config; a mode nobody chose is the
+        one the new model's server gives schema (json on llama.cpp), not the first model's.
         ModelConfigError when the model cannot be made (the session is then as it was)."""
         session, settings = self.session, self.resolved
         choice = dataclasses.replace(settings.choice, name=name)
         model = make_model(choice, self.options.local.pace)
         if session.strategy_given:
             choice = dataclasses.replace(choice, strategy_given=True)
-            settings = dataclasses.replace(settings, strategy_name=session.strategy.name)
+            options = settings.options
+            if not choice.schema_mode_given:
+                options = options.replace(schema_mode=server_schema_mode(model))
+            settings = dataclasses.replace(
+                settings, strategy_name=session.strategy.name, options=options
+            )
         settings = dataclasses.replace(settings, choice=choice)
         tools = len(session.registry)
         measured = with_measured(settings, model, tools, retrieval=self.chosen_retrieval)

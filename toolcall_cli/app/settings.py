@@ -108,6 +108,7 @@ def model_choice(
         context_window=chosen_window(endpoint.context_window, resolved),
         profile=resolved.profile,
         strategy_given=strategy_chosen(resolved),
+        schema_mode_given=resolved.sources.get("schema_mode", "default") != "default",
     )
     return choice, resolved
 

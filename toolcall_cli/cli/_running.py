@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING
 
 import typer
 
@@ -27,6 +27,7 @@ from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.segment import Segment
 
     from toolcall_cli.events import Event, RunFinished
     from toolcall_cli.models.scripted import ScriptedModel, ScriptEnd
@@ -41,51 +42,68 @@ if TYPE_CHECKING:
 def pipe_console(whole_lines: bool = False) -> Console:
     """A rich Console for stdout whose broken pipe reaches main() like any other command's
     (rich's own handling exits 1 on the spot). `whole_lines`: piped, lines are not cut to the
-    width of a terminal that is not there."""
-    from rich.console import Console
+    width of a terminal that is not there. Piped, lines end without the spaces rich adds."""
+    from rich.console import Console, ConsoleOptions, RenderableType
 
     class PipeConsole(Console):
+        rendering = False
+        """A print's renderable is being rendered: what it holds is rendered within it."""
+
         def on_broken_pipe(self) -> None:
             raise BrokenPipeError
 
+        def render(
+            self, renderable: RenderableType, options: ConsoleOptions | None = None
+        ) -> Iterable[Segment]:
+            if self.is_terminal or self.rendering:
+                yield from super().render(renderable, options)
+                return
+            self.rendering = True
+            try:
+                yield from unpadded(super().render(renderable, options))
+            finally:
+                self.rendering = False
+
     console = PipeConsole(highlight=False)
     console.soft_wrap = whole_lines and not console.is_terminal
-    if not console.is_terminal:
-        # rich writes to it as to a file: write, flush, encoding, isatty and fileno are all.
-        console.file = cast("IO[str]", TrimmedLines(console.file))
     return console
 
 
-class TrimmedLines:
-    """A stream whose lines lose the spaces at their ends: rich pads each line of a table to
-    the table's width, which a terminal does not show and a file, a diff or `grep 'x$'` does.
-    Spaces at the end of a write are held until the next says whether a line ends there."""
+def unpadded(segments: Iterable[Segment]) -> Iterator[Segment]:
+    """Rendered lines without the spaces rich adds at their ends: a table pads each line to its
+    width, an indented block to its widest line, a wrapped line keeps the space it broke at;
+    a terminal does not show them, and a file, a diff or `grep 'x$'` does. Text shown as it was
+    written (render.verbatim: the model's, a tool's) keeps its own: a model's answer may end a
+    line with two spaces on purpose (a Markdown hard break)."""
+    from rich.segment import Segment
 
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-        self._held = ""
+    line: list[Segment] = []
+    for segment in segments:
+        if segment.control or "\n" not in segment.text:
+            line.append(segment)
+            continue
+        *ended, rest = segment.text.split("\n")
+        for part in ended:
+            yield from line_end_trimmed([*line, Segment(part, segment.style)])
+            yield Segment("\n", segment.style)
+            line = []
+        line = [Segment(rest, segment.style)] if rest else []
+    yield from line  # an unfinished line: what is printed next may go on with it
 
-    @property
-    def encoding(self) -> str:
-        return getattr(self._stream, "encoding", None) or "utf-8"
 
-    def write(self, text: str) -> int:
-        whole = self._held + text
-        done, newline, rest = whole.rpartition("\n")
-        lines = "\n".join(line.rstrip(" ") for line in done.split("\n")) + newline
-        kept = rest.rstrip(" ")
-        self._held = rest[len(kept) :]
-        self._stream.write(lines + kept if newline else kept)
-        return len(text)
+def line_end_trimmed(line: list[Segment]) -> list[Segment]:
+    """The line without the spaces at its end, back to text shown as it was written."""
+    from rich.segment import Segment
 
-    def flush(self) -> None:
-        self._stream.flush()
+    from toolcall_cli.render.verbatim import is_verbatim
 
-    def isatty(self) -> bool:
-        return False
-
-    def fileno(self) -> int:
-        return self._stream.fileno()
+    while line and not line[-1].control and not is_verbatim(line[-1].style):
+        last = line.pop()
+        kept = last.text.rstrip(" ")
+        if kept:
+            line.append(Segment(kept, last.style))
+            break
+    return line
 
 
 @contextlib.contextmanager

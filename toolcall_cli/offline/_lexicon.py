@@ -26,7 +26,7 @@ CONCEPTS = table("""
 weather: weather forecast rain rainy raining sunny cloudy snow snowing windy storm humidity
  umbrella wear coat jacket shorts sleeves sweater temperature temperatures hot cold warm hotter
  warmer colder cooler chilly 天气 气象 预报 下雨 雨 晴 阴 下雪 雪 刮风 湿度 带伞 雨伞 穿 短袖
- 外套 衣服 毛衣 温度 气温 冷 热 暖和
+ 外套 衣服 毛衣 温度 气温 多少度 冷 热 暖和
 temperature: temperature temperatures celsius fahrenheit 温度 气温 摄氏 华氏
 math: calculate calculator calculation math arithmetic expression compute evaluate sum plus
  minus times multiply multiplied divide divided product formula equation 计算 算一下 算算 等于
@@ -48,7 +48,7 @@ noise: a about also an and any are as at be by call calls can check could curren
  please query s should show some string tell than that the then there this to today tool
  toolcall tools up use used using value values was we what what's whats when where which who
  whom why will with would you your
-common: 请问 请帮我 帮我 帮忙 麻烦 查一下 查询 看一下 看看 告诉我 一下 怎么样 如何 多少度 多少 分别
+common: 请问 请帮我 帮我 帮忙 麻烦 查一下 查询 看一下 看看 告诉我 一下 怎么样 如何 多少 分别
  适合 可以 能不能 需要 是不是 是否 会不会 吗 呢 吧 啊 的 和 与 跟 及 以及 还有 是 在 有 会 都 也 我
  你 他 她 它 们 这 那 哪 里 个 几 点 钟 时候 度 用 成 为 给 把 从 到 比较 风 怎样 呀 么 什么 情况
  谢谢 多谢 感谢 你好 您好 好的

@@ -80,6 +80,7 @@ from toolcall_cli.render.base import (
     withdrawn_text,
     withdrawn_title,
 )
+from toolcall_cli.render.verbatim import verbatim
 
 # Events after which the current iteration's live region has nothing left to show.
 _TURN_ENDERS = (IterationStarted, FedBack, FinalAnswer, LimitReached, ModelFailed, RunFinished)
@@ -443,7 +444,9 @@ class LiveRenderer:
             rows.append(Text(f"  {CUT_SHORT}", "red"))  # the message says where it ended
         raw = cut(visible(error.raw), *RESULT_SHOWN)
         body = Text("raw: ", style="dim")
-        body.append(raw.with_note("\n"))
+        body.append(raw.text, style=verbatim())
+        if raw.was_cut:
+            body.append("\n" + raw.note())
         rows.append(Padding(body, (0, 0, 0, 4), expand=False))
         fed = f"  ↩ fed back to the model as an error result for {shown_name(error.call_id)}"
         rows.append(Text(fed, style="dim red"))
@@ -463,7 +466,7 @@ class LiveRenderer:
             head.append("  repeated call: earlier result reused, not run", style="yellow")
         shown = cut(visible(result.content), *RESULT_SHOWN)
         body = Text("fed back: " if not result.ok else "", style="dim")
-        body.append(shown.text, style="" if result.ok else "red")
+        body.append(shown.text, style=verbatim("" if result.ok else "red"))
         for note in (shown.note(), _model_cut_note(result)):
             if note:
                 body.append("\n" + note, style="dim")
@@ -480,7 +483,7 @@ class LiveRenderer:
         shown = cut(visible(result.output.rstrip("\n")), *RESULT_SHOWN)
         body.append("\nprinted by the tool:", style="dim")
         # Text, never markup: `[red]` printed by a tool stays literal.
-        body.append("\n" + indent(shown.text, "  "), style="italic")
+        body.append("\n" + indent(shown.text, "  "), style=verbatim("italic"))
         if shown.was_cut:
             body.append("\n  " + shown.note(), style="dim")
 

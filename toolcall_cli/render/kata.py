@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolcall_cli.kata import SOURCES, CaseResult, CheckRun, Header, duration
+from toolcall_cli.render.verbatim import verbatim
 
 PASS, FAIL = "✓", "✗"
 
@@ -28,7 +29,7 @@ def print_check(check: CheckRun, header: Header | None, now: datetime, console: 
         console.print(Text(check.problem, style="bold red"))
     if check.output:
         console.print(Text("what the code printed last:", style="dim"))
-        console.print(Text(check.output, style="dim"))
+        console.print(Text(check.output, style=verbatim("dim")))
     console.print(verdict(check))
 
 
