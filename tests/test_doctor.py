@@ -17,7 +17,7 @@ import pytest
 from in_process import Finished, toolcall
 
 from toolcall_cli.offline import FAULT_KINDS, OfflineModel
-from toolcall_cli.trace.writer import host_tag
+from toolcall_cli.trace.writer import host_tag, process_start, start_ticks
 from toolcall_cli.wire import ModelRequest
 
 WEATHER = "北京今天适合穿短袖吗？"
@@ -495,11 +495,16 @@ def test_a_trace_whose_writer_still_runs_is_under_way_not_cut_off(tmp_path: Path
     lines = trace.read_text(encoding="utf-8").splitlines()
     cut = next(i for i, line in enumerate(lines) if '"kind": "tool_finished"' in line)
     header = json.loads(lines[0])
-    assert header["writer"] == {"pid": os.getpid(), "host": host_tag()}
+    assert {key: header["writer"][key] for key in ("pid", "host")} == {
+        "pid": os.getpid(),
+        "host": host_tag(),
+    }
     assert header["writer"]["host"] != socket.gethostname()  # a digest: names no host
     with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as writer:
         try:
             header["writer"]["pid"] = writer.pid
+            if "started" in header["writer"]:
+                header["writer"]["started"] = process_start(writer.pid)
             kept = [json.dumps(header), *lines[1 : cut + 1]]
             trace.write_text("\n".join(kept) + "\n", encoding="utf-8")
             data = report(tmp_path, trace)
@@ -510,6 +515,40 @@ def test_a_trace_whose_writer_still_runs_is_under_way_not_cut_off(tmp_path: Path
     assert step4["summary"] == "not yet: the run is still under way"
     assert f"pid {writer.pid}" in step4["findings"][0]["message"]
     assert problems(report(tmp_path, trace)) == {4: ["cut_off"]}  # the writer is gone now
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="no /proc on this system")
+def test_a_cut_off_trace_whose_writers_pid_another_process_took_is_cut_off(
+    tmp_path: Path,
+) -> None:
+    """The writer's pid, used again by another process once the writer was killed, made a
+    trace cut off mid-run "still being written". The header also records when its writer
+    started, which the process now holding that pid does not share."""
+    trace = record(tmp_path, WEATHER)
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"kind": "tool_finished"' in line)
+    header = json.loads(lines[0])
+    assert header["writer"]["started"] == process_start(os.getpid())
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as other:
+        try:
+            header["writer"]["pid"] = other.pid  # the writer's pid, now another process's
+            kept = [json.dumps(header), *lines[1 : cut + 1]]
+            trace.write_text("\n".join(kept) + "\n", encoding="utf-8")
+            reused = report(tmp_path, trace)
+            del header["writer"]["started"]  # a trace written before headers kept it
+            kept = [json.dumps(header), *lines[1 : cut + 1]]
+            trace.write_text("\n".join(kept) + "\n", encoding="utf-8")
+            older = report(tmp_path, trace)
+        finally:
+            other.kill()
+    assert problems(reused) == {4: ["cut_off"]}
+    # Without a start time, a live process with the pid is taken for the writer, as before.
+    assert older["runs"][0]["steps"][3]["summary"] == "not yet: the run is still under way"
+
+
+def test_a_process_start_is_read_past_a_command_name_with_spaces_and_brackets() -> None:
+    fields = " ".join(str(n) for n in range(3, 53))  # field n holds n: field 22 holds 22
+    assert start_ticks(f"42 (a) b (c)) {fields}") == 22
 
 
 # --- the trace file ------------------------------------------------------------------------------
