@@ -19,6 +19,7 @@ from in_process import Finished, toolcall
 from toolcall_cli.offline import FAULT_KINDS, OfflineModel
 from toolcall_cli.trace.writer import host_tag, process_start, start_ticks
 from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wording import plural
 
 WEATHER = "北京今天适合穿短袖吗？"
 SUM = "What's 12*5+3?"
@@ -139,7 +140,7 @@ def test_doctor_names_each_fault_kind(tmp_path: Path, kind: str, strategy: str) 
     shown = doctor(tmp_path, str(trace))
     assert shown.returncode == 4
     assert words in shown.stdout, shown.stdout
-    assert f"✗ {data['problems']} problem(s) found in 1 of 1 run" in shown.stdout
+    assert f"✗ {plural(data['problems'], 'problem')} found in 1 of 1 run" in shown.stdout
     assert "Most likely cause:" in shown.stdout and "Fix to try first" in shown.stdout
 
 
@@ -328,7 +329,17 @@ def test_each_run_of_a_trace_is_diagnosed(tmp_path: Path) -> None:
     kinds = [json.loads(line)["kind"] for line in trace.read_text("utf-8").splitlines()]
     assert finding["event"] > kinds.index("run_started", 1)
     shown = doctor(tmp_path, str(trace))
-    assert "Run 2" in shown.stdout and "problem(s) found in 1 of 2 runs" in shown.stdout
+    assert "Run 2" in shown.stdout and "✗ 1 problem found in 1 of 2 runs" in shown.stdout
+
+
+def test_doctor_says_its_counts_in_words_not_with_s_in_brackets(tmp_path: Path) -> None:
+    """Its summaries said "1 call(s) in 1 round(s)" and "1 problem(s) found"."""
+    one = report(tmp_path, record(tmp_path, SUM))["runs"][0]["steps"]
+    assert one[1]["summary"] == "yes: 1 call, every name and argument valid"
+    assert one[2]["summary"] == "yes: 1 call in 1 round, each answered once, by its id"
+    trace = record(tmp_path, WEATHER, "--faults", "unknown_tool")
+    shown = doctor(tmp_path, str(trace)).stdout
+    assert "(s)" not in shown and "✗ 1 problem found in 1 of 2 runs" in shown
 
 
 # --- results that do not get back: traces damaged as a broken proxy would ------------------------
