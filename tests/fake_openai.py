@@ -101,8 +101,12 @@ class FakeOpenAI:
         """What GET /props answers (llama.cpp's server settings); None: 404, as OpenAI does."""
         self.show: Any = None
         """What POST /api/show answers (Ollama's model info); None: 404."""
+        self.ps: Any = None
+        """What GET /api/ps answers (the models Ollama has loaded); None: 404."""
+        self.version: Any = None
+        """What GET /api/version answers (Ollama's version); None: 404."""
         self.probes: list[tuple[str, str, dict[str, str], Any]] = []
-        """Each request to /props or /api/show: method, path, headers and JSON body. They are
+        """Each request to /props or /api/...: method, path, headers and JSON body. They are
         kept apart from the chat requests, which the other lists hold."""
         self._stopping = threading.Event()
         self._received = threading.Semaphore(0)
@@ -160,7 +164,12 @@ class FakeOpenAI:
                 sent = json.loads(body) if body else None
                 fake.probes.append((self.command, self.path, headers, sent))
                 path = urlsplit(self.path).path
-                data = {"/props": fake.props, "/api/show": fake.show}.get(path)
+                data = {
+                    "/props": fake.props,
+                    "/api/show": fake.show,
+                    "/api/ps": fake.ps,
+                    "/api/version": fake.version,
+                }.get(path)
                 if data is None:
                     self._send(Answer(status=404, json_body={"error": {"message": "not found"}}))
                 elif isinstance(data, Answer):

@@ -201,11 +201,68 @@ def test_the_window_comes_from_ollama_num_ctx_first(server: FakeOpenAI) -> None:
     assert (method, path, body) == ("POST", "/api/show", {"model": "m"})
 
 
-def test_the_window_comes_from_ollama_model_info(server: FakeOpenAI) -> None:
+MORE = "set num_ctx in its model file, or OLLAMA_CONTEXT_LENGTH on the server, for more"
+
+
+@pytest.mark.parametrize(
+    ("version", "window", "source"),
+    [
+        # Ollama's default num_ctx: 2,048 before 0.6.7, 4,096 from it, and from 0.15.5 4,096
+        # or more by the GPU's memory, which no API says.
+        ({"version": "0.5.12"}, 2048, "Ollama's default num_ctx in 0.5.12"),
+        ({"version": "0.6.7"}, 4096, "Ollama's default num_ctx in 0.6.7"),
+        (
+            {"version": "0.15.5"},
+            4096,
+            "Ollama's default num_ctx in 0.15.5 with under 24 GiB of VRAM (more above)",
+        ),
+        (None, 2048, "Ollama's default num_ctx"),  # no version said: the oldest, the least
+        ({"version": "0.0.0"}, 2048, "Ollama's default num_ctx"),  # a build from source
+    ],
+)
+def test_an_ollama_model_without_num_ctx_gets_ollamas_default_not_its_own_length(
+    server: FakeOpenAI, version: Any, window: int, source: str
+) -> None:
+    """The window was the model's `context_length` (32,768 here), while Ollama runs a model
+    whose file sets no num_ctx with its default, far less: requests were not fitted, and
+    Ollama cut their start (the system prompt, the tools) without a word."""
     server.show = {"model_info": {"qwen2.context_length": 32768}, "parameters": "stop x"}
+    server.version = version
     server.answers.append(Answer(json_body=completion("fine")))
     events = ask(model_at(server))
-    assert "context window 32,768 tokens (from Ollama's /api/show)" in notices(events)
+    said = f"context window {window:,} tokens (from {source}; the model takes 32,768: {MORE})"
+    assert said in notices(events)
+    assert [(method, path) for method, path, _, _ in server.probes] == [
+        ("GET", "/props"),
+        ("POST", "/api/show"),
+        ("GET", "/api/ps"),
+        ("GET", "/api/version"),
+    ]
+
+
+def test_an_ollama_model_loaded_now_has_the_window_it_was_loaded_with(server: FakeOpenAI) -> None:
+    server.show = {"model_info": {"qwen2.context_length": 32768}, "parameters": "stop x"}
+    server.ps = {
+        "models": [
+            {"name": "other:latest", "model": "other:latest", "context_length": 2048},
+            {"name": "m:latest", "model": "m:latest", "context_length": 8192},
+        ]
+    }
+    server.answers.append(Answer(json_body=completion("fine")))
+    events = ask(model_at(server))  # asked for as `m`: Ollama's `m:latest`
+    assert "context window 8,192 tokens (from Ollama's /api/ps: the model as it is loaded)" in (
+        notices(events)
+    )
+
+
+def test_an_ollama_model_smaller_than_the_default_keeps_its_own_length(
+    server: FakeOpenAI,
+) -> None:
+    server.show = {"model_info": {"tiny.context_length": 1024}, "parameters": "stop x"}
+    server.version = {"version": "0.9.0"}
+    server.answers.append(Answer(json_body=completion("fine")))
+    events = ask(model_at(server))
+    assert "context window 1,024 tokens (from Ollama's /api/show)" in notices(events)
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,9 @@ import pytest
 from in_process import Finished, toolcall
 
 from toolcall_cli.offline import FAULT_KINDS, OfflineModel
-from toolcall_cli.trace.writer import host_tag
+from toolcall_cli.trace.writer import host_tag, process_start, start_ticks
 from toolcall_cli.wire import ModelRequest
+from toolcall_cli.wording import plural
 
 WEATHER = "北京今天适合穿短袖吗？"
 SUM = "What's 12*5+3?"
@@ -139,7 +140,7 @@ def test_doctor_names_each_fault_kind(tmp_path: Path, kind: str, strategy: str) 
     shown = doctor(tmp_path, str(trace))
     assert shown.returncode == 4
     assert words in shown.stdout, shown.stdout
-    assert f"✗ {data['problems']} problem(s) found in 1 of 1 run" in shown.stdout
+    assert f"✗ {plural(data['problems'], 'problem')} found in 1 of 1 run" in shown.stdout
     assert "Most likely cause:" in shown.stdout and "Fix to try first" in shown.stdout
 
 
@@ -328,7 +329,17 @@ def test_each_run_of_a_trace_is_diagnosed(tmp_path: Path) -> None:
     kinds = [json.loads(line)["kind"] for line in trace.read_text("utf-8").splitlines()]
     assert finding["event"] > kinds.index("run_started", 1)
     shown = doctor(tmp_path, str(trace))
-    assert "Run 2" in shown.stdout and "problem(s) found in 1 of 2 runs" in shown.stdout
+    assert "Run 2" in shown.stdout and "✗ 1 problem found in 1 of 2 runs" in shown.stdout
+
+
+def test_doctor_says_its_counts_in_words_not_with_s_in_brackets(tmp_path: Path) -> None:
+    """Its summaries said "1 call(s) in 1 round(s)" and "1 problem(s) found"."""
+    one = report(tmp_path, record(tmp_path, SUM))["runs"][0]["steps"]
+    assert one[1]["summary"] == "yes: 1 call, every name and argument valid"
+    assert one[2]["summary"] == "yes: 1 call in 1 round, each answered once, by its id"
+    trace = record(tmp_path, WEATHER, "--faults", "unknown_tool")
+    shown = doctor(tmp_path, str(trace)).stdout
+    assert "(s)" not in shown and "✗ 1 problem found in 1 of 2 runs" in shown
 
 
 # --- results that do not get back: traces damaged as a broken proxy would ------------------------
@@ -495,11 +506,16 @@ def test_a_trace_whose_writer_still_runs_is_under_way_not_cut_off(tmp_path: Path
     lines = trace.read_text(encoding="utf-8").splitlines()
     cut = next(i for i, line in enumerate(lines) if '"kind": "tool_finished"' in line)
     header = json.loads(lines[0])
-    assert header["writer"] == {"pid": os.getpid(), "host": host_tag()}
+    assert {key: header["writer"][key] for key in ("pid", "host")} == {
+        "pid": os.getpid(),
+        "host": host_tag(),
+    }
     assert header["writer"]["host"] != socket.gethostname()  # a digest: names no host
     with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as writer:
         try:
             header["writer"]["pid"] = writer.pid
+            if "started" in header["writer"]:
+                header["writer"]["started"] = process_start(writer.pid)
             kept = [json.dumps(header), *lines[1 : cut + 1]]
             trace.write_text("\n".join(kept) + "\n", encoding="utf-8")
             data = report(tmp_path, trace)
@@ -510,6 +526,40 @@ def test_a_trace_whose_writer_still_runs_is_under_way_not_cut_off(tmp_path: Path
     assert step4["summary"] == "not yet: the run is still under way"
     assert f"pid {writer.pid}" in step4["findings"][0]["message"]
     assert problems(report(tmp_path, trace)) == {4: ["cut_off"]}  # the writer is gone now
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="no /proc on this system")
+def test_a_cut_off_trace_whose_writers_pid_another_process_took_is_cut_off(
+    tmp_path: Path,
+) -> None:
+    """The writer's pid, used again by another process once the writer was killed, made a
+    trace cut off mid-run "still being written". The header also records when its writer
+    started, which the process now holding that pid does not share."""
+    trace = record(tmp_path, WEATHER)
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"kind": "tool_finished"' in line)
+    header = json.loads(lines[0])
+    assert header["writer"]["started"] == process_start(os.getpid())
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as other:
+        try:
+            header["writer"]["pid"] = other.pid  # the writer's pid, now another process's
+            kept = [json.dumps(header), *lines[1 : cut + 1]]
+            trace.write_text("\n".join(kept) + "\n", encoding="utf-8")
+            reused = report(tmp_path, trace)
+            del header["writer"]["started"]  # a trace written before headers kept it
+            kept = [json.dumps(header), *lines[1 : cut + 1]]
+            trace.write_text("\n".join(kept) + "\n", encoding="utf-8")
+            older = report(tmp_path, trace)
+        finally:
+            other.kill()
+    assert problems(reused) == {4: ["cut_off"]}
+    # Without a start time, a live process with the pid is taken for the writer, as before.
+    assert older["runs"][0]["steps"][3]["summary"] == "not yet: the run is still under way"
+
+
+def test_a_process_start_is_read_past_a_command_name_with_spaces_and_brackets() -> None:
+    fields = " ".join(str(n) for n in range(3, 53))  # field n holds n: field 22 holds 22
+    assert start_ticks(f"42 (a) b (c)) {fields}") == 22
 
 
 # --- the trace file ------------------------------------------------------------------------------

@@ -472,7 +472,7 @@ def test_ctrl_c_during_an_eval_says_what_is_kept_and_how_to_go_on(tmp_path: Path
                     process.kill()
     assert process.returncode == 130
     assert err.strip().splitlines() == [
-        f"toolcall: interrupted: 0 of 1 runs done, kept in {out}; the same command with "
+        f"toolcall: interrupted (Ctrl-C): 0 of 1 runs done, kept in {out}; the same command with "
         "--resume goes on from there"
     ]
 
@@ -566,9 +566,9 @@ SLOW_TOOL = (
 @pytest.mark.parametrize(
     ("stop", "code", "said", "reason"),
     [
-        ("SIGTERM", 143, "terminated", "sigterm"),
-        ("SIGHUP", 129, "terminated", "sighup"),
-        ("SIGINT", 130, "interrupted", "ctrl-c"),
+        ("SIGTERM", 143, "terminated (SIGTERM)", "sigterm"),
+        ("SIGHUP", 129, "terminated (SIGHUP)", "sighup"),
+        ("SIGINT", 130, "interrupted (Ctrl-C)", "ctrl-c"),
     ],
 )
 def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_wait_for_tools(
@@ -576,7 +576,8 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
 ) -> None:
     """SIGTERM and SIGHUP were written as `ctrl-c`, and the eval waited for the runs under way
     to reach their next event: a tool that takes its time held the process (the runs' worker
-    threads were joined at exit). Ctrl-C exited 130 without a word."""
+    threads were joined at exit). Ctrl-C exited 130 without a word; SIGTERM and SIGHUP said
+    the eval's stop line and then a second one, "toolcall: terminated"."""
     import signal
     import subprocess
     import sys
@@ -616,9 +617,10 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
             process.kill()
             process.communicate()
     assert process.returncode == code, err
-    lines = err.strip().splitlines()
-    assert lines[-1].startswith(f"toolcall: {said}")
-    assert any(" of 3 runs done, kept in " in line for line in lines), err
+    assert err.strip().splitlines() == [
+        f"toolcall: {said}: 0 of 3 runs done, kept in {out}; the same command with --resume "
+        "goes on from there"
+    ]
     traces = sorted(out.glob("traces/*.jsonl"))
     assert len(traces) == 2  # the third run never started
     for trace in traces:
@@ -627,6 +629,130 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
         assert records[-2]["stop_reason"] == "interrupted"
         assert records[-1]["kind"] == "interrupted" and records[-1]["reason"] == reason
     assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text()
+
+
+def patched_eval(tmp_path: Path, prelude: str, *args: str) -> Any:
+    """`toolcall eval ARGS` in a process of its own, `prelude` run first (to patch the runner),
+    started as a terminal starts it: a suite run in the background passes SIGINT on ignored."""
+    import signal
+    import subprocess
+    import sys
+
+    code = f"{prelude}\nfrom toolcall_cli.cli import main\nmain()\n"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, "eval", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+
+
+def test_a_second_ctrl_c_while_an_eval_stops_does_not_cut_the_stop_short(tmp_path: Path) -> None:
+    """Ctrl-C twice in a row: the second one, raised while the stop ended the traces of the runs
+    under way, cut that short, and those traces were left without their end."""
+    import signal
+    import time
+
+    tools = tmp_path / "slow"
+    tools.mkdir()
+    (tools / "slow.py").write_text(SLOW_TOOL, encoding="utf-8")
+    path = write(tmp_path, "".join(
+        f'{{"id": "s{n}", "question": "What is the stock price of {symbol}?", '
+        f'"calls": [{{"name": "lookup_stock", "args": {{"symbol": "{symbol}"}}}}]}}\n'
+        for n, symbol in enumerate(("AAPL", "MSFT"))
+    ))  # fmt: skip
+    out = tmp_path / "out"
+    prelude = (  # the second Ctrl-C comes just as the stop begins
+        "import signal\nfrom toolcall_cli.evaluate.runner import Runner\n"
+        "halt = Runner.halt\n"
+        "def twice(self, why):\n"
+        "    signal.raise_signal(signal.SIGINT)\n"
+        "    halt(self, why)\n"
+        "Runner.halt = twice\n"
+    )
+    process = patched_eval(tmp_path, prelude, str(path), "--tools", str(tools),
+                           "--tool-timeout", "900", "--jobs", "2", "--out", str(out))  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while sum('"tool_started"' in p.read_text() for p in out.glob("traces/*.jsonl")) < 2:
+            assert time.monotonic() < deadline and process.poll() is None, "no tool started"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err
+    assert err.strip().splitlines() == [
+        f"toolcall: interrupted (Ctrl-C): 0 of 2 runs done, kept in {out}; the same command "
+        "with --resume goes on from there"
+    ]
+    for trace in sorted(out.glob("traces/*.jsonl")):
+        last = json.loads(trace.read_text(encoding="utf-8").splitlines()[-1])
+        assert (last["kind"], last["reason"]) == ("interrupted", "ctrl-c"), trace.name
+
+
+def test_a_run_that_ends_as_the_eval_stops_is_not_recorded_after_the_stop_line(
+    tmp_path: Path,
+) -> None:
+    """A run whose last event came just before the stop went on to be graded, and its result
+    was written after the stop line had said how many runs were done."""
+    path = write(
+        tmp_path, '{"id": "sum", "question": "What is 2+3?", "answer": {"numbers": [5]}}\n'
+    )
+    out = tmp_path / "out"
+    prelude = (  # Ctrl-C between the run's end and its result; the stop goes first
+        "import os, signal, threading\nfrom toolcall_cli.evaluate.runner import Runner\n"
+        "halted, tried = threading.Event(), threading.Event()\n"
+        "record, halt = Runner._record, Runner.halt\n"
+        "def late(self, run):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    halted.wait(30)\n"
+        "    try:\n"
+        "        record(self, run)\n"
+        "    finally:\n"
+        "        tried.set()\n"
+        "def stop(self, why):\n"
+        "    halt(self, why)\n"
+        "    halted.set()\n"
+        "    tried.wait(30)\n"
+        "Runner._record, Runner.halt = late, stop\n"
+    )
+    process = patched_eval(tmp_path, prelude, str(path), "--out", str(out))
+    try:
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err
+    assert err.strip().splitlines() == [
+        f"toolcall: interrupted (Ctrl-C): 0 of 1 runs done, kept in {out}; the same command "
+        "with --resume goes on from there"
+    ]
+    results = out / "results.jsonl"
+    assert not results.exists() or not results.read_text(encoding="utf-8")
+
+
+def test_only_the_first_stop_signal_acts_while_a_stop_is_under_way() -> None:
+    import signal
+
+    from toolcall_cli.cli.entry import first_stop_only
+
+    # as a terminal starts a process: a suite run in the background has SIGINT ignored
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    stops = 0
+    try:
+        with first_stop_only():
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:
+                stops += 1
+                signal.raise_signal(signal.SIGINT)  # pressed again while stopping: nothing
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert stops == 1
 
 
 # --- tokens of a model that reports no usage ------------------------------------------------------

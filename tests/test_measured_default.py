@@ -74,6 +74,7 @@ def first_run(
     the exit code, the events and the body the server received."""
     with FakeOpenAI() as server:
         server.props, server.show = props, show
+        server.version = {"version": "0.12.6"}  # a model Ollama loads runs with num_ctx 4096
         server.answers.append(reply or reply_for(flags))
         done = toolcall(
             "run", "hi", "--base-url", server.base_url, "--model", model, "--json", *flags,
@@ -178,16 +179,17 @@ def test_a_model_on_ollama_gets_the_defaults_for_a_small_model_and_keeps_the_tex
     tmp_path: Path,
 ) -> None:
     """Ollama answers no /props but /api/show: its model gets temperature 0 and a max_tokens
-    sized to the window; the strategy, measured on llama.cpp's server only, stays the default."""
+    sized to the window Ollama runs it with (its default num_ctx, not the model's 32,768); the
+    strategy, measured on llama.cpp's server only, stays the default."""
     reply = Answer(json_body=completion("Hello there."))
     _, events, body = first_run(tmp_path, None, show=OLLAMA_SHOW, reply=reply, model="qwen2.5:0.5b")
     started = next(e for e in events if e["kind"] == "run_started")
     assert started["strategy"] == "regex" and "response_format" not in body
-    assert (body["temperature"], body["max_tokens"]) == (0, 2048)
+    assert (body["temperature"], body["max_tokens"]) == (0, 1024)
     (line,) = said(events, OLLAMA_DEFAULTS)
     assert line == (
-        f"{OLLAMA_DEFAULTS}: temperature 0 (the server's own is 1), max_tokens 2048 (a quarter "
-        "of the 32,768-token window, at most 2,048); --temperature and --max-tokens choose others"
+        f"{OLLAMA_DEFAULTS}: temperature 0 (the server's own is 1), max_tokens 1024 (a quarter "
+        "of the 4,096-token window); --temperature and --max-tokens choose others"
     )
     assert not said(events, "llama.cpp")
 

@@ -16,7 +16,14 @@ from toolcall_cli import strictjson
 from toolcall_cli.app.options import SessionOptions
 from toolcall_cli.cli._eval_flags import EvalFlags
 from toolcall_cli.cli._options import PanelledCommand, Without, with_groups
-from toolcall_cli.cli.entry import EXIT_FAILURE, EXIT_INTERRUPTED, app, fail, warn
+from toolcall_cli.cli.entry import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    app,
+    fail,
+    first_stop_only,
+    warn,
+)
 from toolcall_cli.termination import Terminated
 
 if TYPE_CHECKING:
@@ -68,21 +75,32 @@ def evaluate(cases_file: Path, flags: EvalFlags, options: SessionOptions) -> int
     if flags.html is not None:
         check_html_target(flags.html)
     plan = make_plan(cases_file, flags, options, cases)
-    try:
-        with progress_bar(plan) as done:
-            runs = run_eval(plan, done, warn)
-    except (KeyboardInterrupt, Terminated) as stop:
-        # typer makes a Ctrl-C a silent exit 130: after an hour of runs, the user is told what
-        # is kept and how to go on. A signal's own exit code (143, 129) stays.
-        typer.echo(
-            f"toolcall: interrupted: {len(plan.done)} of {plan.total} runs done, kept in "
-            f"{plan.folder}; the same command with --resume goes on from there",
-            err=True,
-        )
-        if isinstance(stop, Terminated):
-            raise
-        return EXIT_INTERRUPTED
+    # The first Ctrl-C or signal stops the eval; one more while it stops must not cut short
+    # the ending of the runs' traces, nor the line saying what is kept.
+    with first_stop_only():
+        try:
+            with progress_bar(plan) as done:
+                runs = run_eval(plan, done, warn)
+        except (KeyboardInterrupt, Terminated) as stop:
+            # typer makes a Ctrl-C a silent exit 130, and main() says a signal in a word:
+            # after an hour of runs, the user is told once what stopped it, what is kept and
+            # how to go on.
+            with contextlib.suppress(OSError):  # stderr may be the terminal that hung up
+                typer.echo(stopped_line(stop, plan), err=True)
+            return 128 + stop.signal if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     return report(flags, plan, runs)
+
+
+def stopped_line(stop: BaseException, plan: EvalPlan) -> str:
+    """What stopped the eval, what is kept, and how to go on: one line, whichever the signal."""
+    if isinstance(stop, Terminated):
+        why = f"terminated ({stop.signal.name})"
+    else:
+        why = "interrupted (Ctrl-C)"
+    return (
+        f"toolcall: {why}: {len(plan.done)} of {plan.total} runs done, kept in {plan.folder}; "
+        "the same command with --resume goes on from there"
+    )
 
 
 # --- the plan ------------------------------------------------------------------------------------

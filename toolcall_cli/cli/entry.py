@@ -7,6 +7,8 @@ import errno
 import os
 import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -56,6 +58,38 @@ def _terminate(signum: int, frame: object) -> None:
         # before the trace is told of the hang-up. Output to a file or pipe is kept.
         silence_output(terminals_only=True)
     raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def first_stop_only() -> Iterator[None]:
+    """Within the block, the first Ctrl-C, SIGTERM or SIGHUP acts as it always does, and every
+    one after it is ignored: an eval that stops ends its runs' traces and says what it kept,
+    and a second Ctrl-C pressed while it does so cut that short, leaving traces without their
+    end. Signals set to be ignored (`nohup`) stay so. Only the main thread may set handlers;
+    elsewhere the block changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopping = False
+    before: dict[int, Callable[[int, Any], Any]] = {}
+
+    def once(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            before[signum](signum, frame)
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):  # no SIGHUP on Windows
+        number = getattr(signal, name, None)
+        handler = signal.getsignal(number) if number is not None else None
+        if number is not None and callable(handler):
+            before[number] = handler
+            signal.signal(number, once)
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
 
 
 EXIT_HUNG_UP = 129

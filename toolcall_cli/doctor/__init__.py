@@ -32,7 +32,7 @@ from toolcall_cli.doctor._model import (
 from toolcall_cli.doctor._pairing import check_pairing
 from toolcall_cli.trace import Trace, TraceError
 from toolcall_cli.trace.reader import run_mode
-from toolcall_cli.trace.writer import host_tag
+from toolcall_cli.trace.writer import host_tag, process_start
 
 __all__ = [
     "Advice",
@@ -73,7 +73,8 @@ def diagnose_runs(
 def writer_running(header: dict[str, Any]) -> int | None:
     """The pid of the process writing the trace, if it is still running on this host: its last
     run may be under way rather than cut off. None when the header names no writer (a trace
-    from before it did), another host's, or a process that is gone."""
+    from before it did), another host's, or a process that is gone, or one that took the
+    writer's pid after it ended (it started at another time)."""
     writer = header.get("writer")
     if not isinstance(writer, dict) or writer.get("host") != host_tag():
         return None
@@ -83,10 +84,19 @@ def writer_running(header: dict[str, Any]) -> int | None:
     try:
         os.kill(pid, 0)  # signal 0: only asks whether the process exists
     except PermissionError:
-        return pid  # it exists, under another user
+        pass  # it exists, under another user
     except (ProcessLookupError, OverflowError, OSError):
         return None
-    return pid
+    return pid if same_start(writer.get("started"), process_start(pid)) else None
+
+
+def same_start(recorded: object, now: str | None) -> bool:
+    """Whether the process with the writer's pid is the writer. Without a start time on both
+    sides (a trace from before headers kept it, a system without /proc, a process hidden from
+    this user) the pid alone decides, as it did before."""
+    if not isinstance(recorded, str) or now is None:
+        return True
+    return recorded == now
 
 
 def _diagnose_run(run: RunRecords, header: dict[str, Any], writing: int | None) -> RunDiagnosis:

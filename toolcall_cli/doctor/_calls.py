@@ -16,6 +16,7 @@ from typing import Any
 from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
 from toolcall_cli.feedback import ARGUMENT_KINDS, Problem, problem_from_record, said
 from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN, unclosed
+from toolcall_cli.wording import plural
 
 QUESTION = "Were tool names and arguments valid; how was each error recovered?"
 
@@ -52,10 +53,10 @@ def check_calls(run: RunRecords) -> Step:
     if not calls:
         summary = "nothing to check: no calls were made"
     elif not problems:
-        summary = f"yes: {calls} call(s), every name and argument valid"
+        summary = f"yes: {plural(calls, 'call')}, every name and argument valid"
     else:
         fixed = sum(1 for f in problems if f.recovered)
-        summary = f"no: {len(problems)} problem(s), {fixed} put right"
+        summary = f"no: {plural(len(problems), 'problem')}, {fixed} put right"
     return Step(2, QUESTION, summary, tuple(findings))
 
 
@@ -408,7 +409,7 @@ def split_tags(run: RunRecords) -> Iterator[Finding]:
         if splits:
             message = (
                 f"iteration {iteration}: streamed chunks split a {CALL_OPEN} or {CALL_CLOSE} tag "
-                f"{splits} time(s); the stream parser joined them"
+                f"{plural(splits, 'time')}; the stream parser joined them"
             )
             yield Finding.at(chunks[0], "split_tags", message, note=True)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
+from toolcall_cli.wording import plural
 
 QUESTION = "Did the loop end, and why?"
 
@@ -22,7 +23,9 @@ def check_ending(run: RunRecords, writing: int | None = None) -> Step:
     withdrawn = run.first("answer_without_tools")
     if withdrawn is not None:
         rounds = withdrawn.data.get("failed_rounds")
-        message = f"after {rounds} round(s) without progress, tools were withdrawn"
+        # A number as the trace holds it; a trace written by hand may hold anything.
+        counted = plural(rounds, "round") if type(rounds) is int else "rounds"
+        message = f"after {counted} without progress, tools were withdrawn"
         # Named as the live view names it: a failed call sent again had no result to reuse.
         if withdrawn.data.get("failed_again"):
             message = "the model sent a failed call again unchanged, so tools were withdrawn"

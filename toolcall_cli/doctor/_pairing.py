@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from toolcall_cli.doctor._model import Finding, Record, RunRecords, Step
+from toolcall_cli.wording import plural
 
 QUESTION = "Was every result fed back once, paired with its call id?"
 
@@ -38,9 +39,12 @@ def check_pairing(run: RunRecords) -> Step:
     if not calls:
         summary = "nothing to pair: no calls were made"
     elif not problems:
-        summary = f"yes: {calls} call(s) in {len(rounds)} round(s), each answered once, by its id"
+        summary = (
+            f"yes: {plural(calls, 'call')} in {plural(len(rounds), 'round')}, "
+            "each answered once, by its id"
+        )
     else:
-        summary = f"no: {len(problems)} problem(s) in feeding results back"
+        summary = f"no: {plural(len(problems), 'problem')} in feeding results back"
     return Step(3, QUESTION, summary, tuple(findings))
 
 

@@ -408,7 +408,7 @@ class Runner:
         calls = tuple(call.describe() for call in output.calls)
         results = tuple(result[:RESULT_KEPT] for result in output.results)
         run = EvalRun(key, verdict, figures.record(), calls, case.category, results)
-        self._append(run)
+        self._record(run)
         return run
 
     def _consume(
@@ -449,8 +449,9 @@ class Runner:
         """Stop the eval: no run starts, and every run under way has its trace ended now, as
         stopped by `why`, without waiting for it (a tool or a model may take minutes to
         answer, and a process told to end must end)."""
-        self.why_stopped = stop_reason(why)
-        self.stop.set()
+        with self.written:  # a result being recorded is counted; none is after this
+            self.why_stopped = stop_reason(why)
+            self.stop.set()
         for live in list(self.live.values()):
             self._end(live, self.why_stopped)
 
@@ -467,8 +468,13 @@ class Runner:
                 live.writer.write(live.progress.interrupted())
                 live.writer.interrupted(*why)
 
-    def _append(self, run: EvalRun) -> None:
+    def _record(self, run: EvalRun) -> None:
+        """The run's result, in results.jsonl and among the plan's runs done; none once the
+        eval is stopped: the stop has said how many runs are done, and a run that ends just
+        after it is run again by --resume."""
         with self.written:
+            if self.stop.is_set():
+                raise Stopped
             try:
                 with (self.plan.folder / RESULTS).open("a", encoding="utf-8") as out:
                     out.write(strictjson.dumps(run.record()) + "\n")
@@ -477,6 +483,7 @@ class Runner:
                     f"cannot write {self.plan.folder / RESULTS}: {error.strerror or error}",
                     "failure",
                 ) from None
+            self.plan.done[run.key] = run
 
 
 def open_trace(path: Path, assembled: Any, registry: ToolRegistry) -> Any:
@@ -627,7 +634,6 @@ def finish(runner: Runner, run: tuple[Target, Strategy, Case, int], done: Done) 
         return
     except TraceWriteError as error:  # a full disk is said as a failure, not as a bug
         raise AppError(str(error), "failure") from None
-    runner.plan.done[finished.key] = finished
     done(finished)
 
 

@@ -1,7 +1,7 @@
-"""The context window of a server: where to ask for it (llama.cpp's /props, Ollama's
-/api/show), how to read what it says, and how to recognise its answer when a request did not
-fit. Whatever a server sends here is checked: a window that is not a sane whole number is no
-window."""
+"""The context window of a server: where to ask for it (llama.cpp's /props; Ollama's /api/show,
+/api/ps and /api/version), how to read what it says, and how to recognise its answer when a
+request did not fit. Whatever a server sends here is checked: a window that is not a sane whole
+number is no window."""
 
 from __future__ import annotations
 
@@ -64,24 +64,64 @@ def window_from_props(data: Any) -> int | None:
 _NUM_CTX = re.compile(r"(?m)^[ \t]*num_ctx[ \t]+(\d{1,9})[ \t]*$")
 
 
-def window_from_show(data: Any) -> tuple[int, str] | None:
-    """Ollama's /api/show: `num_ctx` among the model's parameters when set (what the server
-    actually runs with), else the model's `*.context_length`; with the words for where."""
-    if not isinstance(data, dict):
-        return None
-    parameters = data.get("parameters")
-    if isinstance(parameters, str):
-        match = _NUM_CTX.search(parameters)
-        found = tokens_in(int(match.group(1))) if match else None
-        if found is not None:
-            return found, "num_ctx in Ollama's /api/show"
-    info = data.get("model_info")
+def num_ctx_from_show(data: Any) -> int | None:
+    """Ollama's /api/show: `num_ctx` among the model's parameters, when its model file sets it:
+    the window Ollama runs the model with."""
+    parameters = data.get("parameters") if isinstance(data, dict) else None
+    match = _NUM_CTX.search(parameters) if isinstance(parameters, str) else None
+    return tokens_in(int(match.group(1))) if match else None
+
+
+def trained_window(data: Any) -> int | None:
+    """Ollama's /api/show: the model's `*.context_length`, the most it was made to take. Not
+    what Ollama runs it with: that is num_ctx, by default far less."""
+    info = data.get("model_info") if isinstance(data, dict) else None
     if isinstance(info, dict):
         for key, value in info.items():
             found = tokens_in(value)
             if isinstance(key, str) and key.endswith(".context_length") and found is not None:
-                return found, "Ollama's /api/show"
+                return found
     return None
+
+
+def loaded_window(data: Any, model: str) -> int | None:
+    """Ollama's /api/ps: the `context_length` `model` was loaded with, if it is loaded now (a
+    request that sets no num_ctx runs with it)."""
+    models = data.get("models") if isinstance(data, dict) else None
+    for entry in models if isinstance(models, list) else ():
+        if isinstance(entry, dict) and any(
+            isinstance(entry.get(key), str) and same_model(entry[key], model)
+            for key in ("model", "name")
+        ):
+            return tokens_in(entry.get("context_length"))
+    return None
+
+
+def same_model(named: str, asked: str) -> bool:
+    """Ollama's names: `qwen2.5` is `qwen2.5:latest`."""
+    return named.removesuffix(":latest") == asked.removesuffix(":latest")
+
+
+_VERSION = re.compile(r"^v?(\d{1,4})\.(\d{1,4})\.(\d{1,4})")
+
+
+def default_num_ctx(data: Any) -> tuple[int, str]:
+    """The num_ctx Ollama gives a model whose file sets none, by the version its /api/version
+    says: 2,048 before 0.6.7, 4,096 from it; from 0.15.5 it is 4,096, 32,768 or 262,144 by the
+    GPU's memory, which no API says, so the least (the server's OLLAMA_CONTEXT_LENGTH, which
+    no API says either, may set more). A version not told (0.0.0 is a build from source) is
+    taken as the oldest: a window too small only compacts early, one too large has Ollama cut
+    the prompt's start (the system prompt, the tools) without a word."""
+    said = data.get("version") if isinstance(data, dict) else None
+    match = _VERSION.match(said) if isinstance(said, str) else None
+    version = tuple(int(part) for part in match.groups()) if match else (0, 0, 0)
+    shown = ".".join(str(part) for part in version)  # the numbers only: a server's text is not
+    if version < (0, 6, 7):
+        known = f" in {shown}" if version > (0, 0, 0) else ""
+        return 2048, f"Ollama's default num_ctx{known}"
+    if version < (0, 15, 5):
+        return 4096, f"Ollama's default num_ctx in {shown}"
+    return 4096, f"Ollama's default num_ctx in {shown} with under 24 GiB of VRAM (more above)"
 
 
 _OVERFLOW = re.compile(

@@ -35,13 +35,16 @@ from toolcall_cli.models._body import (
 )
 from toolcall_cli.models._redact import ReplyRedactor
 from toolcall_cli.models._window import (
+    default_num_ctx,
     endpoint_url,
     is_llama_server,
     is_ollama,
+    loaded_window,
+    num_ctx_from_show,
     overflow_error,
     server_root,
+    trained_window,
     window_from_props,
-    window_from_show,
 )
 from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT, MiB
 from toolcall_cli.wire import NOTICE_KEY, ContextWindow, ModelError, ModelRequest
@@ -144,8 +147,8 @@ class OpenAICompatModel:
 
     def context_window(self) -> ContextWindow | None:
         """The server's context window, asked once (llama.cpp's /props, then Ollama's
-        /api/show); None when the server does not say. Never raises: a server that cannot tell
-        only leaves the window unknown."""
+        /api/show, /api/ps and /api/version); None when the server does not say. Never
+        raises: a server that cannot tell only leaves the window unknown."""
         if not self._window_asked:
             self._window_asked = True
             try:
@@ -171,10 +174,31 @@ class OpenAICompatModel:
             return ContextWindow(props, "the server's /props")
         body = {"model": self.endpoint.model}
         show = self._probe("POST", endpoint_url(root, "api/show"), body)
-        if is_ollama(show):
-            self._server = "Ollama"
-        shown = window_from_show(show)
-        return ContextWindow(*shown) if shown is not None else None
+        if not is_ollama(show):
+            return None
+        self._server = "Ollama"
+        return self._ollama_window(root, show)
+
+    def _ollama_window(self, root: httpx.URL, show: Any) -> ContextWindow | None:
+        """The window Ollama runs the model with, which is not the model's own: num_ctx as its
+        model file sets it, else as the model is loaded now, else Ollama's default; never more
+        than the model takes. A request through /v1 cannot set num_ctx."""
+        num_ctx = num_ctx_from_show(show)
+        if num_ctx is not None:
+            return ContextWindow(num_ctx, "num_ctx in Ollama's /api/show")
+        ps = self._probe("GET", endpoint_url(root, "api/ps"), None)
+        loaded = loaded_window(ps, self.endpoint.model)
+        if loaded is not None:
+            return ContextWindow(loaded, "Ollama's /api/ps: the model as it is loaded")
+        version = self._probe("GET", endpoint_url(root, "api/version"), None)
+        tokens, source = default_num_ctx(version)
+        trained = trained_window(show)
+        if trained is None:
+            return ContextWindow(tokens, source)
+        if trained <= tokens:
+            return ContextWindow(trained, "Ollama's /api/show")
+        more = "set num_ctx in its model file, or OLLAMA_CONTEXT_LENGTH on the server, for more"
+        return ContextWindow(tokens, f"{source}; the model takes {trained:,}: {more}")
 
     def _probe(self, method: str, url: httpx.URL, body: dict[str, Any] | None) -> Any:
         """The JSON a short side request answers with, or None for anything else."""

@@ -328,7 +328,13 @@ def read_script(script: Path | None) -> tuple[Path, bytes | None]:
             return script, None
         return script, read_bounded(script, SCRIPT_LIMIT)
     except OSError as error:
-        raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
+        raise unreadable(script, error) from None
+
+
+def unreadable(script: Path, error: OSError) -> ModelConfigError:
+    """A script the system would not read (missing, a folder, not allowed), whether it failed
+    when first looked at or while its replies were read."""
+    return ModelConfigError(f"cannot read script {script}: {error.strerror or error}")
 
 
 def load_script(script: Path, data: bytes | None = None) -> ScriptedModel:
@@ -337,7 +343,7 @@ def load_script(script: Path, data: bytes | None = None) -> ScriptedModel:
     try:
         model = ScriptedModel.from_file(script) if data is None else ScriptedModel.from_bytes(data)
     except OSError as error:
-        raise ModelConfigError(f"cannot read script {script}: {error.strerror or error}") from None
+        raise unreadable(script, error) from None
     except ValueError as error:
         raise ModelConfigError(f"bad script {script}: {error}") from None
     if not model.replies:

@@ -68,7 +68,6 @@ from toolcall_cli.render.base import (
     indent,
     lenient_note,
     partial_arguments,
-    plural,
     reply_summary,
     request_summary,
     setting,
@@ -81,6 +80,7 @@ from toolcall_cli.render.base import (
     withdrawn_title,
 )
 from toolcall_cli.render.verbatim import verbatim
+from toolcall_cli.wording import plural
 
 # Events after which the current iteration's live region has nothing left to show.
 _TURN_ENDERS = (IterationStarted, FedBack, FinalAnswer, LimitReached, ModelFailed, RunFinished)

@@ -40,6 +40,7 @@ from toolcall_cli.events import (
 from toolcall_cli.history import preview
 from toolcall_cli.messages import ToolCall
 from toolcall_cli.strategies.text_prompt import CALL_CLOSE, CALL_OPEN, unclosed
+from toolcall_cli.wording import plural
 
 
 class Renderer(Protocol):
@@ -203,10 +204,6 @@ def tools_line(names: Sequence[str]) -> str:
     if len(names) <= HEADER_TOOLS:
         return shown
     return f"{shown}, … {len(names) - HEADER_TOOLS} more ({len(names)} in all)"
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 def usage_summary(usage: dict[str, int]) -> str:

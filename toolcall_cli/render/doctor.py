@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolcall_cli.doctor import Advice, Diagnosis, Finding, RunDiagnosis, Step
-from toolcall_cli.render.base import plural
+from toolcall_cli.wording import plural
 
 PASS, PROBLEM, NOTE = "✓", "✗", "·"
 
@@ -94,4 +94,4 @@ def verdict(diagnosis: Diagnosis) -> Text:
         return Text(f"{PASS} every step passed{short}", style="green")
     bad = sum(1 for run in diagnosis.runs if run.problems)
     runs = plural(len(diagnosis.runs), "run")
-    return Text(f"{PROBLEM} {count} problem(s) found in {bad} of {runs}", style="red")
+    return Text(f"{PROBLEM} {plural(count, 'problem')} found in {bad} of {runs}", style="red")

@@ -12,8 +12,9 @@ from rich.console import Console
 from rich.text import Text
 
 from toolcall_cli.history import preview
-from toolcall_cli.render.base import plural, visible
+from toolcall_cli.render.base import visible
 from toolcall_cli.trace.diff import Compared, QuestionDiff, ReplayDiff
+from toolcall_cli.wording import plural
 
 SAME, DIFFERENT, SHOWN = "=", "≠", "·"
 LINE_CHARS = 160

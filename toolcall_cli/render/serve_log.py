@@ -18,13 +18,13 @@ from toolcall_cli.offline import FAULT_KINDS
 from toolcall_cli.render.base import (
     cut,
     message_preview,
-    plural,
     shown_name,
     usage_summary,
     visible,
 )
 from toolcall_cli.serve import MODEL_ID, Answer, Exchange, ServeSettings
 from toolcall_cli.wire.completions import WireCall
+from toolcall_cli.wording import plural
 
 SYSTEM_ROLES = ("system", "developer")
 TAIL_MESSAGES = 3

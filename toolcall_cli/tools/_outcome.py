@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall_cli import strictjson
+from toolcall_cli.tools.schema import member_value
 
 
 @dataclass
@@ -117,7 +118,7 @@ def _as_text(value: object) -> object:
     in an order that does not change from run to run, anything else (a date) as its text."""
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=repr)
-    return value.value if isinstance(value, enum.Enum) else str(value)
+    return member_value(value) if isinstance(value, enum.Enum) else str(value)
 
 
 def _member_keys_as_values(value: object, found: list[enum.Enum]) -> object:
@@ -125,10 +126,7 @@ def _member_keys_as_values(value: object, found: list[enum.Enum]) -> object:
     it, each one noted in `found`."""
     if isinstance(value, dict):
         found += [k for k in value if isinstance(k, enum.Enum)]
-        return {
-            k.value if isinstance(k, enum.Enum) else k: _member_keys_as_values(v, found)
-            for k, v in value.items()
-        }
+        return {member_value(k): _member_keys_as_values(v, found) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_member_keys_as_values(item, found) for item in value]
     return value

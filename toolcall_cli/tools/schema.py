@@ -185,13 +185,18 @@ def _json_default(value: Any) -> Any:
         return _NO_DEFAULT
 
 
-def _value_of(option: Any) -> Any:
-    return option.value if isinstance(option, enum.Enum) else option
+def member_value(value: Any) -> Any:
+    """An Enum member as its value (Color.RED is "red", as a schema offers it); anything else
+    as it is. What becomes of a value JSON cannot hold is for each caller to say: a default is
+    left out of the schema, a tool's result is sent as text."""
+    return value.value if isinstance(value, enum.Enum) else value
 
 
 def _member_value(value: Any) -> Any:
+    """json.dumps' last resort for a default: a member has a JSON form, its value; nothing
+    else it cannot write has one."""
     if isinstance(value, enum.Enum):
-        return value.value
+        return member_value(value)
     raise TypeError(f"{type(value).__name__} has no JSON form")
 
 
@@ -206,7 +211,7 @@ def schema_for_type(annotation: Any) -> JsonSchema:
         return _enum_schema([member.value for member in annotation])
     origin = typing.get_origin(annotation)
     if origin is Literal:  # Literal[Color.RED, Color.BLUE] offers "red" and "blue"
-        return _enum_schema(list(map(_value_of, typing.get_args(annotation))))
+        return _enum_schema(list(map(member_value, typing.get_args(annotation))))
     if origin is Union or origin is types.UnionType:
         return _union_schema(typing.get_args(annotation))
     if annotation is list or origin is list:

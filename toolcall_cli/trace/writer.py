@@ -220,14 +220,43 @@ def trace_header(
         "tools": [tool_entry(tool) for tool in tools],
         "plugins": plugin_hashes(tool.source for tool in tools),
         # Who writes it: `doctor` tells a run still under way from one cut off by a crash.
-        "writer": {"pid": os.getpid(), "host": host_tag()},
+        "writer": writer_entry(),
     }
+
+
+def writer_entry() -> dict[str, Any]:
+    """This process, as a trace header names its writer: its pid and host, and when it started
+    where the system says (a pid is used again once its process ends, a start time is not)."""
+    entry: dict[str, Any] = {"pid": os.getpid(), "host": host_tag()}
+    started = process_start(os.getpid())
+    if started is not None:
+        entry["started"] = started
+    return entry
 
 
 def host_tag() -> str:
     """This machine, as a trace names its writer's: a digest of the host name, which tells one
     machine from another without putting the name in a trace the user may share."""
     return hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def process_start(pid: int) -> str | None:
+    """When process `pid` started, as a token only compared with another: the boot's id and the
+    clock tick of its start, from Linux's /proc. None where there is no /proc (macOS, Windows),
+    or the process is gone or hidden: a reader then goes by the pid alone."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+        ticks = start_ticks(Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+    return f"{boot}/{ticks}"
+
+
+def start_ticks(stat: str) -> int:
+    """Field 22 of /proc/PID/stat, the process's start in clock ticks since boot. The fields
+    are counted from the last `)`: the second, the command's name, may hold spaces and `)`."""
+    fields = stat[stat.rindex(")") + 1 :].split()
+    return int(fields[19])  # fields[0] is field 3, the process's state
 
 
 def tool_entry(tool: Tool) -> dict[str, Any]:
