@@ -540,6 +540,8 @@ def test_a_cut_off_trace_whose_writers_pid_another_process_took_is_cut_off(
     cut = next(i for i, line in enumerate(lines) if '"kind": "tool_finished"' in line)
     header = json.loads(lines[0])
     assert header["writer"]["started"] == process_start(os.getpid())
+    boot_id = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+    assert boot_id not in lines[0]  # a shared trace does not name the machine's boot
     with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as other:
         try:
             header["writer"]["pid"] = other.pid  # the writer's pid, now another process's

@@ -241,15 +241,16 @@ def host_tag() -> str:
 
 
 def process_start(pid: int) -> str | None:
-    """When process `pid` started, as a token only compared with another: the boot's id and the
-    clock tick of its start, from Linux's /proc. None where there is no /proc (macOS, Windows),
-    or the process is gone or hidden: a reader then goes by the pid alone."""
+    """When process `pid` started, as a token only compared with another: a digest of the boot's
+    id and the clock tick of its start, from Linux's /proc (a digest, as with the host: the boot
+    id names this machine's boot to whoever reads a shared trace). None where there is no /proc
+    (macOS, Windows), or the process is gone or hidden: a reader then goes by the pid alone."""
     try:
         boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
         ticks = start_ticks(Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError):
         return None
-    return f"{boot}/{ticks}"
+    return hashlib.sha256(f"{boot}/{ticks}".encode()).hexdigest()[:16]
 
 
 def start_ticks(stat: str) -> int:
