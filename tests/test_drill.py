@@ -19,7 +19,7 @@ from toolcall_cli.drill import TOPICS, find_topic
 NAMES = [topic.name for topic in TOPICS]
 
 SHOWS: dict[str, tuple[str, ...]] = {
-    "ending": ("answer: 12*7 = 84", "stopped after 1 iteration(s)", "stopped: limit"),
+    "ending": ("answer: 12*7 = 84", "stopped after 1 iteration", "stopped: limit"),
     "tool-error": (
         "error tool_error",
         "division by zero",
@@ -35,7 +35,7 @@ SHOWS: dict[str, tuple[str, ...]] = {
     "hard-answer": ("0 tool calls", "answered without calling any tool"),
     "endless-loop": (
         "repeated call: earlier result reused",
-        "stopped after 2 iteration(s)",
+        "stopped after 2 iterations",
         "stopped: limit",
     ),
     "long-result": ("cut from 307 to 100 characters", "result cut: showing 100 of 307"),

@@ -704,7 +704,7 @@ def test_compacted_earlier_rounds_count_as_calls_made_not_as_the_question() -> N
     question = "北京和上海明天天气分别是多少？"
     first = text_reply(text_body(question))
     summary = (
-        "[context summary] 1 earlier tool round(s), compacted:\n"
+        "[context summary] 1 earlier tool round, compacted:\n"
         '- get_weather({"city": "北京", "day": "tomorrow"}) -> {"city": "北京", "temp_c": 24}'
     )
     history = [

@@ -108,7 +108,7 @@ def test_a_119_call_reply_runs_only_the_first_n_and_the_next_request_stays_small
     events, model = play([reply, "Sunny in the first 8 cities."], registry, strategy)
     assert runs(registry) == 8
     assert len(of(events, ToolFinished)) == 8
-    assert any("111 call(s) past the cap of 8" in n.message for n in of(events, Notice))
+    assert any("111 calls past the cap of 8" in n.message for n in of(events, Notice))
     assert [a.text for a in of(events, FinalAnswer)] == ["Sunny in the first 8 cities."]
     finished = of(events, RunFinished)[0]
     assert finished.stop_reason == "answered" and finished.tool_calls == 8
@@ -128,7 +128,7 @@ def test_a_119_call_reply_runs_only_the_first_n_and_the_next_request_stays_small
 def test_the_cap_is_a_limit_of_its_own(registry: ToolRegistry) -> None:
     events, _model = play([runaway("regex"), "ok"], registry, "regex", max_calls_per_reply=3)
     assert runs(registry) == 3
-    assert any("116 call(s) past the cap of 3" in n.message for n in of(events, Notice))
+    assert any("116 calls past the cap of 3" in n.message for n in of(events, Notice))
 
 
 def test_the_flag_caps_calls_per_reply_from_the_command_line(tmp_path: Path) -> None:
@@ -140,7 +140,7 @@ def test_the_flag_caps_calls_per_reply_from_the_command_line(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert sum(e["kind"] == "tool_finished" for e in events) == 2
-    assert any("3 call(s) past the cap of 2" in e.get("message", "") for e in events)
+    assert any("3 calls past the cap of 2" in e.get("message", "") for e in events)
     usage = toolcall(*args, "--max-calls-per-reply", "0", cwd=tmp_path)
     assert usage.returncode == 2
 

@@ -434,7 +434,7 @@ def test_at_the_limit_one_request_without_tools_gives_a_best_effort_answer(
     assert asked == {"role": "user", "content": "q"}
     # The results go as a summary of data: no call of its own for the model to continue.
     last = json.dumps(model.requests[-1]["messages"], ensure_ascii=False)
-    assert "[context summary] 2 earlier tool round(s)" in last
+    assert "[context summary] 2 earlier tool rounds" in last
     assert "<tool_call>" not in last and '"tool_calls"' not in last
     assert '"role": "tool"' not in last
     (answer,) = [e for e in events if isinstance(e, FinalAnswer)]

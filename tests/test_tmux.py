@@ -161,7 +161,7 @@ def test_ctrl_c_while_a_tool_runs_cancels_that_round_and_the_model_goes_on(
     terminal.keys("北京今天天气怎么样？", "Enter")
     terminal.wait_for("running get_weather")
     terminal.keys("C-c")
-    terminal.wait_for("cancelled 1 tool call(s) of this round")
+    terminal.wait_for("cancelled 1 tool call of this round")
     screen = terminal.wait_for("╭─ answer")  # the model answered, told the tool was cancelled
     assert "cancelled by the user" in screen and "turn cancelled" not in screen
     terminal.keys("/history", "Enter")
@@ -181,7 +181,7 @@ def test_ctrl_c_twice_cancels_the_whole_turn_and_keeps_the_session(terminal: Ter
     terminal.keys("北京今天天气怎么样？", "Enter")
     terminal.wait_for("model output (raw)")  # the reply is in; its tool still runs
     terminal.keys("C-c")
-    terminal.wait_for("cancelled 1 tool call(s) of this round")
+    terminal.wait_for("cancelled 1 tool call of this round")
     terminal.keys("C-c")
     terminal.wait_for("turn cancelled")
     terminal.keys("/history", "Enter")

@@ -12,6 +12,7 @@ from typing import Any
 
 from toolcall_cli.feedback import NOTE_PREFIX
 from toolcall_cli.messages import Message
+from toolcall_cli.wording import plural
 
 SUMMARY_PREFIX = "[context summary]"
 ENGINE_NOTE_PREFIX = NOTE_PREFIX
@@ -63,7 +64,7 @@ def windowed(
     ]
     summary = Message(
         role="user",
-        content=f"{SUMMARY_PREFIX} {len(old)} earlier tool round(s), compacted:\n"
+        content=f"{SUMMARY_PREFIX} {plural(len(old), 'earlier tool round')}, compacted:\n"
         + "\n".join(lines),
     )
     dropped = {i for start, end in old for i in range(start, end)}

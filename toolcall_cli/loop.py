@@ -66,6 +66,7 @@ from toolcall_cli.strategies.echo import assistant_message, first_calls
 from toolcall_cli.strategies.replies import check_depth, reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
 from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
+from toolcall_cli.wording import plural
 
 __all__ = ["Decision", "Declined", "Edited", "Limits", "Run", "ToolPolicy", "run"]
 
@@ -389,8 +390,8 @@ class Run:
             return "limit"
         yield LimitReached(
             limit="iterations",
-            message=f"stopped after {self.limits.max_iterations} iteration(s) without a final "
-            "answer",
+            message=f"stopped after {plural(self.limits.max_iterations, 'iteration')} "
+            "without a final answer",
         )
         if self.limits.last_answer:
             yield from self.best_effort_answer()
@@ -567,8 +568,9 @@ class Run:
         cap = self.limits.max_calls_per_reply
         return Notice(
             level="warning",
-            message=f"{self.dropped} call(s) past the cap of {cap} calls per reply were not run "
-            "(--max-calls-per-reply); the model is told so in one note",
+            message=f"{plural(self.dropped, 'call')} past the cap of {cap} calls per reply "
+            f"{'was' if self.dropped == 1 else 'were'} not run (--max-calls-per-reply); the model "
+            "is told so in one note",
         )
 
     def dropped_note(self, reply: Reply) -> str:

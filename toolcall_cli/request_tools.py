@@ -21,6 +21,7 @@ from toolcall_cli.tools.retrieval import (
     Scored,
     ranked,
 )
+from toolcall_cli.wording import plural
 
 SEARCH_TOOLS = "search_tools"
 BUILT_IN = "built-in"
@@ -238,7 +239,7 @@ class Choosing:
             for h in hits
         ]
         return "\n".join(
-            [f"Found {len(hits)} tool(s); they are offered in the next request:", *lines]
+            [f"Found {plural(len(hits), 'tool')}; they are offered in the next request:", *lines]
         )
 
     def _search_tool(self) -> Tool:

@@ -16,6 +16,7 @@ from toolcall_cli.models.base import Model, context_window_of
 from toolcall_cli.strategies.base import Strategy
 from toolcall_cli.wire import ContextWindow, ModelError, ModelRequest
 from toolcall_cli.wire.tokens import request_tokens
+from toolcall_cli.wording import plural
 
 REPLY_ROOM = 512
 """Tokens kept free for the reply when the request sets no max_tokens (or a quarter of the
@@ -144,8 +145,8 @@ def summary_notice(compacted: int, tools_withdrawn: bool) -> str:
 
 
 def fit_notice(window: ContextWindow, summarised: int, cut: int, fits: bool, tokens: int) -> Notice:
-    done = [f"{summarised} older round(s) summarised"] if summarised > 0 else []
-    done += [f"{cut} result(s) cut"] if cut else []
+    done = [f"{plural(summarised, 'older round')} summarised"] if summarised > 0 else []
+    done += [f"{plural(cut, 'result')} cut"] if cut else []
     what = ", ".join(done) or "nothing left to compact"
     if fits:
         return Notice(message=f"fitted the request into the {window.tokens:,}-token window: {what}")

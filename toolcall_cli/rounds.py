@@ -42,6 +42,7 @@ from toolcall_cli.tools.executor import error_result, prepare, runs_with
 from toolcall_cli.tools.policy import RateLimits, permission_refusal
 from toolcall_cli.tools.pool import Finished, Job, ToolPool
 from toolcall_cli.tools.registry import Permission, Tool, ToolRegistry
+from toolcall_cli.wording import plural
 
 Decision = Literal["yes", "no", "always"]
 """An answer to ApprovalAsked: yes, no, or always (this tool, for the rest of the session).
@@ -283,8 +284,8 @@ class Round:
         self._held.clear()
         yield Notice(
             level="warning",
-            message=f"Ctrl-C: cancelled {len(stopped)} tool call(s) of this round; the model goes "
-            "on without them (Ctrl-C again within a second stops the turn)",
+            message=f"Ctrl-C: cancelled {plural(len(stopped), 'tool call')} of this round; the "
+            "model goes on without them (Ctrl-C again within a second stops the turn)",
         )
         for finished in stopped:
             yield from self._finished(finished)

@@ -25,6 +25,7 @@ from toolcall_cli.cli.entry import (
     warn,
 )
 from toolcall_cli.termination import Terminated
+from toolcall_cli.wording import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -304,7 +305,7 @@ def print_report(plan: EvalPlan, runs: Sequence[EvalRun], console: Console) -> N
     if not console.is_terminal:
         console.width = max(console.width, 140)
     mode = " (--calls-only: the first reply's calls)" if plan.calls_only else ""
-    title = f"{len(plan.cases)} cases, {len(plan.seeds)} seed(s){mode}"
+    title = f"{len(plan.cases)} cases, {plural(len(plan.seeds), 'seed')}{mode}"
     console.print(summary_table(rows(runs), title))
     console.print()
     console.print(grid_table(plan.cases, runs))

@@ -25,6 +25,7 @@ from toolcall_cli.cli.entry import (
     warn,
 )
 from toolcall_cli.termination import Terminated
+from toolcall_cli.wording import plural
 
 if TYPE_CHECKING:
     from toolcall_cli.app.build import Assembled
@@ -212,7 +213,8 @@ def remarks(recording: Trace, assembled: Assembled) -> Iterator[str]:
 
     refused = sum(1 for run in runs(recording) if run[0]["kind"] != "run_started")
     if refused:
-        yield f"{refused} refused question(s) not asked again: the trace does not hold their text"
+        questions = plural(refused, "refused question")
+        yield f"{questions} not asked again: the trace does not hold their text"
     if any(
         h.get("settings") != (recording.header or {}).get("settings") for h in headers(recording)
     ):

@@ -21,6 +21,7 @@ from toolcall_cli.offline import OfflineModel
 from toolcall_cli.strategies.text_parser import parse_text
 from toolcall_cli.strategies.text_prompt import system_prompt
 from toolcall_cli.tools.schema import spec_from_function
+from toolcall_cli.wording import plural
 
 BUNDLED_PLANS: dict[str, tuple[Intended, ...]] = {
     "What's the weather in Paris?": (Intended("get_weather", {"city": "Paris"}),),
@@ -119,7 +120,7 @@ def judge(intended: Sequence[Intended], reply: str) -> Verdict:
     )
     if found == wanted and not parsed.errors:
         return Verdict(True, expected, f"{whole} of {len(intended)} parseable")
-    errors = f", {len(parsed.errors)} parse error(s)" if parsed.errors else ""
+    errors = f", {plural(len(parsed.errors), 'parse error')}" if parsed.errors else ""
     return Verdict(
         False,
         expected,

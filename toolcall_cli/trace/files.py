@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from toolcall_cli.trace.reader import TraceError
+from toolcall_cli.wording import plural
 
 STATE_DIR_ENV = "TOOLCALL_STATE_DIR"
 """Overrides the state directory (the tests point it at a temporary one)."""
@@ -132,7 +133,7 @@ def find_trace(which: str | None, directory: Path) -> Path:
         if not files:
             raise TraceError(no_traces_yet(directory))
         if back == 0 or -back > len(files):
-            raise TraceError(f"no trace {which}: {directory} holds {len(files)} trace(s)")
+            raise TraceError(f"no trace {which}: {directory} holds {plural(len(files), 'trace')}")
         return files[back]
     path = Path(which).expanduser()
     if path.is_dir():
