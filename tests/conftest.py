@@ -10,8 +10,27 @@ from typing import Any
 
 import pytest
 from conformance import DIR_VARIABLE, MISSING_MARK, OUTSIDE_DIR, OUTSIDE_MARK, own_cases
+from hypothesis import HealthCheck, settings
 
 from toolcall_cli.models.scripted import Reply, ScriptedModel
+
+# Hypothesis times each example by the wall clock: past its 200 ms deadline an example fails,
+# and one that passes when replayed fails the test as Flaky; slow data generation fails a
+# health check. A loaded machine does both with no fault in toolcall, and no test here asserts
+# a speed (the others already said deadline=None). Hypothesis's own CI profile, loaded where it
+# sees a CI variable, does the same; this holds without one, on top of whichever is loaded.
+_loaded = settings()  # the profile loaded now: Hypothesis's default, or its CI one
+settings.register_profile(
+    "toolcall",
+    settings(
+        _loaded,
+        deadline=None,
+        suppress_health_check=list(
+            dict.fromkeys([*_loaded.suppress_health_check, HealthCheck.too_slow])
+        ),
+    ),
+)
+settings.load_profile("toolcall")
 
 _real_connect = socket.socket.connect
 _real_getaddrinfo = socket.getaddrinfo
