@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fake_openai import Answer, FakeOpenAI, completion
 from in_process import toolcall
+from terminal_signals import as_from_a_terminal
 
 STOCK_PLUGIN = '''
 from toolcall_cli import tool
@@ -351,8 +352,8 @@ def test_ctrl_c_sigterm_or_sighup_during_a_request_exits_so_and_keeps_the_trace(
             text=True,
             cwd=tmp_path,
             # As a terminal starts it: a suite started in the background (`pytest &`) passes
-            # SIGINT on ignored, and Python would then never raise KeyboardInterrupt.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            # SIGINT (and, under nohup, SIGHUP) on ignored.
+            preexec_fn=as_from_a_terminal,
         )
         with ended(process):
             assert server.wait_received(1)  # the request is in flight
