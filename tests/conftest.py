@@ -133,6 +133,11 @@ def isolated_home(
         "TOOLCALL_SEED",
         "DEEPSEEK_API_KEY",
         "DASHSCOPE_API_KEY",
+        # The width of the terminal the suite was started from, where a shell exported it:
+        # rich and lint-imports wrap their tables to it (COLUMNS=50 failed a dozen tests that
+        # read a table's rows). A test that needs a width sets its own.
+        "COLUMNS",
+        "LINES",
     ):
         monkeypatch.delenv(name, raising=False)
 
