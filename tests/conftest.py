@@ -10,8 +10,27 @@ from typing import Any
 
 import pytest
 from conformance import DIR_VARIABLE, MISSING_MARK, OUTSIDE_DIR, OUTSIDE_MARK, own_cases
+from hypothesis import HealthCheck, settings
 
 from toolcall_cli.models.scripted import Reply, ScriptedModel
+
+# Hypothesis times each example by the wall clock: past its 200 ms deadline an example fails,
+# and one that passes when replayed fails the test as Flaky; slow data generation fails a
+# health check. A loaded machine does both with no fault in toolcall, and no test here asserts
+# a speed (the others already said deadline=None). Hypothesis's own CI profile, loaded where it
+# sees a CI variable, does the same; this holds without one, on top of whichever is loaded.
+_loaded = settings()  # the profile loaded now: Hypothesis's default, or its CI one
+settings.register_profile(
+    "toolcall",
+    settings(
+        _loaded,
+        deadline=None,
+        suppress_health_check=list(
+            dict.fromkeys([*_loaded.suppress_health_check, HealthCheck.too_slow])
+        ),
+    ),
+)
+settings.load_profile("toolcall")
 
 _real_connect = socket.socket.connect
 _real_getaddrinfo = socket.getaddrinfo
@@ -96,6 +115,10 @@ def isolated_home(
     # The probe of a loopback server answers in milliseconds, but a loaded test machine can take
     # longer than the product's 3 s, and then the window and the server's kind stay unknown.
     monkeypatch.setenv("TOOLCALL_PROBE_TIMEOUT", "60")
+    # An MCP server written in Python imports the mcp SDK before it answers: 0.85 s of CPU, but
+    # 10-13 s of wall clock while a llama-server held the cores, against the product's 15 s. A
+    # test about the start-up timeout sets its own.
+    monkeypatch.setenv("TOOLCALL_MCP_TIMEOUT", "120")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("TOOLCALL_STATE_DIR", str(home / "state"))
     for name in (
@@ -110,6 +133,11 @@ def isolated_home(
         "TOOLCALL_SEED",
         "DEEPSEEK_API_KEY",
         "DASHSCOPE_API_KEY",
+        # The width of the terminal the suite was started from, where a shell exported it:
+        # rich and lint-imports wrap their tables to it (COLUMNS=50 failed a dozen tests that
+        # read a table's rows). A test that needs a width sets its own.
+        "COLUMNS",
+        "LINES",
     ):
         monkeypatch.delenv(name, raising=False)
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from fake_openai import Answer, FakeOpenAI, completion
 from in_process import toolcall
+from terminal_signals import as_from_a_terminal
 
 STOCK_PLUGIN = '''
 from toolcall_cli import tool
@@ -351,8 +352,8 @@ def test_ctrl_c_sigterm_or_sighup_during_a_request_exits_so_and_keeps_the_trace(
             text=True,
             cwd=tmp_path,
             # As a terminal starts it: a suite started in the background (`pytest &`) passes
-            # SIGINT on ignored, and Python would then never raise KeyboardInterrupt.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            # SIGINT (and, under nohup, SIGHUP) on ignored.
+            preexec_fn=as_from_a_terminal,
         )
         with ended(process):
             assert server.wait_received(1)  # the request is in flight
@@ -415,14 +416,20 @@ def test_a_run_whose_sighup_is_ignored_outlives_its_terminal(tmp_path: Path) -> 
     server has to outlive the terminal it was started from."""
     import signal
 
+    trace = tmp_path / "trace.jsonl"
     process = subprocess.Popen(
         [sys.executable, "-m", "toolcall_cli", "run", "--pace", "0.5", "-s", "stream",
-         "北京和上海明天天气分别是多少？", "--no-trace"],
+         "北京和上海明天天气分别是多少？", "--trace", str(trace)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )  # fmt: skip
     with ended(process):
-        time.sleep(1.5)  # past start-up, into the slowly streamed reply
+        # Into the slowly streamed reply, past start-up (where toolcall sets its handlers): a
+        # fixed sleep sent it during start-up on a loaded machine, and the test passed unheard.
+        deadline = time.monotonic() + 60
+        while '"text_delta"' not in (trace.read_text(encoding="utf-8") if trace.exists() else ""):
+            assert time.monotonic() < deadline and process.poll() is None, "no reply streamed"
+            time.sleep(0.05)
         process.send_signal(signal.SIGHUP)
         out, err = process.communicate(timeout=60)
     assert process.returncode == 0, err

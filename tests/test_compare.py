@@ -4,7 +4,6 @@ model, checked against what `toolcall prompt` and `toolcall run` say of each str
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from io import StringIO
 from pathlib import Path
@@ -258,11 +257,12 @@ def test_compare_repeat_prints_the_rates(tmp_path: Path) -> None:
     assert done.stdout.count("2/2 (100%)") == 5 and done.stdout.count("answered 2") == 5
 
 
-def test_compare_says_when_a_strategy_failed_and_still_exits_0(tmp_path: Path) -> None:
-    with socket.socket() as closed:  # a loopback port nothing listens on
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
+def test_compare_says_when_a_strategy_failed_and_still_exits_0(
+    tmp_path: Path, refusing_port: int
+) -> None:
+    # Held for the whole test: a port bound and let go could be a parallel test's server's by
+    # the time the five runs connect.
+    url = f"http://127.0.0.1:{refusing_port}/v1"
     shown = compare(tmp_path, "hi", "--model", "m", "--base-url", url)
     assert {run["stop_reason"] for run in shown["runs"]} == {"model_failed"}
     assert all("cannot connect" in run["failure"] for run in shown["runs"])

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from in_process import Finished, toolcall
+from terminal_signals import as_from_a_terminal
 
 from toolcall_cli.app.errors import AppError
 from toolcall_cli.evaluate._bfcl import read_bfcl, schema
@@ -460,7 +461,7 @@ def test_ctrl_c_during_an_eval_says_what_is_kept_and_how_to_go_on(tmp_path: Path
             text=True,
             cwd=tmp_path,
             # as a terminal starts it: a suite run in the background passes SIGINT on ignored
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=as_from_a_terminal,
         )
         with process:
             try:
@@ -596,8 +597,8 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
         [sys.executable, "-m", "toolcall_cli", "eval", str(path), "--tools", str(tools),
          "--tool-timeout", "900", "--jobs", "2", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-        # As a terminal starts it: a suite run in the background passes SIGINT on ignored.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        # As a terminal starts it: a suite run in the background passes SIGINT, SIGHUP on ignored.
+        preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     try:
 

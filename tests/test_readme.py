@@ -40,6 +40,7 @@ from pathlib import Path
 import pytest
 from _pytest.mark import ParameterSet
 from in_process import toolcall
+from terminal_signals import as_from_a_terminal
 
 from toolcall_cli.serve._answering import Answerer, ServeSettings
 from toolcall_cli.serve._http import ServeServer
@@ -479,7 +480,7 @@ def served(argv: tuple[str, ...], place: Path, env: dict[str, str | None]) -> tu
         text=True,
         encoding="utf-8",
         # A background job's SIGINT may be ignored; the server must get it as from a terminal.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=as_from_a_terminal,
     )
     assert server.stdout is not None
     lines: list[str] = []

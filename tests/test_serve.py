@@ -23,6 +23,7 @@ import httpx
 import openai
 import pytest
 from in_process import toolcall
+from terminal_signals import as_from_a_terminal
 
 from toolcall_cli.eject import PROGRAMS
 from toolcall_cli.serve import host_note
@@ -110,6 +111,7 @@ def start_serve(*flags: str) -> Served:
         text=True,
         encoding="utf-8",
         env=env,
+        preexec_fn=as_from_a_terminal,  # stopped by Ctrl-C's SIGINT (and SIGHUP) below
     )
     assert process.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
