@@ -19,7 +19,7 @@ from toolcall_cli.events import (
     Event,
     FinalAnswer,
     ModelFailed,
-    Notice,
+    ReplyNotRead,
     RunFinished,
 )
 from toolcall_cli.loop import Limits, run
@@ -183,8 +183,8 @@ def stop_reason(events: list[Event]) -> str:
 def test_the_model_is_told_why_and_what_a_call_looks_like_and_asked_again() -> None:
     model = Unreadable(times=1)
     events, history = run_with(model)
-    [notice] = [e for e in events if isinstance(e, Notice) and "could not read" in e.message]
-    assert notice.level == "warning" and UNREAD["llama.cpp peg"] in notice.message
+    [shown] = [e for e in events if isinstance(e, ReplyNotRead)]
+    assert shown.said == UNREAD["llama.cpp peg"] and "HTTP 500" in shown.message
     told = model.requests[1]["messages"][-1]
     assert told["role"] == "user"
     assert "could not be read as a tool call" in told["content"]
@@ -237,9 +237,17 @@ def test_a_run_goes_on_after_the_server_could_not_read_a_call(tmp_path: Path) ->
     shown = [json.loads(line) for line in done.stdout.splitlines()]
     traced = [json.loads(line) for line in trace.read_text().splitlines()]
     for records in (shown, traced):
-        notices = [r["message"] for r in records if r["kind"] == "notice"]
-        assert any(UNREAD["llama.cpp peg"] in n for n in notices), notices
+        [not_read] = [r for r in records if r["kind"] == "reply_not_read"]
+        assert not_read["said"] == UNREAD["llama.cpp peg"]
         assert records[-1]["stop_reason"] == "answered"
+    # The trace plays back as the run went: the server's refusal, then the replies.
+    replayed = toolcall(
+        "replay", str(trace), "--model", "scripted", "--script", str(trace), cwd=tmp_path
+    )
+    assert replayed.returncode == 0, replayed.stdout[-2000:] + replayed.stderr
+    told = toolcall("trace", "show", str(trace), cwd=tmp_path)
+    assert told.returncode == 0
+    assert "the model is told so and asked again" in " ".join(told.stdout.split())
 
 
 @pytest.mark.parametrize("said", [BROKEN["plain"], BROKEN["the request's history"]])

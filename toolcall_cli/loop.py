@@ -44,6 +44,7 @@ from toolcall_cli.events import (
     Notice,
     ParseError,
     ParserEvent,
+    ReplyNotRead,
     RunFinished,
     RunStarted,
     StepPaused,
@@ -568,7 +569,7 @@ class Run:
         sees the server's reason; the model is told it, and what a call looks like, and asked
         again. Nothing of the reply reached us, so nothing of it goes into the history; the
         round made no progress, so the limits on such rounds hold."""
-        yield Notice(level="warning", message=f"{failure}; the model is told so and asked again")
+        yield ReplyNotRead(iteration=self.iterations, message=str(failure), said=failure.said)
         self.history.append(user(not_read_note(failure.said, self.question, self.offered())))
         self.progress.no_answer()
 
