@@ -248,6 +248,10 @@ def test_a_run_goes_on_after_the_server_could_not_read_a_call(tmp_path: Path) ->
     told = toolcall("trace", "show", str(trace), cwd=tmp_path)
     assert told.returncode == 0
     assert "the model is told so and asked again" in " ".join(told.stdout.split())
+    diagnosed = toolcall("doctor", str(trace), cwd=tmp_path)
+    found = " ".join(diagnosed.stdout.split())
+    assert "(reply_not_read): the server could not read the model's reply" in found
+    assert "fixed at iteration 2" in found and diagnosed.returncode == 4
 
 
 @pytest.mark.parametrize("said", [BROKEN["plain"], BROKEN["the request's history"]])
