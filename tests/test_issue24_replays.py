@@ -583,7 +583,7 @@ def test_the_same_run_with_an_answer_at_the_end_exits_0(tmp_path: Path) -> None:
     assert '"text": "Tokyo: 11 °C, sunny."' in done.stdout
 
 
-# --- a reply that never ends, and llama-server's 500 after the retries ----------------------------
+# --- a reply that never ends, and a server's 500 after the retries --------------------------------
 
 
 RAMBLING = json.dumps(
@@ -600,18 +600,13 @@ RAMBLING = json.dumps(
         # A rambling streamed reply, hit by the time one request may take (120 s for the run
         # that was seen; here 0.5 s): it never finishes, so it is never taken for an answer.
         ([Answer(sse=[RAMBLING], trickle=0.002)], "--request-timeout"),
-        # Native calling at the server's temperature: llama-server's parser rejects what the
-        # model wrote, each retry alike.
+        # A server that fails, each retry alike. (A 500 that says the server could not read
+        # its model's call is the model's fault and goes back to it: test_unreadable_reply.)
         (
             [
                 Answer(
                     status=500,
-                    json_body={
-                        "error": {
-                            "message": "The model produced output that does not match "
-                            "the expected peg-native format"
-                        }
-                    },
+                    json_body={"error": {"message": "CUDA error: out of memory"}},
                     headers={"Retry-After": "0"},
                 )
             ]
@@ -619,7 +614,7 @@ RAMBLING = json.dumps(
             "HTTP 500",
         ),
     ],
-    ids=["rambling-reply-timed-out", "peg-native-500"],
+    ids=["rambling-reply-timed-out", "server-error-500"],
 )
 def test_a_reply_the_server_never_finishes_ends_the_run_1_with_one_line(
     tmp_path: Path, answers: list[Answer], said: str

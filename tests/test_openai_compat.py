@@ -539,9 +539,9 @@ def test_what_a_server_says_is_shown_on_one_line_without_control_characters(
 def test_a_seeded_request_is_retried_with_the_next_seed_after_a_server_error(
     server: FakeOpenAI,
 ) -> None:
-    """llama-server answers 500 when its tool-call parser rejects what the model wrote; with
+    """A server error may be the reply's (one this client cannot tell from its words); with
     the same seed the model writes the same again, so each retry draws with the next seed."""
-    rejected = {"error": {"message": "The model produced output that does not match"}}
+    rejected = {"error": {"message": "the slot failed to finish the task"}}
     server.answers += [
         Answer(status=500, json_body=rejected),
         Answer(status=500, json_body=rejected),
@@ -557,9 +557,9 @@ def test_a_seeded_request_is_retried_with_the_next_seed_after_a_server_error(
 def test_a_request_at_temperature_0_is_retried_warmer_after_a_server_error(
     server: FakeOpenAI,
 ) -> None:
-    """At temperature 0 a new seed changes nothing: the model writes the same call again and
-    the server refuses it again. The retry samples a little warmer, and says so."""
-    rejected = {"error": {"message": "The model produced output that does not match"}}
+    """At temperature 0 a new seed changes nothing: the model writes the same reply again and
+    the server fails on it again. The retry samples a little warmer, and says so."""
+    rejected = {"error": {"message": "the slot failed to finish the task"}}
     server.answers += [Answer(status=500, json_body=rejected), Answer(json_body=completion("ok"))]
     model, _ = model_at(server.base_url)
     chunks = list(model.stream(ModelRequest({"messages": [], "seed": 11, "temperature": 0})))

@@ -89,6 +89,8 @@ REWORDED: dict[str, str] = {
     "answer_after_repeats": "{calls} gave what you had.",
     "answer_after_failed_repeats": "{calls} failed again just as before.",
     "not_an_answer": "No answer there ({why}).",
+    "reply_not_read": "Your server found no call it could read in what you wrote ({why}).",
+    "how_to_call": "Call a tool by its own name ({offered}), its arguments one JSON object.",
     "no_tool_now": "No tools now.",
     "the_question": "You were asked: {question}\nAnswer {how}.",
     "or_call_a_tool": "or use a tool",

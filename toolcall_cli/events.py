@@ -386,6 +386,20 @@ class ModelFailed:
     "rate_limit", "server", "protocol")."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReplyNotRead:
+    """The model's server could not read its reply as a tool call, and answered with an error in
+    place of the reply (llama-server and Ollama read calls themselves): malformed output, told
+    to the model, which is asked again. Not the end of the run."""
+
+    kind: Literal["reply_not_read"] = "reply_not_read"
+    iteration: int
+    message: str
+    """What the user is shown: what the server answered, and its reason."""
+    said: str
+    """The server's reason in its own words, as the model is told it."""
+
+
 StopReason = Literal["answered", "limit", "model_failed", "interrupted", "input_rejected"]
 
 
@@ -425,6 +439,7 @@ Event = (
     | FinalAnswer
     | LimitReached
     | ModelFailed
+    | ReplyNotRead
     | RunFinished
 )
 

@@ -173,6 +173,10 @@ TEMPLATES: dict[str, str] = {
     "answer_after_failed_repeats": "You called {calls} again exactly as before, and it failed "
     "again the same way.",
     "not_an_answer": "That was not an answer: {why}.",
+    "reply_not_read": "Your last reply could not be read as a tool call; the server that runs "
+    'you said: "{why}".',
+    "how_to_call": "A tool call names one of the tools offered, exactly as written ({offered}), "
+    "and gives its arguments as one JSON object of that tool's parameters.",
     # What every note asking for the answer says after why: that no tool may be called (once
     # the tools are withdrawn), the question again, and how to answer it.
     "no_tool_now": "Do not call any tool now.",
@@ -250,13 +254,21 @@ class Wording:
         return f"{NOTE_PREFIX} {self.said(key, **values)}"
 
     def answer_note(
-        self, situation: str, question: str, *, tools: bool = False, **values: Any
+        self,
+        situation: str,
+        question: str,
+        *,
+        tools: bool = False,
+        hint: str = "",
+        **values: Any,
     ) -> str:
         """The engine's note asking for the answer: why (`situation`, a key above, with its
-        `values`); that no tool may be called now, unless `tools` are still offered; then the
-        question again, and how to answer it."""
+        `values`); that no tool may be called now, unless `tools` are still offered, and then
+        `hint` (a key) says how to call one; then the question again, and how to answer it."""
         said = [self.said(situation, **values)]
         if tools:
+            if hint:
+                said.append(self.said(hint, **values))
             how = "or_call_a_tool"
         else:
             said.append(self.said("no_tool_now"))
@@ -283,9 +295,29 @@ def note(key: str, **values: Any) -> str:
     return WORDING.note(key, **values)
 
 
-def answer_note(situation: str, question: str, *, tools: bool = False, **values: Any) -> str:
+def answer_note(
+    situation: str, question: str, *, tools: bool = False, hint: str = "", **values: Any
+) -> str:
     """The engine's note asking for the answer after `situation` (see Wording.answer_note)."""
-    return WORDING.answer_note(situation, question, tools=tools, **values)
+    return WORDING.answer_note(situation, question, tools=tools, hint=hint, **values)
+
+
+MAX_TOOLS_NAMED = 20
+"""Tools a note names at most (a large registry is cut, with how many more there are)."""
+
+
+def not_read_note(why: str, question: str, tools: Sequence[str]) -> str:
+    """The engine's note after a reply its server could not read as a tool call (the server
+    said `why`): what was wrong, what a call looks like while `tools` are offered, and the
+    question again. The model's reply itself never reached toolcall: the server's reason is
+    all there is to tell."""
+    named = ", ".join(f"`{name}`" for name in tools[:MAX_TOOLS_NAMED])
+    if len(tools) > MAX_TOOLS_NAMED:
+        named += f", … and {len(tools) - MAX_TOOLS_NAMED:,} more"
+    reason = clip(why.strip().rstrip(".") or "nothing more")
+    return answer_note(
+        "reply_not_read", question, tools=bool(tools), hint="how_to_call", why=reason, offered=named
+    )
 
 
 def said(problem: Problem) -> str:

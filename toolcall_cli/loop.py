@@ -44,13 +44,14 @@ from toolcall_cli.events import (
     Notice,
     ParseError,
     ParserEvent,
+    ReplyNotRead,
     RunFinished,
     RunStarted,
     StepPaused,
     StopReason,
     ToolCallParsed,
 )
-from toolcall_cli.feedback import answer_note, note
+from toolcall_cli.feedback import answer_note, not_read_note, note
 from toolcall_cli.grounding import AnswerCheck, ArgumentCheck
 from toolcall_cli.limits import Limits as Limits  # re-exported: callers take it from here
 from toolcall_cli.limits import question_refused
@@ -65,7 +66,7 @@ from toolcall_cli.strategies.base import Reply, ReplyParser, Strategy
 from toolcall_cli.strategies.echo import assistant_message, first_calls
 from toolcall_cli.strategies.replies import check_depth, reply_chars
 from toolcall_cli.tools.registry import ToolRegistry
-from toolcall_cli.wire import NOTICE_KEY, ModelError, ModelRequest
+from toolcall_cli.wire import NOTICE_KEY, UNREADABLE_REPLY, ModelError, ModelRequest
 from toolcall_cli.wording import plural
 
 __all__ = ["Decision", "Declined", "Edited", "Limits", "Run", "ToolPolicy", "run"]
@@ -84,6 +85,9 @@ REPLY_TOO_LONG = "the reply passed {limit:,} characters"
 
 TOO_LONG_FOR_THE_WINDOW: Literal["too_long"] = "too_long"
 """What read_reply returns when the server refused the request as too long for its window."""
+NOT_READ: Literal["not_read"] = "not_read"
+"""What read_reply returns when the server could not read the model's reply as a tool call: the
+model has been told why, and is asked again."""
 
 
 def run(
@@ -233,6 +237,8 @@ class Run:
             reply = yield from self.read_reply(request, round_, may_retry=not retried)
             if reply == TOO_LONG_FOR_THE_WINDOW:
                 return (yield from self.iteration(retried=True))
+            if reply == NOT_READ:
+                return None
             if not isinstance(reply, Reply):
                 return reply
             if not reply.calls and not reply.errors:
@@ -266,11 +272,12 @@ class Run:
 
     def read_reply(
         self, request: ModelRequest, round_: Round, *, last: bool = False, may_retry: bool = False
-    ) -> Generator[Event, None, Reply | StopReason | Literal["too_long"]]:
+    ) -> Generator[Event, None, Reply | StopReason | Literal["too_long", "not_read"]]:
         """The model's reply, parsed. A streaming strategy starts each call in `round_` as soon
         as it is complete; the others start their calls once the reply is whole and shown. The
         reply is recorded in the history; or the reason the run stops; or, when `may_retry`,
-        TOO_LONG_FOR_THE_WINDOW: the server refused the request as too long for its window."""
+        TOO_LONG_FOR_THE_WINDOW: the server refused the request as too long for its window; or
+        NOT_READ: the server could not read the reply as a tool call, and the model was told."""
         parser = self.strategy.parser(f"#{self.iterations}.", self.tools.names())
         reading = Reading(parser, round_, runs_calls=not last, may_retry=may_retry)
         # The reply's latency leaves out the user's answers given while it streamed (a streamed
@@ -532,7 +539,7 @@ class Run:
 
     def failed_reply(
         self, reading: Reading, reply: Reply
-    ) -> Generator[Event, None, StopReason | Literal["too_long"] | None]:
+    ) -> Generator[Event, None, StopReason | Literal["too_long", "not_read"] | None]:
         """Why the run stops after this reply (the model failed, or time ran out), or None."""
         failure = reading.failure
         if reading.timed_out or failure is not None:
@@ -544,6 +551,9 @@ class Run:
             # The server refused the request before answering: compact harder, try once more.
             yield self.fitter.shrink_after(failure)
             return TOO_LONG_FOR_THE_WINDOW
+        if failure is not None and failure.kind == UNREADABLE_REPLY and reading.runs_calls:
+            yield from self.tell_not_read(failure)
+            return NOT_READ
         if failure is not None:
             yield from (event for event in reading.held if isinstance(event, ParseError))
             # The partial reply is not added to the history, so the next turn is sound.
@@ -553,6 +563,16 @@ class Run:
             yield ModelFailed(message=SAID_NOTHING, error_kind="protocol")
             return "model_failed"
         return None
+
+    def tell_not_read(self, failure: ModelError) -> Iterator[Event]:
+        """The model wrote a call its server could not read (a server that reads calls itself
+        answers with an error in place of the reply): malformed output like any other. The user
+        sees the server's reason; the model is told it, and what a call looks like, and asked
+        again. Nothing of the reply reached us, so nothing of it goes into the history; the
+        round made no progress, so the limits on such rounds hold."""
+        yield ReplyNotRead(iteration=self.iterations, message=str(failure), said=failure.said)
+        self.history.append(user(not_read_note(failure.said, self.question, self.offered())))
+        self.progress.no_answer()
 
     def judge(self, reply: Reply) -> NotAnAnswer | None:
         said = Conversation.of_run(

@@ -72,6 +72,14 @@ _ADVICE: dict[str, tuple[str, FixKind, str]] = {
     ),
     "repaired_json": ("the model wrote its calls as loose JSON", "prompt rule", _FORMAT_FIX),
     "parse_error": ("a call the model wrote could not be read", "prompt rule", _FORMAT_FIX),
+    "reply_not_read": (
+        "the model wrote a call its own server could not read (the server answered with an "
+        "error in place of the reply)",
+        "prompt rule",
+        "use --strategy regex, where toolcall reads the calls itself, leniently, and tells the "
+        "model what it could not read; or give the server a chat template whose call format "
+        "the model keeps to",
+    ),
     "call_format": (
         "the model did not keep to the text protocol's call format",
         "prompt rule",

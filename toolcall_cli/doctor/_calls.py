@@ -40,6 +40,7 @@ def check_calls(run: RunRecords) -> Step:
             *calls_from_results(run),
             *ungrounded_arguments(run),
             *unreadable_calls(run),
+            *calls_not_read(run),
             *repaired_calls(run),
             *converted_arguments(run),
             *loose_framing(run),
@@ -48,7 +49,7 @@ def check_calls(run: RunRecords) -> Step:
         ],
         key=lambda f: f.event or 0,
     )
-    calls = len(run.of("tool_call_parsed", "parse_error"))
+    calls = len(run.of("tool_call_parsed", "parse_error", "reply_not_read"))
     problems = [f for f in findings if not f.note]
     if not calls:
         summary = "nothing to check: no calls were made"
@@ -251,6 +252,14 @@ def unreadable_calls(run: RunRecords) -> Iterator[Finding]:
             problem = "parse_error"
             text = f"{data.get('call_id')}: a call could not be read: {first_line(message)}"
         yield mistake(run, record, problem, text, tool)
+
+
+def calls_not_read(run: RunRecords) -> Iterator[Finding]:
+    """Replies whose calls the model's own server could not read (told to the model)."""
+    for record in run.of("reply_not_read"):
+        said = first_line(str(record.data.get("said", ""))) or "no reason given"
+        text = f"the server could not read the model's reply as a tool call: {said}"
+        yield mistake(run, record, "reply_not_read", text, None)
 
 
 def repaired_calls(run: RunRecords) -> Iterator[Finding]:

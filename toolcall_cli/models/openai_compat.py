@@ -47,7 +47,13 @@ from toolcall_cli.models._window import (
     window_from_props,
 )
 from toolcall_cli.models.base import MAX_LINE_BYTES, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT, MiB
-from toolcall_cli.wire import NOTICE_KEY, ContextWindow, ModelError, ModelRequest
+from toolcall_cli.wire import (
+    NOTICE_KEY,
+    UNREADABLE_REPLY,
+    ContextWindow,
+    ModelError,
+    ModelRequest,
+)
 from toolcall_cli.wire.sse import sse_data
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
@@ -239,6 +245,7 @@ class OpenAICompatModel:
                 kind=error.kind,
                 window=error.window,
                 prompt_tokens=error.prompt_tokens,
+                said=self._redact(error.said),
             ) from None
 
     def _redact(self, text: str) -> str:
@@ -251,6 +258,14 @@ class OpenAICompatModel:
             last = attempt == self.endpoint.max_retries
             with self._send(body, deadline) as response:
                 status = response.status_code
+                said = None
+                if status >= 500:
+                    # Read before any retry: a server that could not read its own model's tool
+                    # call says so, and asking it again blind teaches the model nothing.
+                    said = error_body(response, deadline, self.endpoint.read_timeout)
+                    refusal = http_error(status, said, self.endpoint)
+                    if refusal.kind == UNREADABLE_REPLY:
+                        raise refusal
                 if status in RETRY_STATUSES and not last:
                     wait = retry_wait(response, attempt, self.endpoint.max_retry_wait)
                     wait = min(wait, max(deadline.remaining(), 0.0))
@@ -265,7 +280,8 @@ class OpenAICompatModel:
                 if 300 <= status < 400:
                     raise redirect_error(response)
                 if status >= 400:
-                    said = error_body(response, deadline, self.endpoint.read_timeout)
+                    if said is None:
+                        said = error_body(response, deadline, self.endpoint.read_timeout)
                     raise http_error(status, said, self.endpoint)
                 yield from self._answer(response, deadline)
                 return
@@ -472,6 +488,8 @@ def raise_reported(value: Any, who: str) -> None:
     """Raises the error an answer reports in place of a completion (`error`, no `choices`)."""
     if isinstance(value, dict) and "error" in value and not value.get("choices"):
         detail = error_text(value)
+        if reply_unreadable(detail):  # a stream already under way reports it so
+            raise unreadable_reply_error(f"{who} reported", detail)
         raise overflow_error(200, value, detail) or ModelError(
             f"{who} reported an error: {detail}", kind="server"
         )
@@ -486,9 +504,9 @@ calls, at temperature 0): at 0.3, 1 of 4 retries was answered; at 0.5 and 0.8, 2
 def reseeded(body: dict[str, Any], status: int) -> dict[str, Any]:
     """The body for a retry after HTTP `status`. After a server error a seeded request goes
     with the next seed: a server that samples with a fixed seed writes the same reply again,
-    and the error may be that reply's (llama-server answers 500 "The model produced output
-    that does not match the expected … format" when its tool-call parser rejects what the
-    model wrote, and retried the same seed three times over). At temperature 0 a new seed
+    and the error may be that reply's, in words this client does not know for the model's (a
+    server error that names the model's call as what it could not read is not retried here at
+    all: the loop tells the model why, see UNREADABLE_REPLY). At temperature 0 a new seed
     changes nothing (the most likely token is taken whatever the seed), so such a retry also
     samples at RETRY_TEMPERATURE. The run stays reproducible."""
     if status < 500:
@@ -621,6 +639,8 @@ def http_error(status: int, body: bytes, endpoint: Endpoint) -> ModelError:
     overflow = overflow_error(status, value, detail)
     if overflow is not None and status in (400, 413, 422):
         return overflow
+    if status >= 500 and reply_unreadable(detail):
+        return unreadable_reply_error(f"HTTP {status}", detail)
     if status >= 500:
         return ModelError(f"the server failed (HTTP {status}) after retries{said}", kind="server")
     if mentions_tools(detail):
@@ -630,6 +650,46 @@ def http_error(status: int, body: bytes, endpoint: Endpoint) -> ModelError:
             kind="unsupported",
         )
     return ModelError(f"the endpoint refused the request (HTTP {status}){said}", kind="bad_request")
+
+
+# A server that reads its model's tool calls itself (llama-server --jinja, Ollama) answers with an
+# error, most often HTTP 500, when the model wrote a call it cannot read: the model's fault, said
+# by the server. What they say, seen in their issue trackers:
+#   llama.cpp  "The model produced output that does not match the expected peg-native format"
+#              "Failed to parse input at pos 395: <|tool_call_start|>[web_search(...)]..."
+#   Ollama     "error parsing tool call: raw='{\"input\": ...}]', err=invalid character ']' ..."
+# Each names the model's output (or the parser's input, which is that output) or a tool call,
+# and a failure to read it. llama.cpp's "Failed to parse tool call arguments as JSON" is left
+# out: it says so of the arguments in the request's history too (llama.cpp issue 25510), and
+# what the client sent is no fault the model can correct. vLLM and SGLang pass a call they
+# cannot parse on as content (read by strategies/content_calls.py), so they have no such error.
+_MODEL_OUTPUT_UNREAD = re.compile(
+    r"\bmodel(?:'s)?\s+(?:produced\s+|generated\s+)?output\b.*"
+    r"\b(?:does\s+not\s+match|pars(?:e|ed|ing)|unparsed)\b"
+    r"|\bfailed\s+to\s+parse\s+input\s+at\s+pos(?:ition)?\b",
+    re.IGNORECASE | re.DOTALL,
+)
+_TOOL_CALL_UNREAD = re.compile(
+    r"\b(?:error|fail(?:ed|ure)?)\s+(?:to\s+)?pars(?:e|ing)\s+(?:the\s+)?"
+    r"(?:tool|function)[\s_-]?calls?\b(?!\s+arguments)",
+    re.IGNORECASE,
+)
+
+
+def reply_unreadable(detail: str) -> bool:
+    """Whether a server's error says it could not read its own model's output as a tool call,
+    rather than that the request was bad or the server broke (see _MODEL_OUTPUT_UNREAD)."""
+    return bool(_MODEL_OUTPUT_UNREAD.search(detail) or _TOOL_CALL_UNREAD.search(detail))
+
+
+def unreadable_reply_error(how: str, detail: str) -> ModelError:
+    """The model wrote a call its server could not read: for the model to be told, not the end
+    of the run."""
+    return ModelError(
+        f"the server could not read the model's reply as a tool call ({how}): {detail}",
+        kind=UNREADABLE_REPLY,
+        said=detail,
+    )
 
 
 def mentions_tools(detail: str) -> bool:

@@ -37,6 +37,9 @@ class RecordedReply:
     streamed: bool
     failure: tuple[str, str] | None = None
     """The model's own failure, `(message, kind)`, raised after the chunks as it happened."""
+    said: str = ""
+    """The server's own words for the failure, where the model was told them (a reply its
+    server could not read)."""
 
 
 Reply = str | dict[str, Any] | RecordedReply
@@ -170,7 +173,7 @@ def played_back(
     yield from reply.chunks
     if reply.failure is not None:
         message, kind = reply.failure
-        raise ModelError(message, kind=kind)
+        raise ModelError(message, kind=kind, said=reply.said)
 
 
 def parse_script(text: str) -> list[Reply]:

@@ -37,6 +37,7 @@ from toolcall_cli.events import (
     ParserEvent,
     PlaceholdersFilled,
     ReasoningDelta,
+    ReplyNotRead,
     RunFinished,
     RunStarted,
     TextDelta,
@@ -67,6 +68,7 @@ from toolcall_cli.render.base import (
     grounding_line,
     indent,
     lenient_note,
+    not_read_line,
     partial_arguments,
     reply_summary,
     request_summary,
@@ -266,6 +268,8 @@ class LiveRenderer:
                 return [Text(f"⚠ {grounding_line(event)}", style="yellow")]
             case LimitReached():
                 return [_stop_panel(f"limit reached: {event.limit}", event.message, "yellow")]
+            case ReplyNotRead():
+                return [Text(f"⚠ {not_read_line(event)}", style="yellow")]
             case ModelFailed():
                 title = f"model failed: {event.error_kind}"
                 return [_stop_panel(title, event.message, "red")]

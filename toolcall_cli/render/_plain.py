@@ -24,6 +24,7 @@ from toolcall_cli.events import (
     ParserEvent,
     PlaceholdersFilled,
     ReasoningDelta,
+    ReplyNotRead,
     RunFinished,
     RunStarted,
     TextDelta,
@@ -56,6 +57,7 @@ from toolcall_cli.render.base import (
     grounding_line,
     indent,
     lenient_note,
+    not_read_line,
     reply_summary,
     request_summary,
     setting,
@@ -217,6 +219,8 @@ def _run_lines(event: RunEvent, stats: RunStats) -> list[str]:
             return [f"warning: {grounding_line(event)}"]
         case LimitReached():
             return [f"limit reached ({event.limit}): {visible(event.message)}"]
+        case ReplyNotRead():
+            return [f"warning: {not_read_line(event)}"]
         case ModelFailed():
             return [f"model failed ({event.error_kind}): {visible(event.message)}"]
         case RunFinished():

@@ -28,6 +28,7 @@ from toolcall_cli.events import (
     ModelReplied,
     Notice,
     PlaceholdersFilled,
+    ReplyNotRead,
     RunFinished,
     RunStarted,
     StepPaused,
@@ -100,6 +101,7 @@ RunEvent = (
     | FinalAnswer
     | LimitReached
     | ModelFailed
+    | ReplyNotRead
     | RunFinished
 )
 """The run's start, its notices, and how it ends."""
@@ -408,6 +410,11 @@ def lenient_note(call: ToolCall, tagged: bool) -> str:
     if tagged and raw and not raw.startswith(CALL_OPEN):  # a ```json block, bare JSON, ...
         return f"read leniently: not in {CALL_OPEN} tags"
     return ""
+
+
+def not_read_line(event: ReplyNotRead) -> str:
+    """The line a reply its server could not read is shown as."""
+    return f"{visible(event.message)}; the model is told so and asked again"
 
 
 def withdrawn_title(event: AnswerWithoutTools) -> str:

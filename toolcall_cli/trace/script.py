@@ -13,7 +13,7 @@ from typing import Any
 from toolcall_cli.loop import judged_by_the_loop
 from toolcall_cli.models.scripted import RecordedReply, Recording, ScriptedModel
 from toolcall_cli.trace.reader import Record, Trace, TraceError, lines_of, read_trace
-from toolcall_cli.wire import WireFormat
+from toolcall_cli.wire import UNREADABLE_REPLY, WireFormat
 
 REFUSED_AS_TOO_LONG = "the server said the request was too long (as recorded)"
 """The failure a request gets back whose recording was refused for the context window and then
@@ -112,7 +112,7 @@ def recorded_replies(trace: Trace) -> list[RecordedReply]:
             pending.chunks.append(record)
         elif kind == "model_replied":
             pending.replied = record
-        elif kind == "model_failed":
+        elif kind in ("model_failed", "reply_not_read"):
             pending.failed = record
         elif kind == "run_finished":
             played += _reply(pending, retried=False)
@@ -157,7 +157,8 @@ def _reply(request: _Request, *, retried: bool) -> list[RecordedReply]:
         chunks = (_completion(request.replied, request),)
     else:
         chunks = ()
-    return [RecordedReply(chunks, streamed, failure)]
+    said = request.failed.get("said") if request.failed is not None else None
+    return [RecordedReply(chunks, streamed, failure, said if isinstance(said, str) else "")]
 
 
 def _failure(failed: Record | None) -> tuple[str, str] | None:
@@ -168,6 +169,8 @@ def _failure(failed: Record | None) -> tuple[str, str] | None:
     message = str(failed.get("message", "the model failed"))
     if judged_by_the_loop(message):
         return None
+    if failed["kind"] == "reply_not_read":
+        return message, UNREADABLE_REPLY
     return message, str(failed.get("error_kind", "protocol"))
 
 

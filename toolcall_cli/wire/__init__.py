@@ -60,13 +60,20 @@ NOTICE_KEY = "x_toolcall_notice"
 not model output: the loop shows it and the parsers never see it."""
 
 
+UNREADABLE_REPLY = "unreadable_reply"
+"""The kind of a ModelError for a tool call the model wrote and its server could not read."""
+
+
 class ModelError(Exception):
     """The model could not answer: unreachable, refused the request, or sent garbage.
 
     `kind` is one of "connection", "timeout", "auth", "not_found", "bad_request",
     "rate_limit", "server", "protocol", "unsupported", "redirect", "too_large",
-    "context_length". A "context_length" error may carry what the server said of it: its
-    window (`window`) and how many tokens it counted in the request (`prompt_tokens`).
+    "context_length", "unreadable_reply". A "context_length" error may carry what the server
+    said of it: its window (`window`) and how many tokens it counted in the request
+    (`prompt_tokens`). An "unreadable_reply" is the model's own fault, not the server's: the
+    server reads the model's tool calls itself and could not read the one it wrote; `said` is
+    the server's reason, in its words, for the model to read.
     """
 
     def __init__(
@@ -76,11 +83,13 @@ class ModelError(Exception):
         kind: str,
         window: int | None = None,
         prompt_tokens: int | None = None,
+        said: str = "",
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.window = window
         self.prompt_tokens = prompt_tokens
+        self.said = said
 
 
 @dataclass(frozen=True)
