@@ -73,11 +73,13 @@ def refused(model: OpenAICompatModel, body: dict[str, Any] | None = None) -> Mod
 
 
 @pytest.mark.parametrize("said", UNREAD.values(), ids=UNREAD.keys())
-def test_a_call_the_server_could_not_read_is_the_models_and_is_not_retried_blind(
+def test_a_call_the_server_could_not_read_is_the_models_once_the_retries_are_spent(
     said: str,
 ) -> None:
+    """Retried first, as any 5xx, with the next seed and warmer: a new sample is often read.
+    Once the retries are spent, it is the model's malformed output, not a broken server."""
     with FakeOpenAI() as server:
-        server.answers += [error_answer(said), Answer(json_body=completion("a retry's"))]
+        server.answers += [error_answer(said)] * 3 + [Answer(json_body=completion("late"))]
         model = model_for(server)
         error = refused(model)
         model.close()
@@ -85,7 +87,22 @@ def test_a_call_the_server_could_not_read_is_the_models_and_is_not_retried_blind
     assert error.kind == UNREADABLE_REPLY
     assert error.said == said
     assert "could not read the model's reply as a tool call (HTTP 500)" in str(error)
-    assert sent == 1
+    assert sent == 3
+
+
+def test_a_retry_the_server_can_read_is_the_reply() -> None:
+    with FakeOpenAI() as server:
+        server.answers += [
+            error_answer(UNREAD["llama.cpp peg"]),
+            Answer(json_body=completion("63")),
+        ]
+        model = model_for(server)
+        request = ModelRequest({"messages": [{"role": "user", "content": "hi"}], "seed": 7})
+        chunks = list(model.stream(request))
+        model.close()
+        seeds = [body.get("seed") for body in server.requests]
+    assert seeds == [7, 8]  # the retry is a new sample, not the same one again
+    assert "63" in json.dumps(chunks)
 
 
 @pytest.mark.parametrize("said", BROKEN.values(), ids=BROKEN.keys())
@@ -124,7 +141,7 @@ def test_a_stream_that_reports_the_unreadable_call_midway_is_the_models_too() ->
 def test_what_the_server_said_is_masked_of_the_key() -> None:
     key = "sk-test-0123456789abcdef"
     with FakeOpenAI() as server:
-        server.answers.append(error_answer(f"{UNREAD['llama.cpp peg']} (key {key})"))
+        server.answers += [error_answer(f"{UNREAD['llama.cpp peg']} (key {key})")] * 3
         model = OpenAICompatModel(
             Endpoint(base_url=server.base_url, model="m", api_key=key), sleep=lambda _: None
         )
@@ -219,8 +236,7 @@ def tool_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 def test_a_run_goes_on_after_the_server_could_not_read_a_call(tmp_path: Path) -> None:
     trace = tmp_path / "run.jsonl"
     with FakeOpenAI() as server:
-        server.answers += [
-            error_answer(UNREAD["llama.cpp peg"]),
+        server.answers += [error_answer(UNREAD["llama.cpp peg"])] * 3 + [
             Answer(json_body=completion(None, [tool_call("calculate", {"expression": "12*5+3"})])),
             Answer(json_body=completion("12*5+3 = 63")),
         ]
@@ -231,8 +247,8 @@ def test_a_run_goes_on_after_the_server_could_not_read_a_call(tmp_path: Path) ->
         )  # fmt: skip
         requests = server.requests
     assert done.returncode == 0, done.stderr
-    assert len(requests) == 3
-    told = requests[1]["messages"][-1]["content"]
+    assert len(requests) == 5  # three tries of the first request, then two more
+    told = requests[3]["messages"][-1]["content"]
     assert UNREAD["llama.cpp peg"] in told and "`calculate`" in told
     shown = [json.loads(line) for line in done.stdout.splitlines()]
     traced = [json.loads(line) for line in trace.read_text().splitlines()]

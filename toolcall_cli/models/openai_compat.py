@@ -258,14 +258,6 @@ class OpenAICompatModel:
             last = attempt == self.endpoint.max_retries
             with self._send(body, deadline) as response:
                 status = response.status_code
-                said = None
-                if status >= 500:
-                    # Read before any retry: a server that could not read its own model's tool
-                    # call says so, and asking it again blind teaches the model nothing.
-                    said = error_body(response, deadline, self.endpoint.read_timeout)
-                    refusal = http_error(status, said, self.endpoint)
-                    if refusal.kind == UNREADABLE_REPLY:
-                        raise refusal
                 if status in RETRY_STATUSES and not last:
                     wait = retry_wait(response, attempt, self.endpoint.max_retry_wait)
                     wait = min(wait, max(deadline.remaining(), 0.0))
@@ -280,8 +272,7 @@ class OpenAICompatModel:
                 if 300 <= status < 400:
                     raise redirect_error(response)
                 if status >= 400:
-                    if said is None:
-                        said = error_body(response, deadline, self.endpoint.read_timeout)
+                    said = error_body(response, deadline, self.endpoint.read_timeout)
                     raise http_error(status, said, self.endpoint)
                 yield from self._answer(response, deadline)
                 return
@@ -504,11 +495,12 @@ calls, at temperature 0): at 0.3, 1 of 4 retries was answered; at 0.5 and 0.8, 2
 def reseeded(body: dict[str, Any], status: int) -> dict[str, Any]:
     """The body for a retry after HTTP `status`. After a server error a seeded request goes
     with the next seed: a server that samples with a fixed seed writes the same reply again,
-    and the error may be that reply's, in words this client does not know for the model's (a
-    server error that names the model's call as what it could not read is not retried here at
-    all: the loop tells the model why, see UNREADABLE_REPLY). At temperature 0 a new seed
-    changes nothing (the most likely token is taken whatever the seed), so such a retry also
-    samples at RETRY_TEMPERATURE. The run stays reproducible."""
+    and the error may be that reply's (llama-server answers 500 "The model produced output
+    that does not match the expected … format" when its tool-call parser rejects what the
+    model wrote, and retried the same seed three times over; once the retries are spent, such
+    an error goes to the loop, which tells the model why: see UNREADABLE_REPLY). At temperature
+    0 a new seed changes nothing (the most likely token is taken whatever the seed), so such a
+    retry also samples at RETRY_TEMPERATURE. The run stays reproducible."""
     if status < 500:
         return body
     seed = body.get("seed")
