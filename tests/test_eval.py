@@ -463,19 +463,13 @@ def test_ctrl_c_during_an_eval_says_what_is_kept_and_how_to_go_on(tmp_path: Path
             # as a terminal starts it: a suite run in the background passes SIGINT on ignored
             preexec_fn=as_from_a_terminal,
         )
-        with process:
-            try:
-                assert server.wait_received(1)  # the run's request is in flight
-                process.send_signal(signal.SIGINT)
-                _out, err = process.communicate(timeout=60)
-            finally:
-                if process.poll() is None:
-                    process.kill()
+        try:
+            assert server.wait_received(1)  # the run's request is in flight
+            process.send_signal(signal.SIGINT)
+        finally:
+            err = stopped(process)
     assert process.returncode == 130
-    assert err.strip().splitlines() == [
-        f"toolcall: interrupted (Ctrl-C): 0 of 1 runs done, kept in {out}; the same command with "
-        "--resume goes on from there"
-    ]
+    assert err.strip().splitlines() == stop_line("interrupted (Ctrl-C)", 0, 1, out)
 
 
 def test_an_eval_whose_model_was_never_reached_exits_1(tmp_path: Path) -> None:
@@ -580,48 +574,17 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
     threads were joined at exit). Ctrl-C exited 130 without a word; SIGTERM and SIGHUP said
     the eval's stop line and then a second one, "toolcall: terminated"."""
     import signal
-    import subprocess
-    import sys
-    import time
 
-    tools = tmp_path / "slow"
-    tools.mkdir()
-    (tools / "slow.py").write_text(SLOW_TOOL, encoding="utf-8")
-    path = write(tmp_path, "".join(
-        f'{{"id": "s{n}", "question": "What is the stock price of {symbol}?", '
-        f'"calls": [{{"name": "lookup_stock", "args": {{"symbol": "{symbol}"}}}}]}}\n'
-        for n, symbol in enumerate(("AAPL", "MSFT", "NVDA"))
-    ))  # fmt: skip
     out = tmp_path / "out"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "toolcall_cli", "eval", str(path), "--tools", str(tools),
-         "--tool-timeout", "900", "--jobs", "2", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-        # As a terminal starts it: a suite run in the background passes SIGINT, SIGHUP on ignored.
-        preexec_fn=as_from_a_terminal,
-    )  # fmt: skip
+    process = patched_eval(tmp_path, "", *slow_eval(tmp_path, "AAPL", "MSFT", "NVDA"), str(out))
     try:
-
-        def started() -> int:
-            texts = [p.read_text(encoding="utf-8") for p in out.glob("traces/*.jsonl")]
-            return sum('"tool_started"' in text for text in texts)
-
-        deadline = time.monotonic() + 60
-        while started() < 2:  # both workers are inside the slow tool
-            assert time.monotonic() < deadline and process.poll() is None, "no tool started"
-            time.sleep(0.05)
+        inside_the_tools(process, out)
         process.send_signal(getattr(signal, stop))
-        # Far less than the tool's 600 s: the eval does not wait for it.
-        _out, err = process.communicate(timeout=60)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        # Far less than the tool's 600 s: the eval does not wait for it.
+        err = stopped(process)
     assert process.returncode == code, err
-    assert err.strip().splitlines() == [
-        f"toolcall: {said}: 0 of 3 runs done, kept in {out}; the same command with --resume "
-        "goes on from there"
-    ]
+    assert err.strip().splitlines() == stop_line(said, 0, 3, out)
     traces = sorted(out.glob("traces/*.jsonl"))
     assert len(traces) == 2  # the third run never started
     for trace in traces:
@@ -632,10 +595,56 @@ def test_an_eval_told_to_stop_ends_its_runs_traces_with_the_signal_and_does_not_
     assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text()
 
 
+def slow_eval(tmp_path: Path, *symbols: str) -> list[str]:
+    """The arguments of an eval whose runs each call a tool that takes ten minutes, two at a
+    time, up to `--out` (the folder is the caller's)."""
+    tools = tmp_path / "slow"
+    tools.mkdir()
+    (tools / "slow.py").write_text(SLOW_TOOL, encoding="utf-8")
+    path = write(tmp_path, "".join(
+        f'{{"id": "s{n}", "question": "What is the stock price of {symbol}?", '
+        f'"calls": [{{"name": "lookup_stock", "args": {{"symbol": "{symbol}"}}}}]}}\n'
+        for n, symbol in enumerate(symbols)
+    ))  # fmt: skip
+    return [str(path), "--tools", str(tools), "--tool-timeout", "900", "--jobs", "2", "--out"]
+
+
+def inside_the_tools(process: Any, out: Path) -> None:
+    """Waits until both of the eval's workers are inside the slow tool."""
+    import time
+
+    def started() -> int:
+        texts = [p.read_text(encoding="utf-8") for p in out.glob("traces/*.jsonl")]
+        return sum('"tool_started"' in text for text in texts)
+
+    deadline = time.monotonic() + 60
+    while started() < 2:
+        assert time.monotonic() < deadline and process.poll() is None, "no tool started"
+        time.sleep(0.05)
+
+
+def stopped(process: Any) -> str:
+    """What an eval told to stop wrote on stderr, once it has ended (killed if it does not
+    within a minute: the test then fails on its exit code, and no process is left behind)."""
+    try:
+        return str(process.communicate(timeout=60)[1])
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def stop_line(said: str, done: int, total: int, out: Path) -> list[str]:
+    """The one line a stopped eval says: what stopped it, what is kept, how to go on."""
+    return [
+        f"toolcall: {said}: {done} of {total} runs done, kept in {out}; the same command with "
+        "--resume goes on from there"
+    ]
+
+
 def patched_eval(tmp_path: Path, prelude: str, *args: str) -> Any:
     """`toolcall eval ARGS` in a process of its own, `prelude` run first (to patch the runner),
     started as a terminal starts it: a suite run in the background passes SIGINT on ignored."""
-    import signal
     import subprocess
     import sys
 
@@ -643,7 +652,7 @@ def patched_eval(tmp_path: Path, prelude: str, *args: str) -> Any:
     return subprocess.Popen(
         [sys.executable, "-c", code, "eval", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=as_from_a_terminal,
     )  # fmt: skip
 
 
@@ -651,16 +660,7 @@ def test_a_second_ctrl_c_while_an_eval_stops_does_not_cut_the_stop_short(tmp_pat
     """Ctrl-C twice in a row: the second one, raised while the stop ended the traces of the runs
     under way, cut that short, and those traces were left without their end."""
     import signal
-    import time
 
-    tools = tmp_path / "slow"
-    tools.mkdir()
-    (tools / "slow.py").write_text(SLOW_TOOL, encoding="utf-8")
-    path = write(tmp_path, "".join(
-        f'{{"id": "s{n}", "question": "What is the stock price of {symbol}?", '
-        f'"calls": [{{"name": "lookup_stock", "args": {{"symbol": "{symbol}"}}}}]}}\n'
-        for n, symbol in enumerate(("AAPL", "MSFT"))
-    ))  # fmt: skip
     out = tmp_path / "out"
     prelude = (  # the second Ctrl-C comes just as the stop begins
         "import signal\nfrom toolcall_cli.evaluate.runner import Runner\n"
@@ -670,24 +670,14 @@ def test_a_second_ctrl_c_while_an_eval_stops_does_not_cut_the_stop_short(tmp_pat
         "    halt(self, why)\n"
         "Runner.halt = twice\n"
     )
-    process = patched_eval(tmp_path, prelude, str(path), "--tools", str(tools),
-                           "--tool-timeout", "900", "--jobs", "2", "--out", str(out))  # fmt: skip
+    process = patched_eval(tmp_path, prelude, *slow_eval(tmp_path, "AAPL", "MSFT"), str(out))
     try:
-        deadline = time.monotonic() + 60
-        while sum('"tool_started"' in p.read_text() for p in out.glob("traces/*.jsonl")) < 2:
-            assert time.monotonic() < deadline and process.poll() is None, "no tool started"
-            time.sleep(0.05)
+        inside_the_tools(process, out)
         process.send_signal(signal.SIGINT)
-        _out, err = process.communicate(timeout=60)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        err = stopped(process)
     assert process.returncode == 130, err
-    assert err.strip().splitlines() == [
-        f"toolcall: interrupted (Ctrl-C): 0 of 2 runs done, kept in {out}; the same command "
-        "with --resume goes on from there"
-    ]
+    assert err.strip().splitlines() == stop_line("interrupted (Ctrl-C)", 0, 2, out)
     for trace in sorted(out.glob("traces/*.jsonl")):
         last = json.loads(trace.read_text(encoding="utf-8").splitlines()[-1])
         assert (last["kind"], last["reason"]) == ("interrupted", "ctrl-c"), trace.name
@@ -720,17 +710,9 @@ def test_a_run_that_ends_as_the_eval_stops_is_not_recorded_after_the_stop_line(
         "Runner._record, Runner.halt = late, stop\n"
     )
     process = patched_eval(tmp_path, prelude, str(path), "--out", str(out))
-    try:
-        _out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    err = stopped(process)
     assert process.returncode == 130, err
-    assert err.strip().splitlines() == [
-        f"toolcall: interrupted (Ctrl-C): 0 of 1 runs done, kept in {out}; the same command "
-        "with --resume goes on from there"
-    ]
+    assert err.strip().splitlines() == stop_line("interrupted (Ctrl-C)", 0, 1, out)
     results = out / "results.jsonl"
     assert not results.exists() or not results.read_text(encoding="utf-8")
 
