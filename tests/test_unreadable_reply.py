@@ -27,7 +27,7 @@ from toolcall_cli.messages import Message
 from toolcall_cli.models.openai_compat import Endpoint, OpenAICompatModel
 from toolcall_cli.strategies import get_strategy
 from toolcall_cli.tools.loader import bundled_tools_dir, load_tools
-from toolcall_cli.wire import UNREADABLE_REPLY, ModelError, ModelRequest
+from toolcall_cli.wire import NOTICE_KEY, UNREADABLE_REPLY, ModelError, ModelRequest
 
 BUNDLED = load_tools([bundled_tools_dir()]).registry
 
@@ -103,6 +103,21 @@ def test_a_retry_the_server_can_read_is_the_reply() -> None:
         seeds = [body.get("seed") for body in server.requests]
     assert seeds == [7, 8]  # the retry is a new sample, not the same one again
     assert "63" in json.dumps(chunks)
+    # The user is told why it is retried: not a server that broke, a reply it could not read.
+    [notice] = [chunk[NOTICE_KEY] for chunk in chunks if NOTICE_KEY in chunk]
+    assert notice.startswith(
+        "HTTP 500 (the server could not read the model's reply as a tool call): retry 1 of 2"
+    )
+
+
+def test_a_broken_server_s_retry_is_said_as_a_server_error() -> None:
+    with FakeOpenAI() as server:
+        server.answers += [error_answer(BROKEN["memory"]), Answer(json_body=completion("63"))]
+        model = model_for(server)
+        chunks = list(model.stream(ModelRequest({"messages": []})))
+        model.close()
+    [notice] = [chunk[NOTICE_KEY] for chunk in chunks if NOTICE_KEY in chunk]
+    assert notice.startswith("HTTP 500 (server error): retry 1 of 2")
 
 
 @pytest.mark.parametrize("said", BROKEN.values(), ids=BROKEN.keys())

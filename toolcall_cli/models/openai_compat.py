@@ -261,9 +261,10 @@ class OpenAICompatModel:
                 if status in RETRY_STATUSES and not last:
                     wait = retry_wait(response, attempt, self.endpoint.max_retry_wait)
                     wait = min(wait, max(deadline.remaining(), 0.0))
+                    why = self._retry_reason(response, status, deadline)
                     response.close()
                     body = reseeded(body, status)
-                    note = retry_note(status, wait, attempt, self.endpoint)
+                    note = retry_note(status, why, wait, attempt, self.endpoint)
                     note += retry_changes(body, request.body)
                     yield {NOTICE_KEY: note}
                     self._sleep(wait)
@@ -276,6 +277,17 @@ class OpenAICompatModel:
                     raise http_error(status, said, self.endpoint)
                 yield from self._answer(response, deadline)
                 return
+
+    def _retry_reason(self, response: httpx.Response, status: int, deadline: Deadline) -> str:
+        """Why a request is retried, in the notice's words. A 5xx's body is read for it: a
+        server that could not read its model's tool call says so, and the user should not be
+        told the server broke when the model wrote something unreadable."""
+        if status == 429:
+            return "rate limited"
+        said = error_body(response, deadline, self.endpoint.read_timeout)
+        if http_error(status, said, self.endpoint).kind == UNREADABLE_REPLY:
+            return "the server could not read the model's reply as a tool call"
+        return "server error"
 
     def _send(self, body: dict[str, Any], deadline: Deadline) -> closing[httpx.Response]:
         """The answer, its body not read yet; it is closed however the `with` block is left
@@ -523,8 +535,7 @@ def retry_changes(body: dict[str, Any], first: dict[str, Any]) -> str:
     return ", with " + " and ".join(changed) + why
 
 
-def retry_note(status: int, wait: float, attempt: int, endpoint: Endpoint) -> str:
-    why = "rate limited" if status == 429 else "server error"
+def retry_note(status: int, why: str, wait: float, attempt: int, endpoint: Endpoint) -> str:
     return f"HTTP {status} ({why}): retry {attempt + 1} of {endpoint.max_retries} in {wait:g} s"
 
 
