@@ -134,14 +134,13 @@ class RequestFitter:
 def summary_notice(compacted: int, tools_withdrawn: bool) -> str:
     """Why rounds went into the summary: the history window, or, with tools withdrawn, every
     round (said so: "2 older rounds" under a window of 5 read as a window that had misfired)."""
-    noun = "tool round" if compacted == 1 else "tool rounds"
     if tools_withdrawn:
         # Under the panel that says the tools were withdrawn: what that does to the history,
         # without saying the withdrawal again.
         every = "the" if compacted == 1 else "all"
         summary = "sent as a summary of their results, with no tools to call"
-        return f"{every} {compacted} {noun} so far {summary}"
-    return f"history window: {compacted} older {noun} sent as a short summary"
+        return f"{every} {plural(compacted, 'tool round')} so far {summary}"
+    return f"history window: {plural(compacted, 'older tool round')} sent as a short summary"
 
 
 def fit_notice(window: ContextWindow, summarised: int, cut: int, fits: bool, tokens: int) -> Notice:
