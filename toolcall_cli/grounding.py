@@ -37,7 +37,8 @@ SCHEMA_FIGURES = ("enum", "const", "default", "minimum", "maximum", "exclusiveMi
 
 _SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
           "fourteen fifteen sixteen seventeen eighteen nineteen twenty")  # fmt: skip
-_WORDS = {word: float(value) for value, word in enumerate(_SMALL.split(" "))} | {
+_SMALL_WORDS = _SMALL.split(" ")
+_WORDS = {word: float(value) for value, word in enumerate(_SMALL_WORDS)} | {
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
     "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12, "half": 0.5,
     "twice": 2, "double": 2, "triple": 3,
@@ -94,7 +95,6 @@ _OPERATOR_WORDS = (
 _SYMBOLS = str.maketrans({"×": "*", "÷": "/", "^": "**", "−": "-", "（": "(", "）": ")",
                           "＋": "+", "－": "-", "＊": "*", "／": "/"})  # fmt: skip
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_SPELLED = re.compile(r"[A-Za-z]+")
 _ARITHMETIC_RUN = re.compile(r"[-+(]*\d[\d.\s()+\-*/]*")
 _DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}-\d{1,2}-\d{4}")
 _OPERATIONS: dict[type[ast.operator], Callable[[float, float], float]] = {
@@ -118,7 +118,7 @@ def worked_out(question: str) -> list[float]:
     for words, symbol in _OPERATOR_WORDS:
         text = words.sub(f" {symbol} ", text)
     text = _CHINESE_NUMBER.sub(lambda m: f" {chinese_number(m.group()):g} ", text)
-    text = _SPELLED.sub(lambda m: _spelled_digit(m.group()), text)
+    text = _WORD.sub(lambda m: _spelled_digit(m.group()), text)
     values = []
     for run in _ARITHMETIC_RUN.finditer(text):
         expression = balanced(run.group().strip())
@@ -134,8 +134,8 @@ def worked_out(question: str) -> list[float]:
 
 def _spelled_digit(word: str) -> str:
     """A number spelled out as a word ("seven"), in digits; any other word stays."""
-    value = _WORDS.get(word.lower())
-    return f" {value:g} " if value is not None and word.lower() in _SMALL.split() else word
+    lowered = word.lower()
+    return f" {_WORDS[lowered]:g} " if lowered in _SMALL_WORDS else word
 
 
 def balanced(expression: str) -> str:
